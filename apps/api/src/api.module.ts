@@ -1,0 +1,13 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { ApiConfig } from '@matchplane/config';
+import { ServiceRuntimeModule } from '@matchplane/observability';
+
+@Module({})
+export class ApiModule {
+  static forRoot(config: ApiConfig): DynamicModule {
+    return {
+      module: ApiModule,
+      imports: [ServiceRuntimeModule.forApi(config, { appName: 'api' })],
+    };
+  }
+}

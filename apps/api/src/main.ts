@@ -1,0 +1,21 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Logger } from 'nestjs-pino';
+import { ApiConfig, loadConfigOrExit } from '@matchplane/config';
+import { bootLogger, exitOnBootFailure } from '@matchplane/observability';
+import { ApiModule } from './api.module';
+
+async function bootstrap(config: ApiConfig): Promise<void> {
+  const app = await NestFactory.create<NestFastifyApplication>(
+    ApiModule.forRoot(config),
+    new FastifyAdapter({ bodyLimit: 64 * 1024 }),
+    { logger: bootLogger('api', config) },
+  );
+  app.useLogger(app.get(Logger));
+  app.enableShutdownHooks();
+  await app.listen(config.API_PORT, config.API_HOST);
+  app.get(Logger).log(`api listening on http://${config.API_HOST}:${config.API_PORT}`);
+}
+
+const config = loadConfigOrExit(ApiConfig, 'api');
+bootstrap(config).catch(exitOnBootFailure('api'));

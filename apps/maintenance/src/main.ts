@@ -1,0 +1,6 @@
+import { MaintenanceConfig, loadConfigOrExit } from '@matchplane/config';
+import { bootstrapWorker, exitOnBootFailure } from '@matchplane/observability';
+import { MaintenanceModule } from './maintenance.module';
+
+const config = loadConfigOrExit(MaintenanceConfig, 'maintenance');
+bootstrapWorker(MaintenanceModule.forRoot(config), 'maintenance', config).catch(exitOnBootFailure('maintenance'));

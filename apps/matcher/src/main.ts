@@ -1,0 +1,6 @@
+import { MatcherConfig, loadConfigOrExit } from '@matchplane/config';
+import { bootstrapWorker, exitOnBootFailure } from '@matchplane/observability';
+import { MatcherModule } from './matcher.module';
+
+const config = loadConfigOrExit(MatcherConfig, 'matcher');
+bootstrapWorker(MatcherModule.forRoot(config), 'matcher', config).catch(exitOnBootFailure('matcher'));

@@ -1,0 +1,42 @@
+// Three tiers (see docs/ARCHITECTURE.md "Tests"): unit needs nothing; integration and e2e need
+// real PostgreSQL and Redis, and each test file gets its own database cloned from a migrated
+// template plus its own Redis key prefix, so files run in parallel.
+const aliases = {
+  '^@matchplane/migrations$': '<rootDir>/migrations',
+  '^@matchplane/(domain|persistence|outbox|join-auth|contracts|config|observability|sdk)$':
+    '<rootDir>/libs/$1/src',
+};
+
+const base = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  // Type checking is `npm run build` and `npm run lint`; tests transpile only, for speed.
+  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: '<rootDir>/tsconfig.json' }] },
+  moduleNameMapper: aliases,
+  modulePathIgnorePatterns: ['<rootDir>/dist/'],
+};
+
+module.exports = {
+  projects: [
+    {
+      ...base,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/test/unit/**/*.spec.ts'],
+    },
+    {
+      ...base,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      testTimeout: 60_000,
+    },
+    {
+      ...base,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      testTimeout: 120_000,
+    },
+  ],
+};

@@ -1,0 +1,4 @@
+export * from './env-var.decorator';
+export * from './load-config';
+export * from './app-configs';
+export * from './validators';

@@ -1,0 +1,70 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import { envVarDocs } from './env-var.decorator';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type ConfigClass<T> = new () => T;
+
+/**
+ * Reads and validates environment variables into a typed config object.
+ * Variables absent from the environment take the class's defaults; empty strings count as absent.
+ */
+export function loadConfig<T extends object>(
+  configClass: ConfigClass<T>,
+  env: NodeJS.ProcessEnv = process.env,
+): T {
+  const docs = envVarDocs(configClass);
+  const known = Object.keys(new configClass());
+  const plain: Record<string, string> = {};
+  for (const key of known) {
+    const value = env[key];
+    if (value !== undefined && value !== '') plain[key] = value;
+  }
+  const instance = plainToInstance(configClass, plain, { exposeDefaultValues: true });
+  const errors = validateSync(instance, { forbidUnknownValues: true, stopAtFirstError: true });
+  if (errors.length > 0) {
+    throw new ConfigError(
+      errors.map((error) => describeError(error, plain, docs.get(error.property)?.secret === true)),
+    );
+  }
+  return Object.freeze(instance);
+}
+
+function describeError(error: ValidationError, raw: Record<string, string>, secret: boolean): string {
+  const expected = Object.values(error.constraints ?? {})
+    .map((message) => message.replace(new RegExp(`^${error.property}\\s+`), ''))
+    .join(', ');
+  const given = raw[error.property];
+  const got = given === undefined ? 'it is not set' : secret ? 'a value was given; it is secret, so not shown' : `got "${given}"`;
+  return `${error.property} ${expected} (${got})`;
+}
+
+/** For entrypoints: on invalid configuration print one line and exit 1 instead of a stack trace. */
+export function loadConfigOrExit<T extends object>(configClass: ConfigClass<T>, appName: string): T {
+  try {
+    return loadConfig(configClass);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${appName}: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+/** A view of a config object safe to log: secrets replaced. */
+export function redactedConfig<T extends object>(config: T): Record<string, unknown> {
+  const docs = envVarDocs(config.constructor as ConfigClass<T>);
+  return Object.fromEntries(
+    Object.entries(config).map(([key, value]) => [
+      key,
+      docs.get(key)?.secret && value !== undefined ? '[redacted]' : value,
+    ]),
+  );
+}

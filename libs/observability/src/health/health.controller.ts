@@ -1,0 +1,24 @@
+import { Controller, Get, Header, Inject } from '@nestjs/common';
+import type { HealthCheckResult } from '@nestjs/terminus';
+import { MetricsRegistry } from '../metrics.registry';
+import { AppHealthService } from './app-health.service';
+
+/** Ops routes of the API process, outside the versioned contract. */
+@Controller()
+export class HealthController {
+  constructor(
+    private readonly health: AppHealthService,
+    @Inject(MetricsRegistry) private readonly metrics: MetricsRegistry,
+  ) {}
+
+  @Get('health')
+  check(): Promise<HealthCheckResult> {
+    return this.health.check();
+  }
+
+  @Get('metrics')
+  @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
+  scrape(): Promise<string> {
+    return this.metrics.metrics();
+  }
+}

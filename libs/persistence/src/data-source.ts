@@ -1,0 +1,64 @@
+import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
+import type { DatabaseConfig } from '@matchplane/config';
+import { sleep, backoffDelayMs } from './backoff';
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own entity list type
+type EntityList = MixedList<Function | string | EntitySchema>;
+
+export interface DataSourceExtras {
+  entities?: EntityList;
+  migrations?: DataSourceOptions['migrations'];
+  applicationName?: string;
+}
+
+export function dataSourceOptions(config: DatabaseConfig, extras: DataSourceExtras = {}): DataSourceOptions {
+  return {
+    type: 'postgres',
+    host: config.DATABASE_HOST,
+    port: config.DATABASE_PORT,
+    username: config.DATABASE_USER,
+    password: config.DATABASE_PASSWORD,
+    database: config.DATABASE_NAME,
+    entities: extras.entities ?? [],
+    migrations: extras.migrations ?? [],
+    migrationsTableName: 'schema_migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: ['error'],
+    applicationName: extras.applicationName ?? 'matchplane',
+    extra: { max: config.DATABASE_POOL_SIZE, connectionTimeoutMillis: 5_000 },
+  };
+}
+
+export interface ConnectLogger {
+  warn(message: string): void;
+}
+
+/**
+ * Long-running apps wait for the database instead of crash-looping: retries with capped
+ * exponential backoff and one log line per attempt.
+ */
+export async function initializeWithBackoff(
+  dataSource: DataSource,
+  logger: ConnectLogger,
+  maxAttempts = Number.POSITIVE_INFINITY,
+): Promise<DataSource> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await dataSource.initialize();
+    } catch (error) {
+      if (attempt >= maxAttempts) throw error;
+      const delay = backoffDelayMs(attempt, { baseMs: 250, capMs: 10_000 });
+      const { host, port, database } = dataSource.options as { host?: string; port?: number; database?: string };
+      logger.warn(
+        `PostgreSQL at ${host}:${port}/${database} is unreachable (${describe(error)}); retry ${attempt} in ${delay} ms`,
+      );
+      await sleep(delay);
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0) return describe(error.errors[0]);
+  return error instanceof Error ? error.message || error.name : String(error);
+}

@@ -1,0 +1,5 @@
+export * from './backoff';
+export * from './data-source';
+export * from './transaction.runner';
+export * from './persistence.module';
+export * from './redis.module';

@@ -1,0 +1,35 @@
+import { Logger, Module, type DynamicModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { DatabaseConfig } from '@matchplane/config';
+import { dataSourceOptions, initializeWithBackoff, type DataSourceExtras } from './data-source';
+import { TransactionRunner } from './transaction.runner';
+
+@Module({})
+export class PersistenceModule {
+  /** The app's single DataSource, which waits for PostgreSQL with backoff rather than exiting. */
+  static forRoot(config: DatabaseConfig, extras: DataSourceExtras = {}): DynamicModule {
+    const logger = new Logger('Persistence');
+    return {
+      module: PersistenceModule,
+      global: true,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => dataSourceOptions(config, extras),
+          dataSourceFactory: async (options) => {
+            if (!options) throw new Error('PersistenceModule: no data source options');
+            return initializeWithBackoff(new DataSource(options), logger);
+          },
+        }),
+      ],
+      providers: [
+        {
+          provide: TransactionRunner,
+          inject: [DataSource],
+          useFactory: (dataSource: DataSource) => new TransactionRunner(dataSource),
+        },
+      ],
+      exports: [TransactionRunner],
+    };
+  }
+}

@@ -1,0 +1,71 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel';
+import { backoffDelayMs, sleep } from './backoff';
+
+export type { IsolationLevel };
+
+/** SQLSTATEs after which the whole transaction may simply run again. */
+export const RETRYABLE_SQLSTATES = new Set(['40001', '40P01']);
+
+export interface TransactionOptions {
+  isolation?: IsolationLevel;
+  /** Total attempts including the first; default 5. */
+  maxAttempts?: number;
+  /** Ceiling of the first retry's jittered delay; doubles with each retry (capped at 1 s). */
+  baseDelayMs?: number;
+  /** Called before each retry, e.g. for a metric or a debug log. */
+  onRetry?: (info: { attempt: number; sqlState: string; delayMs: number }) => void;
+}
+
+export function sqlStateOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const candidate = error as { code?: unknown; driverError?: { code?: unknown } };
+  const code = candidate.driverError?.code ?? candidate.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+export class TransactionRetriesExhaustedError extends Error {
+  constructor(
+    readonly attempts: number,
+    readonly lastError: unknown,
+  ) {
+    super(`transaction failed after ${attempts} attempts: ${(lastError as Error)?.message ?? String(lastError)}`);
+    this.name = 'TransactionRetriesExhaustedError';
+  }
+}
+
+/**
+ * Runs `work` in one transaction at the given isolation level, re-running it from the start on
+ * serialization failures (40001) and deadlocks (40P01). `work` must therefore be free of side
+ * effects outside the transaction (no publishes, no HTTP calls).
+ */
+export async function runInTransaction<T>(
+  dataSource: DataSource,
+  work: (manager: EntityManager) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const isolation = options.isolation ?? 'READ COMMITTED';
+  const maxAttempts = options.maxAttempts ?? 5;
+  const baseMs = options.baseDelayMs ?? 10;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await dataSource.transaction(isolation, work);
+    } catch (error) {
+      const sqlState = sqlStateOf(error);
+      if (sqlState === undefined || !RETRYABLE_SQLSTATES.has(sqlState)) throw error;
+      if (attempt >= maxAttempts) throw new TransactionRetriesExhaustedError(attempt, error);
+      const delayMs = backoffDelayMs(attempt, { baseMs, capMs: 1_000 });
+      options.onRetry?.({ attempt, sqlState, delayMs });
+      await sleep(delayMs);
+    }
+  }
+}
+
+/** Injectable form of {@link runInTransaction} bound to the app's DataSource. */
+export class TransactionRunner {
+  constructor(private readonly dataSource: DataSource) {}
+
+  run<T>(work: (manager: EntityManager) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    return runInTransaction(this.dataSource, work, options);
+  }
+}

@@ -1,0 +1,53 @@
+import { DataSource } from 'typeorm';
+import { DatabaseConfig, loadConfig } from '@matchplane/config';
+import { dataSourceOptions } from '@matchplane/persistence';
+import { allMigrations } from '@matchplane/migrations';
+import { withAdminClient } from './database';
+import { TEMPLATE_DATABASE, TEST_DATABASE_PREFIX, testServices } from './test-env';
+
+/**
+ * Runs once per `jest` invocation (Jest calls it for each project that has tests; the flag
+ * makes the second call free): rebuilds the template database from the migrations, so the
+ * test databases cloned from it always carry the current schema.
+ */
+export default async function globalSetup(): Promise<void> {
+  if (process.env.MATCHPLANE_TEST_TEMPLATE_READY === '1') return;
+  await withAdminClient(async (client) => {
+    // Databases left by an interrupted run of this machine's earlier test processes.
+    const stale = await client.query<{ datname: string }>(
+      `SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2`,
+      [`${TEST_DATABASE_PREFIX}%`, TEMPLATE_DATABASE],
+    );
+    for (const { datname } of stale.rows) {
+      const pid = Number(datname.slice(TEST_DATABASE_PREFIX.length).split('_')[0]);
+      if (!isAlive(pid)) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    }
+    await client.query(`DROP DATABASE IF EXISTS "${TEMPLATE_DATABASE}" WITH (FORCE)`);
+    await client.query(`CREATE DATABASE "${TEMPLATE_DATABASE}"`);
+  });
+  const config = loadConfig(DatabaseConfig, {
+    DATABASE_HOST: testServices.host,
+    DATABASE_PORT: String(testServices.port),
+    DATABASE_USER: testServices.user,
+    DATABASE_NAME: TEMPLATE_DATABASE,
+    ...(testServices.password ? { DATABASE_PASSWORD: testServices.password } : {}),
+  });
+  const dataSource = new DataSource(dataSourceOptions(config, { migrations: allMigrations }));
+  await dataSource.initialize();
+  try {
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await dataSource.destroy();
+  }
+  process.env.MATCHPLANE_TEST_TEMPLATE_READY = '1';
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
