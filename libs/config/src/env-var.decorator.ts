@@ -11,7 +11,7 @@ const ENV_DOCS = Symbol('matchplane:env-docs');
 /** Documents one environment variable of a config class (used for errors and the README table). */
 export function EnvVar(doc: EnvVarDoc): PropertyDecorator {
   return (target, propertyKey) => {
-    const docs: Map<string, EnvVarDoc> = Reflect.getMetadata(ENV_DOCS, target) ?? new Map();
+    const docs = (Reflect.getMetadata(ENV_DOCS, target) as Map<string, EnvVarDoc> | undefined) ?? new Map<string, EnvVarDoc>();
     const own = new Map(docs);
     own.set(String(propertyKey), doc);
     Reflect.defineMetadata(ENV_DOCS, own, target);
@@ -19,5 +19,6 @@ export function EnvVar(doc: EnvVarDoc): PropertyDecorator {
 }
 
 export function envVarDocs(configClass: abstract new () => object): Map<string, EnvVarDoc> {
-  return (Reflect.getMetadata(ENV_DOCS, configClass.prototype) as Map<string, EnvVarDoc>) ?? new Map();
+  const prototype = configClass.prototype as object;
+  return (Reflect.getMetadata(ENV_DOCS, prototype) as Map<string, EnvVarDoc> | undefined) ?? new Map<string, EnvVarDoc>();
 }

@@ -1,11 +1,4 @@
-import {
-  Inject,
-  Logger,
-  Module,
-  type DynamicModule,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import type { ServiceConfig, WorkerConfig } from '@matchplane/config';
 import { PersistenceModule, RedisModule, type DataSourceExtras } from '@matchplane/persistence';
@@ -13,32 +6,8 @@ import { LoggingModule } from './logging.module';
 import { MetricsRegistry } from './metrics.registry';
 import { AppHealthService } from './health/app-health.service';
 import { RedisHealthIndicator } from './health/redis.health';
-import { HealthListener } from './health/health-listener';
+import { healthEndpointProvider } from './health/health-listener';
 import { HealthController } from './health/health.controller';
-
-const WORKER_CONFIG = Symbol('WORKER_CONFIG');
-
-class WorkerHealthListener implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('Health');
-  private readonly listener: HealthListener;
-
-  constructor(
-    health: AppHealthService,
-    @Inject(MetricsRegistry) metrics: MetricsRegistry,
-    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
-  ) {
-    this.listener = new HealthListener(() => health.check(), metrics);
-  }
-
-  async onApplicationBootstrap(): Promise<void> {
-    const address = await this.listener.listen(this.config.HEALTH_HOST, this.config.HEALTH_PORT);
-    this.logger.log(`health and metrics on http://${address.address}:${address.port}/health`);
-  }
-
-  onApplicationShutdown(): Promise<void> {
-    return this.listener.close();
-  }
-}
 
 export interface ServiceRuntimeOptions {
   appName: string;
@@ -60,7 +29,10 @@ export class ServiceRuntimeModule {
     const base = this.base(config, options);
     return {
       ...base,
-      providers: [...(base.providers ?? []), { provide: WORKER_CONFIG, useValue: config }, WorkerHealthListener],
+      providers: [
+        ...(base.providers ?? []),
+        healthEndpointProvider(AppHealthService, config.HEALTH_HOST, config.HEALTH_PORT),
+      ],
     };
   }
 

@@ -1,4 +1,4 @@
-import { DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
+import { type DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
 import type { DatabaseConfig } from '@matchplane/config';
 import { sleep, backoffDelayMs } from './backoff';
 

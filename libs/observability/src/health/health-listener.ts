@@ -1,7 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpException } from '@nestjs/common';
+import {
+  HttpException,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
 import type { Registry } from 'prom-client';
+import { MetricsRegistry } from '../metrics.registry';
 
 export type HealthProbe = () => Promise<unknown>;
 
@@ -58,4 +66,38 @@ export class HealthListener {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+}
+
+export interface HealthCheck {
+  check(): Promise<unknown>;
+}
+
+/** A {@link HealthListener} opened when the app has booted and closed when it shuts down. */
+export class HealthEndpoint implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Health');
+
+  constructor(
+    private readonly listener: HealthListener,
+    private readonly host: string,
+    private readonly port: number,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const address = await this.listener.listen(this.host, this.port);
+    this.logger.log(`health and metrics on http://${address.address}:${address.port}/health`);
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.listener.close();
+  }
+}
+
+/** Provides the worker's health endpoint, probing `checkClass` and serving the app's metrics. */
+export function healthEndpointProvider(checkClass: Type<HealthCheck>, host: string, port: number): Provider {
+  return {
+    provide: HealthEndpoint,
+    inject: [checkClass, MetricsRegistry],
+    useFactory: (health: HealthCheck, metrics: MetricsRegistry) =>
+      new HealthEndpoint(new HealthListener(() => health.check(), metrics), host, port),
+  };
 }

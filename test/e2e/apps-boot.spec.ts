@@ -1,0 +1,96 @@
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { freePort, runApp, startApp, waitFor, waitForHttp, type AppName, type RunningApp } from '../support/processes';
+import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
+
+type HealthBody = { status: string; details: Record<string, { status: string; message?: string }> };
+
+describe('every app boots and reports its health', () => {
+  let db: TestDatabase;
+  const prefix = testRedisPrefix();
+  const running: RunningApp[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((app) => app.stop('SIGKILL')));
+  });
+
+  afterAll(async () => {
+    await db.drop();
+    await deleteRedisPrefix(prefix);
+  });
+
+  const serviceEnv = () => ({ ...db.env, REDIS_KEY_PREFIX: prefix });
+
+  async function startWithPort(name: AppName, portVariable: string, extra: Record<string, string> = {}) {
+    const port = await freePort();
+    const app = startApp(name, { ...serviceEnv(), [portVariable]: String(port), ...extra });
+    running.push(app);
+    return { app, healthUrl: `http://127.0.0.1:${port}/health`, port };
+  }
+
+  it.each(['dispatcher', 'matcher', 'allocator', 'maintenance'] as const)(
+    '%s serves /health covering PostgreSQL and Redis on its own listener, and exits 0 on SIGTERM',
+    async (name) => {
+      const { app, healthUrl } = await startWithPort(name, 'HEALTH_PORT');
+      const body = (await waitForHttp(healthUrl)) as HealthBody;
+      expect(body.status).toBe('ok');
+      expect(body.details).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' } });
+      const metrics = await fetch(healthUrl.replace('/health', '/metrics')).then((r) => r.text());
+      expect(metrics).toContain(`process_cpu_user_seconds_total{app="${name}"}`);
+      expect(await app.stop()).toBe(0);
+    },
+  );
+
+  it('api serves /health on API_PORT, and the game server reports the API it depends on', async () => {
+    const api = await startWithPort('api', 'API_PORT');
+    const apiHealth = (await waitForHttp(api.healthUrl)) as HealthBody;
+    expect(apiHealth.details).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' } });
+
+    const gameServer = await startWithPort('game-server', 'HEALTH_PORT', {
+      MATCHPLANE_API_URL: `http://127.0.0.1:${api.port}`,
+    });
+    const body = (await waitForHttp(gameServer.healthUrl)) as HealthBody;
+    expect(body.details['matchplane-api']).toEqual({ status: 'up' });
+
+    expect(await api.app.stop()).toBe(0);
+    await waitForHttp(gameServer.healthUrl, 503);
+    expect(await gameServer.app.stop()).toBe(0);
+  });
+
+  it('reports 503 naming Redis when Redis is unreachable, instead of crashing', async () => {
+    const { app, healthUrl } = await startWithPort('matcher', 'HEALTH_PORT', { REDIS_PORT: String(await freePort()) });
+    const body = (await waitForHttp(healthUrl, 503)) as { details: HealthBody['details'] };
+    expect(body.details.postgres).toEqual({ status: 'up' });
+    expect(body.details.redis?.status).toBe('down');
+    expect(app.child.exitCode).toBeNull();
+    expect(app.output()).toMatch(/Redis at 127\.0\.0\.1:\d+ is unreachable/);
+  });
+
+  it('waits for an unreachable database with a log line per retry rather than exiting', async () => {
+    const { app } = await startWithPort('dispatcher', 'HEALTH_PORT', { DATABASE_PORT: String(await freePort()) });
+    const retryLines = () => app.output().match(/is unreachable .*; retry \d+ in \d+ ms/g) ?? [];
+    await waitFor(() => Promise.resolve(retryLines().length >= 3 ? true : undefined), { what: 'three retry lines' });
+    expect(app.child.exitCode).toBeNull();
+  });
+
+  it.each([
+    ['api', { API_PORT: 'eighty' }, /^api: Invalid configuration: API_PORT must be an integer from 1 to 65535 \(got "eighty"\)$/],
+    ['dispatcher', { DATABASE_PORT: '99999' }, /^dispatcher: Invalid configuration: DATABASE_PORT must be an integer/],
+    ['game-server', { MATCHPLANE_API_URL: 'not a url' }, /^game-server: Invalid configuration: MATCHPLANE_API_URL must be a URL/],
+  ] as const)('%s stops with one clear line on a malformed variable', async (name, env, expected) => {
+    const { code, output } = await runApp(name, { ...serviceEnv(), ...env });
+    expect(code).toBe(1);
+    const lines = output.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(expected);
+  });
+
+  it('never prints a secret it was given, even when it is the value that failed validation', async () => {
+    const { code, output } = await runApp('api', { ...serviceEnv(), API_PORT: 'x', REDIS_PASSWORD: 's3cret-redis-pass' });
+    expect(code).toBe(1);
+    expect(output).not.toContain('s3cret-redis-pass');
+  });
+});
