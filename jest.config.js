@@ -12,12 +12,14 @@ const base = {
   testEnvironment: 'node',
   moduleFileExtensions: ['ts', 'js', 'json'],
   // Type checking is `npm run build` and `npm run lint`; tests transpile only, for speed.
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: '<rootDir>/tsconfig.json' }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   moduleNameMapper: aliases,
   modulePathIgnorePatterns: ['<rootDir>/dist/'],
 };
 
 module.exports = {
+  // A global option (Jest ignores it per project): long enough for the e2e suites' processes.
+  testTimeout: 120_000,
   projects: [
     {
       ...base,
@@ -29,14 +31,12 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
-      testTimeout: 60_000,
     },
     {
       ...base,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
       globalSetup: '<rootDir>/test/support/e2e-global-setup.ts',
-      testTimeout: 120_000,
     },
   ],
 };

@@ -1,6 +1,7 @@
+import './register-paths';
 import { DataSource } from 'typeorm';
 import { DatabaseConfig, loadConfig } from '@matchplane/config';
-import { dataSourceOptions } from '@matchplane/persistence';
+import { dataSourceOptions, Migrator } from '@matchplane/persistence';
 import { allMigrations } from '@matchplane/migrations';
 import { withAdminClient } from './database';
 import { TEMPLATE_DATABASE, TEST_DATABASE_PREFIX, testServices } from './test-env';
@@ -35,7 +36,7 @@ export default async function globalSetup(): Promise<void> {
   const dataSource = new DataSource(dataSourceOptions(config, { migrations: allMigrations }));
   await dataSource.initialize();
   try {
-    await dataSource.runMigrations({ transaction: 'each' });
+    await new Migrator(dataSource).up();
   } finally {
     await dataSource.destroy();
   }

@@ -24,7 +24,8 @@ export function dataSourceOptions(config: DatabaseConfig, extras: DataSourceExtr
     migrationsTableName: 'schema_migrations',
     synchronize: false,
     migrationsRun: false,
-    logging: ['error'],
+    // Off: a failed query's log line would carry its parameters (token hashes, payloads); callers log errors.
+    logging: false,
     applicationName: extras.applicationName ?? 'matchplane',
     extra: { max: config.DATABASE_POOL_SIZE, connectionTimeoutMillis: 5_000 },
   };

@@ -3,3 +3,4 @@ export * from './data-source';
 export * from './transaction.runner';
 export * from './persistence.module';
 export * from './redis.module';
+export * from './migrator';

@@ -1,6 +1,7 @@
 import { Logger, Module, type DynamicModule, type OnApplicationShutdown, Inject } from '@nestjs/common';
 import Redis, { type RedisOptions } from 'ioredis';
 import type { ServiceConfig } from '@matchplane/config';
+import type { RedisOptions as BullRedisOptions } from 'bullmq';
 
 export function redisOptions(config: ServiceConfig): RedisOptions {
   return {
@@ -9,7 +10,22 @@ export function redisOptions(config: ServiceConfig): RedisOptions {
     password: config.REDIS_PASSWORD,
     // BullMQ requires this for blocking connections; commands wait for a reconnect instead of failing.
     maxRetriesPerRequest: null,
-    retryStrategy: (attempt) => Math.min(10_000, 100 * 2 ** Math.min(attempt, 7)),
+    retryStrategy: redisRetryDelayMs,
+  };
+}
+
+function redisRetryDelayMs(attempt: number): number {
+  return Math.min(10_000, 100 * 2 ** Math.min(attempt, 7));
+}
+
+/** BullMQ's own connection options (its types are not ioredis's), same server and backoff. */
+export function bullConnection(config: ServiceConfig): BullRedisOptions {
+  return {
+    host: config.REDIS_HOST,
+    port: config.REDIS_PORT,
+    password: config.REDIS_PASSWORD,
+    maxRetriesPerRequest: null,
+    retryStrategy: redisRetryDelayMs,
   };
 }
 

@@ -1,0 +1,7 @@
+import { InitialSchema1764000000000 } from './1764000000000-initial-schema';
+
+/**
+ * Every migration, oldest first. Append new ones here; nothing else lists or counts them
+ * (tests use `allMigrations.length`).
+ */
+export const allMigrations = [InitialSchema1764000000000];
