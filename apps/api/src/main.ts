@@ -4,6 +4,7 @@ import { Logger } from 'nestjs-pino';
 import { ApiConfig, loadConfigOrExit } from '@matchplane/config';
 import { bootLogger, exitOnBootFailure } from '@matchplane/observability';
 import { ApiModule } from './api.module';
+import { configureApi } from './http/configure-api';
 
 async function bootstrap(config: ApiConfig): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
@@ -12,6 +13,7 @@ async function bootstrap(config: ApiConfig): Promise<void> {
     { logger: bootLogger('api', config) },
   );
   app.useLogger(app.get(Logger));
+  configureApi(app);
   app.enableShutdownHooks();
   await app.listen(config.API_PORT, config.API_HOST);
   app.get(Logger).log(`api listening on http://${config.API_HOST}:${config.API_PORT}`);

@@ -1,13 +1,46 @@
+import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { DispatcherConfig } from '@matchplane/config';
+import { ClientsModule, Transport } from '@nestjs/microservices';
+import { DispatcherConfig } from '@matchplane/config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
+import { DELIVERY_QUEUE, OutboxModule } from '@matchplane/outbox';
+import { bullConnection } from '@matchplane/persistence';
+import { DeliveryWorker } from './delivery.worker';
+import { OutboxAuditor } from './outbox.auditor';
+import { OutboxRelay } from './outbox.relay';
+import { ClientNotificationSubscriber, NOTIFICATIONS_CLIENT } from './subscribers/client-notification.subscriber';
 
 @Module({})
 export class DispatcherModule {
-  static forRoot(config: DispatcherConfig): DynamicModule {
+  /** `extraImports`: modules contributing more `@SubscribesTo` providers (webhooks, tests). */
+  static forRoot(config: DispatcherConfig, extraImports: DynamicModule['imports'] = []): DynamicModule {
     return {
       module: DispatcherModule,
-      imports: [ServiceRuntimeModule.forWorker(config, { appName: 'dispatcher' })],
+      imports: [
+        ServiceRuntimeModule.forWorker(config, { appName: 'dispatcher' }),
+        BullModule.forRoot({ connection: bullConnection(config), prefix: config.REDIS_KEY_PREFIX }),
+        BullModule.registerQueue({ name: DELIVERY_QUEUE }),
+        OutboxModule.forDelivery({
+          maxAttempts: config.MAX_OUTBOX_DELIVERY_ATTEMPTS,
+          retryBaseMs: config.OUTBOX_RETRY_BASE_MS,
+          retryCapMs: config.OUTBOX_RETRY_CAP_MS,
+        }),
+        ClientsModule.register([
+          {
+            name: NOTIFICATIONS_CLIENT,
+            transport: Transport.REDIS,
+            options: { host: config.REDIS_HOST, port: config.REDIS_PORT, password: config.REDIS_PASSWORD },
+          },
+        ]),
+        ...extraImports,
+      ],
+      providers: [
+        { provide: DispatcherConfig, useValue: config },
+        OutboxRelay,
+        DeliveryWorker,
+        OutboxAuditor,
+        ClientNotificationSubscriber,
+      ],
     };
   }
 }

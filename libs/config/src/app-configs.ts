@@ -91,11 +91,58 @@ export class ApiConfig extends ServiceConfig {
   @EnvVar({ description: 'Port of the HTTP and WebSocket API (also serves /health and /metrics)' })
   @IsPort()
   API_PORT = 3000;
+
+  @EnvVar({
+    description:
+      'Operator credentials for /v1/admin: comma-separated name=token pairs, each token at least 32 characters. Unset: admin routes answer 503',
+    secret: true,
+  })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_.@-]+=[^,=\s]{32,}(,[A-Za-z0-9_.@-]+=[^,=\s]{32,})*$/, {
+    message: 'must be comma-separated name=token pairs with tokens of at least 32 characters',
+  })
+  OPERATOR_TOKENS?: string = undefined;
 }
 
 export class DispatcherConfig extends WorkerConfig {
   @healthPort()
   HEALTH_PORT = 9101;
+
+  @EnvVar({ description: 'Relay polling backstop: how often it looks for due rows without a wake-up (ms)' })
+  @IsIntInRange(10, 60_000)
+  OUTBOX_POLL_INTERVAL_MS = 250;
+
+  @EnvVar({ description: 'Aggregate heads the relay claims per query' })
+  @IsIntInRange(1, 10_000)
+  OUTBOX_CLAIM_BATCH = 500;
+
+  @EnvVar({ description: 'A claim older than this is presumed abandoned and may be claimed again (ms)' })
+  @IsIntInRange(1_000, 3_600_000)
+  OUTBOX_CLAIM_LEASE_MS = 60_000;
+
+  @EnvVar({ description: 'Failed deliveries of one row before it is dead-lettered' })
+  @IsIntInRange(1, 1_000)
+  MAX_OUTBOX_DELIVERY_ATTEMPTS = 10;
+
+  @EnvVar({ description: 'First retry delay ceiling after a failed delivery; doubles per attempt (ms)' })
+  @IsIntInRange(0, 3_600_000)
+  OUTBOX_RETRY_BASE_MS = 500;
+
+  @EnvVar({ description: 'Largest retry delay after a failed delivery (ms)' })
+  @IsIntInRange(0, 86_400_000)
+  OUTBOX_RETRY_CAP_MS = 60_000;
+
+  @EnvVar({ description: 'Deliveries one dispatcher process runs at once (one per aggregate)' })
+  @IsIntInRange(1, 1_000)
+  DISPATCHER_CONCURRENCY = 64;
+
+  @EnvVar({ description: 'How often the auditor looks for claimed rows whose job vanished from Redis (ms)' })
+  @IsIntInRange(100, 3_600_000)
+  OUTBOX_AUDIT_INTERVAL_MS = 5_000;
+
+  @EnvVar({ description: 'A claim must be at least this old before the auditor checks its job (ms)' })
+  @IsIntInRange(0, 3_600_000)
+  OUTBOX_AUDIT_MIN_AGE_MS = 2_000;
 }
 
 export class MatcherConfig extends WorkerConfig {

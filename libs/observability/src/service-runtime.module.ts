@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import type { ServiceConfig, WorkerConfig } from '@matchplane/config';
+import { ServiceConfig, type WorkerConfig } from '@matchplane/config';
 import { PersistenceModule, RedisModule, type DataSourceExtras } from '@matchplane/persistence';
 import { LoggingModule } from './logging.module';
 import { MetricsRegistry } from './metrics.registry';
@@ -48,10 +48,12 @@ export class ServiceRuntimeModule {
       ],
       providers: [
         { provide: MetricsRegistry, useValue: new MetricsRegistry(options.appName) },
+        // Libraries depend on the shared part of the config, whichever app's class it is.
+        { provide: ServiceConfig, useValue: config },
         RedisHealthIndicator,
         AppHealthService,
       ],
-      exports: [MetricsRegistry, AppHealthService, LoggingModule],
+      exports: [MetricsRegistry, AppHealthService, LoggingModule, ServiceConfig],
     };
   }
 }

@@ -1,0 +1,44 @@
+import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { ProblemFilter } from './problem.filter';
+
+/** Flattens class-validator errors (nested DTOs included) into per-field problems. */
+export function fieldProblems(errors: ValidationError[], parent = ''): { field: string; problems: string[] }[] {
+  return errors.flatMap((error) => {
+    const field = parent ? `${parent}.${error.property}` : error.property;
+    const own = error.constraints ? [{ field, problems: Object.values(error.constraints) }] : [];
+    return [...own, ...fieldProblems(error.children ?? [], field)];
+  });
+}
+
+/**
+ * Cross-cutting HTTP behaviour, shared by main.ts and in-process tests: strict DTO validation
+ * (unknown fields rejected), and problem+json for every error, including Fastify's own (bad
+ * JSON, oversized bodies) and unknown routes.
+ */
+export function configureApi(app: NestFastifyApplication): void {
+  const filter = new ProblemFilter();
+  app.useGlobalFilters(filter);
+  app.useGlobalPipes(
+    new ValidationPipe({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+      exceptionFactory: (errors) => {
+        const problems = fieldProblems(errors);
+        return new ApiError(
+          400,
+          ErrorCode.VALIDATION_FAILED,
+          problems.map((p) => `${p.field}: ${p.problems.join(', ')}`).join('; '),
+          { errors: problems },
+        );
+      },
+    }),
+  );
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.setErrorHandler((error, request, reply) => {
+    const { problem, headers } = filter.toProblem(error, request);
+    void reply.status(problem.status).headers(headers).header('content-type', 'application/problem+json; charset=utf-8').send(problem);
+  });
+}

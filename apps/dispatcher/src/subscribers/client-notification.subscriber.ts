@@ -1,0 +1,39 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy } from '@nestjs/microservices';
+import { lastValueFrom } from 'rxjs';
+import { ServiceConfig } from '@matchplane/config';
+import { notificationPattern, type StateNotification } from '@matchplane/contracts';
+import { EVENT_TYPES, SubscribesTo, type OutboxEnvelope, type OutboxSubscriber } from '@matchplane/outbox';
+
+export const NOTIFICATIONS_CLIENT = Symbol('NOTIFICATIONS_CLIENT');
+
+/**
+ * Hands every delivered event to the API replicas (Redis transport), which push it to the
+ * connected players it concerns. Runs inside delivery, so a client never sees revision n+1 of an
+ * aggregate before revision n.
+ */
+@Injectable()
+@SubscribesTo(...EVENT_TYPES)
+export class ClientNotificationSubscriber implements OutboxSubscriber {
+  private readonly pattern: string;
+
+  constructor(
+    @Inject(NOTIFICATIONS_CLIENT) private readonly client: ClientProxy,
+    @Inject(ServiceConfig) config: ServiceConfig,
+  ) {
+    this.pattern = notificationPattern(config.REDIS_KEY_PREFIX);
+  }
+
+  async handle(envelope: OutboxEnvelope): Promise<void> {
+    const notification: StateNotification = {
+      event: envelope.event,
+      aggregateType: envelope.aggregateType,
+      aggregateId: envelope.aggregateId,
+      revision: Number(envelope.revision),
+      state: envelope.payload.to,
+      occurredAt: envelope.occurredAt.toISOString(),
+      playerIds: [...envelope.playerIds],
+    };
+    await lastValueFrom(this.client.emit(this.pattern, notification), { defaultValue: undefined });
+  }
+}

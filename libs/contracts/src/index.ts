@@ -1,0 +1,4 @@
+export * from './api-error';
+export * from './error-codes';
+export * from './notifications';
+export * from './routes';

@@ -1,0 +1,24 @@
+/**
+ * What a client is told about one delivered event. Clients dedupe on (aggregateId, revision); a
+ * revision more than one above the last seen means a gap (resume from the last seen).
+ */
+export interface StateNotification {
+  event: string;
+  aggregateType: string;
+  /** The match id for match events, the ticket id for ticket events. */
+  aggregateId: string;
+  revision: number;
+  /** The state the aggregate entered. */
+  state: string;
+  occurredAt: string;
+  playerIds: string[];
+}
+
+/**
+ * The @nestjs/microservices (Redis transport) event pattern the dispatcher emits delivered events
+ * on and every API replica listens to. Prefixed so deployments (and test runs) sharing a Redis
+ * stay apart.
+ */
+export function notificationPattern(redisKeyPrefix: string): string {
+  return `${redisKeyPrefix}.notifications`;
+}

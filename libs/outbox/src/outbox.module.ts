@@ -1,0 +1,33 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { OutboxDelivery, OUTBOX_DELIVERY_OPTIONS, type OutboxDeliveryOptions } from './outbox.delivery';
+import { OutboxMetrics } from './outbox.metrics';
+import { OutboxRepository } from './outbox.repository';
+import { OutboxSignal } from './outbox.signal';
+import { OutboxWriter } from './outbox.writer';
+import { SubscriberRegistry } from './subscriber.registry';
+
+/** Owns the `outbox` and `outbox_delivery_attempts` tables. */
+@Module({})
+export class OutboxModule {
+  /** For apps that write state changes: the writer and the post-commit signal. */
+  static forWriters(): DynamicModule {
+    return { module: OutboxModule, providers: [OutboxWriter, OutboxSignal], exports: [OutboxWriter, OutboxSignal] };
+  }
+
+  /** For the dispatcher: claims, delivery to the discovered subscribers, failure accounting. */
+  static forDelivery(options: OutboxDeliveryOptions): DynamicModule {
+    return {
+      module: OutboxModule,
+      imports: [DiscoveryModule],
+      providers: [
+        OutboxRepository,
+        OutboxMetrics,
+        SubscriberRegistry,
+        OutboxDelivery,
+        { provide: OUTBOX_DELIVERY_OPTIONS, useValue: options },
+      ],
+      exports: [OutboxRepository, OutboxDelivery, SubscriberRegistry],
+    };
+  }
+}

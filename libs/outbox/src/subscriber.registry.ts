@@ -1,0 +1,67 @@
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, Reflector } from '@nestjs/core';
+import { EVENT_TYPES } from './events';
+import type { OutboxEnvelope } from './envelope.builder';
+import { OUTBOX_SUBSCRIBER, type OutboxSubscriber } from './outbox-subscriber.decorator';
+
+export class SubscriberRegistrationError extends Error {
+  override name = 'SubscriberRegistrationError';
+}
+
+interface Registered {
+  name: string;
+  subscriber: OutboxSubscriber;
+}
+
+/**
+ * Every `@SubscribesTo` provider, by event type. Checked at start-up: an event type nobody
+ * receives, or a subscriber naming an unknown event, stops the dispatcher before it claims a row.
+ */
+@Injectable()
+export class SubscriberRegistry implements OnModuleInit {
+  private readonly logger = new Logger(SubscriberRegistry.name);
+  private readonly byEvent = new Map<string, Registered[]>();
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly reflector: Reflector,
+  ) {}
+
+  onModuleInit(): void {
+    const known = new Set<string>(EVENT_TYPES);
+    const problems: string[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance: unknown = wrapper.instance;
+      const metatype = wrapper.metatype;
+      if (!instance || !metatype || typeof metatype !== 'function') continue;
+      const events = this.reflector.get<string[] | undefined>(OUTBOX_SUBSCRIBER, metatype);
+      if (!events) continue;
+      const name = metatype.name;
+      if (typeof (instance as Partial<OutboxSubscriber>).handle !== 'function') {
+        problems.push(`${name} is marked @SubscribesTo but has no handle(envelope) method`);
+        continue;
+      }
+      if (events.length === 0) problems.push(`${name} subscribes to no event type`);
+      for (const event of events) {
+        if (!known.has(event)) {
+          problems.push(`${name} subscribes to unknown event type "${event}"`);
+          continue;
+        }
+        const list = this.byEvent.get(event) ?? [];
+        list.push({ name, subscriber: instance as OutboxSubscriber });
+        this.byEvent.set(event, list);
+      }
+    }
+    for (const event of EVENT_TYPES) {
+      if (!this.byEvent.has(event)) problems.push(`event type "${event}" has no subscriber`);
+    }
+    if (problems.length > 0) throw new SubscriberRegistrationError(`outbox subscribers: ${problems.join('; ')}`);
+    for (const [event, list] of this.byEvent) {
+      this.logger.log(`${event} -> ${list.map((entry) => entry.name).join(', ')}`);
+    }
+  }
+
+  subscribersOf(envelope: OutboxEnvelope): readonly Registered[] {
+    return this.byEvent.get(envelope.event) ?? [];
+  }
+}
