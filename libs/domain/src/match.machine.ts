@@ -78,7 +78,10 @@ export function createMatch(
     region: input.region,
     state: 'ALLOCATING',
     revision: 1,
-    participants: input.participants.map((p) => ({ ...p })),
+    // Canonical order (team, then player id), so a folded history equals the stored row.
+    participants: [...input.participants]
+      .sort((a, b) => a.team - b.team || (a.playerId < b.playerId ? -1 : a.playerId > b.playerId ? 1 : 0))
+      .map((p) => ({ ...p })),
     stateChangedAt: now,
   };
   return { match, events: [stateChanged(match, null, now)] };

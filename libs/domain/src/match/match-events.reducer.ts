@@ -1,0 +1,141 @@
+import { DomainError, DomainErrorCode } from '../shared/domain.error';
+import {
+  expectOccurredAt,
+  expectRevision,
+  inconsistent,
+  sameIdSet,
+  type HistoryEvent,
+} from '../shared/history.guards';
+import { FIRST_REVISION } from '../shared/revision';
+import { isLabel, isUuid } from '../shared/value.guards';
+import { matchPlayerIds, participantProblems, type MatchSnapshot } from './match.aggregate';
+import {
+  MATCH_STATE_CHANGED,
+  type MatchParticipant,
+  type MatchStateChangedPayload,
+} from './match.events';
+import { canTransitionMatch, isMatchState, matchReasonsFor, type MatchEndReason } from './match-state.machine';
+
+/** A `match.state_changed` as a transition returns it, or as the outbox delivers it. */
+export type MatchHistoryEvent = HistoryEvent<typeof MATCH_STATE_CHANGED, MatchStateChangedPayload>;
+
+/**
+ * The match its events describe, oldest first. Without `since`, the history must start at the
+ * creation (revision 1); with it, at `since.revision + 1` (a client resuming from what it saw).
+ * Throws REVISION_GAP on a skipped, repeated or reordered revision and INCONSISTENT_HISTORY on an
+ * event that could not follow the one before it.
+ */
+export function foldMatchEvents(
+  events: readonly MatchHistoryEvent[],
+  since?: MatchSnapshot,
+): MatchSnapshot {
+  const folded = events.reduce<MatchSnapshot | undefined>(applyMatchEvent, since);
+  if (folded === undefined) throw inconsistent('a match history needs at least its creation event');
+  return folded;
+}
+
+/** One step of {@link foldMatchEvents}: the snapshot after `event`, given the one before it. */
+export function applyMatchEvent(
+  current: MatchSnapshot | undefined,
+  event: MatchHistoryEvent,
+): MatchSnapshot {
+  const where = `match ${event.aggregateId} r${String(event.revision)}`;
+  if (event.event !== MATCH_STATE_CHANGED || event.aggregateType !== 'match') {
+    throw inconsistent(`${where}: ${String(event.event)} on ${event.aggregateType} is not a match event`);
+  }
+  if (current !== undefined && event.aggregateId !== current.id) {
+    throw inconsistent(`${where}: belongs to another match than ${current.id}`, { matchId: current.id });
+  }
+  const revision = expectRevision(event, current === undefined ? FIRST_REVISION : current.revision + 1);
+  const occurredAt = expectOccurredAt(event);
+  const { payload } = event;
+  if (payload.matchId !== event.aggregateId) {
+    throw inconsistent(`${where}: payload.matchId ${String(payload.matchId)} is not the aggregate id`);
+  }
+  if (!isMatchState(payload.to)) throw inconsistent(`${where}: unknown state ${String(payload.to)}`);
+  const base = current === undefined ? creation(where, event) : continuation(where, current, payload);
+  const reason = expectReason(where, payload);
+  if (!sameIdSet(event.playerIds, matchPlayerIds(base))) {
+    throw inconsistent(`${where}: playerIds are not exactly the participants`);
+  }
+  return Object.freeze({
+    id: base.id,
+    mode: base.mode,
+    region: base.region,
+    state: payload.to,
+    revision,
+    participants: base.participants,
+    ...(reason === undefined ? {} : { failureReason: reason }),
+    stateChangedAt: occurredAt,
+  });
+}
+
+type MatchIdentity = Pick<MatchSnapshot, 'id' | 'mode' | 'region' | 'participants'>;
+
+function creation(where: string, event: MatchHistoryEvent): MatchIdentity {
+  const { payload } = event;
+  if (payload.from !== null || payload.to !== 'ALLOCATING') {
+    throw inconsistent(`${where}: a match history starts with null -> ALLOCATING, not ${String(payload.from)} -> ${payload.to}`);
+  }
+  const problems = participantProblems(payload.participants);
+  if (!isUuid(event.aggregateId)) problems.push('aggregateId must be a canonical lowercase uuid');
+  if (!isLabel(payload.mode)) problems.push('mode must be a 1-64 character name');
+  if (!isLabel(payload.region)) problems.push('region must be a 1-64 character name');
+  if (problems.length > 0) throw inconsistent(`${where}: ${problems.join('; ')}`, { problems });
+  return {
+    id: event.aggregateId,
+    mode: payload.mode,
+    region: payload.region,
+    participants: Object.freeze(
+      payload.participants.map(({ playerId, ticketId, team }) => Object.freeze({ playerId, ticketId, team })),
+    ),
+  };
+}
+
+function continuation(where: string, current: MatchSnapshot, payload: MatchStateChangedPayload): MatchIdentity {
+  if (payload.from !== current.state) {
+    throw inconsistent(`${where}: says it left ${String(payload.from)}, but the match was ${current.state}`);
+  }
+  if (!canTransitionMatch(current.state, payload.to)) {
+    throw new DomainError(
+      DomainErrorCode.ILLEGAL_TRANSITION,
+      `${where}: ${current.state} -> ${payload.to} is not a legal transition`,
+      { aggregateType: 'match', aggregateId: current.id, from: current.state, to: payload.to },
+    );
+  }
+  if (payload.mode !== current.mode || payload.region !== current.region) {
+    throw inconsistent(`${where}: mode or region changed during the match`);
+  }
+  if (!sameRoster(payload.participants, current.participants)) {
+    throw inconsistent(`${where}: the participants changed during the match`);
+  }
+  return current;
+}
+
+function expectReason(where: string, payload: MatchStateChangedPayload): MatchEndReason | undefined {
+  const allowed = matchReasonsFor(payload.to);
+  if (allowed.length === 0) {
+    if (payload.reason !== undefined) throw inconsistent(`${where}: ${payload.to} carries no reason`);
+    return undefined;
+  }
+  if (payload.reason === undefined || !allowed.includes(payload.reason)) {
+    throw inconsistent(`${where}: ${payload.to} needs a reason out of ${allowed.join(', ')}`);
+  }
+  return payload.reason;
+}
+
+function sameRoster(left: readonly MatchParticipant[], right: readonly MatchParticipant[]): boolean {
+  return (
+    Array.isArray(left) &&
+    left.length === right.length &&
+    left.every((participant, index) => {
+      const other = right[index];
+      return (
+        other !== undefined &&
+        participant.playerId === other.playerId &&
+        participant.ticketId === other.ticketId &&
+        participant.team === other.team
+      );
+    })
+  );
+}

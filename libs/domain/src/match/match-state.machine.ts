@@ -1,0 +1,112 @@
+export const MatchState = {
+  ALLOCATING: 'ALLOCATING',
+  PROCESS_READY: 'PROCESS_READY',
+  ASSIGNMENT_READY: 'ASSIGNMENT_READY',
+  IN_PROGRESS: 'IN_PROGRESS',
+  COMPLETED: 'COMPLETED',
+  FAILED: 'FAILED',
+  CANCELLED: 'CANCELLED',
+} as const;
+export type MatchState = (typeof MatchState)[keyof typeof MatchState];
+
+export const MATCH_STATES: readonly MatchState[] = Object.values(MatchState);
+
+export type TerminalMatchState = 'COMPLETED' | 'FAILED' | 'CANCELLED';
+export type LiveMatchState = Exclude<MatchState, TerminalMatchState>;
+
+/** Why a match FAILED. Add codes, never repurpose one: clients and penalties switch on them. */
+export const MatchFailureReason = {
+  /** The provider could not allocate a game server. */
+  ALLOCATION_FAILED: 'ALLOCATION_FAILED',
+  /** The allocated server never registered in time. */
+  SERVER_REGISTRATION_TIMEOUT: 'SERVER_REGISTRATION_TIMEOUT',
+  /** The server stopped answering or crashed. */
+  SERVER_LOST: 'SERVER_LOST',
+  /** The server reported the match as failed. */
+  SERVER_REPORTED_FAILURE: 'SERVER_REPORTED_FAILURE',
+  /** Reconciliation found the match stuck in a state past its deadline. */
+  LIFECYCLE_TIMEOUT: 'LIFECYCLE_TIMEOUT',
+  /** A participant never connected to the server. */
+  NO_SHOW: 'NO_SHOW',
+  /** A participant left (cancelled or lost its ticket) before the match could start. */
+  PARTICIPANT_LEFT: 'PARTICIPANT_LEFT',
+} as const;
+export type MatchFailureReason = (typeof MatchFailureReason)[keyof typeof MatchFailureReason];
+
+/** Why a match was CANCELLED. */
+export const MatchCancelReason = {
+  OPERATOR_CANCELLED: 'OPERATOR_CANCELLED',
+  SERVER_CANCELLED: 'SERVER_CANCELLED',
+} as const;
+export type MatchCancelReason = (typeof MatchCancelReason)[keyof typeof MatchCancelReason];
+
+export type MatchEndReason = MatchFailureReason | MatchCancelReason;
+
+const MATCH_EXITS: Readonly<Record<MatchState, readonly MatchState[]>> = {
+  ALLOCATING: ['PROCESS_READY', 'FAILED', 'CANCELLED'],
+  PROCESS_READY: ['ASSIGNMENT_READY', 'FAILED', 'CANCELLED'],
+  ASSIGNMENT_READY: ['IN_PROGRESS', 'FAILED', 'CANCELLED'],
+  IN_PROGRESS: ['COMPLETED', 'FAILED', 'CANCELLED'],
+  COMPLETED: [],
+  FAILED: [],
+  CANCELLED: [],
+};
+
+export function isMatchState(value: unknown): value is MatchState {
+  return typeof value === 'string' && (MATCH_STATES as readonly string[]).includes(value);
+}
+
+export function isTerminalMatchState(state: MatchState): state is TerminalMatchState {
+  return MATCH_EXITS[state].length === 0;
+}
+
+/** The states `from` may move to, in the order of the lifecycle. */
+export function matchExits(from: MatchState): readonly MatchState[] {
+  return MATCH_EXITS[from];
+}
+
+export function canTransitionMatch(from: MatchState, to: MatchState): boolean {
+  return MATCH_EXITS[from].includes(to);
+}
+
+/** The reasons an event entering `to` may carry; empty means it carries none, otherwise one is required. */
+export function matchReasonsFor(to: MatchState): readonly MatchEndReason[] {
+  switch (to) {
+    case 'FAILED':
+      return Object.values(MatchFailureReason);
+    case 'CANCELLED':
+      return Object.values(MatchCancelReason);
+    case 'ALLOCATING':
+    case 'PROCESS_READY':
+    case 'ASSIGNMENT_READY':
+    case 'IN_PROGRESS':
+    case 'COMPLETED':
+      return [];
+  }
+}
+
+/**
+ * Whether a failure was a player's doing. A match that fails before ASSIGNMENT_READY for a reason
+ * no player caused puts its tickets back in the queue.
+ */
+export function isPlayerCausedFailure(reason: MatchFailureReason): boolean {
+  switch (reason) {
+    case 'NO_SHOW':
+    case 'PARTICIPANT_LEFT':
+      return true;
+    case 'ALLOCATION_FAILED':
+    case 'SERVER_REGISTRATION_TIMEOUT':
+    case 'SERVER_LOST':
+    case 'SERVER_REPORTED_FAILURE':
+    case 'LIFECYCLE_TIMEOUT':
+      return false;
+  }
+}
+
+/** Before ASSIGNMENT_READY no player has been handed a server to join, so a requeue costs them nothing. */
+export function matchFailureAllowsRequeue(
+  failedFrom: MatchState,
+  reason: MatchFailureReason,
+): boolean {
+  return (failedFrom === 'ALLOCATING' || failedFrom === 'PROCESS_READY') && !isPlayerCausedFailure(reason);
+}

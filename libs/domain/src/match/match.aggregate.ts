@@ -1,0 +1,175 @@
+import { DomainError, DomainErrorCode } from '../shared/domain.error';
+import { FIRST_REVISION, nextRevision } from '../shared/revision';
+import { assertNow, isLabel, isUuid } from '../shared/value.guards';
+import {
+  MATCH_STATE_CHANGED,
+  type MatchParticipant,
+  type MatchStateChanged,
+} from './match.events';
+import {
+  canTransitionMatch,
+  isMatchState,
+  matchReasonsFor,
+  type MatchCancelReason,
+  type MatchEndReason,
+  type MatchFailureReason,
+  type MatchState,
+} from './match-state.machine';
+
+export interface MatchSnapshot {
+  readonly id: string;
+  readonly mode: string;
+  readonly region: string;
+  readonly state: MatchState;
+  readonly revision: number;
+  /** Everyone matched, no-shows included: they stay participants and every event concerns them. */
+  readonly participants: readonly MatchParticipant[];
+  /** Why the match FAILED or was CANCELLED; absent otherwise. */
+  readonly failureReason?: MatchEndReason;
+  readonly stateChangedAt: Date;
+}
+
+export type MatchCommand =
+  | { readonly to: 'PROCESS_READY' | 'ASSIGNMENT_READY' | 'IN_PROGRESS' | 'COMPLETED' }
+  | { readonly to: 'FAILED'; readonly reason: MatchFailureReason }
+  | { readonly to: 'CANCELLED'; readonly reason: MatchCancelReason };
+
+export interface NewMatch {
+  readonly id: string;
+  readonly mode: string;
+  readonly region: string;
+  readonly participants: readonly MatchParticipant[];
+}
+
+export interface MatchTransition {
+  readonly match: MatchSnapshot;
+  readonly events: readonly MatchStateChanged[];
+}
+
+/** A new match: ALLOCATING at revision 1, announced by a `match.state_changed` from null. */
+export function createMatch(input: NewMatch, now: Date): MatchTransition {
+  assertNow(now);
+  const problems: string[] = [];
+  if (!isUuid(input.id)) problems.push('id must be a canonical lowercase uuid');
+  if (!isLabel(input.mode)) problems.push('mode must be a 1-64 character name');
+  if (!isLabel(input.region)) problems.push('region must be a 1-64 character name');
+  problems.push(...participantProblems(input.participants));
+  if (problems.length > 0) {
+    throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, `invalid match: ${problems.join('; ')}`, {
+      matchId: input.id,
+      problems,
+    });
+  }
+  const match: MatchSnapshot = Object.freeze({
+    id: input.id,
+    mode: input.mode,
+    region: input.region,
+    state: 'ALLOCATING',
+    revision: FIRST_REVISION,
+    participants: freezeParticipants(input.participants),
+    stateChangedAt: new Date(now.getTime()),
+  });
+  return Object.freeze({ match, events: Object.freeze([matchStateChanged(match, null)]) });
+}
+
+/** The snapshot after `command` (revision + 1) and the event announcing it; throws on an illegal one. */
+export function transitionMatch(match: MatchSnapshot, command: MatchCommand, now: Date): MatchTransition {
+  assertNow(now);
+  if (!isMatchState(match.state)) {
+    throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, `match ${match.id} has unknown state ${String(match.state)}`, {
+      matchId: match.id,
+    });
+  }
+  if (!canTransitionMatch(match.state, command.to)) {
+    throw new DomainError(
+      DomainErrorCode.ILLEGAL_TRANSITION,
+      `match ${match.id} cannot go from ${match.state} to ${String(command.to)}`,
+      { aggregateType: 'match', aggregateId: match.id, from: match.state, to: command.to },
+    );
+  }
+  const reason = commandReason(command);
+  const allowed = matchReasonsFor(command.to);
+  if (allowed.length > 0 && (reason === undefined || !allowed.includes(reason))) {
+    throw new DomainError(
+      DomainErrorCode.INVALID_ARGUMENT,
+      `entering ${command.to} needs a reason out of ${allowed.join(', ')}, got ${String(reason)}`,
+      { matchId: match.id, to: command.to, reason },
+    );
+  }
+  const { failureReason: _previous, ...rest } = match;
+  const next: MatchSnapshot = Object.freeze({
+    ...rest,
+    state: command.to,
+    revision: nextRevision(match.revision),
+    stateChangedAt: new Date(now.getTime()),
+    ...(reason === undefined ? {} : { failureReason: reason }),
+  });
+  return Object.freeze({ match: next, events: Object.freeze([matchStateChanged(next, match.state)]) });
+}
+
+/** Every participant, no-shows included, in roster order. */
+export function matchPlayerIds(match: Pick<MatchSnapshot, 'participants'>): readonly string[] {
+  return match.participants.map((participant) => participant.playerId);
+}
+
+function matchStateChanged(match: MatchSnapshot, from: MatchState | null): MatchStateChanged {
+  return Object.freeze({
+    event: MATCH_STATE_CHANGED,
+    aggregateType: 'match',
+    aggregateId: match.id,
+    revision: match.revision,
+    occurredAt: new Date(match.stateChangedAt.getTime()),
+    playerIds: Object.freeze([...matchPlayerIds(match)]),
+    payload: Object.freeze({
+      matchId: match.id,
+      from,
+      to: match.state,
+      ...(match.failureReason === undefined ? {} : { reason: match.failureReason }),
+      region: match.region,
+      mode: match.mode,
+      participants: match.participants,
+    }),
+  });
+}
+
+function commandReason(command: MatchCommand): MatchEndReason | undefined {
+  switch (command.to) {
+    case 'FAILED':
+    case 'CANCELLED':
+      return command.reason;
+    case 'PROCESS_READY':
+    case 'ASSIGNMENT_READY':
+    case 'IN_PROGRESS':
+    case 'COMPLETED':
+      return undefined;
+  }
+}
+
+/** Problems with a roster, each naming the participant's index; empty when it is valid. */
+export function participantProblems(participants: readonly MatchParticipant[]): string[] {
+  if (!Array.isArray(participants) || participants.length === 0) {
+    return ['participants must be a non-empty list'];
+  }
+  const problems: string[] = [];
+  const players = new Set<string>();
+  const tickets = new Set<string>();
+  participants.forEach((participant, index) => {
+    const at = `participants[${index}]`;
+    if (!isUuid(participant.playerId)) problems.push(`${at}.playerId must be a canonical lowercase uuid`);
+    else if (players.has(participant.playerId)) problems.push(`${at}.playerId ${participant.playerId} appears twice`);
+    if (!isUuid(participant.ticketId)) problems.push(`${at}.ticketId must be a canonical lowercase uuid`);
+    else if (tickets.has(participant.ticketId)) problems.push(`${at}.ticketId ${participant.ticketId} appears twice`);
+    if (!Number.isSafeInteger(participant.team) || participant.team < 0) {
+      problems.push(`${at}.team must be an integer >= 0`);
+    }
+    players.add(participant.playerId);
+    tickets.add(participant.ticketId);
+  });
+  return problems;
+}
+
+function freezeParticipants(participants: readonly MatchParticipant[]): readonly MatchParticipant[] {
+  return Object.freeze(
+    participants.map(({ playerId, ticketId, team }) => Object.freeze({ playerId, ticketId, team })),
+  );
+}

@@ -1,0 +1,33 @@
+import type { DomainEventOf } from '../shared/domain.event';
+import type { MatchEndReason, MatchState } from './match-state.machine';
+
+export const MATCH_STATE_CHANGED = 'match.state_changed';
+
+export interface MatchParticipant {
+  readonly playerId: string;
+  readonly ticketId: string;
+  /** 0-based team index. */
+  readonly team: number;
+}
+
+/**
+ * The one event a match emits, from its creation (`from: null`) to its end, so a client follows a
+ * match's whole history through one event type. Every event carries the roster, region and mode:
+ * a client that resumes mid-history needs no earlier event to make sense of the current one.
+ */
+export interface MatchStateChangedPayload {
+  readonly matchId: string;
+  readonly from: MatchState | null;
+  readonly to: MatchState;
+  /** Present exactly when `to` is FAILED or CANCELLED. */
+  readonly reason?: MatchEndReason;
+  readonly region: string;
+  readonly mode: string;
+  readonly participants: readonly MatchParticipant[];
+}
+
+export type MatchStateChanged = DomainEventOf<
+  typeof MATCH_STATE_CHANGED,
+  'match',
+  MatchStateChangedPayload
+>;

@@ -1,0 +1,22 @@
+export const AggregateType = {
+  MATCH: 'match',
+  TICKET: 'ticket',
+} as const;
+export type AggregateType = (typeof AggregateType)[keyof typeof AggregateType];
+
+/**
+ * What a transition asks to be written to the outbox, field for field the envelope's columns, so
+ * the writer turns it into a row with `buildEnvelope` and nothing else to fill in.
+ */
+export interface DomainEventOf<E extends string, A extends AggregateType, P> {
+  readonly event: E;
+  readonly aggregateType: A;
+  readonly aggregateId: string;
+  /** The aggregate's revision after the transition: 1 for its creation. */
+  readonly revision: number;
+  readonly occurredAt: Date;
+  /** Every player the event concerns. */
+  readonly playerIds: readonly string[];
+  /** JSON-safe: it is stored as jsonb and read back as parsed JSON. */
+  readonly payload: P;
+}

@@ -1,0 +1,100 @@
+export const TicketState = {
+  SEARCHING: 'SEARCHING',
+  MATCHED: 'MATCHED',
+  ASSIGNED: 'ASSIGNED',
+  CONNECTED: 'CONNECTED',
+  COMPLETED: 'COMPLETED',
+  CANCELLED: 'CANCELLED',
+  EXPIRED: 'EXPIRED',
+  FAILED: 'FAILED',
+} as const;
+export type TicketState = (typeof TicketState)[keyof typeof TicketState];
+
+export const TICKET_STATES: readonly TicketState[] = Object.values(TicketState);
+
+export type TerminalTicketState = 'COMPLETED' | 'CANCELLED' | 'EXPIRED' | 'FAILED';
+/** The states in which a ticket belongs to a match. */
+export type MatchedTicketState = 'MATCHED' | 'ASSIGNED' | 'CONNECTED';
+
+/** Why a ticket ended or went back to the queue. Add codes, never repurpose one. */
+export const TicketReason = {
+  /** The player cancelled the ticket. */
+  PLAYER_CANCELLED: 'PLAYER_CANCELLED',
+  /** The ticket's match was cancelled. */
+  MATCH_CANCELLED: 'MATCH_CANCELLED',
+  /** The player stopped heartbeating while searching. */
+  HEARTBEAT_TIMEOUT: 'HEARTBEAT_TIMEOUT',
+  /** The player held an assignment and never connected. */
+  NO_SHOW: 'NO_SHOW',
+  /** The ticket's match failed (a requeue says so too: the ticket is back because of it). */
+  MATCH_FAILED: 'MATCH_FAILED',
+} as const;
+export type TicketReason = (typeof TicketReason)[keyof typeof TicketReason];
+
+/**
+ * MATCHED/ASSIGNED -> SEARCHING is the requeue after a match fails before ASSIGNMENT_READY for a
+ * reason no player caused. EXPIRED is only for searching tickets: once matched, a silent player
+ * is the match's problem (a no-show), not the queue's.
+ */
+const TICKET_EXITS: Readonly<Record<TicketState, readonly TicketState[]>> = {
+  SEARCHING: ['MATCHED', 'CANCELLED', 'EXPIRED'],
+  MATCHED: ['ASSIGNED', 'SEARCHING', 'CANCELLED', 'FAILED'],
+  ASSIGNED: ['CONNECTED', 'SEARCHING', 'CANCELLED', 'FAILED'],
+  CONNECTED: ['COMPLETED', 'CANCELLED', 'FAILED'],
+  COMPLETED: [],
+  CANCELLED: [],
+  EXPIRED: [],
+  FAILED: [],
+};
+
+export function isTicketState(value: unknown): value is TicketState {
+  return typeof value === 'string' && (TICKET_STATES as readonly string[]).includes(value);
+}
+
+export function isTerminalTicketState(state: TicketState): state is TerminalTicketState {
+  return TICKET_EXITS[state].length === 0;
+}
+
+export function isMatchedTicketState(state: TicketState): state is MatchedTicketState {
+  return state === 'MATCHED' || state === 'ASSIGNED' || state === 'CONNECTED';
+}
+
+export function ticketExits(from: TicketState): readonly TicketState[] {
+  return TICKET_EXITS[from];
+}
+
+export function canTransitionTicket(from: TicketState, to: TicketState): boolean {
+  return TICKET_EXITS[from].includes(to);
+}
+
+/**
+ * The reasons an event from `from` (null: the creation) into `to` may carry; empty means it
+ * carries none, otherwise exactly one of them is required.
+ */
+export function ticketReasonsFor(from: TicketState | null, to: TicketState): readonly TicketReason[] {
+  if (from === null) return [];
+  switch (to) {
+    case 'CANCELLED':
+      return isMatchedTicketState(from) ? ['PLAYER_CANCELLED', 'MATCH_CANCELLED'] : ['PLAYER_CANCELLED'];
+    case 'EXPIRED':
+      return ['HEARTBEAT_TIMEOUT'];
+    case 'FAILED':
+      return from === 'ASSIGNED' ? ['NO_SHOW', 'MATCH_FAILED'] : ['MATCH_FAILED'];
+    case 'SEARCHING':
+      return ['MATCH_FAILED'];
+    case 'MATCHED':
+    case 'ASSIGNED':
+    case 'CONNECTED':
+    case 'COMPLETED':
+      return [];
+  }
+}
+
+/**
+ * Whether a `ticket.state_changed` from `from` into `to` names a match: the one joined on
+ * MATCHED, otherwise the one the ticket held before the transition (a requeue names the match it
+ * left).
+ */
+export function ticketEventHasMatch(from: TicketState | null, to: TicketState): boolean {
+  return to === 'MATCHED' || (from !== null && isMatchedTicketState(from));
+}

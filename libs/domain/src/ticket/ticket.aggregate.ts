@@ -1,0 +1,257 @@
+import { matchFailureAllowsRequeue, type MatchFailureReason, type MatchState } from '../match/match-state.machine';
+import { DomainError, DomainErrorCode } from '../shared/domain.error';
+import { FIRST_REVISION, nextRevision } from '../shared/revision';
+import { assertNow, isLabel, isUuid, isValidDate } from '../shared/value.guards';
+import { TICKET_STATE_CHANGED, type TicketStateChanged } from './ticket.events';
+import {
+  canTransitionTicket,
+  isTicketState,
+  ticketReasonsFor,
+  type TicketReason,
+  type TicketState,
+} from './ticket-state.machine';
+
+export interface TicketSnapshot {
+  readonly id: string;
+  readonly playerId: string;
+  readonly mode: string;
+  readonly state: TicketState;
+  readonly revision: number;
+  readonly rating: number;
+  /** Predicted RTT in ms by region; an empty object before any probe, never null. */
+  readonly predictedRtt: Readonly<Record<string, number>>;
+  /** Kept across a requeue, so a ticket whose match failed keeps its place in the queue. */
+  readonly enqueuedAt: Date;
+  readonly lastHeartbeatAt: Date;
+  /** Set from MATCHED on; cleared by a requeue; kept when the ticket ends. */
+  readonly matchId?: string;
+  readonly stateChangedAt: Date;
+}
+
+/** What a requeue needs to know about the match that failed. */
+export interface FailedMatch {
+  readonly matchId: string;
+  /** The state the match was in when it failed. */
+  readonly failedFrom: MatchState;
+  readonly reason: MatchFailureReason;
+}
+
+/**
+ * Commands that concern a match name it, so a stale command for a match the ticket has since left
+ * (requeued and matched again) fails with MATCH_MISMATCH instead of acting on the new match.
+ */
+export type TicketCommand =
+  | { readonly to: 'MATCHED'; readonly matchId: string }
+  | { readonly to: 'ASSIGNED' | 'CONNECTED' | 'COMPLETED'; readonly matchId: string }
+  | { readonly to: 'CANCELLED'; readonly reason: 'PLAYER_CANCELLED' }
+  | { readonly to: 'CANCELLED'; readonly reason: 'MATCH_CANCELLED'; readonly matchId: string }
+  | { readonly to: 'FAILED'; readonly reason: 'NO_SHOW' | 'MATCH_FAILED'; readonly matchId: string }
+  /** Refused (HEARTBEAT_NOT_EXPIRED) while the last heartbeat is within the timeout. */
+  | { readonly to: 'EXPIRED'; readonly heartbeatTimeoutMs: number }
+  | { readonly to: 'SEARCHING'; readonly failedMatch: FailedMatch };
+
+export interface NewTicket {
+  readonly id: string;
+  readonly playerId: string;
+  readonly mode: string;
+  readonly rating: number;
+  readonly predictedRtt?: Readonly<Record<string, number>>;
+}
+
+export interface TicketTransition {
+  readonly ticket: TicketSnapshot;
+  readonly events: readonly TicketStateChanged[];
+}
+
+/** A new ticket: SEARCHING at revision 1, enqueued and heartbeating as of `now`. */
+export function createTicket(input: NewTicket, now: Date): TicketTransition {
+  assertNow(now);
+  const problems: string[] = [];
+  if (!isUuid(input.id)) problems.push('id must be a canonical lowercase uuid');
+  if (!isUuid(input.playerId)) problems.push('playerId must be a canonical lowercase uuid');
+  if (!isLabel(input.mode)) problems.push('mode must be a 1-64 character name');
+  if (typeof input.rating !== 'number' || !Number.isFinite(input.rating)) {
+    problems.push('rating must be a finite number');
+  }
+  const predictedRtt = input.predictedRtt ?? {};
+  problems.push(...rttProblems(predictedRtt));
+  if (problems.length > 0) {
+    throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, `invalid ticket: ${problems.join('; ')}`, {
+      ticketId: input.id,
+      problems,
+    });
+  }
+  const at = now.getTime();
+  const ticket: TicketSnapshot = Object.freeze({
+    id: input.id,
+    playerId: input.playerId,
+    mode: input.mode,
+    state: 'SEARCHING',
+    revision: FIRST_REVISION,
+    rating: input.rating,
+    predictedRtt: Object.freeze({ ...predictedRtt }),
+    enqueuedAt: new Date(at),
+    lastHeartbeatAt: new Date(at),
+    stateChangedAt: new Date(at),
+  });
+  return Object.freeze({ ticket, events: Object.freeze([ticketStateChanged(ticket, null, undefined, undefined)]) });
+}
+
+/** The snapshot after `command` (revision + 1) and the event announcing it; throws on an illegal one. */
+export function transitionTicket(ticket: TicketSnapshot, command: TicketCommand, now: Date): TicketTransition {
+  assertNow(now);
+  if (!isTicketState(ticket.state)) {
+    throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, `ticket ${ticket.id} has unknown state ${String(ticket.state)}`, {
+      ticketId: ticket.id,
+    });
+  }
+  const from = ticket.state;
+  if (!canTransitionTicket(from, command.to)) {
+    throw new DomainError(
+      DomainErrorCode.ILLEGAL_TRANSITION,
+      `ticket ${ticket.id} cannot go from ${from} to ${String(command.to)}`,
+      { aggregateType: 'ticket', aggregateId: ticket.id, from, to: command.to },
+    );
+  }
+  const reason = guardCommand(ticket, command, now);
+  const allowed = ticketReasonsFor(from, command.to);
+  if (allowed.length > 0 ? reason === undefined || !allowed.includes(reason) : reason !== undefined) {
+    throw new DomainError(
+      DomainErrorCode.ILLEGAL_TRANSITION,
+      `ticket ${ticket.id}: ${from} -> ${command.to} takes ${allowed.length > 0 ? `a reason out of ${allowed.join(', ')}` : 'no reason'}, got ${String(reason)}`,
+      { aggregateType: 'ticket', aggregateId: ticket.id, from, to: command.to, reason },
+    );
+  }
+  const eventMatchId = command.to === 'MATCHED' ? command.matchId : ticket.matchId;
+  const { matchId: _held, ...rest } = ticket;
+  const nextMatchId = command.to === 'SEARCHING' ? undefined : eventMatchId;
+  const next: TicketSnapshot = Object.freeze({
+    ...rest,
+    state: command.to,
+    revision: nextRevision(ticket.revision),
+    stateChangedAt: new Date(now.getTime()),
+    ...(nextMatchId === undefined ? {} : { matchId: nextMatchId }),
+  });
+  return Object.freeze({
+    ticket: next,
+    events: Object.freeze([ticketStateChanged(next, from, eventMatchId, reason)]),
+  });
+}
+
+/** Checks what the command claims against the ticket; returns the reason its event carries. */
+function guardCommand(ticket: TicketSnapshot, command: TicketCommand, now: Date): TicketReason | undefined {
+  switch (command.to) {
+    case 'MATCHED':
+      if (!isUuid(command.matchId)) {
+        throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, 'matchId must be a canonical lowercase uuid', {
+          ticketId: ticket.id,
+        });
+      }
+      return undefined;
+    case 'ASSIGNED':
+    case 'CONNECTED':
+    case 'COMPLETED':
+      assertSameMatch(ticket, command.matchId);
+      return undefined;
+    case 'CANCELLED':
+      if (command.reason === 'MATCH_CANCELLED') assertSameMatch(ticket, command.matchId);
+      return command.reason;
+    case 'FAILED':
+      assertSameMatch(ticket, command.matchId);
+      return command.reason;
+    case 'EXPIRED':
+      if (!heartbeatExpired(ticket, now, command.heartbeatTimeoutMs)) {
+        throw new DomainError(
+          DomainErrorCode.HEARTBEAT_NOT_EXPIRED,
+          `ticket ${ticket.id} heartbeated within the last ${command.heartbeatTimeoutMs} ms`,
+          { ticketId: ticket.id, lastHeartbeatAt: ticket.lastHeartbeatAt.toISOString() },
+        );
+      }
+      return 'HEARTBEAT_TIMEOUT';
+    case 'SEARCHING': {
+      const { failedMatch } = command;
+      assertSameMatch(ticket, failedMatch.matchId);
+      if (!matchFailureAllowsRequeue(failedMatch.failedFrom, failedMatch.reason)) {
+        throw new DomainError(
+          DomainErrorCode.REQUEUE_NOT_ALLOWED,
+          `ticket ${ticket.id}: a match that failed from ${failedMatch.failedFrom} with ${failedMatch.reason} does not requeue its tickets`,
+          { ticketId: ticket.id, ...failedMatch },
+        );
+      }
+      return 'MATCH_FAILED';
+    }
+  }
+}
+
+function assertSameMatch(ticket: TicketSnapshot, matchId: string): void {
+  if (ticket.matchId !== matchId) {
+    throw new DomainError(
+      DomainErrorCode.MATCH_MISMATCH,
+      `ticket ${ticket.id} belongs to match ${String(ticket.matchId)}, not ${String(matchId)}`,
+      { ticketId: ticket.id, ticketMatchId: ticket.matchId, commandMatchId: matchId },
+    );
+  }
+}
+
+/**
+ * Whether the last heartbeat is older than the timeout; the exact complement of the heartbeat
+ * condition of `validCandidate`, so no ticket is both matchable and expirable.
+ */
+export function heartbeatExpired(
+  ticket: Pick<TicketSnapshot, 'lastHeartbeatAt'>,
+  now: Date,
+  heartbeatTimeoutMs: number,
+): boolean {
+  assertNow(now);
+  assertTimeout(heartbeatTimeoutMs);
+  if (!isValidDate(ticket.lastHeartbeatAt)) return true;
+  return now.getTime() - ticket.lastHeartbeatAt.getTime() > heartbeatTimeoutMs;
+}
+
+export function assertTimeout(heartbeatTimeoutMs: number): void {
+  if (typeof heartbeatTimeoutMs !== 'number' || !Number.isFinite(heartbeatTimeoutMs) || heartbeatTimeoutMs < 0) {
+    throw new DomainError(
+      DomainErrorCode.INVALID_ARGUMENT,
+      `heartbeatTimeoutMs must be a finite number >= 0, got ${String(heartbeatTimeoutMs)}`,
+    );
+  }
+}
+
+function rttProblems(predictedRtt: unknown): string[] {
+  if (typeof predictedRtt !== 'object' || predictedRtt === null || Array.isArray(predictedRtt)) {
+    return ['predictedRtt must be an object of region -> ms (empty before any probe), never null'];
+  }
+  return Object.entries(predictedRtt).flatMap(([region, ms]) => {
+    const problems: string[] = [];
+    if (!isLabel(region)) problems.push(`predictedRtt region ${JSON.stringify(region)} is not a 1-64 character name`);
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+      problems.push(`predictedRtt.${region} must be a finite number of ms >= 0`);
+    }
+    return problems;
+  });
+}
+
+function ticketStateChanged(
+  ticket: TicketSnapshot,
+  from: TicketState | null,
+  matchId: string | undefined,
+  reason: TicketReason | undefined,
+): TicketStateChanged {
+  return Object.freeze({
+    event: TICKET_STATE_CHANGED,
+    aggregateType: 'ticket',
+    aggregateId: ticket.id,
+    revision: ticket.revision,
+    occurredAt: new Date(ticket.stateChangedAt.getTime()),
+    playerIds: Object.freeze([ticket.playerId]),
+    payload: Object.freeze({
+      ticketId: ticket.id,
+      from,
+      to: ticket.state,
+      mode: ticket.mode,
+      enqueuedAt: ticket.enqueuedAt.toISOString(),
+      ...(matchId === undefined ? {} : { matchId }),
+      ...(reason === undefined ? {} : { reason }),
+    }),
+  });
+}

@@ -1,0 +1,2 @@
+export * from './match.store';
+export * from './matches.module';

@@ -1,0 +1,205 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { DataSource, type EntityManager } from 'typeorm';
+import {
+  createMatch,
+  transitionMatch,
+  TERMINAL_MATCH_STATES,
+  type MatchChange,
+  type MatchParticipant,
+  type MatchSnapshot,
+  type MatchState,
+  type MatchStateChanged,
+} from '@matchplane/domain';
+import { envelopeFor, OutboxSignal, OutboxWriter, validateEnvelope, type OutboxRow } from '@matchplane/outbox';
+import { runInTransaction } from '@matchplane/persistence';
+
+/** The match moved on since the caller read it; nothing was written. */
+export class StaleMatchRevisionError extends Error {
+  constructor(
+    readonly matchId: string,
+    readonly expectedRevision: number,
+  ) {
+    super(`match ${matchId} is no longer at revision ${expectedRevision}`);
+    this.name = 'StaleMatchRevisionError';
+  }
+}
+
+export class MatchNotFoundError extends Error {
+  constructor(readonly matchId: string) {
+    super(`match ${matchId} does not exist`);
+    this.name = 'MatchNotFoundError';
+  }
+}
+
+export interface NewParticipant extends MatchParticipant {
+  /** The player's rating when matched, kept for the rating update after the result. */
+  rating: number;
+}
+
+interface MatchRow {
+  id: string;
+  mode: string;
+  region: string;
+  state: MatchState;
+  revision: string;
+  failure_reason: string | null;
+  state_changed_at: Date;
+}
+
+/**
+ * The match aggregate: owns `matches` and `match_participants`. Every change is a libs/domain
+ * transition applied with its envelopes in the caller's transaction, revision + 1 under the
+ * optimistic `WHERE revision = $n` update, so a match's revisions are gapless and in commit order.
+ */
+@Injectable()
+export class MatchStore {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxWriter,
+    private readonly signal: OutboxSignal,
+  ) {}
+
+  /** Creates a match (ALLOCATING, revision 1) with its participants, in `manager`'s transaction. */
+  async create(
+    manager: EntityManager,
+    input: { id?: string; mode: string; region: string; participants: readonly NewParticipant[] },
+    now = new Date(),
+  ): Promise<MatchChange> {
+    const change = createMatch(
+      {
+        id: input.id ?? randomUUID(),
+        mode: input.mode,
+        region: input.region,
+        participants: input.participants.map(({ playerId, ticketId, team }) => ({ playerId, ticketId, team })),
+      },
+      now,
+    );
+    const { match } = change;
+    await manager.query(
+      `INSERT INTO matches (id, mode, region, state, revision, state_changed_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $6, $6)`,
+      [match.id, match.mode, match.region, match.state, match.revision, now],
+    );
+    await manager.query(
+      `INSERT INTO match_participants (match_id, player_id, ticket_id, team, rating_at_match)
+       SELECT $1, p.player_id, p.ticket_id, p.team, p.rating
+         FROM unnest($2::uuid[], $3::uuid[], $4::int[], $5::float8[]) AS p(player_id, ticket_id, team, rating)`,
+      [
+        match.id,
+        input.participants.map((p) => p.playerId),
+        input.participants.map((p) => p.ticketId),
+        input.participants.map((p) => p.team),
+        input.participants.map((p) => p.rating),
+      ],
+    );
+    await this.outbox.append(manager, change.events.map(envelopeFor));
+    return change;
+  }
+
+  /**
+   * Applies one transition in `manager`'s transaction. With `expectedRevision` the caller's view
+   * must still be current (else {@link StaleMatchRevisionError}); without it the current row is
+   * read and the transition computed from it.
+   */
+  async transition(
+    manager: EntityManager,
+    matchId: string,
+    to: MatchState,
+    options: { expectedRevision?: number; reason?: string; now?: Date } = {},
+  ): Promise<MatchChange> {
+    const current = await this.load(manager, matchId);
+    if (!current) throw new MatchNotFoundError(matchId);
+    if (options.expectedRevision !== undefined && current.revision !== options.expectedRevision) {
+      throw new StaleMatchRevisionError(matchId, options.expectedRevision);
+    }
+    const now = options.now ?? new Date();
+    const change = transitionMatch(current, to, now, options.reason);
+    const result: unknown = await manager.query(
+      `UPDATE matches
+          SET state = $3, revision = revision + 1, state_changed_at = $4, updated_at = $4,
+              failure_reason = COALESCE($5, failure_reason),
+              finished_at = CASE WHEN $6 THEN $4 ELSE finished_at END
+        WHERE id = $1 AND revision = $2
+        RETURNING revision`,
+      [matchId, current.revision, to, now, change.match.failureReason ?? null, TERMINAL_MATCH_STATES.has(to)],
+    );
+    const updated = Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as unknown[]) : [];
+    if (updated.length !== 1) throw new StaleMatchRevisionError(matchId, current.revision);
+    await this.outbox.append(manager, change.events.map(envelopeFor));
+    return change;
+  }
+
+  /**
+   * A transition in its own transaction, re-read and re-computed if a concurrent writer got there
+   * first (never double-applied: each attempt is computed from the committed row), then the relay
+   * is woken.
+   */
+  async transitionNow(
+    matchId: string,
+    to: MatchState,
+    options: { reason?: string; maxAttempts?: number } = {},
+  ): Promise<MatchChange> {
+    const maxAttempts = options.maxAttempts ?? 5;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const change = await runInTransaction(this.dataSource, (manager) =>
+          this.transition(manager, matchId, to, { reason: options.reason }),
+        );
+        this.signal.committed();
+        return change;
+      } catch (error) {
+        if (!(error instanceof StaleMatchRevisionError) || attempt >= maxAttempts) throw error;
+      }
+    }
+  }
+
+  async load(manager: EntityManager | undefined, matchId: string): Promise<MatchSnapshot | undefined> {
+    const runner = manager ?? this.dataSource.manager;
+    const rows = await runner.query<MatchRow[]>(
+      `SELECT id, mode, region, state, revision, failure_reason, state_changed_at FROM matches WHERE id = $1`,
+      [matchId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const participants = await runner.query<{ player_id: string; ticket_id: string; team: number }[]>(
+      `SELECT player_id, ticket_id, team FROM match_participants WHERE match_id = $1 ORDER BY team, player_id`,
+      [matchId],
+    );
+    return {
+      id: row.id,
+      mode: row.mode,
+      region: row.region,
+      state: row.state,
+      revision: Number(row.revision),
+      participants: participants.map((p) => ({ playerId: p.player_id, ticketId: p.ticket_id, team: p.team })),
+      ...(row.failure_reason !== null ? { failureReason: row.failure_reason } : {}),
+      stateChangedAt: row.state_changed_at,
+    };
+  }
+
+  /** The match's events still retained in the outbox, in revision order (after `afterRevision`). */
+  async history(matchId: string, afterRevision = 0): Promise<MatchStateChanged[]> {
+    const rows = await this.dataSource.query<OutboxRow[]>(
+      `SELECT * FROM outbox WHERE aggregate_type = 'match' AND aggregate_id = $1 AND revision > $2 ORDER BY revision`,
+      [matchId, afterRevision],
+    );
+    return rows.map((row) => {
+      const envelope = validateEnvelope(row);
+      if (envelope.event !== 'match.state_changed') throw new Error(`unexpected ${envelope.event} on match ${matchId}`);
+      const { payload } = envelope;
+      return {
+        type: 'match.state_changed',
+        matchId,
+        revision: Number(envelope.revision),
+        from: payload.from,
+        to: payload.to,
+        mode: payload.mode,
+        region: payload.region,
+        ...(payload.reason !== undefined ? { reason: payload.reason } : {}),
+        participants: payload.participants,
+        occurredAt: envelope.occurredAt,
+      };
+    });
+  }
+}

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import Redis from 'ioredis';
+import { loadConfig, ServiceConfig } from '@matchplane/config';
+import { canTransitionMatch, DomainError, foldMatchEvents, MATCH_STATES, TERMINAL_MATCH_STATES } from '@matchplane/domain';
+import { MatchStore, StaleMatchRevisionError, type NewParticipant } from '@matchplane/matches';
+import { InvalidEnvelopeError, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { testRedis, testRedisPrefix } from '../support/redis';
+
+describe(MatchStore.name, () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  let redis: Redis;
+  let store: MatchStore;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = await db.dataSource();
+    redis = testRedis();
+    const config = loadConfig(ServiceConfig, { ...db.env, REDIS_KEY_PREFIX: testRedisPrefix() });
+    store = new MatchStore(dataSource, new OutboxWriter(), new OutboxSignal(redis, config));
+  });
+
+  afterAll(async () => {
+    redis.disconnect();
+    await db.drop();
+  });
+
+  /**
+   * Players and their SEARCHING tickets are the match's preconditions. Their own stores arrive
+   * with the player-entry work; until then this fixture writes the two rows a match refers to.
+   */
+  async function participants(count: number): Promise<NewParticipant[]> {
+    const result: NewParticipant[] = [];
+    for (let index = 0; index < count; index += 1) {
+      const [player] = await dataSource.query<{ id: string }[]>(`INSERT INTO players DEFAULT VALUES RETURNING id`);
+      const [ticket] = await dataSource.query<{ id: string }[]>(
+        `INSERT INTO queue_tickets (id, player_id, mode, state, rating, enqueued_at, last_heartbeat_at, predicted_rtt)
+         VALUES (gen_random_uuid(), $1, 'duel', 'SEARCHING', 1500, now(), now(), '{"eu-west": 20}') RETURNING id`,
+        [player!.id],
+      );
+      result.push({ playerId: player!.id, ticketId: ticket!.id, team: index % 2, rating: 1500 });
+    }
+    return result;
+  }
+
+  const outboxRowsOf = (matchId: string) =>
+    dataSource.query<{ revision: string; player_ids: string[] }[]>(
+      `SELECT revision, player_ids FROM outbox WHERE aggregate_id = $1 ORDER BY revision`,
+      [matchId],
+    );
+
+  it('creates a match and its first envelope, addressed to every participant, in one transaction', async () => {
+    const players = await participants(2);
+    const { match } = await dataSource.transaction((manager) =>
+      store.create(manager, { mode: 'duel', region: 'eu-west', participants: players }),
+    );
+    expect(await store.load(undefined, match.id)).toEqual(match);
+    const rows = await outboxRowsOf(match.id);
+    expect(rows).toEqual([{ revision: '1', player_ids: expect.arrayContaining(players.map((p) => p.playerId)) }]);
+  });
+
+  it('leaves nothing committed when the envelope of the change is invalid', async () => {
+    const players = await participants(2);
+    const id = randomUUID();
+    // The table accepts any text, the envelope schema does not: the writer's own check must fire.
+    const mangledMode = 'x'.repeat(65);
+    await expect(
+      dataSource.transaction((manager) => store.create(manager, { id, mode: mangledMode, region: 'eu-west', participants: players })),
+    ).rejects.toBeInstanceOf(InvalidEnvelopeError);
+    expect(await store.load(undefined, id)).toBeUndefined();
+    expect(await dataSource.query(`SELECT 1 FROM match_participants WHERE match_id = $1`, [id])).toEqual([]);
+    expect(await outboxRowsOf(id)).toEqual([]);
+  });
+
+  it('applies one of two concurrent transitions on the same revision and rejects the other cleanly', async () => {
+    const { match } = await dataSource.transaction(async (manager) =>
+      store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
+    );
+    const attempt = () =>
+      dataSource.transaction((manager) => store.transition(manager, match.id, 'PROCESS_READY', { expectedRevision: 1 }));
+    const results = await Promise.allSettled([attempt(), attempt()]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.find((r) => r.status === 'rejected');
+    expect(rejected && rejected.reason).toBeInstanceOf(StaleMatchRevisionError);
+    expect((await store.load(undefined, match.id))?.revision).toBe(2);
+    expect((await outboxRowsOf(match.id)).map((r) => r.revision)).toEqual(['1', '2']);
+  });
+
+  it('re-reads and re-computes a transition that lost a race, never double-applying it', async () => {
+    const { match } = await dataSource.transaction(async (manager) =>
+      store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
+    );
+    const results = await Promise.allSettled([
+      store.transitionNow(match.id, 'FAILED', { reason: 'allocation failed' }),
+      store.transitionNow(match.id, 'CANCELLED', { reason: 'player cancelled' }),
+    ]);
+    // Whichever lost re-read a terminal match, so its transition became illegal.
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.find((r) => r.status === 'rejected');
+    expect(rejected && rejected.reason).toBeInstanceOf(DomainError);
+    expect((await store.load(undefined, match.id))?.revision).toBe(2);
+    expect(await outboxRowsOf(match.id)).toHaveLength(2);
+  });
+
+  it("folds every match's event history to its stored row", async () => {
+    const ids: string[] = [];
+    for (let index = 0; index < 12; index += 1) {
+      const { match } = await dataSource.transaction(async (manager) =>
+        store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
+      );
+      ids.push(match.id);
+      let state = match.state;
+      for (let step = 0; !TERMINAL_MATCH_STATES.has(state) && step < index % 6; step += 1) {
+        const options = MATCH_STATES.filter((to) => canTransitionMatch(state, to));
+        state = (await store.transitionNow(match.id, options[(index + step) % options.length]!, { reason: `step ${step}` })).match.state;
+      }
+    }
+    const all = await dataSource.query<{ id: string }[]>(`SELECT id FROM matches`);
+    for (const { id } of all) {
+      expect(foldMatchEvents(await store.history(id))).toEqual(await store.load(undefined, id));
+    }
+    expect(all.length).toBeGreaterThanOrEqual(ids.length);
+  });
+});
