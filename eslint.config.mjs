@@ -29,7 +29,16 @@ export default tseslint.config(
       'import-x/no-cycle': 'error',
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/libs/*', '../../libs/**', '**/apps/*'], message: 'Import libs through @matchplane/<lib>; libs never import apps.' }] },
+        { patterns: [{ group: ['**/libs/*', '../../libs/**'], message: 'Import libs through @matchplane/<lib>.' }] },
+      ],
+    },
+  },
+  {
+    files: ['libs/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/libs/*', '../../libs/**', '**/apps/*', '**/apps/**'], message: 'Import libs through @matchplane/<lib>; libs never import apps.' }] },
       ],
     },
   },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
 import { canTransitionMatch, DomainError, foldMatchEvents, MATCH_STATES, TERMINAL_MATCH_STATES } from '@matchplane/domain';
 import { MatchStore, StaleMatchRevisionError, type NewParticipant } from '@matchplane/matches';

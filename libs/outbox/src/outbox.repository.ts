@@ -24,7 +24,7 @@ export class OutboxRepository {
   async claimHeads(limit: number, leaseMs: number): Promise<OutboxRow[]> {
     const result: unknown = await this.dataSource.query(
       `WITH heads AS (
-         SELECT DISTINCT ON (aggregate_id) id, next_attempt_at, claimed_at
+         SELECT DISTINCT ON (aggregate_id) id, aggregate_id, next_attempt_at, claimed_at
            FROM outbox
           WHERE status = 'pending'
           ORDER BY aggregate_id, revision
@@ -32,6 +32,11 @@ export class OutboxRepository {
          SELECT id FROM heads
           WHERE next_attempt_at <= now()
             AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $2 / 1000.0))
+            -- A replayed dead letter can sit below a row already in flight: never two at once.
+            AND NOT EXISTS (
+              SELECT 1 FROM outbox live
+               WHERE live.aggregate_id = heads.aggregate_id AND live.status = 'pending'
+                 AND live.claimed_at >= now() - make_interval(secs => $2 / 1000.0))
           ORDER BY next_attempt_at
           LIMIT $1
        ), locked AS (
@@ -59,6 +64,9 @@ export class OutboxRepository {
          ), locked AS (
            SELECT o.id FROM outbox o JOIN head USING (id)
             WHERE o.status = 'pending' AND o.claimed_at IS NULL AND o.next_attempt_at <= now()
+              AND NOT EXISTS (
+                SELECT 1 FROM outbox live
+                 WHERE live.aggregate_id = $1 AND live.status = 'pending' AND live.claimed_at IS NOT NULL)
               FOR UPDATE OF o SKIP LOCKED
          )
          UPDATE outbox o SET claimed_at = clock_timestamp()

@@ -1,0 +1,500 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
+import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { AuditWriter, TransactionRunner, type AuditEntry } from '@matchplane/persistence';
+import { returnedRows } from './outbox.repository';
+import { OUTBOX_COLUMNS, type OutboxRow } from './outbox.row';
+import { OutboxSignal } from './outbox.signal';
+
+export const DEAD_LETTER_DEFAULT_LIMIT = 50;
+export const DEAD_LETTER_MAX_LIMIT = 500;
+/** Bulk replays commit in batches of about this many rows, each with its audit rows, so no transaction grows with the backlog. */
+export const DEAD_LETTER_REPLAY_BATCH = 500;
+export const DEAD_LETTER_REASON_MAX_LENGTH = 2_000;
+
+/** How replays and discards appear in audit_log. */
+export const DEAD_LETTER_AUDIT = {
+  targetType: 'outbox',
+  replayed: 'outbox.dead_letter.replayed',
+  discarded: 'outbox.dead_letter.discarded',
+} as const;
+
+export interface DeadLetterFilter {
+  event?: string;
+  aggregateId?: string;
+  /** dead_lettered_at >= from */
+  from?: Date;
+  /** dead_lettered_at < to */
+  to?: Date;
+}
+
+/** A bulk replay's selection: a non-empty filter, or `all: true` on its own. */
+export type DeadLetterSelection = DeadLetterFilter & { all?: boolean };
+
+export interface DeadLetterSummary {
+  /** The outbox row id, which is also the event id consumers see again on replay (int8, as a string). */
+  id: string;
+  event: string;
+  aggregateType: string;
+  aggregateId: string;
+  revision: number;
+  occurredAt: Date;
+  attempts: number;
+  lastError: string | null;
+  deadLetteredAt: Date;
+}
+
+export interface DeadLetterPage {
+  items: DeadLetterSummary[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface DeliveryAttempt {
+  attempt: number;
+  error: string;
+  attemptedAt: Date;
+}
+
+export interface DeadLetterDetail extends DeadLetterSummary {
+  playerIds: string[];
+  payload: Record<string, unknown>;
+  createdAt: Date;
+  /** Every recorded delivery failure of this row, oldest first (earlier lives before a replay included). */
+  history: DeliveryAttempt[];
+}
+
+export interface ReplayedDeadLetter {
+  id: string;
+  event: string;
+  aggregateType: string;
+  aggregateId: string;
+  revision: number;
+  status: 'pending';
+}
+
+export interface BulkReplayResult {
+  replayed: number;
+}
+
+export interface DiscardedDeadLetter {
+  id: string;
+  event: string;
+  aggregateType: string;
+  aggregateId: string;
+  revision: number;
+  discarded: true;
+}
+
+const OUTBOX_ID = /^[1-9][0-9]{0,18}$/;
+const INT8_MAX = 9_223_372_036_854_775_807n;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The cursor keeps PostgreSQL's microseconds: a millisecond Date would skip or repeat rows at a page edge. */
+const CURSOR_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const CURSOR_INSTANT_SQL = `to_char(dead_lettered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/** Whether `value` can be an outbox id (a positive int8 in decimal). */
+export function isOutboxId(value: string): boolean {
+  return OUTBOX_ID.test(value) && BigInt(value) <= INT8_MAX;
+}
+
+interface SummaryRow {
+  id: string;
+  event: string;
+  aggregate_type: string;
+  aggregate_id: string;
+  revision: string;
+  occurred_at: Date;
+  attempts: number;
+  last_error: string | null;
+  dead_lettered_at: Date;
+}
+
+/**
+ * The operator's view of the dead letters (`status = 'dead'` rows of the outbox): list, inspect,
+ * replay and discard. A replay puts the same row (same id, same revision) back to pending, so
+ * consumers dedupe it like any redelivery; since the relay only ever claims an aggregate's lowest
+ * pending revision, a replayed row goes out before that aggregate's later pending events. Every
+ * replay and discard writes its audit row in the transaction that makes the change.
+ */
+@Injectable()
+export class DeadLetterService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly transactions: TransactionRunner,
+    private readonly audit: AuditWriter,
+    private readonly signal: OutboxSignal,
+  ) {}
+
+  /** Oldest dead letter first, keyset-paginated on (dead_lettered_at, id). */
+  async list(
+    filter: DeadLetterFilter,
+    cursor?: string,
+    limit = DEAD_LETTER_DEFAULT_LIMIT,
+  ): Promise<DeadLetterPage> {
+    assertFilter(filter);
+    if (!Number.isInteger(limit) || limit < 1 || limit > DEAD_LETTER_MAX_LIMIT) {
+      throw invalid('limit', `limit must be an integer from 1 to ${DEAD_LETTER_MAX_LIMIT}`);
+    }
+    const params: unknown[] = [];
+    const conditions = filterConditions(filter, params);
+    if (cursor !== undefined) {
+      const after = decodeCursor(cursor);
+      params.push(after.at, after.id);
+      const at = `$${params.length - 1}::timestamptz`;
+      // The plain range lets the dead_lettered_at index bound the scan; the row comparison breaks ties.
+      conditions.push(
+        `dead_lettered_at >= ${at}`,
+        `(dead_lettered_at, id) > (${at}, $${params.length}::bigint)`,
+      );
+    }
+    params.push(limit + 1);
+    const rows = await this.dataSource.query<(SummaryRow & { cursor_at: string })[]>(
+      `SELECT id, event, aggregate_type, aggregate_id, revision, occurred_at, attempts, last_error, dead_lettered_at,
+              ${CURSOR_INSTANT_SQL} AS cursor_at
+         FROM outbox
+        WHERE ${conditions.join(' AND ')}
+        ORDER BY dead_lettered_at, id
+        LIMIT $${params.length}`,
+      params,
+    );
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map(summaryOf),
+      nextCursor: rows.length > limit && last ? encodeCursor(last.cursor_at, last.id) : null,
+    };
+  }
+
+  async show(id: string): Promise<DeadLetterDetail> {
+    assertId(id);
+    const [row] = await this.dataSource.query<OutboxRow[]>(
+      `SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE id = $1 AND status = 'dead'`,
+      [id],
+    );
+    if (!row) throw notFound(id);
+    return { ...detailOf(row), history: await this.historyOf(this.dataSource.manager, id) };
+  }
+
+  /** Back to pending with the same id; attempts start again from 0 and it is due at once. */
+  async replay(id: string, actor: string, reason?: string): Promise<ReplayedDeadLetter> {
+    assertId(id);
+    assertActor(actor);
+    const why = normalizedReason(reason, false);
+    const replayed = await this.transactions.run(async (manager) => {
+      const row = await this.lockDead(manager, id);
+      await manager.query(
+        `UPDATE outbox
+            SET status = 'pending', attempts = 0, claimed_at = NULL, next_attempt_at = now(), dead_lettered_at = NULL
+          WHERE id = $1`,
+        [id],
+      );
+      await this.audit.record(manager, replayAudit(row, actor, why));
+      return row;
+    });
+    this.signal.committed();
+    return { ...identityOf(replayed), status: 'pending' };
+  }
+
+  /**
+   * Replays every dead letter the selection matched when the call began (a replayed row that fails
+   * for good again is not picked up a second time). Commits in batches of about
+   * {@link DEAD_LETTER_REPLAY_BATCH} rows, never splitting an aggregate's rows across two, so
+   * the relay sees an aggregate's replayed revisions become pending together and delivers them in
+   * order. Rows another operator is replaying or discarding at that moment are left to them.
+   */
+  async replayMatching(
+    selection: DeadLetterSelection,
+    actor: string,
+    reason: string,
+  ): Promise<BulkReplayResult> {
+    const { all, ...filter } = selection;
+    assertFilter(filter);
+    const empty = Object.values(filter).every((value) => value === undefined);
+    if (all === true && !empty) {
+      throw invalid('all', '`all` replays every dead letter and cannot be combined with a filter');
+    }
+    if (all !== true && empty) {
+      throw invalid(
+        'all',
+        'a bulk replay needs a filter (event, aggregateId, from, to), or `all: true` to replay every dead letter',
+      );
+    }
+    assertActor(actor);
+    const why = normalizedReason(reason, true);
+    const params: unknown[] = [];
+    const matched = await this.dataSource.query<{ id: string; aggregate_id: string }[]>(
+      `SELECT id, aggregate_id FROM outbox WHERE ${filterConditions(filter, params).join(' AND ')}
+        ORDER BY aggregate_id, revision`,
+      params,
+    );
+    let replayed = 0;
+    for (const ids of aggregateAlignedBatches(matched, DEAD_LETTER_REPLAY_BATCH)) {
+      replayed += await this.transactions.run(async (manager) => {
+        const result: unknown = await manager.query(
+          `WITH picked AS (
+             SELECT id, attempts, dead_lettered_at FROM outbox
+              WHERE id = ANY($1::bigint[]) AND status = 'dead'
+                FOR UPDATE SKIP LOCKED
+           )
+           UPDATE outbox o
+              SET status = 'pending', attempts = 0, claimed_at = NULL, next_attempt_at = now(), dead_lettered_at = NULL
+             FROM picked
+            WHERE o.id = picked.id
+           RETURNING o.id, o.event, o.aggregate_type, o.aggregate_id, o.revision, o.occurred_at, o.last_error,
+                     picked.attempts, picked.dead_lettered_at`,
+          [ids],
+        );
+        const rows = returnedRows<SummaryRow>(result);
+        await this.audit.recordMany(
+          manager,
+          rows.map((row) =>
+            replayAudit(row, actor, why, { filter: all === true ? 'all' : filter }),
+          ),
+        );
+        return rows.length;
+      });
+      this.signal.committed();
+    }
+    return { replayed };
+  }
+
+  /** Deletes the dead letter and its attempt history; the audit row keeps the whole envelope. */
+  async discard(id: string, actor: string, reason: string): Promise<DiscardedDeadLetter> {
+    assertId(id);
+    assertActor(actor);
+    const why = normalizedReason(reason, true);
+    const discarded = await this.transactions.run(async (manager) => {
+      const row = await this.lockDead(manager, id);
+      const history = await this.historyOf(manager, id);
+      await manager.query(`DELETE FROM outbox WHERE id = $1`, [id]);
+      await this.audit.record(manager, {
+        actor,
+        action: DEAD_LETTER_AUDIT.discarded,
+        targetType: DEAD_LETTER_AUDIT.targetType,
+        targetId: id,
+        reason: why,
+        details: {
+          envelope: {
+            event: row.event,
+            aggregateType: row.aggregate_type,
+            aggregateId: row.aggregate_id,
+            revision: Number(row.revision),
+            occurredAt: row.occurred_at.toISOString(),
+            playerIds: row.player_ids,
+            payload: row.payload,
+          },
+          attempts: row.attempts,
+          lastError: row.last_error,
+          deadLetteredAt: row.dead_lettered_at?.toISOString() ?? null,
+          createdAt: row.created_at.toISOString(),
+          history: history.map((entry) => ({
+            ...entry,
+            attemptedAt: entry.attemptedAt.toISOString(),
+          })),
+        },
+      });
+      return row;
+    });
+    return { ...identityOf(discarded), discarded: true };
+  }
+
+  /** Locks the row for the rest of the transaction; a row that is not dead cannot be replayed or discarded. */
+  private async lockDead(manager: EntityManager, id: string): Promise<OutboxRow> {
+    const [row] = await manager.query<OutboxRow[]>(
+      `SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE id = $1 FOR UPDATE`,
+      [id],
+    );
+    if (!row) throw notFound(id);
+    if (row.status !== 'dead') {
+      throw new ApiError(
+        409,
+        ErrorCode.NOT_DEAD_LETTERED,
+        `Outbox row ${id} is ${row.status}, not dead-lettered (already replayed?); only dead letters can be replayed or discarded`,
+      );
+    }
+    return row;
+  }
+
+  private async historyOf(manager: EntityManager, id: string): Promise<DeliveryAttempt[]> {
+    const rows = await manager.query<{ attempt: number; error: string; attempted_at: Date }[]>(
+      `SELECT attempt, error, attempted_at FROM outbox_delivery_attempts WHERE outbox_id = $1 ORDER BY attempted_at, id`,
+      [id],
+    );
+    return rows.map((row) => ({
+      attempt: row.attempt,
+      error: row.error,
+      attemptedAt: row.attempted_at,
+    }));
+  }
+}
+
+/** Consecutive ids in batches of at least `size`, cut only where the aggregate changes. */
+function aggregateAlignedBatches(
+  rows: { id: string; aggregate_id: string }[],
+  size: number,
+): string[][] {
+  const batches: string[][] = [];
+  let current: string[] = [];
+  rows.forEach((row, index) => {
+    current.push(row.id);
+    const next = rows[index + 1];
+    if (!next || (current.length >= size && next.aggregate_id !== row.aggregate_id)) {
+      batches.push(current);
+      current = [];
+    }
+  });
+  return batches;
+}
+
+function filterConditions(filter: DeadLetterFilter, params: unknown[]): string[] {
+  const conditions = [`status = 'dead'`];
+  const add = (sql: (placeholder: string) => string, value: unknown) => {
+    params.push(value);
+    conditions.push(sql(`$${params.length}`));
+  };
+  if (filter.event !== undefined) add((p) => `event = ${p}`, filter.event);
+  if (filter.aggregateId !== undefined) add((p) => `aggregate_id = ${p}::uuid`, filter.aggregateId);
+  if (filter.from !== undefined) add((p) => `dead_lettered_at >= ${p}::timestamptz`, filter.from);
+  if (filter.to !== undefined) add((p) => `dead_lettered_at < ${p}::timestamptz`, filter.to);
+  return conditions;
+}
+
+export function encodeCursor(at: string, id: string): string {
+  return Buffer.from(JSON.stringify([at, id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { at: string; id: string } {
+  const bad = () =>
+    new ApiError(
+      400,
+      ErrorCode.INVALID_CURSOR,
+      'cursor is not one this API issued; start again without it',
+    );
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw bad();
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(decoded) || decoded.length !== 2) throw bad();
+  const [at, id] = decoded as unknown[];
+  if (
+    typeof at !== 'string' ||
+    typeof id !== 'string' ||
+    !CURSOR_INSTANT.test(at) ||
+    !isOutboxId(id)
+  )
+    throw bad();
+  // The pattern admits 2025-02-30; a real instant survives the round trip (milliseconds suffice to check it).
+  const millis = `${at.slice(0, 23)}Z`;
+  const parsed = new Date(millis);
+  if (Number.isNaN(parsed.getTime()) || parsed.toISOString() !== millis) throw bad();
+  return { at, id };
+}
+
+function summaryOf(row: SummaryRow): DeadLetterSummary {
+  return {
+    ...identityOf(row),
+    occurredAt: row.occurred_at,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    deadLetteredAt: row.dead_lettered_at,
+  };
+}
+
+function detailOf(row: OutboxRow): Omit<DeadLetterDetail, 'history'> {
+  return {
+    // outbox_dead_has_time: a dead row always has its dead_lettered_at.
+    ...summaryOf({ ...row, dead_lettered_at: row.dead_lettered_at as Date }),
+    playerIds: row.player_ids,
+    payload: row.payload,
+    createdAt: row.created_at,
+  };
+}
+
+function identityOf(
+  row: Pick<SummaryRow, 'id' | 'event' | 'aggregate_type' | 'aggregate_id' | 'revision'>,
+) {
+  return {
+    id: row.id,
+    event: row.event,
+    aggregateType: row.aggregate_type,
+    aggregateId: row.aggregate_id,
+    revision: Number(row.revision),
+  };
+}
+
+function replayAudit(
+  row: Pick<
+    SummaryRow,
+    'id' | 'event' | 'aggregate_type' | 'aggregate_id' | 'revision' | 'attempts' | 'last_error'
+  > & {
+    dead_lettered_at: Date | null;
+  },
+  actor: string,
+  reason: string | null,
+  bulk?: { filter: DeadLetterFilter | 'all' },
+): AuditEntry {
+  return {
+    actor,
+    action: DEAD_LETTER_AUDIT.replayed,
+    targetType: DEAD_LETTER_AUDIT.targetType,
+    targetId: row.id,
+    reason,
+    details: {
+      event: row.event,
+      aggregateType: row.aggregate_type,
+      aggregateId: row.aggregate_id,
+      revision: Number(row.revision),
+      previousAttempts: row.attempts,
+      lastError: row.last_error,
+      deadLetteredAt: row.dead_lettered_at?.toISOString() ?? null,
+      ...(bulk ? { bulk } : {}),
+    },
+  };
+}
+
+function invalid(field: string, message: string): ApiError {
+  return new ApiError(400, ErrorCode.VALIDATION_FAILED, message, {
+    errors: [{ field, problems: [message] }],
+  });
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError(404, ErrorCode.DEAD_LETTER_NOT_FOUND, `No dead letter with id ${id}`);
+}
+
+function assertId(id: string): void {
+  if (!isOutboxId(id))
+    throw invalid('id', `id must be a positive integer outbox id (got "${id.slice(0, 40)}")`);
+}
+
+function assertActor(actor: string): void {
+  if (actor.trim() === '') throw invalid('actor', 'the acting operator must be named');
+}
+
+function assertFilter(filter: DeadLetterFilter): void {
+  if (filter.event !== undefined && filter.event.trim() === '')
+    throw invalid('event', 'event must not be empty');
+  if (filter.aggregateId !== undefined && !UUID.test(filter.aggregateId))
+    throw invalid('aggregateId', 'aggregateId must be a UUID');
+  for (const field of ['from', 'to'] as const) {
+    const value = filter[field];
+    if (value !== undefined && Number.isNaN(value.getTime()))
+      throw invalid(field, `${field} must be a valid instant`);
+  }
+  if (filter.from && filter.to && filter.from > filter.to)
+    throw invalid('from', 'from must not be later than to');
+}
+
+function normalizedReason(reason: string | undefined, required: boolean): string | null {
+  const trimmed = reason?.trim() ?? '';
+  if (required && trimmed === '') throw invalid('reason', 'a reason is required');
+  if (trimmed.length > DEAD_LETTER_REASON_MAX_LENGTH) {
+    throw invalid('reason', `reason must be at most ${DEAD_LETTER_REASON_MAX_LENGTH} characters`);
+  }
+  return trimmed === '' ? null : trimmed;
+}
