@@ -31,12 +31,14 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
     {
       ...base,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
       globalSetup: '<rootDir>/test/support/e2e-global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
   ],
 };

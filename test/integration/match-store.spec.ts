@@ -2,9 +2,19 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type Redis from 'ioredis';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
-import { canTransitionMatch, DomainError, foldMatchEvents, MATCH_STATES, TERMINAL_MATCH_STATES } from '@matchplane/domain';
+import {
+  canTransitionMatch,
+  DomainError,
+  foldMatchEvents,
+  MATCH_STATES,
+  MatchCancelReason,
+  TERMINAL_MATCH_STATES,
+  type MatchCommand,
+} from '@matchplane/domain';
+
+const CANCEL_REASON = Object.values(MatchCancelReason)[0]!;
 import { MatchStore, StaleMatchRevisionError, type NewParticipant } from '@matchplane/matches';
-import { InvalidEnvelopeError, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import { buildEnvelope, InvalidEnvelopeError, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { testRedis, testRedisPrefix } from '../support/redis';
 
@@ -64,10 +74,13 @@ describe(MatchStore.name, () => {
   it('leaves nothing committed when the envelope of the change is invalid', async () => {
     const players = await participants(2);
     const id = randomUUID();
-    // The table accepts any text, the envelope schema does not: the writer's own check must fire.
-    const mangledMode = 'x'.repeat(65);
+    // A writer in the same transaction stamps the -1 sentinel of a CTE that matched nothing: the
+    // builder throws inside the transaction, so the match written before it rolls back too.
     await expect(
-      dataSource.transaction((manager) => store.create(manager, { id, mode: mangledMode, region: 'eu-west', participants: players })),
+      dataSource.transaction(async (manager) => {
+        const { events } = await store.create(manager, { id, mode: 'duel', region: 'eu-west', participants: players });
+        await new OutboxWriter().append(manager, [buildEnvelope({ ...events[0]!, revision: -1 })]);
+      }),
     ).rejects.toBeInstanceOf(InvalidEnvelopeError);
     expect(await store.load(undefined, id)).toBeUndefined();
     expect(await dataSource.query(`SELECT 1 FROM match_participants WHERE match_id = $1`, [id])).toEqual([]);
@@ -79,7 +92,7 @@ describe(MatchStore.name, () => {
       store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
     );
     const attempt = () =>
-      dataSource.transaction((manager) => store.transition(manager, match.id, 'PROCESS_READY', { expectedRevision: 1 }));
+      dataSource.transaction((manager) => store.transition(manager, match.id, { to: 'PROCESS_READY' }, { expectedRevision: 1 }));
     const results = await Promise.allSettled([attempt(), attempt()]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.find((r) => r.status === 'rejected');
@@ -93,8 +106,8 @@ describe(MatchStore.name, () => {
       store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
     );
     const results = await Promise.allSettled([
-      store.transitionNow(match.id, 'FAILED', { reason: 'allocation failed' }),
-      store.transitionNow(match.id, 'CANCELLED', { reason: 'player cancelled' }),
+      store.transitionNow(match.id, { to: 'FAILED', reason: 'ALLOCATION_FAILED' }),
+      store.transitionNow(match.id, { to: 'CANCELLED', reason: CANCEL_REASON }),
     ]);
     // Whichever lost re-read a terminal match, so its transition became illegal.
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
@@ -114,7 +127,14 @@ describe(MatchStore.name, () => {
       let state = match.state;
       for (let step = 0; !TERMINAL_MATCH_STATES.has(state) && step < index % 6; step += 1) {
         const options = MATCH_STATES.filter((to) => canTransitionMatch(state, to));
-        state = (await store.transitionNow(match.id, options[(index + step) % options.length]!, { reason: `step ${step}` })).match.state;
+        const to = options[(index + step) % options.length]!;
+        const command: MatchCommand =
+          to === 'FAILED'
+            ? { to, reason: 'ALLOCATION_FAILED' }
+            : to === 'CANCELLED'
+              ? { to, reason: CANCEL_REASON }
+              : (({ to }) as MatchCommand);
+        state = (await store.transitionNow(match.id, command)).match.state;
       }
     }
     const all = await dataSource.query<{ id: string }[]>(`SELECT id FROM matches`);

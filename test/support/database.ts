@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { DatabaseConfig, loadConfig } from '@matchplane/config';
 import { dataSourceOptions } from '@matchplane/persistence';
 import { allMigrations } from '@matchplane/migrations';
-import { TEMPLATE_DATABASE, TEST_DATABASE_PREFIX, testServices, uniqueSuffix } from './test-env';
+import { TEST_DATABASE_PREFIX, templateDatabase, testServices, uniqueSuffix } from './test-env';
 
 export async function withAdminClient<T>(work: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({
@@ -39,7 +39,7 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
   const migrated = options.migrated ?? true;
   const name = `${TEST_DATABASE_PREFIX}${uniqueSuffix()}`;
   await withAdminClient((client) =>
-    client.query(`CREATE DATABASE "${name}"${migrated ? ` TEMPLATE "${TEMPLATE_DATABASE}"` : ''}`),
+    client.query(`CREATE DATABASE "${name}"${migrated ? ` TEMPLATE "${templateDatabase()}"` : ''}`),
   );
   const env: Record<string, string> = {
     DATABASE_HOST: testServices.host,

@@ -4,7 +4,7 @@ import { DatabaseConfig, loadConfig } from '@matchplane/config';
 import { dataSourceOptions, Migrator } from '@matchplane/persistence';
 import { allMigrations } from '@matchplane/migrations';
 import { withAdminClient } from './database';
-import { TEMPLATE_DATABASE, TEST_DATABASE_PREFIX, testServices } from './test-env';
+import { TEMPLATE_PREFIX, TEST_DATABASE_PREFIX, templateDatabase, testServices } from './test-env';
 
 /**
  * Runs once per `jest` invocation (Jest calls it for each project that has tests; the flag
@@ -13,24 +13,27 @@ import { TEMPLATE_DATABASE, TEST_DATABASE_PREFIX, testServices } from './test-en
  */
 export default async function globalSetup(): Promise<void> {
   if (process.env.MATCHPLANE_TEST_TEMPLATE_READY === '1') return;
+  const template = templateDatabase();
   await withAdminClient(async (client) => {
     // Databases left by an interrupted run of this machine's earlier test processes.
+    // Databases and templates left by interrupted runs: their process ids are dead.
     const stale = await client.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2`,
-      [`${TEST_DATABASE_PREFIX}%`, TEMPLATE_DATABASE],
+      `SELECT datname FROM pg_database WHERE datname LIKE $1 OR datname LIKE $2`,
+      [`${TEST_DATABASE_PREFIX}%`, `${TEMPLATE_PREFIX}%`],
     );
     for (const { datname } of stale.rows) {
-      const pid = Number(datname.slice(TEST_DATABASE_PREFIX.length).split('_')[0]);
+      const owner = datname.startsWith(TEMPLATE_PREFIX) ? datname.slice(TEMPLATE_PREFIX.length) : datname.slice(TEST_DATABASE_PREFIX.length);
+      const pid = Number(owner.split('_')[0]);
       if (!isAlive(pid)) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     }
-    await client.query(`DROP DATABASE IF EXISTS "${TEMPLATE_DATABASE}" WITH (FORCE)`);
-    await client.query(`CREATE DATABASE "${TEMPLATE_DATABASE}"`);
+    await client.query(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
+    await client.query(`CREATE DATABASE "${template}"`);
   });
   const config = loadConfig(DatabaseConfig, {
     DATABASE_HOST: testServices.host,
     DATABASE_PORT: String(testServices.port),
     DATABASE_USER: testServices.user,
-    DATABASE_NAME: TEMPLATE_DATABASE,
+    DATABASE_NAME: template,
     ...(testServices.password ? { DATABASE_PASSWORD: testServices.password } : {}),
   });
   const dataSource = new DataSource(dataSourceOptions(config, { migrations: allMigrations }));
@@ -40,6 +43,7 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await dataSource.destroy();
   }
+  process.env.MATCHPLANE_TEST_TEMPLATE = template;
   process.env.MATCHPLANE_TEST_TEMPLATE_READY = '1';
 }
 

@@ -11,8 +11,16 @@ export const testServices = {
   redisPort: Number(process.env.REDIS_PORT || 6379),
 };
 
-export const TEMPLATE_DATABASE = 'mp_test_template';
 export const TEST_DATABASE_PREFIX = 'mp_t_';
+export const TEMPLATE_PREFIX = 'mp_template_';
+
+/**
+ * The migrated template of this jest run: global setup names it after the jest process and
+ * exports the name to the workers, so concurrent runs on one machine never share one.
+ */
+export function templateDatabase(): string {
+  return process.env.MATCHPLANE_TEST_TEMPLATE ?? `${TEMPLATE_PREFIX}${process.pid}`;
+}
 
 export function uniqueSuffix(): string {
   return `${process.pid}_${randomBytes(4).toString('hex')}`;

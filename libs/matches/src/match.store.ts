@@ -3,15 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
   createMatch,
+  isMatchEndReason,
   transitionMatch,
   TERMINAL_MATCH_STATES,
   type MatchChange,
+  type MatchCommand,
+  type MatchHistoryEvent,
   type MatchParticipant,
   type MatchSnapshot,
   type MatchState,
-  type MatchStateChanged,
 } from '@matchplane/domain';
-import { envelopeFor, OutboxSignal, OutboxWriter, validateEnvelope, type OutboxRow } from '@matchplane/outbox';
+import { envelopesFor, OutboxSignal, OutboxWriter, validateEnvelope, type OutboxRow } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 
 /** The match moved on since the caller read it; nothing was written. */
@@ -93,7 +95,7 @@ export class MatchStore {
         input.participants.map((p) => p.rating),
       ],
     );
-    await this.outbox.append(manager, change.events.map(envelopeFor));
+    await this.outbox.append(manager, envelopesFor(change.events));
     return change;
   }
 
@@ -105,8 +107,8 @@ export class MatchStore {
   async transition(
     manager: EntityManager,
     matchId: string,
-    to: MatchState,
-    options: { expectedRevision?: number; reason?: string; now?: Date } = {},
+    command: MatchCommand,
+    options: { expectedRevision?: number; now?: Date } = {},
   ): Promise<MatchChange> {
     const current = await this.load(manager, matchId);
     if (!current) throw new MatchNotFoundError(matchId);
@@ -114,7 +116,7 @@ export class MatchStore {
       throw new StaleMatchRevisionError(matchId, options.expectedRevision);
     }
     const now = options.now ?? new Date();
-    const change = transitionMatch(current, to, now, options.reason);
+    const change = transitionMatch(current, command, now);
     const result: unknown = await manager.query(
       `UPDATE matches
           SET state = $3, revision = revision + 1, state_changed_at = $4, updated_at = $4,
@@ -122,11 +124,11 @@ export class MatchStore {
               finished_at = CASE WHEN $6 THEN $4 ELSE finished_at END
         WHERE id = $1 AND revision = $2
         RETURNING revision`,
-      [matchId, current.revision, to, now, change.match.failureReason ?? null, TERMINAL_MATCH_STATES.has(to)],
+      [matchId, current.revision, command.to, now, change.match.failureReason ?? null, TERMINAL_MATCH_STATES.has(command.to)],
     );
     const updated = Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as unknown[]) : [];
     if (updated.length !== 1) throw new StaleMatchRevisionError(matchId, current.revision);
-    await this.outbox.append(manager, change.events.map(envelopeFor));
+    await this.outbox.append(manager, envelopesFor(change.events));
     return change;
   }
 
@@ -137,14 +139,14 @@ export class MatchStore {
    */
   async transitionNow(
     matchId: string,
-    to: MatchState,
-    options: { reason?: string; maxAttempts?: number } = {},
+    command: MatchCommand,
+    options: { maxAttempts?: number } = {},
   ): Promise<MatchChange> {
     const maxAttempts = options.maxAttempts ?? 5;
     for (let attempt = 1; ; attempt += 1) {
       try {
         const change = await runInTransaction(this.dataSource, (manager) =>
-          this.transition(manager, matchId, to, { reason: options.reason }),
+          this.transition(manager, matchId, command),
         );
         this.signal.committed();
         return change;
@@ -173,13 +175,13 @@ export class MatchStore {
       state: row.state,
       revision: Number(row.revision),
       participants: participants.map((p) => ({ playerId: p.player_id, ticketId: p.ticket_id, team: p.team })),
-      ...(row.failure_reason !== null ? { failureReason: row.failure_reason } : {}),
+      ...(isMatchEndReason(row.failure_reason) ? { failureReason: row.failure_reason } : {}),
       stateChangedAt: row.state_changed_at,
     };
   }
 
   /** The match's events still retained in the outbox, in revision order (after `afterRevision`). */
-  async history(matchId: string, afterRevision = 0): Promise<MatchStateChanged[]> {
+  async history(matchId: string, afterRevision = 0): Promise<MatchHistoryEvent[]> {
     const rows = await this.dataSource.query<OutboxRow[]>(
       `SELECT * FROM outbox WHERE aggregate_type = 'match' AND aggregate_id = $1 AND revision > $2 ORDER BY revision`,
       [matchId, afterRevision],
@@ -187,19 +189,7 @@ export class MatchStore {
     return rows.map((row) => {
       const envelope = validateEnvelope(row);
       if (envelope.event !== 'match.state_changed') throw new Error(`unexpected ${envelope.event} on match ${matchId}`);
-      const { payload } = envelope;
-      return {
-        type: 'match.state_changed',
-        matchId,
-        revision: Number(envelope.revision),
-        from: payload.from,
-        to: payload.to,
-        mode: payload.mode,
-        region: payload.region,
-        ...(payload.reason !== undefined ? { reason: payload.reason } : {}),
-        participants: payload.participants,
-        occurredAt: envelope.occurredAt,
-      };
+      return envelope;
     });
   }
 }

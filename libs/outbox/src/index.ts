@@ -11,4 +11,6 @@ export * from './subscriber.registry';
 export * from './dead-letter.service';
 export * from './outbox-stats.service';
 export * from './envelope.builder';
+export * from './envelope.error';
 export * from './events';
+export { payloadProblems, type EnvelopeProblem } from './events.schemas';

@@ -8,13 +8,23 @@ import {
 } from '../shared/history.guards';
 import { FIRST_REVISION } from '../shared/revision';
 import { isLabel, isUuid } from '../shared/value.guards';
-import { matchPlayerIds, participantProblems, type MatchSnapshot } from './match.aggregate';
+import {
+  canonicalRoster,
+  matchPlayerIds,
+  participantProblems,
+  type MatchSnapshot,
+} from './match.aggregate';
 import {
   MATCH_STATE_CHANGED,
   type MatchParticipant,
   type MatchStateChangedPayload,
 } from './match.events';
-import { canTransitionMatch, isMatchState, matchReasonsFor, type MatchEndReason } from './match-state.machine';
+import {
+  canTransitionMatch,
+  isMatchState,
+  matchReasonsFor,
+  type MatchEndReason,
+} from './match-state.machine';
 
 /** A `match.state_changed` as a transition returns it, or as the outbox delivers it. */
 export type MatchHistoryEvent = HistoryEvent<typeof MATCH_STATE_CHANGED, MatchStateChangedPayload>;
@@ -41,19 +51,30 @@ export function applyMatchEvent(
 ): MatchSnapshot {
   const where = `match ${event.aggregateId} r${String(event.revision)}`;
   if (event.event !== MATCH_STATE_CHANGED || event.aggregateType !== 'match') {
-    throw inconsistent(`${where}: ${String(event.event)} on ${event.aggregateType} is not a match event`);
+    throw inconsistent(
+      `${where}: ${String(event.event)} on ${event.aggregateType} is not a match event`,
+    );
   }
   if (current !== undefined && event.aggregateId !== current.id) {
-    throw inconsistent(`${where}: belongs to another match than ${current.id}`, { matchId: current.id });
+    throw inconsistent(`${where}: belongs to another match than ${current.id}`, {
+      matchId: current.id,
+    });
   }
-  const revision = expectRevision(event, current === undefined ? FIRST_REVISION : current.revision + 1);
+  const revision = expectRevision(
+    event,
+    current === undefined ? FIRST_REVISION : current.revision + 1,
+  );
   const occurredAt = expectOccurredAt(event);
   const { payload } = event;
   if (payload.matchId !== event.aggregateId) {
-    throw inconsistent(`${where}: payload.matchId ${String(payload.matchId)} is not the aggregate id`);
+    throw inconsistent(
+      `${where}: payload.matchId ${String(payload.matchId)} is not the aggregate id`,
+    );
   }
-  if (!isMatchState(payload.to)) throw inconsistent(`${where}: unknown state ${String(payload.to)}`);
-  const base = current === undefined ? creation(where, event) : continuation(where, current, payload);
+  if (!isMatchState(payload.to))
+    throw inconsistent(`${where}: unknown state ${String(payload.to)}`);
+  const base =
+    current === undefined ? creation(where, event) : continuation(where, current, payload);
   const reason = expectReason(where, payload);
   if (!sameIdSet(event.playerIds, matchPlayerIds(base))) {
     throw inconsistent(`${where}: playerIds are not exactly the participants`);
@@ -75,7 +96,9 @@ type MatchIdentity = Pick<MatchSnapshot, 'id' | 'mode' | 'region' | 'participant
 function creation(where: string, event: MatchHistoryEvent): MatchIdentity {
   const { payload } = event;
   if (payload.from !== null || payload.to !== 'ALLOCATING') {
-    throw inconsistent(`${where}: a match history starts with null -> ALLOCATING, not ${String(payload.from)} -> ${payload.to}`);
+    throw inconsistent(
+      `${where}: a match history starts with null -> ALLOCATING, not ${String(payload.from)} -> ${payload.to}`,
+    );
   }
   const problems = participantProblems(payload.participants);
   if (!isUuid(event.aggregateId)) problems.push('aggregateId must be a canonical lowercase uuid');
@@ -86,15 +109,19 @@ function creation(where: string, event: MatchHistoryEvent): MatchIdentity {
     id: event.aggregateId,
     mode: payload.mode,
     region: payload.region,
-    participants: Object.freeze(
-      payload.participants.map(({ playerId, ticketId, team }) => Object.freeze({ playerId, ticketId, team })),
-    ),
+    participants: canonicalRoster(payload.participants),
   };
 }
 
-function continuation(where: string, current: MatchSnapshot, payload: MatchStateChangedPayload): MatchIdentity {
+function continuation(
+  where: string,
+  current: MatchSnapshot,
+  payload: MatchStateChangedPayload,
+): MatchIdentity {
   if (payload.from !== current.state) {
-    throw inconsistent(`${where}: says it left ${String(payload.from)}, but the match was ${current.state}`);
+    throw inconsistent(
+      `${where}: says it left ${String(payload.from)}, but the match was ${current.state}`,
+    );
   }
   if (!canTransitionMatch(current.state, payload.to)) {
     throw new DomainError(
@@ -106,16 +133,23 @@ function continuation(where: string, current: MatchSnapshot, payload: MatchState
   if (payload.mode !== current.mode || payload.region !== current.region) {
     throw inconsistent(`${where}: mode or region changed during the match`);
   }
-  if (!sameRoster(payload.participants, current.participants)) {
+  if (
+    participantProblems(payload.participants).length > 0 ||
+    !sameRoster(canonicalRoster(payload.participants), canonicalRoster(current.participants))
+  ) {
     throw inconsistent(`${where}: the participants changed during the match`);
   }
   return current;
 }
 
-function expectReason(where: string, payload: MatchStateChangedPayload): MatchEndReason | undefined {
+function expectReason(
+  where: string,
+  payload: MatchStateChangedPayload,
+): MatchEndReason | undefined {
   const allowed = matchReasonsFor(payload.to);
   if (allowed.length === 0) {
-    if (payload.reason !== undefined) throw inconsistent(`${where}: ${payload.to} carries no reason`);
+    if (payload.reason !== undefined)
+      throw inconsistent(`${where}: ${payload.to} carries no reason`);
     return undefined;
   }
   if (payload.reason === undefined || !allowed.includes(payload.reason)) {
@@ -124,9 +158,11 @@ function expectReason(where: string, payload: MatchStateChangedPayload): MatchEn
   return payload.reason;
 }
 
-function sameRoster(left: readonly MatchParticipant[], right: readonly MatchParticipant[]): boolean {
+function sameRoster(
+  left: readonly MatchParticipant[],
+  right: readonly MatchParticipant[],
+): boolean {
   return (
-    Array.isArray(left) &&
     left.length === right.length &&
     left.every((participant, index) => {
       const other = right[index];

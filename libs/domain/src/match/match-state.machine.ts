@@ -9,10 +9,17 @@ export const MatchState = {
 } as const;
 export type MatchState = (typeof MatchState)[keyof typeof MatchState];
 
+/** In lifecycle order. */
 export const MATCH_STATES: readonly MatchState[] = Object.values(MatchState);
 
 export type TerminalMatchState = 'COMPLETED' | 'FAILED' | 'CANCELLED';
 export type LiveMatchState = Exclude<MatchState, TerminalMatchState>;
+
+export const TERMINAL_MATCH_STATES: ReadonlySet<MatchState> = new Set<MatchState>([
+  'COMPLETED',
+  'FAILED',
+  'CANCELLED',
+]);
 
 /** Why a match FAILED. Add codes, never repurpose one: clients and penalties switch on them. */
 export const MatchFailureReason = {
@@ -54,6 +61,14 @@ const MATCH_EXITS: Readonly<Record<MatchState, readonly MatchState[]>> = {
 
 export function isMatchState(value: unknown): value is MatchState {
   return typeof value === 'string' && (MATCH_STATES as readonly string[]).includes(value);
+}
+
+export function isMatchEndReason(value: unknown): value is MatchEndReason {
+  return (
+    typeof value === 'string' &&
+    ((Object.values(MatchFailureReason) as string[]).includes(value) ||
+      (Object.values(MatchCancelReason) as string[]).includes(value))
+  );
 }
 
 export function isTerminalMatchState(state: MatchState): state is TerminalMatchState {
@@ -108,5 +123,8 @@ export function matchFailureAllowsRequeue(
   failedFrom: MatchState,
   reason: MatchFailureReason,
 ): boolean {
-  return (failedFrom === 'ALLOCATING' || failedFrom === 'PROCESS_READY') && !isPlayerCausedFailure(reason);
+  return (
+    (failedFrom === 'ALLOCATING' || failedFrom === 'PROCESS_READY') &&
+    !isPlayerCausedFailure(reason)
+  );
 }

@@ -1,11 +1,7 @@
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
 import { FIRST_REVISION, nextRevision } from '../shared/revision';
 import { assertNow, isLabel, isUuid } from '../shared/value.guards';
-import {
-  MATCH_STATE_CHANGED,
-  type MatchParticipant,
-  type MatchStateChanged,
-} from './match.events';
+import { MATCH_STATE_CHANGED, type MatchParticipant, type MatchStateChanged } from './match.events';
 import {
   canTransitionMatch,
   isMatchState,
@@ -41,13 +37,13 @@ export interface NewMatch {
   readonly participants: readonly MatchParticipant[];
 }
 
-export interface MatchTransition {
+export interface MatchChange {
   readonly match: MatchSnapshot;
   readonly events: readonly MatchStateChanged[];
 }
 
 /** A new match: ALLOCATING at revision 1, announced by a `match.state_changed` from null. */
-export function createMatch(input: NewMatch, now: Date): MatchTransition {
+export function createMatch(input: NewMatch, now: Date): MatchChange {
   assertNow(now);
   const problems: string[] = [];
   if (!isUuid(input.id)) problems.push('id must be a canonical lowercase uuid');
@@ -55,10 +51,11 @@ export function createMatch(input: NewMatch, now: Date): MatchTransition {
   if (!isLabel(input.region)) problems.push('region must be a 1-64 character name');
   problems.push(...participantProblems(input.participants));
   if (problems.length > 0) {
-    throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, `invalid match: ${problems.join('; ')}`, {
-      matchId: input.id,
-      problems,
-    });
+    throw new DomainError(
+      DomainErrorCode.INVALID_ARGUMENT,
+      `invalid match: ${problems.join('; ')}`,
+      { matchId: input.id, problems },
+    );
   }
   const match: MatchSnapshot = Object.freeze({
     id: input.id,
@@ -66,19 +63,25 @@ export function createMatch(input: NewMatch, now: Date): MatchTransition {
     region: input.region,
     state: 'ALLOCATING',
     revision: FIRST_REVISION,
-    participants: freezeParticipants(input.participants),
+    participants: canonicalRoster(input.participants),
     stateChangedAt: new Date(now.getTime()),
   });
   return Object.freeze({ match, events: Object.freeze([matchStateChanged(match, null)]) });
 }
 
 /** The snapshot after `command` (revision + 1) and the event announcing it; throws on an illegal one. */
-export function transitionMatch(match: MatchSnapshot, command: MatchCommand, now: Date): MatchTransition {
+export function transitionMatch(
+  match: MatchSnapshot,
+  command: MatchCommand,
+  now: Date,
+): MatchChange {
   assertNow(now);
   if (!isMatchState(match.state)) {
-    throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, `match ${match.id} has unknown state ${String(match.state)}`, {
-      matchId: match.id,
-    });
+    throw new DomainError(
+      DomainErrorCode.INVALID_ARGUMENT,
+      `match ${match.id} has unknown state ${String(match.state)}`,
+      { matchId: match.id },
+    );
   }
   if (!canTransitionMatch(match.state, command.to)) {
     throw new DomainError(
@@ -99,12 +102,16 @@ export function transitionMatch(match: MatchSnapshot, command: MatchCommand, now
   const { failureReason: _previous, ...rest } = match;
   const next: MatchSnapshot = Object.freeze({
     ...rest,
+    participants: canonicalRoster(match.participants),
     state: command.to,
     revision: nextRevision(match.revision),
     stateChangedAt: new Date(now.getTime()),
     ...(reason === undefined ? {} : { failureReason: reason }),
   });
-  return Object.freeze({ match: next, events: Object.freeze([matchStateChanged(next, match.state)]) });
+  return Object.freeze({
+    match: next,
+    events: Object.freeze([matchStateChanged(next, match.state)]),
+  });
 }
 
 /** Every participant, no-shows included, in roster order. */
@@ -147,29 +154,55 @@ function commandReason(command: MatchCommand): MatchEndReason | undefined {
 
 /** Problems with a roster, each naming the participant's index; empty when it is valid. */
 export function participantProblems(participants: readonly MatchParticipant[]): string[] {
-  if (!Array.isArray(participants) || participants.length === 0) {
+  // Typed input, checked as data: the fold hands in rosters read back from JSON.
+  const list: unknown = participants;
+  if (!Array.isArray(list) || list.length === 0) {
     return ['participants must be a non-empty list'];
   }
   const problems: string[] = [];
   const players = new Set<string>();
   const tickets = new Set<string>();
-  participants.forEach((participant, index) => {
+  (list as unknown[]).forEach((element, index) => {
     const at = `participants[${index}]`;
-    if (!isUuid(participant.playerId)) problems.push(`${at}.playerId must be a canonical lowercase uuid`);
-    else if (players.has(participant.playerId)) problems.push(`${at}.playerId ${participant.playerId} appears twice`);
-    if (!isUuid(participant.ticketId)) problems.push(`${at}.ticketId must be a canonical lowercase uuid`);
-    else if (tickets.has(participant.ticketId)) problems.push(`${at}.ticketId ${participant.ticketId} appears twice`);
-    if (!Number.isSafeInteger(participant.team) || participant.team < 0) {
+    if (typeof element !== 'object' || element === null) {
+      problems.push(`${at} must be an object`);
+      return;
+    }
+    const participant = element as Partial<Record<keyof MatchParticipant, unknown>>;
+    if (!isUuid(participant.playerId))
+      problems.push(`${at}.playerId must be a canonical lowercase uuid`);
+    else if (players.has(participant.playerId))
+      problems.push(`${at}.playerId ${participant.playerId} appears twice`);
+    if (!isUuid(participant.ticketId))
+      problems.push(`${at}.ticketId must be a canonical lowercase uuid`);
+    else if (tickets.has(participant.ticketId))
+      problems.push(`${at}.ticketId ${participant.ticketId} appears twice`);
+    if (
+      typeof participant.team !== 'number' ||
+      !Number.isSafeInteger(participant.team) ||
+      participant.team < 0
+    ) {
       problems.push(`${at}.team must be an integer >= 0`);
     }
-    players.add(participant.playerId);
-    tickets.add(participant.ticketId);
+    if (isUuid(participant.playerId)) players.add(participant.playerId);
+    if (isUuid(participant.ticketId)) tickets.add(participant.ticketId);
   });
   return problems;
 }
 
-function freezeParticipants(participants: readonly MatchParticipant[]): readonly MatchParticipant[] {
+/**
+ * Team, then player id: the order the store reads the roster back in, so a snapshot folded from
+ * the events equals the one loaded from the tables.
+ */
+export function canonicalRoster(
+  participants: readonly MatchParticipant[],
+): readonly MatchParticipant[] {
   return Object.freeze(
-    participants.map(({ playerId, ticketId, team }) => Object.freeze({ playerId, ticketId, team })),
+    [...participants]
+      .sort(
+        (a, b) =>
+          a.team - b.team || (a.playerId < b.playerId ? -1 : a.playerId > b.playerId ? 1 : 0),
+      )
+      .map(({ playerId, ticketId, team }) => Object.freeze({ playerId, ticketId, team })),
   );
 }

@@ -18,10 +18,7 @@ export function inconsistent(message: string, details: Record<string, unknown> =
 }
 
 /** The event's revision as a number, after checking it is exactly the one expected next. */
-export function expectRevision(
-  event: HistoryEvent<string, unknown>,
-  expected: number,
-): number {
+export function expectRevision(event: HistoryEvent<string, unknown>, expected: number): number {
   const { revision } = event;
   const exact =
     typeof revision === 'bigint'
@@ -51,7 +48,9 @@ export function expectRevision(
 
 export function expectOccurredAt(event: HistoryEvent<string, unknown>): Date {
   if (!isValidDate(event.occurredAt)) {
-    throw inconsistent(`${event.aggregateType} ${event.aggregateId} r${String(event.revision)}: occurredAt is not a valid Date`);
+    throw inconsistent(
+      `${event.aggregateType} ${event.aggregateId} r${String(event.revision)}: occurredAt is not a valid Date`,
+    );
   }
   return new Date(event.occurredAt.getTime());
 }
@@ -59,5 +58,7 @@ export function expectOccurredAt(event: HistoryEvent<string, unknown>): Date {
 /** Same members, each once; the order of player_ids carries no meaning. */
 export function sameIdSet(left: readonly string[], right: readonly string[]): boolean {
   const set = new Set(left);
-  return set.size === left.length && left.length === right.length && right.every((id) => set.has(id));
+  return (
+    set.size === left.length && left.length === right.length && right.every((id) => set.has(id))
+  );
 }

@@ -10,6 +10,8 @@ const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 // eslint-disable-next-line no-control-regex
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 export const LABEL_MAX_LENGTH = 64;
 
 /** A canonical lowercase uuid other than the nil uuid (which only ever means "unset"). */
@@ -29,6 +31,13 @@ export function isLabel(value: unknown): value is string {
     value.trim() === value &&
     !CONTROL_CHARACTER.test(value)
   );
+}
+
+/** An instant exactly as Date#toISOString() prints it, which is how payloads carry times. */
+export function isIsoInstant(value: unknown): value is string {
+  if (typeof value !== 'string' || !ISO_INSTANT.test(value)) return false;
+  const parsed = new Date(value);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString() === value;
 }
 
 export function isValidDate(value: unknown): value is Date {

@@ -10,11 +10,20 @@ export const TicketState = {
 } as const;
 export type TicketState = (typeof TicketState)[keyof typeof TicketState];
 
+/** In lifecycle order. */
 export const TICKET_STATES: readonly TicketState[] = Object.values(TicketState);
 
 export type TerminalTicketState = 'COMPLETED' | 'CANCELLED' | 'EXPIRED' | 'FAILED';
 /** The states in which a ticket belongs to a match. */
 export type MatchedTicketState = 'MATCHED' | 'ASSIGNED' | 'CONNECTED';
+
+/** The states in which a player holds its one live ticket (the partial unique index of queue_tickets). */
+export const LIVE_TICKET_STATES: ReadonlySet<TicketState> = new Set<TicketState>([
+  'SEARCHING',
+  'MATCHED',
+  'ASSIGNED',
+  'CONNECTED',
+]);
 
 /** Why a ticket ended or went back to the queue. Add codes, never repurpose one. */
 export const TicketReason = {
@@ -51,6 +60,10 @@ export function isTicketState(value: unknown): value is TicketState {
   return typeof value === 'string' && (TICKET_STATES as readonly string[]).includes(value);
 }
 
+export function isTicketReason(value: unknown): value is TicketReason {
+  return typeof value === 'string' && (Object.values(TicketReason) as string[]).includes(value);
+}
+
 export function isTerminalTicketState(state: TicketState): state is TerminalTicketState {
   return TICKET_EXITS[state].length === 0;
 }
@@ -71,11 +84,16 @@ export function canTransitionTicket(from: TicketState, to: TicketState): boolean
  * The reasons an event from `from` (null: the creation) into `to` may carry; empty means it
  * carries none, otherwise exactly one of them is required.
  */
-export function ticketReasonsFor(from: TicketState | null, to: TicketState): readonly TicketReason[] {
+export function ticketReasonsFor(
+  from: TicketState | null,
+  to: TicketState,
+): readonly TicketReason[] {
   if (from === null) return [];
   switch (to) {
     case 'CANCELLED':
-      return isMatchedTicketState(from) ? ['PLAYER_CANCELLED', 'MATCH_CANCELLED'] : ['PLAYER_CANCELLED'];
+      return isMatchedTicketState(from)
+        ? ['PLAYER_CANCELLED', 'MATCH_CANCELLED']
+        : ['PLAYER_CANCELLED'];
     case 'EXPIRED':
       return ['HEARTBEAT_TIMEOUT'];
     case 'FAILED':

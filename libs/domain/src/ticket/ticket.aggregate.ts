@@ -1,4 +1,8 @@
-import { matchFailureAllowsRequeue, type MatchFailureReason, type MatchState } from '../match/match-state.machine';
+import {
+  matchFailureAllowsRequeue,
+  type MatchFailureReason,
+  type MatchState,
+} from '../match/match-state.machine';
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
 import { FIRST_REVISION, nextRevision } from '../shared/revision';
 import { assertNow, isLabel, isUuid, isValidDate } from '../shared/value.guards';
@@ -58,13 +62,13 @@ export interface NewTicket {
   readonly predictedRtt?: Readonly<Record<string, number>>;
 }
 
-export interface TicketTransition {
+export interface TicketChange {
   readonly ticket: TicketSnapshot;
   readonly events: readonly TicketStateChanged[];
 }
 
 /** A new ticket: SEARCHING at revision 1, enqueued and heartbeating as of `now`. */
-export function createTicket(input: NewTicket, now: Date): TicketTransition {
+export function createTicket(input: NewTicket, now: Date): TicketChange {
   assertNow(now);
   const problems: string[] = [];
   if (!isUuid(input.id)) problems.push('id must be a canonical lowercase uuid');
@@ -73,13 +77,15 @@ export function createTicket(input: NewTicket, now: Date): TicketTransition {
   if (typeof input.rating !== 'number' || !Number.isFinite(input.rating)) {
     problems.push('rating must be a finite number');
   }
-  const predictedRtt = input.predictedRtt ?? {};
+  // Only absence means "no probe yet"; a null is a caller's nil map and is refused, not papered over.
+  const predictedRtt = input.predictedRtt === undefined ? {} : input.predictedRtt;
   problems.push(...rttProblems(predictedRtt));
   if (problems.length > 0) {
-    throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, `invalid ticket: ${problems.join('; ')}`, {
-      ticketId: input.id,
-      problems,
-    });
+    throw new DomainError(
+      DomainErrorCode.INVALID_ARGUMENT,
+      `invalid ticket: ${problems.join('; ')}`,
+      { ticketId: input.id, problems },
+    );
   }
   const at = now.getTime();
   const ticket: TicketSnapshot = Object.freeze({
@@ -94,16 +100,25 @@ export function createTicket(input: NewTicket, now: Date): TicketTransition {
     lastHeartbeatAt: new Date(at),
     stateChangedAt: new Date(at),
   });
-  return Object.freeze({ ticket, events: Object.freeze([ticketStateChanged(ticket, null, undefined, undefined)]) });
+  return Object.freeze({
+    ticket,
+    events: Object.freeze([ticketStateChanged(ticket, null, undefined, undefined)]),
+  });
 }
 
 /** The snapshot after `command` (revision + 1) and the event announcing it; throws on an illegal one. */
-export function transitionTicket(ticket: TicketSnapshot, command: TicketCommand, now: Date): TicketTransition {
+export function transitionTicket(
+  ticket: TicketSnapshot,
+  command: TicketCommand,
+  now: Date,
+): TicketChange {
   assertNow(now);
   if (!isTicketState(ticket.state)) {
-    throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, `ticket ${ticket.id} has unknown state ${String(ticket.state)}`, {
-      ticketId: ticket.id,
-    });
+    throw new DomainError(
+      DomainErrorCode.INVALID_ARGUMENT,
+      `ticket ${ticket.id} has unknown state ${String(ticket.state)}`,
+      { ticketId: ticket.id },
+    );
   }
   const from = ticket.state;
   if (!canTransitionTicket(from, command.to)) {
@@ -115,7 +130,9 @@ export function transitionTicket(ticket: TicketSnapshot, command: TicketCommand,
   }
   const reason = guardCommand(ticket, command, now);
   const allowed = ticketReasonsFor(from, command.to);
-  if (allowed.length > 0 ? reason === undefined || !allowed.includes(reason) : reason !== undefined) {
+  if (
+    allowed.length > 0 ? reason === undefined || !allowed.includes(reason) : reason !== undefined
+  ) {
     throw new DomainError(
       DomainErrorCode.ILLEGAL_TRANSITION,
       `ticket ${ticket.id}: ${from} -> ${command.to} takes ${allowed.length > 0 ? `a reason out of ${allowed.join(', ')}` : 'no reason'}, got ${String(reason)}`,
@@ -127,6 +144,9 @@ export function transitionTicket(ticket: TicketSnapshot, command: TicketCommand,
   const nextMatchId = command.to === 'SEARCHING' ? undefined : eventMatchId;
   const next: TicketSnapshot = Object.freeze({
     ...rest,
+    predictedRtt: Object.freeze({ ...ticket.predictedRtt }),
+    enqueuedAt: new Date(ticket.enqueuedAt.getTime()),
+    lastHeartbeatAt: new Date(ticket.lastHeartbeatAt.getTime()),
     state: command.to,
     revision: nextRevision(ticket.revision),
     stateChangedAt: new Date(now.getTime()),
@@ -139,13 +159,19 @@ export function transitionTicket(ticket: TicketSnapshot, command: TicketCommand,
 }
 
 /** Checks what the command claims against the ticket; returns the reason its event carries. */
-function guardCommand(ticket: TicketSnapshot, command: TicketCommand, now: Date): TicketReason | undefined {
+function guardCommand(
+  ticket: TicketSnapshot,
+  command: TicketCommand,
+  now: Date,
+): TicketReason | undefined {
   switch (command.to) {
     case 'MATCHED':
       if (!isUuid(command.matchId)) {
-        throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, 'matchId must be a canonical lowercase uuid', {
-          ticketId: ticket.id,
-        });
+        throw new DomainError(
+          DomainErrorCode.INVALID_ARGUMENT,
+          'matchId must be a canonical lowercase uuid',
+          { ticketId: ticket.id },
+        );
       }
       return undefined;
     case 'ASSIGNED':
@@ -209,7 +235,11 @@ export function heartbeatExpired(
 }
 
 export function assertTimeout(heartbeatTimeoutMs: number): void {
-  if (typeof heartbeatTimeoutMs !== 'number' || !Number.isFinite(heartbeatTimeoutMs) || heartbeatTimeoutMs < 0) {
+  if (
+    typeof heartbeatTimeoutMs !== 'number' ||
+    !Number.isFinite(heartbeatTimeoutMs) ||
+    heartbeatTimeoutMs < 0
+  ) {
     throw new DomainError(
       DomainErrorCode.INVALID_ARGUMENT,
       `heartbeatTimeoutMs must be a finite number >= 0, got ${String(heartbeatTimeoutMs)}`,
@@ -223,7 +253,8 @@ function rttProblems(predictedRtt: unknown): string[] {
   }
   return Object.entries(predictedRtt).flatMap(([region, ms]) => {
     const problems: string[] = [];
-    if (!isLabel(region)) problems.push(`predictedRtt region ${JSON.stringify(region)} is not a 1-64 character name`);
+    if (!isLabel(region))
+      problems.push(`predictedRtt region ${JSON.stringify(region)} is not a 1-64 character name`);
     if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
       problems.push(`predictedRtt.${region} must be a finite number of ms >= 0`);
     }

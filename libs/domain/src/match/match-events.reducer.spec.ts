@@ -1,0 +1,220 @@
+import { randomUUID } from 'node:crypto';
+import { DomainError } from '../shared/domain.error';
+import {
+  createMatch,
+  transitionMatch,
+  type MatchCommand,
+  type MatchSnapshot,
+} from './match.aggregate';
+import { foldMatchEvents, type MatchHistoryEvent } from './match-events.reducer';
+import type { MatchStateChanged } from './match.events';
+import {
+  MatchCancelReason,
+  MatchFailureReason,
+  matchExits,
+  TERMINAL_MATCH_STATES,
+  type MatchState,
+} from './match-state.machine';
+
+const t0 = new Date('2026-12-01T10:00:00.000Z');
+
+/** A small deterministic PRNG, so a failing sequence can be replayed from its seed. */
+function prng(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+function pick<T>(random: () => number, values: readonly T[]): T {
+  return values[Math.floor(random() * values.length)]!;
+}
+
+function newMatch(players = 4) {
+  const participants = Array.from({ length: players }, (_, index) => ({
+    playerId: randomUUID(),
+    ticketId: randomUUID(),
+    team: index % 2,
+  }));
+  return createMatch({ id: randomUUID(), mode: 'duel', region: 'eu-west', participants }, t0);
+}
+
+function randomCommand(random: () => number, from: MatchState): MatchCommand {
+  const to = pick(random, matchExits(from));
+  switch (to) {
+    case 'FAILED':
+      return { to, reason: pick(random, Object.values(MatchFailureReason)) };
+    case 'CANCELLED':
+      return { to, reason: pick(random, Object.values(MatchCancelReason)) };
+    case 'PROCESS_READY':
+    case 'ASSIGNMENT_READY':
+    case 'IN_PROGRESS':
+    case 'COMPLETED':
+      return { to };
+    case 'ALLOCATING':
+      throw new Error('nothing leads back to ALLOCATING');
+  }
+}
+
+/** A random legal history, sometimes stopping before the match ends. */
+function randomHistory(seed: number): { match: MatchSnapshot; history: MatchStateChanged[] } {
+  const random = prng(seed);
+  let { match, events } = newMatch(1 + Math.floor(random() * 6));
+  const history = [...events];
+  while (!TERMINAL_MATCH_STATES.has(match.state) && random() < 0.9) {
+    ({ match, events } = transitionMatch(
+      match,
+      randomCommand(random, match.state),
+      new Date(t0.getTime() + history.length * 1000),
+    ));
+    history.push(...events);
+  }
+  return { match, history };
+}
+
+function fails(run: () => unknown): DomainError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+  throw new Error('expected a DomainError');
+}
+
+describe(foldMatchEvents.name, () => {
+  it('folds 300 random legal histories back to exactly the final snapshot', () => {
+    for (let seed = 1; seed <= 300; seed += 1) {
+      const { match, history } = randomHistory(seed);
+      expect(foldMatchEvents(history)).toStrictEqual(match);
+    }
+  });
+
+  it('resumes from a snapshot with the events after it, as a reconnecting client does', () => {
+    for (let seed = 1; seed <= 50; seed += 1) {
+      const { match, history } = randomHistory(seed);
+      const cut = Math.max(1, Math.floor(history.length / 2));
+      const seen = foldMatchEvents(history.slice(0, cut));
+      expect(foldMatchEvents(history.slice(cut), seen)).toStrictEqual(match);
+    }
+  });
+
+  it('accepts a bigint revision, as the outbox may hand one back', () => {
+    const { history, match } = randomHistory(7);
+    const asBigints: MatchHistoryEvent[] = history.map((event) => ({
+      ...event,
+      revision: BigInt(event.revision),
+    }));
+    expect(foldMatchEvents(asBigints)).toStrictEqual(match);
+  });
+
+  function longHistory(): MatchStateChanged[] {
+    const created = newMatch();
+    const a = transitionMatch(created.match, { to: 'PROCESS_READY' }, t0);
+    const b = transitionMatch(a.match, { to: 'ASSIGNMENT_READY' }, t0);
+    const c = transitionMatch(b.match, { to: 'IN_PROGRESS' }, t0);
+    return [...created.events, ...a.events, ...b.events, ...c.events];
+  }
+
+  it.each([
+    ['a gap', (h: MatchStateChanged[]) => [h[0]!, h[1]!, h[3]!]],
+    ['a repeated revision', (h: MatchStateChanged[]) => [h[0]!, h[1]!, h[1]!, h[2]!]],
+    ['two revisions swapped', (h: MatchStateChanged[]) => [h[0]!, h[2]!, h[1]!, h[3]!]],
+    ['a history that starts past revision 1', (h: MatchStateChanged[]) => h.slice(1)],
+    ['a fractional revision', (h: MatchStateChanged[]) => [h[0]!, { ...h[1]!, revision: 1.5 }]],
+  ])('rejects %s with REVISION_GAP', (_, mangle) => {
+    expect(fails(() => foldMatchEvents(mangle(longHistory()))).code).toBe('REVISION_GAP');
+  });
+
+  it('rejects a resumed history that does not start right after the snapshot', () => {
+    const history = longHistory();
+    const seen = foldMatchEvents(history.slice(0, 2));
+    expect(fails(() => foldMatchEvents(history.slice(3), seen)).code).toBe('REVISION_GAP');
+    expect(fails(() => foldMatchEvents(history.slice(1), seen)).code).toBe('REVISION_GAP');
+  });
+
+  it('rejects an empty history', () => {
+    expect(fails(() => foldMatchEvents([])).code).toBe('INCONSISTENT_HISTORY');
+  });
+
+  it.each([
+    [
+      'an event of another match',
+      (h: MatchStateChanged[]) => [h[0]!, { ...h[1]!, aggregateId: randomUUID() }],
+    ],
+    ['a ticket event', (h: MatchStateChanged[]) => [h[0]!, { ...h[1]!, aggregateType: 'ticket' }]],
+    [
+      'a payload naming another match',
+      (h: MatchStateChanged[]) => [
+        h[0]!,
+        { ...h[1]!, payload: { ...h[1]!.payload, matchId: randomUUID() } },
+      ],
+    ],
+    [
+      'a from that is not the current state',
+      (h: MatchStateChanged[]) => [
+        h[0]!,
+        { ...h[1]!, payload: { ...h[1]!.payload, from: 'PROCESS_READY' as const } },
+      ],
+    ],
+    [
+      'a changed region',
+      (h: MatchStateChanged[]) => [
+        h[0]!,
+        { ...h[1]!, payload: { ...h[1]!.payload, region: 'us-east' } },
+      ],
+    ],
+    [
+      'a changed roster',
+      (h: MatchStateChanged[]) => [
+        h[0]!,
+        {
+          ...h[1]!,
+          payload: { ...h[1]!.payload, participants: h[1]!.payload.participants.slice(1) },
+        },
+      ],
+    ],
+    [
+      'an event not addressed to every participant',
+      (h: MatchStateChanged[]) => [h[0]!, { ...h[1]!, playerIds: h[1]!.playerIds.slice(1) }],
+    ],
+    [
+      'a creation that is not null -> ALLOCATING',
+      (h: MatchStateChanged[]) => [
+        { ...h[0]!, payload: { ...h[0]!.payload, from: 'ALLOCATING' as const } },
+      ],
+    ],
+    [
+      'a reason on a non-terminal state',
+      (h: MatchStateChanged[]) => [
+        h[0]!,
+        { ...h[1]!, payload: { ...h[1]!.payload, reason: 'SERVER_LOST' as const } },
+      ],
+    ],
+    [
+      'an invalid occurredAt',
+      (h: MatchStateChanged[]) => [h[0]!, { ...h[1]!, occurredAt: new Date('nope') }],
+    ],
+  ])('rejects %s with INCONSISTENT_HISTORY', (_, mangle) => {
+    expect(fails(() => foldMatchEvents(mangle(longHistory()) as MatchHistoryEvent[])).code).toBe(
+      'INCONSISTENT_HISTORY',
+    );
+  });
+
+  it('rejects an illegal transition recorded in the history', () => {
+    const history = longHistory();
+    const jump = { ...history[1]!, payload: { ...history[1]!.payload, to: 'COMPLETED' as const } };
+    expect(fails(() => foldMatchEvents([history[0]!, jump])).code).toBe('ILLEGAL_TRANSITION');
+  });
+
+  it('rejects a terminal state without its reason', () => {
+    const created = newMatch();
+    const failed = transitionMatch(created.match, { to: 'FAILED', reason: 'SERVER_LOST' }, t0)
+      .events[0]!;
+    const { reason: _dropped, ...payload } = failed.payload;
+    expect(fails(() => foldMatchEvents([...created.events, { ...failed, payload }])).code).toBe(
+      'INCONSISTENT_HISTORY',
+    );
+  });
+});

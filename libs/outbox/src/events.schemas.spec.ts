@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+import { EVENT_TYPES, AGGREGATE_TYPE_OF, isEventType } from './events';
+import { payloadProblems } from './events.schemas';
+
+const playerA = randomUUID();
+const playerB = randomUUID();
+
+function matchPayload(patch: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    matchId: randomUUID(),
+    from: 'ALLOCATING',
+    to: 'PROCESS_READY',
+    region: 'eu-west',
+    mode: 'duel',
+    participants: [
+      { playerId: playerA, ticketId: randomUUID(), team: 0 },
+      { playerId: playerB, ticketId: randomUUID(), team: 1 },
+    ],
+    ...patch,
+  };
+}
+
+function ticketPayload(patch: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    ticketId: randomUUID(),
+    from: 'SEARCHING',
+    to: 'MATCHED',
+    mode: 'duel',
+    enqueuedAt: '2026-12-01T10:00:00.000Z',
+    matchId: randomUUID(),
+    ...patch,
+  };
+}
+
+function without(payload: Record<string, unknown>, field: string): Record<string, unknown> {
+  const { [field]: _omitted, ...rest } = payload;
+  return rest;
+}
+
+const fields = (problems: { field: string }[]) => problems.map((problem) => problem.field);
+
+describe('event registry', () => {
+  it('knows exactly the events the domain emits, each with its aggregate type', () => {
+    expect(EVENT_TYPES).toEqual(['match.state_changed', 'ticket.state_changed']);
+    expect(AGGREGATE_TYPE_OF).toEqual({
+      'match.state_changed': 'match',
+      'ticket.state_changed': 'ticket',
+    });
+    expect(isEventType('match.state_changed')).toBe(true);
+    expect(isEventType('match.created')).toBe(false);
+  });
+});
+
+describe('match.state_changed payload', () => {
+  const problemsOf = (payload: unknown) => payloadProblems('match.state_changed', payload);
+
+  it('accepts a valid payload, and a creation from null', () => {
+    expect(problemsOf(matchPayload())).toEqual([]);
+    expect(problemsOf(matchPayload({ from: null, to: 'ALLOCATING' }))).toEqual([]);
+    expect(problemsOf(matchPayload({ to: 'FAILED', reason: 'ALLOCATION_FAILED' }))).toEqual([]);
+    expect(
+      problemsOf(
+        matchPayload({ from: 'IN_PROGRESS', to: 'CANCELLED', reason: 'OPERATOR_CANCELLED' }),
+      ),
+    ).toEqual([]);
+  });
+
+  it.each(['matchId', 'from', 'to', 'region', 'mode', 'participants'])('requires %s', (field) => {
+    expect(fields(problemsOf(without(matchPayload(), field)))).toContain(`payload.${field}`);
+  });
+
+  it.each([
+    ['a non-uuid matchId', { matchId: 'm-1' }, 'payload.matchId'],
+    ['an unknown state', { to: 'EXPLODED' }, 'payload.to'],
+    ['an unknown from', { from: 'LIMBO' }, 'payload.from'],
+    ['a lowercase state', { to: 'process_ready' }, 'payload.to'],
+    ['a region that is a number', { region: 1 }, 'payload.region'],
+    ['an empty mode', { mode: '' }, 'payload.mode'],
+    ['a mode over 64 characters', { mode: 'x'.repeat(65) }, 'payload.mode'],
+    ['a region with a trailing space', { region: 'eu-west ' }, 'payload.region'],
+    [
+      'participants that are not an array',
+      { participants: { 0: { playerId: playerA } } },
+      'payload.participants',
+    ],
+    ['no participants', { participants: [] }, 'payload.participants'],
+    ['a participant that is not an object', { participants: ['p1'] }, 'payload.participants.0'],
+    [
+      'a participant without its ticket',
+      { participants: [{ playerId: playerA, team: 0 }] },
+      'payload.participants.0.ticketId',
+    ],
+    [
+      'a negative team',
+      { participants: [{ playerId: playerA, ticketId: randomUUID(), team: -1 }] },
+      'payload.participants.0.team',
+    ],
+    [
+      'a fractional team',
+      { participants: [{ playerId: playerA, ticketId: randomUUID(), team: 0.5 }] },
+      'payload.participants.0.team',
+    ],
+    [
+      'a team given as a string',
+      { participants: [{ playerId: playerA, ticketId: randomUUID(), team: '0' }] },
+      'payload.participants.0.team',
+    ],
+    [
+      'an unknown participant field',
+      { participants: [{ playerId: playerA, ticketId: randomUUID(), team: 0, rating: 1 }] },
+      'payload.participants.0.rating',
+    ],
+    ['an unknown field', { extra: 1 }, 'payload.extra'],
+    ['a null reason', { reason: null }, 'payload.reason'],
+  ])('rejects %s', (_, patch, field) => {
+    expect(fields(problemsOf(matchPayload(patch)))).toContain(field);
+  });
+
+  it.each([
+    [
+      'a transition the machine does not have',
+      { from: 'ALLOCATING', to: 'COMPLETED' },
+      'payload.to',
+    ],
+    [
+      'a way out of a terminal state',
+      { from: 'COMPLETED', to: 'FAILED', reason: 'SERVER_LOST' },
+      'payload.to',
+    ],
+    ['a creation into anything but ALLOCATING', { from: null, to: 'PROCESS_READY' }, 'payload.to'],
+    ['FAILED without a reason', { to: 'FAILED' }, 'payload.reason'],
+    [
+      'FAILED with a cancel reason',
+      { to: 'FAILED', reason: 'OPERATOR_CANCELLED' },
+      'payload.reason',
+    ],
+    ['CANCELLED with a failure reason', { to: 'CANCELLED', reason: 'NO_SHOW' }, 'payload.reason'],
+    ['a reason on a forward step', { reason: 'SERVER_LOST' }, 'payload.reason'],
+    ['a free-text reason', { to: 'FAILED', reason: 'allocation failed' }, 'payload.reason'],
+  ])('rejects %s', (_, patch, field) => {
+    expect(fields(problemsOf(matchPayload(patch)))).toEqual([field]);
+  });
+
+  it('rejects a player or a ticket twice in the roster', () => {
+    const ticketId = randomUUID();
+    expect(
+      problemsOf(
+        matchPayload({
+          participants: [
+            { playerId: playerA, ticketId: randomUUID(), team: 0 },
+            { playerId: playerA, ticketId: randomUUID(), team: 1 },
+          ],
+        }),
+      ),
+    ).toEqual([{ field: 'payload.participants', message: expect.stringMatching(/appears twice/) }]);
+    expect(
+      fields(
+        problemsOf(
+          matchPayload({
+            participants: [
+              { playerId: playerA, ticketId, team: 0 },
+              { playerId: playerB, ticketId, team: 1 },
+            ],
+          }),
+        ),
+      ),
+    ).toEqual(['payload.participants']);
+  });
+
+  it.each([
+    ['null', null],
+    ['an array', []],
+    ['a string', 'payload'],
+    ['a Date', new Date()],
+    ['a class instance', new (class Payload {})()],
+  ])('rejects a payload that is %s', (_, payload) => {
+    expect(problemsOf(payload)).toEqual([
+      { field: 'payload', message: expect.stringMatching(/must be a JSON object/) },
+    ]);
+  });
+
+  it('is not fooled by a __proto__ key in parsed JSON', () => {
+    const payload = JSON.parse(
+      `{"__proto__": {"matchId": "${randomUUID()}"}, "to": "PROCESS_READY"}`,
+    ) as unknown;
+    expect(problemsOf(payload).length).toBeGreaterThan(0);
+  });
+});
+
+describe('ticket.state_changed payload', () => {
+  const problemsOf = (payload: unknown) => payloadProblems('ticket.state_changed', payload);
+
+  it('accepts valid payloads through the lifecycle', () => {
+    const matchId = randomUUID();
+    expect(problemsOf(ticketPayload({ matchId }))).toEqual([]);
+    expect(problemsOf(without(ticketPayload({ from: null, to: 'SEARCHING' }), 'matchId'))).toEqual(
+      [],
+    );
+    expect(
+      problemsOf(ticketPayload({ from: 'MATCHED', to: 'SEARCHING', reason: 'MATCH_FAILED' })),
+    ).toEqual([]);
+    expect(
+      problemsOf(ticketPayload({ from: 'ASSIGNED', to: 'FAILED', reason: 'NO_SHOW' })),
+    ).toEqual([]);
+    expect(
+      problemsOf(without(ticketPayload({ to: 'EXPIRED', reason: 'HEARTBEAT_TIMEOUT' }), 'matchId')),
+    ).toEqual([]);
+  });
+
+  it.each(['ticketId', 'from', 'to', 'mode', 'enqueuedAt'])('requires %s', (field) => {
+    expect(fields(problemsOf(without(ticketPayload(), field)))).toContain(`payload.${field}`);
+  });
+
+  it.each([
+    ['a non-uuid ticketId', { ticketId: 't-1' }, 'payload.ticketId'],
+    ['an unknown state', { to: 'LOST' }, 'payload.to'],
+    [
+      'an enqueuedAt without milliseconds',
+      { enqueuedAt: '2026-12-01T10:00:00Z' },
+      'payload.enqueuedAt',
+    ],
+    [
+      'an enqueuedAt with an offset',
+      { enqueuedAt: '2026-12-01T11:00:00.000+01:00' },
+      'payload.enqueuedAt',
+    ],
+    [
+      'an enqueuedAt that is no date',
+      { enqueuedAt: '2026-02-30T10:00:00.000Z' },
+      'payload.enqueuedAt',
+    ],
+    ['an enqueuedAt in epoch ms', { enqueuedAt: 1764583200000 }, 'payload.enqueuedAt'],
+    ['a non-uuid matchId', { matchId: 'm-1' }, 'payload.matchId'],
+    ['an unknown field', { region: 'eu' }, 'payload.region'],
+    [
+      'a reason outside the ticket codes',
+      { from: 'MATCHED', to: 'FAILED', reason: 'SERVER_LOST' },
+      'payload.reason',
+    ],
+  ])('rejects %s', (_, patch, field) => {
+    expect(fields(problemsOf(ticketPayload(patch)))).toContain(field);
+  });
+
+  it.each([
+    ['a MATCHED that names no match', without(ticketPayload(), 'matchId'), 'payload.matchId'],
+    [
+      'a creation that names a match',
+      ticketPayload({ from: null, to: 'SEARCHING' }),
+      'payload.matchId',
+    ],
+    [
+      'a requeue that does not name the match it left',
+      without(
+        ticketPayload({ from: 'ASSIGNED', to: 'SEARCHING', reason: 'MATCH_FAILED' }),
+        'matchId',
+      ),
+      'payload.matchId',
+    ],
+    [
+      'a transition the machine does not have',
+      ticketPayload({ from: 'MATCHED', to: 'COMPLETED' }),
+      'payload.to',
+    ],
+    [
+      'a creation into anything but SEARCHING',
+      ticketPayload({ from: null, to: 'MATCHED' }),
+      'payload.to',
+    ],
+    [
+      'a requeue without its reason',
+      ticketPayload({ from: 'MATCHED', to: 'SEARCHING' }),
+      'payload.reason',
+    ],
+    [
+      'a no-show before the assignment',
+      ticketPayload({ from: 'MATCHED', to: 'FAILED', reason: 'NO_SHOW' }),
+      'payload.reason',
+    ],
+    ['a reason on a forward step', ticketPayload({ reason: 'MATCH_FAILED' }), 'payload.reason'],
+  ])('rejects %s', (_, payload, field) => {
+    expect(fields(problemsOf(payload))).toEqual([field]);
+  });
+});

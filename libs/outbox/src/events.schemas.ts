@@ -1,0 +1,289 @@
+// class-transformer's @Type reads the emitted design types at decoration time.
+import 'reflect-metadata';
+import { plainToInstance, Type } from 'class-transformer';
+import {
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  Min,
+  ValidateBy,
+  ValidateIf,
+  ValidateNested,
+  validateSync,
+  type ValidationError,
+} from 'class-validator';
+import {
+  canTransitionMatch,
+  canTransitionTicket,
+  isIsoInstant,
+  isLabel,
+  isUuid,
+  MatchCancelReason,
+  MatchFailureReason,
+  matchReasonsFor,
+  MATCH_STATES,
+  participantProblems,
+  TicketReason,
+  ticketEventHasMatch,
+  ticketReasonsFor,
+  TICKET_STATES,
+  type MatchEndReason,
+  type MatchState,
+  type TicketState,
+} from '@matchplane/domain';
+import type { EventPayloads, EventType } from './events';
+
+/** One thing wrong with an envelope, named by its field path (`payload.participants.0.team`). */
+export interface EnvelopeProblem {
+  readonly field: string;
+  readonly message: string;
+}
+
+const IsCanonicalUuid = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isCanonicalUuid',
+    validator: {
+      validate: (value: unknown) => isUuid(value),
+      defaultMessage: () => 'must be a canonical lowercase uuid (not the nil uuid)',
+    },
+  });
+
+const IsLabel = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isLabel',
+    validator: {
+      validate: (value: unknown) => isLabel(value),
+      defaultMessage: () =>
+        'must be a name of 1-64 printable characters without surrounding whitespace',
+    },
+  });
+
+const IsIsoInstant = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isIsoInstant',
+    validator: {
+      validate: (value: unknown) => isIsoInstant(value),
+      defaultMessage: () => 'must be an ISO-8601 UTC instant as Date#toISOString() prints it',
+    },
+  });
+
+/** `null` is a value here (the creation's `from`); a missing field is not. */
+const NullOrIn = (values: readonly string[]): PropertyDecorator => {
+  const nullable = ValidateIf((_object: object, value: unknown) => value !== null);
+  const member = IsIn(values, { message: `must be null or one of ${values.join(', ')}` });
+  return (target, key) => {
+    nullable(target, key);
+    member(target, key);
+  };
+};
+
+/** Optional means absent: an explicit null is validated, and rejected, like any other value. */
+const IfPresent = (): PropertyDecorator =>
+  ValidateIf((_object: object, value: unknown) => value !== undefined);
+
+const MATCH_END_REASONS: readonly MatchEndReason[] = [
+  ...Object.values(MatchFailureReason),
+  ...Object.values(MatchCancelReason),
+];
+
+class ParticipantSchema {
+  @IsCanonicalUuid()
+  playerId!: string;
+
+  @IsCanonicalUuid()
+  ticketId!: string;
+
+  @IsInt()
+  @Min(0)
+  team!: number;
+}
+
+class MatchStateChangedSchema {
+  @IsCanonicalUuid()
+  matchId!: string;
+
+  @NullOrIn(MATCH_STATES)
+  from!: MatchState | null;
+
+  @IsIn(MATCH_STATES)
+  to!: MatchState;
+
+  @IfPresent()
+  @IsIn(MATCH_END_REASONS)
+  reason?: MatchEndReason;
+
+  @IsLabel()
+  region!: string;
+
+  @IsLabel()
+  mode!: string;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ValidateNested({ each: true })
+  @Type(() => ParticipantSchema)
+  participants!: ParticipantSchema[];
+}
+
+class TicketStateChangedSchema {
+  @IsCanonicalUuid()
+  ticketId!: string;
+
+  @NullOrIn(TICKET_STATES)
+  from!: TicketState | null;
+
+  @IsIn(TICKET_STATES)
+  to!: TicketState;
+
+  @IsLabel()
+  mode!: string;
+
+  @IsIsoInstant()
+  enqueuedAt!: string;
+
+  @IfPresent()
+  @IsCanonicalUuid()
+  matchId?: string;
+
+  @IfPresent()
+  @IsIn(Object.values(TicketReason))
+  reason?: TicketReason;
+}
+
+type Schemas = { [E in EventType]: new () => object };
+
+const PAYLOAD_SCHEMAS: Schemas = {
+  'match.state_changed': MatchStateChangedSchema,
+  'ticket.state_changed': TicketStateChangedSchema,
+};
+
+/**
+ * Everything wrong with `payload` as the payload of `event`, first its shape (class-validator,
+ * unknown fields rejected), then, once the shape holds, the rules that tie its fields together.
+ * Empty when it is valid.
+ */
+export function payloadProblems(event: EventType, payload: unknown): EnvelopeProblem[] {
+  if (!isPlainObject(payload)) {
+    return [{ field: 'payload', message: `must be a JSON object, got ${describeValue(payload)}` }];
+  }
+  const instance = plainToInstance(PAYLOAD_SCHEMAS[event], payload);
+  const errors = validateSync(instance, {
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    forbidUnknownValues: true,
+    validationError: { target: false, value: false },
+  });
+  if (errors.length > 0) return flatten(errors, 'payload');
+  return semanticProblems(event, payload as unknown as EventPayloads[EventType]);
+}
+
+function semanticProblems<E extends EventType>(
+  event: E,
+  payload: EventPayloads[E],
+): EnvelopeProblem[] {
+  switch (event) {
+    case 'match.state_changed':
+      return matchRules(payload as EventPayloads['match.state_changed']);
+    case 'ticket.state_changed':
+      return ticketRules(payload as EventPayloads['ticket.state_changed']);
+  }
+  return [];
+}
+
+function matchRules(payload: EventPayloads['match.state_changed']): EnvelopeProblem[] {
+  const problems: EnvelopeProblem[] = [];
+  const { from, to, reason } = payload;
+  if (from === null ? to !== 'ALLOCATING' : !canTransitionMatch(from, to)) {
+    problems.push({
+      field: 'payload.to',
+      message: `${String(from)} -> ${to} is not a match transition`,
+    });
+  }
+  problems.push(...reasonProblems(matchReasonsFor(to), reason, `${to}`));
+  for (const message of participantProblems(payload.participants)) {
+    problems.push({ field: 'payload.participants', message });
+  }
+  return problems;
+}
+
+function ticketRules(payload: EventPayloads['ticket.state_changed']): EnvelopeProblem[] {
+  const problems: EnvelopeProblem[] = [];
+  const { from, to, reason, matchId } = payload;
+  if (from === null ? to !== 'SEARCHING' : !canTransitionTicket(from, to)) {
+    problems.push({
+      field: 'payload.to',
+      message: `${String(from)} -> ${to} is not a ticket transition`,
+    });
+  }
+  const needsMatch = ticketEventHasMatch(from, to);
+  if (needsMatch && matchId === undefined) {
+    problems.push({
+      field: 'payload.matchId',
+      message: `${String(from)} -> ${to} must name its match`,
+    });
+  } else if (!needsMatch && matchId !== undefined) {
+    problems.push({
+      field: 'payload.matchId',
+      message: `${String(from)} -> ${to} concerns no match`,
+    });
+  }
+  problems.push(...reasonProblems(ticketReasonsFor(from, to), reason, `${String(from)} -> ${to}`));
+  return problems;
+}
+
+function reasonProblems(
+  allowed: readonly string[],
+  reason: string | undefined,
+  what: string,
+): EnvelopeProblem[] {
+  if (allowed.length === 0) {
+    return reason === undefined
+      ? []
+      : [{ field: 'payload.reason', message: `${what} carries no reason` }];
+  }
+  if (reason === undefined || !allowed.includes(reason)) {
+    return [
+      { field: 'payload.reason', message: `${what} needs a reason out of ${allowed.join(', ')}` },
+    ];
+  }
+  return [];
+}
+
+function flatten(errors: readonly ValidationError[], parent: string): EnvelopeProblem[] {
+  return errors.flatMap((error) => {
+    const field = `${parent}.${error.property}`;
+    const own = Object.entries(error.constraints ?? {}).map(([constraint, message]) => ({
+      field,
+      message:
+        constraint === 'whitelistValidation'
+          ? 'is not a field of this payload'
+          : // class-validator starts its messages with the property name, which `field` already says.
+            message.startsWith(`${error.property} `)
+            ? message.slice(error.property.length + 1)
+            : message,
+    }));
+    return [...own, ...flatten(error.children ?? [], field)];
+  });
+}
+
+/** A JSON object: not null, not an array, not a class instance (a Date, a Map) that JSON would mangle. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof Date) return 'a Date';
+  if (typeof value === 'string') {
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
+  }
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+    return `${typeof value} ${String(value)}`;
+  }
+  return `a ${typeof value}`;
+}
