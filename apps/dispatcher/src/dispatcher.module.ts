@@ -3,10 +3,11 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { DispatcherConfig } from '@matchplane/config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
-import { DELIVERY_QUEUE, OutboxModule } from '@matchplane/outbox';
+import { DELIVERY_QUEUE, OutboxModule, OutboxStatsService } from '@matchplane/outbox';
 import { bullConnection } from '@matchplane/persistence';
 import { DeliveryWorker } from './delivery.worker';
 import { OutboxAuditor } from './outbox.auditor';
+import { OutboxBacklogMetrics } from './outbox-backlog.metrics';
 import { OutboxRelay } from './outbox.relay';
 import { ClientNotificationSubscriber, NOTIFICATIONS_CLIENT } from './subscribers/client-notification.subscriber';
 
@@ -39,6 +40,8 @@ export class DispatcherModule {
         OutboxRelay,
         DeliveryWorker,
         OutboxAuditor,
+        OutboxStatsService,
+        OutboxBacklogMetrics,
         ClientNotificationSubscriber,
       ],
     };
