@@ -24,6 +24,12 @@ describe('every app boots and reports its health', () => {
 
   const serviceEnv = () => ({ ...db.env, REDIS_KEY_PREFIX: prefix });
 
+  /** Shutdown hooks ran to the end (Nest then re-raises SIGTERM, which is the exit status). */
+  async function expectCleanStop(app: RunningApp): Promise<void> {
+    expect(await app.stop()).toBe('SIGTERM');
+    expect(app.output()).toMatch(/shutting down on SIGTERM[\s\S]*stopped cleanly/);
+  }
+
   async function startWithPort(name: AppName, portVariable: string, extra: Record<string, string> = {}) {
     const port = await freePort();
     const app = startApp(name, { ...serviceEnv(), [portVariable]: String(port), ...extra });
@@ -32,7 +38,7 @@ describe('every app boots and reports its health', () => {
   }
 
   it.each(['dispatcher', 'matcher', 'allocator', 'maintenance'] as const)(
-    '%s serves /health covering PostgreSQL and Redis on its own listener, and exits 0 on SIGTERM',
+    '%s serves /health covering PostgreSQL and Redis on its own listener, and stops cleanly on SIGTERM',
     async (name) => {
       const { app, healthUrl } = await startWithPort(name, 'HEALTH_PORT');
       const body = (await waitForHttp(healthUrl)) as HealthBody;
@@ -40,7 +46,7 @@ describe('every app boots and reports its health', () => {
       expect(body.details).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' } });
       const metrics = await fetch(healthUrl.replace('/health', '/metrics')).then((r) => r.text());
       expect(metrics).toContain(`process_cpu_user_seconds_total{app="${name}"}`);
-      expect(await app.stop()).toBe(0);
+      await expectCleanStop(app);
     },
   );
 
@@ -55,9 +61,9 @@ describe('every app boots and reports its health', () => {
     const body = (await waitForHttp(gameServer.healthUrl)) as HealthBody;
     expect(body.details['matchplane-api']).toEqual({ status: 'up' });
 
-    expect(await api.app.stop()).toBe(0);
+    await expectCleanStop(api.app);
     await waitForHttp(gameServer.healthUrl, 503);
-    expect(await gameServer.app.stop()).toBe(0);
+    await expectCleanStop(gameServer.app);
   });
 
   it('reports 503 naming Redis when Redis is unreachable, instead of crashing', async () => {

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { GameServerConfig } from '@matchplane/config';
-import { healthEndpointProvider, LoggingModule, MetricsRegistry } from '@matchplane/observability';
+import { healthEndpointProvider, LifecycleLogger, LoggingModule, MetricsRegistry } from '@matchplane/observability';
 import { ControlPlaneHealth } from './control-plane.health';
 
 @Module({})
@@ -14,6 +14,7 @@ export class GameServerModule {
         { provide: GameServerConfig, useValue: config },
         { provide: MetricsRegistry, useValue: new MetricsRegistry('game-server') },
         ControlPlaneHealth,
+        LifecycleLogger,
         healthEndpointProvider(ControlPlaneHealth, config.HEALTH_HOST, config.HEALTH_PORT),
       ],
     };

@@ -6,3 +6,4 @@ export * from './health/health-listener';
 export * from './health/health.controller';
 export * from './service-runtime.module';
 export * from './bootstrap';
+export * from './lifecycle.logger';

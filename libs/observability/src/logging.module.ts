@@ -1,5 +1,7 @@
 import { type DynamicModule, Module, RequestMethod } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
+import { destination } from 'pino';
+import pretty from 'pino-pretty';
 import type { LoggingConfig } from '@matchplane/config';
 
 /** Paths never written to a log line: credentials of every kind. */
@@ -18,15 +20,14 @@ export class LoggingModule {
       module: LoggingModule,
       imports: [
         LoggerModule.forRoot({
-          pinoHttp: {
-            name: appName,
-            level: config.LOG_LEVEL,
-            redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
-            transport:
-              config.LOG_FORMAT === 'pretty'
-                ? { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } }
-                : undefined,
-          },
+          pinoHttp: [
+            { name: appName, level: config.LOG_LEVEL, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
+            // Synchronous writes: Nest re-raises SIGTERM right after the shutdown hooks, and an
+            // asynchronous stream would lose the last lines (the ones that say how it stopped).
+            config.LOG_FORMAT === 'pretty'
+              ? pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+              : destination({ dest: 1, sync: true }),
+          ],
           // Health probes and scrapes every few seconds would drown the request log.
           exclude: [
             { method: RequestMethod.GET, path: 'health' },

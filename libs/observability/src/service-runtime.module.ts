@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { ServiceConfig, type WorkerConfig } from '@matchplane/config';
 import { PersistenceModule, RedisModule, type DataSourceExtras } from '@matchplane/persistence';
+import { LifecycleLogger } from './lifecycle.logger';
 import { LoggingModule } from './logging.module';
 import { MetricsRegistry } from './metrics.registry';
 import { AppHealthService } from './health/app-health.service';
@@ -52,6 +53,7 @@ export class ServiceRuntimeModule {
         { provide: ServiceConfig, useValue: config },
         RedisHealthIndicator,
         AppHealthService,
+        LifecycleLogger,
       ],
       exports: [MetricsRegistry, AppHealthService, LoggingModule, ServiceConfig],
     };
