@@ -5,6 +5,7 @@ import { ApiConfig, loadConfigOrExit } from '@matchplane/config';
 import { bootLogger, exitOnBootFailure } from '@matchplane/observability';
 import { ApiModule } from './api.module';
 import { configureApi } from './http/configure-api';
+import { serveOpenApi } from './http/openapi';
 
 async function bootstrap(config: ApiConfig): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
@@ -14,6 +15,7 @@ async function bootstrap(config: ApiConfig): Promise<void> {
   );
   app.useLogger(app.get(Logger));
   configureApi(app);
+  serveOpenApi(app);
   app.enableShutdownHooks();
   await app.listen(config.API_PORT, config.API_HOST);
   app.get(Logger).log(`api listening on http://${config.API_HOST}:${config.API_PORT}`);

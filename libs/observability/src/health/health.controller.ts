@@ -1,9 +1,11 @@
 import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import type { HealthCheckResult } from '@nestjs/terminus';
 import { MetricsRegistry } from '../metrics.registry';
 import { AppHealthService } from './app-health.service';
 
-/** Ops routes of the API process, outside the versioned contract. */
+/** Ops routes of the API process, outside the versioned contract (and its OpenAPI document). */
+@ApiExcludeController()
 @Controller()
 export class HealthController {
   constructor(

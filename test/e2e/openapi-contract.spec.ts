@@ -1,0 +1,79 @@
+import { ROUTE_PREFIXES } from '@matchplane/contracts';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { freePort, startApp, waitForHttp, type RunningApp } from '../support/processes';
+import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
+
+type OpenApi = { paths: Record<string, Record<string, unknown>> };
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+/**
+ * Every path the generated contract declares is routed for a real caller, under both prefixes:
+ * a declared route that 404s (a router helper rejecting a path, a prefix missing) is the bug
+ * this guards against. Unauthenticated calls may be refused (401/403/503), never "no such route".
+ */
+describe('OpenAPI contract', () => {
+  let db: TestDatabase;
+  let api: RunningApp;
+  let baseUrl: string;
+  let document: OpenApi;
+  const prefix = testRedisPrefix();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    api = startApp('api', { ...db.env, REDIS_KEY_PREFIX: prefix, API_PORT: String(port) });
+    await waitForHttp(`${baseUrl}/health`);
+    document = (await (await fetch(`${baseUrl}/api/v1/openapi.json`)).json()) as OpenApi;
+  });
+
+  afterAll(async () => {
+    await api?.stop();
+    await db?.drop();
+    await deleteRedisPrefix(prefix);
+  });
+
+  it('is served under both prefixes', async () => {
+    const other = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as OpenApi;
+    expect(other).toEqual(document);
+    expect(Object.keys(document.paths).length).toBeGreaterThan(0);
+  });
+
+  it('declares every path under both prefixes and nothing outside them', () => {
+    const paths = Object.keys(document.paths);
+    for (const path of paths) {
+      const [, first, second] = path.split('/');
+      const prefix = first === 'api' ? `api/${second}` : first;
+      expect(ROUTE_PREFIXES).toContain(prefix);
+      const rest = path.slice(prefix.length + 1);
+      for (const other of ROUTE_PREFIXES) expect(paths).toContain(`/${other}${rest}`);
+    }
+  });
+
+  it('routes every declared path and method', async () => {
+    const unrouted: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths)) {
+      const url = baseUrl + path.replace(/\{[^}]+\}/g, '1');
+      for (const method of METHODS.filter((m) => m in operations)) {
+        const response = await fetch(url, {
+          method: method.toUpperCase(),
+          headers: method === 'get' || method === 'delete' ? {} : { 'content-type': 'application/json' },
+          body: method === 'get' || method === 'delete' ? undefined : '{}',
+        });
+        const body = (await response.json()) as { code?: string };
+        // A 404 for a real resource would carry its own code; NOT_FOUND is the router's.
+        if (response.status === 404 && body.code === 'NOT_FOUND') unrouted.push(`${method.toUpperCase()} ${path}`);
+        if (response.status >= 500 && response.status !== 503) unrouted.push(`${method.toUpperCase()} ${path} -> ${response.status}`);
+      }
+    }
+    expect(unrouted).toEqual([]);
+  });
+
+  it('answers an undeclared path with a problem+json 404', async () => {
+    const response = await fetch(`${baseUrl}/v1/no-such-route`);
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await response.json()).toMatchObject({ status: 404, code: 'NOT_FOUND' });
+  });
+});
