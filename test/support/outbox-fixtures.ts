@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Module, Optional, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Module,
+  Optional,
+  type DynamicModule,
+  type INestApplicationContext,
+  type LoggerService,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type Redis from 'ioredis';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -48,7 +56,6 @@ export function testAggregateState(revision: number): TicketState {
 export interface WrittenEvent {
   aggregateId: string;
   revision: number;
-  outboxId: string;
 }
 
 interface AggregateRow {
@@ -72,7 +79,11 @@ export class TestAggregates {
   ) {}
 
   /** Creates the table (once per database) and a writer signalling relays under `redisKeyPrefix`. */
-  static async create(db: TestDatabase, redis: Redis, redisKeyPrefix: string): Promise<TestAggregates> {
+  static async create(
+    db: TestDatabase,
+    redis: Redis,
+    redisKeyPrefix: string,
+  ): Promise<TestAggregates> {
     const dataSource = await db.dataSource();
     await dataSource.query(
       `CREATE TABLE IF NOT EXISTS test_aggregates (
@@ -102,29 +113,27 @@ export class TestAggregates {
   }
 
   /**
-   * One transition from `expected`; undefined (nothing committed) when another writer got there
-   * first. Signals the relays after commit, as every production writer does.
+   * One transition from `expected` (by default, the revision it reads); undefined, with nothing
+   * committed, when another writer got there first. Signals the relays after commit, as every
+   * production writer does.
    */
-  async transition(id: string, expected: number): Promise<WrittenEvent | undefined> {
+  async transition(id: string, expected?: number): Promise<WrittenEvent | undefined> {
     const written = await this.dataSource.transaction(async (manager) => {
       const current = await this.load(manager, id);
-      if (Number(current.revision) !== expected) return undefined;
+      const from = expected ?? Number(current.revision);
+      if (Number(current.revision) !== from) return undefined;
       const change = nextChange(current, new Date());
       const stamped = returnedRows<{ revision: string }>(
         await manager.query(
           `UPDATE test_aggregates SET revision = revision + 1, state = $3, match_id = $4
             WHERE id = $1 AND revision = $2 RETURNING revision`,
-          [id, expected, change.ticket.state, change.ticket.matchId ?? null],
+          [id, from, change.ticket.state, change.ticket.matchId ?? null],
         ),
       )[0];
-      // Lost the race between the read and the update: roll back, write nothing.
+      // Lost the race between the read and the update: write nothing.
       if (!stamped || Number(stamped.revision) !== change.ticket.revision) return undefined;
       await this.writer.append(manager, envelopesFor(change.events));
-      const [row] = await manager.query<{ id: string }[]>(
-        `SELECT id FROM outbox WHERE aggregate_id = $1 AND revision = $2`,
-        [id, change.ticket.revision],
-      );
-      return { aggregateId: id, revision: change.ticket.revision, outboxId: row!.id };
+      return { aggregateId: id, revision: change.ticket.revision };
     });
     if (written) this.signal.committed();
     return written;
@@ -133,10 +142,20 @@ export class TestAggregates {
   /** One transition from whatever the revision is now, re-reading it after a lost race. */
   async advance(id: string): Promise<WrittenEvent> {
     for (;;) {
-      const written = await this.transition(id, await this.revisionOf(id));
+      const written = await this.transition(id);
       if (written) return written;
       this.lostRaces += 1;
     }
+  }
+
+  /** The outbox row of one revision of an aggregate. */
+  async outboxIdOf(event: WrittenEvent): Promise<string> {
+    const [row] = await this.dataSource.query<{ id: string }[]>(
+      `SELECT id FROM outbox WHERE aggregate_id = $1 AND revision = $2`,
+      [event.aggregateId, event.revision],
+    );
+    if (!row) throw new Error(`no outbox row for ${event.aggregateId} r${event.revision}`);
+    return row.id;
   }
 
   /** `count` transitions of each aggregate, aggregates interleaved, one transaction each. */
@@ -153,7 +172,7 @@ export class TestAggregates {
    * revision stamped as usual, but the row inserted by raw SQL with a payload missing `from`, `to`,
    * `mode` and `enqueuedAt`, so it can never pass `validateEnvelope`. Later transitions go on from it.
    */
-  async writePoison(id: string): Promise<WrittenEvent> {
+  async writePoison(id: string): Promise<WrittenEvent & { outboxId: string }> {
     const written = await this.dataSource.transaction(async (manager) => {
       const current = await this.load(manager, id);
       if (Number(current.revision) !== 0) throw new Error(`test aggregate ${id} already exists`);
@@ -188,7 +207,10 @@ export class TestAggregates {
 function nextChange(row: AggregateRow, now: Date): TicketChange {
   const revision = Number(row.revision);
   if (revision === 0 || row.state === null) {
-    return createTicket({ id: row.id, playerId: row.player_id, mode: TEST_AGGREGATE_MODE, rating: 1500 }, now);
+    return createTicket(
+      { id: row.id, playerId: row.player_id, mode: TEST_AGGREGATE_MODE, rating: 1500 },
+      now,
+    );
   }
   const ticket: TicketSnapshot = {
     id: row.id,
@@ -207,7 +229,14 @@ function nextChange(row: AggregateRow, now: Date): TicketChange {
     ? transitionTicket(ticket, { to: 'MATCHED', matchId: randomUUID() }, now)
     : transitionTicket(
         ticket,
-        { to: 'SEARCHING', failedMatch: { matchId: row.match_id!, failedFrom: 'ALLOCATING', reason: 'ALLOCATION_FAILED' } },
+        {
+          to: 'SEARCHING',
+          failedMatch: {
+            matchId: row.match_id!,
+            failedFrom: 'ALLOCATING',
+            reason: 'ALLOCATION_FAILED',
+          },
+        },
         now,
       );
 }
@@ -224,7 +253,10 @@ export interface OutboxRowState {
   dead_lettered_at: Date | null;
 }
 
-export async function outboxRows(dataSource: DataSource, aggregateIds?: readonly string[]): Promise<OutboxRowState[]> {
+export async function outboxRows(
+  dataSource: DataSource,
+  aggregateIds?: readonly string[],
+): Promise<OutboxRowState[]> {
   const rows = await dataSource.query<(Omit<OutboxRowState, 'revision'> & { revision: string })[]>(
     `SELECT id, aggregate_id, revision, status, attempts, last_error, claimed_at, published_at, dead_lettered_at
        FROM outbox WHERE $1::uuid[] IS NULL OR aggregate_id = ANY($1::uuid[])
@@ -254,10 +286,12 @@ export async function deliveryAttempts(
   );
 }
 
-export async function countByStatus(dataSource: DataSource): Promise<Record<'pending' | 'published' | 'dead', number>> {
-  const rows = await dataSource.query<{ status: 'pending' | 'published' | 'dead'; count: number }[]>(
-    `SELECT status, count(*)::int AS count FROM outbox GROUP BY status`,
-  );
+export async function countByStatus(
+  dataSource: DataSource,
+): Promise<Record<'pending' | 'published' | 'dead', number>> {
+  const rows = await dataSource.query<
+    { status: 'pending' | 'published' | 'dead'; count: number }[]
+  >(`SELECT status, count(*)::int AS count FROM outbox GROUP BY status`);
   const counts = { pending: 0, published: 0, dead: 0 };
   for (const row of rows) counts[row.status] = row.count;
   return counts;
@@ -293,7 +327,11 @@ export class RecordingSubscriber implements OutboxSubscriber {
   }
 
   /** Fails every delivery of the aggregate (or the next `times` ones) until told otherwise. */
-  failFor(aggregateId: string, kind: FailureKind = 'transient', times = Number.POSITIVE_INFINITY): void {
+  failFor(
+    aggregateId: string,
+    kind: FailureKind = 'transient',
+    times = Number.POSITIVE_INFINITY,
+  ): void {
     this.failures.set(aggregateId, { kind, remaining: times });
   }
 
@@ -304,7 +342,9 @@ export class RecordingSubscriber implements OutboxSubscriber {
       failure.remaining -= 1;
       this.calls.push({ aggregateId: envelope.aggregateId, revision, outcome: failure.kind });
       const message = `recorder refuses ${envelope.aggregateId} r${revision}`;
-      return Promise.reject(failure.kind === 'permanent' ? new PermanentDeliveryError(message) : new Error(message));
+      return Promise.reject(
+        failure.kind === 'permanent' ? new PermanentDeliveryError(message) : new Error(message),
+      );
     }
     this.calls.push({ aggregateId: envelope.aggregateId, revision, outcome: 'delivered' });
     return Promise.resolve();
@@ -351,7 +391,24 @@ export async function dispatcherEnv(
 export interface InProcessDispatcher {
   app: INestApplicationContext;
   recorder: RecordingSubscriber;
+  /** Every warning and error the dispatcher logged, as `Context: message`. */
+  logs: string[];
   close(): Promise<void>;
+}
+
+/** Keeps the dispatcher's warnings and errors for the test to read instead of printing them. */
+class CapturingLogger implements LoggerService {
+  readonly lines: string[] = [];
+
+  log(): void {}
+
+  warn(message: unknown, context?: unknown): void {
+    this.lines.push(`${String(context)}: ${String(message)}`);
+  }
+
+  error(message: unknown, ...rest: unknown[]): void {
+    this.lines.push(`${String(rest[rest.length - 1])}: ${String(message)}`);
+  }
 }
 
 /** The real DispatcherModule booted in this process, with {@link RecordingSubscriber} added. */
@@ -360,11 +417,20 @@ export async function startInProcessDispatcher(
   setup?: RecorderSetup,
 ): Promise<InProcessDispatcher> {
   const config = loadConfig(DispatcherConfig, env);
-  const app = await NestFactory.createApplicationContext(DispatcherModule.forRoot(config, [RecorderModule.register(setup)]), {
-    logger: ['error'],
-    abortOnError: false,
-  });
-  return { app, recorder: app.get(RecordingSubscriber), close: () => app.close() };
+  const logger = new CapturingLogger();
+  const app = await NestFactory.createApplicationContext(
+    DispatcherModule.forRoot(config, [RecorderModule.register(setup)]),
+    {
+      logger,
+      abortOnError: false,
+    },
+  );
+  return {
+    app,
+    recorder: app.get(RecordingSubscriber),
+    logs: logger.lines,
+    close: () => app.close(),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -398,14 +464,22 @@ export class NotificationObserver {
   }
 
   /** Resolves once every aggregate's notifications reach `revisions` distinct revisions. */
-  async waitForAll(aggregateIds: readonly string[], revisions: number, timeoutMs: number): Promise<void> {
+  async waitForAll(
+    aggregateIds: readonly string[],
+    revisions: number,
+    timeoutMs: number,
+  ): Promise<void> {
     await waitFor(
       () => {
         const seen = this.revisionsByAggregate();
         const done = aggregateIds.every((id) => new Set(seen.get(id)).size >= revisions);
         return Promise.resolve(done ? true : undefined);
       },
-      { timeoutMs, intervalMs: 200, what: `${revisions} revisions of ${aggregateIds.length} aggregates` },
+      {
+        timeoutMs,
+        intervalMs: 200,
+        what: `${revisions} revisions of ${aggregateIds.length} aggregates`,
+      },
     );
   }
 
@@ -443,9 +517,31 @@ export function orderingReport(
     if (last !== expected) violations.push(`${id}: ended at r${last} of ${expected}`);
   }
   for (const id of revisionsByAggregate.keys()) {
-    if (!aggregateIds.includes(id)) violations.push(`${id}: notifications for an aggregate nobody wrote`);
+    if (!aggregateIds.includes(id))
+      violations.push(`${id}: notifications for an aggregate nobody wrote`);
   }
   return { duplicates, violations };
+}
+
+/**
+ * Deletes every key under `prefix` in one script, so no client sees half of it gone: what a Redis
+ * restart without persistence does to a deployment's keys, without touching other tests' keys
+ * (FLUSHDB would). A SCAN-and-DEL loop from outside is not that: a job added between two batches
+ * can keep its hash and lose its queue entry, a state no real outage produces.
+ */
+export async function wipeRedisPrefix(redis: Redis, prefix: string): Promise<number> {
+  const deleted = await redis.eval(
+    `local cursor, deleted = '0', 0
+     repeat
+       local page = redis.call('SCAN', cursor, 'MATCH', ARGV[1], 'COUNT', 1000)
+       cursor = page[1]
+       for _, key in ipairs(page[2]) do deleted = deleted + redis.call('DEL', key) end
+     until cursor == '0'
+     return deleted`,
+    0,
+    `${prefix}*`,
+  );
+  return Number(deleted);
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

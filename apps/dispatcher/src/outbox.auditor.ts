@@ -2,12 +2,12 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { DispatcherConfig } from '@matchplane/config';
-import { DELIVERY_QUEUE, deliveryJobId, OutboxRepository, type DeliveryJobData } from '@matchplane/outbox';
-import { enqueueDeliveries } from './outbox.relay';
+import { DELIVERY_QUEUE, OutboxRepository, type DeliveryJobData } from '@matchplane/outbox';
+import { claimJobId, enqueueDeliveries } from './outbox.relay';
 
 /**
  * Re-enqueues claimed rows whose job is gone from Redis (a Redis restart or flush), long before
- * the claim lease would expire. Re-adding is safe: the job id is the outbox id.
+ * the claim lease would expire. Re-adding is safe: the job id names the claim (outbox id + claimed_at).
  */
 @Injectable()
 export class OutboxAuditor implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -41,7 +41,7 @@ export class OutboxAuditor implements OnApplicationBootstrap, OnApplicationShutd
     const claimed = await this.outbox.claimedBefore(this.config.OUTBOX_AUDIT_MIN_AGE_MS, 1_000);
     const orphans = [];
     for (const row of claimed) {
-      if ((await this.queue.getJobState(deliveryJobId(row.id))) === 'unknown') orphans.push(row);
+      if ((await this.queue.getJobState(claimJobId(row))) === 'unknown') orphans.push(row);
     }
     if (orphans.length > 0) {
       await enqueueDeliveries(this.queue, orphans);

@@ -80,16 +80,27 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 }
 
+/**
+ * One job per claim, not per row: re-enqueueing the same claim (a second relay, the auditor) is
+ * deduplicated, while a row taken over after its claim lease gets a fresh job. With the bare
+ * outbox id the takeover was swallowed as a duplicate of the dead worker's job, which BullMQ keeps
+ * "active" until its lock expires and a stalled check runs (30-60 s, whatever the lease).
+ */
+export function claimJobId(row: Pick<OutboxRow, 'id' | 'claimed_at'>): string {
+  if (!row.claimed_at) throw new Error(`outbox ${row.id} is not claimed`);
+  return `${deliveryJobId(row.id)}-${row.claimed_at.getTime()}`;
+}
+
 export async function enqueueDeliveries(
   queue: Queue<DeliveryJobData>,
-  rows: readonly Pick<OutboxRow, 'id' | 'aggregate_id'>[],
+  rows: readonly Pick<OutboxRow, 'id' | 'aggregate_id' | 'claimed_at'>[],
 ): Promise<void> {
   await queue.addBulk(
     rows.map((row) => ({
       name: DELIVERY_JOB,
       data: { outboxId: row.id, aggregateId: row.aggregate_id },
       // Retries are the outbox's business (attempts, backoff, dead letters), not BullMQ's.
-      opts: { jobId: deliveryJobId(row.id), attempts: 1, removeOnComplete: true, removeOnFail: true },
+      opts: { jobId: claimJobId(row), attempts: 1, removeOnComplete: true, removeOnFail: true },
     })),
   );
 }

@@ -3,7 +3,7 @@ export const DELIVERY_QUEUE = 'outbox-delivery';
 
 export const DELIVERY_JOB = 'deliver';
 
-/** Job id = outbox id, so a row re-enqueued by a second relay or the auditor is deduplicated. */
+/** One job per claim (see claimJobId in the dispatcher): a re-enqueued claim is deduplicated. */
 export interface DeliveryJobData {
   outboxId: string;
   aggregateId: string;

@@ -127,9 +127,9 @@ export class OutboxRepository {
   }
 
   /** Claimed rows older than `minAgeMs`: the auditor checks that each still has its job. */
-  async claimedBefore(minAgeMs: number, limit: number): Promise<Pick<OutboxRow, 'id' | 'aggregate_id'>[]> {
+  async claimedBefore(minAgeMs: number, limit: number): Promise<Pick<OutboxRow, 'id' | 'aggregate_id' | 'claimed_at'>[]> {
     return this.dataSource.query(
-      `SELECT id, aggregate_id FROM outbox
+      `SELECT id, aggregate_id, claimed_at FROM outbox
         WHERE status = 'pending' AND claimed_at IS NOT NULL
           AND claimed_at < now() - make_interval(secs => $1 / 1000.0)
         ORDER BY claimed_at LIMIT $2`,

@@ -30,10 +30,15 @@ export class SubscriberRegistry implements OnModuleInit {
   onModuleInit(): void {
     const known = new Set<string>(EVENT_TYPES);
     const problems: string[] = [];
+    const seen = new Set<unknown>();
     for (const wrapper of this.discovery.getProviders()) {
       const instance: unknown = wrapper.instance;
-      const metatype = wrapper.metatype;
-      if (!instance || !metatype || typeof metatype !== 'function') continue;
+      if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
+      // useValue providers have no metatype and useFactory/useExisting ones carry the factory
+      // there, so the decorated class is the instance's own (as @nestjs/bullmq finds processors).
+      const metatype: unknown = !wrapper.metatype || wrapper.inject ? instance.constructor : wrapper.metatype;
+      if (typeof metatype !== 'function') continue;
+      seen.add(instance);
       const events = this.reflector.get<string[] | undefined>(OUTBOX_SUBSCRIBER, metatype);
       if (!events) continue;
       const name = metatype.name;

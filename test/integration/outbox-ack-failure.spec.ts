@@ -1,0 +1,131 @@
+import type Redis from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { OutboxRepository } from '@matchplane/outbox';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import {
+  deliveryAttempts,
+  dispatcherEnv,
+  outboxRow,
+  outboxRows,
+  sleep,
+  startInProcessDispatcher,
+  TestAggregates,
+  type InProcessDispatcher,
+} from '../support/outbox-fixtures';
+import { waitFor } from '../support/processes';
+import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
+
+/**
+ * The ack (`markPublished`) is made to fail for one row by a trigger, the way a database fault
+ * would surface: the subscribers have the event, PostgreSQL refuses to record it.
+ */
+async function refuseAck(ds: DataSource, outboxId: string): Promise<void> {
+  await ds.query(`
+    CREATE FUNCTION test_refuse_ack() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      RAISE EXCEPTION 'test fault: ack of outbox % refused', OLD.id;
+    END $$`);
+  await ds.query(`
+    CREATE TRIGGER test_refuse_ack BEFORE UPDATE ON outbox FOR EACH ROW
+      WHEN (OLD.id = ${Number(outboxId)} AND NEW.status = 'published')
+      EXECUTE FUNCTION test_refuse_ack()`);
+}
+
+async function allowAck(ds: DataSource): Promise<void> {
+  await ds.query(`DROP TRIGGER test_refuse_ack ON outbox`);
+  await ds.query(`DROP FUNCTION test_refuse_ack()`);
+}
+
+describe(`an ack failure (${OutboxRepository.name}.markPublished) in the dispatcher`, () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+  let redis: Redis;
+  let aggregates: TestAggregates;
+  let dispatcher: InProcessDispatcher | undefined;
+  const prefix = testRedisPrefix();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    ds = await db.dataSource();
+    redis = testRedis();
+    aggregates = await TestAggregates.create(db, redis, prefix);
+  });
+
+  afterAll(async () => {
+    await dispatcher?.close();
+    redis.disconnect();
+    await deleteRedisPrefix(prefix);
+    await db.drop();
+  });
+
+  it("stops the aggregate's run: its next event waits while the ack keeps failing, and flows once the ack succeeds", async () => {
+    const [stuck, ...others] = await aggregates.add(5);
+    const [first] = await aggregates.advanceEach([stuck!], 3);
+    const headId = await aggregates.outboxIdOf(first!);
+    await aggregates.advanceEach(others, 3);
+    await refuseAck(ds, headId);
+
+    // The auditor re-enqueues the claimed row whose job failed; the lease (1 min) plays no part.
+    dispatcher = await startInProcessDispatcher(
+      await dispatcherEnv(db, prefix, {
+        OUTBOX_POLL_INTERVAL_MS: '100',
+        OUTBOX_AUDIT_INTERVAL_MS: '200',
+        OUTBOX_AUDIT_MIN_AGE_MS: '200',
+        OUTBOX_CLAIM_LEASE_MS: '60000',
+      }),
+    );
+    const { recorder } = dispatcher;
+
+    // Handed to the subscribers again and again (at least once: duplicates allowed), never acked.
+    await waitFor(
+      () => Promise.resolve(recorder.deliveredRevisions(stuck!).length >= 3 ? true : undefined),
+      {
+        what: 'three deliveries of the head whose ack fails',
+      },
+    );
+    for (const id of others) {
+      await waitFor(
+        () => Promise.resolve(recorder.deliveredRevisions(id).length === 3 ? true : undefined),
+        {
+          what: `the other aggregate ${id} delivered`,
+        },
+      );
+    }
+    await sleep(500);
+    expect(new Set(recorder.deliveredRevisions(stuck!))).toEqual(new Set([1]));
+    // A database failure is not the event's fault: it is not counted against the row.
+    const held = await outboxRow(ds, headId);
+    expect(held).toMatchObject({ status: 'pending', attempts: 0, last_error: null });
+    expect(held.claimed_at).not.toBeNull();
+    expect(await deliveryAttempts(ds, headId)).toEqual([]);
+    // The failure surfaces (the job fails and says why) rather than passing for a delivery.
+    expect(dispatcher.logs).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `delivery of outbox ${headId} stopped: .*test fault: ack of outbox ${headId} refused`,
+        ),
+      ),
+    );
+    expect((await outboxRows(ds, [stuck!])).map((row) => row.status)).toEqual([
+      'pending',
+      'pending',
+      'pending',
+    ]);
+    for (const id of others) expect(recorder.deliveredRevisions(id)).toEqual([1, 2, 3]);
+
+    await allowAck(ds);
+    await waitFor(
+      async () =>
+        (await outboxRows(ds, [stuck!])).every((row) => row.status === 'published')
+          ? true
+          : undefined,
+      { what: 'the stuck aggregate to be delivered once the ack succeeds' },
+    );
+    const delivered = recorder.deliveredRevisions(stuck!);
+    const redeliveries = delivered.filter((revision) => revision === 1).length;
+    // Duplicates of the head only, all before anything newer: 1, 1, ..., 1, 2, 3.
+    expect(delivered).toEqual([...Array<number>(redeliveries).fill(1), 2, 3]);
+    expect(redeliveries).toBeGreaterThanOrEqual(3);
+    expect(await outboxRow(ds, headId)).toMatchObject({ status: 'published', attempts: 0 });
+  });
+});
