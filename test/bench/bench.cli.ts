@@ -1,0 +1,62 @@
+/** One `--name=value` (or bare `--name` for a switch) flag of a bench. */
+export interface FlagSpec {
+  name: string;
+  description: string;
+  /** Integer flags: inclusive bounds; a switch has neither. */
+  int?: { min: number; max: number; default: number };
+  string?: { default: string };
+  switch?: true;
+}
+
+export type FlagValues = Record<string, number | string | boolean>;
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Parses argv against `specs`; any unknown, repeated or malformed flag is a {@link UsageError}. */
+export function parseFlags(argv: readonly string[], specs: readonly FlagSpec[]): FlagValues {
+  const values: FlagValues = {};
+  for (const spec of specs) {
+    values[spec.name] = spec.int?.default ?? spec.string?.default ?? false;
+  }
+  const seen = new Set<string>();
+  for (const arg of argv) {
+    const match = /^--([a-z][a-z-]*)(?:=(.*))?$/s.exec(arg);
+    const spec = match && specs.find((candidate) => candidate.name === match[1]);
+    if (!match || !spec) throw new UsageError(`unknown argument ${JSON.stringify(arg)}`);
+    if (seen.has(spec.name)) throw new UsageError(`--${spec.name} given twice`);
+    seen.add(spec.name);
+    const raw = match[2];
+    if (spec.switch) {
+      if (raw !== undefined) throw new UsageError(`--${spec.name} takes no value`);
+      values[spec.name] = true;
+    } else if (raw === undefined || raw === '') {
+      throw new UsageError(`--${spec.name} needs a value (--${spec.name}=...)`);
+    } else if (spec.int) {
+      const value = /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
+      if (!Number.isSafeInteger(value) || value < spec.int.min || value > spec.int.max) {
+        throw new UsageError(
+          `--${spec.name} must be an integer from ${spec.int.min} to ${spec.int.max}, got ${JSON.stringify(raw)}`,
+        );
+      }
+      values[spec.name] = value;
+    } else {
+      values[spec.name] = raw;
+    }
+  }
+  return values;
+}
+
+export function usage(command: string, summary: string, specs: readonly FlagSpec[]): string {
+  const lines = specs.map((spec) => {
+    const shape = spec.switch ? `--${spec.name}` : `--${spec.name}=${spec.int ? 'N' : 'VALUE'}`;
+    const fallback = spec.int
+      ? ` (default ${spec.int.default}, ${spec.int.min}-${spec.int.max})`
+      : spec.string
+        ? ` (default ${spec.string.default})`
+        : '';
+    return `  ${shape.padEnd(28)} ${spec.description}${fallback}`;
+  });
+  return `usage: ${command} [flags]\n${summary}\n\n${lines.join('\n')}\n`;
+}

@@ -1,0 +1,773 @@
+/**
+ * Outbox delivery benchmark: how fast committed outbox rows reach the client-notification
+ * channel through real dispatcher processes, against PostgreSQL's own ceiling for the writing
+ * transaction (pgbench) and against graphile-worker doing the same job with per-aggregate queues.
+ * `npm run bench:outbox -- --help`; docs/BENCHMARKS.md has the figures and how to read them.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import { Client, Pool } from 'pg';
+import { DataSource, type EntityManager } from 'typeorm';
+import { runMigrations } from 'graphile-worker';
+import { MigrateConfig, ServiceConfig, loadConfig } from '@matchplane/config';
+import { allMigrations } from '@matchplane/migrations';
+import { notificationPattern } from '@matchplane/contracts';
+import { buildEnvelope, OutboxSignal, OutboxWriter, returnedRows, type EventPayloads } from '@matchplane/outbox';
+import { Migrator, dataSourceOptions, quoteIdentifier, runInTransaction } from '@matchplane/persistence';
+import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
+import {
+  REPO_ROOT,
+  cpuUsage,
+  freePort,
+  installCleanup,
+  sampleCpu,
+  sleep,
+  startChild,
+  startNodeChild,
+  waitUntil,
+  type BenchChild,
+  type CpuUsage,
+} from './bench.processes';
+import { DeliveryRecorder, type Percentiles, type PhaseRecording, type PhaseResult } from './delivery.recorder';
+import { PEER_READY_LINE, PEER_TASK, type PeerJobPayload, type PeerWorkerOptions } from './graphile-peer.worker';
+
+const LOCALHOST = '127.0.0.1';
+const OUTBOX_DATABASE = 'mp_bench_outbox';
+const PEER_DATABASE = 'mp_bench_graphile';
+const OUTBOX_PREFIX = 'mp_bench_outbox';
+const PEER_PREFIX = 'mp_bench_peer';
+const PGBENCH = existsSync('/usr/bin/pgbench') ? '/usr/bin/pgbench' : 'pgbench';
+/** Every write is a ticket bouncing between SEARCHING and MATCHED, so each revision validates. */
+const PLAYER_ID = randomUUID();
+const MATCH_ID = randomUUID();
+const ENQUEUED_AT = new Date().toISOString();
+const MAX_TRANSACTIONS_PER_WRITER = 2_000_000;
+const MAX_FAILED_TRANSACTIONS = 100;
+const WARM_UP_SECONDS = 2;
+
+const FLAGS: FlagSpec[] = [
+  { name: 'writers', description: 'concurrent writer loops (and pgbench clients)', int: { min: 1, max: 128, default: 8 } },
+  { name: 'seconds', description: 'length of each measured phase', int: { min: 1, max: 600, default: 10 } },
+  { name: 'aggregates', description: 'aggregates the writers pick from at random', int: { min: 1, max: 1_000_000, default: 1000 } },
+  { name: 'rate', description: 'events/s, all writers together, in the latency phase', int: { min: 1, max: 100_000, default: 1000 } },
+  { name: 'dispatchers', description: 'dispatcher processes (and graphile-worker processes)', int: { min: 1, max: 16, default: 1 } },
+  { name: 'concurrency', description: 'DISPATCHER_CONCURRENCY, and the peer\'s concurrency', int: { min: 1, max: 1000, default: 64 } },
+  {
+    name: 'peer-concurrency',
+    // 8 was its fastest here without localQueue (2: 328/s, 4: 415/s, 8: 507/s, 64: 245/s delivered).
+    description: "graphile-worker's concurrency (0: same as --concurrency)",
+    int: { min: 0, max: 1000, default: 8 },
+  },
+  {
+    // Off by default: in 0.17.3 a batch fetch runs jobs of one named queue concurrently, which
+    // breaks the per-aggregate order the comparison is about (graphile/worker#621).
+    name: 'peer-local-queue',
+    description: 'graphile-worker localQueue.size (0 or 1: off; breaks named-queue order in 0.17.3)',
+    int: { min: 0, max: 10_000, default: 0 },
+  },
+  { name: 'peer-complete-batch-ms', description: 'graphile-worker completeJobBatchDelay (0: off)', int: { min: 0, max: 10_000, default: 0 } },
+  {
+    name: 'dispatcher-env',
+    description: 'extra dispatcher environment, K=V[,K=V...] (e.g. DATABASE_POOL_SIZE=32)',
+    string: { default: '' },
+  },
+  { name: 'results', description: 'where the result JSON is written', string: { default: 'test/bench/results/outbox.json' } },
+  { name: 'skip-peer', description: 'do not run the graphile-worker comparison', switch: true },
+  { name: 'profile', description: 'run the dispatchers with --cpu-prof (profiles in dist/bench-profiles/)', switch: true },
+  { name: 'help', description: 'print this and exit', switch: true },
+];
+
+interface Options {
+  writers: number;
+  seconds: number;
+  aggregates: number;
+  rate: number;
+  dispatchers: number;
+  concurrency: number;
+  peerConcurrency: number;
+  peerLocalQueue: number;
+  peerCompleteBatchMs: number;
+  dispatcherEnv: Record<string, string>;
+  results: string;
+  skipPeer: boolean;
+  profile: boolean;
+}
+
+interface Settings {
+  options: Options;
+  service: ServiceConfig;
+  adminDatabase: string;
+}
+
+/** A system under test, seen from the writers: one committed event per call. */
+interface EventWriter {
+  /** Bumps the aggregate's revision and commits its event; returns the revision. */
+  write(aggregateId: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+interface MeasuredPhase extends PhaseResult {
+  cpu: CpuUsage;
+}
+
+function progress(line: string): void {
+  process.stderr.write(`[bench:outbox] ${line}\n`);
+}
+
+// ---- databases ---------------------------------------------------------------------------------
+
+function databaseConfig(settings: Settings, database: string, poolSize: number): ServiceConfig {
+  return { ...settings.service, DATABASE_HOST: LOCALHOST, DATABASE_NAME: database, DATABASE_POOL_SIZE: poolSize };
+}
+
+async function withAdminClient<T>(settings: Settings, work: (client: Client) => Promise<T>): Promise<T> {
+  const { service } = settings;
+  const client = new Client({
+    host: LOCALHOST,
+    port: service.DATABASE_PORT,
+    user: service.DATABASE_USER,
+    password: service.DATABASE_PASSWORD,
+    database: settings.adminDatabase,
+    application_name: 'mp-bench-admin',
+  });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function recreateDatabase(settings: Settings, name: string): Promise<void> {
+  await withAdminClient(settings, async (client) => {
+    await client.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${quoteIdentifier(name)}`);
+  });
+}
+
+async function dropDatabase(settings: Settings, name: string): Promise<void> {
+  await withAdminClient(settings, (client) =>
+    client.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`),
+  ).catch(() => undefined);
+}
+
+/** Aggregate ids the bench and pgbench both derive from 1..N (pgbench has no list to pick from). */
+export function aggregateId(n: number): string {
+  return `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+}
+
+/** The pgbench spelling of {@link aggregateId}. */
+const PGBENCH_AGGREGATE_ID = `('00000000-0000-4000-8000-' || lpad(to_hex(:n::bigint), 12, '0'))::uuid`;
+
+async function createAggregates(dataSource: DataSource, count: number): Promise<void> {
+  // Bench-local: owned by no module, dropped with the bench database.
+  await dataSource.query('CREATE TABLE bench_aggregates (id uuid PRIMARY KEY, revision bigint NOT NULL)');
+  await dataSource.query(
+    `INSERT INTO bench_aggregates (id, revision)
+     SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(n), 12, '0'))::uuid, 0 FROM generate_series(1, $1) AS n`,
+    [count],
+  );
+  await dataSource.query('VACUUM ANALYZE bench_aggregates');
+}
+
+async function bumpRevision(manager: EntityManager, id: string): Promise<number> {
+  const rows = returnedRows<{ revision: string }>(
+    await manager.query('UPDATE bench_aggregates SET revision = revision + 1 WHERE id = $1 RETURNING revision', [id]),
+  );
+  const revision = Number(rows[0]?.revision);
+  if (!Number.isSafeInteger(revision) || revision < 1) throw new Error(`aggregate ${id} is missing`);
+  return revision;
+}
+
+/** Fresh tables for the next phase: outbox rows left by pgbench or an earlier phase are gone. */
+async function clearOutbox(dataSource: DataSource): Promise<void> {
+  await dataSource.query('TRUNCATE outbox, outbox_delivery_attempts');
+  await dataSource.query('VACUUM ANALYZE bench_aggregates');
+  await dataSource.query('VACUUM ANALYZE outbox');
+}
+
+function ticketPayload(aggregateId: string, revision: number): EventPayloads['ticket.state_changed'] {
+  const base = { ticketId: aggregateId, mode: 'duel', enqueuedAt: ENQUEUED_AT };
+  if (revision === 1) return { ...base, from: null, to: 'SEARCHING' };
+  if (revision % 2 === 0) return { ...base, from: 'SEARCHING', to: 'MATCHED', matchId: MATCH_ID };
+  return { ...base, from: 'MATCHED', to: 'SEARCHING', matchId: MATCH_ID, reason: 'MATCH_FAILED' };
+}
+
+// ---- the writers -------------------------------------------------------------------------------
+
+/** Our write path: the state change and its validated envelope in one transaction, then the wake-up. */
+async function outboxWriter(config: ServiceConfig, redis: Redis): Promise<EventWriter & { dataSource: DataSource }> {
+  const dataSource = new DataSource(
+    dataSourceOptions(config, { migrations: allMigrations, applicationName: 'mp-bench-writer' }),
+  );
+  await dataSource.initialize();
+  const writer = new OutboxWriter();
+  const signal = new OutboxSignal(redis, config);
+  return {
+    dataSource,
+    async write(id) {
+      const revision = await runInTransaction(dataSource, async (manager) => {
+        const next = await bumpRevision(manager, id);
+        await writer.append(manager, [
+          buildEnvelope({
+            event: 'ticket.state_changed',
+            aggregateType: 'ticket',
+            aggregateId: id,
+            revision: next,
+            occurredAt: new Date(),
+            playerIds: [PLAYER_ID],
+            payload: ticketPayload(id, next),
+          }),
+        ]);
+        return next;
+      });
+      signal.committed();
+      return revision;
+    },
+    close: () => dataSource.destroy(),
+  };
+}
+
+/** The peer's write path: the same state change and a graphile-worker job on the aggregate's queue. */
+async function peerWriter(config: ServiceConfig): Promise<EventWriter & { dataSource: DataSource }> {
+  const dataSource = new DataSource(dataSourceOptions(config, { applicationName: 'mp-bench-peer-writer' }));
+  await dataSource.initialize();
+  return {
+    dataSource,
+    write: (id) =>
+      runInTransaction(dataSource, async (manager) => {
+        const revision = await bumpRevision(manager, id);
+        const payload: PeerJobPayload = {
+          event: 'ticket.state_changed',
+          aggregateType: 'ticket',
+          aggregateId: id,
+          revision,
+          state: ticketPayload(id, revision).to,
+          occurredAt: new Date().toISOString(),
+          playerIds: [PLAYER_ID],
+        };
+        await manager.query(
+          'SELECT graphile_worker.add_job($1, $2::json, queue_name := $3, max_attempts := 10)',
+          [PEER_TASK, JSON.stringify(payload), `agg-${id}`],
+        );
+        return revision;
+      }),
+    close: () => dataSource.destroy(),
+  };
+}
+
+// ---- phases ------------------------------------------------------------------------------------
+
+function randomAggregate(count: number): string {
+  return aggregateId(1 + Math.floor(Math.random() * count));
+}
+
+async function writeOnce(writer: EventWriter, phase: PhaseRecording, aggregates: number): Promise<void> {
+  const id = randomAggregate(aggregates);
+  try {
+    phase.committed(id, await writer.write(id));
+  } catch (error) {
+    phase.failedTransactions += 1;
+    if (phase.failedTransactions > MAX_FAILED_TRANSACTIONS) {
+      throw new Error(`more than ${MAX_FAILED_TRANSACTIONS} transactions failed; last: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** Closed loop: each writer commits back to back until the deadline. */
+async function flatOut(writer: EventWriter, phase: PhaseRecording, options: Options, seconds: number): Promise<void> {
+  const deadline = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: options.writers }, async () => {
+      for (let n = 0; n < MAX_TRANSACTIONS_PER_WRITER && performance.now() < deadline; n += 1) {
+        await writeOnce(writer, phase, options.aggregates);
+      }
+    }),
+  );
+}
+
+/**
+ * Open loop at `rate` events/s in total: writer w starts its k-th transaction at
+ * (k * writers + w) / rate seconds, or at once if it is behind; nothing starts after the
+ * deadline, so a system that cannot keep up commits fewer events rather than running longer.
+ */
+async function paced(writer: EventWriter, phase: PhaseRecording, options: Options): Promise<void> {
+  const start = performance.now();
+  const deadline = start + options.seconds * 1000;
+  const gapMs = 1000 / options.rate;
+  await Promise.all(
+    Array.from({ length: options.writers }, async (_, w) => {
+      for (let k = 0; k < MAX_TRANSACTIONS_PER_WRITER; k += 1) {
+        const due = start + (k * options.writers + w) * gapMs;
+        if (due >= deadline || performance.now() >= deadline) return;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        await writeOnce(writer, phase, options.aggregates);
+      }
+    }),
+  );
+}
+
+/** The processes under test and the database whose backends count as theirs. */
+interface Observed {
+  pids: readonly number[];
+  database: string;
+}
+
+async function measure(
+  recorder: DeliveryRecorder,
+  observed: Observed,
+  seconds: number,
+  load: (phase: PhaseRecording) => Promise<void>,
+): Promise<MeasuredPhase> {
+  const { pids, database } = observed;
+  const phase = recorder.begin();
+  const before = sampleCpu(pids, [database]);
+  await load(phase);
+  const drained = await recorder.drain(phase, { timeoutMs: 60_000 + seconds * 10_000, stallMs: 15_000 });
+  const after = sampleCpu(pids, [database]);
+  return { ...phase.result(drained), cpu: cpuUsage(pids, before, after) };
+}
+
+function describePhase(name: string, result: MeasuredPhase, processes: string): string {
+  const { p50, p95, p99, max } = result.latencyMs;
+  const faults = [
+    result.drained ? '' : ` NOT DRAINED (${result.committed - result.delivered} missing)`,
+    result.orderViolations > 0 ? ` ORDER VIOLATIONS ${result.orderViolations}` : '',
+    result.failedTransactions > 0 ? ` failed transactions ${result.failedTransactions}` : '',
+    result.duplicates > 0 ? ` duplicates ${result.duplicates}` : '',
+  ].join('');
+  const cpu = result.cpu;
+  return (
+    `${name}: committed ${result.committed} (${result.committedPerS}/s), delivered ${result.delivered} ` +
+    `(${result.deliveredPerS}/s over ${result.deliverySeconds} s, drain ${result.drainSeconds} s), ` +
+    `commit->delivery p50 ${p50} p95 ${p95} p99 ${p99} max ${max} ms; cpu % of one core: ${processes} ${cpu.pids}, ` +
+    `postgres ${cpu.postgres}, redis ${cpu.redis}, bench ${cpu.bench}, other ${cpu.other}, machine ${cpu.machine}${faults}`
+  );
+}
+
+// ---- pgbench ceiling ---------------------------------------------------------------------------
+
+const PGBENCH_PAYLOAD = `jsonb_build_object('ticketId', a.id, 'mode', 'duel', 'enqueuedAt', '${ENQUEUED_AT}',
+         'from', CASE WHEN a.revision % 2 = 0 THEN 'SEARCHING' ELSE 'MATCHED' END,
+         'to', CASE WHEN a.revision % 2 = 0 THEN 'MATCHED' ELSE 'SEARCHING' END,
+         'matchId', '${MATCH_ID}')`;
+
+/** The bare transaction in one statement: the revision flows from the UPDATE into the INSERT. */
+const PGBENCH_ONE_STATEMENT = `\\set n random(1, :aggregates)
+WITH a AS (
+  UPDATE bench_aggregates SET revision = revision + 1 WHERE id = ${PGBENCH_AGGREGATE_ID}
+  RETURNING id, revision
+)
+INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload)
+SELECT 'ticket.state_changed', 'ticket', a.id, a.revision, now(), ARRAY['${PLAYER_ID}']::uuid[],
+       ${PGBENCH_PAYLOAD}
+  FROM a;
+`;
+
+/** The same transaction in the writers' shape: BEGIN, UPDATE ... RETURNING, INSERT, COMMIT. */
+const PGBENCH_TWO_STATEMENTS = `\\set n random(1, :aggregates)
+BEGIN;
+UPDATE bench_aggregates SET revision = revision + 1 WHERE id = ${PGBENCH_AGGREGATE_ID} RETURNING revision \\gset
+INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload)
+SELECT 'ticket.state_changed', 'ticket', a.id, a.revision, now(), ARRAY['${PLAYER_ID}']::uuid[],
+       ${PGBENCH_PAYLOAD}
+  FROM (SELECT ${PGBENCH_AGGREGATE_ID} AS id, :revision::bigint AS revision) AS a;
+COMMIT;
+`;
+
+async function pgbench(settings: Settings, script: string, dataSource: DataSource): Promise<number> {
+  const { options, service } = settings;
+  const dir = mkdtempSync(path.join(tmpdir(), 'mp-bench-'));
+  const file = path.join(dir, 'outbox.pgbench.sql');
+  writeFileSync(file, script);
+  try {
+    const run = startChild(
+      'pgbench',
+      PGBENCH,
+      ['-n', '-f', file, '-c', String(options.writers), '-j', '2', '-T', String(options.seconds), '-M', 'prepared',
+        '-D', `aggregates=${options.aggregates}`],
+      {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        PGHOST: LOCALHOST,
+        PGPORT: String(service.DATABASE_PORT),
+        PGUSER: service.DATABASE_USER,
+        PGDATABASE: OUTBOX_DATABASE,
+        PGAPPNAME: 'mp-bench-pgbench',
+        ...(service.DATABASE_PASSWORD ? { PGPASSWORD: service.DATABASE_PASSWORD } : {}),
+      },
+    );
+    const code = await run.exited;
+    const tps = /tps = ([0-9.]+)/.exec(run.output())?.[1];
+    if (code !== 0 || tps === undefined) throw new Error(`pgbench failed (${code}):\n${run.output()}`);
+    return Math.round(Number(tps));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await clearOutbox(dataSource);
+  }
+}
+
+// ---- the processes under test ------------------------------------------------------------------
+
+function baseEnv(settings: Settings, database: string, prefix: string): Record<string, string> {
+  const { service } = settings;
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    DATABASE_HOST: LOCALHOST,
+    DATABASE_PORT: String(service.DATABASE_PORT),
+    DATABASE_USER: service.DATABASE_USER,
+    DATABASE_NAME: database,
+    REDIS_HOST: LOCALHOST,
+    REDIS_PORT: String(service.REDIS_PORT),
+    REDIS_KEY_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
+    ...(service.DATABASE_PASSWORD ? { DATABASE_PASSWORD: service.DATABASE_PASSWORD } : {}),
+    ...(service.REDIS_PASSWORD ? { REDIS_PASSWORD: service.REDIS_PASSWORD } : {}),
+  };
+}
+
+async function startDispatchers(settings: Settings): Promise<BenchChild[]> {
+  const { options } = settings;
+  const profileDir = path.join(REPO_ROOT, 'dist/bench-profiles');
+  if (options.profile) mkdirSync(profileDir, { recursive: true });
+  const dispatchers: BenchChild[] = [];
+  for (let i = 0; i < options.dispatchers; i += 1) {
+    const port = await freePort();
+    const child = startNodeChild(
+      `dispatcher-${i + 1}`,
+      'dist/apps/dispatcher/src/main.js',
+      [],
+      {
+        ...baseEnv(settings, OUTBOX_DATABASE, OUTBOX_PREFIX),
+        HEALTH_HOST: LOCALHOST,
+        HEALTH_PORT: String(port),
+        DISPATCHER_CONCURRENCY: String(options.concurrency),
+        ...options.dispatcherEnv,
+      },
+      options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    );
+    dispatchers.push(child);
+    await waitUntil(
+      async () => {
+        if (!child.alive()) throw new Error(`${child.name} exited:\n${child.output()}`);
+        const response = await fetch(`http://${LOCALHOST}:${port}/health`, { signal: AbortSignal.timeout(2_000) });
+        return response.status === 200;
+      },
+      `${child.name} to be healthy`,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n${child.output()}`);
+    });
+  }
+  return dispatchers;
+}
+
+/** graphile-worker's batched fetch; -1 is off. */
+function peerLocalQueue(options: Options): number {
+  return options.peerLocalQueue > 1 ? options.peerLocalQueue : -1;
+}
+
+function peerConcurrency(options: Options): number {
+  return options.peerConcurrency > 0 ? options.peerConcurrency : options.concurrency;
+}
+
+async function startPeers(settings: Settings): Promise<BenchChild[]> {
+  const { options } = settings;
+  const workerOptions: PeerWorkerOptions = {
+    channel: notificationPattern(PEER_PREFIX),
+    concurrency: peerConcurrency(options),
+    // Jobs arrive by LISTEN/NOTIFY (add_job notifies); polling is only the backstop, as ours.
+    pollIntervalMs: 250,
+    localQueueSize: peerLocalQueue(options),
+    completeJobBatchDelayMs: options.peerCompleteBatchMs > 0 ? options.peerCompleteBatchMs : -1,
+  };
+  const peers: BenchChild[] = [];
+  for (let i = 0; i < options.dispatchers; i += 1) {
+    const child = startNodeChild(
+      `graphile-peer-${i + 1}`,
+      'dist/test/bench/graphile-peer.worker.js',
+      [JSON.stringify(workerOptions)],
+      baseEnv(settings, PEER_DATABASE, PEER_PREFIX),
+    );
+    peers.push(child);
+    await waitUntil(() => {
+      if (!child.alive()) throw new Error(`${child.name} exited:\n${child.output()}`);
+      return child.output().includes(PEER_READY_LINE);
+    }, `${child.name} to be ready`);
+  }
+  return peers;
+}
+
+/** Nest logs its boot at "log" level whatever LOG_LEVEL says; pass on only what a run should show. */
+function reportWarnings(child: BenchChild): void {
+  const lines = child
+    .output()
+    .split('\n')
+    .filter((line) => line.trim() !== '' && line !== PEER_READY_LINE && !/^\{"level":"(log|info|debug|verbose|trace)"/.test(line));
+  if (lines.length > 0) progress(`${child.name} said:\n${lines.slice(-20).join('\n')}`);
+}
+
+async function stopAll(children: readonly BenchChild[]): Promise<void> {
+  await Promise.all(children.map((child) => child.stop()));
+}
+
+async function deleteRedisPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  for (let round = 0; round < 100_000; round += 1) {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+    if (cursor === '0') return;
+  }
+}
+
+// ---- the run -----------------------------------------------------------------------------------
+
+interface SystemRun {
+  throughput: MeasuredPhase;
+  latency: MeasuredPhase;
+}
+
+/** Warm-up, then the flat-out throughput phase, then the paced latency phase, each drained. */
+async function runSystem(
+  name: string,
+  settings: Settings,
+  writer: EventWriter,
+  recorder: DeliveryRecorder,
+  observed: Observed,
+  between: () => Promise<void>,
+  processes: string,
+): Promise<SystemRun> {
+  const { options } = settings;
+  progress(`${name} warm-up (${WARM_UP_SECONDS} s flat out)`);
+  await measure(recorder, observed, WARM_UP_SECONDS, (phase) => flatOut(writer, phase, options, WARM_UP_SECONDS));
+  await between();
+  progress(`${name} throughput: ${options.writers} writers flat out for ${options.seconds} s`);
+  const throughput = await measure(recorder, observed, options.seconds, (phase) =>
+    flatOut(writer, phase, options, options.seconds),
+  );
+  progress(describePhase(`${name} throughput`, throughput, processes));
+  await between();
+  progress(`${name} latency: ${options.rate} events/s for ${options.seconds} s`);
+  const latency = await measure(recorder, observed, options.seconds, (phase) => paced(writer, phase, options));
+  progress(describePhase(`${name} latency`, latency, processes));
+  return { throughput, latency };
+}
+
+function ms({ p50, p95, p99 }: Percentiles): { p50: number; p95: number; p99: number } {
+  return { p50, p95, p99 };
+}
+
+function envPairs(text: string): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const pair of text.split(',').filter((item) => item !== '')) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/s.exec(pair);
+    if (!match?.[1]) throw new UsageError(`--dispatcher-env: ${JSON.stringify(pair)} is not KEY=VALUE`);
+    pairs[match[1]] = match[2] ?? '';
+  }
+  return pairs;
+}
+
+function optionsFrom(argv: readonly string[]): Options {
+  const command = 'npm run bench:outbox --';
+  const summary = 'Outbox delivery benchmark (see docs/BENCHMARKS.md). Needs PostgreSQL and Redis on 127.0.0.1 and a build.';
+  try {
+    const flags = parseFlags(argv, FLAGS);
+    if (flags.help === true) {
+      process.stdout.write(usage(command, summary, FLAGS));
+      process.exit(0);
+    }
+    return {
+      writers: flags.writers as number,
+      seconds: flags.seconds as number,
+      aggregates: flags.aggregates as number,
+      rate: flags.rate as number,
+      dispatchers: flags.dispatchers as number,
+      concurrency: flags.concurrency as number,
+      peerConcurrency: flags['peer-concurrency'] as number,
+      peerLocalQueue: flags['peer-local-queue'] as number,
+      peerCompleteBatchMs: flags['peer-complete-batch-ms'] as number,
+      dispatcherEnv: envPairs(flags['dispatcher-env'] as string),
+      results: flags.results as string,
+      skipPeer: flags['skip-peer'] === true,
+      profile: flags.profile === true,
+    };
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`bench:outbox: ${error.message}\n\n${usage(command, summary, FLAGS)}`);
+    process.exit(2);
+  }
+}
+
+async function main(): Promise<void> {
+  const options = optionsFrom(process.argv.slice(2));
+  const migrate = loadConfig(MigrateConfig);
+  const settings: Settings = {
+    options,
+    service: { ...loadConfig(ServiceConfig), DATABASE_HOST: LOCALHOST, REDIS_HOST: LOCALHOST },
+    adminDatabase: migrate.DATABASE_ADMIN_NAME,
+  };
+  const { service } = settings;
+  const redisOptions = { host: LOCALHOST, port: service.REDIS_PORT, password: service.REDIS_PASSWORD };
+  const redis = new Redis(redisOptions);
+  const closers: (() => Promise<unknown>)[] = [];
+  const cleanUp = async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    closers.length = 0;
+  };
+  installCleanup(cleanUp);
+  closers.push(() => redis.quit());
+  closers.push(() => deleteRedisPrefix(redis, OUTBOX_PREFIX));
+  closers.push(() => deleteRedisPrefix(redis, PEER_PREFIX));
+
+  try {
+    progress(
+      `setup: database ${OUTBOX_DATABASE}, redis prefix ${OUTBOX_PREFIX}, ${options.aggregates} aggregates, ` +
+        `${options.writers} writers, ${options.dispatchers} dispatcher(s) at concurrency ${options.concurrency}`,
+    );
+    await deleteRedisPrefix(redis, OUTBOX_PREFIX);
+    await deleteRedisPrefix(redis, PEER_PREFIX);
+    await recreateDatabase(settings, OUTBOX_DATABASE);
+    closers.push(() => dropDatabase(settings, OUTBOX_DATABASE));
+    const outboxConfig = databaseConfig(settings, OUTBOX_DATABASE, options.writers + 2);
+    const ours = await outboxWriter({ ...outboxConfig, REDIS_KEY_PREFIX: OUTBOX_PREFIX }, redis);
+    closers.push(() => ours.close());
+    await new Migrator(ours.dataSource).up();
+    await createAggregates(ours.dataSource, options.aggregates);
+
+    progress(`ceiling: pgbench, ${options.writers} clients for ${options.seconds} s, one statement`);
+    const ceilingTps = await pgbench(settings, PGBENCH_ONE_STATEMENT, ours.dataSource);
+    progress(`ceiling: ${ceilingTps} tps; now BEGIN/UPDATE/INSERT/COMMIT like the writers`);
+    const ceilingTwoStatementsTps = await pgbench(settings, PGBENCH_TWO_STATEMENTS, ours.dataSource);
+    progress(`ceiling (writers' shape): ${ceilingTwoStatementsTps} tps`);
+
+    const subscriber = new Redis(redisOptions);
+    const recorder = await DeliveryRecorder.subscribe(subscriber, notificationPattern(OUTBOX_PREFIX));
+    closers.push(() => recorder.close());
+    progress(`starting ${options.dispatchers} dispatcher(s)${options.profile ? ' with --cpu-prof' : ''}`);
+    const dispatchers = await startDispatchers(settings);
+    closers.push(() => stopAll(dispatchers));
+    const outbox = await runSystem(
+      'outbox',
+      settings,
+      ours,
+      recorder,
+      { pids: dispatchers.map((child) => child.pid), database: OUTBOX_DATABASE },
+      () => clearOutbox(ours.dataSource),
+      'dispatchers',
+    );
+    await stopAll(dispatchers);
+    for (const child of dispatchers) reportWarnings(child);
+
+    let peer: SystemRun | undefined;
+    if (!options.skipPeer) {
+      progress(`peer: graphile-worker in database ${PEER_DATABASE}, one queue per aggregate`);
+      await recreateDatabase(settings, PEER_DATABASE);
+      closers.push(() => dropDatabase(settings, PEER_DATABASE));
+      const peerConfig = databaseConfig(settings, PEER_DATABASE, options.writers + 2);
+      const theirs = await peerWriter(peerConfig);
+      closers.push(() => theirs.close());
+      await createAggregates(theirs.dataSource, options.aggregates);
+      const migrationPool = new Pool({
+        host: LOCALHOST,
+        port: service.DATABASE_PORT,
+        user: service.DATABASE_USER,
+        password: service.DATABASE_PASSWORD,
+        database: PEER_DATABASE,
+        max: 2,
+      });
+      await runMigrations({ pgPool: migrationPool }).finally(() => migrationPool.end());
+      const peerSubscriber = new Redis(redisOptions);
+      const peerRecorder = await DeliveryRecorder.subscribe(peerSubscriber, notificationPattern(PEER_PREFIX));
+      closers.push(() => peerRecorder.close());
+      const peers = await startPeers(settings);
+      closers.push(() => stopAll(peers));
+      peer = await runSystem(
+        'peer',
+        settings,
+        theirs,
+        peerRecorder,
+        { pids: peers.map((child) => child.pid), database: PEER_DATABASE },
+        () => theirs.dataSource.query('VACUUM ANALYZE bench_aggregates'),
+        'graphile-worker',
+      );
+      await stopAll(peers);
+      for (const child of peers) reportWarnings(child);
+    }
+
+    const delivered = outbox.throughput.deliveredPerS;
+    const p99 = outbox.latency.latencyMs.p99;
+    const result = {
+      committed_per_s: outbox.throughput.committedPerS,
+      delivered_per_s: delivered,
+      commit_to_delivery_ms: ms(outbox.latency.latencyMs),
+      dispatcher_cpu_pct: outbox.throughput.cpu.pids,
+      ceiling_tps: ceilingTps,
+      peer_delivered_per_s: peer?.throughput.deliveredPerS ?? null,
+      writers: options.writers,
+      seconds: options.seconds,
+      dispatchers: options.dispatchers,
+      rate: options.rate,
+      node: process.version,
+      timestamp: new Date().toISOString(),
+      targets: {
+        delivered_at_least_0_6_of_ceiling: delivered >= 0.6 * ceilingTps,
+        delivered_above_peer: peer ? delivered > peer.throughput.deliveredPerS : null,
+        p99_at_most_25_ms: p99 <= 25,
+      },
+      details: {
+        aggregates: options.aggregates,
+        concurrency: options.concurrency,
+        dispatcher_env: options.dispatcherEnv,
+        ceiling_tps_writers_shape: ceilingTwoStatementsTps,
+        throughput: phaseDetails(outbox.throughput),
+        latency: phaseDetails(outbox.latency),
+        peer: peer
+          ? {
+              concurrency: peerConcurrency(options),
+              local_queue_size: peerLocalQueue(options),
+              complete_job_batch_delay_ms: options.peerCompleteBatchMs > 0 ? options.peerCompleteBatchMs : -1,
+              throughput: phaseDetails(peer.throughput),
+              latency: phaseDetails(peer.latency),
+            }
+          : null,
+      },
+    };
+    const resultsFile = path.resolve(REPO_ROOT, options.results);
+    mkdirSync(path.dirname(resultsFile), { recursive: true });
+    writeFileSync(resultsFile, `${JSON.stringify(result, null, 2)}\n`);
+    progress(`results written to ${path.relative(REPO_ROOT, resultsFile)}`);
+    await cleanUp();
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
+
+function phaseDetails(phase: MeasuredPhase) {
+  return {
+    committed: phase.committed,
+    delivered: phase.delivered,
+    committed_per_s: phase.committedPerS,
+    delivered_per_s: phase.deliveredPerS,
+    drain_s: phase.drainSeconds,
+    drained: phase.drained,
+    commit_to_delivery_ms: phase.latencyMs,
+    order_violations: phase.orderViolations,
+    duplicates: phase.duplicates,
+    strays: phase.strays,
+    failed_transactions: phase.failedTransactions,
+    cpu_pct: phase.cpu,
+  };
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench:outbox failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
