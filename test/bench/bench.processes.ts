@@ -4,7 +4,10 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 
 /** The repository root, from dist/test/bench/ (compiled) or test/bench/ (ts-node). */
-export const REPO_ROOT = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..');
+export const REPO_ROOT = path.resolve(
+  __dirname,
+  __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..',
+);
 
 const OUTPUT_KEPT = 16_000;
 
@@ -30,7 +33,12 @@ export function startNodeChild(
   env: Record<string, string>,
   nodeOptions: readonly string[] = [],
 ): BenchChild {
-  return startChild(name, process.execPath, [...nodeOptions, path.join(REPO_ROOT, script), ...args], env);
+  return startChild(
+    name,
+    process.execPath,
+    [...nodeOptions, path.join(REPO_ROOT, script), ...args],
+    env,
+  );
 }
 
 /** Starts a program as a child whose exit the bench awaits and cleans up. */
@@ -82,8 +90,14 @@ export function startChild(
  * Children die with the bench: on Ctrl-C or SIGTERM they get SIGTERM (so a profiled dispatcher
  * still writes its profile) and the bench exits 130; on any other exit they get SIGKILL.
  */
+let stopping = false;
+
+/** True once Ctrl-C or SIGTERM arrived: the bench's own flow then leaves the clean-up to it. */
+export function isStopping(): boolean {
+  return stopping;
+}
+
 export function installCleanup(onSignal: () => Promise<void>): void {
-  let stopping = false;
   const stopAll = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
@@ -111,7 +125,9 @@ export async function freePort(): Promise<number> {
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
       server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
       );
     });
   });
@@ -186,19 +202,28 @@ export function sampleCpu(pids: readonly number[], databases: readonly string[])
       // A backend's title is "postgres: USER DATABASE HOST(PORT) STATE"; shared processes name no host.
       const title = readProc(entry, 'cmdline')?.replaceAll('\0', ' ') ?? '';
       const backend = /\(\d+\)|\[local\]/.test(title);
-      if (!backend || databases.some((database) => title.includes(` ${database} `))) service = 'postgres';
+      if (!backend || databases.some((database) => title.includes(` ${database} `)))
+        service = 'postgres';
     }
     if (service === undefined) continue;
     byService.set(service, (byService.get(service) ?? 0) + (cpuTicks(Number(entry)) ?? 0));
   }
   const cpuLine = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
   const [, user, nice, system, , , irq, softirq, steal] = cpuLine.trim().split(/\s+/).map(Number);
-  const machineBusy = [user, nice, system, irq, softirq, steal].reduce<number>((sum, value) => sum + (value ?? 0), 0);
+  const machineBusy = [user, nice, system, irq, softirq, steal].reduce<number>(
+    (sum, value) => sum + (value ?? 0),
+    0,
+  );
   return { at: performance.now(), byPid, byService, machineBusy };
 }
 
 /** Percent of one core used between two samples. */
-export function cpuPercent(ticksBefore: number, ticksAfter: number, from: CpuSample, to: CpuSample): number {
+export function cpuPercent(
+  ticksBefore: number,
+  ticksAfter: number,
+  from: CpuSample,
+  to: CpuSample,
+): number {
   const seconds = (to.at - from.at) / 1000;
   if (seconds <= 0) return 0;
   return round1(((ticksAfter - ticksBefore) / CLOCK_TICKS_PER_S / seconds) * 100);
@@ -217,7 +242,8 @@ export interface CpuUsage {
 }
 
 export function cpuUsage(pids: readonly number[], from: CpuSample, to: CpuSample): CpuUsage {
-  const sum = (sample: CpuSample) => pids.reduce((total, pid) => total + (sample.byPid.get(pid) ?? 0), 0);
+  const sum = (sample: CpuSample) =>
+    pids.reduce((total, pid) => total + (sample.byPid.get(pid) ?? 0), 0);
   const service = (name: string) =>
     cpuPercent(from.byService.get(name) ?? 0, to.byService.get(name) ?? 0, from, to);
   const self = process.pid;

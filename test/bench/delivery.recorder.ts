@@ -132,7 +132,10 @@ export class DeliveryRecorder {
    * Waits until every commit of the phase has arrived, giving up after `timeoutMs` or after
    * `stallMs` without a new arrival; returns whether it all arrived.
    */
-  async drain(phase: PhaseRecording, { timeoutMs, stallMs }: { timeoutMs: number; stallMs: number }): Promise<boolean> {
+  async drain(
+    phase: PhaseRecording,
+    { timeoutMs, stallMs }: { timeoutMs: number; stallMs: number },
+  ): Promise<boolean> {
     const deadline = performance.now() + timeoutMs;
     let seen = -1;
     let progressAt = performance.now();
@@ -179,7 +182,8 @@ export function percentiles(values: number[]): Percentiles {
   if (values.length === 0) return { p50: 0, p95: 0, p99: 0, max: 0 };
   const sorted = Float64Array.from(values).sort();
   // Nearest rank: the smallest value with at least q of the samples at or below it.
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+  const at = (q: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
   return { p50: round1(at(0.5)), p95: round1(at(0.95)), p99: round1(at(0.99)), max: round1(at(1)) };
 }
 

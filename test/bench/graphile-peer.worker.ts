@@ -38,7 +38,11 @@ export const PEER_READY_LINE = 'graphile-peer ready';
 async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2] ?? '{}') as PeerWorkerOptions;
   const config = loadConfig(ServiceConfig);
-  const redis = new Redis({ host: config.REDIS_HOST, port: config.REDIS_PORT, password: config.REDIS_PASSWORD });
+  const redis = new Redis({
+    host: config.REDIS_HOST,
+    port: config.REDIS_PORT,
+    password: config.REDIS_PASSWORD,
+  });
   const pgPool = new Pool({
     host: config.DATABASE_HOST,
     port: config.DATABASE_PORT,
@@ -49,12 +53,16 @@ async function main(): Promise<void> {
     max: options.concurrency + 2,
     application_name: 'mp-bench-graphile-peer',
   });
-  const report = (error: Error) => process.stderr.write(`graphile-peer: PostgreSQL client error: ${error.message}\n`);
+  const report = (error: Error) =>
+    process.stderr.write(`graphile-peer: PostgreSQL client error: ${error.message}\n`);
   pgPool.on('error', report);
   pgPool.on('connect', (client) => client.on('error', report));
   const deliver: Task = async (payload) => {
     // The same message shape and transport as our subscriber's (Nest Redis transport: {pattern, data}).
-    await redis.publish(options.channel, JSON.stringify({ pattern: options.channel, data: payload as PeerJobPayload }));
+    await redis.publish(
+      options.channel,
+      JSON.stringify({ pattern: options.channel, data: payload as PeerJobPayload }),
+    );
   };
   const runner: Runner = await run({
     pgPool,
@@ -64,7 +72,8 @@ async function main(): Promise<void> {
     noHandleSignals: true,
     taskList: { [PEER_TASK]: deliver },
     logger: new Logger(() => (level, message) => {
-      if (String(level) === 'error' || String(level) === 'warning') process.stderr.write(`graphile-peer: ${message}\n`);
+      if (String(level) === 'error' || String(level) === 'warning')
+        process.stderr.write(`graphile-peer: ${message}\n`);
     }),
     preset: {
       worker: {
@@ -87,7 +96,9 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((error: unknown) => {
-    process.stderr.write(`graphile-peer: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `graphile-peer: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exit(1);
   });
 }

@@ -15,14 +15,26 @@ import { runMigrations } from 'graphile-worker';
 import { MigrateConfig, ServiceConfig, loadConfig } from '@matchplane/config';
 import { allMigrations } from '@matchplane/migrations';
 import { notificationPattern } from '@matchplane/contracts';
-import { buildEnvelope, OutboxSignal, OutboxWriter, returnedRows, type EventPayloads } from '@matchplane/outbox';
-import { Migrator, dataSourceOptions, quoteIdentifier, runInTransaction } from '@matchplane/persistence';
+import {
+  buildEnvelope,
+  OutboxSignal,
+  OutboxWriter,
+  returnedRows,
+  type EventPayloads,
+} from '@matchplane/outbox';
+import {
+  Migrator,
+  dataSourceOptions,
+  quoteIdentifier,
+  runInTransaction,
+} from '@matchplane/persistence';
 import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
 import {
   REPO_ROOT,
   cpuUsage,
   freePort,
   installCleanup,
+  isStopping,
   sampleCpu,
   sleep,
   startChild,
@@ -31,8 +43,18 @@ import {
   type BenchChild,
   type CpuUsage,
 } from './bench.processes';
-import { DeliveryRecorder, type Percentiles, type PhaseRecording, type PhaseResult } from './delivery.recorder';
-import { PEER_READY_LINE, PEER_TASK, type PeerJobPayload, type PeerWorkerOptions } from './graphile-peer.worker';
+import {
+  DeliveryRecorder,
+  type Percentiles,
+  type PhaseRecording,
+  type PhaseResult,
+} from './delivery.recorder';
+import {
+  PEER_READY_LINE,
+  PEER_TASK,
+  type PeerJobPayload,
+  type PeerWorkerOptions,
+} from './graphile-peer.worker';
 
 const LOCALHOST = '127.0.0.1';
 const OUTBOX_DATABASE = 'mp_bench_outbox';
@@ -49,12 +71,36 @@ const MAX_FAILED_TRANSACTIONS = 100;
 const WARM_UP_SECONDS = 2;
 
 const FLAGS: FlagSpec[] = [
-  { name: 'writers', description: 'concurrent writer loops (and pgbench clients)', int: { min: 1, max: 128, default: 8 } },
-  { name: 'seconds', description: 'length of each measured phase', int: { min: 1, max: 600, default: 10 } },
-  { name: 'aggregates', description: 'aggregates the writers pick from at random', int: { min: 1, max: 1_000_000, default: 1000 } },
-  { name: 'rate', description: 'events/s, all writers together, in the latency phase', int: { min: 1, max: 100_000, default: 1000 } },
-  { name: 'dispatchers', description: 'dispatcher processes (and graphile-worker processes)', int: { min: 1, max: 16, default: 1 } },
-  { name: 'concurrency', description: 'DISPATCHER_CONCURRENCY, and the peer\'s concurrency', int: { min: 1, max: 1000, default: 64 } },
+  {
+    name: 'writers',
+    description: 'concurrent writer loops (and pgbench clients)',
+    int: { min: 1, max: 128, default: 8 },
+  },
+  {
+    name: 'seconds',
+    description: 'length of each measured phase',
+    int: { min: 1, max: 600, default: 10 },
+  },
+  {
+    name: 'aggregates',
+    description: 'aggregates the writers pick from at random',
+    int: { min: 1, max: 1_000_000, default: 1000 },
+  },
+  {
+    name: 'rate',
+    description: 'events/s, all writers together, in the latency phase',
+    int: { min: 1, max: 100_000, default: 1000 },
+  },
+  {
+    name: 'dispatchers',
+    description: 'dispatcher processes (and graphile-worker processes)',
+    int: { min: 1, max: 16, default: 1 },
+  },
+  {
+    name: 'concurrency',
+    description: "DISPATCHER_CONCURRENCY, and the peer's concurrency",
+    int: { min: 1, max: 1000, default: 64 },
+  },
   {
     name: 'peer-concurrency',
     // 8 was its fastest here without localQueue (2: 328/s, 4: 415/s, 8: 507/s, 64: 245/s delivered).
@@ -65,18 +111,31 @@ const FLAGS: FlagSpec[] = [
     // Off by default: in 0.17.3 a batch fetch runs jobs of one named queue concurrently, which
     // breaks the per-aggregate order the comparison is about (graphile/worker#621).
     name: 'peer-local-queue',
-    description: 'graphile-worker localQueue.size (0 or 1: off; breaks named-queue order in 0.17.3)',
+    description:
+      'graphile-worker localQueue.size (0 or 1: off; breaks named-queue order in 0.17.3)',
     int: { min: 0, max: 10_000, default: 0 },
   },
-  { name: 'peer-complete-batch-ms', description: 'graphile-worker completeJobBatchDelay (0: off)', int: { min: 0, max: 10_000, default: 0 } },
+  {
+    name: 'peer-complete-batch-ms',
+    description: 'graphile-worker completeJobBatchDelay (0: off)',
+    int: { min: 0, max: 10_000, default: 0 },
+  },
   {
     name: 'dispatcher-env',
     description: 'extra dispatcher environment, K=V[,K=V...] (e.g. DATABASE_POOL_SIZE=32)',
     string: { default: '' },
   },
-  { name: 'results', description: 'where the result JSON is written', string: { default: 'test/bench/results/outbox.json' } },
+  {
+    name: 'results',
+    description: 'where the result JSON is written',
+    string: { default: 'test/bench/results/outbox.json' },
+  },
   { name: 'skip-peer', description: 'do not run the graphile-worker comparison', switch: true },
-  { name: 'profile', description: 'run the dispatchers with --cpu-prof (profiles in dist/bench-profiles/)', switch: true },
+  {
+    name: 'profile',
+    description: 'run the dispatchers with --cpu-prof (profiles in dist/bench-profiles/)',
+    switch: true,
+  },
   { name: 'help', description: 'print this and exit', switch: true },
 ];
 
@@ -120,10 +179,18 @@ function progress(line: string): void {
 // ---- databases ---------------------------------------------------------------------------------
 
 function databaseConfig(settings: Settings, database: string, poolSize: number): ServiceConfig {
-  return { ...settings.service, DATABASE_HOST: LOCALHOST, DATABASE_NAME: database, DATABASE_POOL_SIZE: poolSize };
+  return {
+    ...settings.service,
+    DATABASE_HOST: LOCALHOST,
+    DATABASE_NAME: database,
+    DATABASE_POOL_SIZE: poolSize,
+  };
 }
 
-async function withAdminClient<T>(settings: Settings, work: (client: Client) => Promise<T>): Promise<T> {
+async function withAdminClient<T>(
+  settings: Settings,
+  work: (client: Client) => Promise<T>,
+): Promise<T> {
   const { service } = settings;
   const client = new Client({
     host: LOCALHOST,
@@ -164,7 +231,9 @@ const PGBENCH_AGGREGATE_ID = `('00000000-0000-4000-8000-' || lpad(to_hex(:n::big
 
 async function createAggregates(dataSource: DataSource, count: number): Promise<void> {
   // Bench-local: owned by no module, dropped with the bench database.
-  await dataSource.query('CREATE TABLE bench_aggregates (id uuid PRIMARY KEY, revision bigint NOT NULL)');
+  await dataSource.query(
+    'CREATE TABLE bench_aggregates (id uuid PRIMARY KEY, revision bigint NOT NULL)',
+  );
   await dataSource.query(
     `INSERT INTO bench_aggregates (id, revision)
      SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(n), 12, '0'))::uuid, 0 FROM generate_series(1, $1) AS n`,
@@ -175,10 +244,14 @@ async function createAggregates(dataSource: DataSource, count: number): Promise<
 
 async function bumpRevision(manager: EntityManager, id: string): Promise<number> {
   const rows = returnedRows<{ revision: string }>(
-    await manager.query('UPDATE bench_aggregates SET revision = revision + 1 WHERE id = $1 RETURNING revision', [id]),
+    await manager.query(
+      'UPDATE bench_aggregates SET revision = revision + 1 WHERE id = $1 RETURNING revision',
+      [id],
+    ),
   );
   const revision = Number(rows[0]?.revision);
-  if (!Number.isSafeInteger(revision) || revision < 1) throw new Error(`aggregate ${id} is missing`);
+  if (!Number.isSafeInteger(revision) || revision < 1)
+    throw new Error(`aggregate ${id} is missing`);
   return revision;
 }
 
@@ -189,7 +262,10 @@ async function clearOutbox(dataSource: DataSource): Promise<void> {
   await dataSource.query('VACUUM ANALYZE outbox');
 }
 
-function ticketPayload(aggregateId: string, revision: number): EventPayloads['ticket.state_changed'] {
+function ticketPayload(
+  aggregateId: string,
+  revision: number,
+): EventPayloads['ticket.state_changed'] {
   const base = { ticketId: aggregateId, mode: 'duel', enqueuedAt: ENQUEUED_AT };
   if (revision === 1) return { ...base, from: null, to: 'SEARCHING' };
   if (revision % 2 === 0) return { ...base, from: 'SEARCHING', to: 'MATCHED', matchId: MATCH_ID };
@@ -199,7 +275,10 @@ function ticketPayload(aggregateId: string, revision: number): EventPayloads['ti
 // ---- the writers -------------------------------------------------------------------------------
 
 /** Our write path: the state change and its validated envelope in one transaction, then the wake-up. */
-async function outboxWriter(config: ServiceConfig, redis: Redis): Promise<EventWriter & { dataSource: DataSource }> {
+async function outboxWriter(
+  config: ServiceConfig,
+  redis: Redis,
+): Promise<EventWriter & { dataSource: DataSource }> {
   const dataSource = new DataSource(
     dataSourceOptions(config, { migrations: allMigrations, applicationName: 'mp-bench-writer' }),
   );
@@ -232,8 +311,12 @@ async function outboxWriter(config: ServiceConfig, redis: Redis): Promise<EventW
 }
 
 /** The peer's write path: the same state change and a graphile-worker job on the aggregate's queue. */
-async function peerWriter(config: ServiceConfig): Promise<EventWriter & { dataSource: DataSource }> {
-  const dataSource = new DataSource(dataSourceOptions(config, { applicationName: 'mp-bench-peer-writer' }));
+async function peerWriter(
+  config: ServiceConfig,
+): Promise<EventWriter & { dataSource: DataSource }> {
+  const dataSource = new DataSource(
+    dataSourceOptions(config, { applicationName: 'mp-bench-peer-writer' }),
+  );
   await dataSource.initialize();
   return {
     dataSource,
@@ -265,20 +348,31 @@ function randomAggregate(count: number): string {
   return aggregateId(1 + Math.floor(Math.random() * count));
 }
 
-async function writeOnce(writer: EventWriter, phase: PhaseRecording, aggregates: number): Promise<void> {
+async function writeOnce(
+  writer: EventWriter,
+  phase: PhaseRecording,
+  aggregates: number,
+): Promise<void> {
   const id = randomAggregate(aggregates);
   try {
     phase.committed(id, await writer.write(id));
   } catch (error) {
     phase.failedTransactions += 1;
     if (phase.failedTransactions > MAX_FAILED_TRANSACTIONS) {
-      throw new Error(`more than ${MAX_FAILED_TRANSACTIONS} transactions failed; last: ${(error as Error).message}`);
+      throw new Error(
+        `more than ${MAX_FAILED_TRANSACTIONS} transactions failed; last: ${(error as Error).message}`,
+      );
     }
   }
 }
 
 /** Closed loop: each writer commits back to back until the deadline. */
-async function flatOut(writer: EventWriter, phase: PhaseRecording, options: Options, seconds: number): Promise<void> {
+async function flatOut(
+  writer: EventWriter,
+  phase: PhaseRecording,
+  options: Options,
+  seconds: number,
+): Promise<void> {
   const deadline = performance.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: options.writers }, async () => {
@@ -327,9 +421,17 @@ async function measure(
   const phase = recorder.begin();
   const before = sampleCpu(pids, [database]);
   await load(phase);
-  const drained = await recorder.drain(phase, { timeoutMs: 60_000 + seconds * 10_000, stallMs: 15_000 });
+  const drained = await recorder.drain(phase, {
+    timeoutMs: 60_000 + seconds * 10_000,
+    stallMs: 15_000,
+  });
   const after = sampleCpu(pids, [database]);
   return { ...phase.result(drained), cpu: cpuUsage(pids, before, after) };
+}
+
+function describeCpu(cpu: CpuUsage): string {
+  // pgbench's backends exit before the second sample, so only the machine total is meaningful.
+  return `machine cpu ${cpu.machine}% of one core`;
 }
 
 function describePhase(name: string, result: MeasuredPhase, processes: string): string {
@@ -379,17 +481,40 @@ SELECT 'ticket.state_changed', 'ticket', a.id, a.revision, now(), ARRAY['${PLAYE
 COMMIT;
 `;
 
-async function pgbench(settings: Settings, script: string, dataSource: DataSource): Promise<number> {
+interface Ceiling {
+  tps: number;
+  cpu: CpuUsage;
+}
+
+async function pgbench(
+  settings: Settings,
+  script: string,
+  dataSource: DataSource,
+): Promise<Ceiling> {
   const { options, service } = settings;
   const dir = mkdtempSync(path.join(tmpdir(), 'mp-bench-'));
   const file = path.join(dir, 'outbox.pgbench.sql');
   writeFileSync(file, script);
+  const before = sampleCpu([], [OUTBOX_DATABASE]);
   try {
     const run = startChild(
       'pgbench',
       PGBENCH,
-      ['-n', '-f', file, '-c', String(options.writers), '-j', '2', '-T', String(options.seconds), '-M', 'prepared',
-        '-D', `aggregates=${options.aggregates}`],
+      [
+        '-n',
+        '-f',
+        file,
+        '-c',
+        String(options.writers),
+        '-j',
+        '2',
+        '-T',
+        String(options.seconds),
+        '-M',
+        'prepared',
+        '-D',
+        `aggregates=${options.aggregates}`,
+      ],
       {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         PGHOST: LOCALHOST,
@@ -402,8 +527,12 @@ async function pgbench(settings: Settings, script: string, dataSource: DataSourc
     );
     const code = await run.exited;
     const tps = /tps = ([0-9.]+)/.exec(run.output())?.[1];
-    if (code !== 0 || tps === undefined) throw new Error(`pgbench failed (${code}):\n${run.output()}`);
-    return Math.round(Number(tps));
+    if (code !== 0 || tps === undefined)
+      throw new Error(`pgbench failed (${code}):\n${run.output()}`);
+    return {
+      tps: Math.round(Number(tps)),
+      cpu: cpuUsage([], before, sampleCpu([], [OUTBOX_DATABASE])),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await clearOutbox(dataSource);
@@ -450,14 +579,13 @@ async function startDispatchers(settings: Settings): Promise<BenchChild[]> {
       options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     );
     dispatchers.push(child);
-    await waitUntil(
-      async () => {
-        if (!child.alive()) throw new Error(`${child.name} exited:\n${child.output()}`);
-        const response = await fetch(`http://${LOCALHOST}:${port}/health`, { signal: AbortSignal.timeout(2_000) });
-        return response.status === 200;
-      },
-      `${child.name} to be healthy`,
-    ).catch((error: Error) => {
+    await waitUntil(async () => {
+      if (!child.alive()) throw new Error(`${child.name} exited:\n${child.output()}`);
+      const response = await fetch(`http://${LOCALHOST}:${port}/health`, {
+        signal: AbortSignal.timeout(2_000),
+      });
+      return response.status === 200;
+    }, `${child.name} to be healthy`).catch((error: Error) => {
       throw new Error(`${error.message}\n${child.output()}`);
     });
   }
@@ -505,7 +633,12 @@ function reportWarnings(child: BenchChild): void {
   const lines = child
     .output()
     .split('\n')
-    .filter((line) => line.trim() !== '' && line !== PEER_READY_LINE && !/^\{"level":"(log|info|debug|verbose|trace)"/.test(line));
+    .filter(
+      (line) =>
+        line.trim() !== '' &&
+        line !== PEER_READY_LINE &&
+        !/^\{"level":"(log|info|debug|verbose|trace)"/.test(line),
+    );
   if (lines.length > 0) progress(`${child.name} said:\n${lines.slice(-20).join('\n')}`);
 }
 
@@ -542,7 +675,9 @@ async function runSystem(
 ): Promise<SystemRun> {
   const { options } = settings;
   progress(`${name} warm-up (${WARM_UP_SECONDS} s flat out)`);
-  await measure(recorder, observed, WARM_UP_SECONDS, (phase) => flatOut(writer, phase, options, WARM_UP_SECONDS));
+  await measure(recorder, observed, WARM_UP_SECONDS, (phase) =>
+    flatOut(writer, phase, options, WARM_UP_SECONDS),
+  );
   await between();
   progress(`${name} throughput: ${options.writers} writers flat out for ${options.seconds} s`);
   const throughput = await measure(recorder, observed, options.seconds, (phase) =>
@@ -551,7 +686,9 @@ async function runSystem(
   progress(describePhase(`${name} throughput`, throughput, processes));
   await between();
   progress(`${name} latency: ${options.rate} events/s for ${options.seconds} s`);
-  const latency = await measure(recorder, observed, options.seconds, (phase) => paced(writer, phase, options));
+  const latency = await measure(recorder, observed, options.seconds, (phase) =>
+    paced(writer, phase, options),
+  );
   progress(describePhase(`${name} latency`, latency, processes));
   return { throughput, latency };
 }
@@ -564,7 +701,8 @@ function envPairs(text: string): Record<string, string> {
   const pairs: Record<string, string> = {};
   for (const pair of text.split(',').filter((item) => item !== '')) {
     const match = /^([A-Z][A-Z0-9_]*)=(.*)$/s.exec(pair);
-    if (!match?.[1]) throw new UsageError(`--dispatcher-env: ${JSON.stringify(pair)} is not KEY=VALUE`);
+    if (!match?.[1])
+      throw new UsageError(`--dispatcher-env: ${JSON.stringify(pair)} is not KEY=VALUE`);
     pairs[match[1]] = match[2] ?? '';
   }
   return pairs;
@@ -572,7 +710,8 @@ function envPairs(text: string): Record<string, string> {
 
 function optionsFrom(argv: readonly string[]): Options {
   const command = 'npm run bench:outbox --';
-  const summary = 'Outbox delivery benchmark (see docs/BENCHMARKS.md). Needs PostgreSQL and Redis on 127.0.0.1 and a build.';
+  const summary =
+    'Outbox delivery benchmark (see docs/BENCHMARKS.md). Needs PostgreSQL and Redis on 127.0.0.1 and a build.';
   try {
     const flags = parseFlags(argv, FLAGS);
     if (flags.help === true) {
@@ -610,7 +749,11 @@ async function main(): Promise<void> {
     adminDatabase: migrate.DATABASE_ADMIN_NAME,
   };
   const { service } = settings;
-  const redisOptions = { host: LOCALHOST, port: service.REDIS_PORT, password: service.REDIS_PASSWORD };
+  const redisOptions = {
+    host: LOCALHOST,
+    port: service.REDIS_PORT,
+    password: service.REDIS_PASSWORD,
+  };
   const redis = new Redis(redisOptions);
   const closers: (() => Promise<unknown>)[] = [];
   const cleanUp = async () => {
@@ -637,16 +780,28 @@ async function main(): Promise<void> {
     await new Migrator(ours.dataSource).up();
     await createAggregates(ours.dataSource, options.aggregates);
 
-    progress(`ceiling: pgbench, ${options.writers} clients for ${options.seconds} s, one statement`);
-    const ceilingTps = await pgbench(settings, PGBENCH_ONE_STATEMENT, ours.dataSource);
-    progress(`ceiling: ${ceilingTps} tps; now BEGIN/UPDATE/INSERT/COMMIT like the writers`);
-    const ceilingTwoStatementsTps = await pgbench(settings, PGBENCH_TWO_STATEMENTS, ours.dataSource);
-    progress(`ceiling (writers' shape): ${ceilingTwoStatementsTps} tps`);
+    progress(
+      `ceiling: pgbench, ${options.writers} clients for ${options.seconds} s, one statement`,
+    );
+    const ceiling = await pgbench(settings, PGBENCH_ONE_STATEMENT, ours.dataSource);
+    progress(
+      `ceiling: ${ceiling.tps} tps (${describeCpu(ceiling.cpu)}); now BEGIN/UPDATE/INSERT/COMMIT like the writers`,
+    );
+    const ceilingTwoStatements = await pgbench(settings, PGBENCH_TWO_STATEMENTS, ours.dataSource);
+    progress(
+      `ceiling (writers' shape): ${ceilingTwoStatements.tps} tps (${describeCpu(ceilingTwoStatements.cpu)})`,
+    );
+    const ceilingTps = ceiling.tps;
 
     const subscriber = new Redis(redisOptions);
-    const recorder = await DeliveryRecorder.subscribe(subscriber, notificationPattern(OUTBOX_PREFIX));
+    const recorder = await DeliveryRecorder.subscribe(
+      subscriber,
+      notificationPattern(OUTBOX_PREFIX),
+    );
     closers.push(() => recorder.close());
-    progress(`starting ${options.dispatchers} dispatcher(s)${options.profile ? ' with --cpu-prof' : ''}`);
+    progress(
+      `starting ${options.dispatchers} dispatcher(s)${options.profile ? ' with --cpu-prof' : ''}`,
+    );
     const dispatchers = await startDispatchers(settings);
     closers.push(() => stopAll(dispatchers));
     const outbox = await runSystem(
@@ -680,7 +835,10 @@ async function main(): Promise<void> {
       });
       await runMigrations({ pgPool: migrationPool }).finally(() => migrationPool.end());
       const peerSubscriber = new Redis(redisOptions);
-      const peerRecorder = await DeliveryRecorder.subscribe(peerSubscriber, notificationPattern(PEER_PREFIX));
+      const peerRecorder = await DeliveryRecorder.subscribe(
+        peerSubscriber,
+        notificationPattern(PEER_PREFIX),
+      );
       closers.push(() => peerRecorder.close());
       const peers = await startPeers(settings);
       closers.push(() => stopAll(peers));
@@ -721,14 +879,16 @@ async function main(): Promise<void> {
         aggregates: options.aggregates,
         concurrency: options.concurrency,
         dispatcher_env: options.dispatcherEnv,
-        ceiling_tps_writers_shape: ceilingTwoStatementsTps,
+        ceiling_tps_writers_shape: ceilingTwoStatements.tps,
+        ceiling_machine_cpu_pct: ceiling.cpu.machine,
         throughput: phaseDetails(outbox.throughput),
         latency: phaseDetails(outbox.latency),
         peer: peer
           ? {
               concurrency: peerConcurrency(options),
               local_queue_size: peerLocalQueue(options),
-              complete_job_batch_delay_ms: options.peerCompleteBatchMs > 0 ? options.peerCompleteBatchMs : -1,
+              complete_job_batch_delay_ms:
+                options.peerCompleteBatchMs > 0 ? options.peerCompleteBatchMs : -1,
               throughput: phaseDetails(peer.throughput),
               latency: phaseDetails(peer.latency),
             }
@@ -742,7 +902,7 @@ async function main(): Promise<void> {
     await cleanUp();
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } catch (error) {
-    await cleanUp();
+    if (!isStopping()) await cleanUp();
     throw error;
   }
 }
@@ -767,7 +927,11 @@ function phaseDetails(phase: MeasuredPhase) {
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`bench:outbox failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    // After Ctrl-C the signal handler cleans up and exits 130; what failed meanwhile is its doing.
+    if (isStopping()) return;
+    process.stderr.write(
+      `bench:outbox failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );
