@@ -32,9 +32,9 @@ import {
   type OutboxSubscriber,
 } from '@matchplane/outbox';
 import { DispatcherModule } from '../../apps/dispatcher/src/dispatcher.module';
-import type { TestDatabase } from './database';
-import { freePort, waitFor } from './processes';
-import { testRedis } from './redis';
+import { createTestDatabase, type TestDatabase } from './database';
+import { freePort, startApp, waitFor, waitForHttp, type RunningApp } from './processes';
+import { deleteRedisPrefix, testRedis, testRedisPrefix } from './redis';
 
 /*
  * Outbox rows for the delivery suites, written the way production writes them: a transaction
@@ -545,3 +545,47 @@ export async function wipeRedisPrefix(redis: Redis, prefix: string): Promise<num
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export interface DispatcherProcesses {
+  db: TestDatabase;
+  ds: DataSource;
+  redis: Redis;
+  observer: NotificationObserver;
+  prefix: string;
+  running: RunningApp[];
+  /** The health/metrics base URL of each started dispatcher, in start order. */
+  baseUrls: string[];
+  /** Starts one real dispatcher process on this database and prefix; resolves once it is healthy. */
+  start(overrides?: Record<string, string>): Promise<RunningApp>;
+}
+
+/**
+ * The shared setup of the process-level dispatcher suites: a private database, a Redis prefix,
+ * a notification observer, and every started dispatcher killed at the end. Call inside describe().
+ */
+export function useDispatcherProcesses(): DispatcherProcesses {
+  const harness = { prefix: testRedisPrefix(), running: [] as RunningApp[], baseUrls: [] as string[] } as DispatcherProcesses;
+  harness.start = async (overrides = {}) => {
+    const env = await dispatcherEnv(harness.db, harness.prefix, overrides);
+    const app = startApp('dispatcher', env);
+    harness.running.push(app);
+    const baseUrl = `http://127.0.0.1:${env.HEALTH_PORT}`;
+    harness.baseUrls.push(baseUrl);
+    await waitForHttp(`${baseUrl}/health`);
+    return app;
+  };
+  beforeAll(async () => {
+    harness.db = await createTestDatabase();
+    harness.ds = await harness.db.dataSource();
+    harness.redis = testRedis();
+    harness.observer = await NotificationObserver.start(harness.prefix);
+  });
+  afterAll(async () => {
+    await Promise.all(harness.running.map((app) => app.stop('SIGKILL')));
+    harness.observer?.stop();
+    harness.redis?.disconnect();
+    await deleteRedisPrefix(harness.prefix);
+    await harness.db?.drop();
+  });
+  return harness;
+}
