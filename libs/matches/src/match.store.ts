@@ -13,7 +13,7 @@ import {
   type MatchSnapshot,
   type MatchState,
 } from '@matchplane/domain';
-import { envelopesFor, OutboxSignal, OutboxWriter, validateEnvelope, type OutboxRow } from '@matchplane/outbox';
+import { envelopesFor, OUTBOX_COLUMNS, OutboxSignal, OutboxWriter, validateEnvelope, type OutboxRow } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 
 /** The match moved on since the caller read it; nothing was written. */
@@ -183,7 +183,7 @@ export class MatchStore {
   /** The match's events still retained in the outbox, in revision order (after `afterRevision`). */
   async history(matchId: string, afterRevision = 0): Promise<MatchHistoryEvent[]> {
     const rows = await this.dataSource.query<OutboxRow[]>(
-      `SELECT * FROM outbox WHERE aggregate_type = 'match' AND aggregate_id = $1 AND revision > $2 ORDER BY revision`,
+      `SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE aggregate_type = 'match' AND aggregate_id = $1 AND revision > $2 ORDER BY revision`,
       [matchId, afterRevision],
     );
     return rows.map((row) => {
