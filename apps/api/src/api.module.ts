@@ -1,14 +1,37 @@
-import { Module, type DynamicModule } from '@nestjs/common';
-import type { ApiConfig } from '@matchplane/config';
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { ApiConfig } from '@matchplane/config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { AdminModule } from './admin/admin.module';
+import { PlayerEntryModule, type PlayerEntryOptions } from './player-entry.module';
+
+/** The API's own configuration for every module of the app. */
+@Global()
+@Module({})
+class ApiConfigModule {
+  static forRoot(config: ApiConfig): DynamicModule {
+    return {
+      module: ApiConfigModule,
+      providers: [{ provide: ApiConfig, useValue: config }],
+      exports: [ApiConfig],
+    };
+  }
+}
+
+export interface ApiModuleOptions {
+  readonly playerEntry?: PlayerEntryOptions;
+}
 
 @Module({})
 export class ApiModule {
-  static forRoot(config: ApiConfig): DynamicModule {
+  static forRoot(config: ApiConfig, options: ApiModuleOptions = {}): DynamicModule {
     return {
       module: ApiModule,
-      imports: [ServiceRuntimeModule.forApi(config, { appName: 'api' }), AdminModule.forRoot(config)],
+      imports: [
+        ApiConfigModule.forRoot(config),
+        ServiceRuntimeModule.forApi(config, { appName: 'api' }),
+        AdminModule.forRoot(config),
+        PlayerEntryModule.forRoot(config, options.playerEntry),
+      ],
     };
   }
 }

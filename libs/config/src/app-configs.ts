@@ -1,6 +1,7 @@
 import { IsIn, IsNotEmpty, IsOptional, IsString, IsUrl, Matches } from 'class-validator';
 import { IsIntInRange, IsPort } from './validators';
 import { EnvVar } from './env-var.decorator';
+import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -63,6 +64,26 @@ export class ServiceConfig extends DatabaseConfig {
   @EnvVar({ description: 'Prefix of every Redis key and BullMQ queue (isolates deployments and tests)' })
   @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'must be 1-64 letters, digits, "_" or "-"' })
   REDIS_KEY_PREFIX = 'mp';
+
+  // Queue policy: the API, matcher and maintenance must agree on these, hence one definition.
+  @EnvVar({ description: 'Queue modes as mode:<team size>x<team count>, comma-separated' })
+  @IsParsedList(parseQueueModes, 'comma-separated mode:<team size>x<team count> entries, e.g. duel:1x2,squad:4x2')
+  QUEUE_MODES = 'duel:1x2,squad:4x2';
+
+  @EnvVar({ description: 'Regions players probe and matches are placed in, comma-separated' })
+  @IsParsedList(parseRegions, 'comma-separated region names, e.g. eu-west,us-east')
+  PROBE_REGIONS = 'eu-west,us-east,us-west,ap-southeast';
+
+  @EnvVar({ description: 'How often clients are told to heartbeat a searching ticket (ms)' })
+  @IsIntInRange(1_000, 600_000)
+  TICKET_HEARTBEAT_INTERVAL_MS = 10_000;
+
+  @EnvVar({
+    description:
+      'A searching ticket whose last heartbeat is older than this is no longer matchable and is expired (ms; three missed heartbeats by default)',
+  })
+  @IsIntInRange(1_000, 3_600_000)
+  TICKET_HEARTBEAT_TIMEOUT_MS = 30_000;
 }
 
 /** Shared by the worker apps: they serve only health and metrics over HTTP. */
@@ -102,6 +123,45 @@ export class ApiConfig extends ServiceConfig {
     message: 'must be comma-separated name=token pairs with tokens of at least 32 characters',
   })
   OPERATOR_TOKENS?: string = undefined;
+
+  @EnvVar({ description: 'Lifetime of a player session token (s)' })
+  @IsIntInRange(60, 30 * 86_400)
+  SESSION_TTL_SECONDS = 86_400;
+
+  @EnvVar({ description: 'How long a probe challenge may be answered (ms); a slower answer is no usable RTT' })
+  @IsIntInRange(100, 60_000)
+  PROBE_CHALLENGE_TTL_MS = 5_000;
+
+  @EnvVar({ description: 'Probe samples kept per player and region; the estimate is their median' })
+  @IsIntInRange(1, 50)
+  PROBE_SAMPLES_KEPT = 3;
+
+  @EnvVar({
+    description:
+      'How long a request waits for a concurrent request with the same Idempotency-Key before answering 409 (ms)',
+  })
+  @IsIntInRange(10, 60_000)
+  IDEMPOTENCY_WAIT_MS = 5_000;
+
+  @EnvVar({ description: 'JWT players: JWKS URL of the identity provider (or PLAYER_JWT_JWKS_FILE)' })
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  PLAYER_JWT_JWKS_URL?: string = undefined;
+
+  @EnvVar({ description: 'JWT players: path of a JSON JWKS file (or PLAYER_JWT_JWKS_URL)' })
+  @IsOptional()
+  @IsString()
+  PLAYER_JWT_JWKS_FILE?: string = undefined;
+
+  @EnvVar({ description: 'JWT players: required `iss` claim' })
+  @IsOptional()
+  @IsString()
+  PLAYER_JWT_ISSUER?: string = undefined;
+
+  @EnvVar({ description: 'JWT players: required `aud` claim' })
+  @IsOptional()
+  @IsString()
+  PLAYER_JWT_AUDIENCE?: string = undefined;
 }
 
 export class DispatcherConfig extends WorkerConfig {
@@ -158,6 +218,103 @@ export class AllocatorConfig extends WorkerConfig {
 export class MaintenanceConfig extends WorkerConfig {
   @healthPort()
   HEALTH_PORT = 9104;
+
+  // Retention windows. Each outlasts every retry and recovery horizon that could still read its
+  // rows: deleting a row early is not just lost history (an idempotency key deleted early turns a
+  // client's replay into a second real mutation). Dead letters are kept longest; the maintenance
+  // app refuses to start otherwise.
+
+  @EnvVar({
+    description:
+      'Idempotency keys are deleted this long after they were created (s). A key deleted early turns a client\'s replay into a second real mutation. Default 48 h: far beyond the SDK\'s retries (minutes) and twice the default session lifetime (SESSION_TTL_SECONDS, 24 h), so a client replaying a request after logging in again still finds its key; keep it at least SESSION_TTL_SECONDS. Keys younger than the oldest dead letter (minus RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS) are kept whatever this says',
+  })
+  @IsIntInRange(60, 315_360_000)
+  RETENTION_IDEMPOTENCY_KEYS_SECONDS = 172_800;
+
+  @EnvVar({
+    description:
+      'Idempotency keys created up to this long before the oldest dead letter are kept too, since replaying that dead letter may re-drive them (s). Default 1 h: covers the time between a request and the commit of the events it caused',
+  })
+  @IsIntInRange(0, 31_536_000)
+  RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS = 3_600;
+
+  @EnvVar({
+    description:
+      'Published outbox rows are deleted this long after publication (s). This is the notification resume window: a client catches up on a match (GET /v1/matches/{id}/events?after=N) from these rows, so the default, 7 days, outlasts the longest match plus a client offline for days',
+  })
+  @IsIntInRange(60, 315_360_000)
+  RETENTION_OUTBOX_PUBLISHED_SECONDS = 604_800;
+
+  @EnvVar({
+    description:
+      'Dead-lettered outbox rows are deleted this long after they were dead-lettered (s). Kept longest (must be at least every other RETENTION_* window): an operator may replay them until then. Default 90 days',
+  })
+  @IsIntInRange(60, 315_360_000)
+  RETENTION_OUTBOX_DEAD_LETTERS_SECONDS = 7_776_000;
+
+  @EnvVar({
+    description:
+      'Sessions are deleted this long after they expired or were revoked (s). Default 7 days: such a session only ever gets its token refused, and keeping it a while says why ("expired", "revoked") to support and to the client',
+  })
+  @IsIntInRange(60, 315_360_000)
+  RETENTION_SESSIONS_SECONDS = 604_800;
+
+  @EnvVar({
+    description:
+      'Probe challenges, answered or not, are deleted this long after they expired (s). Default 1 h: a challenge can only be answered before it expires (PROBE_CHALLENGE_TTL_MS, seconds), so after that a replayed answer can only be refused',
+  })
+  @IsIntInRange(60, 315_360_000)
+  RETENTION_PROBE_CHALLENGES_SECONDS = 3_600;
+
+  @EnvVar({
+    description:
+      'Finished queue tickets are deleted this long after they finished (s), and only once no retained match still lists them. Default 7 days: a client polls its ticket minutes after it ends, support looks back days',
+  })
+  @IsIntInRange(60, 315_360_000)
+  RETENTION_TICKETS_SECONDS = 604_800;
+
+  @EnvVar({
+    description:
+      'Finished matches (with participants, assignments, allocation and roster) are deleted this long after they finished (s), and never while their allocation is still live (its server unreleased). Default 30 days: the match history players, disputes and ratings look back on',
+  })
+  @IsIntInRange(60, 315_360_000)
+  RETENTION_MATCHES_SECONDS = 2_592_000;
+
+  @EnvVar({ description: 'Time from the end of one retention pass to the start of the next (ms)' })
+  @IsIntInRange(1_000, 86_400_000)
+  RETENTION_PASS_INTERVAL_MS = 60_000;
+
+  @EnvVar({
+    description:
+      'A retention pass starts no batch after this long (ms); what is left waits for the next pass, so a backlog never turns into one long purge',
+  })
+  @IsIntInRange(100, 3_600_000)
+  RETENTION_PASS_BUDGET_MS = 20_000;
+
+  @EnvVar({
+    description:
+      'Rows one purge batch deletes at most, in one short transaction (default 1000: row locks held for milliseconds)',
+  })
+  @IsIntInRange(1, 100_000)
+  RETENTION_BATCH_SIZE = 1_000;
+
+  @EnvVar({ description: 'Pause between purge batches, so live transactions get in between (ms)' })
+  @IsIntInRange(0, 60_000)
+  RETENTION_BATCH_PAUSE_MS = 10;
+
+  @EnvVar({
+    description:
+      'Pause between purge batches while the database is under pressure: RETENTION_PRESSURE_LOCK_WAITERS sessions waiting on locks, or autovacuum behind on the table just purged (ms)',
+  })
+  @IsIntInRange(0, 600_000)
+  RETENTION_PRESSURE_PAUSE_MS = 1_000;
+
+  @EnvVar({
+    description:
+      'Sessions of this database waiting on a lock (pg_stat_activity) at which the purge slows down; the role needs pg_read_all_stats (pg_monitor) to see other roles\' sessions',
+  })
+  @IsIntInRange(1, 10_000)
+  RETENTION_PRESSURE_LOCK_WAITERS = 3;
 }
 
 /**

@@ -2,3 +2,4 @@ export * from './api-error';
 export * from './error-codes';
 export * from './notifications';
 export * from './routes';
+export * from './player-api';

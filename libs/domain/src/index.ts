@@ -13,3 +13,4 @@ export * from './ticket/ticket.events';
 export * from './ticket/ticket.aggregate';
 export * from './ticket/ticket-events.reducer';
 export * from './candidate/candidate.policy';
+export * from './latency/latency-estimate';

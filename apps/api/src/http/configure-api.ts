@@ -4,7 +4,10 @@ import { ApiError, ErrorCode } from '@matchplane/contracts';
 import { ProblemFilter } from './problem.filter';
 
 /** Flattens class-validator errors (nested DTOs included) into per-field problems. */
-export function fieldProblems(errors: ValidationError[], parent = ''): { field: string; problems: string[] }[] {
+export function fieldProblems(
+  errors: ValidationError[],
+  parent = '',
+): { field: string; problems: string[] }[] {
   return errors.flatMap((error) => {
     const field = parent ? `${parent}.${error.property}` : error.property;
     const own = error.constraints ? [{ field, problems: Object.values(error.constraints) }] : [];
@@ -37,8 +40,17 @@ export function configureApi(app: NestFastifyApplication): void {
     }),
   );
   const fastify = app.getHttpAdapter().getInstance();
+  // Stamped before body parsing and auth, so a probe's RTT excludes our own processing.
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    (request as typeof request & { receivedAt?: number }).receivedAt = Date.now();
+    done();
+  });
   fastify.setErrorHandler((error, request, reply) => {
     const { problem, headers } = filter.toProblem(error, request);
-    void reply.status(problem.status).headers(headers).header('content-type', 'application/problem+json; charset=utf-8').send(problem);
+    void reply
+      .status(problem.status)
+      .headers(headers)
+      .header('content-type', 'application/problem+json; charset=utf-8')
+      .send(problem);
   });
 }

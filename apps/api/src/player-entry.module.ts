@@ -1,0 +1,36 @@
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
+import type { ApiConfig } from '@matchplane/config';
+import { PlayersModule, type PlayerIdentityVerifier } from '@matchplane/players';
+import { PgProbeRecorder } from './probes/pg-probe.recorder';
+import type { ProbeRecorder } from './probes/probe.recorder';
+import { ProbesModule } from './probes/probes.module';
+import { QueueModule } from './queue/queue.module';
+import { SessionsController } from './sessions/sessions.controller';
+
+export interface PlayerEntryOptions {
+  /** Identity verifiers besides the guest one (e.g. the JWT verifier, a studio's own). */
+  readonly verifiers?: readonly (Type<PlayerIdentityVerifier> | PlayerIdentityVerifier)[];
+  /** Default PgProbeRecorder; null leaves probing unconfigured (the probe routes answer 503). */
+  readonly probeRecorder?: Type<ProbeRecorder> | null;
+}
+
+/** How a player gets into the queue: sessions, latency probes and queue tickets. */
+@Module({})
+export class PlayerEntryModule {
+  static forRoot(config: ApiConfig, options: PlayerEntryOptions = {}): DynamicModule {
+    return {
+      module: PlayerEntryModule,
+      imports: [
+        PlayersModule.forRoot({
+          ttlSeconds: config.SESSION_TTL_SECONDS,
+          verifiers: options.verifiers ?? [],
+        }),
+        ProbesModule.forRoot({
+          recorder: options.probeRecorder === undefined ? PgProbeRecorder : options.probeRecorder,
+        }),
+        QueueModule,
+      ],
+      controllers: [SessionsController],
+    };
+  }
+}

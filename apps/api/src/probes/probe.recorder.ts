@@ -1,0 +1,44 @@
+import type { StoredTicket } from '@matchplane/tickets';
+
+export interface IssuedChallenge {
+  readonly challengeId: string;
+  readonly nonce: string;
+  readonly issuedAt: Date;
+  readonly expiresAt: Date;
+}
+
+export interface RecordedProbe {
+  readonly rttMs: number;
+  readonly estimateMs: number;
+  readonly samplesMs: number[];
+  /** The player's searching ticket after the estimate was written into it, if there is one. */
+  readonly ticket?: StoredTicket;
+}
+
+/** Why an answer was refused; each maps to its own HTTP status and code. */
+export type ProbeRefusal =
+  'NOT_FOUND' | 'WRONG_PLAYER' | 'WRONG_REGION' | 'ALREADY_ANSWERED' | 'NONCE_MISMATCH' | 'EXPIRED';
+
+export class ProbeRefusedError extends Error {
+  override name = 'ProbeRefusedError';
+  constructor(
+    readonly refusal: ProbeRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Issues latency challenges and records answers as server-measured RTTs (receive time minus
+ * issue time). The probe routes answer 503 when none is bound: never a success that stored nothing.
+ */
+export abstract class ProbeRecorder {
+  abstract issue(playerId: string, region: string, now: Date): Promise<IssuedChallenge>;
+  abstract answer(
+    playerId: string,
+    region: string,
+    answer: { challengeId: string; nonce: string },
+    receivedAt: Date,
+  ): Promise<RecordedProbe>;
+}

@@ -1,0 +1,100 @@
+import {
+  Body,
+  Controller,
+  HttpCode,
+  Inject,
+  Optional,
+  Param,
+  Post,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import {
+  ApiError,
+  contractPaths,
+  ErrorCode,
+  type ProbeAnswerResponse,
+  type ProbeChallengeResponse,
+} from '@matchplane/contracts';
+import type { AuthenticatedSession } from '@matchplane/players';
+import { CandidateProjection } from '@matchplane/tickets';
+import { CurrentSession, PlayerAuthGuard, ReceivedAt } from '../auth/player-auth.guard';
+import { QueuePolicy } from '../queue/queue-policy';
+import { ProbeAnswerBody } from './probes.dto';
+import { ProbeRecorder, ProbeRefusedError, type ProbeRefusal } from './probe.recorder';
+
+const REFUSALS: Record<ProbeRefusal, { status: number; code: ErrorCode }> = {
+  NOT_FOUND: { status: 404, code: ErrorCode.PROBE_CHALLENGE_NOT_FOUND },
+  WRONG_PLAYER: { status: 403, code: ErrorCode.PROBE_WRONG_PLAYER },
+  WRONG_REGION: { status: 409, code: ErrorCode.PROBE_WRONG_REGION },
+  ALREADY_ANSWERED: { status: 409, code: ErrorCode.PROBE_ALREADY_ANSWERED },
+  NONCE_MISMATCH: { status: 403, code: ErrorCode.PROBE_NONCE_MISMATCH },
+  EXPIRED: { status: 410, code: ErrorCode.PROBE_EXPIRED },
+};
+
+@ApiTags('probes')
+@ApiBearerAuth()
+@UseGuards(PlayerAuthGuard)
+@Controller(contractPaths('probes'))
+export class ProbesController {
+  constructor(
+    private readonly policy: QueuePolicy,
+    private readonly projection: CandidateProjection,
+    @Optional() @Inject(ProbeRecorder) private readonly recorder?: ProbeRecorder,
+  ) {}
+
+  @Post(':region/challenge')
+  async challenge(
+    @Param('region') region: string,
+    @CurrentSession() session: AuthenticatedSession,
+  ): Promise<ProbeChallengeResponse> {
+    const recorder = this.requireRecorder();
+    const issued = await recorder.issue(session.playerId, this.policy.region(region), new Date());
+    return {
+      challengeId: issued.challengeId,
+      region,
+      nonce: issued.nonce,
+      issuedAt: issued.issuedAt.toISOString(),
+      expiresAt: issued.expiresAt.toISOString(),
+    };
+  }
+
+  @Post(':region/answer')
+  @HttpCode(200)
+  async answer(
+    @Param('region') region: string,
+    @Body() body: ProbeAnswerBody,
+    @CurrentSession() session: AuthenticatedSession,
+    @ReceivedAt() receivedAt: Date,
+  ): Promise<ProbeAnswerResponse> {
+    const recorder = this.requireRecorder();
+    this.policy.region(region);
+    try {
+      const recorded = await recorder.answer(session.playerId, region, body, receivedAt);
+      if (recorded.ticket) await this.projection.applyAfterCommit(recorded.ticket);
+      return {
+        region,
+        rttMs: recorded.rttMs,
+        estimateMs: recorded.estimateMs,
+        samplesMs: recorded.samplesMs,
+      };
+    } catch (error) {
+      if (error instanceof ProbeRefusedError) {
+        const { status, code } = REFUSALS[error.refusal];
+        throw new ApiError(status, code, error.message);
+      }
+      throw error;
+    }
+  }
+
+  private requireRecorder(): ProbeRecorder {
+    if (!this.recorder) {
+      throw new ApiError(
+        503,
+        ErrorCode.NOT_CONFIGURED,
+        'No probe recorder is configured; latency cannot be measured',
+      );
+    }
+    return this.recorder;
+  }
+}

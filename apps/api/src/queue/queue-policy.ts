@@ -1,0 +1,42 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ApiConfig, parseQueueModes, parseRegions, type QueueMode } from '@matchplane/config';
+import { ApiError, ErrorCode } from '@matchplane/contracts';
+
+/** The configured modes and regions, with the lookups routes use to refuse unknown ones. */
+@Injectable()
+export class QueuePolicy {
+  readonly modes: readonly QueueMode[];
+  readonly regions: readonly string[];
+  readonly heartbeatIntervalMs: number;
+
+  constructor(@Inject(ApiConfig) config: ApiConfig) {
+    this.modes = parseQueueModes(config.QUEUE_MODES);
+    this.regions = parseRegions(config.PROBE_REGIONS);
+    this.heartbeatIntervalMs = config.TICKET_HEARTBEAT_INTERVAL_MS;
+  }
+
+  /** 404 UNKNOWN_REGION unless `region` is configured. */
+  region(region: string): string {
+    if (!this.regions.includes(region)) {
+      throw new ApiError(
+        404,
+        ErrorCode.UNKNOWN_REGION,
+        `Unknown region "${region.slice(0, 64)}"; regions: ${this.regions.join(', ')}`,
+      );
+    }
+    return region;
+  }
+
+  /** 422 UNKNOWN_MODE unless `mode` is configured. */
+  mode(mode: string): QueueMode {
+    const found = this.modes.find((candidate) => candidate.mode === mode);
+    if (!found) {
+      throw new ApiError(
+        422,
+        ErrorCode.UNKNOWN_MODE,
+        `Unknown mode "${mode.slice(0, 64)}"; modes: ${this.modes.map((m) => m.mode).join(', ')}`,
+      );
+    }
+    return found;
+  }
+}

@@ -1,0 +1,100 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Param,
+  ParseUUIDPipe,
+  Post,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import {
+  ApiError,
+  contractPaths,
+  ErrorCode,
+  type QueueOptionsResponse,
+  type TicketResponse,
+} from '@matchplane/contracts';
+import type { AuthenticatedSession } from '@matchplane/players';
+import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
+import { RequiredIdempotencyKey } from '../idempotency/idempotency-key.decorator';
+import type { IdempotentOutcome } from '../idempotency/idempotency.store';
+import { CreateTicketBody } from './queue.dto';
+import { QueueService } from './queue.service';
+
+const ticketId = new ParseUUIDPipe({
+  version: undefined,
+  exceptionFactory: () =>
+    new ApiError(400, ErrorCode.VALIDATION_FAILED, 'The ticket id must be a UUID'),
+});
+
+const IDEMPOTENCY_HEADER = {
+  name: 'Idempotency-Key',
+  required: true,
+  description:
+    'Unique per logical request; a retry with the same key and body replays the first answer',
+};
+
+/** Sends the stored (or fresh) status; a replay says so in a header. */
+function send<T>(reply: FastifyReply, outcome: IdempotentOutcome<T>): T {
+  void reply.status(outcome.status);
+  if (outcome.replayed) void reply.header('idempotent-replayed', 'true');
+  return outcome.body;
+}
+
+@ApiTags('queue')
+@ApiBearerAuth()
+@UseGuards(PlayerAuthGuard)
+@Controller(contractPaths('queue'))
+export class QueueController {
+  constructor(private readonly queue: QueueService) {}
+
+  @Get('options')
+  options(): QueueOptionsResponse {
+    return this.queue.options();
+  }
+
+  @Post('tickets')
+  @ApiHeader(IDEMPOTENCY_HEADER)
+  async create(
+    @Body() body: CreateTicketBody,
+    @CurrentSession() session: AuthenticatedSession,
+    @RequiredIdempotencyKey() key: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<TicketResponse> {
+    return send(reply, await this.queue.create(session.playerId, key, body.mode));
+  }
+
+  @Get('tickets/:id')
+  get(
+    @Param('id', ticketId) id: string,
+    @CurrentSession() session: AuthenticatedSession,
+  ): Promise<TicketResponse> {
+    return this.queue.get(session.playerId, id);
+  }
+
+  @Post('tickets/:id/heartbeat')
+  @ApiHeader(IDEMPOTENCY_HEADER)
+  async heartbeat(
+    @Param('id', ticketId) id: string,
+    @CurrentSession() session: AuthenticatedSession,
+    @RequiredIdempotencyKey() key: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<TicketResponse> {
+    return send(reply, await this.queue.heartbeat(session.playerId, key, id));
+  }
+
+  @Delete('tickets/:id')
+  @ApiHeader(IDEMPOTENCY_HEADER)
+  async cancel(
+    @Param('id', ticketId) id: string,
+    @CurrentSession() session: AuthenticatedSession,
+    @RequiredIdempotencyKey() key: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<TicketResponse> {
+    return send(reply, await this.queue.cancel(session.playerId, key, id));
+  }
+}

@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { OutboxModule } from '@matchplane/outbox';
+import { TicketsModule } from '@matchplane/tickets';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { LatenciesModule } from '../probes/latencies.module';
+import { QueueController } from './queue.controller';
+import { QueuePolicyModule } from './queue-policy.module';
+import { QueueService } from './queue.service';
+
+/** Player queue routes; the tickets themselves belong to TicketsModule. */
+@Module({
+  imports: [
+    TicketsModule,
+    OutboxModule.forWriters(),
+    IdempotencyModule,
+    QueuePolicyModule,
+    LatenciesModule,
+  ],
+  controllers: [QueueController],
+  providers: [QueueService],
+})
+export class QueueModule {}

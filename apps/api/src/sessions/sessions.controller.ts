@@ -1,0 +1,57 @@
+import { Body, Controller, Delete, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import {
+  ApiError,
+  contractPaths,
+  ErrorCode,
+  PlayerRoutes,
+  type SessionResponse,
+} from '@matchplane/contracts';
+import {
+  InvalidCredentialError,
+  SessionService,
+  UnknownIdentityProviderError,
+  type AuthenticatedSession,
+} from '@matchplane/players';
+import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
+import { CreateSessionBody } from './sessions.dto';
+
+@ApiTags('sessions')
+@Controller(contractPaths(''))
+export class SessionsController {
+  constructor(private readonly sessions: SessionService) {}
+
+  /** Public: this is how a player gets a token. */
+  @Post(PlayerRoutes.sessions)
+  async create(@Body() body: CreateSessionBody): Promise<SessionResponse> {
+    try {
+      const issued = await this.sessions.create(body.provider ?? 'guest', body.credential);
+      return {
+        token: issued.token,
+        expiresAt: issued.expiresAt.toISOString(),
+        playerId: issued.playerId,
+        ...(issued.deviceSecret ? { deviceSecret: issued.deviceSecret } : {}),
+      };
+    } catch (error) {
+      if (error instanceof UnknownIdentityProviderError) {
+        throw new ApiError(400, ErrorCode.UNKNOWN_IDENTITY_PROVIDER, error.message);
+      }
+      if (error instanceof InvalidCredentialError) {
+        throw new ApiError(
+          401,
+          ErrorCode.INVALID_CREDENTIAL,
+          `The credential was not accepted: ${error.message}`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  @Delete(PlayerRoutes.currentSession)
+  @HttpCode(204)
+  @ApiBearerAuth()
+  @UseGuards(PlayerAuthGuard)
+  async revoke(@CurrentSession() session: AuthenticatedSession): Promise<void> {
+    await this.sessions.revoke(session);
+  }
+}

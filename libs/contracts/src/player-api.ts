@@ -1,0 +1,104 @@
+/**
+ * The player-facing HTTP contract (request and response bodies), shared by the API's DTOs and the
+ * SDK. Every route is served under each of ROUTE_PREFIXES.
+ */
+
+/** Header every ticket mutation requires (other mutating player routes accept it). */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+export const PlayerRoutes = {
+  sessions: 'sessions',
+  currentSession: 'sessions/current',
+  probeChallenge: (region: string) => `probes/${encodeURIComponent(region)}/challenge`,
+  probeAnswer: (region: string) => `probes/${encodeURIComponent(region)}/answer`,
+  queueOptions: 'queue/options',
+  tickets: 'queue/tickets',
+  ticket: (ticketId: string) => `queue/tickets/${encodeURIComponent(ticketId)}`,
+  ticketHeartbeat: (ticketId: string) => `queue/tickets/${encodeURIComponent(ticketId)}/heartbeat`,
+} as const;
+
+/** POST /v1/sessions. `provider` defaults to "guest". */
+export interface CreateSessionRequest {
+  provider?: string;
+  /**
+   * Guest: the device secret returned when the guest was created (absent: a new guest).
+   * Other providers: their credential, e.g. the identity provider's signed JWT.
+   */
+  credential?: string;
+}
+
+export interface SessionResponse {
+  /** Opaque bearer token (256 random bits); the server keeps only its hash. */
+  token: string;
+  expiresAt: string;
+  playerId: string;
+  /** Only when a new guest was created: keep it to resume this player on this device. */
+  deviceSecret?: string;
+}
+
+export interface ProbeChallengeResponse {
+  challengeId: string;
+  region: string;
+  /** Echo it back in the answer; single use. */
+  nonce: string;
+  issuedAt: string;
+  expiresAt: string;
+}
+
+/** POST /v1/probes/{region}/answer */
+export interface ProbeAnswerRequest {
+  challengeId: string;
+  nonce: string;
+}
+
+export interface ProbeAnswerResponse {
+  region: string;
+  /** Server receive time minus issue time of this challenge. */
+  rttMs: number;
+  /** The robust estimate placement uses (median of the retained samples). */
+  estimateMs: number;
+  samplesMs: number[];
+}
+
+export interface QueueModeOption {
+  mode: string;
+  teamSize: number;
+  teamCount: number;
+}
+
+/** GET /v1/queue/options: what a client may queue for and probe. */
+export interface QueueOptionsResponse {
+  modes: QueueModeOption[];
+  regions: string[];
+  heartbeatIntervalMs: number;
+}
+
+/** POST /v1/queue/tickets */
+export interface CreateTicketRequest {
+  mode: string;
+}
+
+/** Why a searching ticket is not matched yet, from the matcher's last pass. */
+export interface TicketExplanation {
+  code: string;
+  message: string;
+  evaluatedAt: string;
+}
+
+export interface TicketResponse {
+  id: string;
+  playerId: string;
+  mode: string;
+  state: string;
+  revision: number;
+  /** Regions with a server-measured RTT, sorted. */
+  regionsMeasured: string[];
+  predictedRttMs: Record<string, number>;
+  enqueuedAt: string;
+  lastHeartbeatAt: string;
+  /** Seconds since enqueue (until the ticket left the queue, if it has). */
+  waitSeconds: number;
+  matchId?: string;
+  /** Present while SEARCHING once a matcher pass has looked at the ticket. */
+  explanation?: TicketExplanation;
+}

@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+
+export interface QueueEntryProfile {
+  readonly rating: number;
+  /** Set while a no-show penalty is in force. */
+  readonly cooldownUntil?: Date;
+}
+
+/** Owns `players`: identities, rating and no-show penalties. */
+@Injectable()
+export class PlayerStore {
+  async createGuest(manager: EntityManager, deviceSecretHash: Buffer): Promise<string> {
+    const rows = await manager.query<{ id: string }[]>(
+      `INSERT INTO players (device_secret_hash) VALUES ($1) RETURNING id`,
+      [deviceSecretHash],
+    );
+    return (rows[0] as { id: string }).id;
+  }
+
+  async findByDeviceSecret(
+    manager: EntityManager,
+    deviceSecretHash: Buffer,
+  ): Promise<string | undefined> {
+    const rows = await manager.query<{ id: string }[]>(
+      `SELECT id FROM players WHERE device_secret_hash = $1`,
+      [deviceSecretHash],
+    );
+    return rows[0]?.id;
+  }
+
+  /** The player of an external identity, created on first sight. */
+  async upsertExternal(manager: EntityManager, provider: string, subject: string): Promise<string> {
+    const rows = await manager.query<{ id: string }[]>(
+      `INSERT INTO players (identity_provider, external_subject) VALUES ($1, $2)
+       ON CONFLICT (identity_provider, external_subject) DO UPDATE SET updated_at = now()
+       RETURNING id`,
+      [provider, subject],
+    );
+    return (rows[0] as { id: string }).id;
+  }
+
+  /** What ticket creation needs, with the player row locked so concurrent creates serialise. */
+  async queueEntryProfile(
+    manager: EntityManager,
+    playerId: string,
+  ): Promise<QueueEntryProfile | undefined> {
+    const rows = await manager.query<{ rating: number; cooldown_until: Date | null }[]>(
+      `SELECT rating, cooldown_until FROM players WHERE id = $1 FOR UPDATE`,
+      [playerId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      rating: row.rating,
+      ...(row.cooldown_until ? { cooldownUntil: row.cooldown_until } : {}),
+    };
+  }
+}

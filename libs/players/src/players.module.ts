@@ -1,0 +1,45 @@
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
+import { GuestIdentityVerifier } from './guest-identity.verifier';
+import { PLAYER_IDENTITY_VERIFIERS, type PlayerIdentityVerifier } from './player-identity.verifier';
+import { PlayerStore } from './player.store';
+import { SESSION_OPTIONS, SessionService, type SessionOptions } from './session.service';
+import { SessionStore } from './session.store';
+
+export interface PlayersModuleOptions extends SessionOptions {
+  /**
+   * Verifiers besides the built-in guest one: classes (resolved by DI, so a studio's verifier
+   * can inject its own services) or ready instances (e.g. a JWT verifier built from config).
+   */
+  readonly verifiers?: readonly (Type<PlayerIdentityVerifier> | PlayerIdentityVerifier)[];
+}
+
+/** Owns `players` and `sessions`. */
+@Module({})
+export class PlayersModule {
+  static forRoot(options: PlayersModuleOptions): DynamicModule {
+    const extras = options.verifiers ?? [];
+    const classes = extras.filter(
+      (v): v is Type<PlayerIdentityVerifier> => typeof v === 'function',
+    );
+    const instances = extras.filter((v): v is PlayerIdentityVerifier => typeof v !== 'function');
+    return {
+      module: PlayersModule,
+      // Global: PlayerAuthGuard guards routes in many modules and needs SessionService in each.
+      global: true,
+      providers: [
+        PlayerStore,
+        SessionStore,
+        SessionService,
+        GuestIdentityVerifier,
+        ...classes,
+        { provide: SESSION_OPTIONS, useValue: { ttlSeconds: options.ttlSeconds } },
+        {
+          provide: PLAYER_IDENTITY_VERIFIERS,
+          inject: [GuestIdentityVerifier, ...classes],
+          useFactory: (...resolved: PlayerIdentityVerifier[]) => [...resolved, ...instances],
+        },
+      ],
+      exports: [PlayerStore, SessionService],
+    };
+  }
+}

@@ -1,0 +1,207 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import Redis from 'ioredis';
+import type { DataSource } from 'typeorm';
+import { ServiceConfig } from '@matchplane/config';
+import type { CandidateView, TicketState } from '@matchplane/domain';
+import { TicketStore, type StoredTicket } from './ticket.store';
+
+/** What the projection holds per searching ticket: the matcher's view of a candidate. */
+export interface ProjectedCandidate extends CandidateView {
+  readonly ticketId: string;
+  readonly playerId: string;
+  readonly mode: string;
+  readonly rating: number;
+  readonly predictedRtt: unknown;
+  readonly enqueuedAt: Date;
+  readonly lastHeartbeatAt: Date;
+  readonly state: TicketState;
+  readonly version: number;
+}
+
+interface CandidateJson {
+  ticketId: string;
+  playerId: string;
+  mode: string;
+  rating: number;
+  predictedRtt: unknown;
+  enqueuedAt: number;
+  lastHeartbeatAt: number;
+  state: TicketState;
+  version: number;
+}
+
+/**
+ * KEYS: candidate hash, mode index. ARGV: version, ttl ms, searching (1/0), enqueued ms, ticket id,
+ * candidate json. An update older than the one applied is dropped, so post-commit writes that
+ * reach Redis out of commit order cannot roll a candidate back; a ticket that left the queue
+ * leaves a tombstone (its version) for one TTL so a late older upsert cannot resurrect it.
+ */
+const APPLY_SCRIPT = `
+local current = redis.call('HGET', KEYS[1], 'v')
+if current and tonumber(current) > tonumber(ARGV[1]) then return 0 end
+if ARGV[3] == '1' then
+  redis.call('HSET', KEYS[1], 'v', ARGV[1], 'c', ARGV[6])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+else
+  redis.call('DEL', KEYS[1])
+  redis.call('HSET', KEYS[1], 'v', ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('ZREM', KEYS[2], ARGV[5])
+end
+return 1
+`;
+const APPLY_SHA = createHash('sha1').update(APPLY_SCRIPT).digest('hex');
+
+/**
+ * The candidate pool in Redis: an index for the matcher, never the truth (the matcher re-checks
+ * PostgreSQL before committing). Every write carries the ticket's full current row, read in the
+ * committing transaction, so a missed or stale update repairs itself at the next heartbeat; the
+ * TTL (the heartbeat timeout) drops a candidate whose player went silent.
+ */
+@Injectable()
+export class CandidateProjection {
+  private readonly logger = new Logger(CandidateProjection.name);
+  private readonly prefix: string;
+  private readonly ttlMs: number;
+
+  constructor(
+    @Inject(Redis) private readonly redis: Redis,
+    @Inject(ServiceConfig) config: ServiceConfig,
+    private readonly tickets: TicketStore,
+  ) {
+    this.prefix = config.REDIS_KEY_PREFIX;
+    this.ttlMs = config.TICKET_HEARTBEAT_TIMEOUT_MS;
+  }
+
+  candidateKey(ticketId: string): string {
+    return `${this.prefix}:candidate:${ticketId}`;
+  }
+
+  modeIndexKey(mode: string): string {
+    return `${this.prefix}:candidates:${mode}`;
+  }
+
+  /** Upserts a searching ticket, removes any other; call after the ticket's transaction commits. */
+  async apply(ticket: StoredTicket): Promise<void> {
+    const searching = ticket.state === 'SEARCHING';
+    const candidate: CandidateJson = {
+      ticketId: ticket.id,
+      playerId: ticket.playerId,
+      mode: ticket.mode,
+      rating: ticket.rating,
+      predictedRtt: ticket.predictedRtt,
+      enqueuedAt: ticket.enqueuedAt.getTime(),
+      lastHeartbeatAt: ticket.lastHeartbeatAt.getTime(),
+      state: ticket.state,
+      version: ticket.version,
+    };
+    await this.evalApply(
+      [this.candidateKey(ticket.id), this.modeIndexKey(ticket.mode)],
+      [
+        ticket.version,
+        this.ttlMs,
+        searching ? '1' : '0',
+        candidate.enqueuedAt,
+        ticket.id,
+        JSON.stringify(candidate),
+      ],
+    );
+  }
+
+  /**
+   * {@link apply} for a caller whose state is already committed: a Redis failure is logged, not
+   * thrown (the next heartbeat or rebuild repairs the index), and a Redis outage cannot hold up
+   * the caller beyond `timeoutMs`.
+   */
+  async applyAfterCommit(ticket: StoredTicket, timeoutMs = 1_000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.apply(ticket),
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+        }),
+      ]);
+    } catch (error) {
+      this.logger.warn(`candidate ${ticket.id} not updated in Redis: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The mode's candidates, oldest first; index entries whose candidate expired are dropped. */
+  async candidates(mode: string): Promise<ProjectedCandidate[]> {
+    const ids = await this.redis.zrange(this.modeIndexKey(mode), 0, -1);
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hget(this.candidateKey(id), 'c');
+    const results = (await pipeline.exec()) ?? [];
+    const gone: string[] = [];
+    const candidates: ProjectedCandidate[] = [];
+    ids.forEach((id, index) => {
+      const [error, raw] = results[index] ?? [null, null];
+      if (error || typeof raw !== 'string') {
+        if (!error) gone.push(id);
+        return;
+      }
+      const json = JSON.parse(raw) as CandidateJson;
+      candidates.push({
+        ...json,
+        enqueuedAt: new Date(json.enqueuedAt),
+        lastHeartbeatAt: new Date(json.lastHeartbeatAt),
+      });
+    });
+    if (gone.length > 0) await this.redis.zrem(this.modeIndexKey(mode), ...gone);
+    return candidates;
+  }
+
+  /** One candidate, as the projection holds it (undefined when absent or expired). */
+  async candidate(ticketId: string): Promise<ProjectedCandidate | undefined> {
+    const raw = await this.redis.hget(this.candidateKey(ticketId), 'c');
+    if (raw === null) return undefined;
+    const json = JSON.parse(raw) as CandidateJson;
+    return {
+      ...json,
+      enqueuedAt: new Date(json.enqueuedAt),
+      lastHeartbeatAt: new Date(json.lastHeartbeatAt),
+    };
+  }
+
+  /**
+   * Rebuilds the projection from PostgreSQL: every searching ticket is applied (versions keep a
+   * newer concurrent write), and index entries of tickets no longer searching are removed.
+   */
+  async rebuild(
+    dataSource: DataSource,
+    modes: readonly string[],
+  ): Promise<{ applied: number; removed: number }> {
+    const searching = await this.tickets.searching(dataSource.manager);
+    for (const ticket of searching) await this.apply(ticket);
+    const live = new Set(searching.map((ticket) => ticket.id));
+    let removed = 0;
+    for (const mode of new Set([...modes, ...searching.map((ticket) => ticket.mode)])) {
+      const indexed = await this.redis.zrange(this.modeIndexKey(mode), 0, -1);
+      const stale = indexed.filter((id) => !live.has(id));
+      if (stale.length > 0) {
+        await this.redis.zrem(this.modeIndexKey(mode), ...stale);
+        await this.redis.del(...stale.map((id) => this.candidateKey(id)));
+        removed += stale.length;
+      }
+    }
+    return { applied: searching.length, removed };
+  }
+
+  private async evalApply(keys: string[], args: (string | number)[]): Promise<void> {
+    try {
+      await this.redis.evalsha(APPLY_SHA, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error as Error).message.includes('NOSCRIPT')) throw error;
+      await this.redis.eval(APPLY_SCRIPT, keys.length, ...keys, ...args);
+    }
+  }
+}

@@ -1,0 +1,3 @@
+export * from './ticket.store';
+export * from './candidate.projection';
+export * from './tickets.module';

@@ -1,0 +1,216 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import {
+  createTicket,
+  isTerminalTicketState,
+  transitionTicket,
+  type NewTicket,
+  type TicketChange,
+  type TicketCommand,
+  type TicketSnapshot,
+  type TicketState,
+} from '@matchplane/domain';
+import { envelopesFor, OutboxWriter } from '@matchplane/outbox';
+
+/** A ticket as stored: the domain snapshot plus what the projection and the API read. */
+export interface StoredTicket extends TicketSnapshot {
+  /** updated_at in µs, set by every write (clock_timestamp()): orders projection updates of one ticket. */
+  readonly version: number;
+  readonly finishedAt?: Date;
+}
+
+/** The ticket moved on since the caller read it; nothing was written. */
+export class StaleTicketRevisionError extends Error {
+  constructor(
+    readonly ticketId: string,
+    readonly expectedRevision: number,
+  ) {
+    super(`ticket ${ticketId} is no longer at revision ${expectedRevision}`);
+    this.name = 'StaleTicketRevisionError';
+  }
+}
+
+interface TicketRow {
+  id: string;
+  player_id: string;
+  mode: string;
+  state: TicketState;
+  revision: string;
+  predicted_rtt: Record<string, number>;
+  rating: number;
+  enqueued_at: Date;
+  last_heartbeat_at: Date;
+  match_id: string | null;
+  updated_at: Date;
+  finished_at: Date | null;
+  version_us: string;
+}
+
+const COLUMNS = `id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at, last_heartbeat_at,
+  match_id, updated_at, finished_at, (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
+
+const LIVE_STATES = `('SEARCHING', 'MATCHED', 'ASSIGNED', 'CONNECTED')`;
+
+function toTicket(row: TicketRow): StoredTicket {
+  return {
+    id: row.id,
+    playerId: row.player_id,
+    mode: row.mode,
+    state: row.state,
+    revision: Number(row.revision),
+    rating: row.rating,
+    predictedRtt: row.predicted_rtt,
+    enqueuedAt: row.enqueued_at,
+    lastHeartbeatAt: row.last_heartbeat_at,
+    stateChangedAt: row.updated_at,
+    version: Number(row.version_us),
+    ...(row.match_id === null ? {} : { matchId: row.match_id }),
+    ...(row.finished_at === null ? {} : { finishedAt: row.finished_at }),
+  };
+}
+
+function rowsOf(result: unknown): TicketRow[] {
+  // UPDATE ... RETURNING through manager.query answers [rows, count].
+  if (Array.isArray(result) && Array.isArray(result[0])) return result[0] as TicketRow[];
+  return result as TicketRow[];
+}
+
+/**
+ * The queue-ticket aggregate: owns `queue_tickets`. State changes are libs/domain transitions
+ * written with their envelopes in the caller's transaction (revision + 1 under
+ * `WHERE revision = $n`); heartbeats and latency updates touch no state and emit no event.
+ */
+@Injectable()
+export class TicketStore {
+  constructor(private readonly outbox: OutboxWriter) {}
+
+  async create(
+    manager: EntityManager,
+    input: NewTicket,
+    now: Date,
+  ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
+    const change = createTicket(input, now);
+    const { ticket } = change;
+    const rows = await manager.query<TicketRow[]>(
+      `INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
+                                  last_heartbeat_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp())
+       RETURNING ${COLUMNS}`,
+      [
+        ticket.id,
+        ticket.playerId,
+        ticket.mode,
+        ticket.state,
+        ticket.revision,
+        JSON.stringify(ticket.predictedRtt),
+        ticket.rating,
+        now,
+      ],
+    );
+    await this.outbox.append(manager, envelopesFor(change.events));
+    return { change, ticket: toTicket(rows[0] as TicketRow) };
+  }
+
+  async load(
+    manager: EntityManager,
+    ticketId: string,
+    options: { forUpdate?: boolean } = {},
+  ): Promise<StoredTicket | undefined> {
+    const rows = await manager.query<TicketRow[]>(
+      `SELECT ${COLUMNS} FROM queue_tickets WHERE id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
+      [ticketId],
+    );
+    return rows[0] ? toTicket(rows[0]) : undefined;
+  }
+
+  async liveTicketOf(manager: EntityManager, playerId: string): Promise<StoredTicket | undefined> {
+    const rows = await manager.query<TicketRow[]>(
+      `SELECT ${COLUMNS} FROM queue_tickets WHERE player_id = $1 AND state IN ${LIVE_STATES}`,
+      [playerId],
+    );
+    return rows[0] ? toTicket(rows[0]) : undefined;
+  }
+
+  /**
+   * Applies one transition to `current` (read in this transaction), with its envelope. Throws
+   * StaleTicketRevisionError when another writer moved the ticket first.
+   */
+  async transition(
+    manager: EntityManager,
+    current: TicketSnapshot,
+    command: TicketCommand,
+    now: Date,
+  ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
+    const change = transitionTicket(current, command, now);
+    const next = change.ticket;
+    const result: unknown = await manager.query(
+      `UPDATE queue_tickets
+          SET state = $3, revision = revision + 1, match_id = $4, updated_at = clock_timestamp(),
+              finished_at = CASE WHEN $5 THEN $6::timestamptz ELSE NULL END
+        WHERE id = $1 AND revision = $2
+        RETURNING ${COLUMNS}`,
+      [
+        current.id,
+        current.revision,
+        next.state,
+        next.matchId ?? null,
+        isTerminalTicketState(next.state),
+        now,
+      ],
+    );
+    const row = rowsOf(result)[0];
+    if (!row) throw new StaleTicketRevisionError(current.id, current.revision);
+    await this.outbox.append(manager, envelopesFor(change.events));
+    return { change, ticket: toTicket(row) };
+  }
+
+  /** Records a heartbeat of the player's live ticket; undefined when it is not live (or not theirs). */
+  async heartbeat(
+    manager: EntityManager,
+    ticketId: string,
+    playerId: string,
+    now: Date,
+  ): Promise<StoredTicket | undefined> {
+    const result: unknown = await manager.query(
+      `UPDATE queue_tickets SET last_heartbeat_at = $3, updated_at = clock_timestamp()
+        WHERE id = $1 AND player_id = $2 AND state IN ${LIVE_STATES}
+        RETURNING ${COLUMNS}`,
+      [ticketId, playerId, now],
+    );
+    const row = rowsOf(result)[0];
+    return row ? toTicket(row) : undefined;
+  }
+
+  /**
+   * Writes a region's latency estimate into the player's searching ticket. The CASE normalises a
+   * non-object predicted_rtt (a JSON null from an older writer would make jsonb_set fail or
+   * return null) instead of failing every later probe.
+   */
+  async applyLatency(
+    manager: EntityManager,
+    playerId: string,
+    region: string,
+    estimateMs: number,
+  ): Promise<StoredTicket | undefined> {
+    const result: unknown = await manager.query(
+      `UPDATE queue_tickets
+          SET predicted_rtt = jsonb_set(
+                CASE WHEN jsonb_typeof(predicted_rtt) = 'object' THEN predicted_rtt ELSE '{}'::jsonb END,
+                ARRAY[$2::text], to_jsonb($3::float8), true),
+              updated_at = clock_timestamp()
+        WHERE player_id = $1 AND state = 'SEARCHING'
+        RETURNING ${COLUMNS}`,
+      [playerId, region, estimateMs],
+    );
+    const row = rowsOf(result)[0];
+    return row ? toTicket(row) : undefined;
+  }
+
+  /** Every searching ticket, oldest first (the projection's rebuild source). */
+  async searching(manager: EntityManager): Promise<StoredTicket[]> {
+    const rows = await manager.query<TicketRow[]>(
+      `SELECT ${COLUMNS} FROM queue_tickets WHERE state = 'SEARCHING' ORDER BY enqueued_at, id`,
+    );
+    return rows.map(toTicket);
+  }
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { OutboxModule } from '@matchplane/outbox';
+import { CandidateProjection } from './candidate.projection';
+import { TicketStore } from './ticket.store';
+
+/**
+ * Owns `queue_tickets` and its read model, the candidate projection in Redis. Other modules
+ * change tickets only through TicketStore and keep the projection current through
+ * CandidateProjection after their transaction commits.
+ */
+@Module({
+  imports: [OutboxModule.forWriters()],
+  providers: [TicketStore, CandidateProjection],
+  exports: [TicketStore, CandidateProjection],
+})
+export class TicketsModule {}

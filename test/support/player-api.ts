@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Test } from '@nestjs/testing';
+import type { DataSource } from 'typeorm';
+import { ApiConfig, loadConfig } from '@matchplane/config';
+import type {
+  ProbeChallengeResponse,
+  SessionResponse,
+  TicketResponse,
+} from '@matchplane/contracts';
+// In-process boot of the API's real module graph (libs never import apps; tests may).
+import { ApiModule, type ApiModuleOptions } from '../../apps/api/src/api.module';
+import { configureApi } from '../../apps/api/src/http/configure-api';
+import { createTestDatabase, type TestDatabase } from './database';
+import { deleteRedisPrefix, testRedisPrefix } from './redis';
+
+export interface InjectedResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+  json<T = Record<string, unknown>>(): T;
+}
+
+export interface PlayerApi {
+  app: NestFastifyApplication;
+  db: TestDatabase;
+  ds: DataSource;
+  prefix: string;
+  config: ApiConfig;
+  request(
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    options?: {
+      token?: string;
+      body?: unknown;
+      rawBody?: string;
+      headers?: Record<string, string>;
+      idempotencyKey?: string;
+    },
+  ): Promise<InjectedResponse>;
+  /** A new guest session through POST /v1/sessions. */
+  newPlayer(): Promise<SessionResponse>;
+  /** One probe round trip (challenge, answer) through the real routes; answers the answer. */
+  probe(token: string, region: string): Promise<InjectedResponse>;
+  enqueue(token: string, mode: string, key?: string): Promise<InjectedResponse>;
+  close(): Promise<void>;
+}
+
+/** The API's real module graph in process over a private database and Redis prefix. */
+export async function startPlayerApi(
+  env: Record<string, string> = {},
+  options: ApiModuleOptions = {},
+): Promise<PlayerApi> {
+  const db = await createTestDatabase();
+  const ds = await db.dataSource();
+  const prefix = testRedisPrefix();
+  const config = loadConfig(ApiConfig, {
+    ...db.env,
+    REDIS_KEY_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const moduleRef = await Test.createTestingModule({
+    imports: [ApiModule.forRoot(config, options)],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(
+    new FastifyAdapter({ bodyLimit: 64 * 1024 }),
+  );
+  configureApi(app);
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+
+  const request: PlayerApi['request'] = async (method, url, opts = {}) => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
+    let payload: string | undefined;
+    if (opts.rawBody !== undefined) payload = opts.rawBody;
+    else if (opts.body !== undefined) payload = JSON.stringify(opts.body);
+    if (payload !== undefined && !headers['content-type'])
+      headers['content-type'] = 'application/json';
+    const response = await app.inject({
+      method,
+      url,
+      headers,
+      ...(payload !== undefined ? { payload } : {}),
+    });
+    return response;
+  };
+
+  const api: PlayerApi = {
+    app,
+    db,
+    ds,
+    prefix,
+    config,
+    request,
+    async newPlayer() {
+      const response = await request('POST', '/v1/sessions', { body: {} });
+      if (response.statusCode !== 201)
+        throw new Error(`session: ${response.statusCode} ${response.body}`);
+      return response.json<SessionResponse>();
+    },
+    async probe(token, region) {
+      const challenge = await request('POST', `/v1/probes/${region}/challenge`, { token });
+      if (challenge.statusCode !== 201) return challenge;
+      const { challengeId, nonce } = challenge.json<ProbeChallengeResponse>();
+      return request('POST', `/v1/probes/${region}/answer`, {
+        token,
+        body: { challengeId, nonce },
+      });
+    },
+    enqueue(token, mode, key = randomUUID()) {
+      return request('POST', '/v1/queue/tickets', { token, body: { mode }, idempotencyKey: key });
+    },
+    async close() {
+      await app.close();
+      await db.drop();
+      await deleteRedisPrefix(prefix);
+    },
+  };
+  return api;
+}
+
+export type { TicketResponse };
