@@ -53,7 +53,7 @@ describe('admin dead-letter routes (in process)', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [ApiModule.forRoot(config)],
     }).compile();
-    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter());
+    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { bodyParser: false });
     configureApi(app);
     await app.init();
     await app.getHttpAdapter().getInstance().ready();

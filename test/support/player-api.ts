@@ -65,6 +65,7 @@ export async function startPlayerApi(
   }).compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(
     new FastifyAdapter({ bodyLimit: 64 * 1024 }),
+    { bodyParser: false },
   );
   configureApi(app);
   await app.init();

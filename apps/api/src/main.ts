@@ -11,7 +11,8 @@ async function bootstrap(config: ApiConfig): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
     ApiModule.forRoot(config),
     new FastifyAdapter({ bodyLimit: 64 * 1024 }),
-    { logger: bootLogger('api', config) },
+    // configureApi installs the body parsers (JSON only, with our error codes).
+    { logger: bootLogger('api', config), bodyParser: false },
   );
   app.useLogger(app.get(Logger));
   configureApi(app);

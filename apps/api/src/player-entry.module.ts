@@ -1,6 +1,10 @@
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import type { ApiConfig } from '@matchplane/config';
-import { PlayersModule, type PlayerIdentityVerifier } from '@matchplane/players';
+import {
+  JwtIdentityVerifier,
+  PlayersModule,
+  type PlayerIdentityVerifier,
+} from '@matchplane/players';
 import { PgProbeRecorder } from './probes/pg-probe.recorder';
 import type { ProbeRecorder } from './probes/probe.recorder';
 import { ProbesModule } from './probes/probes.module';
@@ -18,12 +22,15 @@ export interface PlayerEntryOptions {
 @Module({})
 export class PlayerEntryModule {
   static forRoot(config: ApiConfig, options: PlayerEntryOptions = {}): DynamicModule {
+    // Configured by PLAYER_JWT_*; a half-configured provider throws here, so the API refuses to start.
+    const jwt = JwtIdentityVerifier.fromConfig(config);
+    const verifiers = [...(jwt ? [jwt] : []), ...(options.verifiers ?? [])];
     return {
       module: PlayerEntryModule,
       imports: [
         PlayersModule.forRoot({
           ttlSeconds: config.SESSION_TTL_SECONDS,
-          verifiers: options.verifiers ?? [],
+          verifiers,
         }),
         ProbesModule.forRoot({
           recorder: options.probeRecorder === undefined ? PgProbeRecorder : options.probeRecorder,

@@ -18,7 +18,8 @@ export function fieldProblems(
 /**
  * Cross-cutting HTTP behaviour, shared by main.ts and in-process tests: strict DTO validation
  * (unknown fields rejected), and problem+json for every error, including Fastify's own (bad
- * JSON, oversized bodies) and unknown routes.
+ * JSON, oversized bodies) and unknown routes. Create the app with `bodyParser: false`: the body
+ * parsers are installed here.
  */
 export function configureApi(app: NestFastifyApplication): void {
   const filter = new ProblemFilter();
@@ -40,6 +41,29 @@ export function configureApi(app: NestFastifyApplication): void {
     }),
   );
   const fastify = app.getHttpAdapter().getInstance();
+  // JSON only. Our own parser because Nest turns Fastify's SyntaxError into a generic 400, losing
+  // the MALFORMED_JSON code; an empty body reads as no body, so DTO validation names what is missing.
+  fastify.removeContentTypeParser(['application/json', 'text/plain']);
+  fastify.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    (_request, body, done) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      if (text.trim() === '') return done(null, undefined);
+      try {
+        done(null, JSON.parse(text) as unknown);
+      } catch (error) {
+        done(
+          new ApiError(
+            400,
+            ErrorCode.MALFORMED_JSON,
+            `The body is not valid JSON: ${(error as Error).message}`,
+          ),
+          undefined,
+        );
+      }
+    },
+  );
   // Stamped before body parsing and auth, so a probe's RTT excludes our own processing.
   fastify.addHook('onRequest', (request, _reply, done) => {
     (request as typeof request & { receivedAt?: number }).receivedAt = Date.now();
