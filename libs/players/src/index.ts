@@ -5,3 +5,4 @@ export * from './session.store';
 export * from './session.service';
 export * from './session-token';
 export * from './players.module';
+export * from './jwt-identity.verifier';
