@@ -1,0 +1,27 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { type UnsignedJoinClaims } from './join-claims.codec';
+import { KeySet } from './key-set';
+
+// Test factories for the join-auth specs; not exported from the library's index.
+
+export const T0 = 1_767_225_600_000; // 2026-01-01T00:00:00.000Z
+
+export function testKey(label: string): Buffer {
+  return createHash('sha256').update(`join-auth spec key ${label}`).digest();
+}
+
+export function newKeySet(...keyIds: string[]): KeySet {
+  return KeySet.fromKeys(new Map(keyIds.map((id) => [id, testKey(id)])));
+}
+
+export function newClaims(overrides: Partial<UnsignedJoinClaims> = {}): UnsignedJoinClaims {
+  return {
+    matchId: randomUUID(),
+    playerId: randomUUID(),
+    serverId: 'gs-1',
+    endpoint: '127.0.0.1:7777',
+    issuedAt: T0,
+    expiresAt: T0 + 300_000,
+    ...overrides,
+  };
+}
