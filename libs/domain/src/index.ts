@@ -14,3 +14,4 @@ export * from './ticket/ticket.aggregate';
 export * from './ticket/ticket-events.reducer';
 export * from './candidate/candidate.policy';
 export * from './latency/latency-estimate';
+export * from './matching';

@@ -1,0 +1,5 @@
+export * from './match-formation';
+export * from './mode-rules';
+export * from './team-balance';
+export * from './unmatched-reason';
+export { withinRatingWindow } from './region-bucket';

@@ -1,0 +1,464 @@
+import { measuredRegions } from '../candidate/candidate.policy';
+import { DomainError, DomainErrorCode } from '../shared/domain.error';
+import { assertNow, isLabel, isUuid, isValidDate } from '../shared/value.guards';
+import {
+  assertModeRules,
+  nextWideningInMs,
+  playersPerMatch,
+  wideningStepAt,
+  type ModeRules,
+  type WideningStep,
+} from './mode-rules';
+import { RegionBucket } from './region-bucket';
+import { balanceTeams } from './team-balance';
+import {
+  compareText,
+  duplicateTicket,
+  invalidCandidate,
+  noRegion,
+  noRegionWithinLimit,
+  notEnoughPlayers,
+  playerMatched,
+  unknownMode,
+  type RegionShortfall,
+  type UnmatchedReason,
+  type UnmatchedTicket,
+} from './unmatched-reason';
+
+/** A searching ticket as the matcher sees it (see validCandidate for which tickets qualify). */
+export interface MatchCandidate {
+  readonly ticketId: string;
+  readonly playerId: string;
+  readonly mode: string;
+  readonly rating: number;
+  /** ms per region; entries that are not finite numbers >= 0 count as not measured. */
+  readonly predictedRtt: Readonly<Record<string, number>>;
+  readonly enqueuedAt: Date;
+}
+
+export interface ProposedParticipant {
+  readonly ticketId: string;
+  readonly playerId: string;
+  /** 0-based team index. */
+  readonly team: number;
+  readonly rating: number;
+  /** This participant's predicted RTT to the match's region. */
+  readonly rttMs: number;
+}
+
+export interface ProposedMatch {
+  readonly mode: string;
+  readonly region: string;
+  /** In roster order (team, then player id), as createMatch stores it. */
+  readonly participants: readonly ProposedParticipant[];
+  readonly worstRttMs: number;
+  readonly sumRttMs: number;
+  /** The ticket the match was formed for, whose widening step set the limits below. */
+  readonly anchorTicketId: string;
+  readonly maxRttMs: number;
+  readonly ratingWindow: number;
+}
+
+export interface MatchFormation {
+  /** In the order they were formed: by their anchor's age, oldest first. */
+  readonly matches: readonly ProposedMatch[];
+  /** Every candidate in no match, oldest first, each with why. */
+  readonly unmatched: readonly UnmatchedTicket[];
+}
+
+/** The signature studios implement to replace the matching policy (the matcher binds it to a token). */
+export type MatchingFunction = typeof formMatches;
+
+/** A candidate that passed screening, with what the pass reads from it precomputed. */
+interface Entry {
+  readonly candidate: MatchCandidate;
+  readonly pool: ModePool;
+  readonly step: WideningStep;
+  readonly waitedMs: number;
+  /** Age order within its mode: 0 is the oldest (enqueuedAt, then ticketId). */
+  readonly rank: number;
+  /** RTT per region of the pool (pool.regions order), NaN where not measured. */
+  readonly rtt: Float64Array;
+}
+
+interface ModePool {
+  readonly rules: ModeRules;
+  /** Every region some candidate of the mode measured, in name order. */
+  readonly regions: readonly string[];
+  /** The distinct RTT ceilings of the mode's steps, ascending. */
+  readonly ceilings: readonly number[];
+  /** buckets[region][ceiling]: who measured that region within that ceiling. */
+  readonly buckets: readonly (readonly RegionBucket[])[];
+  readonly entries: Entry[];
+}
+
+interface Option {
+  readonly region: number;
+  /** Oldest first. */
+  readonly members: readonly Entry[];
+  readonly worst: number;
+  readonly sum: number;
+}
+
+/**
+ * One matching pass over `candidates` at `now`: proposes matches and explains every ticket left
+ * out. Pure and deterministic: the same candidates in any order give the same result.
+ *
+ * Oldest first: each ticket in age order (enqueuedAt, then ticketId), unless already matched,
+ * anchors a search with the limits of its widening step, and the anchor's step governs the whole
+ * match. That is what lets a long wait rescue a ticket: under "the stricter of the two" an outlier
+ * could only ever be matched with other long waiters, who are matched away first, and starve.
+ * Younger partners accept the anchor's wider limits; an older participant (one whose own search
+ * found nothing) is within its own, since steps only widen.
+ *
+ * For each region the anchor measured within its ceiling, the candidate match is the anchor plus
+ * the oldest compatible unmatched tickets there (measured the region within the ceiling, rating
+ * within the window of the anchor's); only a candidate whose region is also the best one for its
+ * own players (lowest worst RTT, then lowest sum, then name) may be chosen, and among those the
+ * best by the same order wins. Such a candidate always exists when any region can fill: the
+ * better region of a set can fill too, with a set at least as old member by member (and older
+ * somewhere unless it is the same set), so following "better region" ends at one.
+ *
+ * Guarantees, each tested as stated:
+ * - Oldest first within the region: for every match, no ticket that was unmatched when the match
+ *   was formed, is of its mode and of a player not in it, measured its region within its
+ *   `maxRttMs` and has a rating within `ratingWindow` of the anchor's, is older than any of its
+ *   participants other than the anchor.
+ * - Region: the match's region is the best (worst RTT, then sum, then name) of all regions
+ *   every participant measured.
+ * - Turn order: matches come out in their anchors' age order, and a ticket older than an anchor
+ *   had its own turn first.
+ * - Nobody left matchable: no unmatched ticket could anchor a match among the unmatched tickets
+ *   under its own limits (its search ran on a pool that has only shrunk since).
+ */
+export function formMatches(
+  candidates: readonly MatchCandidate[],
+  rules: readonly ModeRules[],
+  now: Date,
+): MatchFormation {
+  assertNow(now);
+  assertModeRules(rules);
+  const { pools, rejected } = screen(candidates, rules, now);
+
+  const matches: ProposedMatch[] = [];
+  const matchedTicketOfPlayer = new Map<string, string>();
+  const entriesOfPlayer = new Map<string, Entry[]>();
+  for (const pool of pools) {
+    for (const entry of pool.entries) {
+      const list = entriesOfPlayer.get(entry.candidate.playerId);
+      if (list) list.push(entry);
+      else entriesOfPlayer.set(entry.candidate.playerId, [entry]);
+    }
+  }
+  const inMatch = new Set<Entry>();
+
+  // Anchors across modes in one age order, so a player queued in two modes is first matched
+  // through the older ticket.
+  const anchors = pools.flatMap((pool) => pool.entries).sort(byAge);
+  for (const anchor of anchors) {
+    if (matchedTicketOfPlayer.has(anchor.candidate.playerId)) continue;
+    const option = bestOption(anchor);
+    if (!option) continue;
+    matches.push(proposal(anchor, option));
+    for (const member of option.members) {
+      inMatch.add(member);
+      matchedTicketOfPlayer.set(member.candidate.playerId, member.candidate.ticketId);
+      for (const entry of entriesOfPlayer.get(member.candidate.playerId) ?? []) {
+        setActive(entry, false);
+      }
+    }
+  }
+
+  const unmatched: { time: number; ticketId: string; reason: UnmatchedReason }[] = [...rejected];
+  for (const entry of anchors) {
+    if (inMatch.has(entry)) continue;
+    const { ticketId, playerId, enqueuedAt } = entry.candidate;
+    const matchedTicketId = matchedTicketOfPlayer.get(playerId);
+    unmatched.push({
+      time: enqueuedAt.getTime(),
+      ticketId,
+      reason:
+        matchedTicketId === undefined ? explain(entry) : playerMatched(playerId, matchedTicketId),
+    });
+  }
+  unmatched.sort((a, b) => a.time - b.time || compareText(a.ticketId, b.ticketId));
+  return Object.freeze({
+    matches: Object.freeze(matches),
+    unmatched: Object.freeze(
+      unmatched.map(({ ticketId, reason }) => Object.freeze({ ticketId, reason })),
+    ),
+  });
+}
+
+/**
+ * Splits candidates into per-mode pools and rejections. Every candidate lands in exactly one;
+ * only a missing or repeated ticket id throws, since it could not even be reported on.
+ */
+function screen(
+  candidates: readonly MatchCandidate[],
+  rules: readonly ModeRules[],
+  now: Date,
+): {
+  pools: ModePool[];
+  rejected: { time: number; ticketId: string; reason: UnmatchedReason }[];
+} {
+  const rulesByMode = new Map(rules.map((rule) => [rule.mode, rule]));
+  const ticketIds = new Set<string>();
+  const rejected: { time: number; ticketId: string; reason: UnmatchedReason }[] = [];
+  const accepted = new Map<string, { candidate: MatchCandidate; regions: string[] }[]>();
+  for (const candidate of candidates) {
+    const ticketId: unknown = candidate.ticketId;
+    if (typeof ticketId !== 'string' || ticketId.length === 0) {
+      throw new DomainError(
+        DomainErrorCode.INVALID_ARGUMENT,
+        'every candidate needs a ticketId string',
+      );
+    }
+    if (ticketIds.has(ticketId)) {
+      throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, `ticket ${ticketId} appears twice`, {
+        ticketId,
+      });
+    }
+    ticketIds.add(ticketId);
+    const time = isValidDate(candidate.enqueuedAt)
+      ? candidate.enqueuedAt.getTime()
+      : Number.POSITIVE_INFINITY;
+    const reject = (reason: UnmatchedReason) => rejected.push({ time, ticketId, reason });
+    const problems = candidateProblems(candidate);
+    if (problems.length > 0) {
+      reject(invalidCandidate(problems));
+      continue;
+    }
+    const modeRules = rulesByMode.get(candidate.mode);
+    if (!modeRules) {
+      reject(unknownMode(candidate.mode));
+      continue;
+    }
+    // A region name the match could not be created with is no region at all.
+    const regions = measuredRegions(candidate.predictedRtt).filter(isLabel);
+    if (regions.length === 0) {
+      reject(noRegion());
+      continue;
+    }
+    const list = accepted.get(candidate.mode);
+    if (list) list.push({ candidate, regions });
+    else accepted.set(candidate.mode, [{ candidate, regions }]);
+  }
+
+  const pools: ModePool[] = [];
+  for (const modeRules of [...rules].sort((a, b) => compareText(a.mode, b.mode))) {
+    const list = (accepted.get(modeRules.mode) ?? []).sort((a, b) =>
+      compareCandidates(a.candidate, b.candidate),
+    );
+    // One ticket per player and mode: the oldest is the one that has waited.
+    const olderTicketOf = new Map<string, string>();
+    const kept = list.filter(({ candidate }) => {
+      const older = olderTicketOf.get(candidate.playerId);
+      if (older === undefined) {
+        olderTicketOf.set(candidate.playerId, candidate.ticketId);
+        return true;
+      }
+      rejected.push({
+        time: candidate.enqueuedAt.getTime(),
+        ticketId: candidate.ticketId,
+        reason: duplicateTicket(candidate.playerId, older, modeRules.mode),
+      });
+      return false;
+    });
+    pools.push(buildPool(modeRules, kept, now));
+  }
+  return { pools, rejected };
+}
+
+function candidateProblems(candidate: MatchCandidate): string[] {
+  const problems: string[] = [];
+  if (!isUuid(candidate.ticketId)) problems.push('ticketId must be a canonical lowercase uuid');
+  if (!isUuid(candidate.playerId)) problems.push('playerId must be a canonical lowercase uuid');
+  if (typeof candidate.mode !== 'string') problems.push('mode must be a string');
+  if (typeof candidate.rating !== 'number' || !Number.isFinite(candidate.rating)) {
+    problems.push('rating must be a finite number');
+  }
+  if (!isValidDate(candidate.enqueuedAt)) problems.push('enqueuedAt must be a valid Date');
+  return problems;
+}
+
+function buildPool(
+  rules: ModeRules,
+  accepted: readonly { candidate: MatchCandidate; regions: string[] }[],
+  now: Date,
+): ModePool {
+  const regions = [...new Set(accepted.flatMap((item) => item.regions))].sort(compareText);
+  const regionIndex = new Map(regions.map((region, index) => [region, index]));
+  const ceilings = [...new Set(rules.widening.map((step) => step.maxRttMs))].sort((a, b) => a - b);
+  const entries: Entry[] = [];
+  const buckets: RegionBucket[][] = [];
+  const pool: ModePool = { rules, regions, ceilings, buckets, entries };
+  accepted.forEach(({ candidate, regions: measured }, rank) => {
+    const rtt = new Float64Array(regions.length).fill(Number.NaN);
+    for (const region of measured) {
+      rtt[regionIndex.get(region) ?? 0] = candidate.predictedRtt[region] ?? Number.NaN;
+    }
+    // A ticket stamped ahead of `now` (another replica's clock) has simply not waited yet.
+    const waitedMs = Math.max(0, now.getTime() - candidate.enqueuedAt.getTime());
+    entries.push({ candidate, pool, step: wideningStepAt(rules, waitedMs), waitedMs, rank, rtt });
+  });
+  // Sorted once here, so each bucket's own sort runs over already ordered input (linear).
+  const byRating = entries
+    .map((entry) => ({ entry, rank: entry.rank, rating: entry.candidate.rating }))
+    .sort((a, b) => a.rating - b.rating || a.rank - b.rank);
+  regions.forEach((_, region) => {
+    buckets.push(
+      ceilings.map(
+        (ceiling) =>
+          new RegionBucket(
+            byRating.filter(({ entry }) => (entry.rtt[region] ?? Number.NaN) <= ceiling),
+            entries.length,
+          ),
+      ),
+    );
+  });
+  return pool;
+}
+
+/**
+ * The match `anchor` should join, or null when no region can fill one. See formMatches for
+ * which one and why it always exists when any region can fill.
+ */
+function bestOption(anchor: Entry): Option | null {
+  const { pool, step } = anchor;
+  const needed = playersPerMatch(pool.rules) - 1;
+  const ceiling = pool.ceilings.indexOf(step.maxRttMs);
+  setActive(anchor, false);
+  const options: Option[] = [];
+  pool.regions.forEach((_, region) => {
+    if (!((anchor.rtt[region] ?? Number.NaN) <= step.maxRttMs)) return;
+    const bucket = pool.buckets[region]?.[ceiling];
+    if (!bucket) return;
+    const [lo, hi] = bucket.ratingRange(anchor.candidate.rating, step.ratingWindow);
+    if (bucket.count(lo, hi) < needed) return;
+    const members = [
+      anchor,
+      ...bucket.takeOldest(lo, hi, needed).map((rank) => entryAt(pool, rank)),
+    ];
+    members.sort(byAge);
+    const cost = regionCost(members, region);
+    if (cost) options.push({ region, members, ...cost });
+  });
+  let chosen: Option | null = null;
+  for (const option of options) {
+    // A set whose own best region is elsewhere would, moved there, pass over an older ticket.
+    if (bestRegionOf(option.members, pool) !== option.region) continue;
+    if (!chosen || compareOptions(option, chosen) < 0) chosen = option;
+  }
+  if (!chosen) setActive(anchor, true);
+  return chosen;
+}
+
+/** Worst and sum of the members' RTT to `region` (summed oldest first, for determinism), or null. */
+function regionCost(
+  members: readonly Entry[],
+  region: number,
+): { worst: number; sum: number } | null {
+  let worst = 0;
+  let sum = 0;
+  for (const member of members) {
+    const rtt = member.rtt[region] ?? Number.NaN;
+    if (Number.isNaN(rtt)) return null;
+    worst = Math.max(worst, rtt);
+    sum += rtt;
+  }
+  return { worst, sum };
+}
+
+function bestRegionOf(members: readonly Entry[], pool: ModePool): number {
+  let best: Option | null = null;
+  for (let region = 0; region < pool.regions.length; region++) {
+    const cost = regionCost(members, region);
+    if (!cost) continue;
+    const option = { region, members, ...cost };
+    if (!best || compareOptions(option, best) < 0) best = option;
+  }
+  return best?.region ?? -1;
+}
+
+/** Lower worst RTT, then lower sum, then region name (pool.regions is in name order). */
+function compareOptions(a: Option, b: Option): number {
+  return a.worst - b.worst || a.sum - b.sum || a.region - b.region;
+}
+
+function proposal(anchor: Entry, option: Option): ProposedMatch {
+  const { pool } = anchor;
+  const teams = balanceTeams(
+    option.members.map((member) => member.candidate.rating),
+    pool.rules.teamSize,
+    pool.rules.teamCount,
+  );
+  const participants = option.members
+    .map((member, index) =>
+      Object.freeze({
+        ticketId: member.candidate.ticketId,
+        playerId: member.candidate.playerId,
+        team: teams[index] ?? 0,
+        rating: member.candidate.rating,
+        rttMs: member.rtt[option.region] ?? Number.NaN,
+      }),
+    )
+    .sort((a, b) => a.team - b.team || compareText(a.playerId, b.playerId));
+  return Object.freeze({
+    mode: pool.rules.mode,
+    region: pool.regions[option.region] ?? '',
+    participants: Object.freeze(participants),
+    worstRttMs: option.worst,
+    sumRttMs: option.sum,
+    anchorTicketId: anchor.candidate.ticketId,
+    maxRttMs: anchor.step.maxRttMs,
+    ratingWindow: anchor.step.ratingWindow,
+  });
+}
+
+/** Why `entry` is still unmatched, read from the pool as the pass leaves it. */
+function explain(entry: Entry): UnmatchedReason {
+  const { pool, step, waitedMs } = entry;
+  const next = nextWideningInMs(pool.rules, waitedMs);
+  const ceiling = pool.ceilings.indexOf(step.maxRttMs);
+  const needed = playersPerMatch(pool.rules);
+  const shortfalls: RegionShortfall[] = [];
+  let nearest: { region: string; rttMs: number } | null = null;
+  for (let region = 0; region < pool.regions.length; region++) {
+    const name = pool.regions[region] ?? '';
+    const rttMs = entry.rtt[region] ?? Number.NaN;
+    if (Number.isNaN(rttMs)) continue;
+    if (!nearest || rttMs < nearest.rttMs) nearest = { region: name, rttMs };
+    const bucket = pool.buckets[region]?.[ceiling];
+    if (rttMs > step.maxRttMs || !bucket) continue;
+    const [lo, hi] = bucket.ratingRange(entry.candidate.rating, step.ratingWindow);
+    const available = bucket.count(lo, hi);
+    shortfalls.push({ region: name, rttMs, available, missing: Math.max(1, needed - available) });
+  }
+  if (shortfalls.length === 0 && nearest) return noRegionWithinLimit(step.maxRttMs, nearest, next);
+  return notEnoughPlayers(
+    { playersPerMatch: needed, maxRttMs: step.maxRttMs, ratingWindow: step.ratingWindow },
+    shortfalls,
+    next,
+  );
+}
+
+function setActive(entry: Entry, active: boolean): void {
+  for (const perCeiling of entry.pool.buckets) {
+    for (const bucket of perCeiling) bucket.setActive(entry.rank, active);
+  }
+}
+
+function entryAt(pool: ModePool, rank: number): Entry {
+  const entry = pool.entries[rank];
+  if (!entry) throw new Error(`no candidate at rank ${rank} in mode ${pool.rules.mode}`);
+  return entry;
+}
+
+function byAge(a: Entry, b: Entry): number {
+  return compareCandidates(a.candidate, b.candidate);
+}
+
+function compareCandidates(a: MatchCandidate, b: MatchCandidate): number {
+  return a.enqueuedAt.getTime() - b.enqueuedAt.getTime() || compareText(a.ticketId, b.ticketId);
+}

@@ -1,0 +1,56 @@
+import { RegionBucket, withinRatingWindow } from './region-bucket';
+
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe(RegionBucket.name, () => {
+  it('answers like a scan of the pool while tickets are switched off and on', () => {
+    const random = mulberry32(3);
+    for (let iteration = 0; iteration < 200; iteration++) {
+      const rankCount = 1 + Math.floor(random() * 80);
+      const members = Array.from({ length: rankCount }, (_, rank) => ({
+        rank,
+        rating: Math.round(random() * 40) / 4,
+      })).filter(() => random() < 0.7);
+      const bucket = new RegionBucket(members, rankCount);
+      const active = new Set(members.map((member) => member.rank));
+      expect(bucket.size).toBe(members.length);
+      for (let step = 0; step < 30; step++) {
+        const rank = Math.floor(random() * rankCount);
+        const on = random() < 0.4;
+        bucket.setActive(rank, on);
+        if (on && members.some((member) => member.rank === rank)) active.add(rank);
+        else active.delete(rank);
+
+        const center = Math.round(random() * 40) / 4;
+        const window = random() < 0.1 ? Number.POSITIVE_INFINITY : Math.round(random() * 12) / 4;
+        const inWindow = members
+          .filter((m) => active.has(m.rank) && withinRatingWindow(m.rating, center, window))
+          .map((m) => m.rank)
+          .sort((a, b) => a - b);
+        const [lo, hi] = bucket.ratingRange(center, window);
+        const wanted = Math.floor(random() * 6);
+        expect(bucket.count(lo, hi)).toBe(inWindow.length);
+        expect(bucket.takeOldest(lo, hi, wanted)).toEqual(inWindow.slice(0, wanted));
+        // takeOldest leaves the bucket as it was.
+        expect(bucket.count(lo, hi)).toBe(inWindow.length);
+      }
+    }
+  });
+
+  it('works empty', () => {
+    const bucket = new RegionBucket([], 3);
+    const [lo, hi] = bucket.ratingRange(1500, 100);
+    expect(bucket.count(lo, hi)).toBe(0);
+    expect(bucket.takeOldest(lo, hi, 2)).toEqual([]);
+    expect(bucket.has(0)).toBe(false);
+  });
+});

@@ -1,0 +1,121 @@
+/** Sentinel for "no active ticket here"; larger than any age rank. */
+const NONE = 0x7fffffff;
+
+/** The rating test every part of matching uses, so the index and the checks agree to the bit. */
+export function withinRatingWindow(rating: number, anchorRating: number, window: number): boolean {
+  return Math.abs(rating - anchorRating) <= window;
+}
+
+/**
+ * The tickets of one mode that measured one region at or under one RTT ceiling, ordered by
+ * rating, in a segment tree of (oldest age rank, active count). A rating window is a contiguous
+ * slot range, so "the k oldest unmatched tickets within the window" costs O(k log n) instead of a
+ * scan of the pool; matched tickets are switched off in place.
+ */
+export class RegionBucket {
+  private readonly width: number;
+  private readonly oldest: Int32Array;
+  private readonly active: Int32Array;
+  private readonly ratings: Float64Array;
+  private readonly slotOfRank: Int32Array;
+
+  /** `members` in any order; ranks must be distinct and below `rankCount`. */
+  constructor(members: readonly { rank: number; rating: number }[], rankCount: number) {
+    const sorted = [...members].sort((a, b) => a.rating - b.rating || a.rank - b.rank);
+    let width = 1;
+    while (width < sorted.length) width *= 2;
+    this.width = width;
+    this.oldest = new Int32Array(2 * width).fill(NONE);
+    this.active = new Int32Array(2 * width);
+    this.ratings = new Float64Array(sorted.length);
+    this.slotOfRank = new Int32Array(rankCount).fill(-1);
+    sorted.forEach((member, slot) => {
+      this.ratings[slot] = member.rating;
+      this.slotOfRank[member.rank] = slot;
+      this.oldest[width + slot] = member.rank;
+      this.active[width + slot] = 1;
+    });
+    for (let node = width - 1; node >= 1; node--) this.pull(node);
+  }
+
+  get size(): number {
+    return this.ratings.length;
+  }
+
+  has(rank: number): boolean {
+    return (this.slotOfRank[rank] ?? -1) >= 0;
+  }
+
+  /** Slots [lo, hi) of the tickets whose rating is within `window` of `center`. */
+  ratingRange(center: number, window: number): readonly [number, number] {
+    const tooLow = (rating: number) => rating < center && center - rating > window;
+    const tooHigh = (rating: number) => rating > center && rating - center > window;
+    return [this.firstSlot((rating) => !tooLow(rating)), this.firstSlot(tooHigh)];
+  }
+
+  /** Unmatched tickets in slots [lo, hi). */
+  count(lo: number, hi: number): number {
+    let total = 0;
+    for (let left = lo + this.width, right = hi + this.width; left < right;) {
+      if (left & 1) total += this.active[left++] ?? 0;
+      if (right & 1) total += this.active[--right] ?? 0;
+      left >>= 1;
+      right >>= 1;
+    }
+    return total;
+  }
+
+  /**
+   * The age ranks of the `count` oldest unmatched tickets in slots [lo, hi), oldest first, or
+   * fewer if there are not that many. Leaves the bucket as it found it.
+   */
+  takeOldest(lo: number, hi: number, count: number): number[] {
+    const taken: number[] = [];
+    while (taken.length < count) {
+      const rank = this.oldestIn(lo, hi);
+      if (rank === NONE) break;
+      taken.push(rank);
+      this.setActive(rank, false);
+    }
+    for (const rank of taken) this.setActive(rank, true);
+    return taken;
+  }
+
+  /** Switches a ticket on or off; a ticket not in this bucket is ignored. */
+  setActive(rank: number, active: boolean): void {
+    const slot = this.slotOfRank[rank] ?? -1;
+    if (slot < 0) return;
+    let node = slot + this.width;
+    this.oldest[node] = active ? rank : NONE;
+    this.active[node] = active ? 1 : 0;
+    for (node >>= 1; node >= 1; node >>= 1) this.pull(node);
+  }
+
+  private oldestIn(lo: number, hi: number): number {
+    let best = NONE;
+    for (let left = lo + this.width, right = hi + this.width; left < right;) {
+      if (left & 1) best = Math.min(best, this.oldest[left++] ?? NONE);
+      if (right & 1) best = Math.min(best, this.oldest[--right] ?? NONE);
+      left >>= 1;
+      right >>= 1;
+    }
+    return best;
+  }
+
+  private pull(node: number): void {
+    this.oldest[node] = Math.min(this.oldest[2 * node] ?? NONE, this.oldest[2 * node + 1] ?? NONE);
+    this.active[node] = (this.active[2 * node] ?? 0) + (this.active[2 * node + 1] ?? 0);
+  }
+
+  /** The first slot whose rating satisfies `predicate`, which must hold on a suffix of slots. */
+  private firstSlot(predicate: (rating: number) => boolean): number {
+    let lo = 0;
+    let hi = this.ratings.length;
+    while (lo < hi) {
+      const middle = (lo + hi) >>> 1;
+      if (predicate(this.ratings[middle] ?? 0)) hi = middle;
+      else lo = middle + 1;
+    }
+    return lo;
+  }
+}

@@ -1,0 +1,183 @@
+/** Why a ticket left a matching pass without a match; stable, so clients and metrics can switch on it. */
+export const UnmatchedCode = {
+  /** Some regions are within the ticket's RTT ceiling, but none has enough compatible players. */
+  NOT_ENOUGH_PLAYERS: 'NOT_ENOUGH_PLAYERS',
+  /** The ticket measured regions, but none within its current RTT ceiling. */
+  NO_REGION_WITHIN_LIMIT: 'NO_REGION_WITHIN_LIMIT',
+  /** The ticket has no usable RTT measurement at all. */
+  NO_REGION: 'NO_REGION',
+  /** No rules were given for the ticket's mode. */
+  UNKNOWN_MODE: 'UNKNOWN_MODE',
+  /** The candidate's data cannot be matched (bad id, rating or enqueue time). */
+  INVALID_CANDIDATE: 'INVALID_CANDIDATE',
+  /** The player holds an older ticket in the same mode, which is the one considered. */
+  DUPLICATE_TICKET: 'DUPLICATE_TICKET',
+  /** The player was matched in this pass through another ticket (another mode). */
+  PLAYER_MATCHED: 'PLAYER_MATCHED',
+} as const;
+export type UnmatchedCode = (typeof UnmatchedCode)[keyof typeof UnmatchedCode];
+
+/** One region the ticket could play in, and how far it is from filling a match there. */
+export interface RegionShortfall {
+  readonly region: string;
+  readonly rttMs: number;
+  /** Compatible unmatched players there, this ticket included. */
+  readonly available: number;
+  readonly missing: number;
+}
+
+interface ReasonOf<C extends UnmatchedCode, D> {
+  readonly code: C;
+  /** For people: the API shows it as is. */
+  readonly message: string;
+  readonly details: Readonly<D>;
+}
+
+export type UnmatchedReason =
+  | ReasonOf<
+      'NOT_ENOUGH_PLAYERS',
+      {
+        playersPerMatch: number;
+        maxRttMs: number;
+        ratingWindow: number;
+        /** Nearest to filling first (fewest missing, then lowest RTT, then name). */
+        regions: readonly RegionShortfall[];
+        nextWideningInMs: number | null;
+      }
+    >
+  | ReasonOf<
+      'NO_REGION_WITHIN_LIMIT',
+      {
+        maxRttMs: number;
+        nearestRegion: string;
+        nearestRttMs: number;
+        nextWideningInMs: number | null;
+      }
+    >
+  | ReasonOf<'NO_REGION', Record<string, never>>
+  | ReasonOf<'UNKNOWN_MODE', { mode: string }>
+  | ReasonOf<'INVALID_CANDIDATE', { problems: readonly string[] }>
+  | ReasonOf<'DUPLICATE_TICKET', { playerId: string; olderTicketId: string }>
+  | ReasonOf<'PLAYER_MATCHED', { playerId: string; matchedTicketId: string }>;
+
+export interface UnmatchedTicket {
+  readonly ticketId: string;
+  readonly reason: UnmatchedReason;
+}
+
+export function notEnoughPlayers(
+  limits: { playersPerMatch: number; maxRttMs: number; ratingWindow: number },
+  shortfalls: readonly RegionShortfall[],
+  nextWideningMs: number | null,
+): UnmatchedReason {
+  const regions = [...shortfalls].sort(
+    (a, b) => a.missing - b.missing || a.rttMs - b.rttMs || compareText(a.region, b.region),
+  );
+  const best = regions[0];
+  const head =
+    regions.length === 1 && best
+      ? `waiting for ${playersText(best.missing)} in ${best.region}`
+      : `no region in common ${withinText(limits.maxRttMs)}with enough players` +
+        (best ? ` (nearest to filling: ${best.region}, ${best.missing} more needed)` : '');
+  return freeze({
+    code: 'NOT_ENOUGH_PLAYERS',
+    message: head + wideningText(nextWideningMs),
+    details: {
+      ...limits,
+      regions: Object.freeze(regions.map((r) => Object.freeze(r))),
+      nextWideningInMs: nextWideningMs,
+    },
+  });
+}
+
+export function noRegionWithinLimit(
+  maxRttMs: number,
+  nearest: { region: string; rttMs: number },
+  nextWideningMs: number | null,
+): UnmatchedReason {
+  return freeze({
+    code: 'NO_REGION_WITHIN_LIMIT',
+    message:
+      `no measured region ${withinText(maxRttMs)}(nearest: ${nearest.region} at ${msText(nearest.rttMs)})` +
+      wideningText(nextWideningMs),
+    details: {
+      maxRttMs,
+      nearestRegion: nearest.region,
+      nearestRttMs: nearest.rttMs,
+      nextWideningInMs: nextWideningMs,
+    },
+  });
+}
+
+export function noRegion(): UnmatchedReason {
+  return freeze({
+    code: 'NO_REGION',
+    message: 'no region measured yet: latency to at least one region is needed',
+    details: {},
+  });
+}
+
+export function unknownMode(mode: string): UnmatchedReason {
+  return freeze({
+    code: 'UNKNOWN_MODE',
+    message: `no matchmaking rules for mode ${JSON.stringify(mode)}`,
+    details: { mode },
+  });
+}
+
+export function invalidCandidate(problems: readonly string[]): UnmatchedReason {
+  return freeze({
+    code: 'INVALID_CANDIDATE',
+    message: `ticket cannot be matched: ${problems.join('; ')}`,
+    details: { problems: Object.freeze([...problems]) },
+  });
+}
+
+export function duplicateTicket(
+  playerId: string,
+  olderTicketId: string,
+  mode: string,
+): UnmatchedReason {
+  return freeze({
+    code: 'DUPLICATE_TICKET',
+    message: `player already has an older ticket in mode ${mode}`,
+    details: { playerId, olderTicketId },
+  });
+}
+
+export function playerMatched(playerId: string, matchedTicketId: string): UnmatchedReason {
+  return freeze({
+    code: 'PLAYER_MATCHED',
+    message: 'player was matched through another ticket',
+    details: { playerId, matchedTicketId },
+  });
+}
+
+/** Code-unit order: locale-independent, so a pass orders names the same on every machine. */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function freeze(reason: UnmatchedReason): UnmatchedReason {
+  Object.freeze(reason.details);
+  return Object.freeze(reason);
+}
+
+function playersText(count: number): string {
+  return `${count} more ${count === 1 ? 'player' : 'players'}`;
+}
+
+function msText(ms: number): string {
+  return `${Math.round(ms)} ms`;
+}
+
+/** "within 100 ms " or nothing for an unlimited ceiling; trailing space included. */
+function withinText(maxRttMs: number): string {
+  return Number.isFinite(maxRttMs) ? `within ${msText(maxRttMs)} ` : '';
+}
+
+function wideningText(nextWideningMs: number | null): string {
+  return nextWideningMs === null
+    ? ''
+    : `; the search widens in ${Math.ceil(nextWideningMs / 1000)} s`;
+}

@@ -1,0 +1,406 @@
+/**
+ * Pure matcher benchmark: how long one formMatches pass over a realistic pool takes on one core,
+ * and how good its matches are next to a naive FIFO matcher on the same pool. No database, no
+ * Redis: it measures the policy alone. `node dist/test/bench/matcher-pure.bench.js --help`.
+ * Progress goes to stderr; the last stdout line is one JSON object with every figure.
+ */
+import { performance } from 'node:perf_hooks';
+import {
+  formMatches,
+  playersPerMatch,
+  wideningStepAt,
+  withinRatingWindow,
+  type MatchCandidate,
+  type MatchFormation,
+  type ModeRules,
+} from '@matchplane/domain';
+import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
+
+export const BENCH_REGIONS = ['eu-west', 'us-east', 'us-west', 'ap-southeast'] as const;
+type Region = (typeof BENCH_REGIONS)[number];
+
+/** Where players live: most of a game's population is in a few regions. */
+const HOME_WEIGHTS: Readonly<Record<Region, number>> = {
+  'eu-west': 0.35,
+  'us-east': 0.3,
+  'us-west': 0.15,
+  'ap-southeast': 0.2,
+};
+
+/** Rough extra latency from one region's players to another region's servers, in ms. */
+const DISTANCE_MS: Readonly<Record<Region, Readonly<Record<Region, number>>>> = {
+  'eu-west': { 'eu-west': 0, 'us-east': 75, 'us-west': 140, 'ap-southeast': 160 },
+  'us-east': { 'eu-west': 75, 'us-east': 0, 'us-west': 65, 'ap-southeast': 220 },
+  'us-west': { 'eu-west': 140, 'us-east': 65, 'us-west': 0, 'ap-southeast': 170 },
+  'ap-southeast': { 'eu-west': 160, 'us-east': 220, 'us-west': 170, 'ap-southeast': 0 },
+};
+
+/** A 1v1 and a 4v4, each widening 50 -> 100 -> 200 ms style as its wait grows. */
+export const BENCH_RULES: readonly ModeRules[] = [
+  {
+    mode: 'duel',
+    teamSize: 1,
+    teamCount: 2,
+    widening: [
+      { afterMs: 0, maxRttMs: 50, ratingWindow: 100 },
+      { afterMs: 20_000, maxRttMs: 100, ratingWindow: 200 },
+      { afterMs: 60_000, maxRttMs: 200, ratingWindow: 400 },
+    ],
+  },
+  {
+    mode: 'squad',
+    teamSize: 4,
+    teamCount: 2,
+    widening: [
+      { afterMs: 0, maxRttMs: 60, ratingWindow: 150 },
+      { afterMs: 20_000, maxRttMs: 100, ratingWindow: 300 },
+      { afterMs: 60_000, maxRttMs: 200, ratingWindow: 600 },
+    ],
+  },
+];
+
+export interface PureMatcherBenchOptions {
+  /** Pool size; 10,000 by default. */
+  readonly candidates?: number;
+  /** Timed passes after one warm-up pass; 7 by default. */
+  readonly passes?: number;
+  readonly seed?: number;
+  /** Oldest ticket age, seconds; ages are spread uniformly over [0, maxAgeSeconds]. */
+  readonly maxAgeSeconds?: number;
+  /** Called with progress lines (the CLI prints them to stderr). */
+  readonly log?: (line: string) => void;
+}
+
+export interface QualityFigures {
+  readonly matches: number;
+  readonly matched_players: number;
+  readonly mean_worst_rtt_ms: number;
+  readonly p95_worst_rtt_ms: number;
+  /** Highest minus lowest rating inside a match, averaged over matches. */
+  readonly mean_rating_spread: number;
+  /**
+   * Matched players whose RTT to their match's region is above the ceiling of their own widening
+   * step: the price a fresh player pays when an older anchor's widened limits govern the match.
+   */
+  readonly over_own_ceiling_pct: number;
+}
+
+export interface PureMatcherBenchResult {
+  readonly bench: 'matcher-pure';
+  readonly candidates: number;
+  readonly regions: number;
+  readonly modes: number;
+  readonly passes: number;
+  readonly seed: number;
+  /** One formMatches call over the whole pool, every mode: what the matcher app runs. */
+  readonly pass_ms: { readonly median: number; readonly max: number };
+  readonly per_mode_pass_ms: Readonly<Record<string, { median: number; max: number }>>;
+  /** Players the pool could at most seat: per mode, whole matches' worth of candidates. */
+  readonly matchable_upper_bound: number;
+  /** Unmatched tickets that could still anchor a match among the leftovers (should be 0). */
+  readonly left_matchable: number;
+  readonly matcher: QualityFigures;
+  readonly fifo: QualityFigures;
+  /** 1 - matcher mean worst RTT / FIFO mean worst RTT. */
+  readonly worst_rtt_reduction: number;
+}
+
+/** Builds the pool, runs the passes and the FIFO baseline, and returns every figure. */
+export function benchPureMatcher(options: PureMatcherBenchOptions = {}): PureMatcherBenchResult {
+  const size = options.candidates ?? 10_000;
+  const passes = options.passes ?? 7;
+  const seed = options.seed ?? 20261201;
+  const log = options.log ?? (() => undefined);
+  const now = new Date('2026-12-01T10:00:00.000Z');
+  const pool = buildPool(size, seed, (options.maxAgeSeconds ?? 120) * 1_000, now);
+  log(
+    `pool: ${pool.length} candidates, ${BENCH_REGIONS.length} regions, ${BENCH_RULES.length} modes`,
+  );
+
+  const timed = (run: () => MatchFormation) => {
+    run(); // warm-up: the first pass pays for JIT compilation
+    const times: number[] = [];
+    let formation = run();
+    for (let pass = 0; pass < passes; pass++) {
+      const started = performance.now();
+      formation = run();
+      times.push(performance.now() - started);
+    }
+    return {
+      formation,
+      ms: { median: round(percentile(times, 0.5)), max: round(Math.max(...times)) },
+    };
+  };
+
+  const whole = timed(() => formMatches(pool, BENCH_RULES, now));
+  log(`pass over every mode: median ${whole.ms.median} ms, max ${whole.ms.max} ms`);
+  const perMode: Record<string, { median: number; max: number }> = {};
+  for (const rules of BENCH_RULES) {
+    const ofMode = pool.filter((candidate) => candidate.mode === rules.mode);
+    perMode[rules.mode] = timed(() => formMatches(ofMode, [rules], now)).ms;
+    log(`pass over ${rules.mode} (${ofMode.length}): median ${perMode[rules.mode]?.median} ms`);
+  }
+
+  const formation = whole.formation;
+  const byTicket = new Map(pool.map((candidate) => [candidate.ticketId, candidate]));
+  const matcher = quality(
+    formation.matches.map((match) => ({
+      region: match.region,
+      members: match.participants.flatMap((p) => byTicket.get(p.ticketId) ?? []),
+    })),
+    now,
+  );
+  const fifo = quality(fifoMatches(pool), now);
+  const matchableUpperBound = BENCH_RULES.reduce((total, rules) => {
+    const count = pool.filter((candidate) => candidate.mode === rules.mode).length;
+    const perMatch = playersPerMatch(rules);
+    return total + Math.floor(count / perMatch) * perMatch;
+  }, 0);
+  const result: PureMatcherBenchResult = {
+    bench: 'matcher-pure',
+    candidates: pool.length,
+    regions: BENCH_REGIONS.length,
+    modes: BENCH_RULES.length,
+    passes,
+    seed,
+    pass_ms: whole.ms,
+    per_mode_pass_ms: perMode,
+    matchable_upper_bound: matchableUpperBound,
+    left_matchable: leftMatchable(pool, formation, now),
+    matcher,
+    fifo,
+    worst_rtt_reduction: round(1 - matcher.mean_worst_rtt_ms / fifo.mean_worst_rtt_ms, 3),
+  };
+  log(
+    `matcher: ${matcher.matched_players} players in ${matcher.matches} matches, worst RTT mean ` +
+      `${matcher.mean_worst_rtt_ms} ms p95 ${matcher.p95_worst_rtt_ms} ms; FIFO: ` +
+      `${fifo.matched_players} players in ${fifo.matches} matches, mean ${fifo.mean_worst_rtt_ms} ms p95 ${fifo.p95_worst_rtt_ms} ms`,
+  );
+  return result;
+}
+
+// ---- the pool ----------------------------------------------------------------------------------
+
+/** mulberry32: tiny, seeded, and the same on every machine. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function buildPool(size: number, seed: number, maxAgeMs: number, now: Date): MatchCandidate[] {
+  const random = prng(seed);
+  const uuid = () => {
+    const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
+    // Version 4 and variant bits, so the ids look like what crypto.randomUUID() makes.
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20)}`;
+  };
+  const weighted = (): Region => {
+    let roll = random();
+    for (const region of BENCH_REGIONS) {
+      roll -= HOME_WEIGHTS[region];
+      if (roll < 0) return region;
+    }
+    return 'eu-west';
+  };
+  const pool: MatchCandidate[] = [];
+  for (let i = 0; i < size; i++) {
+    const home = weighted();
+    const homeRtt = 10 + Math.floor(random() * 51);
+    const predictedRtt: Record<string, number> = { [home]: homeRtt };
+    // Most clients probe every region; some only reached one or two before queueing.
+    const coverage = random();
+    const others = BENCH_REGIONS.filter((region) => region !== home);
+    const measured =
+      coverage < 0.1
+        ? []
+        : coverage < 0.25
+          ? [others[Math.floor(random() * others.length)]]
+          : others;
+    for (const region of measured) {
+      if (!region) continue;
+      const spread = DISTANCE_MS[home][region] * (0.85 + 0.3 * random());
+      predictedRtt[region] = Math.round(Math.min(300, Math.max(60, homeRtt + spread)));
+    }
+    pool.push({
+      ticketId: uuid(),
+      playerId: uuid(),
+      mode: random() < 0.6 ? 'duel' : 'squad',
+      rating: Math.round(1500 + 300 * gaussian(random)),
+      predictedRtt,
+      enqueuedAt: new Date(now.getTime() - Math.floor(random() * maxAgeMs)),
+    });
+  }
+  return pool;
+}
+
+function gaussian(random: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+}
+
+// ---- the baseline and the figures --------------------------------------------------------------
+
+/**
+ * The naive matcher: per mode, consecutive candidates in enqueue order form a group, played in
+ * the best region they all measured (lowest worst RTT); a group with no common region is lost.
+ */
+function fifoMatches(pool: readonly MatchCandidate[]): PlayedMatch[] {
+  const out: PlayedMatch[] = [];
+  for (const rules of BENCH_RULES) {
+    const queue = pool
+      .filter((candidate) => candidate.mode === rules.mode)
+      .sort((a, b) => a.enqueuedAt.getTime() - b.enqueuedAt.getTime());
+    const perMatch = playersPerMatch(rules);
+    for (let start = 0; start + perMatch <= queue.length; start += perMatch) {
+      const members = queue.slice(start, start + perMatch);
+      let best: { region: Region; worst: number } | undefined;
+      for (const region of BENCH_REGIONS) {
+        const worst = worstRtt(members, region);
+        if (worst !== undefined && (!best || worst < best.worst)) best = { region, worst };
+      }
+      if (best) out.push({ region: best.region, members });
+    }
+  }
+  return out;
+}
+
+interface PlayedMatch {
+  readonly region: string;
+  readonly members: readonly MatchCandidate[];
+}
+
+function worstRtt(members: readonly MatchCandidate[], region: string): number | undefined {
+  const rtts = members.map((candidate) => candidate.predictedRtt[region]);
+  return rtts.every((rtt) => rtt !== undefined) ? Math.max(...rtts) : undefined;
+}
+
+function quality(matches: readonly PlayedMatch[], now: Date): QualityFigures {
+  const worst = matches.map((match) => worstRtt(match.members, match.region) ?? Number.NaN);
+  const players = matches.flatMap((match) =>
+    match.members.map((member) => ({ member, region: match.region })),
+  );
+  const overOwnCeiling = players.filter(({ member, region }) => {
+    const rules = BENCH_RULES.find((r) => r.mode === member.mode);
+    const waited = Math.max(0, now.getTime() - member.enqueuedAt.getTime());
+    return !rules || (member.predictedRtt[region] ?? 0) > wideningStepAt(rules, waited).maxRttMs;
+  }).length;
+  const ratings = (match: PlayedMatch) => match.members.map((member) => member.rating);
+  return {
+    matches: matches.length,
+    matched_players: players.length,
+    mean_worst_rtt_ms: round(mean(worst)),
+    p95_worst_rtt_ms: round(percentile(worst, 0.95)),
+    mean_rating_spread: round(
+      mean(matches.map((match) => Math.max(...ratings(match)) - Math.min(...ratings(match)))),
+    ),
+    over_own_ceiling_pct: round((100 * overOwnCeiling) / Math.max(1, players.length)),
+  };
+}
+
+/**
+ * Unmatched tickets that could anchor a match among the unmatched under their own limits, by a
+ * plain scan that shares nothing with formMatches' index.
+ */
+function leftMatchable(
+  pool: readonly MatchCandidate[],
+  formation: MatchFormation,
+  now: Date,
+): number {
+  const matched = new Set(
+    formation.matches.flatMap((match) => match.participants.map((p) => p.ticketId)),
+  );
+  const left = pool.filter((candidate) => !matched.has(candidate.ticketId));
+  let count = 0;
+  for (const ticket of left) {
+    const rules = BENCH_RULES.find((r) => r.mode === ticket.mode);
+    if (!rules) continue;
+    const step = wideningStepAt(rules, Math.max(0, now.getTime() - ticket.enqueuedAt.getTime()));
+    const fillable = BENCH_REGIONS.some((region) => {
+      const own = ticket.predictedRtt[region];
+      if (own === undefined || own > step.maxRttMs) return false;
+      const partners = left.filter(
+        (other) =>
+          other !== ticket &&
+          other.mode === ticket.mode &&
+          (other.predictedRtt[region] ?? Number.POSITIVE_INFINITY) <= step.maxRttMs &&
+          withinRatingWindow(other.rating, ticket.rating, step.ratingWindow),
+      );
+      return partners.length >= playersPerMatch(rules) - 1;
+    });
+    if (fillable) count++;
+  }
+  return count;
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
+function percentile(values: readonly number[], fraction: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] ?? 0;
+}
+
+function round(value: number, digits = 1): number {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
+}
+
+// ---- command line ------------------------------------------------------------------------------
+
+const FLAGS: FlagSpec[] = [
+  {
+    name: 'candidates',
+    description: 'pool size',
+    int: { min: 1, max: 1_000_000, default: 10_000 },
+  },
+  {
+    name: 'passes',
+    description: 'timed passes (after one warm-up)',
+    int: { min: 1, max: 1_000, default: 7 },
+  },
+  {
+    name: 'seed',
+    description: 'PRNG seed for the pool',
+    int: { min: 0, max: 2 ** 32 - 1, default: 20261201 },
+  },
+  {
+    name: 'max-age',
+    description: 'oldest ticket age, seconds',
+    int: { min: 0, max: 86_400, default: 120 },
+  },
+  { name: 'help', description: 'print this help', switch: true },
+];
+
+function main(): void {
+  const command = 'node dist/test/bench/matcher-pure.bench.js';
+  const summary = 'Pure matcher benchmark: pass time and match quality against a FIFO baseline.';
+  let flags: ReturnType<typeof parseFlags>;
+  try {
+    flags = parseFlags(process.argv.slice(2), FLAGS);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`bench:matcher: ${error.message}\n\n${usage(command, summary, FLAGS)}`);
+    process.exit(2);
+  }
+  if (flags.help === true) {
+    process.stdout.write(usage(command, summary, FLAGS));
+    return;
+  }
+  const result = benchPureMatcher({
+    candidates: flags.candidates as number,
+    passes: flags.passes as number,
+    seed: flags.seed as number,
+    maxAgeSeconds: flags['max-age'] as number,
+    log: (line) => process.stderr.write(`[bench:matcher] ${line}\n`),
+  });
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+if (require.main === module) main();
