@@ -1,7 +1,8 @@
 import { InitialSchema1764000000000 } from './1764000000000-initial-schema';
+import { RetentionIndexes1764100000000 } from './1764100000000-retention-indexes';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
  * (tests use `allMigrations.length`).
  */
-export const allMigrations = [InitialSchema1764000000000];
+export const allMigrations = [InitialSchema1764000000000, RetentionIndexes1764100000000];

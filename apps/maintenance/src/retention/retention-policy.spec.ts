@@ -1,0 +1,71 @@
+import { ConfigError, MaintenanceConfig, loadConfig } from '@matchplane/config';
+import { retentionPurgerOptions } from './retention.module';
+import {
+  RETENTION_POLICIES,
+  RETENTION_POLICY_NAMES,
+  cutoffOf,
+  retentionPolicy,
+  retentionWindowProblems,
+} from './retention-policy';
+
+describe('retention policies', () => {
+  const defaults = loadConfig(MaintenanceConfig, {});
+
+  it('has one policy per name, in an order that deletes matches before their tickets', () => {
+    expect(RETENTION_POLICIES.map((policy) => policy.name)).toEqual([...RETENTION_POLICY_NAMES]);
+    const order = RETENTION_POLICY_NAMES.indexOf.bind(RETENTION_POLICY_NAMES);
+    expect(order('matches')).toBeLessThan(order('queue_tickets'));
+    // A dead letter leaving its window releases the idempotency keys it held in the same pass.
+    expect(order('outbox_dead_letters')).toBeLessThan(order('idempotency_keys'));
+  });
+
+  it('locks every batch SKIP LOCKED and bounds it by $2', () => {
+    for (const policy of RETENTION_POLICIES) {
+      expect(policy.purgeSql).toMatch(/LIMIT \$2\s+FOR UPDATE OF \w+ SKIP LOCKED\)\)$/);
+      expect(policy.purgeSql.startsWith(`DELETE FROM ${policy.table}\n`)).toBe(true);
+    }
+  });
+
+  it('measures cutoffs back from now by the window', () => {
+    const now = new Date('2026-06-01T12:00:00.000Z');
+    expect(cutoffOf(retentionPolicy('idempotency_keys'), defaults, now)).toEqual(
+      new Date('2026-05-30T12:00:00.000Z'),
+    );
+  });
+
+  it('keeps dead letters longest by default', () => {
+    expect(retentionWindowProblems(defaults)).toEqual([]);
+    for (const policy of RETENTION_POLICIES) {
+      expect(defaults.RETENTION_OUTBOX_DEAD_LETTERS_SECONDS).toBeGreaterThanOrEqual(
+        defaults[policy.window],
+      );
+    }
+  });
+
+  it('refuses windows that would delete dead letters before other rows, naming each', () => {
+    const config = loadConfig(MaintenanceConfig, {
+      RETENTION_OUTBOX_DEAD_LETTERS_SECONDS: '86400',
+      RETENTION_MATCHES_SECONDS: '86401',
+    });
+
+    expect(retentionWindowProblems(config)).toEqual([
+      'RETENTION_OUTBOX_DEAD_LETTERS_SECONDS must be at least RETENTION_OUTBOX_PUBLISHED_SECONDS (604800): dead letters are kept longest (got 86400)',
+      'RETENTION_OUTBOX_DEAD_LETTERS_SECONDS must be at least RETENTION_IDEMPOTENCY_KEYS_SECONDS (172800): dead letters are kept longest (got 86400)',
+      'RETENTION_OUTBOX_DEAD_LETTERS_SECONDS must be at least RETENTION_SESSIONS_SECONDS (604800): dead letters are kept longest (got 86400)',
+      'RETENTION_OUTBOX_DEAD_LETTERS_SECONDS must be at least RETENTION_MATCHES_SECONDS (86401): dead letters are kept longest (got 86400)',
+      'RETENTION_OUTBOX_DEAD_LETTERS_SECONDS must be at least RETENTION_TICKETS_SECONDS (604800): dead letters are kept longest (got 86400)',
+    ]);
+    expect(() => retentionPurgerOptions(config)).toThrow(ConfigError);
+  });
+
+  it('takes the purger settings from the configuration', () => {
+    expect(retentionPurgerOptions(defaults)).toEqual({
+      windows: defaults,
+      batchSize: 1_000,
+      passBudgetMs: 20_000,
+      batchPauseMs: 10,
+      pressurePauseMs: 1_000,
+      pressureLockWaiters: 3,
+    });
+  });
+});

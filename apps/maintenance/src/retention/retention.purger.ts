@@ -1,0 +1,276 @@
+import { Logger } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { sqlStateOf } from '@matchplane/persistence';
+import {
+  IDEMPOTENCY_HOLD_SQL,
+  RETENTION_POLICIES,
+  RETENTION_POLICY_NAMES,
+  cutoffOf,
+  type RetentionPolicy,
+  type RetentionPolicyName,
+  type RetentionWindows,
+} from './retention-policy';
+
+export interface RetentionPurgerOptions {
+  windows: RetentionWindows;
+  /** Rows one batch (one transaction) deletes at most. */
+  batchSize: number;
+  /** No batch starts after this long into a pass (ms). */
+  passBudgetMs: number;
+  /** Pause after each batch (ms)... */
+  batchPauseMs: number;
+  /** ...or this one while the database is under pressure (ms). */
+  pressurePauseMs: number;
+  /** Sessions of the database waiting on a lock at which it counts as under pressure. */
+  pressureLockWaiters: number;
+}
+
+export interface RetentionPassOptions {
+  /** The instant windows are measured from; by default the database's clock. */
+  now?: Date;
+  /** Aborting stops the pass before its next batch (shutdown). */
+  signal?: AbortSignal;
+}
+
+/** complete: nothing deletable was left; budget_exhausted: the budget ran out with rows left. */
+export type RetentionPassOutcome = 'complete' | 'budget_exhausted' | 'interrupted';
+
+export interface RetentionPassError {
+  policy: RetentionPolicyName;
+  sqlState: string | undefined;
+  message: string;
+}
+
+export interface RetentionPassReport {
+  now: Date;
+  outcome: RetentionPassOutcome;
+  durationMs: number;
+  batches: number;
+  /** Batches followed by the longer pause. */
+  pressuredBatches: number;
+  /** Rows deleted by this purger (each row is counted by the one replica that deleted it). */
+  purged: Record<RetentionPolicyName, number>;
+  /** Per policy, seconds since the oldest row still deletable passed its window; not measured when interrupted. */
+  lagSeconds?: Record<RetentionPolicyName, number>;
+  /** How far dead letters hold the idempotency cutoff back (s; 0 when they do not). */
+  idempotencyHoldSeconds: number;
+  /** Batches that failed on their own (lock timeout, a constraint): their policy waits for the next pass. */
+  errors: RetentionPassError[];
+}
+
+export interface DatabasePressure {
+  /** Sessions of this database waiting on a heavyweight lock. */
+  lockWaiters: number;
+  /** The table has more than twice the dead tuples at which autovacuum would start on it. */
+  vacuumBehind: boolean;
+  underPressure: boolean;
+}
+
+/**
+ * Lock waiters say live transactions are queueing (more deletes would add to it); dead tuples
+ * far beyond autovacuum's own trigger say it has not caught up with what the purge deletes, and
+ * index scans are wading through them. Per-table autovacuum settings are not considered.
+ */
+const PRESSURE_SQL = `SELECT
+  (SELECT count(*)::int FROM pg_stat_activity
+    WHERE datname = current_database() AND wait_event_type = 'Lock') AS lock_waiters,
+  COALESCE((
+    SELECT s.n_dead_tup > 2 * (current_setting('autovacuum_vacuum_threshold')::float8
+             + current_setting('autovacuum_vacuum_scale_factor')::float8 * greatest(c.reltuples, 0))
+      FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+     WHERE s.relid = $1::regclass), false) AS vacuum_behind`;
+
+/**
+ * A batch never queues behind live traffic for long: the cascades of a match purge and the
+ * foreign-key checks of a ticket purge take row locks SKIP LOCKED cannot skip. A batch that hits
+ * either limit fails alone; its policy waits for the next pass.
+ */
+const BATCH_LOCK_TIMEOUT_MS = 1_000;
+const BATCH_STATEMENT_TIMEOUT_MS = 30_000;
+
+/** Failures of one batch that say nothing about the database as a whole. */
+const BATCH_LOCAL_SQLSTATES = new Set([
+  '55P03', // lock_not_available (lock_timeout)
+  '57014', // query_canceled (statement_timeout)
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '23503', // foreign_key_violation: a row became referenced between the check and the delete
+]);
+
+/**
+ * Deletes rows past their retention window in bounded batches: each batch one short
+ * transaction deleting at most `batchSize` rows `FOR UPDATE SKIP LOCKED`, policies taken in turn
+ * (one batch each per round) so one table's backlog cannot starve the others, until nothing is
+ * deletable or the pass budget is spent. Any number of purgers may run against one database.
+ * Usable without Nest: `new RetentionPurger(dataSource, options).pass()`.
+ */
+export class RetentionPurger {
+  private readonly logger = new Logger(RetentionPurger.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    readonly options: RetentionPurgerOptions,
+    readonly policies: readonly RetentionPolicy[] = RETENTION_POLICIES,
+  ) {}
+
+  async pass({ now, signal }: RetentionPassOptions = {}): Promise<RetentionPassReport> {
+    const started = performance.now();
+    const deadline = started + this.options.passBudgetMs;
+    const at = now ?? (await this.databaseNow());
+    const purged = zeroes();
+    const errors: RetentionPassError[] = [];
+    let batches = 0;
+    let pressuredBatches = 0;
+    let outcome: RetentionPassOutcome = 'complete';
+    let active = [...this.policies];
+
+    rounds: while (active.length > 0) {
+      for (const policy of [...active]) {
+        if (signal?.aborted) {
+          outcome = 'interrupted';
+          break rounds;
+        }
+        if (performance.now() >= deadline) {
+          outcome = 'budget_exhausted';
+          break rounds;
+        }
+        let deleted = 0;
+        try {
+          deleted = await this.purgeBatch(policy, at);
+        } catch (error) {
+          const sqlState = sqlStateOf(error);
+          if (sqlState === undefined || !BATCH_LOCAL_SQLSTATES.has(sqlState)) throw error;
+          const message = error instanceof Error ? error.message : String(error);
+          errors.push({ policy: policy.name, sqlState, message });
+          this.logger.warn(
+            `purge of ${policy.name} stopped for this pass (${sqlState}): ${message}`,
+          );
+        }
+        batches += 1;
+        purged[policy.name] += deleted;
+        if (deleted < this.options.batchSize) active = active.filter((p) => p !== policy);
+        // An empty batch held no locks worth pausing for.
+        if (active.length === 0 || deleted === 0) continue;
+        const pressure = await this.pressure(policy.table);
+        if (pressure.underPressure) pressuredBatches += 1;
+        const pause = pressure.underPressure
+          ? this.options.pressurePauseMs
+          : this.options.batchPauseMs;
+        await sleep(Math.min(pause, deadline - performance.now()), signal);
+      }
+    }
+
+    const measured = outcome === 'interrupted' ? undefined : await this.measure(at);
+    return {
+      now: at,
+      outcome,
+      durationMs: Math.round(performance.now() - started),
+      batches,
+      pressuredBatches,
+      purged,
+      ...(measured && { lagSeconds: measured.lagSeconds }),
+      idempotencyHoldSeconds: measured?.idempotencyHoldSeconds ?? 0,
+      errors,
+    };
+  }
+
+  /** One batch of one policy in its own transaction; returns the rows it deleted. */
+  async purgeBatch(policy: RetentionPolicy, now: Date): Promise<number> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      await runner.startTransaction();
+      await runner.query(
+        `SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
+        [`${BATCH_LOCK_TIMEOUT_MS}ms`, `${BATCH_STATEMENT_TIMEOUT_MS}ms`],
+      );
+      const result = (await runner.query(
+        policy.purgeSql,
+        this.parameters(policy, now, this.options.batchSize),
+        true,
+      )) as { affected?: number };
+      await runner.commitTransaction();
+      return result.affected ?? 0;
+    } catch (error) {
+      if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  async pressure(table: string): Promise<DatabasePressure> {
+    const [row] = await this.dataSource.query<{ lock_waiters: number; vacuum_behind: boolean }[]>(
+      PRESSURE_SQL,
+      [table],
+    );
+    const lockWaiters = row?.lock_waiters ?? 0;
+    const vacuumBehind = row?.vacuum_behind ?? false;
+    return {
+      lockWaiters,
+      vacuumBehind,
+      underPressure: vacuumBehind || lockWaiters >= this.options.pressureLockWaiters,
+    };
+  }
+
+  /** Deletion lag per policy and the dead letters' hold on idempotency keys, at `now`. */
+  async measure(
+    now: Date,
+  ): Promise<{ lagSeconds: Record<RetentionPolicyName, number>; idempotencyHoldSeconds: number }> {
+    const lagSeconds = zeroes();
+    for (const policy of this.policies) {
+      const [row] = await this.dataSource.query<{ lag_seconds: number }[]>(
+        policy.lagSql,
+        this.parameters(policy, now, 1),
+      );
+      lagSeconds[policy.name] = Math.max(0, row?.lag_seconds ?? 0);
+    }
+    const idempotency = this.policies.find((policy) => policy.name === 'idempotency_keys');
+    let idempotencyHoldSeconds = 0;
+    if (idempotency) {
+      const [row] = await this.dataSource.query<{ hold_seconds: number | null }[]>(
+        IDEMPOTENCY_HOLD_SQL,
+        [
+          cutoffOf(idempotency, this.options.windows, now),
+          this.options.windows.RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS,
+        ],
+      );
+      idempotencyHoldSeconds = Math.max(0, row?.hold_seconds ?? 0);
+    }
+    return { lagSeconds, idempotencyHoldSeconds };
+  }
+
+  private parameters(policy: RetentionPolicy, now: Date, limit: number): unknown[] {
+    return [
+      cutoffOf(policy, this.options.windows, now),
+      limit,
+      ...policy.extraParams(this.options.windows),
+    ];
+  }
+
+  private async databaseNow(): Promise<Date> {
+    const [row] = await this.dataSource.query<{ now: Date }[]>(`SELECT now() AS now`);
+    if (!row) throw new Error('SELECT now() returned no row');
+    return row.now;
+  }
+}
+
+function zeroes(): Record<RetentionPolicyName, number> {
+  return Object.fromEntries(RETENTION_POLICY_NAMES.map((name) => [name, 0])) as Record<
+    RetentionPolicyName,
+    number
+  >;
+}
+
+/** Resolves after `ms`, or as soon as `signal` aborts; never rejects. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
