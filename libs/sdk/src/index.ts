@@ -1,0 +1,3 @@
+export * from './sdk.errors';
+export { type FetchLike, type RetryOptions } from './http.transport';
+export * from './player-client';

@@ -1,0 +1,381 @@
+import {
+  ErrorCode,
+  PlayerRoutes,
+  type CreateSessionRequest,
+  type CreateTicketRequest,
+  type ProbeAnswerRequest,
+  type ProbeAnswerResponse,
+  type ProbeChallengeResponse,
+  type QueueOptionsResponse,
+  type SessionResponse,
+  type TicketResponse,
+} from '@matchplane/contracts';
+import {
+  HttpTransport,
+  type FetchLike,
+  type RetryOptions,
+  type TransportRequest,
+} from './http.transport';
+import { MatchplaneApiError } from './sdk.errors';
+
+export interface PlayerClientOptions {
+  /** Where the API is served, e.g. `https://mm.example.com`; the `/v1` prefix is added. */
+  baseUrl: string;
+  /** A session token from an earlier `createSession`, to resume it. */
+  token?: string;
+  /** Defaults to the global fetch. */
+  fetch?: FetchLike;
+  /** Per attempt, body included. Default 10_000. */
+  requestTimeoutMs?: number;
+  /** Retries of network errors, 5xx and 409 IDEMPOTENCY_KEY_IN_PROGRESS; a number is `{retries: n}`. */
+  retries?: number | RetryOptions;
+}
+
+export interface ProbeOptions {
+  /** Challenge/answer round trips per region; the server keeps a median of recent ones. Default 3. */
+  samples?: number;
+}
+
+export interface ProbeAllResult {
+  /** The last answer per measured region (its `estimateMs` is what placement uses). */
+  measured: Record<string, ProbeAnswerResponse>;
+  /** Regions whose probe failed; queueing needs only one measured region. */
+  failed: Record<string, Error>;
+}
+
+export interface HeartbeatOptions {
+  /** Default: `heartbeatIntervalMs` of the queue options, else 10_000. */
+  intervalMs?: number;
+  /** Called with a failed heartbeat that does not end the loop (the loop keeps going). Its own throws are ignored. */
+  onError?: (error: unknown) => void;
+}
+
+/** Why a heartbeat loop ended. */
+export type HeartbeatStopReason =
+  | { readonly reason: 'stopped' }
+  /** The ticket left SEARCHING/MATCHED (e.g. ASSIGNED, CANCELLED, EXPIRED). */
+  | { readonly reason: 'left-queue'; readonly ticket: TicketResponse }
+  /** The server no longer takes heartbeats for it: 404 or 409 TICKET_FINISHED. */
+  | { readonly reason: 'finished'; readonly error: MatchplaneApiError };
+
+export interface HeartbeatHandle {
+  /** Ends the loop; a heartbeat in flight completes but none follows. Idempotent. */
+  stop(): void;
+  /** Settles (never rejects) when the loop ends, with why. */
+  readonly done: Promise<HeartbeatStopReason>;
+}
+
+export interface WaitForTicketOptions {
+  /** Default 30_000. */
+  timeoutMs?: number;
+  /** Default 500. */
+  pollMs?: number;
+}
+
+/** `waitForTicket` ran out of time; `lastTicket` is what it saw last. */
+export class TicketWaitTimeoutError extends Error {
+  override name = 'TicketWaitTimeoutError';
+
+  constructor(
+    readonly ticketId: string,
+    readonly lastTicket: TicketResponse,
+    timeoutMs: number,
+  ) {
+    super(
+      `ticket ${ticketId} did not reach the awaited state within ${timeoutMs} ms (last state ${lastTicket.state})`,
+    );
+  }
+}
+
+/** Ticket states that take heartbeats (DESIGN.md "Aggregates and states"). */
+const HEARTBEAT_STATES: ReadonlySet<string> = new Set(['SEARCHING', 'MATCHED']);
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 10_000;
+
+/**
+ * A player's typed client of the Matchplane API: session, latency probes, queue tickets and
+ * heartbeats. Every error the API answers is thrown as a MatchplaneApiError; a request that got
+ * no answer as a MatchplaneNetworkError.
+ */
+export class PlayerClient {
+  private readonly http: HttpTransport;
+  private currentToken: string | undefined;
+  private currentSession: SessionResponse | undefined;
+  private lastQueueOptions: QueueOptionsResponse | undefined;
+
+  constructor(options: PlayerClientOptions) {
+    this.http = new HttpTransport(options);
+    this.currentToken = options.token;
+  }
+
+  /** The bearer token sent with every call, if a session was created or given. */
+  get token(): string | undefined {
+    return this.currentToken;
+  }
+
+  /** The last session `createSession` returned on this client. */
+  get session(): SessionResponse | undefined {
+    return this.currentSession;
+  }
+
+  /** Replaces (or, with undefined, drops) the bearer token, e.g. one kept from an earlier run. */
+  setToken(token: string | undefined): void {
+    this.currentToken = token;
+  }
+
+  // ---- Session ----------------------------------------------------------------------------
+
+  /**
+   * Signs in and keeps the session token for later calls. Without a provider this is a guest:
+   * with no credential a new one, whose `deviceSecret` (returned once) resumes it later.
+   */
+  async createSession(request: CreateSessionRequest = {}): Promise<SessionResponse> {
+    // Sent without the old token: signing in must not depend on a session that may have expired.
+    const session = await this.required<SessionResponse>(
+      { method: 'POST', path: PlayerRoutes.sessions, body: request, retry: 'idempotency-key' },
+      false,
+    );
+    this.currentToken = session.token;
+    this.currentSession = session;
+    return session;
+  }
+
+  /** Resumes a guest player on this device from the `deviceSecret` of its first session. */
+  resumeGuest(deviceSecret: string): Promise<SessionResponse> {
+    return this.createSession({ provider: 'guest', credential: deviceSecret });
+  }
+
+  /**
+   * Ends the current session server-side and forgets the token. A 401 counts as success: the
+   * session is already gone (expired, or ended by an earlier attempt whose answer was lost).
+   */
+  async endSession(): Promise<void> {
+    try {
+      await this.send({ method: 'DELETE', path: PlayerRoutes.currentSession, retry: 'safe' });
+    } catch (err) {
+      if (!(err instanceof MatchplaneApiError && err.status === 401)) throw err;
+    }
+    this.currentToken = undefined;
+    this.currentSession = undefined;
+  }
+
+  // ---- Latency probes -----------------------------------------------------------------------
+
+  /** What this player may queue for and probe, and how often to heartbeat. */
+  async queueOptions(): Promise<QueueOptionsResponse> {
+    const options = await this.required<QueueOptionsResponse>({
+      method: 'GET',
+      path: PlayerRoutes.queueOptions,
+      retry: 'safe',
+    });
+    this.lastQueueOptions = options;
+    return options;
+  }
+
+  /**
+   * Measures the round trip to `region`: per sample, a challenge and at once its answer (the
+   * server times the gap). Returns the last answer, whose `estimateMs` covers all kept samples.
+   */
+  async probe(region: string, options: ProbeOptions = {}): Promise<ProbeAnswerResponse> {
+    const samples = options.samples ?? 3;
+    if (!Number.isInteger(samples) || samples < 1)
+      throw new Error('samples must be a positive integer');
+    let last: ProbeAnswerResponse | undefined;
+    for (let sample = 0; sample < samples; sample += 1) {
+      const challenge = await this.required<ProbeChallengeResponse>({
+        method: 'POST',
+        path: PlayerRoutes.probeChallenge(region),
+        retry: 'idempotency-key',
+      });
+      const answer: ProbeAnswerRequest = {
+        challengeId: challenge.challengeId,
+        nonce: challenge.nonce,
+      };
+      last = await this.required<ProbeAnswerResponse>({
+        method: 'POST',
+        path: PlayerRoutes.probeAnswer(region),
+        body: answer,
+        retry: 'never',
+      });
+    }
+    // samples >= 1, so the loop ran.
+    return last as ProbeAnswerResponse;
+  }
+
+  /**
+   * Probes each region in turn (one at a time, so probes do not skew each other), by default every
+   * region of the queue options. A failing region is reported in `failed`, not thrown.
+   */
+  async probeAll(regions?: readonly string[], options: ProbeOptions = {}): Promise<ProbeAllResult> {
+    const targets = regions ?? (await this.queueOptions()).regions;
+    const result: ProbeAllResult = { measured: {}, failed: {} };
+    for (const region of targets) {
+      try {
+        result.measured[region] = await this.probe(region, options);
+      } catch (err) {
+        result.failed[region] = err instanceof Error ? err : new Error(String(err));
+      }
+    }
+    return result;
+  }
+
+  // ---- Queue tickets ------------------------------------------------------------------------
+
+  /**
+   * Queues for `mode`. The Idempotency-Key is fresh per call and reused by the SDK's own retries,
+   * so a lost answer never creates a second ticket. Needs at least one measured region.
+   */
+  enqueue(mode: string): Promise<TicketResponse> {
+    const body: CreateTicketRequest = { mode };
+    return this.required<TicketResponse>({
+      method: 'POST',
+      path: PlayerRoutes.tickets,
+      body,
+      retry: 'idempotency-key',
+    });
+  }
+
+  /** Tells the server the player is still waiting; a ticket without heartbeats expires. */
+  heartbeat(ticketId: string): Promise<TicketResponse> {
+    return this.required<TicketResponse>({
+      method: 'POST',
+      path: PlayerRoutes.ticketHeartbeat(ticketId),
+      retry: 'idempotency-key',
+    });
+  }
+
+  /** Leaves the queue. */
+  cancel(ticketId: string): Promise<TicketResponse> {
+    return this.required<TicketResponse>({
+      method: 'DELETE',
+      path: PlayerRoutes.ticket(ticketId),
+      retry: 'idempotency-key',
+    });
+  }
+
+  /** The ticket as it is now, with why it is not matched yet while SEARCHING. */
+  ticket(ticketId: string): Promise<TicketResponse> {
+    return this.required<TicketResponse>({
+      method: 'GET',
+      path: PlayerRoutes.ticket(ticketId),
+      retry: 'safe',
+    });
+  }
+
+  /**
+   * Heartbeats `ticketId` until stopped, until the ticket leaves SEARCHING/MATCHED, or until the
+   * server answers 404 / 409 TICKET_FINISHED. Beats never overlap; the timers are unref'd, so the
+   * loop alone does not keep a process alive.
+   */
+  startHeartbeats(ticketId: string, options: HeartbeatOptions = {}): HeartbeatHandle {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let settle: (reason: HeartbeatStopReason) => void = () => undefined;
+    const done = new Promise<HeartbeatStopReason>((resolve) => (settle = resolve));
+
+    const finish = (reason: HeartbeatStopReason): void => {
+      if (stopped) return;
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      settle(reason);
+    };
+    const report = (error: unknown): void => {
+      if (stopped) return;
+      try {
+        options.onError?.(error);
+      } catch {
+        // A throwing callback must not end (or crash) the loop.
+      }
+    };
+    const schedule = (intervalMs: number): void => {
+      if (stopped) return;
+      timer = setTimeout(() => void beat(intervalMs), intervalMs);
+      unref(timer);
+    };
+    const beat = async (intervalMs: number): Promise<void> => {
+      try {
+        const ticket = await this.heartbeat(ticketId);
+        if (!HEARTBEAT_STATES.has(ticket.state)) return finish({ reason: 'left-queue', ticket });
+      } catch (err) {
+        if (isTicketGone(err)) return finish({ reason: 'finished', error: err });
+        report(err);
+      }
+      schedule(intervalMs);
+    };
+
+    void this.heartbeatIntervalMs(options.intervalMs, report).then(schedule);
+    return { stop: () => finish({ reason: 'stopped' }), done };
+  }
+
+  /**
+   * Polls the ticket until `predicate` holds and returns it; throws TicketWaitTimeoutError after
+   * `timeoutMs`. For tests and demos: a real client follows notifications instead.
+   */
+  async waitForTicket(
+    ticketId: string,
+    predicate: (ticket: TicketResponse) => boolean,
+    options: WaitForTicketOptions = {},
+  ): Promise<TicketResponse> {
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const pollMs = options.pollMs ?? 500;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const ticket = await this.ticket(ticketId);
+      if (predicate(ticket)) return ticket;
+      if (Date.now() + pollMs > deadline)
+        throw new TicketWaitTimeoutError(ticketId, ticket, timeoutMs);
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  }
+
+  // ---- Notifications ------------------------------------------------------------------------
+  // `subscribe()` belongs here: the `/v1/notifications` WebSocket authenticated with this
+  // client's session token, delivering StateNotification in revision order per match, and after a
+  // reconnect catching up from the last seen revision via `GET /v1/matches/{id}/events?after=N`.
+
+  // ---- Internals ----------------------------------------------------------------------------
+
+  private send<T>(
+    request: Omit<TransportRequest, 'token'>,
+    withToken = true,
+  ): Promise<T | undefined> {
+    const token = withToken ? this.currentToken : undefined;
+    return this.http.request<T>({ ...request, ...(token !== undefined ? { token } : {}) });
+  }
+
+  /** A call whose success always has a body; an empty one is a contract violation worth a clear error. */
+  private async required<T>(
+    request: Omit<TransportRequest, 'token'>,
+    withToken = true,
+  ): Promise<T> {
+    const body = await this.send<T>(request, withToken);
+    if (body === undefined)
+      throw new Error(`${request.method} ${request.path} answered without a body`);
+    return body;
+  }
+
+  private async heartbeatIntervalMs(
+    explicit: number | undefined,
+    report: (error: unknown) => void,
+  ): Promise<number> {
+    if (explicit !== undefined) return explicit;
+    if (this.lastQueueOptions) return this.lastQueueOptions.heartbeatIntervalMs;
+    try {
+      return (await this.queueOptions()).heartbeatIntervalMs;
+    } catch (err) {
+      report(err);
+      return DEFAULT_HEARTBEAT_INTERVAL_MS;
+    }
+  }
+}
+
+function isTicketGone(err: unknown): err is MatchplaneApiError {
+  return (
+    err instanceof MatchplaneApiError &&
+    (err.status === 404 || (err.status === 409 && err.code === ErrorCode.TICKET_FINISHED))
+  );
+}
+
+/** Node timers have unref(); browser timers are numbers and never hold a process open anyway. */
+function unref(timer: ReturnType<typeof setTimeout>): void {
+  (timer as { unref?: () => void }).unref?.();
+}
