@@ -74,10 +74,10 @@ describe('Idempotency-Key on the queue routes', () => {
       422,
       'IDEMPOTENCY_KEY_REUSED',
     ]);
-    const [{ state }] = await api.ds.query<{ state: string }[]>(
+    const [{ state }] = (await api.ds.query<{ state: string }[]>(
       `SELECT state FROM queue_tickets WHERE id = $1`,
       [ticket.id],
-    );
+    )) as [{ state: string }];
     expect(state).toBe('SEARCHING');
   });
 

@@ -11,11 +11,11 @@ const AUDIENCE = 'matchplane';
 
 describe('sessions (guest and JWT) through the real routes', () => {
   let api: PlayerApi;
-  let privateKey: CryptoKey;
+  let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
   beforeAll(async () => {
     const pair = await generateKeyPair('ES256');
-    privateKey = pair.privateKey as CryptoKey;
+    privateKey = pair.privateKey;
     const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'studio-1', alg: 'ES256', use: 'sig' };
     const jwksFile = path.join(tmpdir(), `mp-jwks-${randomUUID()}.json`);
     writeFileSync(jwksFile, JSON.stringify({ keys: [jwk] }));
@@ -96,9 +96,9 @@ describe('sessions (guest and JWT) through the real routes', () => {
   });
 
   it('a JWT from another issuer or a tampered one is 401 INVALID_CREDENTIAL and creates nobody', async () => {
-    const [{ n: before }] = await api.ds.query<{ n: string }[]>(
+    const [{ n: before }] = (await api.ds.query<{ n: string }[]>(
       `SELECT count(*) AS n FROM players`,
-    );
+    )) as [{ n: string }];
     const foreign = await api.request('POST', '/v1/sessions', {
       body: { provider: 'jwt', credential: await idToken('user-7', 'https://evil.test') },
     });
@@ -112,7 +112,9 @@ describe('sessions (guest and JWT) through the real routes', () => {
       body: { provider: 'jwt', credential: `${header}.${forgedPayload}.${signature}` },
     });
     expect([tampered.statusCode, tampered.json().code]).toEqual([401, 'INVALID_CREDENTIAL']);
-    const [{ n: after }] = await api.ds.query<{ n: string }[]>(`SELECT count(*) AS n FROM players`);
+    const [{ n: after }] = (await api.ds.query<{ n: string }[]>(
+      `SELECT count(*) AS n FROM players`,
+    )) as [{ n: string }];
     expect(after).toBe(before);
   });
 });

@@ -1,2 +1,3 @@
 export * from './match.store';
 export * from './matches.module';
+export * from './match-lifecycle.service';

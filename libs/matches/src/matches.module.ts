@@ -1,11 +1,16 @@
 import { Module } from '@nestjs/common';
 import { OutboxModule } from '@matchplane/outbox';
+import { TicketsModule } from '@matchplane/tickets';
+import { MatchLifecycle } from './match-lifecycle.service';
 import { MatchStore } from './match.store';
 
-/** Owns `matches` and `match_participants`; other modules change matches only through MatchStore. */
+/**
+ * Owns `matches` and `match_participants`; other modules change matches only through MatchStore,
+ * and end them through MatchLifecycle (which moves the tickets with them).
+ */
 @Module({
-  imports: [OutboxModule.forWriters()],
-  providers: [MatchStore],
-  exports: [MatchStore],
+  imports: [OutboxModule.forWriters(), TicketsModule],
+  providers: [MatchStore, MatchLifecycle],
+  exports: [MatchStore, MatchLifecycle],
 })
 export class MatchesModule {}

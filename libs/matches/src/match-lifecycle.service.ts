@@ -1,0 +1,126 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import {
+  isTerminalTicketState,
+  matchFailureAllowsRequeue,
+  type MatchCancelReason,
+  type MatchChange,
+  type MatchFailureReason,
+  type TicketCommand,
+} from '@matchplane/domain';
+import { OutboxSignal } from '@matchplane/outbox';
+import { runInTransaction } from '@matchplane/persistence';
+import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { MatchStore } from './match.store';
+
+export interface MatchEnding {
+  readonly change: MatchChange;
+  /** The participants' tickets after the ending (requeued ones are SEARCHING again). */
+  readonly tickets: readonly StoredTicket[];
+}
+
+/**
+ * Ends a match together with its tickets, in one transaction: the one place that decides what a
+ * failure or cancellation means for the players. A failure before ASSIGNMENT_READY that no
+ * player caused requeues every ticket with its original enqueue time (it keeps its priority);
+ * any other ending ends the tickets. Every change emits its event, so each participant is told.
+ */
+@Injectable()
+export class MatchLifecycle {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly matches: MatchStore,
+    private readonly tickets: TicketStore,
+    private readonly projection: CandidateProjection,
+    private readonly signal: OutboxSignal,
+  ) {}
+
+  async fail(
+    manager: EntityManager,
+    matchId: string,
+    reason: MatchFailureReason,
+    options: { expectedRevision?: number; now?: Date } = {},
+  ): Promise<MatchEnding> {
+    const now = options.now ?? new Date();
+    const current = await this.matches.load(manager, matchId);
+    const change = await this.matches.transition(
+      manager,
+      matchId,
+      { to: 'FAILED', reason },
+      { ...options, now },
+    );
+    const requeue = current !== undefined && matchFailureAllowsRequeue(current.state, reason);
+    const tickets = await this.moveTickets(manager, change, now, (ticketMatchId) =>
+      requeue && current
+        ? {
+            to: 'SEARCHING',
+            failedMatch: { matchId: ticketMatchId, failedFrom: current.state, reason },
+          }
+        : { to: 'FAILED', reason: 'MATCH_FAILED', matchId: ticketMatchId },
+    );
+    return { change, tickets };
+  }
+
+  async cancel(
+    manager: EntityManager,
+    matchId: string,
+    reason: MatchCancelReason,
+    options: { expectedRevision?: number; now?: Date } = {},
+  ): Promise<MatchEnding> {
+    const now = options.now ?? new Date();
+    const change = await this.matches.transition(
+      manager,
+      matchId,
+      { to: 'CANCELLED', reason },
+      { ...options, now },
+    );
+    const tickets = await this.moveTickets(manager, change, now, (ticketMatchId) => ({
+      to: 'CANCELLED',
+      reason: 'MATCH_CANCELLED',
+      matchId: ticketMatchId,
+    }));
+    return { change, tickets };
+  }
+
+  /** {@link fail} in its own transaction, then the relay is woken and requeued candidates projected. */
+  async failNow(matchId: string, reason: MatchFailureReason): Promise<MatchEnding> {
+    const ending = await runInTransaction(this.dataSource, (manager) =>
+      this.fail(manager, matchId, reason),
+    );
+    await this.afterCommit(ending);
+    return ending;
+  }
+
+  async cancelNow(matchId: string, reason: MatchCancelReason): Promise<MatchEnding> {
+    const ending = await runInTransaction(this.dataSource, (manager) =>
+      this.cancel(manager, matchId, reason),
+    );
+    await this.afterCommit(ending);
+    return ending;
+  }
+
+  /** Call after the ending's transaction committed. */
+  async afterCommit(ending: MatchEnding): Promise<void> {
+    this.signal.committed();
+    for (const ticket of ending.tickets) await this.projection.applyAfterCommit(ticket);
+  }
+
+  private async moveTickets(
+    manager: EntityManager,
+    change: MatchChange,
+    now: Date,
+    command: (matchId: string) => TicketCommand,
+  ): Promise<StoredTicket[]> {
+    const moved: StoredTicket[] = [];
+    for (const participant of change.match.participants) {
+      const ticket = await this.tickets.load(manager, participant.ticketId, { forUpdate: true });
+      // A ticket that already ended (its player cancelled) or moved to another match stays as it is.
+      if (!ticket || isTerminalTicketState(ticket.state) || ticket.matchId !== change.match.id)
+        continue;
+      moved.push(
+        (await this.tickets.transition(manager, ticket, command(change.match.id), now)).ticket,
+      );
+    }
+    return moved;
+  }
+}

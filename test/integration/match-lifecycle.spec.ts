@@ -1,0 +1,131 @@
+import { runInTransaction } from '@matchplane/persistence';
+import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import type { TicketResponse } from '@matchplane/contracts';
+import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+
+/*
+ * What a match's ending does to its players' tickets. Tickets come from the real queue routes; the
+ * match is formed through MatchStore and TicketStore exactly as the matcher commits one.
+ */
+describe(MatchLifecycle.name, () => {
+  let api: PlayerApi;
+  let lifecycle: MatchLifecycle;
+  let matches: MatchStore;
+  let tickets: TicketStore;
+  let projection: CandidateProjection;
+
+  beforeAll(async () => {
+    api = await startPlayerApi();
+    // The API does not form matches, so the store is assembled here over the API's own signal.
+    const signal = api.app.get(OutboxSignal);
+    tickets = api.app.get(TicketStore);
+    projection = api.app.get(CandidateProjection);
+    matches = new MatchStore(api.ds, new OutboxWriter(), signal);
+    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, signal);
+  });
+  afterAll(() => api.close());
+
+  async function matchedPair() {
+    const queued: TicketResponse[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const player = await api.newPlayer();
+      await api.probe(player.token, 'eu-west');
+      queued.push((await api.enqueue(player.token, 'duel')).json<TicketResponse>());
+    }
+    const matchId = await runInTransaction(api.ds, async (manager) => {
+      const change = await matches.create(manager, {
+        mode: 'duel',
+        region: 'eu-west',
+        participants: queued.map((t, team) => ({
+          playerId: t.playerId,
+          ticketId: t.id,
+          team,
+          rating: 1500,
+        })),
+      });
+      for (const t of queued) {
+        const current = (await tickets.load(manager, t.id, { forUpdate: true }))!;
+        await tickets.transition(
+          manager,
+          current,
+          { to: 'MATCHED', matchId: change.match.id },
+          new Date(),
+        );
+      }
+      return change.match.id;
+    });
+    for (const t of queued) await projection.apply((await tickets.load(api.ds.manager, t.id))!);
+    return { matchId, queued };
+  }
+
+  const ticketRows = (ids: string[]) =>
+    api.ds.query<{ id: string; state: string; match_id: string | null; enqueued_at: Date }[]>(
+      `SELECT id, state, match_id, enqueued_at FROM queue_tickets WHERE id = ANY($1::uuid[]) ORDER BY id`,
+      [ids],
+    );
+
+  it('an allocation failure requeues every ticket at its original enqueue time and tells each player', async () => {
+    const { matchId, queued } = await matchedPair();
+    const before = await ticketRows(queued.map((t) => t.id));
+    expect(await projection.candidate(queued[0]!.id)).toBeUndefined();
+
+    const ending = await lifecycle.failNow(matchId, 'ALLOCATION_FAILED');
+    expect(ending.change.match.state).toBe('FAILED');
+
+    const after = await ticketRows(queued.map((t) => t.id));
+    expect(after.map((t) => [t.state, t.match_id])).toEqual([
+      ['SEARCHING', null],
+      ['SEARCHING', null],
+    ]);
+    expect(after.map((t) => t.enqueued_at.getTime())).toEqual(
+      before.map((t) => t.enqueued_at.getTime()),
+    );
+    for (const t of queued) {
+      const candidate = await projection.candidate(t.id);
+      expect(candidate?.enqueuedAt.getTime()).toBe(new Date(t.enqueuedAt).getTime());
+      const [event] = await api.ds.query<
+        { payload: { to: string; reason: string; matchId: string } }[]
+      >(`SELECT payload FROM outbox WHERE aggregate_id = $1 ORDER BY revision DESC LIMIT 1`, [
+        t.id,
+      ]);
+      expect(event?.payload).toMatchObject({ to: 'SEARCHING', reason: 'MATCH_FAILED', matchId });
+    }
+    const [matchEvent] = await api.ds.query<{ player_ids: string[]; payload: { to: string } }[]>(
+      `SELECT player_ids, payload FROM outbox WHERE aggregate_id = $1 ORDER BY revision DESC LIMIT 1`,
+      [matchId],
+    );
+    expect(matchEvent?.payload.to).toBe('FAILED');
+    expect([...(matchEvent?.player_ids ?? [])].sort()).toEqual(
+      queued.map((t) => t.playerId).sort(),
+    );
+  });
+
+  it('a failure after the players were handed a server ends their tickets instead', async () => {
+    const { matchId, queued } = await matchedPair();
+    await matches.transitionNow(matchId, { to: 'PROCESS_READY' });
+    await matches.transitionNow(matchId, { to: 'ASSIGNMENT_READY' });
+    await lifecycle.failNow(matchId, 'SERVER_LOST');
+    const after = await ticketRows(queued.map((t) => t.id));
+    expect(after.map((t) => t.state)).toEqual(['FAILED', 'FAILED']);
+  });
+
+  it('a ticket its player already cancelled is left as it is', async () => {
+    const { matchId, queued } = await matchedPair();
+    await runInTransaction(api.ds, async (manager) => {
+      const current = (await tickets.load(manager, queued[0]!.id, { forUpdate: true }))!;
+      await tickets.transition(
+        manager,
+        current,
+        { to: 'CANCELLED', reason: 'PLAYER_CANCELLED' },
+        new Date(),
+      );
+    });
+    const ending = await lifecycle.cancelNow(matchId, 'OPERATOR_CANCELLED');
+    expect(ending.tickets.map((t) => t.id)).toEqual([queued[1]!.id]);
+    const after = await ticketRows(queued.map((t) => t.id));
+    expect(after.find((t) => t.id === queued[0]!.id)?.state).toBe('CANCELLED');
+    expect(after.find((t) => t.id === queued[1]!.id)?.state).toBe('CANCELLED');
+  });
+});
