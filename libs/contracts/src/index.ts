@@ -3,3 +3,4 @@ export * from './error-codes';
 export * from './notifications';
 export * from './routes';
 export * from './player-api';
+export * from './server-api';
