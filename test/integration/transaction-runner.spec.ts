@@ -28,6 +28,20 @@ describe(runInTransaction.name, () => {
 
   beforeEach(() => dataSource.query('TRUNCATE counters; INSERT INTO counters VALUES (1, 0)'));
 
+  it('runs at the isolation level asked for, READ COMMITTED by default', async () => {
+    const level = (isolation?: 'SERIALIZABLE' | 'REPEATABLE READ') =>
+      runInTransaction(
+        dataSource,
+        async (manager) =>
+          (await manager.query<{ transaction_isolation: string }[]>('SHOW transaction_isolation'))[0]
+            ?.transaction_isolation,
+        isolation ? { isolation } : {},
+      );
+    expect(await level()).toBe('read committed');
+    expect(await level('SERIALIZABLE')).toBe('serializable');
+    expect(await level('REPEATABLE READ')).toBe('repeatable read');
+  });
+
   it('retries the loser of two conflicting SERIALIZABLE transactions so neither update is lost', async () => {
     const bothHaveRead = barrier(2);
     const retries: string[] = [];

@@ -49,7 +49,11 @@ export async function runInTransaction<T>(
   const baseMs = options.baseDelayMs ?? 10;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await dataSource.transaction(isolation, work);
+      // READ COMMITTED is PostgreSQL's default: naming it would cost a SET TRANSACTION round trip
+      // on every write (this assumes default_transaction_isolation is left at its default).
+      return isolation === 'READ COMMITTED'
+        ? await dataSource.transaction(work)
+        : await dataSource.transaction(isolation, work);
     } catch (error) {
       const sqlState = sqlStateOf(error);
       if (sqlState === undefined || !RETRYABLE_SQLSTATES.has(sqlState)) throw error;
