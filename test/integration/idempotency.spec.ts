@@ -6,7 +6,7 @@ import { startPlayerApi, type PlayerApi } from '../support/player-api';
 describe('Idempotency-Key on the queue routes', () => {
   let api: PlayerApi;
   beforeAll(async () => {
-    api = await startPlayerApi();
+    api = await startPlayerApi({ API_LOCK_TIMEOUT_MS: '300' });
   });
   afterAll(() => api.close());
 
@@ -117,6 +117,37 @@ describe('Idempotency-Key on the queue routes', () => {
         player.playerId,
       ]),
     ).toBe(1);
+  });
+
+  it('a request whose key another transaction still holds waits, then answers 409 IDEMPOTENCY_KEY_IN_PROGRESS', async () => {
+    const player = await probedPlayer();
+    const key = randomUUID();
+    const runner = api.ds.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    try {
+      // Stands in for a first request still running: its key row is inserted and uncommitted.
+      await runner.query(
+        `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state) VALUES ($1, $2, '\\x00', 'POST queue/tickets', 'in_progress')`,
+        [player.playerId, key],
+      );
+      const started = Date.now();
+      const waiting = await api.enqueue(player.token, 'duel', key);
+      expect([waiting.statusCode, waiting.json().code]).toEqual([
+        409,
+        'IDEMPOTENCY_KEY_IN_PROGRESS',
+      ]);
+      expect(waiting.headers['retry-after']).toBe('1');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+    expect(
+      await count(`SELECT count(*) AS n FROM queue_tickets WHERE player_id = $1`, [
+        player.playerId,
+      ]),
+    ).toBe(0);
   });
 
   it('a refused request stores no key, so a retry after fixing the cause runs', async () => {

@@ -28,7 +28,10 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         ApiConfigModule.forRoot(config),
-        ServiceRuntimeModule.forApi(config, { appName: 'api' }),
+        ServiceRuntimeModule.forApi(config, {
+          appName: 'api',
+          persistence: { lockTimeoutMs: config.API_LOCK_TIMEOUT_MS },
+        }),
         AdminModule.forRoot(config),
         PlayerEntryModule.forRoot(config, options.playerEntry),
       ],

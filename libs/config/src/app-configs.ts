@@ -138,10 +138,10 @@ export class ApiConfig extends ServiceConfig {
 
   @EnvVar({
     description:
-      'How long a request waits for a concurrent request with the same Idempotency-Key before answering 409 (ms)',
+      "lock_timeout of the API's database sessions (ms): how long a request waits for a row lock, e.g. for a concurrent request with the same Idempotency-Key, before answering 409",
   })
   @IsIntInRange(10, 60_000)
-  IDEMPOTENCY_WAIT_MS = 5_000;
+  API_LOCK_TIMEOUT_MS = 5_000;
 
   @EnvVar({ description: 'JWT players: JWKS URL of the identity provider (or PLAYER_JWT_JWKS_FILE)' })
   @IsOptional()

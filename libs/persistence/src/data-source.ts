@@ -1,4 +1,9 @@
-import { type DataSource, type DataSourceOptions, type MixedList, type EntitySchema } from 'typeorm';
+import {
+  type DataSource,
+  type DataSourceOptions,
+  type MixedList,
+  type EntitySchema,
+} from 'typeorm';
 import type { DatabaseConfig } from '@matchplane/config';
 import { sleep, backoffDelayMs } from './backoff';
 
@@ -9,9 +14,14 @@ export interface DataSourceExtras {
   entities?: EntityList;
   migrations?: DataSourceOptions['migrations'];
   applicationName?: string;
+  /** lock_timeout of every session (ms): a statement waiting longer for a lock fails with 55P03. */
+  lockTimeoutMs?: number;
 }
 
-export function dataSourceOptions(config: DatabaseConfig, extras: DataSourceExtras = {}): DataSourceOptions {
+export function dataSourceOptions(
+  config: DatabaseConfig,
+  extras: DataSourceExtras = {},
+): DataSourceOptions {
   return {
     type: 'postgres',
     host: config.DATABASE_HOST,
@@ -27,7 +37,14 @@ export function dataSourceOptions(config: DatabaseConfig, extras: DataSourceExtr
     // Off: a failed query's log line would carry its parameters (token hashes, payloads); callers log errors.
     logging: false,
     applicationName: extras.applicationName ?? 'matchplane',
-    extra: { max: config.DATABASE_POOL_SIZE, connectionTimeoutMillis: 5_000 },
+    extra: {
+      max: config.DATABASE_POOL_SIZE,
+      connectionTimeoutMillis: 5_000,
+      // A session setting, so it costs no round trip per transaction.
+      ...(extras.lockTimeoutMs !== undefined
+        ? { options: `-c lock_timeout=${Math.round(extras.lockTimeoutMs)}` }
+        : {}),
+    },
   };
 }
 
@@ -50,7 +67,11 @@ export async function initializeWithBackoff(
     } catch (error) {
       if (attempt >= maxAttempts) throw error;
       const delay = backoffDelayMs(attempt, { baseMs: 250, capMs: 10_000 });
-      const { host, port, database } = dataSource.options as { host?: string; port?: number; database?: string };
+      const { host, port, database } = dataSource.options as {
+        host?: string;
+        port?: number;
+        database?: string;
+      };
       logger.warn(
         `PostgreSQL at ${host}:${port}/${database} is unreachable (${describe(error)}); retry ${attempt} in ${delay} ms`,
       );

@@ -1,7 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ApiConfig } from '@matchplane/config';
 import { ApiError, ErrorCode } from '@matchplane/contracts';
 import { runInTransaction, sqlStateOf } from '@matchplane/persistence';
 
@@ -44,19 +43,13 @@ export function requestFingerprint(route: string, input: unknown): Buffer {
  * Owns `idempotency_keys`. The key row is inserted first in the same transaction as the mutation
  * and completed with the response before commit, so a mutation and its key commit together (one
  * commit per request). A concurrent request with the same key blocks on the key's unique index
- * until the first commits, then replays its response; past IDEMPOTENCY_WAIT_MS it answers 409.
+ * until the first commits, then replays its response; past API_LOCK_TIMEOUT_MS (the API sessions'
+ * lock_timeout) it answers 409.
  * A request that fails (any error) rolls back with its key: nothing was done, so a retry runs anew.
  */
 @Injectable()
 export class IdempotencyStore {
-  private readonly waitMs: number;
-
-  constructor(
-    private readonly dataSource: DataSource,
-    @Inject(ApiConfig) config: ApiConfig,
-  ) {
-    this.waitMs = config.IDEMPOTENCY_WAIT_MS;
-  }
+  constructor(private readonly dataSource: DataSource) {}
 
   async execute<T>(
     request: IdempotentRequest,
@@ -65,7 +58,6 @@ export class IdempotencyStore {
     const fingerprint = requestFingerprint(request.route, request.input);
     try {
       return await runInTransaction(this.dataSource, async (manager) => {
-        await manager.query(`SELECT set_config('lock_timeout', $1, true)`, [`${this.waitMs}ms`]);
         const claimed = await manager.query<unknown[]>(
           `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state)
            VALUES ($1, $2, $3, $4, 'in_progress')

@@ -1,0 +1,363 @@
+/*
+ * bench:api — one API process under N simulated players (default 10,000): sessions, probes and a
+ * ticket each through the real routes, then heartbeats every 10 s (N/10 per second), paced
+ * open-loop so latency is not hidden by a slow client. Then the saturation heartbeat rate
+ * (closed loop), a bare NestJS route on the same adapter as the HTTP ceiling, and pgbench running
+ * the heartbeat's own transaction shape (idempotency row insert + ticket update) as the database
+ * ceiling, all in the same run. Progress on stderr; one JSON line last on stdout.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { loadConfig, MigrateConfig, ServiceConfig } from '@matchplane/config';
+import { dataSourceOptions, Migrator } from '@matchplane/persistence';
+import { allMigrations } from '@matchplane/migrations';
+import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
+import {
+  cpuTicks,
+  freePort,
+  installCleanup,
+  round1,
+  sleep,
+  startChild,
+  startNodeChild,
+  waitUntil,
+  type BenchChild,
+} from './bench.processes';
+
+const LOCALHOST = '127.0.0.1';
+const DATABASE = 'mp_bench_api';
+const PREFIX = 'mp_bench_api';
+const PGBENCH = existsSync('/usr/bin/pgbench') ? '/usr/bin/pgbench' : 'pgbench';
+const REGIONS = ['eu-west', 'us-east'];
+
+const FLAGS: FlagSpec[] = [
+  { name: 'players', description: 'simulated players', int: { min: 10, max: 200_000, default: 10_000 } },
+  { name: 'heartbeat-interval-ms', description: 'each player heartbeats this often', int: { min: 100, max: 60_000, default: 10_000 } },
+  { name: 'seconds', description: 'length of the paced heartbeat phase and of each ceiling', int: { min: 2, max: 600, default: 20 } },
+  { name: 'setup-concurrency', description: 'requests in flight while players sign in, probe and queue', int: { min: 1, max: 512, default: 32 } },
+  { name: 'concurrency', description: 'requests in flight in the saturation and ceiling phases', int: { min: 1, max: 512, default: 32 } },
+  { name: 'pool', description: "the API's DATABASE_POOL_SIZE", int: { min: 1, max: 200, default: 20 } },
+];
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
+
+interface Reply {
+  status: number;
+  body: string;
+}
+
+function request(port: number, method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(
+      {
+        host: LOCALHOST,
+        port,
+        method,
+        path: url,
+        agent,
+        headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Latencies in ms; percentiles by nearest rank. */
+class Latencies {
+  private readonly values: number[] = [];
+  errors = 0;
+  add(ms: number): void {
+    this.values.push(ms);
+  }
+  get count(): number {
+    return this.values.length;
+  }
+  summary(): { count: number; errors: number; p50_ms: number; p99_ms: number; max_ms: number } {
+    const sorted = [...this.values].sort((a, b) => a - b);
+    const at = (q: number) => round1(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0);
+    return { count: sorted.length, errors: this.errors, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: at(1) };
+  }
+}
+
+async function timed(latencies: Latencies, expected: number, call: () => Promise<Reply>): Promise<Reply> {
+  const started = performance.now();
+  const reply = await call();
+  latencies.add(performance.now() - started);
+  if (reply.status !== expected) {
+    latencies.errors += 1;
+    if (latencies.errors <= 3) progress(`unexpected ${reply.status}: ${reply.body.slice(0, 200)}`);
+  }
+  return reply;
+}
+
+/** Runs `work(i)` for i in [0, count) with at most `concurrency` in flight. */
+async function pooled(count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
+}
+
+/** Calls `work` for `seconds` with `concurrency` loops; returns completed calls per second. */
+async function closedLoop(seconds: number, concurrency: number, work: () => Promise<unknown>): Promise<number> {
+  const deadline = performance.now() + seconds * 1000;
+  let done = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        await work();
+        done += 1;
+      }
+    }),
+  );
+  return Math.round(done / ((performance.now() - started) / 1000));
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return round1(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+function cpuPercentOf(pid: number, work: () => Promise<unknown>): Promise<{ cpu_percent: number }> {
+  const before = cpuTicks(pid) ?? 0;
+  const started = performance.now();
+  return work().then(() => ({
+    cpu_percent: round1(((cpuTicks(pid) ?? 0) - before) / ((performance.now() - started) / 1000)),
+  }));
+}
+
+function progress(line: string): void {
+  process.stderr.write(`[bench:api] ${line}\n`);
+}
+
+interface Player {
+  token: string;
+  ticketId: string;
+}
+
+async function main(): Promise<void> {
+  let flags;
+  try {
+    flags = parseFlags(process.argv.slice(2), FLAGS);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\n${usage('npm run bench:api --', 'API throughput and latency under simulated players', FLAGS)}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const players = flags.players as number;
+  const intervalMs = flags['heartbeat-interval-ms'] as number;
+  const seconds = flags.seconds as number;
+  const service = { ...loadConfig(ServiceConfig), DATABASE_HOST: LOCALHOST, REDIS_HOST: LOCALHOST };
+  const adminDatabase = loadConfig(MigrateConfig).DATABASE_ADMIN_NAME;
+  const admin = async (sql: string) => {
+    const client = new Client({ host: LOCALHOST, port: service.DATABASE_PORT, user: service.DATABASE_USER, password: service.DATABASE_PASSWORD, database: adminDatabase });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  const children: BenchChild[] = [];
+  installCleanup(async () => {
+    for (const child of children) await child.stop(5_000);
+  });
+
+  progress(`setup: database ${DATABASE}, ${players} players heartbeating every ${intervalMs} ms`);
+  await admin(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+  await admin(`CREATE DATABASE ${DATABASE}`);
+  const dataSource = new DataSource(dataSourceOptions({ ...service, DATABASE_NAME: DATABASE }, { migrations: allMigrations }));
+  await dataSource.initialize();
+  await new Migrator(dataSource).up();
+
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    DATABASE_HOST: LOCALHOST,
+    DATABASE_PORT: String(service.DATABASE_PORT),
+    DATABASE_USER: service.DATABASE_USER,
+    DATABASE_NAME: DATABASE,
+    DATABASE_POOL_SIZE: String(flags.pool),
+    REDIS_HOST: LOCALHOST,
+    REDIS_PORT: String(service.REDIS_PORT),
+    REDIS_KEY_PREFIX: PREFIX,
+    LOG_LEVEL: 'warn',
+    PROBE_REGIONS: REGIONS.join(','),
+    TICKET_HEARTBEAT_INTERVAL_MS: String(Math.max(1_000, intervalMs)),
+    // Generous: the bench must not lose tickets to expiry while setup runs.
+    TICKET_HEARTBEAT_TIMEOUT_MS: '3600000',
+    ...(service.DATABASE_PASSWORD ? { DATABASE_PASSWORD: service.DATABASE_PASSWORD } : {}),
+    ...(service.REDIS_PASSWORD ? { REDIS_PASSWORD: service.REDIS_PASSWORD } : {}),
+  };
+  const port = await freePort();
+  const api = startNodeChild('api', 'dist/apps/api/src/main.js', [], { ...env, API_HOST: LOCALHOST, API_PORT: String(port) });
+  children.push(api);
+  await waitUntil(async () => {
+    if (!api.alive()) throw new Error(`api exited:\n${api.output()}`);
+    return (await request(port, 'GET', '/health', {})).status === 200;
+  }, 'the API to be healthy');
+
+  // ---- players sign in, probe and queue -------------------------------------------------------
+  const sessionLatency = new Latencies();
+  const answerLatency = new Latencies();
+  const createLatency = new Latencies();
+  const roster: Player[] = [];
+  const setupStarted = performance.now();
+  await pooled(players, flags['setup-concurrency'] as number, async (index) => {
+    const session = await timed(sessionLatency, 201, () => request(port, 'POST', '/v1/sessions', {}, {}));
+    const { token } = JSON.parse(session.body) as { token: string };
+    const auth = { authorization: `Bearer ${token}` };
+    for (const region of REGIONS) {
+      const challenge = JSON.parse((await request(port, 'POST', `/v1/probes/${region}/challenge`, auth)).body) as { challengeId: string; nonce: string };
+      await timed(answerLatency, 200, () =>
+        request(port, 'POST', `/v1/probes/${region}/answer`, auth, { challengeId: challenge.challengeId, nonce: challenge.nonce }),
+      );
+    }
+    const created = await timed(createLatency, 201, () =>
+      request(port, 'POST', '/v1/queue/tickets', { ...auth, 'idempotency-key': randomUUID() }, { mode: index % 2 === 0 ? 'duel' : 'squad' }),
+    );
+    roster.push({ token, ticketId: (JSON.parse(created.body) as { id: string }).id });
+    if ((index + 1) % 2_000 === 0) progress(`setup: ${index + 1}/${players} players queued`);
+  });
+  const setupSeconds = (performance.now() - setupStarted) / 1000;
+  progress(`setup: ${players} players in ${round1(setupSeconds)} s`);
+
+  const heartbeat = (player: Player) =>
+    request(port, 'POST', `/v1/queue/tickets/${player.ticketId}/heartbeat`, {
+      authorization: `Bearer ${player.token}`,
+      'idempotency-key': randomUUID(),
+    });
+
+  // ---- paced heartbeats: every player every interval ------------------------------------------
+  const rate = (players * 1000) / intervalMs;
+  progress(`heartbeats: ${round1(rate)}/s for ${seconds} s (open loop)`);
+  const paced = new Latencies();
+  const pacedPhase = cpuPercentOf(api.pid, async () => {
+    const started = performance.now();
+    const total = Math.round(rate * seconds);
+    const inFlight: Promise<unknown>[] = [];
+    for (let i = 0; i < total; i += 1) {
+      const due = started + (i * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 1) await sleep(wait);
+      const player = roster[i % roster.length] as Player;
+      inFlight.push(timed(paced, 200, () => heartbeat(player)));
+    }
+    await Promise.all(inFlight);
+  });
+  const pacedCpu = await pacedPhase;
+  const pacedRss = rssMb(api.pid);
+
+  // ---- saturation ------------------------------------------------------------------------------
+  progress(`saturation: ${flags.concurrency} heartbeats in flight for ${seconds} s`);
+  const saturated = new Latencies();
+  let cursor = 0;
+  let saturationRate = 0;
+  const saturationCpu = await cpuPercentOf(api.pid, async () => {
+    saturationRate = await closedLoop(seconds, flags.concurrency as number, () =>
+      timed(saturated, 200, () => heartbeat(roster[cursor++ % roster.length] as Player)),
+    );
+  });
+
+  // ---- HTTP ceiling: a bare NestJS route on the same adapter -----------------------------------
+  progress(`ceiling: bare NestJS route, ${flags.concurrency} in flight for ${seconds} s`);
+  const barePort = await freePort();
+  const bare = startNodeChild('bare-nest', 'dist/test/bench/bare-nest.main.js', [String(barePort)], { PATH: env.PATH });
+  children.push(bare);
+  await waitUntil(() => bare.output().includes('bare-nest ready'), 'the bare NestJS app');
+  const bareLatency = new Latencies();
+  let bareRate = 0;
+  const bareCpu = await cpuPercentOf(bare.pid, async () => {
+    bareRate = await closedLoop(seconds, flags.concurrency as number, () => timed(bareLatency, 200, () => request(barePort, 'GET', '/bare', {})));
+  });
+  await bare.stop();
+
+  // ---- database ceiling: the heartbeat's transaction shape in pgbench --------------------------
+  progress(`ceiling: pgbench, the heartbeat transaction, ${flags.concurrency} clients for ${seconds} s`);
+  await dataSource.query(`CREATE TABLE bench_tickets AS
+    SELECT row_number() OVER (ORDER BY id) AS n, id, player_id FROM queue_tickets WHERE state = 'SEARCHING'`);
+  await dataSource.query(`ALTER TABLE bench_tickets ADD PRIMARY KEY (n)`);
+  const dir = mkdtempSync(path.join(tmpdir(), 'mp-bench-api-'));
+  const script = path.join(dir, 'heartbeat.pgbench.sql');
+  writeFileSync(
+    script,
+    `\\set n random(1, ${roster.length})
+BEGIN;
+INSERT INTO idempotency_keys (player_id, key, request_hash, route, state, response_status, response_body, completed_at)
+  SELECT player_id, md5(random()::text || clock_timestamp()::text), '\\x00', 'pgbench', 'completed', 200, '{}', now()
+    FROM bench_tickets WHERE n = :n;
+UPDATE queue_tickets SET last_heartbeat_at = now(), updated_at = clock_timestamp()
+ WHERE id = (SELECT id FROM bench_tickets WHERE n = :n);
+COMMIT;
+`,
+  );
+  const pgbench = startChild(
+    'pgbench',
+    PGBENCH,
+    ['-n', '-f', script, '-c', String(flags.concurrency), '-j', '2', '-T', String(seconds), '-M', 'prepared'],
+    {
+      PATH: env.PATH,
+      PGHOST: LOCALHOST,
+      PGPORT: String(service.DATABASE_PORT),
+      PGUSER: service.DATABASE_USER,
+      PGDATABASE: DATABASE,
+      ...(service.DATABASE_PASSWORD ? { PGPASSWORD: service.DATABASE_PASSWORD } : {}),
+    },
+  );
+  const code = await pgbench.exited;
+  rmSync(dir, { recursive: true, force: true });
+  const tps = Number(/tps = ([0-9.]+)/.exec(pgbench.output())?.[1]);
+  if (code !== 0 || !Number.isFinite(tps)) throw new Error(`pgbench failed (${code}):\n${pgbench.output()}`);
+
+  await api.stop();
+  await dataSource.destroy();
+  await admin(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+
+  const heartbeatSummary = paced.summary();
+  const result = {
+    bench: 'api',
+    players,
+    heartbeat_interval_ms: intervalMs,
+    setup: {
+      seconds: round1(setupSeconds),
+      session: sessionLatency.summary(),
+      probe_answer: answerLatency.summary(),
+      ticket_create: createLatency.summary(),
+    },
+    heartbeat: { target_per_s: round1(rate), achieved_per_s: round1(heartbeatSummary.count / seconds), ...heartbeatSummary },
+    api_process: { cpu_percent_of_one_core: pacedCpu.cpu_percent, rss_mb: pacedRss },
+    saturation: { heartbeats_per_s: saturationRate, cpu_percent_of_one_core: saturationCpu.cpu_percent, ...saturated.summary() },
+    ceilings: {
+      bare_nest_route: { requests_per_s: bareRate, cpu_percent_of_one_core: bareCpu.cpu_percent, ...bareLatency.summary() },
+      pgbench_heartbeat_tps: Math.round(tps),
+      saturation_vs_pgbench: round1(saturationRate / tps),
+    },
+    targets: {
+      heartbeat_p99_le_25ms: heartbeatSummary.p99_ms <= 25,
+      saturation_ge_half_pgbench: saturationRate >= 0.5 * tps,
+    },
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  agent.destroy();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`[bench:api] failed: ${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});
