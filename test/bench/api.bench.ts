@@ -16,10 +16,11 @@ import { DataSource } from 'typeorm';
 import { loadConfig, MigrateConfig, ServiceConfig } from '@matchplane/config';
 import { dataSourceOptions, Migrator } from '@matchplane/persistence';
 import { allMigrations } from '@matchplane/migrations';
-import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
+import { parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
 import {
   cpuTicks,
   freePort,
+  REPO_ROOT,
   installCleanup,
   round1,
   sleep,
@@ -36,12 +37,41 @@ const PGBENCH = existsSync('/usr/bin/pgbench') ? '/usr/bin/pgbench' : 'pgbench';
 const REGIONS = ['eu-west', 'us-east'];
 
 const FLAGS: FlagSpec[] = [
-  { name: 'players', description: 'simulated players', int: { min: 10, max: 200_000, default: 10_000 } },
-  { name: 'heartbeat-interval-ms', description: 'each player heartbeats this often', int: { min: 100, max: 60_000, default: 10_000 } },
-  { name: 'seconds', description: 'length of the paced heartbeat phase and of each ceiling', int: { min: 2, max: 600, default: 20 } },
-  { name: 'setup-concurrency', description: 'requests in flight while players sign in, probe and queue', int: { min: 1, max: 512, default: 32 } },
-  { name: 'concurrency', description: 'requests in flight in the saturation and ceiling phases', int: { min: 1, max: 512, default: 32 } },
-  { name: 'pool', description: "the API's DATABASE_POOL_SIZE", int: { min: 1, max: 200, default: 20 } },
+  {
+    name: 'players',
+    description: 'simulated players',
+    int: { min: 10, max: 200_000, default: 10_000 },
+  },
+  {
+    name: 'heartbeat-interval-ms',
+    description: 'each player heartbeats this often',
+    int: { min: 100, max: 60_000, default: 10_000 },
+  },
+  {
+    name: 'seconds',
+    description: 'length of the paced heartbeat phase and of each ceiling',
+    int: { min: 2, max: 600, default: 20 },
+  },
+  {
+    name: 'setup-concurrency',
+    description: 'requests in flight while players sign in, probe and queue',
+    int: { min: 1, max: 512, default: 32 },
+  },
+  {
+    name: 'concurrency',
+    description: 'requests in flight in the saturation and ceiling phases',
+    int: { min: 1, max: 512, default: 32 },
+  },
+  {
+    name: 'pool',
+    description: "the API's DATABASE_POOL_SIZE",
+    int: { min: 1, max: 200, default: 20 },
+  },
+  {
+    name: 'results',
+    description: 'file the figures are written to',
+    string: { default: 'test/bench/results/api.json' },
+  },
 ];
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
@@ -51,7 +81,13 @@ interface Reply {
   body: string;
 }
 
-function request(port: number, method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<Reply> {
+function request(
+  port: number,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
@@ -61,12 +97,19 @@ function request(port: number, method: string, url: string, headers: Record<stri
         method,
         path: url,
         agent,
-        headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) },
+        headers: {
+          ...headers,
+          ...(payload
+            ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+            : {}),
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+        );
       },
     );
     req.on('error', reject);
@@ -86,12 +129,25 @@ class Latencies {
   }
   summary(): { count: number; errors: number; p50_ms: number; p99_ms: number; max_ms: number } {
     const sorted = [...this.values].sort((a, b) => a - b);
-    const at = (q: number) => round1(sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0);
-    return { count: sorted.length, errors: this.errors, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: at(1) };
+    const at = (q: number) =>
+      round1(
+        sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0,
+      );
+    return {
+      count: sorted.length,
+      errors: this.errors,
+      p50_ms: at(0.5),
+      p99_ms: at(0.99),
+      max_ms: at(1),
+    };
   }
 }
 
-async function timed(latencies: Latencies, expected: number, call: () => Promise<Reply>): Promise<Reply> {
+async function timed(
+  latencies: Latencies,
+  expected: number,
+  call: () => Promise<Reply>,
+): Promise<Reply> {
   const started = performance.now();
   const reply = await call();
   latencies.add(performance.now() - started);
@@ -103,7 +159,11 @@ async function timed(latencies: Latencies, expected: number, call: () => Promise
 }
 
 /** Runs `work(i)` for i in [0, count) with at most `concurrency` in flight. */
-async function pooled(count: number, concurrency: number, work: (index: number) => Promise<void>): Promise<void> {
+async function pooled(
+  count: number,
+  concurrency: number,
+  work: (index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(concurrency, count) }, async () => {
@@ -113,7 +173,11 @@ async function pooled(count: number, concurrency: number, work: (index: number) 
 }
 
 /** Calls `work` for `seconds` with `concurrency` loops; returns completed calls per second. */
-async function closedLoop(seconds: number, concurrency: number, work: () => Promise<unknown>): Promise<number> {
+async function closedLoop(
+  seconds: number,
+  concurrency: number,
+  work: () => Promise<unknown>,
+): Promise<number> {
   const deadline = performance.now() + seconds * 1000;
   let done = 0;
   const started = performance.now();
@@ -156,7 +220,9 @@ async function main(): Promise<void> {
     flags = parseFlags(process.argv.slice(2), FLAGS);
   } catch (error) {
     if (error instanceof UsageError) {
-      process.stderr.write(`${error.message}\n${usage('npm run bench:api --', 'API throughput and latency under simulated players', FLAGS)}`);
+      process.stderr.write(
+        `${error.message}\n${usage('npm run bench:api --', 'API throughput and latency under simulated players', FLAGS)}`,
+      );
       process.exit(2);
     }
     throw error;
@@ -167,7 +233,13 @@ async function main(): Promise<void> {
   const service = { ...loadConfig(ServiceConfig), DATABASE_HOST: LOCALHOST, REDIS_HOST: LOCALHOST };
   const adminDatabase = loadConfig(MigrateConfig).DATABASE_ADMIN_NAME;
   const admin = async (sql: string) => {
-    const client = new Client({ host: LOCALHOST, port: service.DATABASE_PORT, user: service.DATABASE_USER, password: service.DATABASE_PASSWORD, database: adminDatabase });
+    const client = new Client({
+      host: LOCALHOST,
+      port: service.DATABASE_PORT,
+      user: service.DATABASE_USER,
+      password: service.DATABASE_PASSWORD,
+      database: adminDatabase,
+    });
     await client.connect();
     try {
       await client.query(sql);
@@ -183,7 +255,9 @@ async function main(): Promise<void> {
   progress(`setup: database ${DATABASE}, ${players} players heartbeating every ${intervalMs} ms`);
   await admin(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
   await admin(`CREATE DATABASE ${DATABASE}`);
-  const dataSource = new DataSource(dataSourceOptions({ ...service, DATABASE_NAME: DATABASE }, { migrations: allMigrations }));
+  const dataSource = new DataSource(
+    dataSourceOptions({ ...service, DATABASE_NAME: DATABASE }, { migrations: allMigrations }),
+  );
   await dataSource.initialize();
   await new Migrator(dataSource).up();
 
@@ -206,7 +280,11 @@ async function main(): Promise<void> {
     ...(service.REDIS_PASSWORD ? { REDIS_PASSWORD: service.REDIS_PASSWORD } : {}),
   };
   const port = await freePort();
-  const api = startNodeChild('api', 'dist/apps/api/src/main.js', [], { ...env, API_HOST: LOCALHOST, API_PORT: String(port) });
+  const api = startNodeChild('api', 'dist/apps/api/src/main.js', [], {
+    ...env,
+    API_HOST: LOCALHOST,
+    API_PORT: String(port),
+  });
   children.push(api);
   await waitUntil(async () => {
     if (!api.alive()) throw new Error(`api exited:\n${api.output()}`);
@@ -220,17 +298,30 @@ async function main(): Promise<void> {
   const roster: Player[] = [];
   const setupStarted = performance.now();
   await pooled(players, flags['setup-concurrency'] as number, async (index) => {
-    const session = await timed(sessionLatency, 201, () => request(port, 'POST', '/v1/sessions', {}, {}));
+    const session = await timed(sessionLatency, 201, () =>
+      request(port, 'POST', '/v1/sessions', {}, {}),
+    );
     const { token } = JSON.parse(session.body) as { token: string };
     const auth = { authorization: `Bearer ${token}` };
     for (const region of REGIONS) {
-      const challenge = JSON.parse((await request(port, 'POST', `/v1/probes/${region}/challenge`, auth)).body) as { challengeId: string; nonce: string };
+      const challenge = JSON.parse(
+        (await request(port, 'POST', `/v1/probes/${region}/challenge`, auth)).body,
+      ) as { challengeId: string; nonce: string };
       await timed(answerLatency, 200, () =>
-        request(port, 'POST', `/v1/probes/${region}/answer`, auth, { challengeId: challenge.challengeId, nonce: challenge.nonce }),
+        request(port, 'POST', `/v1/probes/${region}/answer`, auth, {
+          challengeId: challenge.challengeId,
+          nonce: challenge.nonce,
+        }),
       );
     }
     const created = await timed(createLatency, 201, () =>
-      request(port, 'POST', '/v1/queue/tickets', { ...auth, 'idempotency-key': randomUUID() }, { mode: index % 2 === 0 ? 'duel' : 'squad' }),
+      request(
+        port,
+        'POST',
+        '/v1/queue/tickets',
+        { ...auth, 'idempotency-key': randomUUID() },
+        { mode: index % 2 === 0 ? 'duel' : 'squad' },
+      ),
     );
     roster.push({ token, ticketId: (JSON.parse(created.body) as { id: string }).id });
     if ((index + 1) % 2_000 === 0) progress(`setup: ${index + 1}/${players} players queued`);
@@ -278,18 +369,27 @@ async function main(): Promise<void> {
   // ---- HTTP ceiling: a bare NestJS route on the same adapter -----------------------------------
   progress(`ceiling: bare NestJS route, ${flags.concurrency} in flight for ${seconds} s`);
   const barePort = await freePort();
-  const bare = startNodeChild('bare-nest', 'dist/test/bench/bare-nest.main.js', [String(barePort)], { PATH: env.PATH });
+  const bare = startNodeChild(
+    'bare-nest',
+    'dist/test/bench/bare-nest.main.js',
+    [String(barePort)],
+    { PATH: env.PATH },
+  );
   children.push(bare);
   await waitUntil(() => bare.output().includes('bare-nest ready'), 'the bare NestJS app');
   const bareLatency = new Latencies();
   let bareRate = 0;
   const bareCpu = await cpuPercentOf(bare.pid, async () => {
-    bareRate = await closedLoop(seconds, flags.concurrency as number, () => timed(bareLatency, 200, () => request(barePort, 'GET', '/bare', {})));
+    bareRate = await closedLoop(seconds, flags.concurrency as number, () =>
+      timed(bareLatency, 200, () => request(barePort, 'GET', '/bare', {})),
+    );
   });
   await bare.stop();
 
   // ---- database ceiling: the heartbeat's transaction shape in pgbench --------------------------
-  progress(`ceiling: pgbench, the heartbeat transaction, ${flags.concurrency} clients for ${seconds} s`);
+  progress(
+    `ceiling: pgbench, the heartbeat transaction, ${flags.concurrency} clients for ${seconds} s`,
+  );
   await dataSource.query(`CREATE TABLE bench_tickets AS
     SELECT row_number() OVER (ORDER BY id) AS n, id, player_id FROM queue_tickets WHERE state = 'SEARCHING'`);
   await dataSource.query(`ALTER TABLE bench_tickets ADD PRIMARY KEY (n)`);
@@ -310,7 +410,19 @@ COMMIT;
   const pgbench = startChild(
     'pgbench',
     PGBENCH,
-    ['-n', '-f', script, '-c', String(flags.concurrency), '-j', '2', '-T', String(seconds), '-M', 'prepared'],
+    [
+      '-n',
+      '-f',
+      script,
+      '-c',
+      String(flags.concurrency),
+      '-j',
+      '2',
+      '-T',
+      String(seconds),
+      '-M',
+      'prepared',
+    ],
     {
       PATH: env.PATH,
       PGHOST: LOCALHOST,
@@ -323,7 +435,8 @@ COMMIT;
   const code = await pgbench.exited;
   rmSync(dir, { recursive: true, force: true });
   const tps = Number(/tps = ([0-9.]+)/.exec(pgbench.output())?.[1]);
-  if (code !== 0 || !Number.isFinite(tps)) throw new Error(`pgbench failed (${code}):\n${pgbench.output()}`);
+  if (code !== 0 || !Number.isFinite(tps))
+    throw new Error(`pgbench failed (${code}):\n${pgbench.output()}`);
 
   await api.stop();
   await dataSource.destroy();
@@ -340,11 +453,23 @@ COMMIT;
       probe_answer: answerLatency.summary(),
       ticket_create: createLatency.summary(),
     },
-    heartbeat: { target_per_s: round1(rate), achieved_per_s: round1(heartbeatSummary.count / seconds), ...heartbeatSummary },
+    heartbeat: {
+      target_per_s: round1(rate),
+      achieved_per_s: round1(heartbeatSummary.count / seconds),
+      ...heartbeatSummary,
+    },
     api_process: { cpu_percent_of_one_core: pacedCpu.cpu_percent, rss_mb: pacedRss },
-    saturation: { heartbeats_per_s: saturationRate, cpu_percent_of_one_core: saturationCpu.cpu_percent, ...saturated.summary() },
+    saturation: {
+      heartbeats_per_s: saturationRate,
+      cpu_percent_of_one_core: saturationCpu.cpu_percent,
+      ...saturated.summary(),
+    },
     ceilings: {
-      bare_nest_route: { requests_per_s: bareRate, cpu_percent_of_one_core: bareCpu.cpu_percent, ...bareLatency.summary() },
+      bare_nest_route: {
+        requests_per_s: bareRate,
+        cpu_percent_of_one_core: bareCpu.cpu_percent,
+        ...bareLatency.summary(),
+      },
       pgbench_heartbeat_tps: Math.round(tps),
       saturation_vs_pgbench: round1(saturationRate / tps),
     },
@@ -353,6 +478,7 @@ COMMIT;
       saturation_ge_half_pgbench: saturationRate >= 0.5 * tps,
     },
   };
+  progress(`results written to ${writeResults(REPO_ROOT, flags.results as string, result)}`);
   process.stdout.write(`${JSON.stringify(result)}\n`);
   agent.destroy();
 }

@@ -1,3 +1,6 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
 /** One `--name=value` (or bare `--name` for a switch) flag of a bench. */
 export interface FlagSpec {
   name: string;
@@ -59,4 +62,12 @@ export function usage(command: string, summary: string, specs: readonly FlagSpec
     return `  ${shape.padEnd(28)} ${spec.description}${fallback}`;
   });
   return `usage: ${command} [flags]\n${summary}\n\n${lines.join('\n')}\n`;
+}
+
+/** Writes a bench's figures (pretty JSON) to `file`, relative to the repository root. */
+export function writeResults(repoRoot: string, file: string, result: unknown): string {
+  const target = path.resolve(repoRoot, file);
+  mkdirSync(path.dirname(target), { recursive: true });
+  writeFileSync(target, `${JSON.stringify(result, null, 2)}\n`);
+  return path.relative(repoRoot, target);
 }
