@@ -4,3 +4,4 @@ export * from './notifications';
 export * from './routes';
 export * from './player-api';
 export * from './server-api';
+export * from './public-route.decorator';

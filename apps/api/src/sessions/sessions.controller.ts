@@ -5,6 +5,7 @@ import {
   contractPaths,
   ErrorCode,
   PlayerRoutes,
+  PublicRoute,
   type SessionResponse,
 } from '@matchplane/contracts';
 import {
@@ -21,8 +22,8 @@ import { CreateSessionBody } from './sessions.dto';
 export class SessionsController {
   constructor(private readonly sessions: SessionService) {}
 
-  /** Public: this is how a player gets a token. */
   @Post(PlayerRoutes.sessions)
+  @PublicRoute('this is how a player gets a token; the identity verifier checks the credential')
   async create(@Body() body: CreateSessionBody): Promise<SessionResponse> {
     try {
       const issued = await this.sessions.create(body.provider ?? 'guest', body.credential);
