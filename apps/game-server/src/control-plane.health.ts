@@ -1,5 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { HealthCheckService, HealthIndicatorService, type HealthCheckResult } from '@nestjs/terminus';
+import {
+  HealthCheckService,
+  HealthIndicatorService,
+  type HealthCheckResult,
+} from '@nestjs/terminus';
 import { GameServerConfig } from '@matchplane/config';
 
 /**
@@ -23,7 +27,9 @@ export class ControlPlaneHealth {
     const url = new URL('/health', this.config.MATCHPLANE_API_URL);
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
-      return response.ok ? session.up() : session.down({ message: `GET ${url.pathname} answered ${response.status}` });
+      return response.ok
+        ? session.up()
+        : session.down({ message: `GET ${url.pathname} answered ${response.status}` });
     } catch (error) {
       return session.down({ message: (error as Error).message });
     }

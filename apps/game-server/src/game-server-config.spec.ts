@@ -1,0 +1,58 @@
+import { ConfigError, GameServerConfig, loadConfig, redactedConfig } from '@matchplane/config';
+
+const MATCH_ENV = {
+  MATCHPLANE_SERVER_ID: 'gs-1',
+  MATCHPLANE_SERVER_CREDENTIAL: 'mp_srv_secret_value',
+  MATCHPLANE_MATCH_ID: '11111111-1111-4111-8111-111111111111',
+  MATCHPLANE_JOIN_KEYS_FILE: '/run/secrets/join-keys.json',
+  MATCHPLANE_SERVER_PORT: '7777',
+};
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(GameServerConfig, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe(GameServerConfig.name, () => {
+  it('without any match variable is a standby server that only serves health', () => {
+    const config = loadConfig(GameServerConfig, {});
+    expect(GameServerConfig.matchAssigned(config)).toBe(false);
+    expect(config.MATCHPLANE_SERVER_ID).toBeUndefined();
+  });
+
+  it('reads a full match assignment, with the port as a number and HEALTH_PORT 0 allowed', () => {
+    const config = loadConfig(GameServerConfig, { ...MATCH_ENV, HEALTH_PORT: '0' });
+    expect(GameServerConfig.matchAssigned(config)).toBe(true);
+    expect(config.MATCHPLANE_SERVER_PORT).toBe(7777);
+    expect(config.HEALTH_PORT).toBe(0);
+    expect(config.CONNECT_DEADLINE_MS).toBe(10_000);
+    expect(redactedConfig(config).MATCHPLANE_SERVER_CREDENTIAL).toBe('[redacted]');
+  });
+
+  it('refuses a partial assignment, naming every missing variable', () => {
+    const found = problems({ MATCHPLANE_SERVER_ID: 'gs-1' }).join('; ');
+    for (const key of GameServerConfig.MATCH_VARIABLES.filter(
+      (k) => k !== 'MATCHPLANE_SERVER_ID',
+    )) {
+      expect(found).toContain(`${key} `);
+    }
+  });
+
+  it('refuses bad values without printing the credential', () => {
+    const found = problems({
+      ...MATCH_ENV,
+      MATCHPLANE_SERVER_ID: 'gs\u0001',
+      MATCHPLANE_MATCH_ID: 'A1111111-1111-4111-8111-111111111111',
+      MATCHPLANE_SERVER_PORT: 'seven',
+    }).join('; ');
+    expect(found).toMatch(/MATCHPLANE_SERVER_ID must be 1-255 characters/);
+    expect(found).toMatch(/MATCHPLANE_MATCH_ID must be a lowercase uuid/);
+    expect(found).toMatch(/MATCHPLANE_SERVER_PORT must be an integer from 1 to 65535/);
+    expect(found).not.toContain('mp_srv_secret_value');
+  });
+});

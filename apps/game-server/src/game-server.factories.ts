@@ -1,0 +1,100 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { RosterEntryView, RosterResponse } from '@matchplane/contracts';
+import {
+  canonicalRosterOrder,
+  KeySet,
+  type JoinTokenSigner,
+  type UnsignedJoinClaims,
+} from '@matchplane/join-auth';
+
+// Test factories for the game server's specs (integration and e2e); the app never imports them.
+
+/** A deterministic 32-byte test key per label. */
+export function testKeyBytes(label: string): Buffer {
+  return createHash('sha256').update(`game-server spec key ${label}`).digest();
+}
+
+/** The key file contents (`{keyId: base64Key}`) and the matching key set. */
+export function newTestKeys(...keyIds: string[]): { keys: KeySet; file: Record<string, string> } {
+  const file = Object.fromEntries(keyIds.map((id) => [id, testKeyBytes(id).toString('base64')]));
+  return { keys: KeySet.fromBase64Map(file), file };
+}
+
+export interface RosterPlayerSpec {
+  playerId?: string;
+  team: number;
+  /** Signs this player's token instead of the roster's signer (e.g. an older key). */
+  signer?: JoinTokenSigner;
+  /** Claims to override in this player's token (serverId, expiresAt, ...). */
+  claims?: Partial<UnsignedJoinClaims>;
+}
+
+export interface RosterSpec {
+  /** Signs the manifest, and every token without its own signer. */
+  signer: JoinTokenSigner;
+  serverId: string;
+  matchId?: string;
+  endpoint?: string;
+  players: RosterPlayerSpec[];
+  /** Epoch ms the tokens and manifest are issued at; default now. */
+  issuedAt?: number;
+  /** Token lifetime; default 5 minutes. */
+  lifetimeMs?: number;
+}
+
+/** A roster as GET /v1/servers/{id}/roster answers it, signed as the allocator signs it. */
+export function newSignedRoster(spec: RosterSpec): RosterResponse {
+  const matchId = spec.matchId ?? randomUUID();
+  const endpoint = spec.endpoint ?? '127.0.0.1:7777';
+  const issuedAt = spec.issuedAt ?? Date.now();
+  const expiresAt = issuedAt + (spec.lifetimeMs ?? 300_000);
+  const views: RosterEntryView[] = spec.players.map((player) => {
+    const claims: UnsignedJoinClaims = {
+      matchId,
+      playerId: player.playerId ?? randomUUID(),
+      serverId: spec.serverId,
+      endpoint,
+      issuedAt,
+      expiresAt,
+      ...player.claims,
+    };
+    return {
+      playerId: claims.playerId,
+      team: player.team,
+      joinToken: (player.signer ?? spec.signer).sign(claims),
+      expiresAt: new Date(claims.expiresAt).toISOString(),
+    };
+  });
+  return signRosterEntries(
+    spec.signer,
+    { matchId, serverId: spec.serverId, endpoint, issuedAt },
+    views,
+  );
+}
+
+/** Publishes `views` (sorted into canonical order) with a manifest `signer` signs over them. */
+export function signRosterEntries(
+  signer: JoinTokenSigner,
+  roster: { matchId: string; serverId: string; endpoint: string; issuedAt: number },
+  views: readonly RosterEntryView[],
+): RosterResponse {
+  const byPlayer = new Map(views.map((view) => [view.playerId, view]));
+  const entries = canonicalRosterOrder(
+    views.map((view) => ({ playerId: view.playerId, token: view.joinToken })),
+  );
+  const manifest = signer.signRoster({
+    matchId: roster.matchId,
+    serverId: roster.serverId,
+    entries,
+    issuedAt: roster.issuedAt,
+  });
+  return {
+    matchId: roster.matchId,
+    serverId: roster.serverId,
+    endpoint: roster.endpoint,
+    mode: 'duel',
+    region: 'eu-west',
+    entries: entries.map((entry) => byPlayer.get(entry.playerId)!),
+    manifest,
+  };
+}

@@ -1,0 +1,287 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { GameServerConfig } from '@matchplane/config';
+import { SERVER_PROTOCOL_VERSION, type RosterResponse } from '@matchplane/contracts';
+import { isMatchState, isTerminalMatchState } from '@matchplane/domain';
+import { JoinTokenVerifier, KeySet } from '@matchplane/join-auth';
+import { MatchplaneApiError, MatchplaneNetworkError, ServerClient } from '@matchplane/sdk';
+import { JoinListener } from './join.listener';
+import { JoinCloseCode } from './join.protocol';
+import { MatchRunner, sleep } from './match.runner';
+import { RosterGate } from './roster.gate';
+
+/** How the process ends (apps/game-server/README.md "Exit codes"). */
+export const GameServerExitCode = {
+  /** The result is recorded, or the control plane ended the match before it was played. */
+  DONE: 0,
+  /** Unusable key file, or the API refused or could not be reached at a step. */
+  FAILED: 1,
+  /** The roster failed verification; the server never registered. */
+  ROSTER_REJECTED: 2,
+} as const;
+export type GameServerExitCode = (typeof GameServerExitCode)[keyof typeof GameServerExitCode];
+
+/** The match a provider launched this server for: GameServerConfig with every match variable set. */
+interface Assignment {
+  serverId: string;
+  credential: string;
+  matchId: string;
+  joinKeysFile: string;
+  port: number;
+}
+
+const ROSTER_RETRY_BASE_MS = 250;
+const ROSTER_RETRY_CAP_MS = 2_000;
+
+/**
+ * The dedicated server's one run: fetch and verify the roster, register, accept players until
+ * everyone is in or the connect deadline passes, report initial-connect, play, report the
+ * result, exit. A roster that fails verification ends the run before registering, so the match
+ * fails by the control plane's registration timeout rather than running with the wrong players.
+ */
+@Injectable()
+export class GameServerSupervisor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(GameServerSupervisor.name);
+  private readonly shutdown = new AbortController();
+  private settle: (code: GameServerExitCode | undefined) => void = () => undefined;
+  private running: Promise<void> | undefined;
+
+  /**
+   * The exit code once the run is over; undefined when a shutdown signal ended it (Nest then
+   * exits with the signal). Never settles on a standby server.
+   */
+  readonly finished = new Promise<GameServerExitCode | undefined>((resolve) => {
+    this.settle = resolve;
+  });
+
+  constructor(@Inject(GameServerConfig) private readonly config: GameServerConfig) {}
+
+  onApplicationBootstrap(): void {
+    const assignment = this.assignment();
+    if (assignment === undefined) {
+      this.logger.warn(
+        'no match assigned (MATCHPLANE_SERVER_ID and the other match variables are unset): serving health only',
+      );
+      return;
+    }
+    this.running = this.run(assignment).then(
+      (code) => this.settle(this.shutdown.signal.aborted ? undefined : code),
+      (error: unknown) => {
+        this.logger.error(`game server run failed unexpectedly: ${describe(error)}`);
+        this.settle(this.shutdown.signal.aborted ? undefined : GameServerExitCode.FAILED);
+      },
+    );
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.shutdown.abort();
+    await this.running;
+  }
+
+  private async run(assignment: Assignment): Promise<GameServerExitCode | undefined> {
+    const { serverId, matchId } = assignment;
+    const signal = this.shutdown.signal;
+    this.logger.log(
+      `server ${serverId} for match ${matchId}: API ${this.config.MATCHPLANE_API_URL}, players on port ${assignment.port}`,
+    );
+
+    let keys: KeySet;
+    try {
+      keys = KeySet.loadFile(assignment.joinKeysFile);
+    } catch (error) {
+      this.logger.error(`join keys unusable: ${describe(error)}; exiting without registering`);
+      return GameServerExitCode.FAILED;
+    }
+    const gate = new RosterGate(new JoinTokenVerifier(keys), { serverId, matchId });
+    const client = new ServerClient({
+      baseUrl: this.config.MATCHPLANE_API_URL,
+      serverId,
+      credential: assignment.credential,
+      requestTimeoutMs: 5_000,
+      retries: { retries: 3, baseDelayMs: 250, maxDelayMs: 2_000 },
+    });
+    this.logger.log(
+      `join keys loaded (key ids ${JSON.stringify(keys.ids())}); fetching the roster`,
+    );
+
+    let published: RosterResponse;
+    try {
+      published = await this.fetchRoster(client, signal);
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      this.logger.error(
+        `could not fetch the roster: ${describe(error)}; exiting without registering`,
+      );
+      return GameServerExitCode.FAILED;
+    }
+    const check = gate.check(published, Date.now());
+    if (!check.ok) {
+      this.logger.error(
+        `roster rejected (${check.reason}): ${check.message}; not registering, exiting with code ${GameServerExitCode.ROSTER_REJECTED} (the control plane fails the match when registration times out)`,
+      );
+      return GameServerExitCode.ROSTER_REJECTED;
+    }
+    const roster = check.roster;
+    this.logger.log(
+      `roster verified: ${roster.players.size} players on teams ${JSON.stringify(roster.teams)}, manifest key ${JSON.stringify(roster.keyId)}`,
+    );
+
+    const players = new JoinListener(gate, roster, {
+      host: this.config.HEALTH_HOST,
+      port: assignment.port,
+      handshakeTimeoutMs: this.config.JOIN_HANDSHAKE_TIMEOUT_MS,
+    });
+    let step = 'listen for players';
+    let registered = false;
+    try {
+      const address = await players.listen();
+      this.logger.log(`accepting players on ws://${address.address}:${address.port}/join`);
+
+      // Listening first: registering tells the control plane players may connect now.
+      step = 'register';
+      const registration = await client.register(
+        SERVER_PROTOCOL_VERSION,
+        this.config.GAME_SERVER_IMAGE_DIGEST,
+      );
+      registered = true;
+      this.logger.log(
+        `registered: match ${registration.state} (revision ${registration.revision})`,
+      );
+      if (isOver(registration.state)) {
+        this.logger.warn(`match is already ${registration.state}; exiting without playing`);
+        return GameServerExitCode.DONE;
+      }
+
+      step = 'wait for players';
+      const everyone = await Promise.race([
+        players.everyoneConnected().then(() => true),
+        sleep(this.config.CONNECT_DEADLINE_MS, signal).then(() => false),
+      ]);
+      if (signal.aborted) return await this.abandon(client, registered);
+      players.closeJoining();
+      const connected = players.connectedPlayerIds();
+      this.logger.log(
+        `${everyone ? 'every player connected' : `connect deadline (${this.config.CONNECT_DEADLINE_MS} ms) passed`}: reporting initial-connect with ${connected.length}/${roster.players.size} players`,
+      );
+
+      step = 'report initial-connect';
+      const initial = await client.initialConnect(connected);
+      this.logger.log(
+        `initial-connect recorded: match ${initial.state}, no-shows ${JSON.stringify(initial.noShowPlayerIds)}`,
+      );
+      if (isOver(initial.state)) {
+        this.logger.warn(`match ${initial.state} at initial-connect; exiting without playing`);
+        await players.closeAll(JoinCloseCode.NORMAL, `match ${initial.state}`, {
+          type: 'ended',
+          outcome: 'FAILED',
+        });
+        return GameServerExitCode.DONE;
+      }
+
+      step = 'play';
+      const result = await new MatchRunner(roster, players, {
+        durationMs: this.config.MATCH_DURATION_MS,
+        tickIntervalMs: this.config.MATCH_TICK_INTERVAL_MS,
+      }).play(signal);
+      if (result === undefined) return await this.abandon(client, registered);
+      this.logger.log(
+        `match over: ${result.outcome}, winning team ${result.winningTeam ?? 'none'}; reporting the result`,
+      );
+
+      step = 'report the result';
+      const recorded = await client.result(result);
+      this.logger.log(`result recorded: match ${recorded.state} (revision ${recorded.revision})`);
+      await players.closeAll(JoinCloseCode.NORMAL, 'match ended', {
+        type: 'ended',
+        outcome: result.outcome,
+        ...(result.winningTeam !== undefined ? { winningTeam: result.winningTeam } : {}),
+      });
+      this.logger.log('match finished; exiting');
+      return GameServerExitCode.DONE;
+    } catch (error) {
+      if (signal.aborted) return await this.abandon(client, registered);
+      this.logger.error(`could not ${step}: ${describe(error)}; exiting`);
+      await players.closeAll(JoinCloseCode.SERVER_ERROR, `could not ${step}`);
+      return GameServerExitCode.FAILED;
+    } finally {
+      await players.close();
+    }
+  }
+
+  /** Retries until the roster is served or ROSTER_WAIT_MS has passed; only transient failures are retried. */
+  private async fetchRoster(client: ServerClient, signal: AbortSignal): Promise<RosterResponse> {
+    const deadline = Date.now() + this.config.ROSTER_WAIT_MS;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await client.roster();
+      } catch (error) {
+        const delayMs = Math.min(ROSTER_RETRY_CAP_MS, ROSTER_RETRY_BASE_MS * 2 ** attempt);
+        if (!isTransient(error) || Date.now() + delayMs > deadline) throw error;
+        this.logger.warn(
+          `roster not available (${describe(error)}); retry ${attempt} in ${delayMs} ms`,
+        );
+        if (!(await sleep(delayMs, signal))) throw error;
+      }
+    }
+  }
+
+  /**
+   * A shutdown signal interrupted the match: tell the control plane it failed (best effort, one
+   * short attempt) so it need not wait for a timeout. Sockets are closed by the caller's finally.
+   */
+  private async abandon(client: ServerClient, registered: boolean): Promise<undefined> {
+    if (!registered) return undefined;
+    this.logger.warn('shutting down before the match ended; reporting it FAILED');
+    try {
+      await client.result({ outcome: 'FAILED' });
+    } catch (error) {
+      this.logger.warn(`could not report the failure: ${describe(error)}`);
+    }
+    return undefined;
+  }
+
+  private assignment(): Assignment | undefined {
+    const c = this.config;
+    if (!GameServerConfig.matchAssigned(c)) return undefined;
+    // The config refuses a partial assignment, so every variable is set here.
+    if (
+      c.MATCHPLANE_SERVER_ID === undefined ||
+      c.MATCHPLANE_SERVER_CREDENTIAL === undefined ||
+      c.MATCHPLANE_MATCH_ID === undefined ||
+      c.MATCHPLANE_JOIN_KEYS_FILE === undefined ||
+      c.MATCHPLANE_SERVER_PORT === undefined
+    ) {
+      throw new Error('GameServerConfig holds a partial match assignment');
+    }
+    return {
+      serverId: c.MATCHPLANE_SERVER_ID,
+      credential: c.MATCHPLANE_SERVER_CREDENTIAL,
+      matchId: c.MATCHPLANE_MATCH_ID,
+      joinKeysFile: c.MATCHPLANE_JOIN_KEYS_FILE,
+      port: c.MATCHPLANE_SERVER_PORT,
+    };
+  }
+}
+
+function isOver(state: string): boolean {
+  return isMatchState(state) && isTerminalMatchState(state);
+}
+
+/** The roster may be missing for a moment (or the API restarting); a refusal is final. */
+function isTransient(error: unknown): boolean {
+  if (error instanceof MatchplaneNetworkError) return true;
+  if (!(error instanceof MatchplaneApiError)) return false;
+  return (
+    error.status === 404 || error.status === 409 || error.status === 429 || error.status >= 500
+  );
+}
+
+/** Error messages here never carry the credential: SDK errors name only method and path. */
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

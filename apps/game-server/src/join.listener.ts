@@ -1,0 +1,204 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Logger } from '@nestjs/common';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { JOIN_PATH, JoinCloseCode, parseJoinMessage, type ServerMessage } from './join.protocol';
+import type { RosterGate, RosterPlayer, VerifiedRoster } from './roster.gate';
+
+export interface JoinListenerOptions {
+  host: string;
+  port: number;
+  handshakeTimeoutMs: number;
+}
+
+// A join message is a token (at most 1024 characters) in a small JSON object.
+const MAX_MESSAGE_BYTES = 4_096;
+// How long closing waits for clients to answer the close handshake before dropping them.
+const CLOSE_GRACE_MS = 1_000;
+
+/**
+ * Accepts players over WebSocket at /join: the first message must be the join message, whose
+ * token is verified offline by the roster gate; one open connection per player. Keeps the set of
+ * connected players for initial-connect and the match.
+ */
+export class JoinListener {
+  private readonly logger = new Logger(JoinListener.name);
+  private readonly server: Server;
+  private readonly sockets: WebSocketServer;
+  private readonly connections = new Map<string, WebSocket>();
+  private joining = true;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    private readonly gate: RosterGate,
+    private readonly roster: VerifiedRoster,
+    private readonly options: JoinListenerOptions,
+  ) {
+    this.server = createServer((_req, res) => {
+      res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' });
+      res.end(`connect with a WebSocket to ${JOIN_PATH}\n`);
+    });
+    this.sockets = new WebSocketServer({
+      server: this.server,
+      path: JOIN_PATH,
+      maxPayload: MAX_MESSAGE_BYTES,
+    });
+    this.sockets.on('connection', (socket) => this.handshake(socket));
+    // Errors of the underlying server surface through listen(); a socket's own through its handler.
+    this.sockets.on('error', () => undefined);
+  }
+
+  async listen(): Promise<AddressInfo> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return this.server.address() as AddressInfo;
+  }
+
+  /** Players with an open connection, sorted. */
+  connectedPlayerIds(): string[] {
+    return [...this.connections.keys()].sort();
+  }
+
+  connectedPlayers(): RosterPlayer[] {
+    return this.connectedPlayerIds().flatMap((id) => this.roster.players.get(id) ?? []);
+  }
+
+  /** Resolves once every rostered player has an open connection. */
+  everyoneConnected(): Promise<void> {
+    if (this.allConnected()) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** From now on every new connection is refused with 4410. */
+  closeJoining(): void {
+    this.joining = false;
+  }
+
+  send(playerId: string, message: ServerMessage): boolean {
+    const socket = this.connections.get(playerId);
+    if (socket?.readyState !== WebSocket.OPEN) return false;
+    socket.send(JSON.stringify(message));
+    return true;
+  }
+
+  broadcast(message: ServerMessage): void {
+    for (const playerId of this.connections.keys()) this.send(playerId, message);
+  }
+
+  /**
+   * Closes every connection (joined or still handshaking) with `code`, sending `final` first to
+   * joined players, and waits briefly for the close handshakes.
+   */
+  async closeAll(code: JoinCloseCode, reason: string, final?: ServerMessage): Promise<void> {
+    this.joining = false;
+    if (final !== undefined) this.broadcast(final);
+    const closing = [...this.sockets.clients].map((socket) => closeAndWait(socket, code, reason));
+    await Promise.all(closing);
+  }
+
+  /** Stops listening; connections still open are told the server is going away. */
+  async close(): Promise<void> {
+    await this.closeAll(JoinCloseCode.GOING_AWAY, 'server shutting down');
+    await new Promise<void>((resolve) => this.sockets.close(() => resolve()));
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private handshake(socket: WebSocket): void {
+    socket.on('error', (error) => this.logger.warn(`player connection error: ${error.message}`));
+    const timer = setTimeout(
+      () => refuse(socket, JoinCloseCode.JOIN_TIMEOUT, 'no join message in time'),
+      this.options.handshakeTimeoutMs,
+    );
+    socket.once('close', () => clearTimeout(timer));
+    socket.once('message', (data, isBinary) => {
+      clearTimeout(timer);
+      this.admit(socket, data, isBinary);
+    });
+  }
+
+  private admit(socket: WebSocket, data: RawData, isBinary: boolean): void {
+    if (!this.joining) {
+      this.logger.warn('join refused (4410): joining is closed');
+      return refuse(socket, JoinCloseCode.JOINING_CLOSED, 'joining is closed');
+    }
+    const message = isBinary ? undefined : parseJoinMessage(rawText(data));
+    if (message === undefined) {
+      this.logger.warn('join refused (4400): first message is not a join message');
+      return refuse(
+        socket,
+        JoinCloseCode.BAD_JOIN_MESSAGE,
+        'expected {"type":"join","token":"..."}',
+      );
+    }
+    const admission = this.gate.admit(this.roster, message.token, Date.now());
+    if (!admission.ok) {
+      if (admission.refusal === 'INVALID_TOKEN') {
+        this.logger.warn(`join refused (4401): invalid join token (${admission.reason})`);
+        return refuse(
+          socket,
+          JoinCloseCode.INVALID_TOKEN,
+          `invalid join token: ${admission.reason}`,
+        );
+      }
+      this.logger.warn(`join refused (4403): player ${admission.playerId} is not on the roster`);
+      return refuse(socket, JoinCloseCode.NOT_ON_ROSTER, 'player is not on the roster');
+    }
+
+    const { playerId, team } = admission.player;
+    if (this.connections.has(playerId)) {
+      this.logger.warn(`join refused (4409): player ${playerId} is already connected`);
+      return refuse(socket, JoinCloseCode.DUPLICATE, 'player is already connected');
+    }
+    this.connections.set(playerId, socket);
+    socket.once('close', (code) => {
+      if (this.connections.get(playerId) !== socket) return;
+      this.connections.delete(playerId);
+      this.logger.log(`player ${playerId} disconnected (${code})`);
+    });
+    this.send(playerId, { type: 'joined', playerId, team });
+    this.logger.log(
+      `player ${playerId} joined on team ${team} (${this.connections.size}/${this.roster.players.size} connected)`,
+    );
+    if (this.allConnected()) {
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const wake of waiters) wake();
+    }
+  }
+
+  private allConnected(): boolean {
+    return this.connections.size === this.roster.players.size;
+  }
+}
+
+function refuse(socket: WebSocket, code: JoinCloseCode, reason: string): void {
+  if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) {
+    socket.close(code, reason);
+  }
+}
+
+function closeAndWait(socket: WebSocket, code: JoinCloseCode, reason: string): Promise<void> {
+  if (socket.readyState === WebSocket.CLOSED) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      socket.terminate(); // the peer never answered the close frame
+      resolve();
+    }, CLOSE_GRACE_MS);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    refuse(socket, code, reason);
+  });
+}
+
+function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data instanceof ArrayBuffer ? new Uint8Array(data) : data).toString('utf8');
+}

@@ -1,0 +1,98 @@
+import {
+  ServerRoutes,
+  type InitialConnectRequest,
+  type InitialConnectResponse,
+  type MatchResultRequest,
+  type MatchResultResponse,
+  type RegisterServerRequest,
+  type RegisterServerResponse,
+  type RosterResponse,
+} from '@matchplane/contracts';
+import {
+  HttpTransport,
+  type FetchLike,
+  type RetryOptions,
+  type TransportRequest,
+} from './http.transport';
+
+export interface ServerClientOptions {
+  /** Where the API is served, e.g. `https://mm.example.com`; the `/v1` prefix is added. */
+  baseUrl: string;
+  /** The server id the allocator assigned (MATCHPLANE_SERVER_ID). */
+  serverId: string;
+  /** The workload credential bound to that server id (MATCHPLANE_SERVER_CREDENTIAL). */
+  credential: string;
+  /** Defaults to the global fetch. */
+  fetch?: FetchLike;
+  /** Per attempt, body included. Default 10_000. */
+  requestTimeoutMs?: number;
+  /** Retries of network errors and 5xx; a number is `{retries: n}`. Default 2. */
+  retries?: number | RetryOptions;
+}
+
+/**
+ * A dedicated game server's typed client of the Matchplane server routes, authenticated with its
+ * workload credential. Every call is retried on network errors and 5xx without an Idempotency-Key:
+ * register, initial-connect and result are idempotent by route semantics (a repeat of the same
+ * report is answered like the first), and the roster is a read. Errors are MatchplaneApiError
+ * (the API answered) or MatchplaneNetworkError (it did not).
+ */
+export class ServerClient {
+  readonly serverId: string;
+  private readonly http: HttpTransport;
+  private readonly credential: string;
+
+  constructor(options: ServerClientOptions) {
+    if (options.serverId === '') throw new Error('serverId must not be empty');
+    if (options.credential === '') throw new Error('credential must not be empty');
+    this.http = new HttpTransport(options);
+    this.serverId = options.serverId;
+    this.credential = options.credential;
+  }
+
+  /**
+   * Tells the control plane the server is up and players may connect (the match becomes
+   * ASSIGNMENT_READY). `protocolVersion` is normally SERVER_PROTOCOL_VERSION.
+   */
+  register(protocolVersion: number, imageDigest: string): Promise<RegisterServerResponse> {
+    const body: RegisterServerRequest = { protocolVersion, imageDigest };
+    return this.required({ method: 'POST', path: ServerRoutes.register(this.serverId), body });
+  }
+
+  /** The match's roster: every player's team and join token, with the allocator's signed manifest. */
+  roster(): Promise<RosterResponse> {
+    return this.required({ method: 'GET', path: ServerRoutes.roster(this.serverId) });
+  }
+
+  /** Who connected before the connect deadline; everyone else is a no-show. */
+  initialConnect(connectedPlayerIds: readonly string[]): Promise<InitialConnectResponse> {
+    const body: InitialConnectRequest = { connectedPlayerIds: [...connectedPlayerIds] };
+    return this.required({
+      method: 'POST',
+      path: ServerRoutes.initialConnect(this.serverId),
+      body,
+    });
+  }
+
+  /** The match's outcome; ends it. */
+  result(request: MatchResultRequest): Promise<MatchResultResponse> {
+    return this.required({
+      method: 'POST',
+      path: ServerRoutes.result(this.serverId),
+      body: request,
+    });
+  }
+
+  /** A call whose success always has a body; an empty one is a contract violation worth a clear error. */
+  private async required<T>(request: Omit<TransportRequest, 'token' | 'retry'>): Promise<T> {
+    const body = await this.http.request<T>({
+      ...request,
+      token: this.credential,
+      retry: 'safe',
+    });
+    if (body === undefined) {
+      throw new Error(`${request.method} ${request.path} answered without a body`);
+    }
+    return body;
+  }
+}
