@@ -1,4 +1,4 @@
-import { Module, type DynamicModule, type Type } from '@nestjs/common';
+import { Module, type DynamicModule, type ModuleMetadata, type Type } from '@nestjs/common';
 import type { ApiConfig } from '@matchplane/config';
 import {
   JwtIdentityVerifier,
@@ -14,6 +14,8 @@ import { SessionsController } from './sessions/sessions.controller';
 export interface PlayerEntryOptions {
   /** Identity verifiers besides the guest one (e.g. the JWT verifier, a studio's own). */
   readonly verifiers?: readonly (Type<PlayerIdentityVerifier> | PlayerIdentityVerifier)[];
+  /** Modules providing what those verifier classes inject. */
+  readonly verifierImports?: ModuleMetadata['imports'];
   /** Default PgProbeRecorder; null leaves probing unconfigured (the probe routes answer 503). */
   readonly probeRecorder?: Type<ProbeRecorder> | null;
 }
@@ -31,6 +33,7 @@ export class PlayerEntryModule {
         PlayersModule.forRoot({
           ttlSeconds: config.SESSION_TTL_SECONDS,
           verifiers,
+          imports: options.verifierImports ?? [],
         }),
         ProbesModule.forRoot({
           recorder: options.probeRecorder === undefined ? PgProbeRecorder : options.probeRecorder,

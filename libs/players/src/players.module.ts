@@ -1,4 +1,4 @@
-import { Module, type DynamicModule, type Type } from '@nestjs/common';
+import { Module, type DynamicModule, type ModuleMetadata, type Type } from '@nestjs/common';
 import { GuestIdentityVerifier } from './guest-identity.verifier';
 import { PLAYER_IDENTITY_VERIFIERS, type PlayerIdentityVerifier } from './player-identity.verifier';
 import { PlayerStore } from './player.store';
@@ -11,6 +11,8 @@ export interface PlayersModuleOptions extends SessionOptions {
    * can inject its own services) or ready instances (e.g. a JWT verifier built from config).
    */
   readonly verifiers?: readonly (Type<PlayerIdentityVerifier> | PlayerIdentityVerifier)[];
+  /** Modules whose exported providers the verifier classes inject (a studio's own services). */
+  readonly imports?: ModuleMetadata['imports'];
 }
 
 /** Owns `players` and `sessions`. */
@@ -24,6 +26,7 @@ export class PlayersModule {
     const instances = extras.filter((v): v is PlayerIdentityVerifier => typeof v !== 'function');
     return {
       module: PlayersModule,
+      imports: [...(options.imports ?? [])],
       // Global: PlayerAuthGuard guards routes in many modules and needs SessionService in each.
       global: true,
       providers: [
