@@ -1,8 +1,13 @@
 import { InitialSchema1764000000000 } from './1764000000000-initial-schema';
 import { RetentionIndexes1764100000000 } from './1764100000000-retention-indexes';
+import { ParticipantTicketHistory1764350000000 } from './1764350000000-participant-ticket-history';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
  * (tests use `allMigrations.length`).
  */
-export const allMigrations = [InitialSchema1764000000000, RetentionIndexes1764100000000];
+export const allMigrations = [
+  InitialSchema1764000000000,
+  RetentionIndexes1764100000000,
+  ParticipantTicketHistory1764350000000,
+];

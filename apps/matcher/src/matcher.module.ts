@@ -1,13 +1,61 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { MatcherConfig } from '@matchplane/config';
+import { MatcherConfig } from '@matchplane/config';
+import type { MatchingFunction } from '@matchplane/domain';
+import { MatchesModule } from '@matchplane/matches';
 import { ServiceRuntimeModule } from '@matchplane/observability';
+import { OutboxModule } from '@matchplane/outbox';
+import { TicketsModule } from '@matchplane/tickets';
+import { MatchCommitter } from './match-committer';
+import { MATCHER_SCHEDULE, MatcherLoop, type MatcherSchedule } from './matcher.loop';
+import { MatcherMetrics } from './matcher.metrics';
+import { matcherRules } from './matcher-rules';
+import {
+  MATCHER_RULES,
+  matchingFunctionProvider,
+  type MatchingFunctionFactory,
+} from './matching-function';
+import { MatchingPass } from './matching.pass';
+import { TicketExplanations } from './ticket-explanations';
+
+export interface MatcherModuleOptions {
+  /**
+   * The matching policy: a function (a replacement of formMatches, or a wrapper around it), or a
+   * factory whose `inject` names providers of the modules in `imports`. Default: formMatches.
+   * It can also be replaced by overriding the MATCHING_FUNCTION provider.
+   */
+  readonly matchingFunction?: MatchingFunction | MatchingFunctionFactory;
+  /** The studio's own modules, e.g. the one providing what the matching function's factory injects. */
+  readonly imports?: DynamicModule['imports'];
+  /** Default `scheduled`; `manual` runs no pass or rebuild on its own (MatcherLoop.passNow). */
+  readonly schedule?: MatcherSchedule;
+}
 
 @Module({})
 export class MatcherModule {
-  static forRoot(config: MatcherConfig): DynamicModule {
+  /** Throws a ConfigError when the widening rules are inconsistent. */
+  static forRoot(config: MatcherConfig, options: MatcherModuleOptions = {}): DynamicModule {
+    const rules = matcherRules(config);
     return {
       module: MatcherModule,
-      imports: [ServiceRuntimeModule.forWorker(config, { appName: 'matcher' })],
+      imports: [
+        ServiceRuntimeModule.forWorker(config, { appName: 'matcher' }),
+        OutboxModule.forWriters(),
+        TicketsModule,
+        MatchesModule,
+        ...(options.imports ?? []),
+      ],
+      providers: [
+        { provide: MatcherConfig, useValue: config },
+        { provide: MATCHER_RULES, useValue: rules },
+        { provide: MATCHER_SCHEDULE, useValue: options.schedule ?? 'scheduled' },
+        matchingFunctionProvider(options.matchingFunction),
+        MatcherMetrics,
+        TicketExplanations,
+        MatchCommitter,
+        MatchingPass,
+        MatcherLoop,
+      ],
+      exports: [MatcherLoop],
     };
   }
 }

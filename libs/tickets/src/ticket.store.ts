@@ -164,6 +164,49 @@ export class TicketStore {
     return { change, ticket: toTicket(row) };
   }
 
+  /**
+   * {@link transition} for several tickets (each read in this transaction) in one UPDATE and one
+   * outbox insert, in the order given: what the matcher does to a match's roster. Throws
+   * StaleTicketRevisionError when any of them moved first; the caller's transaction (or savepoint)
+   * must then be rolled back, since the others were updated.
+   */
+  async transitionMany(
+    manager: EntityManager,
+    currents: readonly TicketSnapshot[],
+    command: (current: TicketSnapshot) => TicketCommand,
+    now: Date,
+  ): Promise<{ changes: TicketChange[]; tickets: StoredTicket[] }> {
+    if (currents.length === 0) return { changes: [], tickets: [] };
+    const changes = currents.map((current) => transitionTicket(current, command(current), now));
+    const result: unknown = await manager.query(
+      // The unnest columns are named apart from the table's, so COLUMNS reads queue_tickets.
+      `UPDATE queue_tickets AS q
+          SET state = u.next_state, revision = q.revision + 1, match_id = u.next_match_id,
+              updated_at = clock_timestamp(),
+              finished_at = CASE WHEN u.terminal THEN $6::timestamptz ELSE NULL END
+         FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::uuid[], $5::boolean[])
+           AS u(ticket_id, expected_revision, next_state, next_match_id, terminal)
+        WHERE q.id = u.ticket_id AND q.revision = u.expected_revision
+        RETURNING ${COLUMNS}`,
+      [
+        currents.map((current) => current.id),
+        currents.map((current) => current.revision),
+        changes.map((change) => change.ticket.state),
+        changes.map((change) => change.ticket.matchId ?? null),
+        changes.map((change) => isTerminalTicketState(change.ticket.state)),
+        now,
+      ],
+    );
+    const byId = new Map(rowsOf(result).map((row) => [row.id, row]));
+    const missing = currents.find((current) => !byId.has(current.id));
+    if (missing) throw new StaleTicketRevisionError(missing.id, missing.revision);
+    await this.outbox.append(manager, envelopesFor(changes.flatMap((change) => change.events)));
+    return {
+      changes,
+      tickets: currents.map((current) => toTicket(byId.get(current.id) as TicketRow)),
+    };
+  }
+
   /** Records a heartbeat of the player's live ticket; undefined when it is not live (or not theirs). */
   async heartbeat(
     manager: EntityManager,
@@ -204,6 +247,25 @@ export class TicketStore {
     );
     const row = rowsOf(result)[0];
     return row ? toTicket(row) : undefined;
+  }
+
+  /**
+   * Locks the given tickets that are still SEARCHING, for the matcher's commit. SKIP LOCKED: a
+   * ticket another transaction holds (a cancel, another matcher) is left out rather than waited
+   * for, so the caller drops that match for this pass instead of stalling behind it.
+   */
+  async lockSearching(
+    manager: EntityManager,
+    ticketIds: readonly string[],
+  ): Promise<StoredTicket[]> {
+    if (ticketIds.length === 0) return [];
+    const rows = await manager.query<TicketRow[]>(
+      `SELECT ${COLUMNS} FROM queue_tickets
+        WHERE id = ANY($1::uuid[]) AND state = 'SEARCHING'
+        FOR UPDATE SKIP LOCKED`,
+      [ticketIds],
+    );
+    return rows.map(toTicket);
   }
 
   /** Every searching ticket, oldest first (the projection's rebuild source). */

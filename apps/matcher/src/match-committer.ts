@@ -1,0 +1,194 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { ServiceConfig } from '@matchplane/config';
+import { validCandidate, type MatchCandidate, type ProposedMatch } from '@matchplane/domain';
+import { MatchStore } from '@matchplane/matches';
+import { TicketStore, type StoredTicket } from '@matchplane/tickets';
+import type { CommitSession } from './mode-lease';
+
+export interface CommittedMatch {
+  readonly matchId: string;
+  readonly proposal: ProposedMatch;
+  /** The participants' tickets as committed (MATCHED), for the projection. */
+  readonly tickets: readonly StoredTicket[];
+}
+
+/** Why a proposal was not committed; its other members stay searching for the next pass. */
+export type DropReason =
+  /** A member is no longer SEARCHING, or another transaction holds its row (SKIP LOCKED). */
+  | 'ticket_unavailable'
+  /** A member still searches, but no longer fits the proposal (stale heartbeat, rating, RTT). */
+  | 'ticket_changed'
+  /** Writing the match failed (logged); it was retried alone, and the others committed. */
+  | 'write_failed';
+
+export interface DroppedMatch {
+  readonly proposal: ProposedMatch;
+  readonly reason: DropReason;
+  readonly ticketId?: string;
+}
+
+export interface CommitOutcome {
+  readonly committed: CommittedMatch[];
+  readonly dropped: DroppedMatch[];
+}
+
+/**
+ * Commits proposed matches: one transaction per batch on the lease's session, every match whole
+ * in it. The batch's tickets are locked `FOR UPDATE SKIP LOCKED` and every member is
+ * re-checked against its PostgreSQL row (the projection is only an index), then the match is
+ * created (ALLOCATING, revision 1, participants, envelope to every participant) and each ticket
+ * moved to MATCHED with its envelope, all in that transaction. A proposal that lost a member is
+ * dropped whole; nothing after commit happens here (the caller signals and re-projects).
+ */
+@Injectable()
+export class MatchCommitter {
+  private readonly logger = new Logger(MatchCommitter.name);
+  private readonly heartbeatTimeoutMs: number;
+
+  constructor(
+    private readonly matches: MatchStore,
+    private readonly tickets: TicketStore,
+    @Inject(ServiceConfig) config: ServiceConfig,
+  ) {
+    this.heartbeatTimeoutMs = config.TICKET_HEARTBEAT_TIMEOUT_MS;
+  }
+
+  /**
+   * `seen`: the candidates the proposals were formed from, by ticket id. Throws when the
+   * transaction fails as a whole (lease lost, database down): then nothing of the batch committed,
+   * unless the connection died during COMMIT itself, an outcome nobody can know; the next pass
+   * then finds those tickets MATCHED, drops their proposals and re-projects them.
+   *
+   * The batch is written without savepoints (a savepoint per match costs two more round trips,
+   * and everything a write could trip on was checked first); if a write fails anyway, the batch
+   * is rolled back and its matches are committed one transaction each, so only the bad one drops.
+   */
+  async commit(
+    session: CommitSession,
+    proposals: readonly ProposedMatch[],
+    seen: ReadonlyMap<string, MatchCandidate>,
+  ): Promise<CommitOutcome> {
+    if (proposals.length === 0) return { committed: [], dropped: [] };
+    try {
+      return await session.transaction((manager) => this.commitIn(manager, proposals, seen));
+    } catch (error) {
+      if (!(error instanceof MatchWriteError)) throw error;
+      if (proposals.length === 1) {
+        this.logger.warn(`${describe(error.proposal)} not written: ${error.message}`);
+        return { committed: [], dropped: [{ proposal: error.proposal, reason: 'write_failed' }] };
+      }
+    }
+    const outcome: CommitOutcome = { committed: [], dropped: [] };
+    for (const proposal of proposals) {
+      const one = await this.commit(session, [proposal], seen);
+      outcome.committed.push(...one.committed);
+      outcome.dropped.push(...one.dropped);
+    }
+    return outcome;
+  }
+
+  private async commitIn(
+    manager: EntityManager,
+    proposals: readonly ProposedMatch[],
+    seen: ReadonlyMap<string, MatchCandidate>,
+  ): Promise<CommitOutcome> {
+    const ids = proposals.flatMap((proposal) => proposal.participants.map((p) => p.ticketId));
+    const locked = new Map(
+      (await this.tickets.lockSearching(manager, ids)).map((row) => [row.id, row]),
+    );
+    const committed: CommittedMatch[] = [];
+    const dropped: DroppedMatch[] = [];
+    for (const proposal of proposals) {
+      const now = new Date();
+      const rows: StoredTicket[] = [];
+      let drop: DroppedMatch | undefined;
+      for (const participant of proposal.participants) {
+        const row = locked.get(participant.ticketId);
+        const candidate = seen.get(participant.ticketId);
+        if (!row || !candidate) {
+          drop = { proposal, reason: 'ticket_unavailable', ticketId: participant.ticketId };
+          break;
+        }
+        if (!this.stillFits(row, candidate, proposal, now)) {
+          drop = { proposal, reason: 'ticket_changed', ticketId: participant.ticketId };
+          break;
+        }
+        rows.push(row);
+      }
+      if (drop) dropped.push(drop);
+      else committed.push(await this.write(manager, proposal, rows, now));
+    }
+    return { committed, dropped };
+  }
+
+  /**
+   * The row as locked still matches what the proposal was formed from: a valid candidate now
+   * (SEARCHING, heartbeating, a region measured), same player, mode and rating, and the match's
+   * region still measured within the limit the match was formed under.
+   */
+  private stillFits(
+    row: StoredTicket,
+    candidate: MatchCandidate,
+    proposal: ProposedMatch,
+    now: Date,
+  ): boolean {
+    if (!validCandidate(row, now, this.heartbeatTimeoutMs)) return false;
+    if (row.playerId !== candidate.playerId || row.mode !== proposal.mode) return false;
+    if (row.rating !== candidate.rating) return false;
+    const rtt: unknown = row.predictedRtt[proposal.region];
+    return typeof rtt === 'number' && Number.isFinite(rtt) && rtt >= 0 && rtt <= proposal.maxRttMs;
+  }
+
+  private async write(
+    manager: EntityManager,
+    proposal: ProposedMatch,
+    rows: readonly StoredTicket[],
+    now: Date,
+  ): Promise<CommittedMatch> {
+    const byTicket = new Map(rows.map((row) => [row.id, row]));
+    try {
+      const change = await this.matches.create(
+        manager,
+        {
+          mode: proposal.mode,
+          region: proposal.region,
+          participants: proposal.participants.map((p) => ({
+            playerId: p.playerId,
+            ticketId: p.ticketId,
+            team: p.team,
+            rating: byTicket.get(p.ticketId)?.rating ?? p.rating,
+          })),
+        },
+        now,
+      );
+      const matchId = change.match.id;
+      const { tickets } = await this.tickets.transitionMany(
+        manager,
+        rows,
+        () => ({ to: 'MATCHED', matchId }),
+        now,
+      );
+      return { matchId, proposal, tickets };
+    } catch (error) {
+      // A failed statement aborts the transaction: the batch is retried a match at a time.
+      throw new MatchWriteError(proposal, error);
+    }
+  }
+}
+
+/** Writing one match failed (not the session): its batch is retried without it. */
+class MatchWriteError extends Error {
+  override name = 'MatchWriteError';
+
+  constructor(
+    readonly proposal: ProposedMatch,
+    cause: unknown,
+  ) {
+    super((cause as Error)?.message ?? String(cause), { cause });
+  }
+}
+
+function describe(proposal: ProposedMatch): string {
+  return `${proposal.mode} match of ${proposal.participants.map((p) => p.ticketId).join(', ')}`;
+}

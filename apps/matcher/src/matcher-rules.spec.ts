@@ -1,0 +1,58 @@
+import { ConfigError, MatcherConfig, loadConfig } from '@matchplane/config';
+import { matcherRules, matcherRulesProblems, parseWideningSteps } from './matcher-rules';
+
+describe(matcherRules.name, () => {
+  it('gives every QUEUE_MODES mode its team shape and the MATCH_WIDENING steps', () => {
+    const rules = matcherRules(loadConfig(MatcherConfig, {}));
+    expect(rules).toEqual([
+      {
+        mode: 'duel',
+        teamSize: 1,
+        teamCount: 2,
+        widening: [
+          { afterMs: 0, maxRttMs: 50, ratingWindow: 100 },
+          { afterMs: 10_000, maxRttMs: 100, ratingWindow: 200 },
+          { afterMs: 30_000, maxRttMs: 200, ratingWindow: 400 },
+        ],
+      },
+      expect.objectContaining({ mode: 'squad', teamSize: 4, teamCount: 2 }),
+    ]);
+  });
+
+  it('lets MATCH_WIDENING_BY_MODE override one mode, "inf" meaning any rating', () => {
+    const rules = matcherRules(
+      loadConfig(MatcherConfig, { MATCH_WIDENING_BY_MODE: 'squad=0:60:150,20000:120:inf' }),
+    );
+    expect(rules.find((r) => r.mode === 'squad')?.widening).toEqual([
+      { afterMs: 0, maxRttMs: 60, ratingWindow: 150 },
+      { afterMs: 20_000, maxRttMs: 120, ratingWindow: Number.POSITIVE_INFINITY },
+    ]);
+    expect(rules.find((r) => r.mode === 'duel')?.widening).toHaveLength(3);
+  });
+
+  it('refuses steps that narrow, a first step after 0 and overrides of unknown modes, naming the variable', () => {
+    const config = loadConfig(MatcherConfig, {
+      MATCH_WIDENING: '0:50:100,5000:40:100',
+      MATCH_WIDENING_BY_MODE: 'chess=10:50:100',
+    });
+    expect(matcherRulesProblems(config)).toEqual([
+      'MATCH_WIDENING_BY_MODE names mode "chess", which QUEUE_MODES does not list',
+      'MATCH_WIDENING step[1].maxRttMs must not narrow the step before (got "0:50:100,5000:40:100")',
+      'MATCH_WIDENING_BY_MODE[chess] step[0].afterMs must be 0 (got "10:50:100")',
+    ]);
+    expect(() => matcherRules(config)).toThrow(ConfigError);
+  });
+
+  it('rejects a malformed MATCH_WIDENING at load time with one clear reason', () => {
+    expect(() => loadConfig(MatcherConfig, { MATCH_WIDENING: '0:50' })).toThrow(
+      /^Invalid configuration: MATCH_WIDENING must be comma-separated afterMs:maxRttMs:ratingWindow steps/,
+    );
+  });
+
+  it('parses steps as numbers', () => {
+    expect(parseWideningSteps('0:5:10, 100:50:inf')).toEqual([
+      { afterMs: 0, maxRttMs: 5, ratingWindow: 10 },
+      { afterMs: 100, maxRttMs: 50, ratingWindow: Number.POSITIVE_INFINITY },
+    ]);
+  });
+});

@@ -1,0 +1,91 @@
+import { ConfigError, parseQueueModes, type MatcherConfig } from '@matchplane/config';
+import {
+  assertModeRules,
+  DomainError,
+  type ModeRules,
+  type WideningStep,
+} from '@matchplane/domain';
+import { modeLockKey } from './mode-lease';
+
+/** "0:50:100,10000:100:inf" -> widening steps (syntax already checked by MatcherConfig). */
+export function parseWideningSteps(raw: string): WideningStep[] {
+  return raw.split(',').map((step) => {
+    const [afterMs, maxRttMs, ratingWindow] = step.trim().split(':');
+    return {
+      afterMs: Number(afterMs),
+      maxRttMs: Number(maxRttMs),
+      ratingWindow: ratingWindow === 'inf' ? Number.POSITIVE_INFINITY : Number(ratingWindow),
+    };
+  });
+}
+
+/** "squad=0:60:150,20000:100:300;duel=..." -> steps per mode. */
+function parseWideningByMode(raw: string | undefined): Map<string, string> {
+  const byMode = new Map<string, string>();
+  for (const entry of (raw ?? '').split(';').filter((item) => item.trim() !== '')) {
+    const at = entry.indexOf('=');
+    byMode.set(entry.slice(0, at).trim(), entry.slice(at + 1).trim());
+  }
+  return byMode;
+}
+
+/**
+ * The matcher's rules per mode: team shape from QUEUE_MODES (shared with the API), widening from
+ * MATCH_WIDENING, overridden per mode by MATCH_WIDENING_BY_MODE. Throws a ConfigError naming the
+ * variable when a step narrows or an override names an unknown mode, so a bad rule set stops the
+ * matcher at start-up like a malformed variable does, never at its first pass.
+ */
+export function matcherRules(config: MatcherConfig): ModeRules[] {
+  const problems = matcherRulesProblems(config);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return buildRules(config);
+}
+
+export function matcherRulesProblems(config: MatcherConfig): string[] {
+  const problems: string[] = [];
+  const modes = new Set(parseQueueModes(config.QUEUE_MODES).map((mode) => mode.mode));
+  const lockKeys = new Map<number, string>();
+  for (const mode of modes) {
+    const other = lockKeys.get(modeLockKey(mode));
+    // Two modes sharing a lease key would leave one of them unmatched: refuse, rename a mode.
+    if (other)
+      problems.push(`QUEUE_MODES: modes ${other} and ${mode} hash to the same matcher lease key`);
+    lockKeys.set(modeLockKey(mode), mode);
+  }
+  const overrides = parseWideningByMode(config.MATCH_WIDENING_BY_MODE);
+  for (const mode of overrides.keys()) {
+    if (!modes.has(mode)) {
+      problems.push(`MATCH_WIDENING_BY_MODE names mode "${mode}", which QUEUE_MODES does not list`);
+    }
+  }
+  const check = (variable: string, steps: string) => {
+    try {
+      assertModeRules([
+        { mode: 'check', teamSize: 1, teamCount: 2, widening: parseWideningSteps(steps) },
+      ]);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      const details = (error.details as { problems?: string[] } | undefined)?.problems ?? [
+        error.message,
+      ];
+      problems.push(
+        `${variable} ${details.map((p) => p.replace(/^rules\[0\]\.widening/, 'step')).join(', ')} (got "${steps}")`,
+      );
+    }
+  };
+  check('MATCH_WIDENING', config.MATCH_WIDENING);
+  for (const [mode, steps] of overrides) check(`MATCH_WIDENING_BY_MODE[${mode}]`, steps);
+  return problems;
+}
+
+function buildRules(config: MatcherConfig): ModeRules[] {
+  const overrides = parseWideningByMode(config.MATCH_WIDENING_BY_MODE);
+  const rules = parseQueueModes(config.QUEUE_MODES).map(({ mode, teamSize, teamCount }) => ({
+    mode,
+    teamSize,
+    teamCount,
+    widening: parseWideningSteps(overrides.get(mode) ?? config.MATCH_WIDENING),
+  }));
+  assertModeRules(rules);
+  return rules;
+}

@@ -1,0 +1,223 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { MatcherConfig } from '@matchplane/config';
+import {
+  candidateRejection,
+  measuredRegions,
+  noRegion,
+  type MatchCandidate,
+  type MatchingFunction,
+  type ModeRules,
+} from '@matchplane/domain';
+import { OutboxSignal } from '@matchplane/outbox';
+import { DataSource } from 'typeorm';
+import { CandidateProjection, TicketStore, type ProjectedCandidate } from '@matchplane/tickets';
+import { MatchCommitter, type CommittedMatch, type DroppedMatch } from './match-committer';
+import { MatcherMetrics } from './matcher.metrics';
+import { MATCHER_RULES, MATCHING_FUNCTION, type MatcherRules } from './matching-function';
+import { LeaseLostError, type CommitSession } from './mode-lease';
+import { screenProposals } from './proposal-screen';
+import { TicketExplanations, type Explained } from './ticket-explanations';
+
+export interface PassReport {
+  readonly mode: string;
+  /** The `now` the candidates were screened and matched at. */
+  readonly evaluatedAt: Date;
+  /** Candidates in the projection, and those that were valid and given to the matching function. */
+  readonly candidates: number;
+  readonly matchable: number;
+  readonly proposed: number;
+  readonly committed: readonly CommittedMatch[];
+  readonly dropped: readonly DroppedMatch[];
+  /** Proposals the screen refused (a matching function bug), with why. */
+  readonly rejected: number;
+  /** The pass stopped before committing everything: the lease was lost or a batch failed. */
+  readonly aborted?: string;
+  readonly durationMs: number;
+}
+
+/**
+ * One matching pass of one mode, run by the mode's lease holder: read the projection, keep the
+ * valid candidates, run the bound matching function, explain everyone left out, commit the
+ * proposals in batches under the lease, and only after each commit wake the relay, re-project
+ * the matched tickets (which removes them) and clear their explanations.
+ */
+@Injectable()
+export class MatchingPass {
+  private readonly logger = new Logger(MatchingPass.name);
+  private readonly rulesByMode: ReadonlyMap<string, ModeRules>;
+
+  constructor(
+    private readonly projection: CandidateProjection,
+    private readonly committer: MatchCommitter,
+    private readonly explanations: TicketExplanations,
+    private readonly signal: OutboxSignal,
+    private readonly metrics: MatcherMetrics,
+    private readonly tickets: TicketStore,
+    private readonly dataSource: DataSource,
+    @Inject(MATCHING_FUNCTION) private readonly matchingFunction: MatchingFunction,
+    @Inject(MATCHER_RULES) rules: MatcherRules,
+    @Inject(MatcherConfig) private readonly config: MatcherConfig,
+  ) {
+    this.rulesByMode = new Map(rules.map((rule) => [rule.mode, rule]));
+  }
+
+  get modes(): string[] {
+    return [...this.rulesByMode.keys()];
+  }
+
+  /** `signal`: shutdown; the pass then stops between commit batches. */
+  async run(session: CommitSession, signal?: AbortSignal): Promise<PassReport> {
+    const { mode } = session;
+    const rules = this.rulesByMode.get(mode);
+    if (!rules) throw new Error(`no rules for mode ${mode}`);
+    const started = performance.now();
+    const now = new Date();
+    const projected = await this.projection.candidates(mode);
+    const { matchable, explained, byRegion } = this.screenCandidates(projected, now);
+    const seen = new Map(matchable.map((candidate) => [candidate.ticketId, candidate]));
+
+    const formation = this.matchingFunction(matchable, [rules], now);
+    const { accepted, rejected } = screenProposals(formation.matches, rules, seen);
+    for (const { proposal, problem } of rejected) {
+      this.metrics.droppedMatch(mode, 'invalid_proposal');
+      this.logger.warn(
+        `matching function proposed an invalid ${mode} match in ${proposal.region}: ${problem}`,
+      );
+    }
+    // Before the commits, so that a player sees why as soon as the pass knows.
+    explained.push(
+      ...formation.unmatched.map(({ ticketId, reason }) => ({
+        ticketId,
+        code: reason.code,
+        message: reason.message,
+      })),
+    );
+    await this.explanations.explain(explained, now).catch((error: Error) => {
+      this.logger.warn(`explanations of ${mode} not written: ${error.message}`);
+    });
+
+    const committed: CommittedMatch[] = [];
+    const dropped: DroppedMatch[] = [];
+    let aborted: string | undefined;
+    for (const batch of chunks(accepted, this.config.MATCHER_COMMIT_BATCH)) {
+      if (signal?.aborted) {
+        aborted = 'shutting down';
+        break;
+      }
+      try {
+        const outcome = await this.committer.commit(session, batch, seen);
+        committed.push(...outcome.committed);
+        dropped.push(...outcome.dropped);
+        await this.afterCommit(mode, outcome.committed);
+        for (const drop of outcome.dropped) this.metrics.droppedMatch(mode, drop.reason);
+        await this.reproject(outcome.dropped);
+      } catch (error) {
+        // Nothing of this batch committed; what is left waits for the next pass (or holder).
+        aborted =
+          error instanceof LeaseLostError
+            ? 'lease lost'
+            : `commit failed: ${(error as Error).message}`;
+        break;
+      }
+    }
+    const durationMs = performance.now() - started;
+    this.metrics.pass(mode, durationMs / 1_000, matchable.length, byRegion);
+    return {
+      mode,
+      evaluatedAt: now,
+      candidates: projected.length,
+      matchable: matchable.length,
+      proposed: formation.matches.length,
+      committed,
+      dropped,
+      rejected: rejected.length,
+      durationMs,
+      ...(aborted ? { aborted } : {}),
+    };
+  }
+
+  /** The candidates the matching function may see, and an explanation for each one it may not. */
+  private screenCandidates(projected: readonly ProjectedCandidate[], now: Date) {
+    const matchable: MatchCandidate[] = [];
+    const explained: Explained[] = [];
+    const byRegion = new Map<string, number>();
+    const timeoutMs = this.config.TICKET_HEARTBEAT_TIMEOUT_MS;
+    for (const candidate of projected) {
+      const rejection = candidateRejection(candidate, now, timeoutMs);
+      if (rejection === null) {
+        matchable.push(toMatchCandidate(candidate));
+        for (const region of measuredRegions(candidate.predictedRtt)) {
+          byRegion.set(region, (byRegion.get(region) ?? 0) + 1);
+        }
+      } else if (rejection === 'HEARTBEAT_STALE') {
+        explained.push({
+          ticketId: candidate.ticketId,
+          code: rejection,
+          message: `no heartbeat for over ${Math.round(timeoutMs / 1_000)} s: the ticket is not matched until it heartbeats again`,
+        });
+      } else if (rejection === 'NO_REGION') {
+        const reason = noRegion();
+        explained.push({
+          ticketId: candidate.ticketId,
+          code: reason.code,
+          message: reason.message,
+        });
+      }
+      // NOT_SEARCHING: the projection lags a change that already left the queue; nothing to say.
+    }
+    return { matchable, explained, byRegion };
+  }
+
+  private async afterCommit(mode: string, committed: readonly CommittedMatch[]): Promise<void> {
+    if (committed.length === 0) return;
+    this.signal.committed();
+    const at = Date.now();
+    for (const match of committed) {
+      this.metrics.committed(
+        mode,
+        match.tickets.map((ticket) => Math.max(0, at - ticket.enqueuedAt.getTime()) / 1_000),
+      );
+    }
+    const tickets = committed.flatMap((match) => match.tickets);
+    // applyAfterCommit never throws: a missed removal is repaired by the rebuild or a heartbeat.
+    await Promise.all(tickets.map((ticket) => this.projection.applyAfterCommit(ticket)));
+    const matchedIds = tickets.map((ticket) => ticket.id);
+    await this.explanations.clear(matchedIds).catch((error: Error) => {
+      this.logger.warn(`explanations of matched tickets not cleared: ${error.message}`);
+    });
+  }
+
+  /**
+   * The member that made a match drop is re-projected from its row: a candidate the projection
+   * still shows after it left the queue (a post-commit update that never reached Redis) would
+   * otherwise be proposed, and its partners dropped with it, at every pass until the next rebuild.
+   */
+  private async reproject(dropped: readonly DroppedMatch[]): Promise<void> {
+    const ids = [...new Set(dropped.flatMap((drop) => (drop.ticketId ? [drop.ticketId] : [])))];
+    for (const id of ids) {
+      const row = await this.tickets.load(this.dataSource.manager, id).catch(() => undefined);
+      if (row) await this.projection.applyAfterCommit(row);
+    }
+  }
+}
+
+function toMatchCandidate(candidate: ProjectedCandidate): MatchCandidate {
+  return {
+    ticketId: candidate.ticketId,
+    playerId: candidate.playerId,
+    mode: candidate.mode,
+    rating: candidate.rating,
+    // validCandidate established it is an object with a measured region; other entries are
+    // ignored by the matching function as "not measured".
+    predictedRtt: candidate.predictedRtt as Readonly<Record<string, number>>,
+    enqueuedAt: candidate.enqueuedAt,
+  };
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let start = 0; start < items.length; start += size)
+    out.push(items.slice(start, start + size));
+  return out;
+}

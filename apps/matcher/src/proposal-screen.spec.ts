@@ -1,0 +1,84 @@
+import {
+  formMatches,
+  type MatchCandidate,
+  type ModeRules,
+  type ProposedMatch,
+} from '@matchplane/domain';
+import { screenProposals } from './proposal-screen';
+
+const now = new Date('2026-12-01T10:00:00.000Z');
+const duel: ModeRules = {
+  mode: 'duel',
+  teamSize: 1,
+  teamCount: 2,
+  widening: [{ afterMs: 0, maxRttMs: 100, ratingWindow: 500 }],
+};
+const uuid = (kind: number, n: number) =>
+  `${kind}0000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+const candidate = (n: number, rtt: Record<string, number> = { eu: 10 }): MatchCandidate => ({
+  ticketId: uuid(1, n),
+  playerId: uuid(2, n),
+  mode: 'duel',
+  rating: 1500,
+  predictedRtt: rtt,
+  enqueuedAt: new Date(now.getTime() - n * 1_000),
+});
+
+describe(screenProposals.name, () => {
+  const pool = [1, 2, 3, 4].map((n) => candidate(n, n === 4 ? { eu: 10, us: 5 } : { eu: 10 }));
+  const byId = new Map(pool.map((c) => [c.ticketId, c]));
+  const formed = formMatches(pool, [duel], now).matches;
+  const [first, second] = formed as [ProposedMatch, ProposedMatch];
+
+  it('accepts what formMatches proposes', () => {
+    expect(screenProposals(formed, duel, byId)).toEqual({ accepted: formed, rejected: [] });
+  });
+
+  it.each<[string, (m: ProposedMatch) => ProposedMatch, RegExp]>([
+    ['another mode', (m) => ({ ...m, mode: 'squad' }), /^mode squad in a pass of duel$/],
+    [
+      'a missing player',
+      (m) => ({ ...m, participants: m.participants.slice(1) }),
+      /^1 participants, duel needs 2$/,
+    ],
+    [
+      'an unbalanced roster',
+      (m) => ({ ...m, participants: m.participants.map((p) => ({ ...p, team: 0 })) }),
+      /^teams of 2\/0 players/,
+    ],
+    [
+      'a ticket that is not a candidate',
+      (m) => ({
+        ...m,
+        participants: [m.participants[0]!, { ...m.participants[1]!, ticketId: uuid(1, 99) }],
+      }),
+      /is not a candidate of this pass$/,
+    ],
+    [
+      "another player's ticket",
+      (m) => ({
+        ...m,
+        participants: [m.participants[0]!, { ...m.participants[1]!, playerId: uuid(2, 99) }],
+      }),
+      /is not player .*'s$/,
+    ],
+    [
+      'a region not every participant measured',
+      (m) => ({ ...m, region: 'us' }),
+      /has not measured us$/,
+    ],
+  ])('rejects %s', (_, corrupt, problem) => {
+    const { accepted, rejected } = screenProposals([corrupt(first), second], duel, byId);
+    expect(accepted).toEqual([second]);
+    expect(rejected).toEqual([
+      { proposal: expect.anything(), problem: expect.stringMatching(problem) },
+    ]);
+  });
+
+  it('rejects a proposal reusing a ticket of one accepted before it', () => {
+    const reuse = { ...second, participants: [first.participants[0]!, second.participants[1]!] };
+    const { accepted, rejected } = screenProposals([first, reuse], duel, byId);
+    expect(accepted).toEqual([first]);
+    expect(rejected[0]?.problem).toMatch(/proposed twice$/);
+  });
+});

@@ -1,0 +1,53 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Redis from 'ioredis';
+import { ServiceConfig } from '@matchplane/config';
+import type { TicketExplanation } from '@matchplane/contracts';
+import { ticketExplanationKey } from '@matchplane/tickets';
+
+export interface Explained {
+  readonly ticketId: string;
+  readonly code: string;
+  readonly message: string;
+}
+
+/**
+ * The matcher's last word on each ticket still searching, for GET /v1/queue/tickets/{id}. Each
+ * explanation lives for the heartbeat timeout: long enough to outlast a slow pass, short enough
+ * that a stopped matcher's explanations do not outlive the tickets they describe by much
+ * (evaluatedAt says how old one is).
+ */
+@Injectable()
+export class TicketExplanations {
+  private readonly prefix: string;
+  private readonly ttlMs: number;
+
+  constructor(
+    @Inject(Redis) private readonly redis: Redis,
+    @Inject(ServiceConfig) config: ServiceConfig,
+  ) {
+    this.prefix = config.REDIS_KEY_PREFIX;
+    this.ttlMs = config.TICKET_HEARTBEAT_TIMEOUT_MS;
+  }
+
+  async explain(explained: readonly Explained[], evaluatedAt: Date): Promise<void> {
+    if (explained.length === 0) return;
+    const at = evaluatedAt.toISOString();
+    const pipeline = this.redis.pipeline();
+    for (const { ticketId, code, message } of explained) {
+      const value: TicketExplanation = { code, message, evaluatedAt: at };
+      pipeline.set(
+        ticketExplanationKey(this.prefix, ticketId),
+        JSON.stringify(value),
+        'PX',
+        this.ttlMs,
+      );
+    }
+    await pipeline.exec();
+  }
+
+  /** Matched tickets have nothing left to explain. */
+  async clear(ticketIds: readonly string[]): Promise<void> {
+    if (ticketIds.length === 0) return;
+    await this.redis.del(...ticketIds.map((id) => ticketExplanationKey(this.prefix, id)));
+  }
+}
