@@ -193,7 +193,12 @@ function prng(seed: number): () => number {
   };
 }
 
-function buildPool(size: number, seed: number, maxAgeMs: number, now: Date): MatchCandidate[] {
+export function buildPool(
+  size: number,
+  seed: number,
+  maxAgeMs: number,
+  now: Date,
+): MatchCandidate[] {
   const random = prng(seed);
   const uuid = () => {
     const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
@@ -337,17 +342,17 @@ function leftMatchable(
   return count;
 }
 
-function mean(values: readonly number[]): number {
+export function mean(values: readonly number[]): number {
   return values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length;
 }
 
-function percentile(values: readonly number[], fraction: number): number {
+export function percentile(values: readonly number[], fraction: number): number {
   if (values.length === 0) return 0;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] ?? 0;
 }
 
-function round(value: number, digits = 1): number {
+export function round(value: number, digits = 1): number {
   const scale = 10 ** digits;
   return Math.round(value * scale) / scale;
 }

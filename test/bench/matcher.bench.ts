@@ -21,9 +21,17 @@ import { CandidateProjection } from '@matchplane/tickets';
 import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { MatcherModule } from '../../apps/matcher/src/matcher.module';
 import type { PassReport } from '../../apps/matcher/src/matching.pass';
-import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
-import { freePort } from './bench.processes';
-import { BENCH_REGIONS, BENCH_RULES, benchPureMatcher } from './matcher-pure.bench';
+import { parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
+import { freePort, REPO_ROOT } from './bench.processes';
+import {
+  BENCH_REGIONS,
+  BENCH_RULES,
+  benchPureMatcher,
+  buildPool,
+  mean,
+  percentile,
+  round,
+} from './matcher-pure.bench';
 
 const DATABASE = 'mp_bench_matcher';
 const PREFIX = 'mp_bench_matcher';
@@ -56,7 +64,12 @@ async function main(): Promise<void> {
   });
 
   // 2. The real commit path on the same pool.
-  const pool = benchPool(options.candidates, options.seed, options.maxAgeSeconds * 1_000);
+  const pool = buildPool(
+    options.candidates,
+    options.seed,
+    options.maxAgeSeconds * 1_000,
+    BENCH_NOW,
+  );
   const samePool =
     formMatches(pool, BENCH_RULES, BENCH_NOW).matches.length === pure.matcher.matches;
   const e2e = await endToEnd(pool, options);
@@ -102,6 +115,9 @@ async function main(): Promise<void> {
       everyone_matchable_matched: pure.left_matchable === 0 && e2e.leftMatchable === 0,
     },
   };
+  process.stderr.write(
+    `[bench:matcher] results written to ${writeResults(REPO_ROOT, 'test/bench/results/matcher.json', result)}\n`,
+  );
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
@@ -287,84 +303,6 @@ function leftMatchable(
   return again.matches.reduce((sum, match) => sum + match.participants.length, 0);
 }
 
-// ---- the pool: the pure bench's generator ------------------------------------------------------
-// TODO(lead): matcher-pure.bench.ts does not export buildPool; this is a verbatim copy (same PRNG,
-// same draws, same seed), checked against the pure bench's own figures (same_pool_as_pure_bench).
-// Once buildPool is exported, import it and delete this section.
-
-type Region = (typeof BENCH_REGIONS)[number];
-const HOME_WEIGHTS: Readonly<Record<Region, number>> = {
-  'eu-west': 0.35,
-  'us-east': 0.3,
-  'us-west': 0.15,
-  'ap-southeast': 0.2,
-};
-const DISTANCE_MS: Readonly<Record<Region, Readonly<Record<Region, number>>>> = {
-  'eu-west': { 'eu-west': 0, 'us-east': 75, 'us-west': 140, 'ap-southeast': 160 },
-  'us-east': { 'eu-west': 75, 'us-east': 0, 'us-west': 65, 'ap-southeast': 220 },
-  'us-west': { 'eu-west': 140, 'us-east': 65, 'us-west': 0, 'ap-southeast': 170 },
-  'ap-southeast': { 'eu-west': 160, 'us-east': 220, 'us-west': 170, 'ap-southeast': 0 },
-};
-
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function benchPool(size: number, seed: number, maxAgeMs: number): MatchCandidate[] {
-  const random = prng(seed);
-  const uuid = () => {
-    const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20)}`;
-  };
-  const weighted = (): Region => {
-    let roll = random();
-    for (const region of BENCH_REGIONS) {
-      roll -= HOME_WEIGHTS[region];
-      if (roll < 0) return region;
-    }
-    return 'eu-west';
-  };
-  const pool: MatchCandidate[] = [];
-  for (let i = 0; i < size; i++) {
-    const home = weighted();
-    const homeRtt = 10 + Math.floor(random() * 51);
-    const predictedRtt: Record<string, number> = { [home]: homeRtt };
-    const coverage = random();
-    const others = BENCH_REGIONS.filter((region) => region !== home);
-    const measured =
-      coverage < 0.1
-        ? []
-        : coverage < 0.25
-          ? [others[Math.floor(random() * others.length)]]
-          : others;
-    for (const region of measured) {
-      if (!region) continue;
-      const spread = DISTANCE_MS[home][region] * (0.85 + 0.3 * random());
-      predictedRtt[region] = Math.round(Math.min(300, Math.max(60, homeRtt + spread)));
-    }
-    pool.push({
-      ticketId: uuid(),
-      playerId: uuid(),
-      mode: random() < 0.6 ? 'duel' : 'squad',
-      rating: Math.round(1500 + 300 * gaussian(random)),
-      predictedRtt,
-      enqueuedAt: new Date(BENCH_NOW.getTime() - Math.floor(random() * maxAgeMs)),
-    });
-  }
-  return pool;
-}
-
-function gaussian(random: () => number): number {
-  return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
-}
-
 // ---- helpers -----------------------------------------------------------------------------------
 
 async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
@@ -374,21 +312,6 @@ async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
     cursor = next;
     if (keys.length > 0) await redis.del(...keys);
   } while (cursor !== '0');
-}
-
-function mean(values: readonly number[]): number {
-  return values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length;
-}
-
-function percentile(values: readonly number[], fraction: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] ?? 0;
-}
-
-function round(value: number, digits = 1): number {
-  const scale = 10 ** digits;
-  return Math.round(value * scale) / scale;
 }
 
 const FLAGS: FlagSpec[] = [

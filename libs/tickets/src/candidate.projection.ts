@@ -180,13 +180,17 @@ export class CandidateProjection {
     dataSource: DataSource,
     modes: readonly string[],
   ): Promise<{ applied: number; removed: number }> {
+    // The index is read before PostgreSQL: a ticket enqueued meanwhile is in neither "before"
+    // list nor removed, where reading it after would drop it until its next heartbeat.
+    const indexed = new Map<string, string[]>();
+    for (const mode of new Set(modes))
+      indexed.set(mode, await this.redis.zrange(this.modeIndexKey(mode), 0, -1));
     const searching = await this.tickets.searching(dataSource.manager);
     for (const ticket of searching) await this.apply(ticket);
     const live = new Set(searching.map((ticket) => ticket.id));
     let removed = 0;
-    for (const mode of new Set([...modes, ...searching.map((ticket) => ticket.mode)])) {
-      const indexed = await this.redis.zrange(this.modeIndexKey(mode), 0, -1);
-      const stale = indexed.filter((id) => !live.has(id));
+    for (const [mode, ids] of indexed) {
+      const stale = ids.filter((id) => !live.has(id));
       if (stale.length > 0) {
         await this.redis.zrem(this.modeIndexKey(mode), ...stale);
         await this.redis.del(...stale.map((id) => this.candidateKey(id)));

@@ -14,15 +14,15 @@ import { isTerminalTicketState, measuredRegions } from '@matchplane/domain';
 import { OutboxSignal } from '@matchplane/outbox';
 import { sqlStateOf } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
-import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import {
+  CandidateProjection,
+  ticketExplanationKey,
+  TicketStore,
+  type StoredTicket,
+} from '@matchplane/tickets';
 import { IdempotencyStore, type IdempotentOutcome } from '../idempotency/idempotency.store';
 import { LatencyStore } from '../probes/latency.store';
 import { QueuePolicy } from './queue-policy';
-
-/** Where the matcher leaves its last explanation of why a ticket is still searching. */
-export function ticketExplanationKey(prefix: string, ticketId: string): string {
-  return `${prefix}:explanation:${ticketId}`;
-}
 
 /** The API view of a ticket. */
 export function ticketResponse(
