@@ -1,5 +1,6 @@
 import { InitialSchema1764000000000 } from './1764000000000-initial-schema';
 import { RetentionIndexes1764100000000 } from './1764100000000-retention-indexes';
+import { AllocationHandoff1764300000000 } from './1764300000000-allocation-handoff';
 import { ParticipantTicketHistory1764350000000 } from './1764350000000-participant-ticket-history';
 
 /**
@@ -9,5 +10,6 @@ import { ParticipantTicketHistory1764350000000 } from './1764350000000-participa
 export const allMigrations = [
   InitialSchema1764000000000,
   RetentionIndexes1764100000000,
+  AllocationHandoff1764300000000,
   ParticipantTicketHistory1764350000000,
 ];

@@ -1,3 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { freePort, runApp, startApp, waitFor, waitForHttp, type AppName, type RunningApp } from '../support/processes';
 import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
@@ -24,6 +28,13 @@ describe('every app boots and reports its health', () => {
 
   const serviceEnv = () => ({ ...db.env, REDIS_KEY_PREFIX: prefix });
 
+  /** The allocator refuses to start without key material (test/e2e/allocation-startup.spec.ts). */
+  const keysFile = path.join(mkdtempSync(path.join(tmpdir(), 'mp-boot-keys-')), 'join-keys.json');
+  writeFileSync(keysFile, JSON.stringify({ 'boot-1': randomBytes(32).toString('base64') }));
+  const appEnv: Partial<Record<AppName, Record<string, string>>> = {
+    allocator: { JOIN_KEYS_FILE: keysFile, JOIN_ACTIVE_KEY_ID: 'boot-1' },
+  };
+
   /** Shutdown hooks ran to the end (Nest then re-raises SIGTERM, which is the exit status). */
   async function expectCleanStop(app: RunningApp): Promise<void> {
     expect(await app.stop()).toBe('SIGTERM');
@@ -40,7 +51,7 @@ describe('every app boots and reports its health', () => {
   it.each(['dispatcher', 'matcher', 'allocator', 'maintenance'] as const)(
     '%s serves /health covering PostgreSQL and Redis on its own listener, and stops cleanly on SIGTERM',
     async (name) => {
-      const { app, healthUrl } = await startWithPort(name, 'HEALTH_PORT');
+      const { app, healthUrl } = await startWithPort(name, 'HEALTH_PORT', appEnv[name]);
       const body = (await waitForHttp(healthUrl)) as HealthBody;
       expect(body.status).toBe('ok');
       expect(body.details).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' } });

@@ -1,13 +1,59 @@
-import { Module, type DynamicModule } from '@nestjs/common';
-import type { AllocatorConfig } from '@matchplane/config';
+import { Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
+import { AllocatorConfig } from '@matchplane/config';
+import { AllocationModule, parseStaticServers } from '@matchplane/allocation';
+import { JoinTokenSigner } from '@matchplane/join-auth';
+import { MatchesModule } from '@matchplane/matches';
 import { ServiceRuntimeModule } from '@matchplane/observability';
+import { AllocationStepHook } from './allocation-step.hook';
+import { AllocationService } from './allocation.service';
+import { AllocationWorker } from './allocation.worker';
+import { loadJoinSigner } from './join-keys.loader';
+import { AgonesProvider } from './providers/agones.provider';
+import { AllocationProvider } from './providers/allocation.provider';
+import { LocalProvider } from './providers/local.provider';
+import { StaticProvider } from './providers/static.provider';
+import { HttpStaticHandOff, StaticHandOff } from './providers/static-handoff';
+
+function providerFor(config: AllocatorConfig): Provider[] {
+  const use = (implementation: Type<AllocationProvider>): Provider => ({
+    provide: AllocationProvider,
+    useClass: implementation,
+  });
+  switch (config.ALLOCATION_PROVIDER) {
+    case 'local':
+      return [use(LocalProvider)];
+    case 'static':
+      // A malformed pool refuses the start here rather than at the first match.
+      parseStaticServers(config.STATIC_SERVERS ?? '');
+      return [use(StaticProvider), { provide: StaticHandOff, useClass: HttpStaticHandOff }];
+    case 'agones':
+      return [use(AgonesProvider)];
+  }
+}
 
 @Module({})
 export class AllocatorModule {
+  /**
+   * Throws (so the allocator refuses to start) without usable key material: it could only
+   * strand every match it picked up.
+   */
   static forRoot(config: AllocatorConfig): DynamicModule {
+    const signer = loadJoinSigner(config);
     return {
       module: AllocatorModule,
-      imports: [ServiceRuntimeModule.forWorker(config, { appName: 'allocator' })],
+      imports: [
+        ServiceRuntimeModule.forWorker(config, { appName: 'allocator' }),
+        MatchesModule,
+        AllocationModule,
+      ],
+      providers: [
+        { provide: AllocatorConfig, useValue: config },
+        { provide: JoinTokenSigner, useValue: signer },
+        ...providerFor(config),
+        AllocationStepHook,
+        AllocationService,
+        AllocationWorker,
+      ],
     };
   }
 }

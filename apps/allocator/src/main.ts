@@ -3,4 +3,7 @@ import { bootstrapWorker, exitOnBootFailure } from '@matchplane/observability';
 import { AllocatorModule } from './allocator.module';
 
 const config = loadConfigOrExit(AllocatorConfig, 'allocator');
-bootstrapWorker(AllocatorModule.forRoot(config), 'allocator', config).catch(exitOnBootFailure('allocator'));
+// Inside the chain, so missing key material is the one-line failure of exitOnBootFailure.
+Promise.resolve()
+  .then(() => bootstrapWorker(AllocatorModule.forRoot(config), 'allocator', config))
+  .catch(exitOnBootFailure('allocator'));

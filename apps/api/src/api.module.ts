@@ -3,6 +3,7 @@ import { ApiConfig } from '@matchplane/config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { AdminModule } from './admin/admin.module';
 import { PlayerEntryModule, type PlayerEntryOptions } from './player-entry.module';
+import { ServersModule } from './servers/servers.module';
 
 /** The API's own configuration for every module of the app. */
 @Global()
@@ -34,6 +35,7 @@ export class ApiModule {
         }),
         AdminModule.forRoot(config),
         PlayerEntryModule.forRoot(config, options.playerEntry),
+        ServersModule,
       ],
     };
   }

@@ -4,12 +4,14 @@ import { ClientsModule, Transport } from '@nestjs/microservices';
 import { DispatcherConfig } from '@matchplane/config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { DELIVERY_QUEUE, OutboxModule, OutboxStatsService } from '@matchplane/outbox';
+import { ALLOCATION_QUEUE } from '@matchplane/allocation';
 import { bullConnection } from '@matchplane/persistence';
 import { DeliveryWorker } from './delivery.worker';
 import { OutboxAuditor } from './outbox.auditor';
 import { OutboxBacklogMetrics } from './outbox-backlog.metrics';
 import { OutboxRelay } from './outbox.relay';
 import { ClientNotificationSubscriber, NOTIFICATIONS_CLIENT } from './subscribers/client-notification.subscriber';
+import { AllocationTriggerSubscriber } from './subscribers/allocation-trigger.subscriber';
 
 @Module({})
 export class DispatcherModule {
@@ -21,6 +23,7 @@ export class DispatcherModule {
         ServiceRuntimeModule.forWorker(config, { appName: 'dispatcher' }),
         BullModule.forRoot({ connection: bullConnection(config), prefix: config.REDIS_KEY_PREFIX }),
         BullModule.registerQueue({ name: DELIVERY_QUEUE }),
+        BullModule.registerQueue({ name: ALLOCATION_QUEUE }),
         OutboxModule.forDelivery({
           maxAttempts: config.MAX_OUTBOX_DELIVERY_ATTEMPTS,
           retryBaseMs: config.OUTBOX_RETRY_BASE_MS,
@@ -43,6 +46,7 @@ export class DispatcherModule {
         OutboxStatsService,
         OutboxBacklogMetrics,
         ClientNotificationSubscriber,
+        AllocationTriggerSubscriber,
       ],
     };
   }

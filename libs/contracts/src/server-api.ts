@@ -23,6 +23,32 @@ export const GameServerEnv = {
 
 export const SERVER_PROTOCOL_VERSION = 1;
 
+/**
+ * How a pooled (static) server learns its match: the allocator POSTs this JSON to the server's
+ * hand-off URL (allocator STATIC_HANDOFF_URL). A retried allocation may hand the same match over
+ * again with a fresh credential, which replaces the earlier one (that one stops working).
+ */
+export interface ServerHandOff {
+  serverId: string;
+  matchId: string;
+  credential: string;
+  apiUrl: string;
+  endpoint: string;
+}
+
+/**
+ * On Agones the allocator hands the same over as annotations on the allocated GameServer (the
+ * server reads them through the Agones SDK); a retried hand-off overwrites them.
+ */
+export const AgonesHandOffAnnotations = {
+  MATCH_ID: 'matchplane.dev/match-id',
+  CREDENTIAL: 'matchplane.dev/credential',
+  API_URL: 'matchplane.dev/api-url',
+} as const;
+
+/** The label a GameServer allocated for a match carries, so a retried allocation finds it again. */
+export const AGONES_MATCH_LABEL = 'matchplane.dev/match-id';
+
 /** POST /v1/servers/{id}/register */
 export interface RegisterServerRequest {
   protocolVersion: number;
@@ -51,7 +77,7 @@ export interface RosterManifestView {
   matchId: string;
   serverId: string;
   keyId: string;
-  /** base64url SHA-256 over the canonical roster encoding. */
+  /** SHA-256 over the canonical roster encoding, 64 lowercase hex digits (as verifyRoster expects). */
   digest: string;
   entryCount: number;
   issuedAt: number;

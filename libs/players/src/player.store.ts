@@ -7,6 +7,17 @@ export interface QueueEntryProfile {
   readonly cooldownUntil?: Date;
 }
 
+/** The no-show cooldown: `baseMs` for a first offence, doubling with each repeat, at most `capMs`. */
+export interface NoShowPenaltyPolicy {
+  readonly baseMs: number;
+  readonly capMs: number;
+}
+
+export interface NoShowPenalty {
+  readonly noShowCount: number;
+  readonly cooldownUntil: Date;
+}
+
 /** Owns `players`: identities, rating and no-show penalties. */
 @Injectable()
 export class PlayerStore {
@@ -55,5 +66,34 @@ export class PlayerStore {
       rating: row.rating,
       ...(row.cooldown_until ? { cooldownUntil: row.cooldown_until } : {}),
     };
+  }
+
+  /**
+   * Records a no-show: the count rises and the cooldown runs `base * 2^(earlier offences)`
+   * (capped) from `now`, never shortening one already in force.
+   */
+  async penaliseNoShow(
+    manager: EntityManager,
+    playerId: string,
+    now: Date,
+    policy: NoShowPenaltyPolicy,
+  ): Promise<NoShowPenalty | undefined> {
+    const result: unknown = await manager.query(
+      `UPDATE players
+          SET no_show_count = no_show_count + 1,
+              cooldown_until = GREATEST(
+                COALESCE(cooldown_until, $2::timestamptz),
+                $2::timestamptz + make_interval(secs => LEAST($4::float8, $3::float8 * power(2, LEAST(no_show_count, 40))) / 1000.0)),
+              updated_at = now()
+        WHERE id = $1
+        RETURNING no_show_count, cooldown_until`,
+      [playerId, now, policy.baseMs, policy.capMs],
+    );
+    const rows = (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as {
+      no_show_count: number;
+      cooldown_until: Date;
+    }[];
+    const row = rows[0];
+    return row ? { noShowCount: row.no_show_count, cooldownUntil: row.cooldown_until } : undefined;
   }
 }

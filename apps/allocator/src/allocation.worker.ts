@@ -1,0 +1,94 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { Worker, type Job } from 'bullmq';
+import { AllocatorConfig } from '@matchplane/config';
+import {
+  ALLOCATION_BACKOFF,
+  ALLOCATION_QUEUE,
+  type AllocationJobData,
+} from '@matchplane/allocation';
+import { backoffDelayMs, bullConnection } from '@matchplane/persistence';
+import { AllocationService, type AllocationOutcome } from './allocation.service';
+
+/**
+ * Consumes allocation jobs. A BullMQ Worker built here rather than through @Processor: its
+ * concurrency, lock, stall limit and backoff come from AllocatorConfig at run time, and
+ * @Processor takes worker options only as static decorator arguments. The handler is thin: the
+ * service re-reads the match and resumes where the last attempt stopped. An attempt that throws is
+ * retried with jittered exponential backoff; the last one fails the match (never left hanging).
+ */
+@Injectable()
+export class AllocationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(AllocationWorker.name);
+  private worker?: Worker<AllocationJobData, AllocationOutcome | 'failed'>;
+
+  constructor(
+    private readonly allocations: AllocationService,
+    @Inject(AllocatorConfig) private readonly config: AllocatorConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const config = this.config;
+    this.worker = new Worker<AllocationJobData, AllocationOutcome | 'failed'>(
+      ALLOCATION_QUEUE,
+      (job) => this.process(job),
+      {
+        connection: bullConnection(config),
+        prefix: config.REDIS_KEY_PREFIX,
+        concurrency: config.ALLOCATOR_CONCURRENCY,
+        lockDuration: config.ALLOCATION_LOCK_MS,
+        stalledInterval: Math.max(500, Math.floor(config.ALLOCATION_LOCK_MS / 2)),
+        // A job whose allocator died resumes safely, so stalls count like attempts.
+        maxStalledCount: config.ALLOCATION_MAX_ATTEMPTS,
+        settings: {
+          backoffStrategy: (attemptsMade: number, type?: string) =>
+            type === ALLOCATION_BACKOFF
+              ? backoffDelayMs(attemptsMade, {
+                  baseMs: config.ALLOCATION_RETRY_BASE_MS,
+                  capMs: config.ALLOCATION_RETRY_CAP_MS,
+                })
+              : 0,
+        },
+      },
+    );
+    this.worker.on('error', (error) => this.logger.warn(`allocation worker: ${error.message}`));
+    this.worker.on('failed', (job, error) => void this.onFailed(job, error));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.worker?.close();
+  }
+
+  private async process(job: Job<AllocationJobData>): Promise<AllocationOutcome | 'failed'> {
+    const { matchId } = job.data;
+    const attempt = job.attemptsMade + 1;
+    try {
+      return await this.allocations.run(matchId);
+    } catch (error) {
+      if (attempt >= this.config.ALLOCATION_MAX_ATTEMPTS) {
+        await this.allocations.giveUp(matchId, error);
+        return 'failed';
+      }
+      const message = error instanceof Error ? error.message : String(error);
+      this.logger.warn(
+        `allocation of match ${matchId}, attempt ${attempt}/${this.config.ALLOCATION_MAX_ATTEMPTS}: ${message}`,
+      );
+      throw error;
+    }
+  }
+
+  /** A job BullMQ failed without our handler's say (it stalled too often): fail the match. */
+  private async onFailed(job: Job<AllocationJobData> | undefined, error: Error): Promise<void> {
+    if (!job || !/stalled/i.test(error.message)) return;
+    await this.allocations.giveUp(job.data.matchId, error).catch((failure: unknown) => {
+      this.logger.error(
+        `could not fail match ${job.data.matchId}: ${failure instanceof Error ? failure.message : String(failure)}`,
+      );
+    });
+  }
+}

@@ -1,0 +1,44 @@
+import type { AllocationProviderName } from '@matchplane/config';
+import type { AllocationRecord, ProvidedServer } from '@matchplane/allocation';
+
+export interface AllocationRequest {
+  readonly matchId: string;
+  readonly mode: string;
+  readonly region: string;
+}
+
+/** What a server needs to serve its match; `credential` is secret and never logged. */
+export interface ServerHandOffInput {
+  readonly allocation: AllocationRecord;
+  readonly credential: string;
+  readonly apiUrl: string;
+}
+
+/** No server is free now; the allocation is retried (and fails after ALLOCATION_MAX_ATTEMPTS). */
+export class NoCapacityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NoCapacityError';
+  }
+}
+
+/**
+ * Where game servers come from (DI token; ALLOCATION_PROVIDER picks the implementation). Every
+ * method is safe to call again for the same match: a retried allocation must find the server it
+ * already got, never a second one.
+ */
+export abstract class AllocationProvider {
+  abstract readonly name: AllocationProviderName;
+
+  /** A server for the match; `busy` lists servers found taken by another live match meanwhile. */
+  abstract allocate(request: AllocationRequest, busy: ReadonlySet<string>): Promise<ProvidedServer>;
+
+  /**
+   * Gives the server its credential (replacing any earlier one). Answers provider facts to merge
+   * into the allocation's provider_ref (e.g. a process id), if any.
+   */
+  abstract handOff(input: ServerHandOffInput): Promise<Readonly<Record<string, unknown>>>;
+
+  /** Gives the server back after its match ended without it releasing itself. */
+  abstract release(allocation: AllocationRecord): Promise<void>;
+}

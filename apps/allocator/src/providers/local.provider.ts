@@ -1,0 +1,129 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { AllocatorConfig } from '@matchplane/config';
+import { GameServerEnv } from '@matchplane/contracts';
+import type { AllocationRecord, ProvidedServer } from '@matchplane/allocation';
+import {
+  AllocationProvider,
+  type AllocationRequest,
+  type ServerHandOffInput,
+} from './allocation.provider';
+
+/** A free TCP port on `host` (the OS picks; it is free again the moment this returns). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Development and tests: each match's game server is a child process (LOCAL_SERVER_ENTRY) on a
+ * free port of LOCAL_SERVER_HOST, handed its identity, credential and config through the
+ * GameServerEnv variables. The port is chosen at allocation (it is the signed endpoint); the
+ * process starts at hand-off, when its credential exists. A retried hand-off stops the match's
+ * earlier process first (its credential was just replaced). The servers stop with the allocator.
+ */
+@Injectable()
+export class LocalProvider extends AllocationProvider implements OnApplicationShutdown {
+  readonly name = 'local' as const;
+  private readonly logger = new Logger(LocalProvider.name);
+  private readonly children = new Map<string, ChildProcess>();
+
+  private readonly extraEnv: Record<string, string>;
+
+  constructor(@Inject(AllocatorConfig) private readonly config: AllocatorConfig) {
+    super();
+    this.extraEnv = Object.fromEntries(
+      (config.LOCAL_SERVER_ENV ?? '')
+        .split(',')
+        .filter(Boolean)
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    );
+  }
+
+  async allocate(request: AllocationRequest): Promise<ProvidedServer> {
+    const host = this.config.LOCAL_SERVER_HOST;
+    const port = await freePort(host);
+    return {
+      serverId: `local-${request.matchId}`,
+      endpoint: host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`,
+      providerRef: { port },
+    };
+  }
+
+  async handOff(input: ServerHandOffInput): Promise<Readonly<Record<string, unknown>>> {
+    const { allocation } = input;
+    await this.stop(allocation);
+    const port = Number(allocation.providerRef.port);
+    const healthPort = await freePort(this.config.LOCAL_SERVER_HOST);
+    const child = spawn(process.execPath, [path.resolve(this.config.LOCAL_SERVER_ENTRY)], {
+      env: {
+        ...this.extraEnv,
+        LOG_LEVEL: this.config.LOG_LEVEL,
+        LOG_FORMAT: this.config.LOG_FORMAT,
+        HEALTH_HOST: this.config.LOCAL_SERVER_HOST,
+        HEALTH_PORT: String(healthPort),
+        [GameServerEnv.SERVER_ID]: allocation.serverId,
+        [GameServerEnv.CREDENTIAL]: input.credential,
+        [GameServerEnv.MATCH_ID]: allocation.matchId,
+        [GameServerEnv.JOIN_KEYS_FILE]: path.resolve(this.config.JOIN_KEYS_FILE),
+        [GameServerEnv.API_URL]: input.apiUrl,
+        [GameServerEnv.PORT]: String(port),
+      },
+      stdio: ['ignore', this.config.LOCAL_SERVER_OUTPUT, this.config.LOCAL_SERVER_OUTPUT],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', reject);
+    });
+    this.children.set(allocation.matchId, child);
+    child.once('exit', (code, signal) => {
+      if (this.children.get(allocation.matchId) === child) this.children.delete(allocation.matchId);
+      this.logger.log(`game server ${allocation.serverId} exited (${code ?? signal ?? '?'})`);
+    });
+    return { pid: child.pid, healthPort };
+  }
+
+  async release(allocation: AllocationRecord): Promise<void> {
+    await this.stop(allocation);
+  }
+
+  onApplicationShutdown(): void {
+    for (const child of this.children.values()) child.kill('SIGTERM');
+    this.children.clear();
+  }
+
+  /** Stops the match's server: ours if we started it, else the pid an earlier allocator recorded. */
+  private async stop(allocation: AllocationRecord): Promise<void> {
+    const child = this.children.get(allocation.matchId);
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5_000))]);
+      this.children.delete(allocation.matchId);
+      return;
+    }
+    const pid = allocation.providerRef.pid;
+    if (typeof pid === 'number' && isAlive(pid)) process.kill(pid, 'SIGTERM');
+  }
+}

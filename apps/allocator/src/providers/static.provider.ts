@@ -1,0 +1,76 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AllocatorConfig } from '@matchplane/config';
+import {
+  AllocationStore,
+  parseStaticServers,
+  staticEndpoint,
+  type AllocationRecord,
+  type ProvidedServer,
+  type StaticServer,
+} from '@matchplane/allocation';
+import {
+  AllocationProvider,
+  NoCapacityError,
+  type AllocationRequest,
+  type ServerHandOffInput,
+} from './allocation.provider';
+import { StaticHandOff } from './static-handoff';
+
+/**
+ * A fixed pool (STATIC_SERVERS). The lease is the allocation row itself: a server is free when no
+ * live allocation names it, and the partial unique index on allocations.server_id settles two
+ * allocators picking the same one. Nothing outside PostgreSQL holds state, so a retry after a
+ * crash simply finds the match's recorded allocation.
+ */
+@Injectable()
+export class StaticProvider extends AllocationProvider {
+  readonly name = 'static' as const;
+  private readonly servers: StaticServer[];
+  private next = 0;
+
+  constructor(
+    @Inject(AllocatorConfig) config: AllocatorConfig,
+    private readonly dataSource: DataSource,
+    private readonly allocations: AllocationStore,
+    private readonly handOffs: StaticHandOff,
+  ) {
+    super();
+    this.servers = parseStaticServers(config.STATIC_SERVERS ?? '');
+  }
+
+  async allocate(request: AllocationRequest, busy: ReadonlySet<string>): Promise<ProvidedServer> {
+    const live = await this.allocations.liveServerIds(
+      this.dataSource.manager,
+      this.servers.map((server) => server.id),
+    );
+    // Round-robin start, so concurrent allocations do not all race for the first free server.
+    const start = this.next++ % this.servers.length;
+    for (let offset = 0; offset < this.servers.length; offset += 1) {
+      const server = this.servers[(start + offset) % this.servers.length];
+      if (server && !live.has(server.id) && !busy.has(server.id)) {
+        return { serverId: server.id, endpoint: staticEndpoint(server), providerRef: {} };
+      }
+    }
+    throw new NoCapacityError(
+      `all ${this.servers.length} static servers are serving matches (match ${request.matchId} waits)`,
+    );
+  }
+
+  async handOff(input: ServerHandOffInput): Promise<Readonly<Record<string, unknown>>> {
+    const server = this.servers.find((candidate) => candidate.id === input.allocation.serverId);
+    if (!server)
+      throw new Error(`server ${input.allocation.serverId} is no longer in STATIC_SERVERS`);
+    await this.handOffs.deliver(server, {
+      serverId: server.id,
+      matchId: input.allocation.matchId,
+      credential: input.credential,
+      apiUrl: input.apiUrl,
+      endpoint: input.allocation.endpoint,
+    });
+    return {};
+  }
+
+  /** The lease ends with the allocation row; the server itself keeps running for the next match. */
+  async release(_allocation: AllocationRecord): Promise<void> {}
+}

@@ -1,0 +1,78 @@
+import {
+  createParamDecorator,
+  Injectable,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { DataSource } from 'typeorm';
+import {
+  AllocationStore,
+  hashWorkloadCredential,
+  type AllocationRecord,
+} from '@matchplane/allocation';
+import { ApiError, ErrorCode } from '@matchplane/contracts';
+
+export interface ServerRequest extends FastifyRequest {
+  allocation?: AllocationRecord;
+}
+
+const CHALLENGE = { 'www-authenticate': 'Bearer realm="matchplane-servers"' };
+
+/**
+ * Game-server routes: `Authorization: Bearer <workload credential>`, the secret the allocator
+ * handed this server. Missing or unknown: 401. A credential used for another server's id: 403
+ * (it is bound to the one server id its allocation names). The credential is looked up by its
+ * SHA-256, which only its holder can produce.
+ */
+@Injectable()
+export class ServerCredentialGuard implements CanActivate {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly allocations: AllocationStore,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<ServerRequest>();
+    const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+    if (!match?.[1]) {
+      throw new ApiError(
+        401,
+        ErrorCode.UNAUTHENTICATED,
+        'A server workload credential is required',
+        {
+          headers: CHALLENGE,
+        },
+      );
+    }
+    const allocation = await this.allocations.byCredentialHash(
+      this.dataSource.manager,
+      hashWorkloadCredential(match[1]),
+    );
+    if (!allocation) {
+      throw new ApiError(401, ErrorCode.UNAUTHENTICATED, 'The workload credential is not valid', {
+        headers: CHALLENGE,
+      });
+    }
+    const params = request.params as Record<string, string | undefined>;
+    if (params.id !== allocation.serverId) {
+      throw new ApiError(
+        403,
+        ErrorCode.FORBIDDEN,
+        'The workload credential belongs to another server',
+      );
+    }
+    request.allocation = allocation;
+    return true;
+  }
+}
+
+/** The allocation behind the credential of a route guarded by {@link ServerCredentialGuard}. */
+export const CurrentAllocation = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): AllocationRecord => {
+    const allocation = context.switchToHttp().getRequest<ServerRequest>().allocation;
+    if (!allocation)
+      throw new Error('CurrentAllocation used on a route without ServerCredentialGuard');
+    return allocation;
+  },
+);

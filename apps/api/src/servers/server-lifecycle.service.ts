@@ -1,0 +1,421 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { AllocationStore, RosterStore, type AllocationRecord } from '@matchplane/allocation';
+import { ApiConfig } from '@matchplane/config';
+import {
+  ApiError,
+  ErrorCode,
+  SERVER_PROTOCOL_VERSION,
+  type InitialConnectResponse,
+  type MatchResultResponse,
+  type RegisterServerResponse,
+  type RosterResponse,
+} from '@matchplane/contracts';
+import { isTerminalMatchState, type MatchSnapshot, type TicketCommand } from '@matchplane/domain';
+import { MatchLifecycle, MatchStore, type MatchEnding } from '@matchplane/matches';
+import { OutboxSignal } from '@matchplane/outbox';
+import { runInTransaction, TransactionRetriesExhaustedError } from '@matchplane/persistence';
+import { PlayerStore, type NoShowPenaltyPolicy } from '@matchplane/players';
+import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import type { InitialConnectBody, MatchResultBody, RegisterServerBody } from './servers.dto';
+
+/** What one route's transaction changed, for the post-commit work. */
+interface Committed<T> {
+  readonly response: T;
+  readonly tickets: readonly StoredTicket[];
+  readonly ending?: MatchEnding;
+  readonly changed: boolean;
+}
+
+// Registrations of many matches at once conflict under SSI now and then (page-level predicate
+// locks); a generous budget keeps that a retry, and exhausting it is a 503 the server retries.
+const SERIALIZABLE = { isolation: 'SERIALIZABLE' as const, maxAttempts: 20, baseDelayMs: 5 };
+
+function stateConflict(match: MatchSnapshot, what: string): ApiError {
+  return new ApiError(
+    409,
+    ErrorCode.MATCH_STATE_CONFLICT,
+    `Match ${match.id} is ${match.state}: ${what}`,
+  );
+}
+
+/**
+ * The game server's side of a match. Each route is one SERIALIZABLE transaction (retried on
+ * 40001) that re-reads the match, answers its current state when the step already happened (so a
+ * server may safely repeat any call), and otherwise moves the match and its tickets through the
+ * stores with their outbox envelopes; the relay is woken after commit.
+ */
+@Injectable()
+export class ServerLifecycleService {
+  private readonly penalty: NoShowPenaltyPolicy;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly matches: MatchStore,
+    private readonly lifecycle: MatchLifecycle,
+    private readonly tickets: TicketStore,
+    private readonly players: PlayerStore,
+    private readonly allocations: AllocationStore,
+    private readonly rosters: RosterStore,
+    private readonly projection: CandidateProjection,
+    private readonly signal: OutboxSignal,
+    @Inject(ApiConfig) private readonly config: ApiConfig,
+  ) {
+    this.penalty = {
+      baseMs: config.NO_SHOW_COOLDOWN_BASE_SECONDS * 1000,
+      capMs: config.NO_SHOW_COOLDOWN_CAP_SECONDS * 1000,
+    };
+  }
+
+  /**
+   * ALLOCATING -> PROCESS_READY -> ASSIGNMENT_READY and every ticket MATCHED -> ASSIGNED, only
+   * when every participant holds a live, unexpired assignment to this server.
+   */
+  async register(
+    allocation: AllocationRecord,
+    body: RegisterServerBody,
+  ): Promise<RegisterServerResponse> {
+    if (body.protocolVersion !== SERVER_PROTOCOL_VERSION) {
+      throw new ApiError(
+        400,
+        ErrorCode.SERVER_PROTOCOL_UNSUPPORTED,
+        `Protocol version ${body.protocolVersion} is not supported; this control plane speaks ${SERVER_PROTOCOL_VERSION}`,
+      );
+    }
+    return this.commit(async (manager, now) => {
+      const match = await this.loadMatch(manager, allocation);
+      const answer = (m: MatchSnapshot) => ({
+        matchId: m.id,
+        serverId: allocation.serverId,
+        state: m.state,
+        revision: m.revision,
+      });
+      if (match.state !== 'ALLOCATING' && match.state !== 'PROCESS_READY') {
+        return { response: answer(match), tickets: [], changed: false };
+      }
+      const roster = await this.rosters.liveRoster(manager, match.id, allocation.serverId, now);
+      if (!roster.ok || roster.entries.length !== match.participants.length) {
+        throw new ApiError(
+          409,
+          ErrorCode.ASSIGNMENTS_NOT_READY,
+          `Not every participant of match ${match.id} holds a live assignment to this server${roster.ok ? '' : `: ${roster.problem}`}`,
+          { headers: { 'retry-after': '1' } },
+        );
+      }
+      let current = match;
+      if (current.state === 'ALLOCATING') {
+        current = (
+          await this.matches.transition(
+            manager,
+            current.id,
+            { to: 'PROCESS_READY' },
+            { expectedRevision: current.revision, now },
+          )
+        ).match;
+      }
+      current = (
+        await this.matches.transition(
+          manager,
+          current.id,
+          { to: 'ASSIGNMENT_READY' },
+          { expectedRevision: current.revision, now },
+        )
+      ).match;
+      const moved = await this.moveTickets(manager, current, now, (ticket) =>
+        ticket.state === 'MATCHED' ? { to: 'ASSIGNED', matchId: current.id } : undefined,
+      );
+      await this.allocations.markRegistered(manager, current.id, {
+        protocolVersion: body.protocolVersion,
+        imageDigest: body.imageDigest,
+        now,
+      });
+      return { response: answer(current), tickets: moved, changed: true };
+    });
+  }
+
+  /**
+   * The published roster and its manifest. Until initial connect it is served only while it is
+   * exactly the durable participants, each with a live assignment (the check the allocator signed
+   * against); from IN_PROGRESS on it is served as signed (the server already reported who came).
+   */
+  async roster(allocation: AllocationRecord): Promise<RosterResponse> {
+    return runInTransaction(
+      this.dataSource,
+      async (manager) => {
+        const now = new Date();
+        const match = await this.loadMatch(manager, allocation);
+        if (isTerminalMatchState(match.state)) throw stateConflict(match, 'its roster is closed');
+        const roster = await this.rosters.liveRoster(manager, match.id, allocation.serverId, now);
+        let entries: RosterResponse['entries'] | undefined;
+        let manifest: RosterResponse['manifest'] | undefined;
+        if (roster.ok) {
+          entries = roster.entries.map((e) => ({
+            playerId: e.playerId,
+            team: e.team,
+            joinToken: e.joinToken,
+            expiresAt: e.expiresAt.toISOString(),
+          }));
+          manifest = roster.manifest;
+        } else if (match.state === 'IN_PROGRESS') {
+          manifest = await this.rosters.manifest(manager, match.id);
+          const teams = new Map(match.participants.map((p) => [p.playerId, p.team]));
+          entries = (await this.rosters.assignments(manager, match.id)).map((a) => ({
+            playerId: a.playerId,
+            team: teams.get(a.playerId) ?? 0,
+            joinToken: a.joinToken,
+            expiresAt: a.expiresAt.toISOString(),
+          }));
+        }
+        if (!manifest || !entries) {
+          throw new ApiError(
+            409,
+            ErrorCode.ASSIGNMENTS_NOT_READY,
+            `The roster of match ${match.id} cannot be served: ${roster.ok ? 'not published' : roster.problem}`,
+            { headers: { 'retry-after': '1' } },
+          );
+        }
+        return {
+          matchId: match.id,
+          serverId: allocation.serverId,
+          endpoint: allocation.endpoint,
+          mode: match.mode,
+          region: match.region,
+          entries,
+          manifest,
+        };
+      },
+      { isolation: 'REPEATABLE READ' },
+    );
+  }
+
+  /**
+   * Who connected before the deadline. Every no-show's ticket fails (NO_SHOW) and the player is
+   * penalised. The match goes on (IN_PROGRESS, connected tickets CONNECTED) while every team keeps
+   * MATCH_MIN_CONNECTED_PER_TEAM connected players; otherwise it fails with NO_SHOW and the
+   * connected players' tickets end with it (MATCH_FAILED, no penalty; they queue again themselves:
+   * the domain requeues only failures before ASSIGNMENT_READY that no player caused).
+   */
+  async initialConnect(
+    allocation: AllocationRecord,
+    body: InitialConnectBody,
+  ): Promise<InitialConnectResponse> {
+    return this.commit(async (manager, now) => {
+      const match = await this.loadMatch(manager, allocation);
+      const participants = new Set(match.participants.map((p) => p.playerId));
+      const unknown = body.connectedPlayerIds.filter((id) => !participants.has(id));
+      if (unknown.length > 0) {
+        throw new ApiError(
+          400,
+          ErrorCode.UNKNOWN_PARTICIPANT,
+          `Not participants of match ${match.id}: ${unknown.join(', ')}`,
+        );
+      }
+      const connected = new Set(body.connectedPlayerIds);
+      const noShows = match.participants.filter((p) => !connected.has(p.playerId));
+      const answer = (m: MatchSnapshot) => ({
+        matchId: m.id,
+        state: m.state,
+        revision: m.revision,
+        noShowPlayerIds: noShows.map((p) => p.playerId),
+      });
+      if (match.state === 'IN_PROGRESS' || isTerminalMatchState(match.state)) {
+        return { response: answer(match), tickets: [], changed: false };
+      }
+      if (match.state !== 'ASSIGNMENT_READY')
+        throw stateConflict(match, 'the server has not registered');
+
+      const moved: StoredTicket[] = [];
+      for (const participant of noShows) {
+        const ticket = await this.tickets.load(manager, participant.ticketId, { forUpdate: true });
+        if (ticket?.state === 'ASSIGNED' && ticket.matchId === match.id) {
+          moved.push(
+            (
+              await this.tickets.transition(
+                manager,
+                ticket,
+                { to: 'FAILED', reason: 'NO_SHOW', matchId: match.id },
+                now,
+              )
+            ).ticket,
+          );
+          await this.players.penaliseNoShow(manager, participant.playerId, now, this.penalty);
+        }
+      }
+      const teams = new Set(match.participants.map((p) => p.team));
+      const goesOn = [...teams].every(
+        (team) =>
+          match.participants.filter((p) => p.team === team && connected.has(p.playerId)).length >=
+          Math.min(
+            this.config.MATCH_MIN_CONNECTED_PER_TEAM,
+            match.participants.filter((p) => p.team === team).length,
+          ),
+      );
+      if (!goesOn) {
+        const ending = await this.lifecycle.fail(manager, match.id, 'NO_SHOW', {
+          expectedRevision: match.revision,
+          now,
+        });
+        await this.allocations.release(manager, match.id, { state: 'RELEASED', now });
+        return { response: answer(ending.change.match), tickets: moved, ending, changed: true };
+      }
+      const change = await this.matches.transition(
+        manager,
+        match.id,
+        { to: 'IN_PROGRESS' },
+        { expectedRevision: match.revision, now },
+      );
+      moved.push(
+        ...(await this.moveTickets(manager, change.match, now, (ticket) =>
+          ticket.state === 'ASSIGNED' && connected.has(ticket.playerId)
+            ? { to: 'CONNECTED', matchId: match.id }
+            : undefined,
+        )),
+      );
+      return { response: answer(change.match), tickets: moved, changed: true };
+    });
+  }
+
+  /**
+   * The end of the match: COMPLETED (from IN_PROGRESS, connected tickets COMPLETED) or FAILED
+   * SERVER_REPORTED_FAILURE (from any live state). The allocation is released with the reported
+   * result: a static server's lease is free again, and local and Agones servers exit by themselves.
+   */
+  async result(allocation: AllocationRecord, body: MatchResultBody): Promise<MatchResultResponse> {
+    return this.commit(async (manager, now) => {
+      const match = await this.loadMatch(manager, allocation);
+      this.checkResult(match, body);
+      const answer = (m: MatchSnapshot) => ({
+        matchId: m.id,
+        state: m.state,
+        revision: m.revision,
+      });
+      const report = {
+        outcome: body.outcome,
+        ...(body.winningTeam === undefined ? {} : { winningTeam: body.winningTeam }),
+        ...(body.scores === undefined ? {} : { scores: body.scores }),
+        reportedAt: now.toISOString(),
+      };
+      if (isTerminalMatchState(match.state)) {
+        const released = await this.allocations.release(manager, match.id, {
+          state: 'RELEASED',
+          now,
+          result: report,
+        });
+        return { response: answer(match), tickets: [], changed: released };
+      }
+      if (body.outcome === 'FAILED') {
+        const ending = await this.lifecycle.fail(manager, match.id, 'SERVER_REPORTED_FAILURE', {
+          expectedRevision: match.revision,
+          now,
+        });
+        await this.allocations.release(manager, match.id, {
+          state: 'RELEASED',
+          now,
+          result: report,
+        });
+        return { response: answer(ending.change.match), tickets: [], ending, changed: true };
+      }
+      if (match.state !== 'IN_PROGRESS')
+        throw stateConflict(match, 'only a match in progress can complete');
+      const change = await this.matches.transition(
+        manager,
+        match.id,
+        { to: 'COMPLETED' },
+        { expectedRevision: match.revision, now },
+      );
+      const moved = await this.moveTickets(manager, change.match, now, (ticket) =>
+        ticket.state === 'CONNECTED' ? { to: 'COMPLETED', matchId: match.id } : undefined,
+      );
+      await this.allocations.release(manager, match.id, { state: 'RELEASED', now, result: report });
+      return { response: answer(change.match), tickets: moved, changed: true };
+    });
+  }
+
+  private checkResult(match: MatchSnapshot, body: MatchResultBody): void {
+    const teams = new Set(match.participants.map((p) => p.team));
+    if (
+      body.winningTeam !== undefined &&
+      (body.outcome !== 'COMPLETED' || !teams.has(body.winningTeam))
+    ) {
+      throw new ApiError(
+        400,
+        ErrorCode.VALIDATION_FAILED,
+        `winningTeam must be a team of match ${match.id} on a COMPLETED result`,
+      );
+    }
+    const participants = new Set(match.participants.map((p) => p.playerId));
+    for (const [playerId, score] of Object.entries(body.scores ?? {})) {
+      if (!participants.has(playerId)) {
+        throw new ApiError(
+          400,
+          ErrorCode.UNKNOWN_PARTICIPANT,
+          `scores names ${playerId}, not a participant of match ${match.id}`,
+        );
+      }
+      if (typeof score !== 'number' || !Number.isFinite(score)) {
+        throw new ApiError(
+          400,
+          ErrorCode.VALIDATION_FAILED,
+          `scores.${playerId} must be a finite number`,
+        );
+      }
+    }
+  }
+
+  private async loadMatch(
+    manager: EntityManager,
+    allocation: AllocationRecord,
+  ): Promise<MatchSnapshot> {
+    const match = await this.matches.load(manager, allocation.matchId);
+    if (!match)
+      throw new ApiError(404, ErrorCode.NOT_FOUND, `Match ${allocation.matchId} no longer exists`);
+    return match;
+  }
+
+  /** Each participant's ticket moved by `command` (undefined: left as it is). */
+  private async moveTickets(
+    manager: EntityManager,
+    match: MatchSnapshot,
+    now: Date,
+    command: (ticket: StoredTicket) => TicketCommand | undefined,
+  ): Promise<StoredTicket[]> {
+    const moved: StoredTicket[] = [];
+    for (const participant of match.participants) {
+      const ticket = await this.tickets.load(manager, participant.ticketId, { forUpdate: true });
+      if (!ticket || ticket.matchId !== match.id) continue;
+      const next = command(ticket);
+      if (next) moved.push((await this.tickets.transition(manager, ticket, next, now)).ticket);
+    }
+    return moved;
+  }
+
+  /** Runs one route's transaction, then wakes the relay and refreshes the moved tickets' projection. */
+  private async commit<T>(
+    work: (manager: EntityManager, now: Date) => Promise<Committed<T>>,
+  ): Promise<T> {
+    let committed: Committed<T>;
+    try {
+      committed = await runInTransaction(
+        this.dataSource,
+        (manager) => work(manager, new Date()),
+        SERIALIZABLE,
+      );
+    } catch (error) {
+      if (error instanceof TransactionRetriesExhaustedError) {
+        throw new ApiError(
+          503,
+          ErrorCode.CONTENDED,
+          'Too many concurrent changes to this match right now; retry',
+          {
+            headers: { 'retry-after': '1' },
+          },
+        );
+      }
+      throw error;
+    }
+    if (committed.changed) this.signal.committed();
+    for (const ticket of committed.tickets) await this.projection.applyAfterCommit(ticket);
+    if (committed.ending) await this.lifecycle.afterCommit(committed.ending);
+    return committed.response;
+  }
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { AllocationModule } from '@matchplane/allocation';
+import { MatchesModule } from '@matchplane/matches';
+import { OutboxModule } from '@matchplane/outbox';
+import { TicketsModule } from '@matchplane/tickets';
+import { ServerCredentialGuard } from './server-credential.guard';
+import { ServerLifecycleService } from './server-lifecycle.service';
+import { ServersController } from './servers.controller';
+
+/** Game-server routes: register, roster, initial connect and result, under the workload credential. */
+@Module({
+  imports: [AllocationModule, MatchesModule, TicketsModule, OutboxModule.forWriters()],
+  controllers: [ServersController],
+  providers: [ServerCredentialGuard, ServerLifecycleService],
+})
+export class ServersModule {}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { AllocationStore } from './allocation.store';
+import { RosterStore } from './roster.store';
+
+/**
+ * Owns `allocations`, `assignments` and `roster_manifests`; the allocator writes them, the
+ * game-server routes read and advance them, both only through these stores.
+ */
+@Module({
+  providers: [AllocationStore, RosterStore],
+  exports: [AllocationStore, RosterStore],
+})
+export class AllocationModule {}

@@ -1,0 +1,251 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { sqlStateOf } from '@matchplane/persistence';
+
+export type AllocationState = 'REQUESTED' | 'ALLOCATED' | 'RELEASED' | 'FAILED';
+
+/** A state in which the allocation holds its server (allocations_live_server_id_key). */
+export const LIVE_ALLOCATION_STATES: readonly AllocationState[] = ['REQUESTED', 'ALLOCATED'];
+
+/** What a provider answers for a match: the server and where players reach it. */
+export interface ProvidedServer {
+  readonly serverId: string;
+  /** host:port players connect to (signed into every join token). */
+  readonly endpoint: string;
+  /** Provider-specific facts needed to resume or release (a GameServer name, a pid, a port). */
+  readonly providerRef: Readonly<Record<string, unknown>>;
+}
+
+export interface AllocationRecord extends ProvidedServer {
+  readonly matchId: string;
+  readonly provider: string;
+  readonly state: AllocationState;
+  readonly credentialHash?: Buffer;
+  readonly handedOffAt?: Date;
+  readonly registeredAt?: Date;
+  readonly releasedAt?: Date;
+}
+
+export interface DurableParticipant {
+  readonly playerId: string;
+  readonly ticketId: string;
+  readonly team: number;
+}
+
+/** Another live allocation holds that server (the partial unique index decided). */
+export class ServerBusyError extends Error {
+  constructor(readonly serverId: string) {
+    super(`server ${serverId} already serves another live match`);
+    this.name = 'ServerBusyError';
+  }
+}
+
+interface AllocationRow {
+  match_id: string;
+  provider: string;
+  server_id: string;
+  endpoint: string | null;
+  provider_ref: Record<string, unknown>;
+  state: AllocationState;
+  credential_hash: Buffer | null;
+  handed_off_at: Date | null;
+  registered_at: Date | null;
+  released_at: Date | null;
+}
+
+const COLUMNS = `match_id, provider, server_id, endpoint, provider_ref, state, credential_hash,
+  handed_off_at, registered_at, released_at`;
+
+const LIVE = `('REQUESTED', 'ALLOCATED')`;
+
+function toRecord(row: AllocationRow): AllocationRecord {
+  return {
+    matchId: row.match_id,
+    provider: row.provider,
+    serverId: row.server_id,
+    endpoint: row.endpoint ?? '',
+    providerRef: row.provider_ref,
+    state: row.state,
+    ...(row.credential_hash ? { credentialHash: row.credential_hash } : {}),
+    ...(row.handed_off_at ? { handedOffAt: row.handed_off_at } : {}),
+    ...(row.registered_at ? { registeredAt: row.registered_at } : {}),
+    ...(row.released_at ? { releasedAt: row.released_at } : {}),
+  };
+}
+
+/** manager.query answers [rows, count] for UPDATE ... RETURNING and plain rows for SELECT/INSERT. */
+function rowsOf<T>(result: unknown): T[] {
+  if (Array.isArray(result) && Array.isArray(result[0])) return result[0] as T[];
+  return result as T[];
+}
+
+/**
+ * Owns `allocations`: which server a match got, its endpoint, the hash of the server's workload
+ * credential and the server's lease. Every write is keyed by match id, so each allocator step can
+ * run again after a crash without a second allocation.
+ */
+@Injectable()
+export class AllocationStore {
+  async load(
+    manager: EntityManager,
+    matchId: string,
+    options: { forUpdate?: boolean } = {},
+  ): Promise<AllocationRecord | undefined> {
+    const rows = await manager.query<AllocationRow[]>(
+      `SELECT ${COLUMNS} FROM allocations WHERE match_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
+      [matchId],
+    );
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  /**
+   * Persists the provider's answer before anything else is done with it. An allocation already
+   * recorded for the match wins (a concurrent or earlier attempt); a server another live match
+   * holds throws {@link ServerBusyError}.
+   */
+  async record(
+    manager: EntityManager,
+    matchId: string,
+    provider: string,
+    server: ProvidedServer,
+  ): Promise<AllocationRecord> {
+    try {
+      const rows = await manager.query<AllocationRow[]>(
+        `INSERT INTO allocations (match_id, provider, server_id, endpoint, provider_ref, state)
+         VALUES ($1, $2, $3, $4, $5::jsonb, 'ALLOCATED')
+         ON CONFLICT (match_id) DO NOTHING
+         RETURNING ${COLUMNS}`,
+        [matchId, provider, server.serverId, server.endpoint, JSON.stringify(server.providerRef)],
+      );
+      if (rows[0]) return toRecord(rows[0]);
+    } catch (error) {
+      if (sqlStateOf(error) === '23505') throw new ServerBusyError(server.serverId);
+      throw error;
+    }
+    const existing = await this.load(manager, matchId);
+    if (!existing) throw new Error(`allocation of match ${matchId} vanished while recording it`);
+    return existing;
+  }
+
+  /** Which of these servers a live allocation holds. */
+  async liveServerIds(manager: EntityManager, serverIds: readonly string[]): Promise<Set<string>> {
+    const rows = await manager.query<{ server_id: string }[]>(
+      `SELECT server_id FROM allocations WHERE server_id = ANY($1::text[]) AND state IN ${LIVE}`,
+      [serverIds],
+    );
+    return new Set(rows.map((row) => row.server_id));
+  }
+
+  /** Merges provider facts learnt after allocation (e.g. a launched process id). */
+  async updateProviderRef(
+    manager: EntityManager,
+    matchId: string,
+    patch: Readonly<Record<string, unknown>>,
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE allocations SET provider_ref = provider_ref || $2::jsonb, updated_at = now() WHERE match_id = $1`,
+      [matchId, JSON.stringify(patch)],
+    );
+  }
+
+  /**
+   * Stores a fresh credential's hash, replacing any earlier one (which stops working) and
+   * clearing the hand-off mark: the new secret has not reached the server yet.
+   */
+  async replaceCredential(manager: EntityManager, matchId: string, hash: Buffer): Promise<void> {
+    const result: unknown = await manager.query(
+      `UPDATE allocations SET credential_hash = $2, handed_off_at = NULL, updated_at = now()
+        WHERE match_id = $1 AND state IN ${LIVE} RETURNING match_id`,
+      [matchId, hash],
+    );
+    if (rowsOf(result).length !== 1) {
+      throw new Error(`match ${matchId} has no live allocation to issue a credential for`);
+    }
+  }
+
+  /** Marks the credential with this hash as handed over; false if it was replaced meanwhile. */
+  async markHandedOff(manager: EntityManager, matchId: string, hash: Buffer): Promise<boolean> {
+    const result: unknown = await manager.query(
+      `UPDATE allocations SET handed_off_at = now(), updated_at = now()
+        WHERE match_id = $1 AND credential_hash = $2 AND state IN ${LIVE} RETURNING match_id`,
+      [matchId, hash],
+    );
+    return rowsOf(result).length === 1;
+  }
+
+  /** The allocation a workload credential was issued for (any state: it stays bound to it). */
+  async byCredentialHash(
+    manager: EntityManager,
+    hash: Buffer,
+  ): Promise<AllocationRecord | undefined> {
+    const rows = await manager.query<AllocationRow[]>(
+      `SELECT ${COLUMNS} FROM allocations WHERE credential_hash = $1`,
+      [hash],
+    );
+    return rows[0] ? toRecord(rows[0]) : undefined;
+  }
+
+  /** Records the server's registration; a repeated one keeps the first. */
+  async markRegistered(
+    manager: EntityManager,
+    matchId: string,
+    registration: { protocolVersion: number; imageDigest: string; now: Date },
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE allocations
+          SET registered_at = COALESCE(registered_at, $2), server_protocol_version = COALESCE(server_protocol_version, $3),
+              server_image_digest = COALESCE(server_image_digest, $4), updated_at = $2
+        WHERE match_id = $1`,
+      [matchId, registration.now, registration.protocolVersion, registration.imageDigest],
+    );
+  }
+
+  /**
+   * Ends the lease (a static server is free again once no live allocation names it); false when
+   * it had already ended.
+   */
+  async release(
+    manager: EntityManager,
+    matchId: string,
+    options: {
+      state: 'RELEASED' | 'FAILED';
+      now: Date;
+      result?: Readonly<Record<string, unknown>>;
+    },
+  ): Promise<boolean> {
+    const result: unknown = await manager.query(
+      `UPDATE allocations
+          SET state = $2, released_at = CASE WHEN $2 = 'RELEASED' THEN $3::timestamptz ELSE released_at END,
+              reported_result = COALESCE($4::jsonb, reported_result), updated_at = $3
+        WHERE match_id = $1 AND state IN ${LIVE} RETURNING match_id`,
+      [matchId, options.state, options.now, options.result ? JSON.stringify(options.result) : null],
+    );
+    return rowsOf(result).length === 1;
+  }
+
+  /**
+   * The participants still bound to the match: their ticket is live and names this match. The
+   * allocator signs one join authorisation for each, and the roster and registration checks
+   * re-validate against exactly this query, so what was signed and what is served cannot drift.
+   * A read-only join over the matches' and tickets' tables, in one statement so every caller
+   * sees one snapshot; canonical roster order (ascending player id).
+   */
+  async durableParticipants(
+    manager: EntityManager,
+    matchId: string,
+  ): Promise<DurableParticipant[]> {
+    const rows = await manager.query<{ player_id: string; ticket_id: string; team: number }[]>(
+      `SELECT p.player_id, p.ticket_id, p.team
+         FROM match_participants p
+         JOIN queue_tickets t ON t.id = p.ticket_id
+        WHERE p.match_id = $1 AND t.match_id = $1 AND t.state IN ('MATCHED', 'ASSIGNED', 'CONNECTED')
+        ORDER BY p.player_id`,
+      [matchId],
+    );
+    return rows.map((row) => ({
+      playerId: row.player_id,
+      ticketId: row.ticket_id,
+      team: row.team,
+    }));
+  }
+}

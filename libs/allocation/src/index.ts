@@ -1,0 +1,6 @@
+export * from './allocation.queue';
+export * from './allocation.store';
+export * from './roster.store';
+export * from './allocation.module';
+export * from './workload-credential';
+export * from './static-servers';

@@ -1,0 +1,229 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { SignedRosterManifest } from '@matchplane/join-auth';
+import { AllocationStore, type DurableParticipant } from './allocation.store';
+
+export interface Assignment {
+  readonly matchId: string;
+  readonly playerId: string;
+  readonly serverId: string;
+  readonly endpoint: string;
+  readonly joinToken: string;
+  readonly keyId: string;
+  readonly issuedAt: Date;
+  readonly expiresAt: Date;
+}
+
+/** One published roster: its assignments in canonical order and the manifest over them. */
+export interface RosterToPublish {
+  readonly assignments: readonly Assignment[];
+  readonly manifest: SignedRosterManifest;
+}
+
+export interface LiveRosterEntry extends Assignment {
+  readonly team: number;
+}
+
+/** The roster as it may be served now, re-validated against the durable participants. */
+export type LiveRoster =
+  | {
+      readonly ok: true;
+      readonly entries: readonly LiveRosterEntry[];
+      readonly manifest: SignedRosterManifest;
+    }
+  | { readonly ok: false; readonly problem: string };
+
+interface AssignmentRow {
+  match_id: string;
+  player_id: string;
+  server_id: string;
+  endpoint: string;
+  join_token: string;
+  key_id: string;
+  issued_at: Date;
+  expires_at: Date;
+}
+
+interface ManifestRow {
+  match_id: string;
+  server_id: string;
+  entry_count: number;
+  digest: Buffer;
+  key_id: string;
+  signature: Buffer;
+  published_at: Date;
+}
+
+function toAssignment(row: AssignmentRow): Assignment {
+  return {
+    matchId: row.match_id,
+    playerId: row.player_id,
+    serverId: row.server_id,
+    endpoint: row.endpoint,
+    joinToken: row.join_token,
+    keyId: row.key_id,
+    issuedAt: row.issued_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+function toManifest(row: ManifestRow): SignedRosterManifest {
+  return {
+    matchId: row.match_id,
+    serverId: row.server_id,
+    keyId: row.key_id,
+    digest: row.digest.toString('hex'),
+    entryCount: row.entry_count,
+    // published_at is written as exactly the signed issuedAt (ms), so this reproduces it.
+    issuedAt: row.published_at.getTime(),
+    signature: row.signature.toString('base64url'),
+  };
+}
+
+/**
+ * Owns `assignments` and `roster_manifests`: the join authorisations the allocator signed and the
+ * signed manifest over the whole roster, published together or not at all.
+ */
+@Injectable()
+export class RosterStore {
+  constructor(private readonly allocations: AllocationStore) {}
+
+  /**
+   * Publishes a roster once: true when this call published it, false when the match already had
+   * one (an earlier attempt's, which stands: its tokens may be out already).
+   */
+  async publish(manager: EntityManager, roster: RosterToPublish): Promise<boolean> {
+    const { manifest, assignments } = roster;
+    if (assignments.length !== manifest.entryCount) {
+      throw new Error(
+        `roster of match ${manifest.matchId}: ${assignments.length} entries, manifest says ${manifest.entryCount}`,
+      );
+    }
+    const inserted = await manager.query<{ match_id: string }[]>(
+      `INSERT INTO roster_manifests (match_id, server_id, entry_count, digest, key_id, signature, published_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (match_id) DO NOTHING RETURNING match_id`,
+      [
+        manifest.matchId,
+        manifest.serverId,
+        manifest.entryCount,
+        Buffer.from(manifest.digest, 'hex'),
+        manifest.keyId,
+        Buffer.from(manifest.signature, 'base64url'),
+        new Date(manifest.issuedAt),
+      ],
+    );
+    if (inserted.length === 0) return false;
+    await manager.query(
+      `INSERT INTO assignments (match_id, player_id, server_id, endpoint, join_token, key_id, issued_at, expires_at)
+       SELECT $1, a.player_id, $2, $3, a.join_token, $4, $5, $6
+         FROM unnest($7::uuid[], $8::text[]) AS a(player_id, join_token)`,
+      [
+        manifest.matchId,
+        manifest.serverId,
+        assignments[0]?.endpoint ?? '',
+        manifest.keyId,
+        assignments[0]?.issuedAt ?? new Date(manifest.issuedAt),
+        assignments[0]?.expiresAt ?? new Date(manifest.issuedAt),
+        assignments.map((a) => a.playerId),
+        assignments.map((a) => a.joinToken),
+      ],
+    );
+    return true;
+  }
+
+  async isPublished(manager: EntityManager, matchId: string): Promise<boolean> {
+    const rows = await manager.query<unknown[]>(
+      `SELECT 1 FROM roster_manifests WHERE match_id = $1`,
+      [matchId],
+    );
+    return rows.length > 0;
+  }
+
+  async manifest(
+    manager: EntityManager,
+    matchId: string,
+  ): Promise<SignedRosterManifest | undefined> {
+    const rows = await manager.query<ManifestRow[]>(
+      `SELECT match_id, server_id, entry_count, digest, key_id, signature, published_at
+         FROM roster_manifests WHERE match_id = $1`,
+      [matchId],
+    );
+    return rows[0] ? toManifest(rows[0]) : undefined;
+  }
+
+  /** The match's assignments in canonical order. */
+  async assignments(manager: EntityManager, matchId: string): Promise<Assignment[]> {
+    const rows = await manager.query<AssignmentRow[]>(
+      `SELECT match_id, player_id, server_id, endpoint, join_token, key_id, issued_at, expires_at
+         FROM assignments WHERE match_id = $1 ORDER BY player_id`,
+      [matchId],
+    );
+    return rows.map(toAssignment);
+  }
+
+  /** One player's assignment (what the player connects with). */
+  async assignmentFor(
+    manager: EntityManager,
+    matchId: string,
+    playerId: string,
+  ): Promise<Assignment | undefined> {
+    const rows = await manager.query<AssignmentRow[]>(
+      `SELECT match_id, player_id, server_id, endpoint, join_token, key_id, issued_at, expires_at
+         FROM assignments WHERE match_id = $1 AND player_id = $2`,
+      [matchId, playerId],
+    );
+    return rows[0] ? toAssignment(rows[0]) : undefined;
+  }
+
+  /**
+   * The published roster for `serverId`, served only while it is still exactly the durable
+   * participants (AllocationStore.durableParticipants), each holding an assignment to this server
+   * that has not expired at `now`.
+   */
+  async liveRoster(
+    manager: EntityManager,
+    matchId: string,
+    serverId: string,
+    now: Date,
+  ): Promise<LiveRoster> {
+    const manifest = await this.manifest(manager, matchId);
+    if (!manifest) return { ok: false, problem: 'the roster is not published yet' };
+    if (manifest.serverId !== serverId) {
+      return { ok: false, problem: 'the roster was published for another server' };
+    }
+    const durable = await this.allocations.durableParticipants(manager, matchId);
+    const assignments = await this.assignments(manager, matchId);
+    const problem = rosterProblem(durable, assignments, serverId, now);
+    if (problem !== undefined) return { ok: false, problem };
+    const teams = new Map(durable.map((p) => [p.playerId, p.team]));
+    return {
+      ok: true,
+      manifest,
+      entries: assignments.map((a) => ({ ...a, team: teams.get(a.playerId) ?? 0 })),
+    };
+  }
+}
+
+function rosterProblem(
+  durable: readonly DurableParticipant[],
+  assignments: readonly Assignment[],
+  serverId: string,
+  now: Date,
+): string | undefined {
+  const assigned = new Map(assignments.map((a) => [a.playerId, a]));
+  for (const participant of durable) {
+    const assignment = assigned.get(participant.playerId);
+    if (!assignment) return `participant ${participant.playerId} holds no assignment`;
+    if (assignment.serverId !== serverId) {
+      return `participant ${participant.playerId} is assigned to another server`;
+    }
+    if (assignment.expiresAt.getTime() <= now.getTime()) {
+      return `the assignment of participant ${participant.playerId} expired`;
+    }
+  }
+  if (assignments.length !== durable.length) {
+    return 'the roster names a player who is no longer a participant';
+  }
+  return undefined;
+}

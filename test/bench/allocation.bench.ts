@@ -1,0 +1,516 @@
+/**
+ * Allocation benchmark: committed matches (as the matcher commits them) through the real
+ * dispatcher, allocator and API processes to ASSIGNMENT_READY. With the static provider each
+ * pooled "server" is a hand-off endpoint in this process that registers the moment it is handed
+ * its credential; with the local provider the allocator launches the reference game server, which
+ * fetches and verifies its roster before registering. Prints one JSON line last.
+ * `npm run bench:allocation -- --help`.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { loadConfig, MigrateConfig, ServiceConfig } from '@matchplane/config';
+import { SERVER_PROTOCOL_VERSION, ServerRoutes, type ServerHandOff } from '@matchplane/contracts';
+import { MatchStore } from '@matchplane/matches';
+import { allMigrations } from '@matchplane/migrations';
+import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import {
+  dataSourceOptions,
+  Migrator,
+  quoteIdentifier,
+  runInTransaction,
+} from '@matchplane/persistence';
+import { PlayerStore } from '@matchplane/players';
+import { TicketStore } from '@matchplane/tickets';
+import { parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
+import {
+  freePort,
+  installCleanup,
+  REPO_ROOT,
+  sleep,
+  startNodeChild,
+  waitUntil,
+  type BenchChild,
+} from './bench.processes';
+import { percentiles, type Percentiles } from './delivery.recorder';
+
+const DATABASE = 'mp_bench_allocation';
+const PREFIX = 'mp_bench_alloc';
+const LOCALHOST = '127.0.0.1';
+const REGION = 'eu-west';
+
+const FLAGS: FlagSpec[] = [
+  {
+    name: 'burst',
+    description: 'Static provider: matches committed at once (throughput)',
+    int: { min: 1, max: 5_000, default: 300 },
+  },
+  {
+    name: 'paced',
+    description: 'Static provider: matches committed at --rate (latency)',
+    int: { min: 0, max: 5_000, default: 200 },
+  },
+  {
+    name: 'rate',
+    description: 'Matches per second of the paced phases',
+    int: { min: 1, max: 1_000, default: 10 },
+  },
+  {
+    name: 'local',
+    description: 'Local provider: matches, each on a launched game server',
+    int: { min: 0, max: 200, default: 20 },
+  },
+  {
+    name: 'local-rate',
+    description: 'Matches per second of the local phase',
+    int: { min: 1, max: 100, default: 1 },
+  },
+  { name: 'allocators', description: 'Allocator processes', int: { min: 1, max: 8, default: 1 } },
+  { name: 'help', description: 'Print this and exit', switch: true },
+];
+
+function progress(line: string): void {
+  process.stderr.write(`[bench:allocation] ${line}\n`);
+}
+
+interface PhaseFigures {
+  matches: number;
+  seconds: number;
+  allocationsPerSecond: number;
+  matchedToAssignmentReadyMs: Percentiles;
+  matchedToHandOffMs: Percentiles;
+  handOffToAssignmentReadyMs: Percentiles;
+}
+
+/** The pooled servers: one HTTP listener taking every server's hand-off, registering at once. */
+class InstantServers {
+  private server?: Server;
+  registered = 0;
+  failures: string[] = [];
+
+  constructor(private readonly apiUrl: string) {}
+
+  async start(): Promise<number> {
+    this.server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        response.writeHead(204).end();
+        void this.register(JSON.parse(body) as ServerHandOff);
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, LOCALHOST, resolve));
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** As a real server's client does: 409 (not ready yet) and 503 (contended) are retried. */
+  private async register(handOff: ServerHandOff): Promise<void> {
+    for (let attempt = 1; attempt <= 20; attempt += 1) {
+      const status = await this.registerOnce(handOff);
+      if (status !== 409 && status !== 503) return;
+      await sleep(50 * attempt);
+    }
+  }
+
+  private async registerOnce(handOff: ServerHandOff): Promise<number> {
+    const response = await fetch(`${this.apiUrl}/v1/${ServerRoutes.register(handOff.serverId)}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${handOff.credential}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        protocolVersion: SERVER_PROTOCOL_VERSION,
+        imageDigest: 'sha256:bench',
+      }),
+    }).catch((error: unknown) => ({ status: 0, text: () => Promise.resolve(String(error)) }));
+    if (response.status === 200) this.registered += 1;
+    else this.failures.push(`${response.status} ${await response.text()}`);
+    return response.status;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+class Bench {
+  readonly children: BenchChild[] = [];
+  readonly keysDir = mkdtempSync(path.join(tmpdir(), 'mp-bench-keys-'));
+  dataSource!: DataSource;
+  redis!: Redis;
+  matches!: MatchStore;
+  tickets!: TicketStore;
+  players = new PlayerStore();
+
+  constructor(
+    readonly config: MigrateConfig,
+    readonly service: ServiceConfig,
+  ) {}
+
+  env(): Record<string, string> {
+    const c = this.config;
+    return {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      DATABASE_HOST: c.DATABASE_HOST,
+      DATABASE_PORT: String(c.DATABASE_PORT),
+      DATABASE_USER: c.DATABASE_USER,
+      DATABASE_NAME: DATABASE,
+      REDIS_HOST: this.service.REDIS_HOST,
+      REDIS_PORT: String(this.service.REDIS_PORT),
+      REDIS_KEY_PREFIX: PREFIX,
+      LOG_LEVEL: 'warn',
+      ...(this.service.REDIS_PASSWORD ? { REDIS_PASSWORD: this.service.REDIS_PASSWORD } : {}),
+      ...(c.DATABASE_PASSWORD ? { DATABASE_PASSWORD: c.DATABASE_PASSWORD } : {}),
+    };
+  }
+
+  async setUp(): Promise<void> {
+    const admin = new Client({
+      host: this.config.DATABASE_HOST,
+      port: this.config.DATABASE_PORT,
+      user: this.config.DATABASE_USER,
+      password: this.config.DATABASE_PASSWORD,
+      database: this.config.DATABASE_ADMIN_NAME,
+    });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(DATABASE)} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${quoteIdentifier(DATABASE)}`);
+    await admin.end();
+    const service = loadConfig(ServiceConfig, {
+      REDIS_HOST: this.service.REDIS_HOST,
+      REDIS_PORT: String(this.service.REDIS_PORT),
+      REDIS_KEY_PREFIX: PREFIX,
+    });
+    this.dataSource = new DataSource(
+      dataSourceOptions(
+        { ...this.config, DATABASE_NAME: DATABASE, DATABASE_POOL_SIZE: 20 },
+        { migrations: allMigrations },
+      ),
+    );
+    await this.dataSource.initialize();
+    await new Migrator(this.dataSource).up();
+    this.redis = new Redis({
+      host: this.service.REDIS_HOST,
+      port: this.service.REDIS_PORT,
+      password: this.service.REDIS_PASSWORD,
+      maxRetriesPerRequest: null,
+    });
+    const writer = new OutboxWriter();
+    const signal = new OutboxSignal(this.redis, service);
+    this.matches = new MatchStore(this.dataSource, writer, signal);
+    this.tickets = new TicketStore(writer);
+    await this.deletePrefix();
+  }
+
+  async start(name: string, script: string, env: Record<string, string>): Promise<BenchChild> {
+    const portVariable = name === 'api' ? 'API_PORT' : 'HEALTH_PORT';
+    const port = env[portVariable] ?? String(await freePort());
+    const child = startNodeChild(name, script, [], {
+      ...this.env(),
+      HEALTH_HOST: LOCALHOST,
+      API_HOST: LOCALHOST,
+      [portVariable]: port,
+      ...env,
+    });
+    this.children.push(child);
+    await waitUntil(async () => {
+      if (!child.alive()) throw new Error(`${name} exited:\n${child.output()}`);
+      return (
+        (await fetch(`http://${LOCALHOST}:${port}/health`, { signal: AbortSignal.timeout(2_000) }))
+          .status === 200
+      );
+    }, `${name} to be healthy`);
+    return child;
+  }
+
+  async stop(children: readonly BenchChild[]): Promise<void> {
+    await Promise.all(children.map((child) => child.stop()));
+    for (const child of children) this.children.splice(this.children.indexOf(child), 1);
+  }
+
+  keyFile(): string {
+    const file = path.join(this.keysDir, 'join-keys.json');
+    writeFileSync(file, JSON.stringify({ 'bench-1': randomBytes(32).toString('base64') }));
+    return file;
+  }
+
+  /** A searching ticket per player, written through the stores. */
+  async searchingTickets(count: number): Promise<{ playerId: string; ticketId: string }[]> {
+    return runInTransaction(this.dataSource, async (manager) => {
+      const out: { playerId: string; ticketId: string }[] = [];
+      for (let i = 0; i < count; i += 1) {
+        const playerId = await this.players.createGuest(
+          manager,
+          createHash('sha256').update(randomBytes(16)).digest(),
+        );
+        const ticketId = randomUUID();
+        await this.tickets.create(
+          manager,
+          { id: ticketId, playerId, mode: 'duel', rating: 1500, predictedRtt: { [REGION]: 20 } },
+          new Date(),
+        );
+        out.push({ playerId, ticketId });
+      }
+      return out;
+    });
+  }
+
+  /** One duel committed as the matcher's MatchCommitter commits it; the relay is signalled after. */
+  async commitMatch(pair: readonly { playerId: string; ticketId: string }[]): Promise<string> {
+    const matchId = await runInTransaction(this.dataSource, async (manager) => {
+      const now = new Date();
+      const rows = [];
+      for (const p of pair)
+        rows.push((await this.tickets.load(manager, p.ticketId, { forUpdate: true }))!);
+      const change = await this.matches.create(
+        manager,
+        {
+          mode: 'duel',
+          region: REGION,
+          participants: rows.map((row, index) => ({
+            playerId: row.playerId,
+            ticketId: row.id,
+            team: index,
+            rating: row.rating,
+          })),
+        },
+        now,
+      );
+      for (const row of rows)
+        await this.tickets.transition(
+          manager,
+          row,
+          { to: 'MATCHED', matchId: change.match.id },
+          now,
+        );
+      return change.match.id;
+    });
+    await this.redis.publish(`${PREFIX}:outbox:committed`, '1');
+    return matchId;
+  }
+
+  /** Commits `count` matches, all at once (rate 0) or at `rate` per second. */
+  async commitMatches(count: number, rate: number): Promise<string[]> {
+    const tickets = await this.searchingTickets(count * 2);
+    // Statistics as a live database has them, so plans use the indexes they would in production.
+    await this.dataSource.query('ANALYZE');
+    const ids: string[] = [];
+    const started = Date.now();
+    const commits: Promise<void>[] = [];
+    for (let i = 0; i < count; i += 1) {
+      if (rate > 0) {
+        const due = started + (i * 1000) / rate;
+        if (due > Date.now()) await sleep(due - Date.now());
+      }
+      const pair = tickets.slice(i * 2, i * 2 + 2);
+      const commit = this.commitMatch(pair).then((id) => void ids.push(id));
+      if (rate > 0) await commit;
+      else commits.push(commit);
+      if (commits.length >= 16) await Promise.all(commits.splice(0));
+    }
+    await Promise.all(commits);
+    return ids;
+  }
+
+  /** Waits until every match is ASSIGNMENT_READY; figures from the rows' own timestamps. */
+  async measure(
+    ids: readonly string[],
+    timeoutMs: number,
+    state = 'ASSIGNMENT_READY',
+  ): Promise<PhaseFigures> {
+    await waitUntil(
+      async () => {
+        const [row] = await this.dataSource.query<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM outbox WHERE aggregate_id = ANY($1::uuid[]) AND payload->>'to' = $2`,
+          [ids, state],
+        );
+        return (row?.n ?? 0) >= ids.length;
+      },
+      `${ids.length} matches to reach ${state}`,
+      { timeoutMs, intervalMs: 100 },
+    ).catch(async (error: Error) => {
+      const states = await this.dataSource.query<{ state: string; n: number }[]>(
+        `SELECT state, count(*)::int AS n FROM matches WHERE id = ANY($1::uuid[]) GROUP BY state`,
+        [ids],
+      );
+      const allocations = await this.dataSource.query<
+        { handed: number; registered: number; n: number }[]
+      >(
+        `SELECT count(*)::int AS n, count(handed_off_at)::int AS handed, count(registered_at)::int AS registered
+           FROM allocations WHERE match_id = ANY($1::uuid[])`,
+        [ids],
+      );
+      const outputs = this.children
+        .map((child) => `--- ${child.name}\n${child.output().slice(-2_000)}`)
+        .join('\n');
+      throw new Error(
+        `${error.message}: matches ${JSON.stringify(states)}, allocations ${JSON.stringify(allocations)}\n${outputs}`,
+      );
+    });
+    const rows = await this.dataSource.query<{ created: Date; ready: Date; handed: Date }[]>(
+      `SELECT m.created_at AS created, o.occurred_at AS ready, a.handed_off_at AS handed
+         FROM matches m JOIN outbox o ON o.aggregate_id = m.id AND o.payload->>'to' = $2
+         JOIN allocations a ON a.match_id = m.id
+        WHERE m.id = ANY($1::uuid[])`,
+      [ids, state],
+    );
+    const first = Math.min(...rows.map((r) => r.created.getTime()));
+    const lastHandOff = Math.max(...rows.map((r) => r.handed.getTime()));
+    const seconds = (lastHandOff - first) / 1000;
+    return {
+      matches: rows.length,
+      seconds: Math.round(seconds * 100) / 100,
+      allocationsPerSecond: Math.round((rows.length / Math.max(seconds, 0.001)) * 10) / 10,
+      matchedToAssignmentReadyMs: percentiles(
+        rows.map((r) => r.ready.getTime() - r.created.getTime()),
+      ),
+      // Where the time goes: the allocator's part (to the credential hand-off), then registration.
+      matchedToHandOffMs: percentiles(rows.map((r) => r.handed.getTime() - r.created.getTime())),
+      handOffToAssignmentReadyMs: percentiles(
+        rows.map((r) => r.ready.getTime() - r.handed.getTime()),
+      ),
+    };
+  }
+
+  async deletePrefix(): Promise<void> {
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await this.redis.del(...keys);
+    } while (cursor !== '0');
+  }
+
+  async tearDown(): Promise<void> {
+    await this.stop([...this.children]);
+    await this.deletePrefix().catch(() => undefined);
+    this.redis?.disconnect();
+    if (this.dataSource?.isInitialized) await this.dataSource.destroy();
+    rmSync(this.keysDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2), FLAGS);
+  if (flags.help) {
+    process.stdout.write(
+      usage(
+        'npm run bench:allocation --',
+        'Allocation throughput and MATCHED-to-ASSIGNMENT_READY latency',
+        FLAGS,
+      ),
+    );
+    return;
+  }
+  const burst = Number(flags.burst);
+  const paced = Number(flags.paced);
+  const rate = Number(flags.rate);
+  const local = Number(flags.local);
+  const bench = new Bench(loadConfig(MigrateConfig), loadConfig(ServiceConfig));
+  installCleanup(() => bench.tearDown());
+  try {
+    await bench.setUp();
+    const keyFile = bench.keyFile();
+    const apiPort = await freePort();
+    const apiUrl = `http://${LOCALHOST}:${apiPort}`;
+    progress('starting api and dispatcher');
+    await bench.start('api', 'dist/apps/api/src/main.js', { API_PORT: String(apiPort) });
+    await bench.start('dispatcher', 'dist/apps/dispatcher/src/main.js', {
+      OUTBOX_POLL_INTERVAL_MS: '100',
+    });
+
+    const servers = new InstantServers(apiUrl);
+    const handOffPort = await servers.start();
+    const pool = Array.from(
+      { length: burst + paced },
+      (_, i) => `bench-gs-${i}=${LOCALHOST}:${handOffPort}`,
+    ).join(',');
+    const allocatorEnv = {
+      JOIN_KEYS_FILE: keyFile,
+      JOIN_ACTIVE_KEY_ID: 'bench-1',
+      ALLOCATOR_API_URL: apiUrl,
+      ALLOCATION_PROVIDER: 'static',
+      STATIC_SERVERS: pool,
+      STATIC_HANDOFF_URL: `http://{host}:{port}/handoff/{id}`,
+    };
+    const allocators: BenchChild[] = [];
+    for (let i = 0; i < Number(flags.allocators); i += 1) {
+      allocators.push(
+        await bench.start(`allocator-${i + 1}`, 'dist/apps/allocator/src/main.js', allocatorEnv),
+      );
+    }
+
+    progress(`static, burst: ${burst} matches at once`);
+    const burstIds = await bench.commitMatches(burst, 0);
+    const staticBurst = await bench.measure(burstIds, 120_000);
+    progress(`  ${JSON.stringify(staticBurst)}`);
+
+    let staticPaced: PhaseFigures | undefined;
+    if (paced > 0) {
+      progress(`static, paced: ${paced} matches at ${rate}/s`);
+      const pacedIds = await bench.commitMatches(paced, rate);
+      staticPaced = await bench.measure(pacedIds, 120_000);
+      progress(`  ${JSON.stringify(staticPaced)}`);
+    }
+    if (servers.failures.length > 0)
+      progress(`register failures: ${servers.failures.slice(0, 3).join(' | ')}`);
+    await bench.stop(allocators);
+    await servers.stop();
+
+    let localPhase: PhaseFigures | undefined;
+    if (local > 0) {
+      progress(
+        `local, paced: ${local} matches at ${Number(flags['local-rate'])}/s, each on a launched game server`,
+      );
+      const localAllocator = await bench.start(
+        'allocator-local',
+        'dist/apps/allocator/src/main.js',
+        {
+          ...allocatorEnv,
+          ALLOCATION_PROVIDER: 'local',
+          LOCAL_SERVER_ENTRY: path.join(REPO_ROOT, 'dist/apps/game-server/src/main.js'),
+          LOCAL_SERVER_OUTPUT: 'ignore',
+          LOCAL_SERVER_ENV: 'CONNECT_DEADLINE_MS=1000,LOG_LEVEL=warn',
+        },
+      );
+      const localIds = await bench.commitMatches(local, Number(flags['local-rate']));
+      localPhase = await bench.measure(localIds, 120_000);
+      progress(`  ${JSON.stringify(localPhase)}`);
+      // Let the servers report their (empty) initial connect and exit before the allocator stops.
+      await sleep(3_000);
+      await bench.stop([localAllocator]);
+    }
+
+    const result = {
+      bench: 'allocation',
+      static: {
+        allocationsPerSecond: staticBurst.allocationsPerSecond,
+        burst: staticBurst,
+        ...(staticPaced ? { paced: { ratePerSecond: rate, ...staticPaced } } : {}),
+      },
+      ...(localPhase
+        ? { local: { ratePerSecond: Number(flags['local-rate']), ...localPhase } }
+        : {}),
+    };
+    progress(
+      `results written to ${writeResults(REPO_ROOT, 'test/bench/results/allocation.json', result)}`,
+    );
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    await bench.tearDown();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `${error instanceof UsageError ? `usage: ${error.message}` : error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(error instanceof UsageError ? 2 : 1);
+});

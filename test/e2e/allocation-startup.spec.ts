@@ -1,0 +1,59 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { runApp } from '../support/processes';
+import { loadJoinSigner } from '../../apps/allocator/src/join-keys.loader';
+
+/**
+ * An allocator without usable key material would strand every match it picked up, so it refuses
+ * to start, with one clear line and no key material in it. The refusal comes before it connects
+ * to anything (no database or Redis is configured here).
+ */
+describe(loadJoinSigner.name, () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mp-alloc-keys-'));
+  const key = randomBytes(32).toString('base64');
+  const keyFile = path.join(dir, 'keys.json');
+  writeFileSync(keyFile, JSON.stringify({ k1: key }));
+  writeFileSync(path.join(dir, 'empty.json'), '');
+  mkdirSync(path.join(dir, 'a-directory'));
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['no key file configured', {}, /JOIN_KEYS_FILE must be the path of the join key file/],
+    [
+      'a missing file',
+      { JOIN_KEYS_FILE: path.join(dir, 'nope.json'), JOIN_ACTIVE_KEY_ID: 'k1' },
+      /cannot be read \(ENOENT\)/,
+    ],
+    [
+      'an unreadable file',
+      { JOIN_KEYS_FILE: path.join(dir, 'a-directory'), JOIN_ACTIVE_KEY_ID: 'k1' },
+      /cannot be read \(EISDIR\)/,
+    ],
+    [
+      'an empty file',
+      { JOIN_KEYS_FILE: path.join(dir, 'empty.json'), JOIN_ACTIVE_KEY_ID: 'k1' },
+      /holds no usable join keys: .*0 bytes/,
+    ],
+    [
+      'an active key id the file lacks',
+      { JOIN_KEYS_FILE: keyFile, JOIN_ACTIVE_KEY_ID: 'k2' },
+      /JOIN_ACTIVE_KEY_ID: active key id "k2" is not in the key set \(it holds "k1"\)/,
+    ],
+    [
+      'no active key id for a key map',
+      { JOIN_KEYS_FILE: keyFile },
+      /JOIN_ACTIVE_KEY_ID is not set; it must name one of the keys/,
+    ],
+  ])('refuses to start with %s', async (_, env, expected) => {
+    const { code, output } = await runApp('allocator', { HEALTH_PORT: '1', ...env });
+    expect(code).toBe(1);
+    const lines = output.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^allocator: /);
+    expect(lines[0]).toMatch(expected);
+    expect(output).not.toContain(key);
+  });
+});

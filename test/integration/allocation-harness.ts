@@ -1,0 +1,279 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { INestApplicationContext, LoggerService } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { DataSource } from 'typeorm';
+import type { ServerHandOff, TicketResponse } from '@matchplane/contracts';
+import { AllocatorConfig, loadConfig } from '@matchplane/config';
+import type { StaticServer } from '@matchplane/allocation';
+import { KeySet } from '@matchplane/join-auth';
+import { MatchStore } from '@matchplane/matches';
+import { OutboxSignal } from '@matchplane/outbox';
+import { runInTransaction } from '@matchplane/persistence';
+import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+// The apps' real module graphs in process (libs never import apps; tests may).
+import { AllocatorModule } from '../../apps/allocator/src/allocator.module';
+import { AllocationStepHook } from '../../apps/allocator/src/allocation-step.hook';
+import { StaticHandOff } from '../../apps/allocator/src/providers/static-handoff';
+import { startInProcessDispatcher, type InProcessDispatcher } from '../support/outbox-fixtures';
+import type { PlayerApi } from '../support/player-api';
+import { freePort, waitFor } from '../support/processes';
+
+/*
+ * The allocation suites' shared setup: the API's real module graph in process (players, queue and
+ * the game-server routes), the real dispatcher in process (its AllocationTriggerSubscriber turns a
+ * new match into an allocation job), and the real allocator module in process. Matches are
+ * committed the way the matcher's MatchCommitter commits them; nothing seeds allocations,
+ * assignments or rosters.
+ */
+
+export const REGION = 'eu-west';
+
+/** A key-set file as the Secret mounts it: a JSON map of base64 keys. */
+export class KeyFiles {
+  readonly dir = mkdtempSync(path.join(tmpdir(), 'mp-keys-'));
+  readonly keys = new Map<string, Buffer>();
+
+  key(id: string): Buffer {
+    let key = this.keys.get(id);
+    if (!key) {
+      key = randomBytes(32);
+      this.keys.set(id, key);
+    }
+    return key;
+  }
+
+  /** Writes a key file holding exactly these key ids (creating keys on first mention). */
+  write(name: string, ids: readonly string[]): string {
+    const file = path.join(this.dir, name);
+    writeFileSync(
+      file,
+      JSON.stringify(Object.fromEntries(ids.map((id) => [id, this.key(id).toString('base64')]))),
+    );
+    return file;
+  }
+
+  keySet(ids: readonly string[]): KeySet {
+    return KeySet.fromKeys(Object.fromEntries(ids.map((id) => [id, this.key(id)])));
+  }
+
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Captures what the static provider hands each pooled server. */
+export class CapturingHandOff extends StaticHandOff {
+  readonly handOffs: ServerHandOff[] = [];
+  onHandOff?: (handOff: ServerHandOff) => void;
+
+  deliver(_server: StaticServer, handOff: ServerHandOff): Promise<void> {
+    this.handOffs.push(handOff);
+    this.onHandOff?.(handOff);
+    return Promise.resolve();
+  }
+
+  latest(matchId: string): ServerHandOff | undefined {
+    return [...this.handOffs].reverse().find((h) => h.matchId === matchId);
+  }
+}
+
+const SILENT: LoggerService = {
+  log: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
+
+export interface InProcessAllocator {
+  app: INestApplicationContext;
+  config: AllocatorConfig;
+  close(): Promise<void>;
+}
+
+/** The real AllocatorModule in process, with optional provider overrides. */
+export async function startInProcessAllocator(
+  api: PlayerApi,
+  env: Record<string, string>,
+  overrides: { handOff?: StaticHandOff; stepHook?: AllocationStepHook } = {},
+): Promise<InProcessAllocator> {
+  const config = loadConfig(AllocatorConfig, {
+    ...api.db.env,
+    REDIS_KEY_PREFIX: api.prefix,
+    HEALTH_PORT: String(await freePort()),
+    HEALTH_HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    ALLOCATION_RETRY_BASE_MS: '50',
+    ALLOCATION_RETRY_CAP_MS: '200',
+    ...env,
+  });
+  let builder = Test.createTestingModule({ imports: [AllocatorModule.forRoot(config)] }).setLogger(
+    SILENT,
+  );
+  if (overrides.handOff)
+    builder = builder.overrideProvider(StaticHandOff).useValue(overrides.handOff);
+  if (overrides.stepHook)
+    builder = builder.overrideProvider(AllocationStepHook).useValue(overrides.stepHook);
+  const app = await builder.compile();
+  await app.init();
+  return { app, config, close: () => app.close() };
+}
+
+export async function startDispatcherFor(api: PlayerApi): Promise<InProcessDispatcher> {
+  return startInProcessDispatcher({
+    ...api.db.env,
+    REDIS_KEY_PREFIX: api.prefix,
+    HEALTH_PORT: String(await freePort()),
+    HEALTH_HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    OUTBOX_POLL_INTERVAL_MS: '50',
+  });
+}
+
+export interface QueuedPlayer {
+  token: string;
+  playerId: string;
+  ticket: TicketResponse;
+}
+
+/** Players through the real routes: a guest session, a probe of REGION, a ticket in `mode`. */
+export async function queuePlayers(
+  api: PlayerApi,
+  count: number,
+  mode: string,
+): Promise<QueuedPlayer[]> {
+  const players: QueuedPlayer[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const session = await api.newPlayer();
+    const probe = await api.probe(session.token, REGION);
+    if (probe.statusCode >= 300) throw new Error(`probe: ${probe.statusCode} ${probe.body}`);
+    const created = await api.enqueue(session.token, mode);
+    if (created.statusCode !== 201)
+      throw new Error(`enqueue: ${created.statusCode} ${created.body}`);
+    players.push({
+      token: session.token,
+      playerId: session.playerId,
+      ticket: created.json<TicketResponse>(),
+    });
+  }
+  return players;
+}
+
+/**
+ * Commits a match of these players as the matcher's MatchCommitter does: in one transaction the
+ * match is created (ALLOCATING, with its envelope) and every ticket moved to MATCHED; after commit
+ * the relay is signalled and the tickets re-projected.
+ */
+export async function commitMatch(
+  api: PlayerApi,
+  players: readonly QueuedPlayer[],
+  mode: string,
+  teamOf: (index: number) => number = (index) => index % 2,
+): Promise<string> {
+  const matches = api.app.get(MatchStore, { strict: false });
+  const tickets = api.app.get(TicketStore, { strict: false });
+  const now = new Date();
+  const { matchId, moved } = await runInTransaction(api.ds, async (manager) => {
+    const rows: StoredTicket[] = [];
+    for (const player of players) {
+      const row = await tickets.load(manager, player.ticket.id, { forUpdate: true });
+      if (!row || row.state !== 'SEARCHING')
+        throw new Error(`ticket ${player.ticket.id} is not searching`);
+      rows.push(row);
+    }
+    const change = await matches.create(
+      manager,
+      {
+        mode,
+        region: REGION,
+        participants: rows.map((row, index) => ({
+          playerId: row.playerId,
+          ticketId: row.id,
+          team: teamOf(index),
+          rating: row.rating,
+        })),
+      },
+      now,
+    );
+    const movedRows: StoredTicket[] = [];
+    for (const row of rows) {
+      movedRows.push(
+        (await tickets.transition(manager, row, { to: 'MATCHED', matchId: change.match.id }, now))
+          .ticket,
+      );
+    }
+    return { matchId: change.match.id, moved: movedRows };
+  });
+  api.app.get(OutboxSignal, { strict: false }).committed();
+  const projection = api.app.get(CandidateProjection, { strict: false });
+  for (const ticket of moved) await projection.applyAfterCommit(ticket);
+  return matchId;
+}
+
+export async function matchState(
+  ds: DataSource,
+  matchId: string,
+): Promise<{ state: string; revision: number; failure_reason: string | null }> {
+  const [row] = await ds.query<
+    { state: string; revision: string; failure_reason: string | null }[]
+  >(`SELECT state, revision, failure_reason FROM matches WHERE id = $1`, [matchId]);
+  if (!row) throw new Error(`no match ${matchId}`);
+  return { state: row.state, revision: Number(row.revision), failure_reason: row.failure_reason };
+}
+
+export async function countRows(
+  ds: DataSource,
+  table: 'allocations' | 'assignments' | 'roster_manifests',
+  matchId: string,
+): Promise<number> {
+  const [row] = await ds.query<{ n: number }[]>(
+    `SELECT count(*)::int AS n FROM ${table} WHERE match_id = $1`,
+    [matchId],
+  );
+  return row?.n ?? 0;
+}
+
+export async function ticketStates(
+  ds: DataSource,
+  matchId: string,
+): Promise<Record<string, string>> {
+  const rows = await ds.query<{ player_id: string; state: string }[]>(
+    `SELECT t.player_id, t.state FROM match_participants p JOIN queue_tickets t ON t.id = p.ticket_id WHERE p.match_id = $1`,
+    [matchId],
+  );
+  return Object.fromEntries(rows.map((row) => [row.player_id, row.state]));
+}
+
+export function waitForHandOff(
+  handOffs: CapturingHandOff,
+  matchId: string,
+  timeoutMs = 20_000,
+): Promise<ServerHandOff> {
+  return waitFor(() => Promise.resolve(handOffs.latest(matchId)), {
+    timeoutMs,
+    intervalMs: 25,
+    what: `hand-off of match ${matchId}`,
+  });
+}
+
+/** A game server's call: the route with its workload credential. */
+export function serverCall(
+  api: PlayerApi,
+  method: 'GET' | 'POST',
+  route: string,
+  credential: string | undefined,
+  body?: unknown,
+) {
+  return api.request(method, `/v1/${route}`, {
+    ...(credential === undefined ? {} : { token: credential }),
+    ...(body === undefined ? {} : { body }),
+  });
+}
+
+/** Makes the in-process API reachable over HTTP (for servers running as processes); its base URL. */
+export async function listenOnLoopback(api: PlayerApi): Promise<string> {
+  const port = await freePort();
+  await api.app.listen(port, '127.0.0.1');
+  return `http://127.0.0.1:${port}`;
+}

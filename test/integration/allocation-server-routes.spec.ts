@@ -1,0 +1,297 @@
+import { ServerRoutes, SERVER_PROTOCOL_VERSION, type ServerHandOff } from '@matchplane/contracts';
+import { PlayerStore } from '@matchplane/players';
+import { ServersController } from '../../apps/api/src/servers/servers.controller';
+import type { InProcessDispatcher } from '../support/outbox-fixtures';
+import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import {
+  CapturingHandOff,
+  commitMatch,
+  KeyFiles,
+  matchState,
+  queuePlayers,
+  serverCall,
+  startDispatcherFor,
+  startInProcessAllocator,
+  ticketStates,
+  waitForHandOff,
+  type InProcessAllocator,
+  type QueuedPlayer,
+} from './allocation-harness';
+
+const REGISTER = { protocolVersion: SERVER_PROTOCOL_VERSION, imageDigest: 'sha256:test' };
+
+describe(ServersController.name, () => {
+  const keys = new KeyFiles();
+  const handOff = new CapturingHandOff();
+  let api: PlayerApi;
+  let dispatcher: InProcessDispatcher;
+  let allocator: InProcessAllocator;
+
+  beforeAll(async () => {
+    api = await startPlayerApi({
+      QUEUE_MODES: 'duel:1x2,pair:2x2',
+      NO_SHOW_COOLDOWN_BASE_SECONDS: '60',
+    });
+    dispatcher = await startDispatcherFor(api);
+    allocator = await startInProcessAllocator(
+      api,
+      {
+        JOIN_KEYS_FILE: keys.write('keys.json', ['k1']),
+        JOIN_ACTIVE_KEY_ID: 'k1',
+        ALLOCATION_PROVIDER: 'static',
+        STATIC_SERVERS: Array.from({ length: 8 }, (_, i) => `gs-${i}=127.0.0.1:${7100 + i}`).join(
+          ',',
+        ),
+        STATIC_HANDOFF_URL: 'http://{host}:{port}/handoff',
+      },
+      { handOff },
+    );
+  });
+
+  afterAll(async () => {
+    await allocator?.close();
+    await dispatcher?.close();
+    await api?.close();
+    keys.remove();
+  });
+
+  async function allocated(
+    mode: 'duel' | 'pair',
+    size: number,
+  ): Promise<{ players: QueuedPlayer[]; matchId: string; server: ServerHandOff }> {
+    const players = await queuePlayers(api, size, mode);
+    const matchId = await commitMatch(api, players, mode);
+    return { players, matchId, server: await waitForHandOff(handOff, matchId) };
+  }
+
+  async function inProgress(mode: 'duel' | 'pair', size: number) {
+    const match = await allocated(mode, size);
+    const registered = await serverCall(
+      api,
+      'POST',
+      ServerRoutes.register(match.server.serverId),
+      match.server.credential,
+      REGISTER,
+    );
+    expect(registered.statusCode).toBe(200);
+    return match;
+  }
+
+  it('answers 401 without a valid workload credential and 403 for another server id, under both prefixes', async () => {
+    const a = await allocated('duel', 2);
+    const b = await allocated('duel', 2);
+    const routes = [
+      ['GET', ServerRoutes.roster(a.server.serverId)],
+      ['POST', ServerRoutes.register(a.server.serverId)],
+      ['POST', ServerRoutes.initialConnect(a.server.serverId)],
+      ['POST', ServerRoutes.result(a.server.serverId)],
+    ] as const;
+    for (const prefix of ['v1', 'api/v1']) {
+      for (const [method, route] of routes) {
+        const url = `/${prefix}/${route}`;
+        const none = await api.request(method, url, { body: method === 'POST' ? {} : undefined });
+        expect([url, none.statusCode, none.json().code]).toEqual([url, 401, 'UNAUTHENTICATED']);
+        expect(none.headers['content-type']).toMatch(/^application\/problem\+json/);
+        const wrong = await api.request(method, url, {
+          token: 'not-a-credential',
+          body: method === 'POST' ? {} : undefined,
+        });
+        expect([url, wrong.statusCode]).toEqual([url, 401]);
+        // b's credential is bound to b's server.
+        const other = await api.request(method, url, {
+          token: b.server.credential,
+          body: method === 'POST' ? {} : undefined,
+        });
+        expect([url, other.statusCode, other.json().code]).toEqual([url, 403, 'FORBIDDEN']);
+      }
+    }
+    const own = await api.request('GET', `/api/v1/${ServerRoutes.roster(a.server.serverId)}`, {
+      token: a.server.credential,
+    });
+    expect(own.statusCode).toBe(200);
+  });
+
+  it('registers only while every participant holds a live assignment, in one step, and idempotently', async () => {
+    const { players, matchId, server } = await allocated('duel', 2);
+    const register = (body: unknown = REGISTER) =>
+      serverCall(api, 'POST', ServerRoutes.register(server.serverId), server.credential, body);
+
+    expect((await register({ protocolVersion: 99, imageDigest: 'x' })).json()).toMatchObject({
+      status: 400,
+      code: 'SERVER_PROTOCOL_UNSUPPORTED',
+    });
+    expect((await register({ protocolVersion: 1 })).json()).toMatchObject({
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    });
+
+    // One assignment past its expiry (as if the server came up too late).
+    await api.ds.query(
+      `UPDATE assignments SET expires_at = now() - interval '1 second' WHERE match_id = $1 AND player_id = $2`,
+      [matchId, players[0]!.playerId],
+    );
+    const gated = await register();
+    expect(gated.statusCode).toBe(409);
+    expect(gated.json()).toMatchObject({ code: 'ASSIGNMENTS_NOT_READY' });
+    expect(gated.headers['retry-after']).toBe('1');
+    expect(await matchState(api.ds, matchId)).toMatchObject({ state: 'ALLOCATING', revision: 1 });
+    expect(Object.values(await ticketStates(api.ds, matchId))).toEqual(['MATCHED', 'MATCHED']);
+    await api.ds.query(
+      `UPDATE assignments SET expires_at = now() + interval '10 minutes' WHERE match_id = $1`,
+      [matchId],
+    );
+
+    const first = await register();
+    expect(first.json()).toEqual({
+      matchId,
+      serverId: server.serverId,
+      state: 'ASSIGNMENT_READY',
+      revision: 3,
+    });
+    const again = await register();
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual(first.json());
+    const revisions = await api.ds.query<{ revision: string; to: string }[]>(
+      `SELECT revision, payload->>'to' AS to FROM outbox WHERE aggregate_id = $1 ORDER BY revision`,
+      [matchId],
+    );
+    expect(revisions.map((r) => [Number(r.revision), r.to])).toEqual([
+      [1, 'ALLOCATING'],
+      [2, 'PROCESS_READY'],
+      [3, 'ASSIGNMENT_READY'],
+    ]);
+    expect(Object.values(await ticketStates(api.ds, matchId))).toEqual(['ASSIGNED', 'ASSIGNED']);
+  });
+
+  it('goes on without a no-show while every team keeps a player, penalising the no-show (429 on its next enqueue)', async () => {
+    const early = await allocated('pair', 4);
+    const tooEarly = await serverCall(
+      api,
+      'POST',
+      ServerRoutes.initialConnect(early.server.serverId),
+      early.server.credential,
+      {
+        connectedPlayerIds: [],
+      },
+    );
+    expect(tooEarly.json()).toMatchObject({ status: 409, code: 'MATCH_STATE_CONFLICT' });
+
+    const { players, matchId, server } = await inProgress('pair', 4);
+    const [absent, ...present] = players;
+    const connect = (ids: string[]) =>
+      serverCall(api, 'POST', ServerRoutes.initialConnect(server.serverId), server.credential, {
+        connectedPlayerIds: ids,
+      });
+
+    expect((await connect(['00000000-0000-4000-8000-000000000000'])).json()).toMatchObject({
+      status: 400,
+      code: 'UNKNOWN_PARTICIPANT',
+    });
+    expect((await connect(['nope'])).json()).toMatchObject({
+      status: 400,
+      code: 'VALIDATION_FAILED',
+    });
+
+    const response = await connect(present.map((p) => p.playerId));
+    expect(response.json()).toEqual({
+      matchId,
+      state: 'IN_PROGRESS',
+      revision: 4,
+      noShowPlayerIds: [absent!.playerId],
+    });
+    const states = await ticketStates(api.ds, matchId);
+    expect(states[absent!.playerId]).toBe('FAILED');
+    for (const player of present) expect(states[player.playerId]).toBe('CONNECTED');
+    const [penalised] = await api.ds.query<{ no_show_count: number; cooldown_until: Date }[]>(
+      `SELECT no_show_count, cooldown_until FROM players WHERE id = $1`,
+      [absent!.playerId],
+    );
+    expect(penalised!.no_show_count).toBe(1);
+    expect(penalised!.cooldown_until.getTime() - Date.now()).toBeGreaterThan(50_000);
+
+    const refused = await api.enqueue(absent!.token, 'pair');
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toMatchObject({ code: 'COOLDOWN_ACTIVE' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(50);
+
+    // A repeated report answers the current state.
+    expect((await connect(present.map((p) => p.playerId))).json()).toMatchObject({
+      state: 'IN_PROGRESS',
+      revision: 4,
+    });
+
+    const failed = await serverCall(
+      api,
+      'POST',
+      ServerRoutes.result(server.serverId),
+      server.credential,
+      { outcome: 'FAILED' },
+    );
+    expect(failed.json()).toEqual({ matchId, state: 'FAILED', revision: 5 });
+    expect((await matchState(api.ds, matchId)).failure_reason).toBe('SERVER_REPORTED_FAILURE');
+  });
+
+  it('fails the match with NO_SHOW when a team is left empty; the connected player may queue again at once', async () => {
+    const { players, matchId, server } = await inProgress('duel', 2);
+    const [absent, present] = players;
+    const premature = await serverCall(
+      api,
+      'POST',
+      ServerRoutes.result(server.serverId),
+      server.credential,
+      { outcome: 'COMPLETED' },
+    );
+    expect(premature.json()).toMatchObject({ status: 409, code: 'MATCH_STATE_CONFLICT' });
+
+    const response = await serverCall(
+      api,
+      'POST',
+      ServerRoutes.initialConnect(server.serverId),
+      server.credential,
+      {
+        connectedPlayerIds: [present!.playerId],
+      },
+    );
+    expect(response.json()).toEqual({
+      matchId,
+      state: 'FAILED',
+      revision: 4,
+      noShowPlayerIds: [absent!.playerId],
+    });
+    expect(await matchState(api.ds, matchId)).toMatchObject({
+      state: 'FAILED',
+      failure_reason: 'NO_SHOW',
+    });
+    expect(Object.values(await ticketStates(api.ds, matchId))).toEqual(['FAILED', 'FAILED']);
+    const reasons = await api.ds.query<{ player: string; reason: string }[]>(
+      `SELECT player_ids[1]::text AS player, payload->>'reason' AS reason FROM outbox
+        WHERE aggregate_type = 'ticket' AND payload->>'matchId' = $1 AND payload->>'to' = 'FAILED'`,
+      [matchId],
+    );
+    expect(Object.fromEntries(reasons.map((r) => [r.player, r.reason]))).toEqual({
+      [absent!.playerId]: 'NO_SHOW',
+      [present!.playerId]: 'MATCH_FAILED',
+    });
+    const [allocation] = await api.ds.query<{ state: string }[]>(
+      `SELECT state FROM allocations WHERE match_id = $1`,
+      [matchId],
+    );
+    expect(allocation!.state).toBe('RELEASED');
+
+    expect((await api.enqueue(present!.token, 'duel')).statusCode).toBe(201);
+    expect((await api.enqueue(absent!.token, 'duel')).statusCode).toBe(429);
+  });
+
+  it('doubles the no-show cooldown with each repeat, up to the cap', async () => {
+    const session = await api.newPlayer();
+    const players = api.app.get(PlayerStore, { strict: false });
+    const now = new Date();
+    const policy = { baseMs: 60_000, capMs: 200_000 };
+    const cooldowns: number[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      const penalty = await players.penaliseNoShow(api.ds.manager, session.playerId, now, policy);
+      cooldowns.push(penalty!.cooldownUntil.getTime() - now.getTime());
+    }
+    expect(cooldowns).toEqual([60_000, 120_000, 200_000, 200_000]);
+  });
+});
