@@ -177,6 +177,31 @@ export class ApiConfig extends ServiceConfig {
   })
   @IsIntInRange(1, 64)
   MATCH_MIN_CONNECTED_PER_TEAM = 1;
+
+  @EnvVar({
+    description:
+      'Notification sockets: messages a client may leave unread (confirmed by WebSocket pong) before it is sent a resync and closed with 4008',
+  })
+  @IsIntInRange(4, 100_000)
+  NOTIFY_SOCKET_BUFFER = 256;
+
+  @EnvVar({
+    description:
+      'Notification sockets: bytes queued in the server for one socket (ws bufferedAmount) at which it is closed with 4008 like an overflowing buffer',
+  })
+  @IsIntInRange(1_024, 268_435_456)
+  NOTIFY_SOCKET_BUFFER_BYTES = 1_048_576;
+
+  @EnvVar({
+    description:
+      'Notification sockets: ping interval (ms); a socket that answered no ping for a whole interval is dropped as dead',
+  })
+  @IsIntInRange(100, 600_000)
+  NOTIFY_HEARTBEAT_INTERVAL_MS = 30_000;
+
+  @EnvVar({ description: 'Notification sockets: matches one resume message may name' })
+  @IsIntInRange(1, 1_000)
+  NOTIFY_RESUME_MAX_MATCHES = 20;
 }
 
 export class DispatcherConfig extends WorkerConfig {

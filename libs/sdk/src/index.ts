@@ -2,3 +2,4 @@ export * from './sdk.errors';
 export { type FetchLike, type RetryOptions } from './http.transport';
 export * from './player-client';
 export * from './server-client';
+export * from './notification-subscriber';

@@ -1,5 +1,6 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { WsAdapter } from '@nestjs/platform-ws';
 import { ApiError, ErrorCode } from '@matchplane/contracts';
 import { ProblemFilter } from './problem.filter';
 
@@ -22,6 +23,8 @@ export function fieldProblems(
  * parsers are installed here.
  */
 export function configureApi(app: NestFastifyApplication): void {
+  // Notifications are plain WebSockets (ws) on the same server; without this Nest would look for socket.io.
+  app.useWebSocketAdapter(new WsAdapter(app));
   const filter = new ProblemFilter();
   app.useGlobalFilters(filter);
   app.useGlobalPipes(

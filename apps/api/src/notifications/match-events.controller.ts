@@ -1,0 +1,39 @@
+import { Controller, Get, Param, ParseUUIDPipe, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import {
+  ApiError,
+  contractPaths,
+  ErrorCode,
+  type MatchEventsResponse,
+} from '@matchplane/contracts';
+import type { AuthenticatedSession } from '@matchplane/players';
+import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
+import { MatchEventsQuery } from './match-events.dto';
+import { MatchReplayReader } from './match-replay.reader';
+
+const matchId = new ParseUUIDPipe({
+  version: undefined,
+  exceptionFactory: () =>
+    new ApiError(400, ErrorCode.VALIDATION_FAILED, 'The match id must be a UUID'),
+});
+
+/** The notification stream's history over HTTP: what a socket resuming from `after` is sent. */
+@ApiTags('notifications')
+@ApiBearerAuth()
+@UseGuards(PlayerAuthGuard)
+@Controller(contractPaths('matches'))
+export class MatchEventsController {
+  constructor(private readonly reader: MatchReplayReader) {}
+
+  @Get(':id/events')
+  async events(
+    @Param('id', matchId) id: string,
+    @Query() query: MatchEventsQuery,
+    @CurrentSession() session: AuthenticatedSession,
+  ): Promise<MatchEventsResponse> {
+    const replay = await this.reader.after(session.playerId, id, query.after ?? 0);
+    // A match of other players is answered like one that does not exist.
+    if (!replay) throw new ApiError(404, ErrorCode.NOT_FOUND, `No match ${id} of this player`);
+    return replay;
+  }
+}

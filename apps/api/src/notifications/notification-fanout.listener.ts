@@ -1,0 +1,175 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { ServerRedis } from '@nestjs/microservices';
+import type Redis from 'ioredis';
+import { ApiConfig } from '@matchplane/config';
+import { notificationPattern, type StateNotification } from '@matchplane/contracts';
+import { PlayerSocketsRegistry } from './player-sockets.registry';
+
+const RETRY_BASE_MS = 250;
+const RETRY_CAP_MS = 10_000;
+/**
+ * How far before a lost subscription a catch-up looks for matches a socket never heard of: a row
+ * committed before the outage may be published during it (the dispatcher can lag by seconds).
+ */
+const CATCH_UP_LOOKBACK_MS = 5 * 60_000;
+
+/** Nest's Redis transport server, logging one line per outage (not one per reconnect attempt). */
+class NotificationServer extends ServerRedis {
+  private down = false;
+
+  override registerErrorListener(client: Redis): void {
+    client.on('error', (error: Error) => {
+      if (this.down) return;
+      this.down = true;
+      this.logger.warn(`notification subscription lost (${error.message}); reconnecting`);
+    });
+    client.on('ready', () => (this.down = false));
+  }
+}
+
+/**
+ * Every API replica's end of the dispatcher's client notifications: a @nestjs/microservices
+ * Redis transport server subscribed to `${prefix}.notifications`, handing each event to the
+ * sockets of its participants on this replica.
+ *
+ * The server is owned here rather than attached with connectMicroservice + @EventPattern: the
+ * pattern carries the deployment's key prefix, known only once config is loaded (decorator
+ * patterns are fixed at import), and owning it keeps main.ts and the in-process test app alike.
+ * The transport is the dispatcher's own (same channel, same packet), not a second protocol.
+ */
+@Injectable()
+export class NotificationFanoutListener implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(NotificationFanoutListener.name);
+  private readonly pattern: string;
+  private server: NotificationServer | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly bootedAt = new Date();
+
+  constructor(
+    @Inject(ApiConfig) private readonly config: ApiConfig,
+    private readonly sockets: PlayerSocketsRegistry,
+  ) {
+    this.pattern = notificationPattern(config.REDIS_KEY_PREFIX);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.start(0);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retry);
+    await this.server?.close();
+  }
+
+  /**
+   * Subscribes; if Redis is not there yet, the API serves anyway and retries with backoff (the
+   * transport does not retry a first connection), and sockets catch up once it is subscribed.
+   */
+  private async start(attempt: number): Promise<void> {
+    const server = this.createServer();
+    try {
+      await new Promise<void>((resolve, reject) =>
+        server.listen((error?: unknown) => (error ? reject(toError(error)) : resolve())),
+      );
+      // listen() resolves before its SUBSCRIBE is answered; a second one (a no-op for Redis) on
+      // the same connection resolves after it, so events committed after boot are never missed.
+      const [, subscriber] = server.unwrap<[Redis, Redis]>();
+      await subscriber.subscribe(this.pattern);
+      this.server = server;
+      this.watch(subscriber);
+      if (attempt > 0) this.restored(this.bootedAt);
+    } catch (error) {
+      disconnect(server);
+      if (this.stopped) return;
+      const delayMs = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt);
+      if (attempt === 0) {
+        this.logger.warn(
+          `cannot subscribe to ${this.pattern} (${(error as Error).message}); sockets get no live events until it can, retrying`,
+        );
+      }
+      this.retry = setTimeout(() => void this.start(attempt + 1), delayMs);
+    }
+  }
+
+  private createServer(): NotificationServer {
+    const server = new NotificationServer({
+      host: this.config.REDIS_HOST,
+      port: this.config.REDIS_PORT,
+      password: this.config.REDIS_PASSWORD,
+      // Without these the transport gives up after the first lost connection.
+      retryAttempts: Number.MAX_SAFE_INTEGER,
+      retryDelay: 1_000,
+      connectionName: `${this.config.REDIS_KEY_PREFIX}:api-notifications`,
+    });
+    server.addHandler(this.pattern, (data: unknown) => Promise.resolve(this.receive(data)), true);
+    return server;
+  }
+
+  /** Pub/sub keeps nothing for a disconnected subscriber: after an outage, fill in from history. */
+  private watch(subscriber: Redis): void {
+    let lostAt: Date | undefined;
+    subscriber.on('close', () => (lostAt ??= new Date()));
+    subscriber.on('ready', () => {
+      if (!lostAt) return;
+      const since = lostAt;
+      lostAt = undefined;
+      subscriber.subscribe(this.pattern).then(
+        () => this.restored(since),
+        (error: Error) => this.logger.warn(`resubscribing failed: ${error.message}`),
+      );
+    });
+  }
+
+  private restored(lostAt: Date): void {
+    this.logger.warn(`subscribed to ${this.pattern} again; sockets catch up from history`);
+    this.sockets
+      .catchUpAll(new Date(lostAt.getTime() - CATCH_UP_LOOKBACK_MS))
+      .catch((error: Error) => this.logger.warn(`catching up failed: ${error.message}`));
+  }
+
+  private receive(data: unknown): void {
+    if (!isStateNotification(data)) {
+      this.logger.warn(`ignored a malformed notification on ${this.pattern}`);
+      return;
+    }
+    this.sockets.fanOut(data);
+  }
+}
+
+function isStateNotification(data: unknown): data is StateNotification {
+  if (typeof data !== 'object' || data === null) return false;
+  const n = data as Record<string, unknown>;
+  return (
+    typeof n.event === 'string' &&
+    typeof n.aggregateType === 'string' &&
+    typeof n.aggregateId === 'string' &&
+    typeof n.revision === 'number' &&
+    Number.isSafeInteger(n.revision) &&
+    n.revision >= 1 &&
+    typeof n.state === 'string' &&
+    typeof n.occurredAt === 'string' &&
+    Array.isArray(n.playerIds) &&
+    n.playerIds.every((id) => typeof id === 'string')
+  );
+}
+
+/** Drops a server whose first connection failed (close() would wait on its offline queue). */
+function disconnect(server: ServerRedis): void {
+  try {
+    for (const client of server.unwrap<Redis[]>()) client.disconnect();
+  } catch {
+    // It never created its clients.
+  }
+}
+
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

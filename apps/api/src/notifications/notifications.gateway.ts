@@ -1,0 +1,172 @@
+import type { IncomingMessage } from 'node:http';
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import {
+  WebSocketGateway,
+  type OnGatewayConnection,
+  type OnGatewayDisconnect,
+} from '@nestjs/websockets';
+import { WebSocket, type RawData, type ServerOptions } from 'ws';
+import { ApiConfig } from '@matchplane/config';
+import {
+  BEARER_SUBPROTOCOL_PREFIX,
+  NOTIFICATIONS_PATH,
+  NOTIFICATIONS_SUBPROTOCOL,
+  NotificationCloseCode,
+  NotificationErrorCode,
+  ROUTE_PREFIXES,
+} from '@matchplane/contracts';
+import { SessionService } from '@matchplane/players';
+import { parseClientMessage } from './client-message.dto';
+import { MatchReplayReader } from './match-replay.reader';
+import { NotificationSession } from './notification.session';
+import { PlayerSocketsRegistry } from './player-sockets.registry';
+import { SocketBuffer } from './socket-buffer';
+
+/** Client frames are small (a resume names a few matches); ws closes larger ones with 1009. */
+const MAX_CLIENT_FRAME_BYTES = 16 * 1024;
+/** setTimeout's ceiling; a longer session is closed at the next reconnect's authentication. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+function gatewayOptions(prefix: string): ServerOptions & { path: string } {
+  return {
+    path: `/${prefix}/${NOTIFICATIONS_PATH}`,
+    maxPayload: MAX_CLIENT_FRAME_BYTES,
+    // A browser offering subprotocols fails the handshake unless one is selected; the bearer one
+    // is never echoed (response headers get logged).
+    handleProtocols: (protocols) =>
+      protocols.has(NOTIFICATIONS_SUBPROTOCOL) ? NOTIFICATIONS_SUBPROTOCOL : false,
+  };
+}
+
+/** `Authorization: Bearer <token>`, else a `matchplane.bearer.<token>` subprotocol. */
+export function bearerToken(request: IncomingMessage): string | undefined {
+  const header = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
+  if (header) return header;
+  const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',');
+  const bearer = offered
+    .map((protocol) => protocol.trim())
+    .find((protocol) => protocol.startsWith(BEARER_SUBPROTOCOL_PREFIX));
+  return bearer?.slice(BEARER_SUBPROTOCOL_PREFIX.length) || undefined;
+}
+
+function frameText(data: RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+}
+
+/**
+ * `/v1/notifications`: a player's match events, live and resumed. The token is checked once the
+ * socket is open (a close code is the only answer a WebSocket client can read): 4401 when it is
+ * not a live session. Frames that arrive meanwhile wait for it.
+ */
+@Injectable()
+@WebSocketGateway(gatewayOptions(ROUTE_PREFIXES[0]))
+export class NotificationsGateway
+  implements
+    OnGatewayConnection<WebSocket>,
+    OnGatewayDisconnect<WebSocket>,
+    BeforeApplicationShutdown
+{
+  private readonly logger = new Logger('NotificationsGateway');
+
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly registry: PlayerSocketsRegistry,
+    private readonly reader: MatchReplayReader,
+    @Inject(ApiConfig) private readonly config: ApiConfig,
+  ) {}
+
+  handleConnection(socket: WebSocket, request: IncomingMessage): void {
+    // Nest does not await this; a failure must end the socket, not become an unhandled rejection.
+    this.accept(socket, request).catch((error: unknown) => {
+      this.logger.error(`notification socket set-up failed: ${(error as Error).message}`);
+      socket.terminate();
+    });
+  }
+
+  private async accept(socket: WebSocket, request: IncomingMessage): Promise<void> {
+    const early: RawData[] = [];
+    const accepted: { session?: NotificationSession } = {};
+    socket.on('message', (data: RawData) => {
+      if (accepted.session) this.receive(accepted.session, data);
+      else early.push(data);
+    });
+    const token = bearerToken(request);
+    let authenticated: Awaited<ReturnType<SessionService['authenticate']>>;
+    try {
+      authenticated = token ? await this.sessions.authenticate(token) : undefined;
+    } catch (error) {
+      this.logger.warn(`notification socket authentication failed: ${(error as Error).message}`);
+      socket.close(NotificationCloseCode.SERVER_ERROR, 'authentication unavailable');
+      return;
+    }
+    if (socket.readyState !== WebSocket.OPEN) return;
+    if (!authenticated) {
+      socket.close(NotificationCloseCode.UNAUTHENTICATED, 'invalid, expired or revoked session');
+      return;
+    }
+    const buffer = new SocketBuffer(socket, {
+      maxUnread: this.config.NOTIFY_SOCKET_BUFFER,
+      maxBufferedBytes: this.config.NOTIFY_SOCKET_BUFFER_BYTES,
+    });
+    const opened = new NotificationSession(
+      authenticated.playerId,
+      socket,
+      buffer,
+      this.reader,
+      this.logger,
+      () => this.registry.slowConsumers.inc(),
+    );
+    accepted.session = opened;
+    // Resumes sent before this point go first, so their matches hold live events from the start.
+    for (const data of early) this.receive(opened, data);
+    this.registry.add(socket, opened, buffer);
+    opened.notify({
+      type: 'ready',
+      playerId: authenticated.playerId,
+      bufferLimit: this.config.NOTIFY_SOCKET_BUFFER,
+      heartbeatIntervalMs: this.config.NOTIFY_HEARTBEAT_INTERVAL_MS,
+    });
+    const expiry = setTimeout(
+      () => opened.close(NotificationCloseCode.UNAUTHENTICATED, 'session expired'),
+      Math.min(MAX_TIMER_MS, Math.max(0, authenticated.expiresAt.getTime() - Date.now())),
+    );
+    expiry.unref();
+    socket.once('close', () => clearTimeout(expiry));
+  }
+
+  handleDisconnect(socket: WebSocket): void {
+    this.registry.remove(socket);
+  }
+
+  beforeApplicationShutdown(): void {
+    this.registry.closeAll(NotificationCloseCode.GOING_AWAY, 'server shutting down');
+  }
+
+  private receive(session: NotificationSession, data: RawData): void {
+    const parsed = parseClientMessage(frameText(data));
+    if (!parsed.ok) {
+      session.notify({
+        type: 'error',
+        code: NotificationErrorCode.INVALID_MESSAGE,
+        message: `expected {"type":"resume","matches":{"<match id>":<revision>}}: ${parsed.problem}`,
+      });
+      return;
+    }
+    const count = Object.keys(parsed.message.matches).length;
+    if (count > this.config.NOTIFY_RESUME_MAX_MATCHES) {
+      session.notify({
+        type: 'error',
+        code: NotificationErrorCode.RESUME_TOO_LARGE,
+        message: `a resume may name at most ${this.config.NOTIFY_RESUME_MAX_MATCHES} matches, not ${count}`,
+      });
+      return;
+    }
+    session.resume(parsed.message.matches);
+  }
+}
+
+/** The same endpoint under the contract prefix, `/api/v1/notifications`. */
+@Injectable()
+@WebSocketGateway(gatewayOptions(ROUTE_PREFIXES[1]))
+export class ContractNotificationsGateway extends NotificationsGateway {}
