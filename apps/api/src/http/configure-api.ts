@@ -72,12 +72,4 @@ export function configureApi(app: NestFastifyApplication): void {
     (request as typeof request & { receivedAt?: number }).receivedAt = Date.now();
     done();
   });
-  fastify.setErrorHandler((error, request, reply) => {
-    const { problem, headers } = filter.toProblem(error, request);
-    void reply
-      .status(problem.status)
-      .headers(headers)
-      .header('content-type', 'application/problem+json; charset=utf-8')
-      .send(problem);
-  });
 }
