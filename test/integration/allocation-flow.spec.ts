@@ -2,6 +2,7 @@ import {
   ServerRoutes,
   SERVER_PROTOCOL_VERSION,
   type RegisterServerResponse,
+  type AssignmentResponse,
   type RosterResponse,
   type TicketResponse,
 } from '@matchplane/contracts';
@@ -110,6 +111,12 @@ describe(AllocationService.name, () => {
       reason: 'ROSTER_COUNT_MISMATCH',
     });
 
+    // Players are told where to go only once the server registered.
+    const early = await api.request('GET', `/v1/matches/${matchId}/assignment`, {
+      token: players[0]!.token,
+    });
+    expect([early.statusCode, early.json().code]).toEqual([409, 'ASSIGNMENT_NOT_READY']);
+
     const registered = await serverCall(
       api,
       'POST',
@@ -128,6 +135,24 @@ describe(AllocationService.name, () => {
       revision: 3,
     });
     expect(Object.values(await ticketStates(api.ds, matchId))).toEqual(['ASSIGNED', 'ASSIGNED']);
+    for (const player of players) {
+      const assignment = await api.request('GET', `/v1/matches/${matchId}/assignment`, {
+        token: player.token,
+      });
+      expect(assignment.statusCode).toBe(200);
+      expect(assignment.json<AssignmentResponse>()).toMatchObject({
+        matchId,
+        state: 'ASSIGNMENT_READY',
+        serverId: 'gs-1',
+        endpoint: '127.0.0.1:7777',
+        joinToken: body.entries.find((e) => e.playerId === player.playerId)?.joinToken,
+      });
+    }
+    const stranger = await api.newPlayer();
+    const peek = await api.request('GET', `/v1/matches/${matchId}/assignment`, {
+      token: stranger.token,
+    });
+    expect(peek.statusCode).toBe(404);
     const ticket = await api.request('GET', `/v1/queue/tickets/${players[0]!.ticket.id}`, {
       token: players[0]!.token,
     });

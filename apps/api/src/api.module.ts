@@ -2,6 +2,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { ApiConfig } from '@matchplane/config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { AdminModule } from './admin/admin.module';
+import { AssignmentsModule } from './assignments/assignments.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { PlayerEntryModule, type PlayerEntryOptions } from './player-entry.module';
 import { ServersModule } from './servers/servers.module';
@@ -37,6 +38,7 @@ export class ApiModule {
         AdminModule.forRoot(config),
         PlayerEntryModule.forRoot(config, options.playerEntry),
         ServersModule,
+        AssignmentsModule,
         NotificationsModule,
       ],
     };

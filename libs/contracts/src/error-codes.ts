@@ -43,6 +43,7 @@ export const ErrorCode = {
   MATCH_STATE_CONFLICT: 'MATCH_STATE_CONFLICT',
   UNKNOWN_PARTICIPANT: 'UNKNOWN_PARTICIPANT',
   CONTENDED: 'CONTENDED',
+  ASSIGNMENT_NOT_READY: 'ASSIGNMENT_NOT_READY',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -15,6 +15,7 @@ export const PlayerRoutes = {
   tickets: 'queue/tickets',
   ticket: (ticketId: string) => `queue/tickets/${encodeURIComponent(ticketId)}`,
   ticketHeartbeat: (ticketId: string) => `queue/tickets/${encodeURIComponent(ticketId)}/heartbeat`,
+  assignment: (matchId: string) => `matches/${encodeURIComponent(matchId)}/assignment`,
 } as const;
 
 /** POST /v1/sessions. `provider` defaults to "guest". */
@@ -101,4 +102,19 @@ export interface TicketResponse {
   matchId?: string;
   /** Present while SEARCHING once a matcher pass has looked at the ticket. */
   explanation?: TicketExplanation;
+}
+
+/**
+ * GET /v1/matches/{id}/assignment: where and how this player joins its match, once the server
+ * registered (ASSIGNMENT_READY) and until the match ends. Connect to `ws://<endpoint>/join` and
+ * send `{"type":"join","token": joinToken}` (apps/game-server/README.md).
+ */
+export interface AssignmentResponse {
+  matchId: string;
+  state: string;
+  serverId: string;
+  endpoint: string;
+  team: number;
+  joinToken: string;
+  expiresAt: string;
 }

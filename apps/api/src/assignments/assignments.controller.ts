@@ -1,0 +1,65 @@
+import { Controller, Get, Param, ParseUUIDPipe, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { DataSource } from 'typeorm';
+import { RosterStore } from '@matchplane/allocation';
+import { ApiError, contractPaths, ErrorCode, type AssignmentResponse } from '@matchplane/contracts';
+import { MatchStore } from '@matchplane/matches';
+import type { AuthenticatedSession } from '@matchplane/players';
+import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
+
+const matchId = new ParseUUIDPipe({
+  version: undefined,
+  exceptionFactory: () =>
+    new ApiError(400, ErrorCode.VALIDATION_FAILED, 'The match id must be a UUID'),
+});
+
+/** States in which the server is registered and players may join. */
+const JOINABLE = new Set(['ASSIGNMENT_READY', 'IN_PROGRESS']);
+
+@ApiTags('matches')
+@ApiBearerAuth()
+@UseGuards(PlayerAuthGuard)
+@Controller(contractPaths('matches'))
+export class AssignmentsController {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly matches: MatchStore,
+    private readonly rosters: RosterStore,
+  ) {}
+
+  @Get(':id/assignment')
+  async assignment(
+    @Param('id', matchId) id: string,
+    @CurrentSession() session: AuthenticatedSession,
+  ): Promise<AssignmentResponse> {
+    const manager = this.dataSource.manager;
+    const match = await this.matches.load(manager, id);
+    const participant = match?.participants.find((p) => p.playerId === session.playerId);
+    // Another player's match is answered like one that does not exist.
+    if (!match || !participant)
+      throw new ApiError(404, ErrorCode.NOT_FOUND, `No match ${id} of this player`);
+    if (!JOINABLE.has(match.state)) {
+      throw new ApiError(
+        409,
+        ErrorCode.ASSIGNMENT_NOT_READY,
+        `Match ${id} is ${match.state}: an assignment is served from ASSIGNMENT_READY until the match ends`,
+      );
+    }
+    const assignment = await this.rosters.assignmentFor(manager, id, session.playerId);
+    if (!assignment)
+      throw new ApiError(
+        404,
+        ErrorCode.NOT_FOUND,
+        `This player holds no assignment for match ${id}`,
+      );
+    return {
+      matchId: id,
+      state: match.state,
+      serverId: assignment.serverId,
+      endpoint: assignment.endpoint,
+      team: participant.team,
+      joinToken: assignment.joinToken,
+      expiresAt: assignment.expiresAt.toISOString(),
+    };
+  }
+}

@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { AllocationModule } from '@matchplane/allocation';
+import { MatchesModule } from '@matchplane/matches';
+import { AssignmentsController } from './assignments.controller';
+
+/** The player's side of joining: its assignment (server endpoint and join token). */
+@Module({ imports: [AllocationModule, MatchesModule], controllers: [AssignmentsController] })
+export class AssignmentsModule {}
