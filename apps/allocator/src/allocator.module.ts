@@ -1,4 +1,10 @@
-import { Module, type DynamicModule, type Provider, type Type } from '@nestjs/common';
+import {
+  Module,
+  type DynamicModule,
+  type ModuleMetadata,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
 import { AllocatorConfig } from '@matchplane/config';
 import { AllocationModule, parseStaticServers } from '@matchplane/allocation';
 import { JoinTokenSigner } from '@matchplane/join-auth';
@@ -31,13 +37,20 @@ function providerFor(config: AllocatorConfig): Provider[] {
   }
 }
 
+export interface AllocatorOptions {
+  /** A studio's own provider, bound in place of ALLOCATION_PROVIDER's (docs/EXTENDING.md). */
+  readonly provider?: Type<AllocationProvider>;
+  /** Modules providing what that provider injects. */
+  readonly imports?: ModuleMetadata['imports'];
+}
+
 @Module({})
 export class AllocatorModule {
   /**
    * Throws (so the allocator refuses to start) without usable key material: it could only
    * strand every match it picked up.
    */
-  static forRoot(config: AllocatorConfig): DynamicModule {
+  static forRoot(config: AllocatorConfig, options: AllocatorOptions = {}): DynamicModule {
     const signer = loadJoinSigner(config);
     return {
       module: AllocatorModule,
@@ -45,11 +58,14 @@ export class AllocatorModule {
         ServiceRuntimeModule.forWorker(config, { appName: 'allocator' }),
         MatchesModule,
         AllocationModule,
+        ...(options.imports ?? []),
       ],
       providers: [
         { provide: AllocatorConfig, useValue: config },
         { provide: JoinTokenSigner, useValue: signer },
-        ...providerFor(config),
+        ...(options.provider
+          ? [{ provide: AllocationProvider, useClass: options.provider }]
+          : providerFor(config)),
         AllocationStepHook,
         AllocationService,
         AllocationWorker,
