@@ -143,6 +143,7 @@ describe(AllocationService.name, () => {
       expect(assignment.json<AssignmentResponse>()).toMatchObject({
         matchId,
         state: 'ASSIGNMENT_READY',
+        region: 'eu-west',
         serverId: 'gs-1',
         endpoint: '127.0.0.1:7777',
         joinToken: body.entries.find((e) => e.playerId === player.playerId)?.joinToken,

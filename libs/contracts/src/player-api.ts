@@ -112,6 +112,8 @@ export interface TicketResponse {
 export interface AssignmentResponse {
   matchId: string;
   state: string;
+  /** The region the match was placed in. */
+  region: string;
   serverId: string;
   endpoint: string;
   team: number;

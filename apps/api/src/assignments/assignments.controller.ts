@@ -55,6 +55,7 @@ export class AssignmentsController {
     return {
       matchId: id,
       state: match.state,
+      region: match.region,
       serverId: assignment.serverId,
       endpoint: assignment.endpoint,
       team: participant.team,
