@@ -3,3 +3,4 @@ export { type FetchLike, type RetryOptions } from './http.transport';
 export * from './player-client';
 export * from './server-client';
 export * from './notification-subscriber';
+export * from './game-connection';

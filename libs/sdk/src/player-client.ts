@@ -1,8 +1,11 @@
 import {
   ErrorCode,
+  matchEventsPath,
   PlayerRoutes,
+  type AssignmentResponse,
   type CreateSessionRequest,
   type CreateTicketRequest,
+  type MatchEventsResponse,
   type ProbeAnswerRequest,
   type ProbeAnswerResponse,
   type ProbeChallengeResponse,
@@ -16,6 +19,13 @@ import {
   type RetryOptions,
   type TransportRequest,
 } from './http.transport';
+import { GameConnection, type GameAssignment, type GameConnectionOptions } from './game-connection';
+import {
+  NotificationSubscriber,
+  type NotificationHandlers,
+  type NotificationSubscriberOptions,
+  type NotificationSubscription,
+} from './notification-subscriber';
 import { MatchplaneApiError } from './sdk.errors';
 
 export interface PlayerClientOptions {
@@ -87,23 +97,66 @@ export class TicketWaitTimeoutError extends Error {
   }
 }
 
+export interface WaitForAssignmentOptions {
+  /** Default 30_000. */
+  timeoutMs?: number;
+  /** Default 250. */
+  pollMs?: number;
+}
+
+/** Options of `subscribe` beyond what the client supplies (its base URL and session token). */
+export type SubscribeOptions = Omit<NotificationSubscriberOptions, 'baseUrl' | 'token'>;
+
+/** `waitForAssignment` ran out of time while the match was still being set up (`lastState`). */
+export class AssignmentWaitTimeoutError extends Error {
+  override name = 'AssignmentWaitTimeoutError';
+
+  constructor(
+    readonly matchId: string,
+    readonly lastState: string | undefined,
+    timeoutMs: number,
+  ) {
+    super(
+      `match ${matchId} had no assignment within ${timeoutMs} ms (last state ${lastState ?? 'unknown'})`,
+    );
+  }
+}
+
+/** The match ended (FAILED, CANCELLED, COMPLETED) before this player could be assigned to it. */
+export class AssignmentUnavailableError extends Error {
+  override name = 'AssignmentUnavailableError';
+
+  constructor(
+    readonly matchId: string,
+    readonly state: string,
+  ) {
+    super(`match ${matchId} is ${state}: it will never have an assignment to join`);
+  }
+}
+
+/** Match states after which no assignment is ever served. */
+const TERMINAL_MATCH_STATES: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
+
 /** Ticket states that take heartbeats (DESIGN.md "Aggregates and states"). */
 const HEARTBEAT_STATES: ReadonlySet<string> = new Set(['SEARCHING', 'MATCHED']);
 const DEFAULT_HEARTBEAT_INTERVAL_MS = 10_000;
 
 /**
  * A player's typed client of the Matchplane API: session, latency probes, queue tickets and
- * heartbeats. Every error the API answers is thrown as a MatchplaneApiError; a request that got
- * no answer as a MatchplaneNetworkError.
+ * heartbeats, match notifications (`subscribe`), the match assignment and joining its game server
+ * (`waitForAssignment`, `joinMatch`). Every error the API answers is thrown as a
+ * MatchplaneApiError; a request that got no answer as a MatchplaneNetworkError.
  */
 export class PlayerClient {
   private readonly http: HttpTransport;
+  private readonly baseUrl: string;
   private currentToken: string | undefined;
   private currentSession: SessionResponse | undefined;
   private lastQueueOptions: QueueOptionsResponse | undefined;
 
   constructor(options: PlayerClientOptions) {
     this.http = new HttpTransport(options);
+    this.baseUrl = options.baseUrl;
     this.currentToken = options.token;
   }
 
@@ -327,10 +380,100 @@ export class PlayerClient {
     }
   }
 
-  // ---- Notifications ------------------------------------------------------------------------
-  // `subscribe()` belongs here: the `/v1/notifications` WebSocket authenticated with this
-  // client's session token, delivering StateNotification in revision order per match, and after a
-  // reconnect catching up from the last seen revision via `GET /v1/matches/{id}/events?after=N`.
+  // ---- Matches: notifications, assignment, joining -------------------------------------------
+
+  /**
+   * Follows this player's matches over the `/v1/notifications` WebSocket: a NotificationSubscriber
+   * on this client's base URL, reading the session token at every (re)connect, so a token replaced
+   * by `createSession`/`setToken` is used from the next reconnect on. Reconnects with backoff and
+   * resumes from the last revision seen per match; `handlers.onEvent` sees each match's revisions
+   * once, in order, without a gap.
+   */
+  subscribe(
+    handlers: NotificationHandlers,
+    options: SubscribeOptions = {},
+  ): NotificationSubscription {
+    return new NotificationSubscriber({
+      ...options,
+      baseUrl: this.baseUrl,
+      token: () => this.currentToken,
+    }).subscribe(handlers);
+  }
+
+  /**
+   * A match's history after revision `after` (0: all of it) and its current state: what the
+   * notification socket would replay (`GET /v1/matches/{id}/events?after=N`).
+   */
+  matchEvents(matchId: string, after = 0): Promise<MatchEventsResponse> {
+    if (!Number.isInteger(after) || after < 0)
+      throw new Error('after must be a non-negative integer');
+    return this.required<MatchEventsResponse>({
+      method: 'GET',
+      path: `${matchEventsPath(matchId)}?after=${after}`,
+      retry: 'safe',
+    });
+  }
+
+  /**
+   * Where and how this player joins `matchId` (server endpoint, team, join token). Served from
+   * ASSIGNMENT_READY until the match ends; before that (and after) the API answers 409
+   * ASSIGNMENT_NOT_READY, thrown as a MatchplaneApiError. See `waitForAssignment`.
+   */
+  assignment(matchId: string): Promise<AssignmentResponse> {
+    return this.required<AssignmentResponse>({
+      method: 'GET',
+      path: PlayerRoutes.assignment(matchId),
+      retry: 'safe',
+    });
+  }
+
+  /**
+   * Polls `assignment(matchId)` while it answers 409 ASSIGNMENT_NOT_READY (the server is still
+   * being allocated or has not registered). Throws AssignmentUnavailableError as soon as the match
+   * has ended without one (e.g. FAILED ALLOCATION_FAILED), AssignmentWaitTimeoutError after
+   * `timeoutMs`, and any other API error at once. A client following notifications can call
+   * `assignment` once ASSIGNMENT_READY arrives instead.
+   */
+  async waitForAssignment(
+    matchId: string,
+    options: WaitForAssignmentOptions = {},
+  ): Promise<AssignmentResponse> {
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const pollMs = options.pollMs ?? 250;
+    const deadline = Date.now() + timeoutMs;
+    let lastState: string | undefined;
+    let lastRevision = 0;
+    for (;;) {
+      try {
+        return await this.assignment(matchId);
+      } catch (err) {
+        if (!(err instanceof MatchplaneApiError && err.code === ErrorCode.ASSIGNMENT_NOT_READY))
+          throw err;
+      }
+      // Not ready: is the match still on its way, or over? Only new events are fetched.
+      const events = await this.matchEvents(matchId, lastRevision);
+      lastState = events.state;
+      lastRevision = Math.max(lastRevision, events.revision);
+      if (TERMINAL_MATCH_STATES.has(events.state))
+        throw new AssignmentUnavailableError(matchId, events.state);
+      if (Date.now() + pollMs > deadline)
+        throw new AssignmentWaitTimeoutError(matchId, lastState, timeoutMs);
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  }
+
+  /**
+   * Joins the game server of an assignment (`ws://<endpoint>/join`, join message with its token)
+   * and resolves once the server answered `joined`. Rejects with GameJoinRefusedError carrying the
+   * server's close code and reason (4401 invalid token, 4403 not on the roster, 4410 joining
+   * closed, ...) or with GameConnectError. The connection's `ended` resolves with the outcome.
+   */
+  joinMatch(
+    assignment: GameAssignment,
+    options: GameConnectionOptions = {},
+  ): Promise<GameConnection> {
+    return GameConnection.join(assignment, options);
+  }
 
   // ---- Internals ----------------------------------------------------------------------------
 
