@@ -1,0 +1,81 @@
+import { parseArgs } from 'node:util';
+
+export interface DemoArgs {
+  players: number;
+  /** Undefined: duel if offered, else the first mode of GET /v1/queue/options. */
+  mode: string | undefined;
+  /** Length of each game (the game server's MATCH_DURATION_MS). */
+  durationMs: number;
+  /** Overall limit of the demo, stack start-up included. */
+  timeoutMs: number;
+  database: string;
+  redisPrefix: string;
+  logs: boolean;
+}
+
+export const DEMO_USAGE = `usage: npm run demo -- [options]
+
+Starts the whole Matchplane stack (own database and Redis prefix, free ports), plays simulated
+players through matches with the SDK and prints a timeline. Exit 0 once every match COMPLETED.
+
+  --players <n>        simulated players (default 4; a multiple of the mode's match size)
+  --mode <mode>        queue mode (default duel, else the first one the API offers)
+  --duration <ms>      length of each game on the game server (default 3000)
+  --timeout <s>        give up after this long (default 180)
+  --database <name>    database, recreated every run; must contain "demo" (default matchplane_demo)
+  --redis-prefix <p>   Redis key prefix, cleared every run; must contain "demo" (default mpdemo)
+  --logs               also echo every app's output to stderr
+  -h, --help           this text`;
+
+export type ParsedDemoArgs = { ok: true; args: DemoArgs } | { ok: false; problem?: string };
+
+/** `{ok: false}` without a problem means --help. */
+export function parseDemoArgs(argv: readonly string[]): ParsedDemoArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        players: { type: 'string' },
+        mode: { type: 'string' },
+        duration: { type: 'string' },
+        timeout: { type: 'string' },
+        database: { type: 'string' },
+        'redis-prefix': { type: 'string' },
+        logs: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    return { ok: false, problem: (error as Error).message };
+  }
+  if (values.help) return { ok: false };
+  const players = integer(values.players, 4);
+  if (players === undefined || players < 2 || players > 64)
+    return { ok: false, problem: '--players must be an integer from 2 to 64' };
+  const durationMs = integer(values.duration, 3_000);
+  if (durationMs === undefined || durationMs < 500 || durationMs > 120_000)
+    return { ok: false, problem: '--duration must be an integer from 500 to 120000 (ms)' };
+  const timeoutSeconds = integer(values.timeout, 180);
+  if (timeoutSeconds === undefined || timeoutSeconds < 10)
+    return { ok: false, problem: '--timeout must be an integer of at least 10 (s)' };
+  return {
+    ok: true,
+    args: {
+      players,
+      mode: values.mode,
+      durationMs,
+      timeoutMs: timeoutSeconds * 1000,
+      database: values.database ?? 'matchplane_demo',
+      redisPrefix: values['redis-prefix'] ?? 'mpdemo',
+      logs: values.logs ?? false,
+    },
+  };
+}
+
+function integer(value: string | undefined, fallback: number): number | undefined {
+  if (value === undefined) return fallback;
+  return /^\d+$/.test(value) ? Number(value) : undefined;
+}

@@ -1,0 +1,322 @@
+import type {
+  MatchEventMessage,
+  QueueOptionsResponse,
+  TicketResponse,
+} from '@matchplane/contracts';
+import {
+  PlayerClient,
+  type GameConnection,
+  type GameServerMessage,
+  type HeartbeatHandle,
+  type NotificationSubscription,
+} from '@matchplane/sdk';
+import type { ControlPlaneView } from './control-plane';
+import { DemoFailure, describeError, within, type StackApp } from './failure';
+import { simulatedFetch, type SimulatedLocation } from './locations';
+import type { MatchBoard } from './match-board';
+import { short, type Timeline } from './timeline';
+
+const TERMINAL: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
+const JOINABLE: ReadonlySet<string> = new Set(['ASSIGNMENT_READY', 'IN_PROGRESS']);
+
+export interface PlayerSettings {
+  readonly label: string;
+  readonly location: SimulatedLocation;
+  readonly apiUrl: string;
+  readonly mode: string;
+  readonly options: QueueOptionsResponse;
+  /** Probe round trips per region. */
+  readonly samples: number;
+  /** How long the player waits in the queue for a match. */
+  readonly matchTimeoutMs: number;
+  /** The game's length, to bound the wait for its end. */
+  readonly matchDurationMs: number;
+}
+
+export interface PlayerOutcome {
+  readonly matchId: string;
+  readonly team: number;
+  readonly won: boolean;
+}
+
+interface FeedEntry {
+  readonly matchId: string;
+  readonly state: string;
+  readonly revision: number;
+}
+
+/** The match states one player's notification subscription delivered, awaitable. */
+class MatchFeed {
+  private readonly entries: FeedEntry[] = [];
+  private readonly waiters: {
+    match: (entry: FeedEntry) => boolean;
+    resolve: (entry: FeedEntry) => void;
+  }[] = [];
+
+  push(entry: FeedEntry): void {
+    this.entries.push(entry);
+    for (const waiter of [...this.waiters]) {
+      if (!waiter.match(entry)) continue;
+      this.waiters.splice(this.waiters.indexOf(waiter), 1);
+      waiter.resolve(entry);
+    }
+  }
+
+  /** The first entry, already delivered or yet to come, that `match` accepts. */
+  first(match: (entry: FeedEntry) => boolean): Promise<FeedEntry> {
+    const seen = this.entries.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+
+  any(): boolean {
+    return this.entries.length > 0;
+  }
+}
+
+/**
+ * One simulated player, driven through the SDK the way a game client would: guest session,
+ * notification subscription, latency probes, ticket and heartbeats, then — told by notifications —
+ * its assignment, the game server, and the result. Each step is a line of the timeline.
+ */
+export class SimulatedPlayer {
+  private readonly feed = new MatchFeed();
+  private readonly client: PlayerClient;
+  private subscription: NotificationSubscription | undefined;
+  private heartbeats: HeartbeatHandle | undefined;
+  private connection: GameConnection | undefined;
+  private lastHeartbeatState: string | undefined;
+  private ticks = 0;
+
+  constructor(
+    private readonly settings: PlayerSettings,
+    private readonly timeline: Timeline,
+    private readonly board: MatchBoard,
+    private readonly view: ControlPlaneView,
+  ) {
+    this.client = new PlayerClient({
+      baseUrl: settings.apiUrl,
+      fetch: simulatedFetch(settings.location, { onHeartbeat: (state) => this.heartbeat(state) }),
+    });
+  }
+
+  async play(): Promise<PlayerOutcome> {
+    const { label, location, mode, options } = this.settings;
+    const session = await this.step(this.client.createSession(), 10_000, 'a session', 'api');
+    this.log(
+      `signed in as guest ${short(session.playerId)} (simulated location: ${location.city})`,
+    );
+
+    this.subscription = this.client.subscribe({
+      onEvent: (event) => this.notified(event),
+      onResync: (resync) => {
+        this.log(
+          `notified: resync of match ${short(resync.matchId)} to ${resync.state} (rev ${resync.revision}, ${resync.reason})`,
+        );
+        this.feed.push(resync);
+      },
+      onConnection: (event) =>
+        this.log(
+          event.state === 'connected'
+            ? 'notifications connected'
+            : `notifications dropped (${event.code}${event.reason ? ` ${event.reason}` : ''}); reconnecting in ${event.delayMs} ms`,
+        ),
+      onError: (error) => this.log(`notification error: ${error.message}`),
+    });
+    await this.step(this.subscription.ready, 10_000, 'the notification socket', 'api');
+
+    const probes = await this.client.probeAll(options.regions, { samples: this.settings.samples });
+    const measured = Object.values(probes.measured)
+      .sort((a, b) => a.estimateMs - b.estimateMs)
+      .map((answer) => `${answer.region} ${answer.estimateMs} ms`);
+    for (const [region, error] of Object.entries(probes.failed))
+      this.log(`probe of ${region} failed: ${describeError(error)}`);
+    if (measured.length === 0)
+      throw new DemoFailure(`${label} could not measure any region`, 'api');
+    this.log(
+      `probed: ${measured.join(', ')} (server-measured RTT, median of ${this.settings.samples})`,
+    );
+
+    const ticket = await this.step(this.client.enqueue(mode), 10_000, 'a ticket', 'api');
+    this.log(`queued for ${mode}: ticket ${short(ticket.id)} ${ticket.state}`);
+    this.heartbeats = this.client.startHeartbeats(ticket.id, {
+      onError: (error) => this.log(`heartbeat failed: ${describeError(error)}`),
+    });
+    void this.heartbeats.done.then((end) => {
+      if (end.reason === 'left-queue')
+        this.log(`heartbeats stop: ticket left the queue (${end.ticket.state})`);
+      else if (end.reason === 'finished') this.log(`heartbeats stop: ${describeError(end.error)}`);
+    });
+    void this.explainWhileSearching(ticket.id);
+
+    const matched = await this.step(
+      this.feed.first(() => true),
+      this.settings.matchTimeoutMs,
+      'a match',
+      'matcher',
+    );
+    const matchId = matched.matchId;
+    const mine = await this.client.ticket(ticket.id);
+    if (mine.matchId !== matchId)
+      throw new DemoFailure(
+        `${label} was notified of match ${short(matchId)} but its ticket is ${mine.state} ${mine.matchId ? `in ${short(mine.matchId)}` : 'without a match'}`,
+        'matcher',
+      );
+    this.log(
+      `ticket ${short(ticket.id)} ${mine.state} into match ${short(matchId)} after ${mine.waitSeconds.toFixed(1)} s in the queue`,
+    );
+    this.board.matched(matchId, { label, predictedRttMs: mine.predictedRttMs });
+
+    const ready = await this.step(
+      this.feed.first(
+        (e) => e.matchId === matchId && (JOINABLE.has(e.state) || TERMINAL.has(e.state)),
+      ),
+      30_000,
+      `a game server for match ${short(matchId)}`,
+      'allocator',
+    );
+    if (!JOINABLE.has(ready.state))
+      await this.ended(matchId, ready.state, 'before it could be joined');
+
+    const assignment = await this.step(
+      this.client.assignment(matchId),
+      10_000,
+      'the assignment',
+      'api',
+    );
+    this.log(
+      `assignment: server ${assignment.serverId} at ${assignment.endpoint}, team ${assignment.team}`,
+    );
+    this.board.assigned(matchId, label, assignment.team);
+
+    this.connection = await this.step(
+      this.client.joinMatch(assignment, { onMessage: (message) => this.game(message) }),
+      15_000,
+      'joining the game server',
+      'allocator',
+    );
+    this.log(`joined the game server as team ${this.connection.team}`);
+
+    const ended = await this.step(
+      this.connection.ended,
+      this.settings.matchDurationMs + 30_000,
+      'the end of the game',
+      'allocator',
+    );
+    const won = ended.winningTeam === this.connection.team;
+    this.log(
+      ended.outcome === 'COMPLETED'
+        ? `game over after ${this.ticks} ticks: team ${ended.winningTeam} won (${won ? 'a win' : 'a loss'} for ${label})`
+        : `game over: ${ended.outcome}`,
+    );
+    if (ended.outcome !== 'COMPLETED') await this.ended(matchId, ended.outcome, 'during play');
+    const closed = await this.step(
+      this.connection.closed,
+      5_000,
+      'the game server to close',
+      'allocator',
+    );
+    if (closed.code !== 1000)
+      this.log(
+        `game connection closed with ${closed.code}${closed.reason ? ` ${closed.reason}` : ''}`,
+      );
+    this.board.finished(matchId, ended);
+
+    const final = await this.step(
+      this.feed.first((e) => e.matchId === matchId && TERMINAL.has(e.state)),
+      15_000,
+      `the result of match ${short(matchId)} to be notified`,
+      'dispatcher',
+    );
+    if (final.state !== 'COMPLETED') await this.ended(matchId, final.state, 'after play');
+    const after = await this.client.ticket(ticket.id);
+    this.log(`ticket ${short(ticket.id)} ${after.state}`);
+    this.close();
+    await this.client.endSession().catch(() => undefined);
+    this.log('signed out');
+    return { matchId, team: this.connection.team, won };
+  }
+
+  /** Ends the subscription, the heartbeats and the game connection (idempotent). */
+  close(): void {
+    this.heartbeats?.stop();
+    this.subscription?.close();
+    this.connection?.close();
+  }
+
+  // ---- Internals ----------------------------------------------------------------------------
+
+  private log(what: string): void {
+    this.timeline.player(this.settings.label, what);
+  }
+
+  private step<T>(
+    promise: Promise<T>,
+    timeoutMs: number,
+    what: string,
+    suspect: StackApp,
+  ): Promise<T> {
+    return within(promise, timeoutMs, `${what} (${this.settings.label})`, suspect).catch(
+      (error: unknown) => {
+        if (error instanceof DemoFailure) throw error;
+        throw new DemoFailure(`${this.settings.label}: ${describeError(error)}`, suspect, {
+          cause: error,
+        });
+      },
+    );
+  }
+
+  private notified(event: MatchEventMessage): void {
+    this.log(`notified: match ${short(event.matchId)} ${event.state} (rev ${event.revision})`);
+    this.feed.push(event);
+  }
+
+  private heartbeat(state: string): void {
+    if (state === this.lastHeartbeatState) return;
+    this.lastHeartbeatState = state;
+    this.log(`heartbeat: ticket ${state}`);
+  }
+
+  private game(message: GameServerMessage): void {
+    switch (message.type) {
+      case 'started':
+        this.log(`game started (${message.durationMs} ms)`);
+        return;
+      case 'tick':
+        this.ticks += 1;
+        return;
+      case 'joined':
+      case 'ended':
+        return;
+    }
+  }
+
+  /** While nothing is notified, polls the ticket and shows the matcher's explanation when it changes. */
+  private async explainWhileSearching(ticketId: string): Promise<void> {
+    let last: string | undefined;
+    while (!this.feed.any()) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      if (this.feed.any()) return;
+      let ticket: TicketResponse;
+      try {
+        ticket = await this.client.ticket(ticketId);
+      } catch {
+        continue;
+      }
+      if (ticket.state !== 'SEARCHING') return;
+      const message = ticket.explanation?.message;
+      if (message && message !== last) this.log(`still searching: ${message}`);
+      last = message ?? last;
+    }
+  }
+
+  /** The match ended otherwise than COMPLETED: a failure, with the control plane's reason. */
+  private async ended(matchId: string, state: string, when: string): Promise<never> {
+    const row = await this.view.match(matchId).catch(() => undefined);
+    const reason = row?.failureReason ? ` (${row.failureReason})` : '';
+    throw new DemoFailure(
+      `match ${short(matchId)} ended ${row?.state ?? state}${reason} ${when}`,
+      'allocator',
+    );
+  }
+}
