@@ -1,0 +1,242 @@
+import type { MatchEventMessage } from '@matchplane/contracts';
+import {
+  PlayerClient,
+  type GameConnection,
+  type HeartbeatHandle,
+  type NotificationSubscription,
+} from '@matchplane/sdk';
+import {
+  HAPPY_PATH_STATES,
+  matchRow,
+  playJourneyPlayer,
+  readyPlayer,
+  useControlPlane,
+  withTimeout,
+  type ControlPlane,
+  type JourneyPlayer,
+  type NotificationLog,
+} from '../support/journey';
+import { waitFor } from '../support/processes';
+
+/*
+ * The happy-path journey (two API replicas, dispatcher, matcher, allocator with the local provider
+ * launching real game servers; players through the SDK only, one subscribed on each replica) with a
+ * process crashing (SIGKILL) in the middle of it:
+ *
+ * 1. the dispatcher, right after the match was formed (ALLOCATING seen), restarted 1.5 s later;
+ * 2. the API replica one player is connected to. The SDK's NotificationSubscriber takes one base
+ *    URL, so the player fails over by hand, as a game client would: a new PlayerClient on the other
+ *    replica with the same session token, and a new subscription resuming from the dead one's
+ *    lastSeen().
+ *
+ * Either way the match completes and each client's notifications of it are revisions 1..5, once,
+ * in lifecycle order.
+ */
+
+/** The dispatcher's lease on a claimed row (default 60 s): a crashed claim is taken over after it. */
+const CLAIM_LEASE_MS = 2_000;
+const DISPATCHER_DOWN_MS = 1_500;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The first event `log` got in `state` (any match), once it has one. */
+function firstEventIn(log: NotificationLog, state: string, timeoutMs = 60_000) {
+  return waitFor(() => Promise.resolve(log.events.find((event) => event.state === state)), {
+    timeoutMs,
+    intervalMs: 5,
+    what: `${log.label} to be notified of a match in ${state}`,
+  });
+}
+
+async function outboxInFlight(plane: ControlPlane, matchId: string) {
+  return plane.ds.query<{ revision: string; status: string; claimed: boolean }[]>(
+    `SELECT revision, status, claimed_at IS NOT NULL AS claimed FROM outbox
+      WHERE aggregate_id = $1 AND status = 'pending' ORDER BY revision`,
+    [matchId],
+  );
+}
+
+describe('journey failover: the dispatcher is killed mid-journey', () => {
+  const plane = useControlPlane({
+    apis: 2,
+    appEnv: {
+      dispatcher: {
+        OUTBOX_CLAIM_LEASE_MS: String(CLAIM_LEASE_MS),
+        OUTBOX_AUDIT_INTERVAL_MS: '250',
+        OUTBOX_AUDIT_MIN_AGE_MS: '250',
+      },
+    },
+  });
+  const players: JourneyPlayer[] = [];
+
+  afterAll(() => {
+    for (const player of players) player.close();
+  });
+
+  it('completes the match, each client notified of revisions 1..5 once and in order', () =>
+    plane.diagnose(async () => {
+      const [a, b] = await Promise.all([
+        readyPlayer(plane.apiUrl(0), 'a@api0'),
+        readyPlayer(plane.apiUrl(1), 'b@api1'),
+      ]);
+      players.push(a, b);
+      const dispatcher = plane.dispatchers[0]!;
+
+      // The crash: as soon as either client hears the match formed, SIGKILL; back 1.5 s later.
+      const crash = (async () => {
+        const formed = await Promise.race([
+          firstEventIn(a.log, 'ALLOCATING'),
+          firstEventIn(b.log, 'ALLOCATING'),
+        ]);
+        expect(await dispatcher.kill()).toBe('SIGKILL');
+        const left = await outboxInFlight(plane, formed.matchId);
+        await sleep(DISPATCHER_DOWN_MS);
+        await dispatcher.start();
+        return { formed, left };
+      })();
+      crash.catch(() => undefined); // awaited below
+
+      const [ra, rb] = await Promise.all([playJourneyPlayer(a), playJourneyPlayer(b)]);
+      const { formed, left } = await crash;
+      const matchId = ra.matchId;
+      expect(rb.matchId).toBe(matchId);
+      expect(formed.matchId).toBe(matchId);
+      expect(dispatcher.running()).toBe(true);
+
+      for (const result of [ra, rb]) {
+        expect(result.ended).toEqual({ outcome: 'COMPLETED', winningTeam: expect.any(Number) });
+        expect(result.ticket.state).toBe('COMPLETED');
+      }
+      expect(await matchRow(plane.ds, matchId)).toMatchObject({ state: 'COMPLETED', revision: 5 });
+
+      for (const player of [a, b]) {
+        await player.log.waitForState(matchId, 'COMPLETED', 30_000);
+        player.log.assertOrdered(matchId, HAPPY_PATH_STATES);
+        expect(player.log.matchIds()).toEqual([matchId]);
+      }
+      // Every row of the match was delivered in the end.
+      expect(await outboxInFlight(plane, matchId)).toEqual([]);
+      console.log(
+        `dispatcher killed after ${formed.state} r${formed.revision}; match rows pending at the kill: ` +
+          JSON.stringify(left),
+      );
+    }));
+});
+
+describe('journey failover: an API replica is killed with a client connected to it', () => {
+  // The game servers report to api#0; api#1 is the one that dies.
+  const plane = useControlPlane({ apis: 2, gameServerApi: 0 });
+  const players: JourneyPlayer[] = [];
+  const cleanups: (() => void)[] = [];
+
+  afterAll(() => {
+    for (const cleanup of cleanups) cleanup();
+    for (const player of players) player.close();
+  });
+
+  /**
+   * `player`'s replica is gone: the rest of its journey on `baseUrl` with the same session, the
+   * notifications resumed from what the old subscription had delivered, into the same log.
+   */
+  async function failOver(
+    player: JourneyPlayer,
+    baseUrl: string,
+    resumeFrom: Record<string, number>,
+  ) {
+    const client = new PlayerClient({
+      baseUrl,
+      token: player.client.token,
+      retries: { retries: 3, baseDelayMs: 100 },
+    });
+    const subscription: NotificationSubscription = client.subscribe(player.log.handlers, {
+      lastSeen: resumeFrom,
+      reconnect: { baseDelayMs: 100, maxDelayMs: 1_000 },
+    });
+    cleanups.push(() => subscription.close());
+    await subscription.ready;
+    return { client, subscription };
+  }
+
+  it('the client resumes on the other replica without a missing revision; the match completes', () =>
+    plane.diagnose(async () => {
+      const [a, b] = await Promise.all([
+        readyPlayer(plane.apiUrl(0), 'a@api0'),
+        readyPlayer(plane.apiUrl(1), 'b@api1'),
+      ]);
+      players.push(a, b);
+      const doomed = plane.apis[1]!;
+      const survivor = plane.apis[0]!;
+
+      await Promise.all([a.enqueue(), b.enqueue()]);
+      const aJourney = playJourneyPlayer(a, { queued: true });
+      aJourney.catch(() => undefined); // awaited below
+
+      const matchId = await b.waitForMatch();
+      await b.log.waitForState(matchId, 'ALLOCATING');
+
+      // Crash b's replica while b is connected to it; its subscriber notices and retries.
+      expect(await doomed.kill()).toBe('SIGKILL');
+      await waitFor(
+        () => Promise.resolve(b.log.connections.find((event) => event.state === 'reconnecting')),
+        { timeoutMs: 10_000, intervalMs: 10, what: "b's subscriber to notice the replica died" },
+      );
+      const oldSubscription = b.subscription!;
+      b.heartbeats?.stop();
+      const resumeFrom = oldSubscription.lastSeen();
+      const seenAtCrash = resumeFrom[matchId]!;
+      expect(seenAtCrash).toBeGreaterThanOrEqual(1);
+      oldSubscription.close();
+      const deliveredBefore = b.log.forMatch(matchId).length;
+
+      // The match moves on while b is away, so the resume has something to replay.
+      await waitFor(
+        async () => ((await matchRow(plane.ds, matchId)).revision > seenAtCrash ? true : undefined),
+        { timeoutMs: 30_000, intervalMs: 20, what: `match ${matchId} past r${seenAtCrash}` },
+      );
+      const { client, subscription } = await failOver(b, survivor.url, resumeFrom);
+      const heartbeats: HeartbeatHandle = client.startHeartbeats(b.ticketId);
+      cleanups.push(() => heartbeats.stop());
+
+      const assignment = await client.waitForAssignment(matchId, {
+        timeoutMs: 60_000,
+        pollMs: 100,
+      });
+      const game: GameConnection = await client.joinMatch(assignment);
+      cleanups.push(() => game.close());
+      const ended = await withTimeout(game.ended, 60_000, "b's game to end");
+      const ticket = await client.waitForTicket(
+        b.ticketId,
+        (t) => !['SEARCHING', 'MATCHED', 'ASSIGNED', 'CONNECTED'].includes(t.state),
+        { timeoutMs: 60_000, pollMs: 100 },
+      );
+      const ra = await aJourney;
+
+      expect(ra.matchId).toBe(matchId);
+      expect(ended).toEqual({ outcome: 'COMPLETED', winningTeam: expect.any(Number) });
+      expect(ended).toEqual(ra.ended);
+      expect(ticket.state).toBe('COMPLETED');
+      expect(ra.ticket.state).toBe('COMPLETED');
+      expect(await matchRow(plane.ds, matchId)).toMatchObject({ state: 'COMPLETED', revision: 5 });
+
+      // Both clients saw 1..5 once, in order; b's arrived across two replicas.
+      for (const player of [a, b]) {
+        await player.log.waitForState(matchId, 'COMPLETED', 30_000);
+        player.log.assertOrdered(matchId, HAPPY_PATH_STATES);
+      }
+      const resumed: MatchEventMessage[] = b.log.forMatch(matchId).slice(deliveredBefore);
+      expect(resumed.map((event) => event.revision)).toEqual(
+        [1, 2, 3, 4, 5].filter((revision) => revision > seenAtCrash),
+      );
+      expect(subscription.lastSeen()).toEqual({ [matchId]: 5 });
+      expect(b.log.connections[0]).toEqual({ state: 'connected', playerId: b.playerId });
+      expect(b.log.connections.at(-1)).toEqual({ state: 'connected', playerId: b.playerId });
+      expect(b.log.connections.filter((event) => event.state === 'connected')).toHaveLength(2);
+      expect(a.log.connections).toEqual([{ state: 'connected', playerId: a.playerId }]);
+      expect(doomed.running()).toBe(false);
+      console.log(
+        `api#1 killed with b at r${seenAtCrash}; resumed on api#0 with ${JSON.stringify(
+          resumed.map((event) => [event.revision, event.state]),
+        )}`,
+      );
+    }));
+});
