@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { MaintenanceConfig } from '@matchplane/config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
+import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { RetentionModule } from './retention/retention.module';
 
 @Module({})
@@ -12,6 +13,7 @@ export class MaintenanceModule {
       imports: [
         ServiceRuntimeModule.forWorker(config, { appName: 'maintenance' }),
         RetentionModule.forRoot(config),
+        ReconciliationModule.forRoot(config),
       ],
     };
   }

@@ -163,21 +163,6 @@ export class ApiConfig extends ServiceConfig {
   @IsString()
   PLAYER_JWT_AUDIENCE?: string = undefined;
 
-  @EnvVar({ description: 'First no-show cooldown (s); it doubles with each further no-show of the player' })
-  @IsIntInRange(0, 86_400)
-  NO_SHOW_COOLDOWN_BASE_SECONDS = 60;
-
-  @EnvVar({ description: 'Longest no-show cooldown (s)' })
-  @IsIntInRange(0, 30 * 86_400)
-  NO_SHOW_COOLDOWN_CAP_SECONDS = 3_600;
-
-  @EnvVar({
-    description:
-      'A match whose no-shows leave some team with fewer connected players than this fails (NO_SHOW) at initial connect; otherwise it goes on without them',
-  })
-  @IsIntInRange(1, 64)
-  MATCH_MIN_CONNECTED_PER_TEAM = 1;
-
   @EnvVar({
     description:
       'Notification sockets: messages a client may leave unread (confirmed by WebSocket pong) before it is sent a resync and closed with 4008',
@@ -202,6 +187,21 @@ export class ApiConfig extends ServiceConfig {
   @EnvVar({ description: 'Notification sockets: matches one resume message may name' })
   @IsIntInRange(1, 1_000)
   NOTIFY_RESUME_MAX_MATCHES = 20;
+
+  @EnvVar({ description: 'First no-show cooldown (s); it doubles with each further no-show of the player' })
+  @IsIntInRange(0, 86_400)
+  NO_SHOW_COOLDOWN_BASE_SECONDS = 60;
+
+  @EnvVar({ description: 'Longest no-show cooldown (s)' })
+  @IsIntInRange(0, 30 * 86_400)
+  NO_SHOW_COOLDOWN_CAP_SECONDS = 3_600;
+
+  @EnvVar({
+    description:
+      'A match whose no-shows leave some team with fewer connected players than this fails (NO_SHOW) at initial connect; otherwise it goes on without them',
+  })
+  @IsIntInRange(1, 64)
+  MATCH_MIN_CONNECTED_PER_TEAM = 1;
 }
 
 export class DispatcherConfig extends WorkerConfig {
@@ -530,6 +530,51 @@ export class MaintenanceConfig extends WorkerConfig {
   })
   @IsIntInRange(1, 10_000)
   RETENTION_PRESSURE_LOCK_WAITERS = 3;
+
+  // Lifecycle reconciliation: what no live writer will ever move on (a player gone silent, a
+  // server that never registered or never reported) is ended through the state machine.
+
+  @EnvVar({
+    description:
+      'Time from the end of one reconciliation pass (expired tickets, stuck matches, unreleased allocations) to the start of the next (ms)',
+  })
+  @IsIntInRange(100, 3_600_000)
+  RECONCILE_INTERVAL_MS = 5_000;
+
+  @EnvVar({
+    description:
+      'Items one reconciliation batch takes at most: expired tickets in one short transaction, or matches and allocations one transaction each',
+  })
+  @IsIntInRange(1, 10_000)
+  RECONCILE_BATCH_SIZE = 100;
+
+  @EnvVar({
+    description:
+      'A reconciliation pass starts no batch after this long (ms); what is left waits for the next pass',
+  })
+  @IsIntInRange(100, 3_600_000)
+  RECONCILE_PASS_BUDGET_MS = 10_000;
+
+  @EnvVar({
+    description:
+      'A match still ALLOCATING or PROCESS_READY this long after it entered that state is FAILED (ALLOCATION_FAILED, or SERVER_REGISTRATION_TIMEOUT once a server was allocated) and its tickets requeued at their priority (ms)',
+  })
+  @IsIntInRange(1_000, 86_400_000)
+  RECONCILE_ALLOCATING_TIMEOUT_MS = 60_000;
+
+  @EnvVar({
+    description:
+      'A match still ASSIGNMENT_READY this long after its players were handed the server, with no initial-connect report, is FAILED NO_SHOW (ms). Keep it above the game server\'s own connect deadline, so its report wins the race',
+  })
+  @IsIntInRange(1_000, 86_400_000)
+  RECONCILE_CONNECT_DEADLINE_MS = 120_000;
+
+  @EnvVar({
+    description:
+      'A match still IN_PROGRESS this long after it started is FAILED LIFECYCLE_TIMEOUT (ms; default 2 h, the longest match plus margin)',
+  })
+  @IsIntInRange(60_000, 604_800_000)
+  RECONCILE_MAX_MATCH_DURATION_MS = 7_200_000;
 }
 
 /**

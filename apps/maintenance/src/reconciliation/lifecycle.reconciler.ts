@@ -1,0 +1,125 @@
+import { Logger } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { sqlStateOf } from '@matchplane/persistence';
+import {
+  RECONCILIATION_CASES,
+  type ItemFailure,
+  type ReconciliationCase,
+  type ReconciliationOptions,
+  type ReconciliationStage,
+  type ReconciliationStageName,
+} from './reconciliation-case';
+
+export interface ReconciliationPassOptions {
+  /** The instant deadlines are measured from; by default the database's clock. */
+  now?: Date;
+  /** Aborting stops the pass before its next batch (shutdown). */
+  signal?: AbortSignal;
+}
+
+/** complete: nothing was left to reconcile; budget_exhausted: the budget ran out with work left. */
+export type ReconciliationPassOutcome = 'complete' | 'budget_exhausted' | 'interrupted';
+
+export interface ReconciliationStageError {
+  stage: ReconciliationStageName;
+  sqlState: string | undefined;
+  message: string;
+}
+
+export interface ReconciliationPassReport {
+  now: Date;
+  outcome: ReconciliationPassOutcome;
+  durationMs: number;
+  batches: number;
+  /** Items this reconciler ended (each by the one replica that locked it). */
+  reconciled: Record<ReconciliationCase, number>;
+  /** Items that could not be ended; each is retried at the next pass. */
+  itemFailures: (ItemFailure & { stage: ReconciliationStageName })[];
+  /** Stages that stopped for this pass (their batch failed as a whole). */
+  stageErrors: ReconciliationStageError[];
+}
+
+/**
+ * One reconciliation pass: the stages take turns, one bounded batch each per round, so one
+ * backlog (thousands of tickets expiring after a client outage) cannot starve the others, until
+ * nothing is left or the budget is spent. Ended matches' allocations come last in a round, so a
+ * match failed in a round has its server released in the same round. Any number of reconcilers
+ * may run against one database: every item is taken under a SKIP LOCKED row lock.
+ */
+export class LifecycleReconciler {
+  private readonly logger = new Logger(LifecycleReconciler.name);
+
+  constructor(
+    private readonly dataSource: DataSource,
+    readonly stages: readonly ReconciliationStage[],
+    private readonly options: Pick<ReconciliationOptions, 'batchSize' | 'passBudgetMs'>,
+  ) {}
+
+  async pass({ now, signal }: ReconciliationPassOptions = {}): Promise<ReconciliationPassReport> {
+    const started = performance.now();
+    const deadline = started + this.options.passBudgetMs;
+    const at = now ?? (await this.databaseNow());
+    const reconciled = zeroes();
+    const itemFailures: ReconciliationPassReport['itemFailures'] = [];
+    const stageErrors: ReconciliationStageError[] = [];
+    const skip = new Map(this.stages.map((stage) => [stage.name, new Set<string>()]));
+    let active = [...this.stages];
+    let outcome: ReconciliationPassOutcome = 'complete';
+    let batches = 0;
+
+    rounds: while (active.length > 0) {
+      for (const stage of [...active]) {
+        if (signal?.aborted) {
+          outcome = 'interrupted';
+          break rounds;
+        }
+        if (performance.now() >= deadline) {
+          outcome = 'budget_exhausted';
+          break rounds;
+        }
+        const leftAlone = skip.get(stage.name) ?? new Set<string>();
+        batches += 1;
+        try {
+          const batch = await stage.batch(at, leftAlone);
+          for (const [name, count] of Object.entries(batch.reconciled)) {
+            reconciled[name as ReconciliationCase] += count;
+          }
+          for (const failure of batch.failures) {
+            leftAlone.add(failure.id);
+            itemFailures.push({ stage: stage.name, ...failure });
+            this.logger.warn(
+              `${stage.name}: ${failure.id} left for the next pass (${failure.sqlState ?? 'no SQLSTATE'}): ${failure.message}`,
+            );
+          }
+          if (batch.taken < this.options.batchSize) active = active.filter((s) => s !== stage);
+        } catch (error) {
+          active = active.filter((s) => s !== stage);
+          const message = error instanceof Error ? error.message || error.name : String(error);
+          stageErrors.push({ stage: stage.name, sqlState: sqlStateOf(error), message });
+        }
+      }
+    }
+    return {
+      now: at,
+      outcome,
+      durationMs: Math.round(performance.now() - started),
+      batches,
+      reconciled,
+      itemFailures,
+      stageErrors,
+    };
+  }
+
+  private async databaseNow(): Promise<Date> {
+    const [row] = await this.dataSource.query<{ now: Date }[]>(`SELECT now() AS now`);
+    if (!row) throw new Error('SELECT now() returned no row');
+    return row.now;
+  }
+}
+
+function zeroes(): Record<ReconciliationCase, number> {
+  return Object.fromEntries(RECONCILIATION_CASES.map((name) => [name, 0])) as Record<
+    ReconciliationCase,
+    number
+  >;
+}

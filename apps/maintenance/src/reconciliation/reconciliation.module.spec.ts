@@ -1,0 +1,93 @@
+import { MaintenanceConfig, loadConfig } from '@matchplane/config';
+import { MATCH_STATES, isTerminalMatchState } from '@matchplane/domain';
+import { RECONCILIATION_CASES, RECONCILIATION_STAGES } from './reconciliation-case';
+import { ReconciliationModule, reconciliationOptions } from './reconciliation.module';
+import { describeReconciliationPass } from './reconciliation.scheduler';
+import { STUCK_MATCH_RULES, stuckMatchSql } from './stuck-match.reconciler';
+
+describe(ReconciliationModule.name, () => {
+  it('takes its settings from the configuration, the heartbeat timeout from the shared one', () => {
+    const config = loadConfig(MaintenanceConfig, {
+      TICKET_HEARTBEAT_TIMEOUT_MS: '45000',
+      RECONCILE_CONNECT_DEADLINE_MS: '90000',
+    });
+    expect(reconciliationOptions(config)).toEqual({
+      batchSize: 100,
+      passBudgetMs: 10_000,
+      heartbeatTimeoutMs: 45_000,
+      allocatingTimeoutMs: 60_000,
+      connectDeadlineMs: 90_000,
+      maxMatchDurationMs: 7_200_000,
+    });
+  });
+
+  it('has one stuck-match rule, with its own stage, for every live match state', () => {
+    const live = MATCH_STATES.filter((state) => !isTerminalMatchState(state));
+    expect(STUCK_MATCH_RULES.map((rule) => rule.state)).toEqual(live);
+    expect(new Set(STUCK_MATCH_RULES.map((rule) => rule.stage)).size).toBe(live.length);
+    for (const rule of STUCK_MATCH_RULES) {
+      expect(RECONCILIATION_STAGES).toContain(rule.stage);
+      expect(stuckMatchSql(rule)).toMatch(/LIMIT 1\s+FOR UPDATE OF m SKIP LOCKED$/);
+    }
+  });
+
+  it('fails a stuck match for the reason its facts give', () => {
+    const verdicts = STUCK_MATCH_RULES.flatMap((rule) =>
+      [false, true].map((fact) => [rule.state, fact, rule.verdict(fact)] as const),
+    );
+    expect(verdicts).toEqual([
+      ['ALLOCATING', false, { reason: 'ALLOCATION_FAILED', case: 'allocating_allocation_failed' }],
+      [
+        'ALLOCATING',
+        true,
+        { reason: 'SERVER_REGISTRATION_TIMEOUT', case: 'allocating_registration_timeout' },
+      ],
+      [
+        'PROCESS_READY',
+        false,
+        { reason: 'SERVER_REGISTRATION_TIMEOUT', case: 'process_ready_registration_timeout' },
+      ],
+      [
+        'PROCESS_READY',
+        true,
+        { reason: 'SERVER_REGISTRATION_TIMEOUT', case: 'process_ready_registration_timeout' },
+      ],
+      ['ASSIGNMENT_READY', false, { reason: 'NO_SHOW', case: 'assignment_ready_no_show' }],
+      [
+        'ASSIGNMENT_READY',
+        true,
+        { reason: 'LIFECYCLE_TIMEOUT', case: 'assignment_ready_lifecycle_timeout' },
+      ],
+      [
+        'IN_PROGRESS',
+        false,
+        { reason: 'LIFECYCLE_TIMEOUT', case: 'in_progress_lifecycle_timeout' },
+      ],
+      ['IN_PROGRESS', true, { reason: 'LIFECYCLE_TIMEOUT', case: 'in_progress_lifecycle_timeout' }],
+    ]);
+  });
+
+  it('describes a pass in one line: every case counted, what was left and why', () => {
+    const reconciled = Object.fromEntries(RECONCILIATION_CASES.map((name) => [name, 0])) as Record<
+      (typeof RECONCILIATION_CASES)[number],
+      number
+    >;
+    reconciled.ticket_heartbeat_timeout = 12;
+    reconciled.allocation_released = 1;
+    const line = describeReconciliationPass({
+      now: new Date(),
+      outcome: 'budget_exhausted',
+      durationMs: 10_004,
+      batches: 40,
+      reconciled,
+      itemFailures: [{ stage: 'finished_allocations', id: 'x', sqlState: undefined, message: 'm' }],
+      stageErrors: [{ stage: 'in_progress_matches', sqlState: '57014', message: 'timeout' }],
+    });
+    expect(line).toBe(
+      'reconciliation pass budget exhausted in 10004 ms (40 batches); reconciled ticket_heartbeat_timeout=12 ' +
+        'allocating_allocation_failed=0 allocating_registration_timeout=0 process_ready_registration_timeout=0 ' +
+        'assignment_ready_no_show=0 assignment_ready_lifecycle_timeout=0 in_progress_lifecycle_timeout=0 ' +
+        'allocation_released=1; 1 left for the next pass; stopped early: in_progress_matches (57014: timeout)',
+    );
+  });
+});

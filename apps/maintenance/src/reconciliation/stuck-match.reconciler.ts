@@ -1,0 +1,146 @@
+import type { DataSource } from 'typeorm';
+import type { LiveMatchState, MatchFailureReason } from '@matchplane/domain';
+import type { MatchLifecycle, MatchEnding } from '@matchplane/matches';
+import { runInTransaction } from '@matchplane/persistence';
+import {
+  boundTransaction,
+  cutoff,
+  itemFailure,
+  type ReconciliationCase,
+  type ReconciliationOptions,
+  type ReconciliationStage,
+  type ReconciliationStageName,
+  type StageBatch,
+} from './reconciliation-case';
+
+/** A live state nothing will move a match out of once its deadline has passed, and what ends it. */
+export interface StuckMatchRule {
+  stage: ReconciliationStageName;
+  state: LiveMatchState;
+  deadlineMs(options: ReconciliationOptions): number;
+  /** A boolean over the match row `m` that decides the verdict (`true` when nothing to decide). */
+  fact: string;
+  verdict(fact: boolean): { reason: MatchFailureReason; case: ReconciliationCase };
+}
+
+export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
+  {
+    stage: 'allocating_matches',
+    state: 'ALLOCATING',
+    deadlineMs: (options) => options.allocatingTimeoutMs,
+    // A server was allocated (its endpoint stored) but never registered: the server's failure, not
+    // the provider's. Tickets are requeued either way (neither reason is a player's doing).
+    fact: `EXISTS (SELECT 1 FROM allocations a WHERE a.match_id = m.id AND a.state = 'ALLOCATED')`,
+    verdict: (allocated) =>
+      allocated
+        ? { reason: 'SERVER_REGISTRATION_TIMEOUT', case: 'allocating_registration_timeout' }
+        : { reason: 'ALLOCATION_FAILED', case: 'allocating_allocation_failed' },
+  },
+  {
+    stage: 'process_ready_matches',
+    state: 'PROCESS_READY',
+    deadlineMs: (options) => options.allocatingTimeoutMs,
+    fact: 'true',
+    verdict: () => ({
+      reason: 'SERVER_REGISTRATION_TIMEOUT',
+      case: 'process_ready_registration_timeout',
+    }),
+  },
+  {
+    stage: 'assignment_ready_matches',
+    state: 'ASSIGNMENT_READY',
+    deadlineMs: (options) => options.connectDeadlineMs,
+    // The initial-connect report moves the match on; a recorded connect with the match left
+    // behind is not a no-show, just a match that stalled.
+    fact: `EXISTS (SELECT 1 FROM match_participants p WHERE p.match_id = m.id AND p.connected_at IS NOT NULL)`,
+    verdict: (someoneConnected) =>
+      someoneConnected
+        ? { reason: 'LIFECYCLE_TIMEOUT', case: 'assignment_ready_lifecycle_timeout' }
+        : { reason: 'NO_SHOW', case: 'assignment_ready_no_show' },
+  },
+  {
+    stage: 'in_progress_matches',
+    state: 'IN_PROGRESS',
+    deadlineMs: (options) => options.maxMatchDurationMs,
+    fact: 'true',
+    verdict: () => ({ reason: 'LIFECYCLE_TIMEOUT', case: 'in_progress_lifecycle_timeout' }),
+  },
+];
+
+/**
+ * Claims the longest-stuck match of the rule's state on matches_live_state_idx (state,
+ * state_changed_at); the state is a literal so the partial index's predicate is provably implied.
+ * `$1` = now minus the rule's deadline, `$2` = ids to leave alone. SKIP LOCKED: a match another
+ * replica (or a live writer) holds is not waited for, and re-checked under the lock if it moved.
+ */
+export function stuckMatchSql(rule: StuckMatchRule): string {
+  return `SELECT m.id, m.revision, ${rule.fact} AS fact
+  FROM matches m
+ WHERE m.state = '${rule.state}'
+   AND m.state_changed_at < $1::timestamptz
+   AND m.id <> ALL ($2::uuid[])
+ ORDER BY m.state_changed_at
+ LIMIT 1
+   FOR UPDATE OF m SKIP LOCKED`;
+}
+
+/**
+ * Fails matches stuck past their deadline, one short transaction per match: the claim above, then
+ * MatchLifecycle.fail at the claimed revision (the match state machine, its event, and every
+ * ticket moved with theirs: requeued at its original priority when the failure allows it). After
+ * commit the relay is woken and the tickets' candidates updated.
+ */
+export class StuckMatchReconciler {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly lifecycle: MatchLifecycle,
+    private readonly options: ReconciliationOptions,
+  ) {}
+
+  /** One stage per rule, for the pass to take turns over. */
+  stages(): ReconciliationStage[] {
+    return STUCK_MATCH_RULES.map((rule) => ({
+      name: rule.stage,
+      batch: (now, skip) => this.batch(rule, now, skip),
+    }));
+  }
+
+  async batch(rule: StuckMatchRule, now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    const result: StageBatch = { reconciled: {}, taken: 0, failures: [] };
+    const leftAlone = new Set(skip);
+    while (result.taken < this.options.batchSize) {
+      let claimed: string | undefined;
+      let verdict: ReturnType<StuckMatchRule['verdict']> | undefined;
+      let ending: MatchEnding | undefined;
+      try {
+        ending = await runInTransaction(this.dataSource, async (manager) => {
+          claimed = undefined;
+          await boundTransaction(manager);
+          const [row] = await manager.query<{ id: string; revision: string; fact: boolean }[]>(
+            stuckMatchSql(rule),
+            [cutoff(now, rule.deadlineMs(this.options)), [...leftAlone]],
+          );
+          if (!row) return undefined;
+          claimed = row.id;
+          verdict = rule.verdict(row.fact);
+          return this.lifecycle.fail(manager, row.id, verdict.reason, {
+            expectedRevision: Number(row.revision),
+            now,
+          });
+        });
+      } catch (error) {
+        // Failing to claim says the database is in trouble: the stage stops for this pass.
+        if (claimed === undefined) throw error;
+        result.taken += 1;
+        result.failures.push(itemFailure(claimed, error));
+        leftAlone.add(claimed);
+        continue;
+      }
+      if (!ending || !verdict) break;
+      result.taken += 1;
+      result.reconciled[verdict.case] = (result.reconciled[verdict.case] ?? 0) + 1;
+      await this.lifecycle.afterCommit(ending);
+    }
+    return result;
+  }
+}

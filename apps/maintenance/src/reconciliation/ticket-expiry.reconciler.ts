@@ -1,0 +1,89 @@
+import type { DataSource } from 'typeorm';
+import { DomainError } from '@matchplane/domain';
+import type { OutboxSignal } from '@matchplane/outbox';
+import { runInTransaction } from '@matchplane/persistence';
+import type { CandidateProjection, TicketStore, StoredTicket } from '@matchplane/tickets';
+import {
+  boundTransaction,
+  cutoff,
+  itemFailure,
+  type ItemFailure,
+  type ReconciliationStage,
+  type StageBatch,
+} from './reconciliation-case';
+
+/**
+ * Searching tickets whose player stopped heartbeating, oldest heartbeat first, on the partial
+ * index queue_tickets_heartbeat_idx. `$1` = now minus the heartbeat timeout, `$2` = the batch
+ * size, `$3` = ids to leave alone. SKIP LOCKED: a ticket another replica is expiring, or a
+ * heartbeat is refreshing, is not waited for; a heartbeat committed since the scan is re-checked
+ * against the predicate under the lock, so a revived ticket is not taken.
+ */
+export const EXPIRED_TICKETS_SQL = `SELECT t.id
+  FROM queue_tickets t
+ WHERE t.state = 'SEARCHING'
+   AND t.last_heartbeat_at < $1::timestamptz
+   AND t.id <> ALL ($3::uuid[])
+ ORDER BY t.last_heartbeat_at
+ LIMIT $2
+   FOR UPDATE OF t SKIP LOCKED`;
+
+/**
+ * Expires searching tickets that missed their heartbeats, a batch per short transaction, each
+ * through the ticket state machine (TicketStore.transition, so the domain's own heartbeat check
+ * runs and the `ticket.state_changed` event is written with it). After commit the tickets leave
+ * the candidate projection and the relay is woken.
+ */
+export class TicketExpiryReconciler implements ReconciliationStage {
+  readonly name = 'expired_tickets';
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly tickets: TicketStore,
+    private readonly projection: CandidateProjection,
+    private readonly signal: OutboxSignal,
+    private readonly options: { batchSize: number; heartbeatTimeoutMs: number },
+  ) {}
+
+  async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    const { batchSize, heartbeatTimeoutMs } = this.options;
+    const { expired, taken, failures } = await runInTransaction(
+      this.dataSource,
+      async (manager) => {
+        await boundTransaction(manager);
+        const rows = await manager.query<{ id: string }[]>(EXPIRED_TICKETS_SQL, [
+          cutoff(now, heartbeatTimeoutMs),
+          batchSize,
+          [...skip],
+        ]);
+        const done: StoredTicket[] = [];
+        const refused: ItemFailure[] = [];
+        for (const { id } of rows) {
+          const current = await this.tickets.load(manager, id);
+          if (!current || current.state !== 'SEARCHING') continue;
+          try {
+            const { ticket } = await this.tickets.transition(
+              manager,
+              current,
+              { to: 'EXPIRED', heartbeatTimeoutMs },
+              now,
+            );
+            done.push(ticket);
+          } catch (error) {
+            // The domain refuses before any SQL is sent, so the batch's transaction is still good.
+            if (!(error instanceof DomainError)) throw error;
+            refused.push(itemFailure(id, error));
+          }
+        }
+        return { expired: done, taken: rows.length, failures: refused };
+      },
+    );
+    if (expired.length > 0) this.signal.committed();
+    for (const ticket of expired) await this.projection.applyAfterCommit(ticket);
+    return {
+      reconciled: { ticket_heartbeat_timeout: expired.length },
+      taken,
+      failures,
+    };
+  }
+}

@@ -1,0 +1,182 @@
+import type { INestApplicationContext, LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MaintenanceConfig, loadConfig } from '@matchplane/config';
+import type { TicketResponse } from '@matchplane/contracts';
+import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import { runInTransaction } from '@matchplane/persistence';
+import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import { MaintenanceModule } from '../../apps/maintenance/src/maintenance.module';
+import { ReconciliationScheduler } from '../../apps/maintenance/src/reconciliation/reconciliation.scheduler';
+import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import { freePort, waitFor } from '../support/processes';
+
+/*
+ * The real MaintenanceModule in this process, beside the API's real module graph on the same
+ * database and Redis prefix: the reconciliation loop is wired into the app and ends what it
+ * should on its own clock, with one log line per pass that did something and its metrics.
+ */
+
+class CapturingLogger implements LoggerService {
+  readonly lines: string[] = [];
+
+  log(message: unknown, context?: unknown): void {
+    this.lines.push(`log ${String(context)}: ${String(message)}`);
+  }
+
+  warn(message: unknown, context?: unknown): void {
+    this.lines.push(`warn ${String(context)}: ${String(message)}`);
+  }
+
+  error(message: unknown, ...rest: unknown[]): void {
+    this.lines.push(`error ${String(rest[rest.length - 1])}: ${String(message)}`);
+  }
+}
+
+describe(ReconciliationScheduler.name, () => {
+  let api: PlayerApi;
+  let maintenance: INestApplicationContext | undefined;
+  let logs: CapturingLogger;
+  let metricsUrl: string;
+
+  beforeEach(async () => {
+    api = await startPlayerApi();
+    logs = new CapturingLogger();
+  });
+
+  afterEach(async () => {
+    await maintenance?.close();
+    maintenance = undefined;
+    await api.close();
+  });
+
+  async function startMaintenance(env: Record<string, string> = {}): Promise<void> {
+    const port = await freePort();
+    const config = loadConfig(MaintenanceConfig, {
+      ...api.db.env,
+      REDIS_KEY_PREFIX: api.prefix,
+      HEALTH_HOST: '127.0.0.1',
+      HEALTH_PORT: String(port),
+      ...env,
+    });
+    maintenance = await NestFactory.createApplicationContext(MaintenanceModule.forRoot(config), {
+      logger: logs,
+      abortOnError: false,
+    });
+    metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  }
+
+  async function metric(name: string, labels: string): Promise<number | undefined> {
+    const text = await (await fetch(metricsUrl)).text();
+    const line = text
+      .split('\n')
+      .find((candidate) => candidate.startsWith(`${name}{`) && candidate.includes(labels));
+    return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+
+  const linesOf = (context: string) => logs.lines.filter((line) => line.includes(`${context}:`));
+
+  async function queued(): Promise<TicketResponse> {
+    const player = await api.newPlayer();
+    await api.probe(player.token, 'eu-west');
+    return (await api.enqueue(player.token, 'duel')).json<TicketResponse>();
+  }
+
+  it('expires a silent ticket on its own loop, in one log line and in /metrics', async () => {
+    const ticket = await queued();
+    const projection = api.app.get(CandidateProjection);
+    expect(await projection.candidate(ticket.id)).toBeDefined();
+
+    await startMaintenance({ TICKET_HEARTBEAT_TIMEOUT_MS: '1000', RECONCILE_INTERVAL_MS: '200' });
+    const [line] = await waitFor(
+      async () => {
+        const lines = linesOf(ReconciliationScheduler.name);
+        return Promise.resolve(lines.length > 0 ? lines : undefined);
+      },
+      { what: 'a reconciliation pass that did something' },
+    );
+
+    expect(line).toMatch(
+      /^log ReconciliationScheduler: reconciliation pass complete in \d+ ms \(\d+ batches\); reconciled ticket_heartbeat_timeout=1 allocating_allocation_failed=0 /,
+    );
+    const [row] = await api.ds.query<{ state: string }[]>(
+      `SELECT state FROM queue_tickets WHERE id = $1`,
+      [ticket.id],
+    );
+    expect(row?.state).toBe('EXPIRED');
+    expect(await projection.candidate(ticket.id)).toBeUndefined();
+    expect(await metric('reconciliation_reconciled_total', 'case="ticket_heartbeat_timeout"')).toBe(
+      1,
+    );
+    expect(
+      await metric('reconciliation_reconciled_total', 'case="in_progress_lifecycle_timeout"'),
+    ).toBe(0);
+    expect(
+      await metric('reconciliation_passes_total', 'outcome="complete"'),
+    ).toBeGreaterThanOrEqual(1);
+  });
+
+  it('without a provider bound, marks an ended match’s allocation released and says so', async () => {
+    const pair = [await queued(), await queued()];
+    const signal = api.app.get(OutboxSignal);
+    const tickets = api.app.get(TicketStore);
+    const projection = api.app.get(CandidateProjection);
+    const matches = new MatchStore(api.ds, new OutboxWriter(), signal);
+    const matchId = await runInTransaction(api.ds, async (manager) => {
+      const { match } = await matches.create(manager, {
+        mode: 'duel',
+        region: 'eu-west',
+        participants: pair.map((t, team) => ({
+          playerId: t.playerId,
+          ticketId: t.id,
+          team,
+          rating: 1500,
+        })),
+      });
+      for (const t of pair) {
+        const current = (await tickets.load(manager, t.id, { forUpdate: true }))!;
+        await tickets.transition(
+          manager,
+          current,
+          { to: 'MATCHED', matchId: match.id },
+          new Date(),
+        );
+      }
+      return match.id;
+    });
+    await api.ds.query(
+      `INSERT INTO allocations (match_id, provider, server_id, endpoint, state)
+       VALUES ($1, 'local', 'server-1', '127.0.0.1:7777', 'ALLOCATED')`,
+      [matchId],
+    );
+    await new MatchLifecycle(api.ds, matches, tickets, projection, signal).cancelNow(
+      matchId,
+      'OPERATOR_CANCELLED',
+    );
+
+    await startMaintenance({ RECONCILE_INTERVAL_MS: '200' });
+    await waitFor(
+      async () => {
+        const [row] = await api.ds.query<{ state: string }[]>(
+          `SELECT state FROM allocations WHERE match_id = $1`,
+          [matchId],
+        );
+        return row?.state === 'RELEASED' ? true : undefined;
+      },
+      { what: 'the allocation to be released' },
+    );
+    expect(linesOf('AllocationReleaser')).toEqual([
+      `warn AllocationReleaser: no allocation provider is wired to release servers: allocation of match ${matchId} (provider local, server server-1) marked RELEASED without telling the provider`,
+    ]);
+    expect(await metric('reconciliation_reconciled_total', 'case="allocation_released"')).toBe(1);
+  });
+
+  it('stops cleanly on shutdown', async () => {
+    await startMaintenance({ RECONCILE_INTERVAL_MS: '100' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = Date.now();
+    await maintenance!.close();
+    maintenance = undefined;
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
