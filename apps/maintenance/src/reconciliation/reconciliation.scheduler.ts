@@ -1,16 +1,9 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { MaintenanceConfig } from '@matchplane/config';
-import { sqlStateOf } from '@matchplane/persistence';
-import { sleep } from '../retention/retention.purger';
 import { RECONCILIATION_CASES } from './reconciliation-case';
 import { LifecycleReconciler, type ReconciliationPassReport } from './lifecycle.reconciler';
 import { ReconciliationMetrics } from './reconciliation.metrics';
+import { describeError, PassScheduler } from '../pass.scheduler';
 
 /**
  * Runs a reconciliation pass, then waits RECONCILE_INTERVAL_MS, until shutdown: the retention
@@ -19,24 +12,17 @@ import { ReconciliationMetrics } from './reconciliation.metrics';
  * before its next batch.
  */
 @Injectable()
-export class ReconciliationScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ReconciliationScheduler extends PassScheduler {
   private readonly logger = new Logger(ReconciliationScheduler.name);
-  private readonly stopping = new AbortController();
-  private loop?: Promise<void>;
+  protected readonly intervalMs: number;
 
   constructor(
     private readonly reconciler: LifecycleReconciler,
     private readonly metrics: ReconciliationMetrics,
     @Inject(MaintenanceConfig) private readonly config: MaintenanceConfig,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.loop = this.run();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    this.stopping.abort();
-    await this.loop;
+  ) {
+    super();
+    this.intervalMs = config.RECONCILE_INTERVAL_MS;
   }
 
   /** One pass with its metrics and log line; never throws. Undefined when the pass failed. */
@@ -64,13 +50,6 @@ export class ReconciliationScheduler implements OnApplicationBootstrap, OnApplic
     else this.logger.debug(line);
     return report;
   }
-
-  private async run(): Promise<void> {
-    while (!this.stopping.signal.aborted) {
-      await this.runPass();
-      await sleep(this.config.RECONCILE_INTERVAL_MS, this.stopping.signal);
-    }
-  }
 }
 
 /** The pass's one log line: what was ended, by case, and what could not be. */
@@ -90,12 +69,4 @@ export function describeReconciliationPass(report: ReconciliationPassReport): st
     );
   }
   return parts.join('; ');
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0)
-    return describeError(error.errors[0]);
-  const message = error instanceof Error ? error.message || error.name : String(error);
-  const sqlState = sqlStateOf(error);
-  return sqlState ? `${message} (SQLSTATE ${sqlState})` : message;
 }
