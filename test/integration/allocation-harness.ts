@@ -167,7 +167,7 @@ export async function queuePlayers(
  */
 export async function commitMatch(
   api: PlayerApi,
-  players: readonly QueuedPlayer[],
+  players: readonly Pick<QueuedPlayer, 'ticket'>[],
   mode: string,
   teamOf: (index: number) => number = (index) => index % 2,
 ): Promise<string> {
