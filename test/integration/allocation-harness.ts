@@ -167,7 +167,7 @@ export async function queuePlayers(
  */
 export async function commitMatch(
   api: PlayerApi,
-  players: readonly Pick<QueuedPlayer, 'ticket'>[],
+  players: readonly QueuedPlayer[],
   mode: string,
   teamOf: (index: number) => number = (index) => index % 2,
 ): Promise<string> {

@@ -25,7 +25,6 @@ import {
   reconciliationOptions,
 } from '../../apps/maintenance/src/reconciliation/reconciliation.module';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
-import { commitMatch } from './allocation-harness';
 import { waitFor } from '../support/processes';
 import { testRedis } from '../support/redis';
 
@@ -156,12 +155,29 @@ describe(LifecycleReconciler.name, () => {
     pair?: TicketResponse[],
   ): Promise<{ matchId: string; pair: TicketResponse[] }> {
     const players = pair ?? (await queued(2));
-    const matchId = await commitMatch(
-      api,
-      players.map((ticket) => ({ ticket })),
-      'duel',
-      (index) => index,
-    );
+    const matchId = await runInTransaction(api.ds, async (manager) => {
+      const change = await matches.create(manager, {
+        mode: 'duel',
+        region: 'eu-west',
+        participants: players.map((t, team) => ({
+          playerId: t.playerId,
+          ticketId: t.id,
+          team,
+          rating: 1500,
+        })),
+      });
+      for (const t of players) {
+        const current = (await tickets.load(manager, t.id, { forUpdate: true }))!;
+        await tickets.transition(
+          manager,
+          current,
+          { to: 'MATCHED', matchId: change.match.id },
+          new Date(),
+        );
+      }
+      return change.match.id;
+    });
+    for (const t of players) await projection.apply((await tickets.load(api.ds.manager, t.id))!);
     return { matchId, pair: players };
   }
 
