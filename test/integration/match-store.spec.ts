@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { TicketResponse } from '@matchplane/contracts';
+import type Redis from 'ioredis';
+import { loadConfig, ServiceConfig } from '@matchplane/config';
 import {
   canTransitionMatch,
   DomainError,
@@ -13,41 +14,43 @@ import {
 
 const CANCEL_REASON = Object.values(MatchCancelReason)[0]!;
 import { MatchStore, StaleMatchRevisionError, type NewParticipant } from '@matchplane/matches';
-import {
-  buildEnvelope,
-  InvalidEnvelopeError,
-  OutboxSignal,
-  OutboxWriter,
-} from '@matchplane/outbox';
-import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import { buildEnvelope, InvalidEnvelopeError, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { testRedis, testRedisPrefix } from '../support/redis';
 
 describe(MatchStore.name, () => {
+  let db: TestDatabase;
   let dataSource: DataSource;
+  let redis: Redis;
   let store: MatchStore;
 
-  let api: PlayerApi;
-
   beforeAll(async () => {
-    api = await startPlayerApi();
-    dataSource = api.ds;
-    store = new MatchStore(dataSource, new OutboxWriter(), api.app.get(OutboxSignal));
+    db = await createTestDatabase();
+    dataSource = await db.dataSource();
+    redis = testRedis();
+    const config = loadConfig(ServiceConfig, { ...db.env, REDIS_KEY_PREFIX: testRedisPrefix() });
+    store = new MatchStore(dataSource, new OutboxWriter(), new OutboxSignal(redis, config));
   });
 
-  afterAll(() => api.close());
+  afterAll(async () => {
+    redis.disconnect();
+    await db.drop();
+  });
 
-  /** Players and their SEARCHING tickets, the match's preconditions, through the real routes. */
+  /**
+   * Players and their SEARCHING tickets are the match's preconditions. Their own stores arrive
+   * with the player-entry work; until then this fixture writes the two rows a match refers to.
+   */
   async function participants(count: number): Promise<NewParticipant[]> {
     const result: NewParticipant[] = [];
     for (let index = 0; index < count; index += 1) {
-      const player = await api.newPlayer();
-      await api.probe(player.token, 'eu-west');
-      const ticket = (await api.enqueue(player.token, 'duel')).json<TicketResponse>();
-      result.push({
-        playerId: player.playerId,
-        ticketId: ticket.id,
-        team: index % 2,
-        rating: 1500,
-      });
+      const [player] = await dataSource.query<{ id: string }[]>(`INSERT INTO players DEFAULT VALUES RETURNING id`);
+      const [ticket] = await dataSource.query<{ id: string }[]>(
+        `INSERT INTO queue_tickets (id, player_id, mode, state, rating, enqueued_at, last_heartbeat_at, predicted_rtt)
+         VALUES (gen_random_uuid(), $1, 'duel', 'SEARCHING', 1500, now(), now(), '{"eu-west": 20}') RETURNING id`,
+        [player!.id],
+      );
+      result.push({ playerId: player!.id, ticketId: ticket!.id, team: index % 2, rating: 1500 });
     }
     return result;
   }
@@ -65,9 +68,7 @@ describe(MatchStore.name, () => {
     );
     expect(await store.load(undefined, match.id)).toEqual(match);
     const rows = await outboxRowsOf(match.id);
-    expect(rows).toEqual([
-      { revision: '1', player_ids: expect.arrayContaining(players.map((p) => p.playerId)) },
-    ]);
+    expect(rows).toEqual([{ revision: '1', player_ids: expect.arrayContaining(players.map((p) => p.playerId)) }]);
   });
 
   it('leaves nothing committed when the envelope of the change is invalid', async () => {
@@ -77,34 +78,21 @@ describe(MatchStore.name, () => {
     // builder throws inside the transaction, so the match written before it rolls back too.
     await expect(
       dataSource.transaction(async (manager) => {
-        const { events } = await store.create(manager, {
-          id,
-          mode: 'duel',
-          region: 'eu-west',
-          participants: players,
-        });
+        const { events } = await store.create(manager, { id, mode: 'duel', region: 'eu-west', participants: players });
         await new OutboxWriter().append(manager, [buildEnvelope({ ...events[0]!, revision: -1 })]);
       }),
     ).rejects.toBeInstanceOf(InvalidEnvelopeError);
     expect(await store.load(undefined, id)).toBeUndefined();
-    expect(
-      await dataSource.query(`SELECT 1 FROM match_participants WHERE match_id = $1`, [id]),
-    ).toEqual([]);
+    expect(await dataSource.query(`SELECT 1 FROM match_participants WHERE match_id = $1`, [id])).toEqual([]);
     expect(await outboxRowsOf(id)).toEqual([]);
   });
 
   it('applies one of two concurrent transitions on the same revision and rejects the other cleanly', async () => {
     const { match } = await dataSource.transaction(async (manager) =>
-      store.create(manager, {
-        mode: 'duel',
-        region: 'eu-west',
-        participants: await participants(2),
-      }),
+      store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
     );
     const attempt = () =>
-      dataSource.transaction((manager) =>
-        store.transition(manager, match.id, { to: 'PROCESS_READY' }, { expectedRevision: 1 }),
-      );
+      dataSource.transaction((manager) => store.transition(manager, match.id, { to: 'PROCESS_READY' }, { expectedRevision: 1 }));
     const results = await Promise.allSettled([attempt(), attempt()]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.find((r) => r.status === 'rejected');
@@ -115,11 +103,7 @@ describe(MatchStore.name, () => {
 
   it('re-reads and re-computes a transition that lost a race, never double-applying it', async () => {
     const { match } = await dataSource.transaction(async (manager) =>
-      store.create(manager, {
-        mode: 'duel',
-        region: 'eu-west',
-        participants: await participants(2),
-      }),
+      store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
     );
     const results = await Promise.allSettled([
       store.transitionNow(match.id, { to: 'FAILED', reason: 'ALLOCATION_FAILED' }),
@@ -137,11 +121,7 @@ describe(MatchStore.name, () => {
     const ids: string[] = [];
     for (let index = 0; index < 12; index += 1) {
       const { match } = await dataSource.transaction(async (manager) =>
-        store.create(manager, {
-          mode: 'duel',
-          region: 'eu-west',
-          participants: await participants(2),
-        }),
+        store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
       );
       ids.push(match.id);
       let state = match.state;
@@ -153,7 +133,7 @@ describe(MatchStore.name, () => {
             ? { to, reason: 'ALLOCATION_FAILED' }
             : to === 'CANCELLED'
               ? { to, reason: CANCEL_REASON }
-              : ({ to } as MatchCommand);
+              : (({ to }) as MatchCommand);
         state = (await store.transitionNow(match.id, command)).match.state;
       }
     }
