@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { validCandidate } from '@matchplane/domain';
-import { PlayerStore } from '@matchplane/players';
 import { CandidateProjection } from '@matchplane/tickets';
 import type { TicketResponse } from '@matchplane/contracts';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
@@ -171,12 +170,11 @@ describe('player entry (sessions, probes, tickets, projection)', () => {
     it('a no-show cooldown: 429 COOLDOWN_ACTIVE with Retry-After', async () => {
       const player = await api.newPlayer();
       await api.probe(player.token, 'eu-west');
-      // The penalty as the initial-connect route writes it (the whole no-show path is
-      // test/e2e/journey-no-show.spec.ts); a 90 s first-offence cooldown.
-      await api.app.get(PlayerStore).penaliseNoShow(api.ds.manager, player.playerId, new Date(), {
-        baseMs: 90_000,
-        capMs: 3_600_000,
-      });
+      // The penalty writer arrives with the allocation issue; here the cooldown is set directly.
+      await api.ds.query(
+        `UPDATE players SET cooldown_until = now() + interval '90 seconds' WHERE id = $1`,
+        [player.playerId],
+      );
       const response = await api.enqueue(player.token, 'duel');
       expect(response.statusCode).toBe(429);
       expect(response.json().code).toBe('COOLDOWN_ACTIVE');
