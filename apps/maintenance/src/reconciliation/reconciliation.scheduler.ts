@@ -1,9 +1,16 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { MaintenanceConfig } from '@matchplane/config';
+import { sqlStateOf } from '@matchplane/persistence';
+import { sleep } from '../retention/retention.purger';
 import { RECONCILIATION_CASES } from './reconciliation-case';
 import { LifecycleReconciler, type ReconciliationPassReport } from './lifecycle.reconciler';
 import { ReconciliationMetrics } from './reconciliation.metrics';
-import { describeError, PassScheduler } from '../pass.scheduler';
 
 /**
  * Runs a reconciliation pass, then waits RECONCILE_INTERVAL_MS, until shutdown: the retention
@@ -12,17 +19,24 @@ import { describeError, PassScheduler } from '../pass.scheduler';
  * before its next batch.
  */
 @Injectable()
-export class ReconciliationScheduler extends PassScheduler {
+export class ReconciliationScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(ReconciliationScheduler.name);
-  protected readonly intervalMs: number;
+  private readonly stopping = new AbortController();
+  private loop?: Promise<void>;
 
   constructor(
     private readonly reconciler: LifecycleReconciler,
     private readonly metrics: ReconciliationMetrics,
     @Inject(MaintenanceConfig) private readonly config: MaintenanceConfig,
-  ) {
-    super();
-    this.intervalMs = config.RECONCILE_INTERVAL_MS;
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.loop = this.run();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping.abort();
+    await this.loop;
   }
 
   /** One pass with its metrics and log line; never throws. Undefined when the pass failed. */
@@ -50,6 +64,13 @@ export class ReconciliationScheduler extends PassScheduler {
     else this.logger.debug(line);
     return report;
   }
+
+  private async run(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      await this.runPass();
+      await sleep(this.config.RECONCILE_INTERVAL_MS, this.stopping.signal);
+    }
+  }
 }
 
 /** The pass's one log line: what was ended, by case, and what could not be. */
@@ -69,4 +90,12 @@ export function describeReconciliationPass(report: ReconciliationPassReport): st
     );
   }
   return parts.join('; ');
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0)
+    return describeError(error.errors[0]);
+  const message = error instanceof Error ? error.message || error.name : String(error);
+  const sqlState = sqlStateOf(error);
+  return sqlState ? `${message} (SQLSTATE ${sqlState})` : message;
 }

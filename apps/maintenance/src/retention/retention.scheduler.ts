@@ -1,10 +1,16 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { MaintenanceConfig } from '@matchplane/config';
 import { OutboxStatsService, type OutboxStats } from '@matchplane/outbox';
+import { sqlStateOf } from '@matchplane/persistence';
 import { RETENTION_POLICIES } from './retention-policy';
 import { RetentionMetrics } from './retention.metrics';
-import { RetentionPurger, type RetentionPassReport } from './retention.purger';
-import { describeError, PassScheduler } from '../pass.scheduler';
+import { RetentionPurger, sleep, type RetentionPassReport } from './retention.purger';
 
 /**
  * Runs a retention pass, then waits RETENTION_PASS_INTERVAL_MS, until shutdown. A failed pass
@@ -12,18 +18,25 @@ import { describeError, PassScheduler } from '../pass.scheduler';
  * outage never becomes a crash loop. Shutdown stops the pass before its next batch.
  */
 @Injectable()
-export class RetentionScheduler extends PassScheduler {
+export class RetentionScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(RetentionScheduler.name);
-  protected readonly intervalMs: number;
+  private readonly stopping = new AbortController();
+  private loop?: Promise<void>;
 
   constructor(
     private readonly purger: RetentionPurger,
     private readonly outboxStats: OutboxStatsService,
     private readonly metrics: RetentionMetrics,
     @Inject(MaintenanceConfig) private readonly config: MaintenanceConfig,
-  ) {
-    super();
-    this.intervalMs = config.RETENTION_PASS_INTERVAL_MS;
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.loop = this.run();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopping.abort();
+    await this.loop;
   }
 
   /** One pass with its metrics and log line; never throws. Undefined when the pass failed. */
@@ -50,6 +63,13 @@ export class RetentionScheduler extends PassScheduler {
     }
     this.logger.log(describePass(report, stats));
     return report;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      await this.runPass();
+      await sleep(this.config.RETENTION_PASS_INTERVAL_MS, this.stopping.signal);
+    }
   }
 }
 
@@ -86,4 +106,12 @@ export function describePass(report: RetentionPassReport, stats?: OutboxStats): 
 
 function round(value: number): number {
   return Math.round(value * 10) / 10;
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors.length > 0)
+    return describeError(error.errors[0]);
+  const message = error instanceof Error ? error.message || error.name : String(error);
+  const sqlState = sqlStateOf(error);
+  return sqlState ? `${message} (SQLSTATE ${sqlState})` : message;
 }
