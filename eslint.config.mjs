@@ -43,6 +43,20 @@ export default tseslint.config(
     },
   },
   {
+    // Request DTOs: IsOptional lets null through to services that never expect it.
+    files: ['apps/api/src/**/*.ts'],
+    ignores: ['apps/api/src/cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [{ group: ['**/libs/*', '../../libs/**'], message: 'Import libs through @matchplane/<lib>.' }],
+          paths: [{ name: 'class-validator', importNames: ['IsOptional'], message: 'Use IsOptionalNonNull (apps/api/src/http): IsOptional also accepts null.' }],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.spec.ts', 'test/**/*.ts'],
     // Jest's asymmetric matchers (expect.objectContaining, ...) are typed any.
     rules: { '@typescript-eslint/unbound-method': 'off', '@typescript-eslint/no-unsafe-argument': 'off', '@typescript-eslint/no-unsafe-assignment': 'off' },

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
 import { ApiConfig, loadConfig } from '@matchplane/config';
 // In-process boot of the API's real module graph; the lint rule guards libs, which never import apps.
 import { ApiModule } from '../../apps/api/src/api.module';
-import { configureApi } from '../../apps/api/src/http/configure-api';
+import { configureApi, createApiAdapter } from '../../apps/api/src/http/configure-api';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
 
@@ -53,7 +53,9 @@ describe('admin dead-letter routes (in process)', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [ApiModule.forRoot(config)],
     }).compile();
-    app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { bodyParser: false });
+    app = moduleRef.createNestApplication<NestFastifyApplication>(createApiAdapter(config), {
+      bodyParser: false,
+    });
     configureApi(app);
     await app.init();
     await app.getHttpAdapter().getInstance().ready();

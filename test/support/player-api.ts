@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
 import { ApiConfig, loadConfig } from '@matchplane/config';
@@ -10,7 +10,7 @@ import type {
 } from '@matchplane/contracts';
 // In-process boot of the API's real module graph (libs never import apps; tests may).
 import { ApiModule, type ApiModuleOptions } from '../../apps/api/src/api.module';
-import { configureApi } from '../../apps/api/src/http/configure-api';
+import { configureApi, createApiAdapter } from '../../apps/api/src/http/configure-api';
 import { createTestDatabase, type TestDatabase } from './database';
 import { deleteRedisPrefix, testRedisPrefix } from './redis';
 
@@ -64,7 +64,7 @@ export async function startPlayerApi(
     imports: [ApiModule.forRoot(config, options)],
   }).compile();
   const app = moduleRef.createNestApplication<NestFastifyApplication>(
-    new FastifyAdapter({ bodyLimit: 64 * 1024 }),
+    createApiAdapter(config),
     { bodyParser: false },
   );
   configureApi(app);

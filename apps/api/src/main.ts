@@ -1,16 +1,16 @@
 import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { ApiConfig, loadConfigOrExit } from '@matchplane/config';
 import { bootLogger, exitOnBootFailure } from '@matchplane/observability';
 import { ApiModule } from './api.module';
-import { configureApi } from './http/configure-api';
+import { configureApi, createApiAdapter } from './http/configure-api';
 import { serveOpenApi } from './http/openapi';
 
 async function bootstrap(config: ApiConfig): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
     ApiModule.forRoot(config),
-    new FastifyAdapter({ bodyLimit: 64 * 1024 }),
+    createApiAdapter(config),
     // configureApi installs the body parsers (JSON only, with our error codes).
     { logger: bootLogger('api', config), bodyParser: false },
   );

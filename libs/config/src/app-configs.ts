@@ -143,6 +143,20 @@ export class ApiConfig extends ServiceConfig {
   @IsIntInRange(10, 60_000)
   API_LOCK_TIMEOUT_MS = 5_000;
 
+  @EnvVar({
+    description:
+      'Largest JSON request body (bytes); a larger one is refused with 413 PAYLOAD_TOO_LARGE before it is parsed',
+  })
+  @IsIntInRange(1_024, 16_777_216)
+  API_BODY_LIMIT_BYTES = 65_536;
+
+  @EnvVar({
+    description:
+      'Deepest nesting of arrays and objects in a JSON body or notification frame; deeper is refused (400 JSON_TOO_DEEP, or an `error` message on a socket) before anything walks it recursively. Our own messages nest at most 3 deep',
+  })
+  @IsIntInRange(4, 512)
+  API_JSON_MAX_DEPTH = 32;
+
   @EnvVar({ description: 'JWT players: JWKS URL of the identity provider (or PLAYER_JWT_JWKS_FILE)' })
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })

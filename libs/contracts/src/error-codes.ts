@@ -44,6 +44,14 @@ export const ErrorCode = {
   UNKNOWN_PARTICIPANT: 'UNKNOWN_PARTICIPANT',
   CONTENDED: 'CONTENDED',
   ASSIGNMENT_NOT_READY: 'ASSIGNMENT_NOT_READY',
+  /** A JSON body nests arrays and objects deeper than API_JSON_MAX_DEPTH. */
+  JSON_TOO_DEEP: 'JSON_TOO_DEEP',
+  /** The request path is not valid percent-encoding. */
+  MALFORMED_URL: 'MALFORMED_URL',
+  /** A path parameter is longer than the router accepts (414). */
+  URI_TOO_LONG: 'URI_TOO_LONG',
+  /** A workload credential whose allocation was released or failed: the server's match is over. */
+  ALLOCATION_ENDED: 'ALLOCATION_ENDED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -4,7 +4,6 @@ import {
   IsBoolean,
   IsInt,
   IsISO8601,
-  IsOptional,
   IsString,
   IsUUID,
   Length,
@@ -20,6 +19,7 @@ import {
   type DeadLetterFilter,
   type DeadLetterSelection,
 } from '@matchplane/outbox';
+import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
 
 /** A bare local time would mean whatever zone the server runs in: require Z or an offset (or a plain date, UTC). */
 const INSTANT_WITH_ZONE = /^\d{4}-\d{2}-\d{2}$|(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
@@ -28,24 +28,24 @@ const NOT_BLANK = /\S/;
 
 export class DeadLetterFilterDto {
   @ApiPropertyOptional({ description: 'Event type, exactly', example: 'match.state_changed' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsString()
   @Length(1, 200)
   event?: string;
 
   @ApiPropertyOptional({ description: 'Aggregate (match or ticket) id', format: 'uuid' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsUUID('all')
   aggregateId?: string;
 
   @ApiPropertyOptional({ description: 'Dead-lettered at or after (ISO 8601)', format: 'date-time' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsISO8601({ strict: true })
   @Matches(INSTANT_WITH_ZONE, { message: ZONE_MESSAGE })
   from?: string;
 
   @ApiPropertyOptional({ description: 'Dead-lettered before (ISO 8601)', format: 'date-time' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsISO8601({ strict: true })
   @Matches(INSTANT_WITH_ZONE, { message: ZONE_MESSAGE })
   to?: string;
@@ -62,7 +62,7 @@ export class DeadLetterFilterDto {
 
 export class ListDeadLettersQuery extends DeadLetterFilterDto {
   @ApiPropertyOptional({ description: 'The nextCursor of the previous page' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsString()
   @MaxLength(200)
   cursor?: string;
@@ -72,7 +72,7 @@ export class ListDeadLettersQuery extends DeadLetterFilterDto {
     maximum: DEAD_LETTER_MAX_LIMIT,
     default: DEAD_LETTER_DEFAULT_LIMIT,
   })
-  @IsOptional()
+  @IsOptionalNonNull()
   @Type(() => Number)
   @IsInt()
   @Min(1)
@@ -85,7 +85,7 @@ export class ReplayDeadLetterBody {
     description: 'Why, for the audit trail',
     maxLength: DEAD_LETTER_REASON_MAX_LENGTH,
   })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsString()
   @MaxLength(DEAD_LETTER_REASON_MAX_LENGTH)
   reason?: string;
@@ -95,7 +95,7 @@ export class BulkReplayBody extends DeadLetterFilterDto {
   @ApiPropertyOptional({
     description: 'Replay every dead letter; required when no filter is given, refused with one',
   })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsBoolean()
   all?: boolean;
 

@@ -1,7 +1,10 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WsAdapter } from '@nestjs/platform-ws';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiConfig } from '@matchplane/config';
 import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { describeJsonProblem, inspectJson, type JsonProblem } from './json-limits';
 import { ProblemFilter } from './problem.filter';
 
 /** Flattens class-validator errors (nested DTOs included) into per-field problems. */
@@ -16,13 +19,39 @@ export function fieldProblems(
   });
 }
 
+/** A JSON limit broken by a request: 400 JSON_TOO_DEEP, or VALIDATION_FAILED naming the field. */
+function jsonProblemError(problem: JsonProblem): ApiError {
+  const detail = describeJsonProblem(problem);
+  if (problem.kind === 'too-deep') return new ApiError(400, ErrorCode.JSON_TOO_DEEP, detail);
+  return new ApiError(400, ErrorCode.VALIDATION_FAILED, detail, {
+    errors: [{ field: problem.path, problems: [detail] }],
+  });
+}
+
+/**
+ * The API's Fastify adapter, shared by main.ts and in-process tests: the body limit, and Fastify's
+ * own refusals before routing (a malformed percent-encoding, a path parameter longer than
+ * maxParamLength) answered as problem+json like every other error. These options exist only at
+ * construction, hence a factory beside {@link configureApi}.
+ */
+export function createApiAdapter(config: Pick<ApiConfig, 'API_BODY_LIMIT_BYTES'>): FastifyAdapter {
+  const problems = new ProblemFilter();
+  return new FastifyAdapter({
+    bodyLimit: config.API_BODY_LIMIT_BYTES,
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
+      problems.send(error, request, reply),
+  });
+}
+
 /**
  * Cross-cutting HTTP behaviour, shared by main.ts and in-process tests: strict DTO validation
- * (unknown fields rejected), and problem+json for every error, including Fastify's own (bad
- * JSON, oversized bodies) and unknown routes. Create the app with `bodyParser: false`: the body
- * parsers are installed here.
+ * (unknown fields rejected), JSON limits (depth, NUL) on bodies, query strings and path
+ * parameters, and problem+json for every error, including Fastify's own (bad JSON, oversized
+ * bodies) and unknown routes. Create the app with {@link createApiAdapter} and
+ * `bodyParser: false`: the body parsers are installed here.
  */
 export function configureApi(app: NestFastifyApplication): void {
+  const { API_JSON_MAX_DEPTH: maxDepth } = app.get(ApiConfig);
   // Notifications are plain WebSockets (ws) on the same server; without this Nest would look for socket.io.
   app.useWebSocketAdapter(new WsAdapter(app));
   const filter = new ProblemFilter();
@@ -53,10 +82,11 @@ export function configureApi(app: NestFastifyApplication): void {
     (_request, body, done) => {
       const text = typeof body === 'string' ? body : body.toString('utf8');
       if (text.trim() === '') return done(null, undefined);
+      let parsed: unknown;
       try {
-        done(null, JSON.parse(text) as unknown);
+        parsed = JSON.parse(text) as unknown;
       } catch (error) {
-        done(
+        return done(
           new ApiError(
             400,
             ErrorCode.MALFORMED_JSON,
@@ -65,8 +95,17 @@ export function configureApi(app: NestFastifyApplication): void {
           undefined,
         );
       }
+      const problem = inspectJson(parsed, maxDepth);
+      if (problem) return done(jsonProblemError(problem), undefined);
+      done(null, parsed);
     },
   );
+  // Query strings and path parameters reach SQL too; bodies were checked by the parser.
+  fastify.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
+    const problem =
+      inspectJson(request.params, maxDepth, 'path') ?? inspectJson(request.query, maxDepth, 'query');
+    done(problem ? jsonProblemError(problem) : undefined);
+  });
   // Stamped before body parsing and auth, so a probe's RTT excludes our own processing.
   fastify.addHook('onRequest', (request, _reply, done) => {
     (request as typeof request & { receivedAt?: number }).receivedAt = Date.now();

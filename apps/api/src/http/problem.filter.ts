@@ -2,6 +2,10 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger 
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, ErrorCode, type ProblemDetails } from '@matchplane/contracts';
+import { DomainError, DomainErrorCode } from '@matchplane/domain';
+import { MatchNotFoundError, StaleMatchRevisionError } from '@matchplane/matches';
+import { sqlStateOf, TransactionRetriesExhaustedError } from '@matchplane/persistence';
+import { StaleTicketRevisionError } from '@matchplane/tickets';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: ErrorCode.VALIDATION_FAILED,
@@ -24,6 +28,7 @@ const TITLES: Record<number, string> = {
   405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Content Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
@@ -37,6 +42,61 @@ interface FastifyError extends Error {
   code?: string;
 }
 
+/** Fastify's refusals whose status alone does not say what was wrong. */
+const CODE_BY_FASTIFY_CODE: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: ErrorCode.MALFORMED_JSON,
+  FST_ERR_BAD_URL: ErrorCode.MALFORMED_URL,
+  FST_ERR_MAX_PARAM_LENGTH: ErrorCode.URI_TOO_LONG,
+};
+
+const RETRY_SOON = { 'retry-after': '1' };
+
+/** PostgreSQL refusing a string (U+0000, bad encoding): the caller's input, were it not checked first. */
+const BAD_INPUT_SQLSTATES = new Set(['22021', '22P05']);
+/** Lock timeout, serialization failure or deadlock outside a retrying transaction: try again. */
+const CONTENDED_SQLSTATES = new Set(['55P03', '40001', '40P01']);
+/** The database is unreachable, shutting down or out of connections. */
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53300)/;
+
+/**
+ * What the libraries raise that a request can run into (races, contention, rules): a 4xx or a
+ * 503, never a 500. The messages are the libraries' own and name only ids and states.
+ */
+function libraryError(exception: unknown): ApiError | undefined {
+  if (exception instanceof TransactionRetriesExhaustedError) {
+    return new ApiError(503, ErrorCode.CONTENDED, 'Too many concurrent changes right now; retry', {
+      headers: RETRY_SOON,
+    });
+  }
+  if (exception instanceof StaleMatchRevisionError || exception instanceof StaleTicketRevisionError) {
+    return new ApiError(409, ErrorCode.CONFLICT, `${exception.message}; read it again and retry`);
+  }
+  if (exception instanceof MatchNotFoundError) {
+    return new ApiError(404, ErrorCode.NOT_FOUND, exception.message);
+  }
+  if (exception instanceof DomainError) {
+    return exception.code === DomainErrorCode.INVALID_ARGUMENT
+      ? new ApiError(400, ErrorCode.VALIDATION_FAILED, exception.message)
+      : new ApiError(409, ErrorCode.CONFLICT, exception.message);
+  }
+  const sqlState = sqlStateOf(exception);
+  if (sqlState === undefined || !/^[0-9A-Z]{5}$/.test(sqlState)) return undefined;
+  if (BAD_INPUT_SQLSTATES.has(sqlState)) {
+    return new ApiError(400, ErrorCode.VALIDATION_FAILED, 'The request holds a string the database cannot store');
+  }
+  if (CONTENDED_SQLSTATES.has(sqlState)) {
+    return new ApiError(503, ErrorCode.CONTENDED, 'The data this request needs is busy; retry', {
+      headers: RETRY_SOON,
+    });
+  }
+  if (UNAVAILABLE_SQLSTATE.test(sqlState)) {
+    return new ApiError(503, ErrorCode.DEPENDENCY_UNAVAILABLE, 'The database is unavailable; retry', {
+      headers: RETRY_SOON,
+    });
+  }
+  return undefined;
+}
+
 /**
  * The API's one error mapping: every failure becomes application/problem+json with a stable
  * code. Unknown errors are a 500 with a correlation id that is also in the log line; their
@@ -47,8 +107,12 @@ export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
-    const request = host.switchToHttp().getRequest<FastifyRequest>();
+    const http = host.switchToHttp();
+    this.send(exception, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
+  }
+
+  /** Answers `exception` as problem+json; also Fastify's `frameworkErrors` handler. */
+  send(exception: unknown, request: FastifyRequest, reply: FastifyReply): void {
     const { problem, headers } = this.toProblem(exception, request);
     void reply
       .status(problem.status)
@@ -57,8 +121,10 @@ export class ProblemFilter implements ExceptionFilter {
       .send(problem);
   }
 
-  toProblem(exception: unknown, request: FastifyRequest): { problem: ProblemDetails; headers: Record<string, string> } {
+  toProblem(raised: unknown, request: FastifyRequest): { problem: ProblemDetails; headers: Record<string, string> } {
     const instance = request.url;
+    const exception =
+      raised instanceof ApiError || raised instanceof HttpException ? raised : (libraryError(raised) ?? raised);
     if (exception instanceof ApiError) {
       return {
         problem: {
@@ -85,9 +151,10 @@ export class ProblemFilter implements ExceptionFilter {
     if (typeof fastifyError?.statusCode === 'number' && fastifyError.statusCode < 500) {
       const status = fastifyError.statusCode;
       const code =
-        fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (exception instanceof SyntaxError && status === 400)
+        CODE_BY_FASTIFY_CODE[fastifyError.code ?? ''] ??
+        (exception instanceof SyntaxError && status === 400
           ? ErrorCode.MALFORMED_JSON
-          : (CODE_BY_STATUS[status] ?? ErrorCode.VALIDATION_FAILED);
+          : (CODE_BY_STATUS[status] ?? ErrorCode.VALIDATION_FAILED));
       return { problem: { ...base(status, code, instance), detail: fastifyError.message }, headers: {} };
     }
     const correlationId = randomUUID();

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, Max, Min } from 'class-validator';
+import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
 
 export class MatchEventsQuery {
   @ApiPropertyOptional({
@@ -8,7 +9,7 @@ export class MatchEventsQuery {
     example: 3,
     default: 0,
   })
-  @IsOptional()
+  @IsOptionalNonNull()
   @Type(() => Number)
   @IsInt()
   @Min(0)

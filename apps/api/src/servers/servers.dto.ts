@@ -6,7 +6,6 @@ import {
   IsIn,
   IsInt,
   IsObject,
-  IsOptional,
   IsString,
   IsUUID,
   Matches,
@@ -18,6 +17,7 @@ import type {
   MatchResultRequest,
   RegisterServerRequest,
 } from '@matchplane/contracts';
+import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
 
 export class RegisterServerBody implements RegisterServerRequest {
   @ApiProperty({ description: 'The server protocol version the server speaks', example: 1 })
@@ -53,7 +53,7 @@ export class MatchResultBody implements MatchResultRequest {
   outcome!: 'COMPLETED' | 'FAILED';
 
   @ApiPropertyOptional({ description: 'Winning team; absent for a draw' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsInt()
   @Min(0)
   @Max(1_000)
@@ -64,7 +64,7 @@ export class MatchResultBody implements MatchResultRequest {
     type: 'object',
     additionalProperties: { type: 'number' },
   })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsObject()
   scores?: Record<string, number>;
 }

@@ -1,10 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import type { CreateSessionRequest } from '@matchplane/contracts';
+import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
 
 export class CreateSessionBody implements CreateSessionRequest {
   @ApiPropertyOptional({ description: 'Identity provider; "guest" when absent', example: 'guest' })
-  @IsOptional()
+  @IsOptionalNonNull()
   @Matches(/^[a-z0-9][a-z0-9:_.-]{0,63}$/, {
     message: 'provider must be a provider name such as "guest" or "jwt"',
   })
@@ -14,7 +15,7 @@ export class CreateSessionBody implements CreateSessionRequest {
     description:
       'Guest: the device secret from an earlier session (absent: a new guest). Other providers: their credential (e.g. a JWT)',
   })
-  @IsOptional()
+  @IsOptionalNonNull()
   @IsString()
   @MinLength(1)
   @MaxLength(8192)
