@@ -239,6 +239,37 @@ describe(NotificationsGateway.name, () => {
       expect(client.socket.readyState).toBe(client.socket.OPEN);
       client.close();
     });
+
+    it('answers a resume nested thousands deep with INVALID_MESSAGE; the process and other sockets go on', async () => {
+      const [a, b] = await players(2);
+      const attacker = await TestSocket.ready(url, a!.token);
+      const bystander = await TestSocket.ready(url, b!.token);
+      // About 6 KB: `matches` an array nested 3,000 deep (a crash of the whole API before the limit).
+      attacker.send(`{"type":"resume","matches":${'['.repeat(3_000)}${']'.repeat(3_000)}}`);
+      const refused = await attacker.waitFor((m) => m.type === 'error', 'error');
+      expect(refused).toMatchObject({ type: 'error', code: 'INVALID_MESSAGE' });
+      expect('message' in refused && refused.message).toContain(
+        `deeper than ${api.config.API_JSON_MAX_DEPTH} levels`,
+      );
+      expect(attacker.socket.readyState).toBe(attacker.socket.OPEN);
+
+      const matchId = await matches.create([a!.playerId, b!.playerId]);
+      await bystander.waitForRevision(matchId, 1);
+      await attacker.waitForRevision(matchId, 1);
+      attacker.close();
+      bystander.close();
+    });
+
+    it(`closes a socket sending a frame over the size limit with ${NotificationCloseCode.MESSAGE_TOO_BIG}, and only that socket`, async () => {
+      const [a, b] = await players(2);
+      const attacker = await TestSocket.ready(url, a!.token);
+      const bystander = await TestSocket.ready(url, b!.token);
+      attacker.send(`{"type":"resume","matches":{},"padding":"${'x'.repeat(20 * 1024)}"}`);
+      expect((await attacker.closed).code).toBe(NotificationCloseCode.MESSAGE_TOO_BIG);
+      const matchId = await matches.create([b!.playerId, a!.playerId]);
+      await bystander.waitForRevision(matchId, 1);
+      bystander.close();
+    });
   });
 
   describe('retention', () => {

@@ -28,6 +28,11 @@ export const NotificationCloseCode = {
    * NOTIFY_SOCKET_BUFFER_BYTES queued). A `resync` precedes it; reconnect and resume.
    */
   SLOW_CONSUMER: 4008,
+  /**
+   * A client frame was larger than the server accepts (16 KiB; a resume is far smaller). Fix the
+   * client; reconnecting with the same frame is closed the same way.
+   */
+  MESSAGE_TOO_BIG: 1009,
   /** The server could not authenticate or replay history (e.g. the database failed); reconnect and resume. */
   SERVER_ERROR: 1011,
   /** The replica is shutting down; reconnect (to another replica) and resume. */
@@ -49,7 +54,10 @@ export type ResyncReason = (typeof ResyncReason)[keyof typeof ResyncReason];
 
 /** Codes of `error` messages. */
 export const NotificationErrorCode = {
-  /** Not JSON, or not a client message this protocol defines. */
+  /**
+   * Not JSON, or not a client message this protocol defines (including one nesting arrays or
+   * objects deeper than the server's API_JSON_MAX_DEPTH).
+   */
   INVALID_MESSAGE: 'INVALID_MESSAGE',
   /** A resume named a match that does not exist or that this player is not part of. */
   MATCH_NOT_FOUND: 'MATCH_NOT_FOUND',

@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { Equals, IsObject, ValidateBy, buildMessage, validateSync } from 'class-validator';
 import type { ClientNotificationMessage } from '@matchplane/contracts';
+import { describeJsonProblem, inspectJson } from '../http/json-limits';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -38,14 +39,19 @@ export class ResumeMessageDto {
 export type ParsedClientMessage =
   { ok: true; message: ClientNotificationMessage } | { ok: false; problem: string };
 
-/** One client frame, validated like every other input (unknown fields refused). */
-export function parseClientMessage(data: Buffer | string): ParsedClientMessage {
+/**
+ * One client frame, validated like every other input (unknown fields refused), within the same
+ * JSON limits as request bodies: a frame nested thousands deep overflows class-transformer.
+ */
+export function parseClientMessage(data: Buffer | string, maxDepth: number): ParsedClientMessage {
   let plain: unknown;
   try {
     plain = JSON.parse(typeof data === 'string' ? data : data.toString('utf8'));
   } catch {
     return { ok: false, problem: 'not JSON' };
   }
+  const limit = inspectJson(plain, maxDepth, 'message');
+  if (limit) return { ok: false, problem: describeJsonProblem(limit) };
   if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
     return { ok: false, problem: 'not a JSON object' };
   }

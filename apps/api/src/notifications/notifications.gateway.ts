@@ -22,7 +22,7 @@ import { NotificationSession } from './notification.session';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
 import { SocketBuffer } from './socket-buffer';
 
-/** Client frames are small (a resume names a few matches); ws closes larger ones with 1009. */
+/** Client frames are small (a resume names a few matches); ws closes larger ones with 1009 (MESSAGE_TOO_BIG). */
 const MAX_CLIENT_FRAME_BYTES = 16 * 1024;
 /** setTimeout's ceiling; a longer session is closed at the next reconnect's authentication. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -88,7 +88,7 @@ export class NotificationsGateway
     const early: RawData[] = [];
     const accepted: { session?: NotificationSession } = {};
     socket.on('message', (data: RawData) => {
-      if (accepted.session) this.receive(accepted.session, data);
+      if (accepted.session) this.receiveSafely(accepted.session, data);
       else early.push(data);
     });
     const token = bearerToken(request);
@@ -119,7 +119,7 @@ export class NotificationsGateway
     );
     accepted.session = opened;
     // Resumes sent before this point go first, so their matches hold live events from the start.
-    for (const data of early) this.receive(opened, data);
+    for (const data of early) this.receiveSafely(opened, data);
     this.registry.add(socket, opened, buffer);
     opened.notify({
       type: 'ready',
@@ -143,8 +143,21 @@ export class NotificationsGateway
     this.registry.closeAll(NotificationCloseCode.GOING_AWAY, 'server shutting down');
   }
 
+  /**
+   * A listener that throws is an uncaught exception: the whole process, and every other socket,
+   * would go down with one bad frame. Whatever slipped past the checks ends this socket only.
+   */
+  private receiveSafely(session: NotificationSession, data: RawData): void {
+    try {
+      this.receive(session, data);
+    } catch (error) {
+      this.logger.error(`notification frame handling failed: ${(error as Error)?.stack ?? String(error)}`);
+      session.close(NotificationCloseCode.SERVER_ERROR, 'the message could not be handled');
+    }
+  }
+
   private receive(session: NotificationSession, data: RawData): void {
-    const parsed = parseClientMessage(frameText(data));
+    const parsed = parseClientMessage(frameText(data), this.config.API_JSON_MAX_DEPTH);
     if (!parsed.ok) {
       session.notify({
         type: 'error',
