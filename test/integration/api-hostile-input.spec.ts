@@ -42,7 +42,11 @@ describe('the API refuses hostile input with problem+json, never a 500', () => {
 
   /** The credential each route family takes (server routes are refused before their guard). */
   const tokenFor = (path: string): string | undefined =>
-    path.includes('/admin/') ? OPERATOR_TOKEN : path.includes('/servers/') ? undefined : player.token;
+    path.includes('/admin/')
+      ? OPERATOR_TOKEN
+      : path.includes('/servers/')
+        ? undefined
+        : player.token;
 
   it.each(['array', 'object'] as const)(
     'answers a body of %ss nested thousands deep with 400 JSON_TOO_DEEP on every POST route',
@@ -78,9 +82,27 @@ describe('the API refuses hostile input with problem+json, never a 500', () => {
   describe('the NUL character, which PostgreSQL refuses in text and jsonb', () => {
     it.each([
       ['a query parameter', 'GET', '/v1/admin/dead-letters?event=a%00b', undefined, 'query.event'],
-      ['a filter in the body', 'POST', '/v1/admin/dead-letters/replay', { event: 'a\u0000', reason: 'x' }, 'event'],
-      ['a reason', 'POST', '/v1/admin/dead-letters/replay', { all: true, reason: 'x\u0000y' }, 'reason'],
-      ['a key', 'POST', '/v1/admin/dead-letters/replay', { all: true, 're\u0000ason': 'x' }, 're\u0000ason'],
+      [
+        'a filter in the body',
+        'POST',
+        '/v1/admin/dead-letters/replay',
+        { event: 'a\u0000', reason: 'x' },
+        'event',
+      ],
+      [
+        'a reason',
+        'POST',
+        '/v1/admin/dead-letters/replay',
+        { all: true, reason: 'x\u0000y' },
+        'reason',
+      ],
+      [
+        'a key',
+        'POST',
+        '/v1/admin/dead-letters/replay',
+        { all: true, 're\u0000ason': 'x' },
+        're\u0000ason',
+      ],
       ['a player route', 'POST', '/v1/queue/tickets', { mode: 'duel\u0000' }, 'mode'],
       ['a path parameter', 'GET', '/v1/admin/dead-letters/1%00', undefined, 'path.id'],
     ] as const)('in %s is a 400 naming the field', async (_what, method, url, body, field) => {
@@ -100,8 +122,18 @@ describe('the API refuses hostile input with problem+json, never a 500', () => {
     it.each([
       ['the session credential', '/v1/sessions', { credential: null }, 'credential'],
       ['the session provider', '/v1/sessions', { provider: null }, 'provider'],
-      ['a dead-letter filter', '/v1/admin/dead-letters/replay', { event: null, reason: 'x' }, 'event'],
-      ['a dead-letter replay reason', '/v1/admin/dead-letters/1/replay', { reason: null }, 'reason'],
+      [
+        'a dead-letter filter',
+        '/v1/admin/dead-letters/replay',
+        { event: null, reason: 'x' },
+        'event',
+      ],
+      [
+        'a dead-letter replay reason',
+        '/v1/admin/dead-letters/1/replay',
+        { reason: null },
+        'reason',
+      ],
     ] as const)('in %s is a 400 naming the field', async (_what, url, body, field) => {
       const response = await api.request('POST', url, {
         ...(url.includes('/admin/') ? { token: OPERATOR_TOKEN } : {}),
@@ -115,7 +147,11 @@ describe('the API refuses hostile input with problem+json, never a 500', () => {
   describe("Fastify's own refusals", () => {
     it.each([
       ['a malformed percent-encoding', `/v1/queue/tickets/%E0%A4%A`, '400 MALFORMED_URL'],
-      ['a path parameter past maxParamLength', `/v1/queue/tickets/${'a'.repeat(200)}`, '414 URI_TOO_LONG'],
+      [
+        'a path parameter past maxParamLength',
+        `/v1/queue/tickets/${'a'.repeat(200)}`,
+        '414 URI_TOO_LONG',
+      ],
     ])('answers %s with problem+json', async (_what, url, expected) => {
       const response = await api.request('GET', url, { token: player.token });
       expect(problemOf(response)).toBe(expected);

@@ -167,6 +167,39 @@ describe('player entry (sessions, probes, tickets, projection)', () => {
       expect(second.json().code).toBe('TICKET_ALREADY_LIVE');
     });
 
+    it('ten concurrent enqueues of one player, each with its own key: one 201 and nine prompt 409 TICKET_ALREADY_LIVE', async () => {
+      const player = await api.newPlayer();
+      await api.probe(player.token, 'eu-west');
+      const keys = Array.from({ length: 10 }, () => randomUUID());
+      const started = performance.now();
+      const responses = await Promise.all(
+        keys.map((key) => api.enqueue(player.token, 'duel', key)),
+      );
+      const elapsedMs = performance.now() - started;
+
+      const outcomes = responses.map(
+        (r) => `${r.statusCode} ${r.json<{ code?: string }>().code ?? 'created'}`,
+      );
+      expect(outcomes.sort()).toEqual([
+        '201 created',
+        ...Array.from({ length: 9 }, () => '409 TICKET_ALREADY_LIVE'),
+      ]);
+      // Before the lock order was fixed, the key's foreign-key lock and the enqueue's row lock
+      // deadlocked: 500s after 5-29 s of retries.
+      expect(elapsedMs).toBeLessThan(2_000);
+      const tickets = await api.ds.query(`SELECT 1 FROM queue_tickets WHERE player_id = $1`, [
+        player.playerId,
+      ]);
+      expect(tickets).toHaveLength(1);
+
+      // The winner's key still replays its answer.
+      const winner = keys[responses.findIndex((r) => r.statusCode === 201)]!;
+      const replay = await api.enqueue(player.token, 'duel', winner);
+      expect(replay.statusCode).toBe(201);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.json()).toEqual(responses.find((r) => r.statusCode === 201)!.json());
+    });
+
     it('a no-show cooldown: 429 COOLDOWN_ACTIVE with Retry-After', async () => {
       const player = await api.newPlayer();
       await api.probe(player.token, 'eu-west');

@@ -63,10 +63,9 @@ export async function startPlayerApi(
   const moduleRef = await Test.createTestingModule({
     imports: [ApiModule.forRoot(config, options)],
   }).compile();
-  const app = moduleRef.createNestApplication<NestFastifyApplication>(
-    createApiAdapter(config),
-    { bodyParser: false },
-  );
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(createApiAdapter(config), {
+    bodyParser: false,
+  });
   configureApi(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();

@@ -51,13 +51,18 @@ export class PlayerStore {
     return (rows[0] as { id: string }).id;
   }
 
-  /** What ticket creation needs, with the player row locked so concurrent creates serialise. */
+  /**
+   * What ticket creation needs, with the player row locked so concurrent creates serialise.
+   * FOR NO KEY UPDATE, not FOR UPDATE: the request's idempotency key (and any row referencing the
+   * player) already holds FOR KEY SHARE on this row through its foreign key, which FOR UPDATE
+   * conflicts with, so two concurrent creates each waited for the other: a deadlock per race.
+   */
   async queueEntryProfile(
     manager: EntityManager,
     playerId: string,
   ): Promise<QueueEntryProfile | undefined> {
     const rows = await manager.query<{ rating: number; cooldown_until: Date | null }[]>(
-      `SELECT rating, cooldown_until FROM players WHERE id = $1 FOR UPDATE`,
+      `SELECT rating, cooldown_until FROM players WHERE id = $1 FOR NO KEY UPDATE`,
       [playerId],
     );
     const row = rows[0];

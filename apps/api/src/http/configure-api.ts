@@ -103,7 +103,8 @@ export function configureApi(app: NestFastifyApplication): void {
   // Query strings and path parameters reach SQL too; bodies were checked by the parser.
   fastify.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
     const problem =
-      inspectJson(request.params, maxDepth, 'path') ?? inspectJson(request.query, maxDepth, 'query');
+      inspectJson(request.params, maxDepth, 'path') ??
+      inspectJson(request.query, maxDepth, 'query');
     done(problem ? jsonProblemError(problem) : undefined);
   });
   // Stamped before body parsing and auth, so a probe's RTT excludes our own processing.

@@ -6,8 +6,7 @@
  */
 
 export type JsonProblem =
-  | { kind: 'too-deep'; path: string; maxDepth: number }
-  | { kind: 'nul'; path: string };
+  { kind: 'too-deep'; path: string; maxDepth: number } | { kind: 'nul'; path: string };
 
 /** `parent.key`, or `parent[3]` for an array index; the root is named by the caller. */
 function childPath(parent: string, key: string | number): string {
@@ -21,7 +20,9 @@ function childPath(parent: string, key: string | number): string {
  * Iterative, so no input can overflow the stack here.
  */
 export function inspectJson(value: unknown, maxDepth: number, root = ''): JsonProblem | undefined {
-  const pending: { value: unknown; path: string; depth: number }[] = [{ value, path: root, depth: 0 }];
+  const pending: { value: unknown; path: string; depth: number }[] = [
+    { value, path: root, depth: 0 },
+  ];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const { value: current, path, depth } = next;
     if (typeof current === 'string') {

@@ -151,7 +151,9 @@ export class NotificationsGateway
     try {
       this.receive(session, data);
     } catch (error) {
-      this.logger.error(`notification frame handling failed: ${(error as Error)?.stack ?? String(error)}`);
+      this.logger.error(
+        `notification frame handling failed: ${(error as Error)?.stack ?? String(error)}`,
+      );
       session.close(NotificationCloseCode.SERVER_ERROR, 'the message could not be handled');
     }
   }
