@@ -282,6 +282,63 @@ describe(ServersController.name, () => {
     expect((await api.enqueue(absent!.token, 'duel')).statusCode).toBe(429);
   });
 
+  it('refuses the credential once the match ended and its allocation was released (401 ALLOCATION_ENDED)', async () => {
+    const { players, matchId, server } = await inProgress('duel', 2);
+    const call = (method: 'GET' | 'POST', route: string, body?: unknown) =>
+      serverCall(api, method, route, server.credential, body);
+    const connected = await call('POST', ServerRoutes.initialConnect(server.serverId), {
+      connectedPlayerIds: players.map((p) => p.playerId),
+    });
+    expect(connected.json()).toMatchObject({ state: 'IN_PROGRESS' });
+    const ended = await call('POST', ServerRoutes.result(server.serverId), {
+      outcome: 'COMPLETED',
+      winningTeam: 0,
+    });
+    expect(ended.json()).toMatchObject({ matchId, state: 'COMPLETED' });
+    const [allocation] = await api.ds.query<{ state: string }[]>(
+      `SELECT state FROM allocations WHERE match_id = $1`,
+      [matchId],
+    );
+    expect(allocation!.state).toBe('RELEASED');
+
+    const routes = [
+      ['GET', ServerRoutes.roster(server.serverId), undefined],
+      ['POST', ServerRoutes.register(server.serverId), REGISTER],
+      ['POST', ServerRoutes.initialConnect(server.serverId), { connectedPlayerIds: [] }],
+      ['POST', ServerRoutes.result(server.serverId), { outcome: 'FAILED' }],
+    ] as const;
+    for (const [method, route, body] of routes) {
+      const refused = await call(method, route, body);
+      expect([route, refused.statusCode, refused.json().code]).toEqual([
+        route,
+        401,
+        'ALLOCATION_ENDED',
+      ]);
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    }
+    expect(await matchState(api.ds, matchId)).toMatchObject({ state: 'COMPLETED' });
+  });
+
+  it('answers a body nested thousands deep with 400 JSON_TOO_DEEP on every server route, credential and all', async () => {
+    const { server } = await allocated('duel', 2);
+    const deep = `{"connectedPlayerIds":${'['.repeat(3_000)}${']'.repeat(3_000)}}`;
+    for (const route of [
+      ServerRoutes.register(server.serverId),
+      ServerRoutes.initialConnect(server.serverId),
+      ServerRoutes.result(server.serverId),
+    ]) {
+      const response = await api.request('POST', `/v1/${route}`, {
+        token: server.credential,
+        rawBody: deep,
+      });
+      expect([route, response.statusCode, response.json().code]).toEqual([
+        route,
+        400,
+        'JSON_TOO_DEEP',
+      ]);
+    }
+  });
+
   it('doubles the no-show cooldown with each repeat, up to the cap', async () => {
     const session = await api.newPlayer();
     const players = api.app.get(PlayerStore, { strict: false });

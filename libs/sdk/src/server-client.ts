@@ -34,8 +34,10 @@ export interface ServerClientOptions {
  * A dedicated game server's typed client of the Matchplane server routes, authenticated with its
  * workload credential. Every call is retried on network errors and 5xx without an Idempotency-Key:
  * register, initial-connect and result are idempotent by route semantics (a repeat of the same
- * report is answered like the first), and the roster is a read. Errors are MatchplaneApiError
- * (the API answered) or MatchplaneNetworkError (it did not).
+ * report is answered like the first), and the roster is a read. Once the match has ended and its
+ * allocation is released, the credential is refused (401 ALLOCATION_ENDED): a retried result
+ * that meets it was recorded by an earlier attempt, or the match ended otherwise. Errors are
+ * MatchplaneApiError (the API answered) or MatchplaneNetworkError (it did not).
  */
 export class ServerClient {
   readonly serverId: string;

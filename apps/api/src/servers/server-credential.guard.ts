@@ -9,6 +9,7 @@ import { DataSource } from 'typeorm';
 import {
   AllocationStore,
   hashWorkloadCredential,
+  LIVE_ALLOCATION_STATES,
   type AllocationRecord,
 } from '@matchplane/allocation';
 import { ApiError, ErrorCode } from '@matchplane/contracts';
@@ -21,9 +22,11 @@ const CHALLENGE = { 'www-authenticate': 'Bearer realm="matchplane-servers"' };
 
 /**
  * Game-server routes: `Authorization: Bearer <workload credential>`, the secret the allocator
- * handed this server. Missing or unknown: 401. A credential used for another server's id: 403
- * (it is bound to the one server id its allocation names). The credential is looked up by its
- * SHA-256, which only its holder can produce.
+ * handed this server. Missing or unknown: 401. Its allocation released or failed: 401
+ * ALLOCATION_ENDED (the match is over and the server may already serve another match under a
+ * new credential). A credential used for another server's id: 403 (it is bound to the one server
+ * id its allocation names). The credential is looked up by its SHA-256, which only its holder
+ * can produce.
  */
 @Injectable()
 export class ServerCredentialGuard implements CanActivate {
@@ -53,6 +56,14 @@ export class ServerCredentialGuard implements CanActivate {
       throw new ApiError(401, ErrorCode.UNAUTHENTICATED, 'The workload credential is not valid', {
         headers: CHALLENGE,
       });
+    }
+    if (!LIVE_ALLOCATION_STATES.includes(allocation.state)) {
+      throw new ApiError(
+        401,
+        ErrorCode.ALLOCATION_ENDED,
+        `The workload credential's allocation is ${allocation.state}: match ${allocation.matchId} is over`,
+        { headers: CHALLENGE },
+      );
     }
     const params = request.params as Record<string, string | undefined>;
     if (params.id !== allocation.serverId) {
