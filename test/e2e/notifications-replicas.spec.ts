@@ -1,5 +1,10 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
-import type { MatchEventMessage, SessionResponse } from '@matchplane/contracts';
+import {
+  NotificationCloseCode,
+  type MatchEventMessage,
+  type SessionResponse,
+} from '@matchplane/contracts';
 import { MatchStore } from '@matchplane/matches';
 import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { NotificationSubscriber, type NotificationSubscription } from '@matchplane/sdk';
@@ -112,6 +117,41 @@ describe('Notifications across API replicas', () => {
     expect(onB).toEqual(expected);
     expect(raw.revisions(matchId)).toEqual([1, 2, 3, 4, 5]);
     raw.close();
+  });
+
+  it('closes a socket on one replica within a second of its session being signed out on the other', async () => {
+    const [a, b] = await Promise.all([newPlayer(baseUrls[1]!), newPlayer(baseUrls[1]!)]);
+    const onB = await TestSocket.ready(notificationsUrl(baseUrls[1]!), a.token);
+    const signedOut = await fetch(`${baseUrls[0]!}/v1/sessions/current`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${a.token}` },
+    });
+    expect(signedOut.status).toBe(204);
+    const closed = await Promise.race([onB.closed, delay(1_000, 'still open')]);
+    expect(closed).toMatchObject({ code: NotificationCloseCode.UNAUTHENTICATED });
+
+    // Nothing of the player's later matches reaches the closed socket.
+    const watcher = await TestSocket.ready(notificationsUrl(baseUrls[1]!), b.token);
+    const matchId = await matches.create([a.playerId, b.playerId]);
+    await watcher.waitForRevision(matchId, 1);
+    expect(onB.events()).toEqual([]);
+    watcher.close();
+  });
+
+  it('survives a resume nested thousands deep: the sender gets an error, the process and other sockets go on', async () => {
+    const [a, b] = await Promise.all([newPlayer(baseUrls[0]!), newPlayer(baseUrls[0]!)]);
+    const attacker = await TestSocket.ready(notificationsUrl(baseUrls[0]!), a.token);
+    const bystander = await TestSocket.ready(notificationsUrl(baseUrls[0]!), b.token);
+    attacker.send(`{"type":"resume","matches":${'['.repeat(3_000)}${']'.repeat(3_000)}}`);
+    expect(await attacker.waitFor((m) => m.type === 'error', 'error')).toMatchObject({
+      code: 'INVALID_MESSAGE',
+    });
+    expect((await fetch(`${baseUrls[0]!}/health`)).status).toBe(200);
+    const matchId = await matches.create([a.playerId, b.playerId]);
+    await bystander.waitForRevision(matchId, 1);
+    await attacker.waitForRevision(matchId, 1);
+    attacker.close();
+    bystander.close();
   });
 
   it('resumes a client on the other replica from its last revision, without a gap or a repeat', async () => {

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   BEARER_SUBPROTOCOL_PREFIX,
   NOTIFICATIONS_SUBPROTOCOL,
@@ -10,6 +11,7 @@ import {
 } from '@matchplane/contracts';
 import { MatchStore } from '@matchplane/matches';
 import { OutboxSignal } from '@matchplane/outbox';
+import { SessionService } from '@matchplane/players';
 import { NotificationSubscriber, type NotificationSubscription } from '@matchplane/sdk';
 import { NotificationsGateway } from '../../apps/api/src/notifications/notifications.gateway';
 import {
@@ -88,6 +90,40 @@ describe(NotificationsGateway.name, () => {
       expect(ended.statusCode).toBeLessThan(300);
       const client = new TestSocket(url, { token: player!.token });
       expect((await client.closed).code).toBe(NotificationCloseCode.UNAUTHENTICATED);
+    });
+
+    it('closes the socket of a session revoked after it connected with 4401 within a second; the next events never reach it', async () => {
+      const [a, b] = await players(2);
+      // The same player signed in on a second device: its own session, untouched by the sign-out.
+      const second = await api.request('POST', '/v1/sessions', {
+        body: { credential: a!.deviceSecret },
+      });
+      const otherDevice = second.json<SessionResponse>();
+      expect(otherDevice.playerId).toBe(a!.playerId);
+      const revoked = await TestSocket.ready(url, a!.token);
+      const kept = await TestSocket.ready(url, otherDevice.token);
+
+      const signedOut = await api.request('DELETE', '/v1/sessions/current', { token: a!.token });
+      expect(signedOut.statusCode).toBe(204);
+      const closed = await Promise.race([revoked.closed, delay(1_000, 'still open')]);
+      expect(closed).toMatchObject({ code: NotificationCloseCode.UNAUTHENTICATED });
+
+      const matchId = await matches.create([a!.playerId, b!.playerId]);
+      await kept.waitForRevision(matchId, 1);
+      expect(revoked.events()).toEqual([]);
+      expect(kept.socket.readyState).toBe(kept.socket.OPEN);
+      kept.close();
+    });
+
+    it('closes the socket when its session expires, with 4401', async () => {
+      const sessions = api.app.get(SessionService, { strict: false });
+      // Issued (by the production path) so that it has about a second left.
+      const issuedAt = new Date(Date.now() - (api.config.SESSION_TTL_SECONDS - 1) * 1000);
+      const expiring = await sessions.create('guest', undefined, issuedAt);
+      const client = await TestSocket.ready(url, expiring.token);
+      const closed = await client.closed;
+      expect(closed).toMatchObject({ code: NotificationCloseCode.UNAUTHENTICATED });
+      expect(Date.now()).toBeGreaterThanOrEqual(expiring.expiresAt.getTime());
     });
 
     it('takes the token as a subprotocol (browsers) and selects the notifications subprotocol', async () => {

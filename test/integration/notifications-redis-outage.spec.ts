@@ -1,4 +1,6 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { NotificationCloseCode } from '@matchplane/contracts';
 import { MatchStore } from '@matchplane/matches';
 import { OutboxSignal } from '@matchplane/outbox';
 import { NotificationFanoutListener } from '../../apps/api/src/notifications/notification-fanout.listener';
@@ -96,6 +98,22 @@ describe(NotificationFanoutListener.name, () => {
     expect(client.revisions(matchId)).toEqual([1, 2]);
     expect(client.revisions(unseen)).toEqual([1]);
     client.close();
+  });
+
+  it('closes the socket of a session revoked while the subscription was cut, once it is back', async () => {
+    const player = await api.newPlayer();
+    const client = await TestSocket.ready(url, player.token);
+    proxy.cut();
+    // The revocation commits; its announcement has no Redis to go through.
+    const started = performance.now();
+    const signedOut = await api.request('DELETE', '/v1/sessions/current', { token: player.token });
+    expect(signedOut.statusCode).toBe(204);
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(client.socket.readyState).toBe(client.socket.OPEN);
+
+    await proxy.open();
+    const closed = await Promise.race([client.closed, delay(20_000, 'still open')]);
+    expect(closed).toMatchObject({ code: NotificationCloseCode.UNAUTHENTICATED });
   });
 
   it('subscribes under its own connection name, so operators can tell it apart', async () => {

@@ -9,6 +9,7 @@ import { PgProbeRecorder } from './probes/pg-probe.recorder';
 import type { ProbeRecorder } from './probes/probe.recorder';
 import { ProbesModule } from './probes/probes.module';
 import { QueueModule } from './queue/queue.module';
+import { SessionRevocationsModule } from './sessions/session-revocations.module';
 import { SessionsController } from './sessions/sessions.controller';
 
 export interface PlayerEntryOptions {
@@ -39,6 +40,7 @@ export class PlayerEntryModule {
           recorder: options.probeRecorder === undefined ? PgProbeRecorder : options.probeRecorder,
         }),
         QueueModule,
+        SessionRevocationsModule,
       ],
       controllers: [SessionsController],
     };

@@ -22,3 +22,13 @@ export interface StateNotification {
 export function notificationPattern(redisKeyPrefix: string): string {
   return `${redisKeyPrefix}.notifications`;
 }
+
+/** Told to every API replica when a session is revoked: it closes that session's sockets (4401). */
+export interface SessionRevokedNotification {
+  sessionId: string;
+}
+
+/** The Redis transport event pattern of {@link SessionRevokedNotification}s (API to API replicas). */
+export function sessionRevokedPattern(redisKeyPrefix: string): string {
+  return `${redisKeyPrefix}.sessions.revoked`;
+}

@@ -30,6 +30,21 @@ export function bullConnection(config: ServiceConfig): BullRedisOptions {
 }
 
 /**
+ * Options of a @nestjs/microservices Redis transport (server or client) that keeps reconnecting:
+ * without retryAttempts the transport gives up after the first lost connection.
+ */
+export function redisTransportOptions(config: ServiceConfig, connectionName: string) {
+  return {
+    host: config.REDIS_HOST,
+    port: config.REDIS_PORT,
+    password: config.REDIS_PASSWORD,
+    retryAttempts: Number.MAX_SAFE_INTEGER,
+    retryDelay: 1_000,
+    connectionName,
+  };
+}
+
+/**
  * A Redis connection that logs a line per outage (and one on recovery) instead of an error per
  * failed reconnect attempt.
  */

@@ -82,6 +82,11 @@ export class SessionService {
     return this.sessions.authenticate(secretHash(token), now);
   }
 
+  /** Which of these sessions are still live: for holders of long-lived connections to re-check. */
+  liveSessionIds(sessionIds: readonly string[], now = new Date()): Promise<Set<string>> {
+    return this.sessions.liveAmong(sessionIds, now);
+  }
+
   revoke(session: AuthenticatedSession, now = new Date()): Promise<void> {
     return this.sessions.revoke(session.sessionId, now);
   }

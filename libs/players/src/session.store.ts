@@ -38,6 +38,16 @@ export class SessionStore {
       : undefined;
   }
 
+  /** Which of these sessions are still live (unrevoked, unexpired) at `now`. */
+  async liveAmong(sessionIds: readonly string[], now: Date): Promise<Set<string>> {
+    if (sessionIds.length === 0) return new Set();
+    const rows = await this.dataSource.query<{ id: string }[]>(
+      `SELECT id FROM sessions WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL AND expires_at > $2`,
+      [sessionIds, now],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
   async revoke(sessionId: string, now: Date): Promise<void> {
     await this.dataSource.query(
       `UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`,

@@ -8,7 +8,13 @@ import {
 import { ServerRedis } from '@nestjs/microservices';
 import type Redis from 'ioredis';
 import { ApiConfig } from '@matchplane/config';
-import { notificationPattern, type StateNotification } from '@matchplane/contracts';
+import {
+  notificationPattern,
+  sessionRevokedPattern,
+  type SessionRevokedNotification,
+  type StateNotification,
+} from '@matchplane/contracts';
+import { redisTransportOptions } from '@matchplane/persistence';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
 
 const RETRY_BASE_MS = 250;
@@ -36,7 +42,9 @@ class NotificationServer extends ServerRedis {
 /**
  * Every API replica's end of the dispatcher's client notifications: a @nestjs/microservices
  * Redis transport server subscribed to `${prefix}.notifications`, handing each event to the
- * sockets of its participants on this replica.
+ * sockets of its participants on this replica. The same server hears session revocations
+ * (`${prefix}.sessions.revoked`, announced by whichever replica signed the session out) and closes
+ * that session's sockets here.
  *
  * The server is owned here rather than attached with connectMicroservice + @EventPattern: the
  * pattern carries the deployment's key prefix, known only once config is loaded (decorator
@@ -47,6 +55,7 @@ class NotificationServer extends ServerRedis {
 export class NotificationFanoutListener implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(NotificationFanoutListener.name);
   private readonly pattern: string;
+  private readonly revokedPattern: string;
   private server: NotificationServer | undefined;
   private retry: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -57,6 +66,7 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
     private readonly sockets: PlayerSocketsRegistry,
   ) {
     this.pattern = notificationPattern(config.REDIS_KEY_PREFIX);
+    this.revokedPattern = sessionRevokedPattern(config.REDIS_KEY_PREFIX);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -82,7 +92,7 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
       // listen() resolves before its SUBSCRIBE is answered; a second one (a no-op for Redis) on
       // the same connection resolves after it, so events committed after boot are never missed.
       const [, subscriber] = server.unwrap<[Redis, Redis]>();
-      await subscriber.subscribe(this.pattern);
+      await subscriber.subscribe(this.pattern, this.revokedPattern);
       this.server = server;
       this.watch(subscriber);
       if (attempt > 0) this.restored(this.bootedAt);
@@ -100,16 +110,15 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
   }
 
   private createServer(): NotificationServer {
-    const server = new NotificationServer({
-      host: this.config.REDIS_HOST,
-      port: this.config.REDIS_PORT,
-      password: this.config.REDIS_PASSWORD,
-      // Without these the transport gives up after the first lost connection.
-      retryAttempts: Number.MAX_SAFE_INTEGER,
-      retryDelay: 1_000,
-      connectionName: `${this.config.REDIS_KEY_PREFIX}:api-notifications`,
-    });
+    const server = new NotificationServer(
+      redisTransportOptions(this.config, `${this.config.REDIS_KEY_PREFIX}:api-notifications`),
+    );
     server.addHandler(this.pattern, (data: unknown) => Promise.resolve(this.receive(data)), true);
+    server.addHandler(
+      this.revokedPattern,
+      (data: unknown) => Promise.resolve(this.revoked(data)),
+      true,
+    );
     return server;
   }
 
@@ -121,7 +130,7 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
       if (!lostAt) return;
       const since = lostAt;
       lostAt = undefined;
-      subscriber.subscribe(this.pattern).then(
+      subscriber.subscribe(this.pattern, this.revokedPattern).then(
         () => this.restored(since),
         (error: Error) => this.logger.warn(`resubscribing failed: ${error.message}`),
       );
@@ -133,6 +142,19 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
     this.sockets
       .catchUpAll(new Date(lostAt.getTime() - CATCH_UP_LOOKBACK_MS))
       .catch((error: Error) => this.logger.warn(`catching up failed: ${error.message}`));
+    // Revocations announced meanwhile were lost with the subscription.
+    this.sockets
+      .closeEndedSessions()
+      .catch((error: Error) => this.logger.warn(`re-checking sessions failed: ${error.message}`));
+  }
+
+  private revoked(data: unknown): void {
+    const sessionId = (data as Partial<SessionRevokedNotification> | null)?.sessionId;
+    if (typeof sessionId !== 'string') {
+      this.logger.warn(`ignored a malformed revocation on ${this.revokedPattern}`);
+      return;
+    }
+    this.sockets.sessionRevoked(sessionId);
   }
 
   private receive(data: unknown): void {

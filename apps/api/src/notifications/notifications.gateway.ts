@@ -117,10 +117,11 @@ export class NotificationsGateway
       this.logger,
       () => this.registry.slowConsumers.inc(),
     );
+    // A revocation that arrived while the session was being read closes the socket here.
+    if (!this.registry.add(socket, opened, buffer, authenticated.sessionId)) return;
     accepted.session = opened;
     // Resumes sent before this point go first, so their matches hold live events from the start.
     for (const data of early) this.receiveSafely(opened, data);
-    this.registry.add(socket, opened, buffer);
     opened.notify({
       type: 'ready',
       playerId: authenticated.playerId,

@@ -7,20 +7,36 @@ import {
 import { Counter, Gauge } from 'prom-client';
 import type { WebSocket } from 'ws';
 import { ApiConfig } from '@matchplane/config';
-import type { MatchEventMessage, StateNotification } from '@matchplane/contracts';
+import {
+  NotificationCloseCode,
+  type MatchEventMessage,
+  type StateNotification,
+} from '@matchplane/contracts';
 import { MetricsRegistry } from '@matchplane/observability';
+import { SessionService } from '@matchplane/players';
 import { MatchReplayReader } from './match-replay.reader';
 import type { LiveEvent, NotificationSession } from './notification.session';
 import type { SocketBuffer } from './socket-buffer';
 
 /** Players per catch-up query. */
 const CATCH_UP_BATCH = 1_000;
+/** Sessions per liveness query after an outage. */
+const SESSION_CHECK_BATCH = 1_000;
+/**
+ * How long a revocation is remembered for sockets still authenticating: one whose session was
+ * read as live just before the revocation arrived is closed when it registers.
+ */
+const REVOCATION_MEMORY_MS = 60_000;
 
 interface Connection {
   readonly session: NotificationSession;
   readonly buffer: SocketBuffer;
   readonly socket: WebSocket;
+  /** The player session the socket authenticated with. */
+  readonly sessionId: string;
 }
+
+const REVOKED_REASON = 'session revoked';
 
 /**
  * This replica's notification sockets by player (a player may have several: two devices), the
@@ -30,6 +46,9 @@ interface Connection {
 export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly byPlayer = new Map<string, Set<Connection>>();
   private readonly bySocket = new Map<WebSocket, Connection>();
+  private readonly bySession = new Map<string, Set<Connection>>();
+  /** Session id to when its revocation may be forgotten. */
+  private readonly revokedRecently = new Map<string, number>();
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly sockets: Gauge;
   private readonly fannedOut: Counter;
@@ -40,6 +59,7 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
     @Inject(ApiConfig) private readonly config: ApiConfig,
     @Inject(MetricsRegistry) registry: MetricsRegistry,
     private readonly reader: MatchReplayReader,
+    private readonly sessions: SessionService,
   ) {
     const registers = [registry];
     this.sockets = new Gauge({
@@ -73,13 +93,23 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
     clearInterval(this.heartbeat);
   }
 
-  add(socket: WebSocket, session: NotificationSession, buffer: SocketBuffer): void {
-    const connection: Connection = { session, buffer, socket };
+  /** Registers an authenticated socket; false (and the socket closed with 4401) if its session was just revoked. */
+  add(
+    socket: WebSocket,
+    session: NotificationSession,
+    buffer: SocketBuffer,
+    sessionId: string,
+  ): boolean {
+    if ((this.revokedRecently.get(sessionId) ?? 0) > Date.now()) {
+      session.close(NotificationCloseCode.UNAUTHENTICATED, REVOKED_REASON);
+      return false;
+    }
+    const connection: Connection = { session, buffer, socket, sessionId };
     this.bySocket.set(socket, connection);
-    let set = this.byPlayer.get(session.playerId);
-    if (!set) this.byPlayer.set(session.playerId, (set = new Set()));
-    set.add(connection);
+    addTo(this.byPlayer, session.playerId, connection);
+    addTo(this.bySession, sessionId, connection);
     this.sockets.inc();
+    return true;
   }
 
   remove(socket: WebSocket): void {
@@ -87,10 +117,38 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
     if (!connection) return;
     this.bySocket.delete(socket);
     connection.session.closedByPeer();
-    const set = this.byPlayer.get(connection.session.playerId);
-    set?.delete(connection);
-    if (set?.size === 0) this.byPlayer.delete(connection.session.playerId);
+    removeFrom(this.byPlayer, connection.session.playerId, connection);
+    removeFrom(this.bySession, connection.sessionId, connection);
     this.sockets.dec();
+  }
+
+  /** A session was revoked (on any replica): its sockets here are closed with 4401. */
+  sessionRevoked(sessionId: string): void {
+    const now = Date.now();
+    for (const [id, until] of this.revokedRecently)
+      if (until <= now) this.revokedRecently.delete(id);
+    this.revokedRecently.set(sessionId, now + REVOCATION_MEMORY_MS);
+    for (const { session } of this.bySession.get(sessionId) ?? []) {
+      session.close(NotificationCloseCode.UNAUTHENTICATED, REVOKED_REASON);
+    }
+  }
+
+  /** Closes (4401) every socket whose session is no longer live: after revocations may have been missed. */
+  async closeEndedSessions(): Promise<void> {
+    const sessionIds = [...this.bySession.keys()];
+    for (let i = 0; i < sessionIds.length; i += SESSION_CHECK_BATCH) {
+      const batch = sessionIds.slice(i, i + SESSION_CHECK_BATCH);
+      const live = await this.sessions.liveSessionIds(batch);
+      for (const sessionId of batch) {
+        if (live.has(sessionId)) continue;
+        for (const { session } of this.bySession.get(sessionId) ?? []) {
+          session.close(
+            NotificationCloseCode.UNAUTHENTICATED,
+            'invalid, expired or revoked session',
+          );
+        }
+      }
+    }
   }
 
   get size(): number {
@@ -141,6 +199,18 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
       socket.terminate();
     }
   }
+}
+
+function addTo<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
+  let set = index.get(key);
+  if (!set) index.set(key, (set = new Set()));
+  set.add(value);
+}
+
+function removeFrom<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
+  const set = index.get(key);
+  set?.delete(value);
+  if (set?.size === 0) index.delete(key);
 }
 
 /** Serialized once per notification, however many sockets receive it. */

@@ -15,12 +15,16 @@ import {
   type AuthenticatedSession,
 } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
+import { SessionRevocationPublisher } from './session-revocation.publisher';
 import { CreateSessionBody } from './sessions.dto';
 
 @ApiTags('sessions')
 @Controller(contractPaths(''))
 export class SessionsController {
-  constructor(private readonly sessions: SessionService) {}
+  constructor(
+    private readonly sessions: SessionService,
+    private readonly revocations: SessionRevocationPublisher,
+  ) {}
 
   @Post(PlayerRoutes.sessions)
   @PublicRoute('this is how a player gets a token; the identity verifier checks the credential')
@@ -54,5 +58,7 @@ export class SessionsController {
   @UseGuards(PlayerAuthGuard)
   async revoke(@CurrentSession() session: AuthenticatedSession): Promise<void> {
     await this.sessions.revoke(session);
+    // After commit: every replica closes the notification sockets of this session (4401).
+    await this.revocations.announce(session);
   }
 }
