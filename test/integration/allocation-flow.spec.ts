@@ -191,19 +191,19 @@ describe(AllocationService.name, () => {
       state: 'RELEASED',
       reported_result: { outcome: 'COMPLETED', winningTeam: 1 },
     });
-    // A repeated result answers the current state.
+    // The credential ended with the allocation: a repeated result is refused, saying so.
     const again = await serverCall(api, 'POST', ServerRoutes.result('gs-1'), given.credential, {
       outcome: 'COMPLETED',
     });
-    expect(again.json()).toEqual({ matchId, state: 'COMPLETED', revision: 5 });
+    expect([again.statusCode, again.json().code]).toEqual([401, 'ALLOCATION_ENDED']);
 
     // The lease is free again: the next match gets the same pooled server.
     const next = await queuePlayers(api, 2, 'duel');
     const nextMatch = await commitMatch(api, next, 'duel');
     expect((await waitForHandOff(handOff, nextMatch)).serverId).toBe('gs-1');
-    // The first match's credential is bound to its own allocation: it cannot read the new roster.
+    // The first match's credential is bound to its own, ended allocation: it cannot read the new roster.
     const stale = await serverCall(api, 'GET', ServerRoutes.roster('gs-1'), given.credential);
-    expect(stale.statusCode).toBe(409);
+    expect([stale.statusCode, stale.json().code]).toEqual([401, 'ALLOCATION_ENDED']);
   });
 
   it('fails the match with ALLOCATION_FAILED after its attempts when no server is free, requeueing its tickets', async () => {
