@@ -125,8 +125,9 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
   /** A session was revoked (on any replica): its sockets here are closed with 4401. */
   sessionRevoked(sessionId: string): void {
     const now = Date.now();
-    for (const [id, until] of this.revokedRecently)
+    for (const [id, until] of this.revokedRecently) {
       if (until <= now) this.revokedRecently.delete(id);
+    }
     this.revokedRecently.set(sessionId, now + REVOCATION_MEMORY_MS);
     for (const { session } of this.bySession.get(sessionId) ?? []) {
       session.close(NotificationCloseCode.UNAUTHENTICATED, REVOKED_REASON);
