@@ -105,6 +105,18 @@ describe('every app boots and reports its health', () => {
     expect(lines[0]).toMatch(expected);
   });
 
+  it('maintenance refuses to start with an idempotency window shorter than the session lifetime, naming both', async () => {
+    const { code, output } = await runApp('maintenance', {
+      ...serviceEnv(),
+      RETENTION_IDEMPOTENCY_KEYS_SECONDS: '3600',
+      SESSION_TTL_SECONDS: '86400',
+    });
+    expect(code).toBe(1);
+    expect(output.trim()).toBe(
+      'maintenance: Invalid configuration: RETENTION_IDEMPOTENCY_KEYS_SECONDS must be at least SESSION_TTL_SECONDS (86400): a client that logs in again may replay with its old key (got 3600)',
+    );
+  });
+
   it('never prints a secret it was given, even when it is the value that failed validation', async () => {
     const { code, output } = await runApp('api', { ...serviceEnv(), API_PORT: 'x', REDIS_PASSWORD: 's3cret-redis-pass' });
     expect(code).toBe(1);

@@ -103,6 +103,18 @@ function healthPort(): PropertyDecorator {
   };
 }
 
+/**
+ * The session lifetime is the API's, but the maintenance app must know it too: idempotency keys
+ * have to outlive a session (a client that logs in again may replay a request with its old key).
+ * Both apps read the same variable, declared once here.
+ */
+function sessionTtlSeconds(): PropertyDecorator {
+  return (target, key) => {
+    EnvVar({ description: 'Lifetime of a player session token (s)' })(target, key);
+    IsIntInRange(60, 30 * 86_400)(target, key);
+  };
+}
+
 export class ApiConfig extends ServiceConfig {
   @EnvVar({ description: 'Address the API binds' })
   @IsString()
@@ -124,8 +136,7 @@ export class ApiConfig extends ServiceConfig {
   })
   OPERATOR_TOKENS?: string = undefined;
 
-  @EnvVar({ description: 'Lifetime of a player session token (s)' })
-  @IsIntInRange(60, 30 * 86_400)
+  @sessionTtlSeconds()
   SESSION_TTL_SECONDS = 86_400;
 
   @EnvVar({ description: 'How long a probe challenge may be answered (ms); a slower answer is no usable RTT' })
@@ -459,6 +470,18 @@ export class MaintenanceConfig extends WorkerConfig {
   })
   @IsIntInRange(60, 315_360_000)
   RETENTION_IDEMPOTENCY_KEYS_SECONDS = 172_800;
+
+  // The horizons the idempotency window must exceed; the maintenance app refuses to start when it
+  // does not (retention-policy.ts).
+  @sessionTtlSeconds()
+  SESSION_TTL_SECONDS = 86_400;
+
+  @EnvVar({
+    description:
+      'The longest a client may replay a mutation with the same Idempotency-Key after first sending it (s). The SDK retries for well under a minute; the default, 1 h, also covers a client that queues a request while offline and sends it on reconnect. RETENTION_IDEMPOTENCY_KEYS_SECONDS must be at least this',
+  })
+  @IsIntInRange(60, 31_536_000)
+  CLIENT_RETRY_HORIZON_SECONDS = 3_600;
 
   @EnvVar({
     description:

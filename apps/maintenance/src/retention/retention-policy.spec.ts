@@ -58,6 +58,29 @@ describe('retention policies', () => {
     expect(() => retentionPurgerOptions(config)).toThrow(ConfigError);
   });
 
+  it('refuses an idempotency window shorter than a session or the clients\' retry horizon, naming both variables', () => {
+    const config = loadConfig(MaintenanceConfig, {
+      RETENTION_IDEMPOTENCY_KEYS_SECONDS: '1800',
+      SESSION_TTL_SECONDS: '86400',
+      CLIENT_RETRY_HORIZON_SECONDS: '3600',
+    });
+
+    expect(retentionWindowProblems(config)).toEqual([
+      'RETENTION_IDEMPOTENCY_KEYS_SECONDS must be at least SESSION_TTL_SECONDS (86400): a client that logs in again may replay with its old key (got 1800)',
+      'RETENTION_IDEMPOTENCY_KEYS_SECONDS must be at least CLIENT_RETRY_HORIZON_SECONDS (3600): a client may still replay until then (got 1800)',
+    ]);
+    expect(() => retentionPurgerOptions(config)).toThrow(ConfigError);
+  });
+
+  it('accepts an idempotency window equal to the longer horizon', () => {
+    const config = loadConfig(MaintenanceConfig, {
+      RETENTION_IDEMPOTENCY_KEYS_SECONDS: '7200',
+      SESSION_TTL_SECONDS: '7200',
+      CLIENT_RETRY_HORIZON_SECONDS: '600',
+    });
+    expect(retentionWindowProblems(config)).toEqual([]);
+  });
+
   it('takes the purger settings from the configuration', () => {
     expect(retentionPurgerOptions(defaults)).toEqual({
       windows: defaults,

@@ -30,11 +30,13 @@ export type RetentionWindows = Pick<
   | 'RETENTION_PROBE_CHALLENGES_SECONDS'
   | 'RETENTION_TICKETS_SECONDS'
   | 'RETENTION_MATCHES_SECONDS'
+  | 'SESSION_TTL_SECONDS'
+  | 'CLIENT_RETRY_HORIZON_SECONDS'
 >;
 
 type WindowVariable = Exclude<
   keyof RetentionWindows,
-  'RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS'
+  'RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS' | 'SESSION_TTL_SECONDS' | 'CLIENT_RETRY_HORIZON_SECONDS'
 >;
 
 export interface RetentionPolicy {
@@ -231,10 +233,30 @@ export function retentionWindowProblems(windows: RetentionWindows): string[] {
   const longer = [...new Set(RETENTION_POLICIES.map((policy) => policy.window))].filter(
     (window) => windows[window] > dead,
   );
-  return longer.map(
+  const deadLetterProblems = longer.map(
     (window) =>
       `RETENTION_OUTBOX_DEAD_LETTERS_SECONDS must be at least ${window} (${windows[window]}): dead letters are kept longest (got ${dead})`,
   );
+  return [...deadLetterProblems, ...idempotencyHorizonProblems(windows)];
+}
+
+/**
+ * An idempotency key deleted while a client may still replay its request turns the replay into a
+ * second mutation: the window must outlast a session (a client logging in again replays with its
+ * old key) and the clients' retry horizon.
+ */
+function idempotencyHorizonProblems(windows: RetentionWindows): string[] {
+  const keys = windows.RETENTION_IDEMPOTENCY_KEYS_SECONDS;
+  const horizons = [
+    ['SESSION_TTL_SECONDS', windows.SESSION_TTL_SECONDS, 'a client that logs in again may replay with its old key'],
+    ['CLIENT_RETRY_HORIZON_SECONDS', windows.CLIENT_RETRY_HORIZON_SECONDS, 'a client may still replay until then'],
+  ] as const;
+  return horizons
+    .filter(([, horizon]) => keys < horizon)
+    .map(
+      ([variable, horizon, why]) =>
+        `RETENTION_IDEMPOTENCY_KEYS_SECONDS must be at least ${variable} (${horizon}): ${why} (got ${keys})`,
+    );
 }
 
 /** Throws the same {@link ConfigError} as loadConfig when the windows are inconsistent. */
