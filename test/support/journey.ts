@@ -14,6 +14,7 @@ import type {
 import {
   MatchplaneApiError,
   PlayerClient,
+  type ApiEndpointsInput,
   type GameConnection,
   type GameEnded,
   type HeartbeatHandle,
@@ -656,7 +657,7 @@ export class JourneyPlayer {
   private readonly pollMs: number;
 
   constructor(
-    readonly baseUrl: string,
+    readonly baseUrl: ApiEndpointsInput,
     readonly name: string,
     private readonly options: JourneyPlayerOptions = {},
   ) {
@@ -773,9 +774,9 @@ export class JourneyPlayer {
   }
 }
 
-/** A signed-in, subscribed player on `baseUrl`. */
+/** A signed-in, subscribed player on `baseUrl` (or the first of a list of replicas, failing over). */
 export async function readyPlayer(
-  baseUrl: string,
+  baseUrl: ApiEndpointsInput,
   name: string,
   options: JourneyPlayerOptions = {},
 ): Promise<JourneyPlayer> {

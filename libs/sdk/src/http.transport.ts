@@ -1,4 +1,5 @@
 import { ErrorCode, IDEMPOTENCY_KEY_HEADER, type ProblemDetails } from '@matchplane/contracts';
+import { ApiEndpoints, endpointUrl, type ApiEndpointsInput } from './api-endpoints';
 import {
   MatchplaneApiError,
   MatchplaneNetworkError,
@@ -26,8 +27,12 @@ export interface RetryOptions {
 }
 
 export interface HttpTransportOptions {
-  /** Where the API is served, e.g. `https://mm.example.com`; the `/v1` prefix is added. */
-  baseUrl: string;
+  /**
+   * Where the API is served, e.g. `https://mm.example.com` (the `/v1` prefix is added), or every
+   * replica of it: a request that finds its replica unreachable (or answering 502/503/504) is
+   * retried on the next one.
+   */
+  baseUrl: ApiEndpointsInput;
   fetch?: FetchLike;
   /** Per attempt, body included. Default 10_000. */
   requestTimeoutMs?: number;
@@ -58,14 +63,13 @@ const PREFIX = 'v1';
 
 /** HTTP with the API's conventions: JSON bodies, problem+json errors, idempotent retries. */
 export class HttpTransport {
-  private readonly prefixUrl: string;
+  private readonly endpoints: ApiEndpoints;
   private readonly fetch: FetchLike;
   private readonly requestTimeoutMs: number;
   private readonly retry: Required<RetryOptions>;
 
   constructor(options: HttpTransportOptions) {
-    const base = new URL(options.baseUrl); // fails fast on a malformed URL
-    this.prefixUrl = `${base.origin}${base.pathname.replace(/\/+$/, '')}/${PREFIX}/`;
+    this.endpoints = ApiEndpoints.from(options.baseUrl);
     // Bound late so a test (or polyfill) replacing globalThis.fetch after construction still applies.
     this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
@@ -100,8 +104,9 @@ export class HttpTransport {
 
     for (let attempt = 0; ; attempt += 1) {
       let failure: MatchplaneApiError | MatchplaneNetworkError;
+      const endpoint = this.endpoints.current();
       try {
-        const response = await this.fetch(this.prefixUrl + request.path, {
+        const response = await this.fetch(endpointUrl(endpoint, `${PREFIX}/${request.path}`), {
           method: request.method,
           headers,
           body,
@@ -114,6 +119,7 @@ export class HttpTransport {
         if (err instanceof MatchplaneApiError) throw err; // an unparsable 2xx: retrying will not help
         failure = new MatchplaneNetworkError(described, isTimeout(err), err);
       }
+      if (replicaUnavailable(failure)) this.endpoints.failover(endpoint);
       const delayMs = attempt < maxRetries ? this.retryDelayMs(failure, attempt) : undefined;
       if (delayMs === undefined) throw failure;
       await sleep(delayMs);
@@ -139,6 +145,11 @@ export class HttpTransport {
     const retryAfterMs = failure.retryAfterSeconds * 1000;
     return retryAfterMs <= this.retry.maxRetryAfterMs ? retryAfterMs : undefined;
   }
+}
+
+/** The replica, not the request, is the trouble: the next attempt goes to another one. */
+function replicaUnavailable(failure: MatchplaneApiError | MatchplaneNetworkError): boolean {
+  return failure instanceof MatchplaneNetworkError || [502, 503, 504].includes(failure.status);
 }
 
 function parseSuccess<T>(request: FailedRequest, response: Response, text: string): T | undefined {

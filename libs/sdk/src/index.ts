@@ -1,4 +1,5 @@
 export * from './sdk.errors';
+export { ApiEndpoints, type ApiEndpointsInput } from './api-endpoints';
 export { type FetchLike, type RetryOptions } from './http.transport';
 export * from './player-client';
 export * from './server-client';

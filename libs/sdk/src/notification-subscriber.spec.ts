@@ -184,6 +184,36 @@ describe(NotificationSubscriber.name, () => {
     subscription.close();
   });
 
+  it('moves to the next replica when its replica dies, resuming from the last revision it delivered', async () => {
+    const other = await ScriptedServer.start();
+    const record = recorder();
+    const subscription = new NotificationSubscriber({
+      baseUrl: [server.baseUrl, other.baseUrl],
+      token: () => TOKEN,
+      reconnect: { baseDelayMs: 10, maxDelayMs: 50 },
+    }).subscribe(record.handlers);
+    try {
+      const first = await server.connection(0);
+      server.send(first, ready, event(1), event(2));
+      await eventually(() => record.events.length === 2);
+
+      await server.close(); // the replica is gone: its socket drops and it refuses connections
+
+      await eventually(() => other.connections.length > 0);
+      const onOther = await other.connection(0);
+      await other.until(() => onOther.received.length > 0);
+      expect(onOther.received).toEqual([{ type: 'resume', matches: { [MATCH]: 2 } }]);
+      expect(onOther.request.headers.authorization).toBe(`Bearer ${TOKEN}`);
+      other.send(onOther, ready, event(3));
+      await eventually(() => record.events.length === 3);
+      expect(record.events).toEqual([1, 2, 3]);
+      expect(server.connections).toHaveLength(1);
+    } finally {
+      subscription.close();
+      await other.close();
+    }
+  });
+
   it('reconnects with backoff after a drop and resumes from the last revision it delivered', async () => {
     const record = recorder();
     const subscription = subscribe(record.handlers);

@@ -10,6 +10,7 @@ import {
   type ResyncMessage,
   type ServerNotificationMessage,
 } from '@matchplane/contracts';
+import { ApiEndpoints, endpointUrl, type ApiEndpointsInput } from './api-endpoints';
 
 export interface NotificationReconnectOptions {
   /** Backoff before the first reconnect (ms); doubles with each failed one, with jitter. Default 250. */
@@ -19,8 +20,12 @@ export interface NotificationReconnectOptions {
 }
 
 export interface NotificationSubscriberOptions {
-  /** Where the API is served, e.g. `https://mm.example.com`; `ws(s)://.../v1/notifications` is derived. */
-  baseUrl: string;
+  /**
+   * Where the API is served, e.g. `https://mm.example.com` (`ws(s)://.../v1/notifications` is
+   * derived), or every replica of it: a connection that fails or drops is retried on the next
+   * replica, resuming from the last revision seen.
+   */
+  baseUrl: ApiEndpointsInput;
   /**
    * The session token, or how to read the current one at every (re)connect: `() => client.token`
    * for a PlayerClient.
@@ -92,18 +97,25 @@ const RESUME_CHUNK = 20;
  * filled it, so the caller sees each match's revisions once, in order.
  */
 export class NotificationSubscriber {
-  private readonly url: string;
+  private readonly endpoints: ApiEndpoints;
 
   constructor(private readonly options: NotificationSubscriberOptions) {
-    const base = new URL(options.baseUrl); // fails fast on a malformed URL
-    const scheme = base.protocol === 'https:' || base.protocol === 'wss:' ? 'wss:' : 'ws:';
-    this.url = `${scheme}//${base.host}${base.pathname.replace(/\/+$/, '')}/v1/${NOTIFICATIONS_PATH}`;
+    this.endpoints = ApiEndpoints.from(options.baseUrl);
   }
 
   subscribe(handlers: NotificationHandlers): NotificationSubscription {
-    return new Subscription(this.url, this.options, handlers);
+    return new Subscription(this.endpoints, this.options, handlers);
   }
 }
+
+function notificationsUrl(base: URL): string {
+  const url = new URL(endpointUrl(base, `v1/${NOTIFICATIONS_PATH}`));
+  url.protocol = base.protocol === 'https:' || base.protocol === 'wss:' ? 'wss:' : 'ws:';
+  return url.toString();
+}
+
+/** Closes after which the same replica is worth another try; anything else moves to the next. */
+const SAME_REPLICA_CLOSES: ReadonlySet<number> = new Set([NotificationCloseCode.SLOW_CONSUMER]);
 
 class Subscription implements NotificationSubscription {
   readonly ready: Promise<void>;
@@ -123,8 +135,10 @@ class Subscription implements NotificationSubscription {
   private readonly maxDelayMs: number;
   private idleTimeoutMs: number;
 
+  private endpoint: URL | undefined;
+
   constructor(
-    private readonly url: string,
+    private readonly endpoints: ApiEndpoints,
     private readonly options: NotificationSubscriberOptions,
     private readonly handlers: NotificationHandlers,
   ) {
@@ -165,7 +179,9 @@ class Subscription implements NotificationSubscription {
       this.end({ reason: 'unauthenticated', message: 'no session token' });
       return;
     }
-    const socket = new WebSocket(this.url, [NOTIFICATIONS_SUBPROTOCOL], {
+    const endpoint = this.endpoints.current();
+    this.endpoint = endpoint;
+    const socket = new WebSocket(notificationsUrl(endpoint), [NOTIFICATIONS_SUBPROTOCOL], {
       headers: { authorization: `Bearer ${token}` },
     });
     this.socket = socket;
@@ -200,6 +216,7 @@ class Subscription implements NotificationSubscription {
       this.end({ reason: 'unauthenticated', message: reason || 'session refused' });
       return;
     }
+    if (this.endpoint && !SAME_REPLICA_CLOSES.has(code)) this.endpoints.failover(this.endpoint);
     const backoff = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** this.attempt);
     // Jitter spreads the reconnects of every client of a replica that went away at once.
     const delayMs = Math.round(backoff / 2 + Math.random() * (backoff / 2));

@@ -188,6 +188,44 @@ describe(PlayerClient.name, () => {
       expect(calls[0]?.body).toEqual({ mode: 'duel' });
     });
 
+    it('fails over to the next replica with the same Idempotency-Key and stays there', async () => {
+      const replicas = ['http://api-0.test', 'http://api-1.test'];
+      const calls: { url: string; key: string | undefined }[] = [];
+      const fetch: FetchLike = (url, init) => {
+        calls.push({ url, key: (init.headers as Record<string, string>)[IDEMPOTENCY_KEY_HEADER] });
+        if (url.startsWith(replicas[0]!)) return Promise.reject(new TypeError('fetch failed'));
+        return Promise.resolve(json(201, newTicket()));
+      };
+      const client = new PlayerClient({ baseUrl: replicas, fetch, token: 'tok', retries: fastRetries });
+
+      await expect(client.enqueue('duel')).resolves.toMatchObject({ id: 't-1' });
+      await client.enqueue('duel');
+
+      expect(calls.map((c) => c.url)).toEqual([
+        `${replicas[0]}/v1/queue/tickets`,
+        `${replicas[1]}/v1/queue/tickets`,
+        `${replicas[1]}/v1/queue/tickets`,
+      ]);
+      expect(calls[1]?.key).toBe(calls[0]?.key);
+    });
+
+    it('fails over on 502/503/504 from a replica, but not on an answer about the request', async () => {
+      const replicas = ['http://api-0.test', 'http://api-1.test'];
+      const { fetch, calls } = fakeFetch(
+        inOrder(problem(503, ErrorCode.DEPENDENCY_UNAVAILABLE), problem(409, ErrorCode.TICKET_ALREADY_LIVE)),
+      );
+      const client = new PlayerClient({ baseUrl: replicas, fetch, token: 'tok', retries: fastRetries });
+      await expect(client.enqueue('duel')).rejects.toMatchObject({ status: 409 });
+      expect(calls.map((c) => c.url)).toEqual([
+        `${replicas[0]}/v1/queue/tickets`,
+        `${replicas[1]}/v1/queue/tickets`,
+      ]);
+    });
+
+    it('refuses an empty list of replicas', () => {
+      expect(() => new PlayerClient({ baseUrl: [] })).toThrow('at least one API base URL is required');
+    });
+
     it('gives up after the configured retries and throws the last failure', async () => {
       const { fetch, calls } = fakeFetch(() => problem(503, ErrorCode.DEPENDENCY_UNAVAILABLE));
       const client = new PlayerClient({

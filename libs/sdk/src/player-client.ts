@@ -27,10 +27,15 @@ import {
   type NotificationSubscription,
 } from './notification-subscriber';
 import { MatchplaneApiError } from './sdk.errors';
+import { ApiEndpoints, type ApiEndpointsInput } from './api-endpoints';
 
 export interface PlayerClientOptions {
-  /** Where the API is served, e.g. `https://mm.example.com`; the `/v1` prefix is added. */
-  baseUrl: string;
+  /**
+   * Where the API is served, e.g. `https://mm.example.com` (the `/v1` prefix is added), or the
+   * list of its replicas: HTTP calls and the notification socket move to the next replica when
+   * theirs stops answering (same session, same Idempotency-Keys, notifications resumed).
+   */
+  baseUrl: ApiEndpointsInput;
   /** A session token from an earlier `createSession`, to resume it. */
   token?: string;
   /** Defaults to the global fetch. */
@@ -149,14 +154,15 @@ const DEFAULT_HEARTBEAT_INTERVAL_MS = 10_000;
  */
 export class PlayerClient {
   private readonly http: HttpTransport;
-  private readonly baseUrl: string;
+  private readonly endpoints: ApiEndpoints;
   private currentToken: string | undefined;
   private currentSession: SessionResponse | undefined;
   private lastQueueOptions: QueueOptionsResponse | undefined;
 
   constructor(options: PlayerClientOptions) {
-    this.http = new HttpTransport(options);
-    this.baseUrl = options.baseUrl;
+    // One list for HTTP and notifications: a replica one of them found dead is left by both.
+    this.endpoints = ApiEndpoints.from(options.baseUrl);
+    this.http = new HttpTransport({ ...options, baseUrl: this.endpoints });
     this.currentToken = options.token;
   }
 
@@ -395,7 +401,7 @@ export class PlayerClient {
   ): NotificationSubscription {
     return new NotificationSubscriber({
       ...options,
-      baseUrl: this.baseUrl,
+      baseUrl: this.endpoints,
       token: () => this.currentToken,
     }).subscribe(handlers);
   }
