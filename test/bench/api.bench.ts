@@ -7,7 +7,7 @@
  * ceiling, all in the same run. Progress on stderr; one JSON line last on stdout.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,8 +31,9 @@ import {
 } from './bench.processes';
 
 const LOCALHOST = '127.0.0.1';
-const DATABASE = 'mp_bench_api';
-const PREFIX = 'mp_bench_api';
+// Per run, so two benches (or a bench and a profile) on one machine never drop each other's database.
+const DATABASE = `mp_bench_api_${process.pid}`;
+const PREFIX = DATABASE;
 const PGBENCH = existsSync('/usr/bin/pgbench') ? '/usr/bin/pgbench' : 'pgbench';
 const REGIONS = ['eu-west', 'us-east'];
 
@@ -71,6 +72,16 @@ const FLAGS: FlagSpec[] = [
     name: 'results',
     description: 'file the figures are written to',
     string: { default: 'test/bench/results/api.json' },
+  },
+  {
+    name: 'profile',
+    description: 'run the API with --cpu-prof (profile in dist/bench-profiles/)',
+    switch: true,
+  },
+  {
+    name: 'skip-paced',
+    description: 'skip the paced phase (profiling the saturation alone)',
+    switch: true,
   },
 ];
 
@@ -205,6 +216,83 @@ function cpuPercentOf(pid: number, work: () => Promise<unknown>): Promise<{ cpu_
   }));
 }
 
+/** The API's event-loop delay since the previous scrape (prom-client resets its histogram on collect). */
+async function eventLoopDelay(
+  port: number,
+): Promise<{ p50_ms: number; p99_ms: number; max_ms: number }> {
+  const text = (await request(port, 'GET', '/metrics', {})).body;
+  const seconds = (name: string) =>
+    Number(
+      new RegExp(`^nodejs_eventloop_lag_${name}_seconds\\{[^}]*\\} ([0-9.e+-]+)$`, 'm').exec(
+        text,
+      )?.[1] ?? NaN,
+    );
+  return {
+    p50_ms: round1(seconds('p50') * 1000),
+    p99_ms: round1(seconds('p99') * 1000),
+    max_ms: round1(seconds('max') * 1000),
+  };
+}
+
+interface BackendSamples {
+  samples: number;
+  /** Per sample, how many of the API's backends were busy (mean). */
+  busy_mean: number;
+  /** Share of busy backend samples per `wait_event_type:wait_event` ("CPU" when not waiting). */
+  waits_pct: Record<string, number>;
+  /** Share of busy backend samples per statement (first 60 characters). */
+  statements_pct: Record<string, number>;
+}
+
+/**
+ * Samples pg_stat_activity every `intervalMs` for the API's backends in `database` until `stop`
+ * resolves: where the database side of a request spends its time.
+ */
+async function sampleBackends(
+  client: Client,
+  database: string,
+  intervalMs: number,
+  stop: Promise<unknown>,
+): Promise<BackendSamples> {
+  let running = true;
+  void stop.finally(() => (running = false));
+  let samples = 0;
+  let busy = 0;
+  const waits = new Map<string, number>();
+  const statements = new Map<string, number>();
+  while (running) {
+    const rows = (
+      await client.query<{ wait: string | null; query: string }>(
+        `SELECT wait_event_type || ':' || wait_event AS wait, query FROM pg_stat_activity
+          WHERE datname = $1 AND application_name = 'api' AND state = 'active'`,
+        [database],
+      )
+    ).rows;
+    samples += 1;
+    busy += rows.length;
+    for (const row of rows) {
+      const wait = row.wait ?? 'CPU';
+      waits.set(wait, (waits.get(wait) ?? 0) + 1);
+      const statement = row.query.replace(/\s+/g, ' ').trim().slice(0, 60);
+      statements.set(statement, (statements.get(statement) ?? 0) + 1);
+    }
+    await sleep(intervalMs);
+  }
+  const shares = (counts: Map<string, number>) =>
+    Object.fromEntries(
+      [...counts]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 12)
+        .map(([key, count]) => [key, round1((100 * count) / Math.max(1, busy))]),
+    );
+  return {
+    samples,
+    busy_mean: round1(busy / Math.max(1, samples)),
+    waits_pct: shares(waits),
+    statements_pct: shares(statements),
+  };
+}
+
 function progress(line: string): void {
   process.stderr.write(`[bench:api] ${line}\n`);
 }
@@ -280,11 +368,15 @@ async function main(): Promise<void> {
     ...(service.REDIS_PASSWORD ? { REDIS_PASSWORD: service.REDIS_PASSWORD } : {}),
   };
   const port = await freePort();
-  const api = startNodeChild('api', 'dist/apps/api/src/main.js', [], {
-    ...env,
-    API_HOST: LOCALHOST,
-    API_PORT: String(port),
-  });
+  const profileDir = path.join(REPO_ROOT, 'dist/bench-profiles');
+  if (flags.profile === true) mkdirSync(profileDir, { recursive: true });
+  const api = startNodeChild(
+    'api',
+    'dist/apps/api/src/main.js',
+    [],
+    { ...env, API_HOST: LOCALHOST, API_PORT: String(port) },
+    flags.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  );
   children.push(api);
   await waitUntil(async () => {
     if (!api.alive()) throw new Error(`api exited:\n${api.output()}`);
@@ -341,7 +433,7 @@ async function main(): Promise<void> {
   const paced = new Latencies();
   const pacedPhase = cpuPercentOf(api.pid, async () => {
     const started = performance.now();
-    const total = Math.round(rate * seconds);
+    const total = flags['skip-paced'] === true ? 0 : Math.round(rate * seconds);
     const inFlight: Promise<unknown>[] = [];
     for (let i = 0; i < total; i += 1) {
       const due = started + (i * 1000) / rate;
@@ -360,11 +452,31 @@ async function main(): Promise<void> {
   const saturated = new Latencies();
   let cursor = 0;
   let saturationRate = 0;
+  await eventLoopDelay(port); // resets the API's histogram
+  const sampler = new Client({
+    host: LOCALHOST,
+    port: service.DATABASE_PORT,
+    user: service.DATABASE_USER,
+    password: service.DATABASE_PASSWORD,
+    database: DATABASE,
+  });
+  await sampler.connect();
+  let saturationDone: () => void = () => undefined;
+  const backendsSampled = sampleBackends(
+    sampler,
+    DATABASE,
+    20,
+    new Promise<void>((resolve) => (saturationDone = resolve)),
+  );
   const saturationCpu = await cpuPercentOf(api.pid, async () => {
     saturationRate = await closedLoop(seconds, flags.concurrency as number, () =>
       timed(saturated, 200, () => heartbeat(roster[cursor++ % roster.length] as Player)),
     );
   });
+  saturationDone();
+  const saturationLoop = await eventLoopDelay(port);
+  const saturationBackends = await backendsSampled;
+  await sampler.end();
 
   // ---- HTTP ceiling: a bare NestJS route on the same adapter -----------------------------------
   progress(`ceiling: bare NestJS route, ${flags.concurrency} in flight for ${seconds} s`);
@@ -463,6 +575,8 @@ COMMIT;
       heartbeats_per_s: saturationRate,
       cpu_percent_of_one_core: saturationCpu.cpu_percent,
       ...saturated.summary(),
+      api_event_loop_delay: saturationLoop,
+      api_backends: saturationBackends,
     },
     ceilings: {
       bare_nest_route: {
