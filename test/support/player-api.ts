@@ -46,6 +46,33 @@ export interface PlayerApi {
   close(): Promise<void>;
 }
 
+async function bootApi(
+  config: ApiConfig,
+  options: ApiModuleOptions,
+): Promise<NestFastifyApplication> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [ApiModule.forRoot(config, options)],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(createApiAdapter(config), {
+    bodyParser: false,
+  });
+  configureApi(app);
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  return app;
+}
+
+/**
+ * Another API replica over the same database and Redis prefix as `api` (close it yourself, before
+ * `api`).
+ */
+export function startApiReplica(
+  api: PlayerApi,
+  options: ApiModuleOptions = {},
+): Promise<NestFastifyApplication> {
+  return bootApi(api.config, options);
+}
+
 /** The API's real module graph in process over a private database and Redis prefix. */
 export async function startPlayerApi(
   env: Record<string, string> = {},
@@ -60,15 +87,7 @@ export async function startPlayerApi(
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const moduleRef = await Test.createTestingModule({
-    imports: [ApiModule.forRoot(config, options)],
-  }).compile();
-  const app = moduleRef.createNestApplication<NestFastifyApplication>(createApiAdapter(config), {
-    bodyParser: false,
-  });
-  configureApi(app);
-  await app.init();
-  await app.getHttpAdapter().getInstance().ready();
+  const app = await bootApi(config, options);
 
   const request: PlayerApi['request'] = async (method, url, opts = {}) => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };

@@ -6,3 +6,4 @@ export * from './redis.module';
 export * from './migrator';
 export * from './audit/audit.module';
 export * from './audit/audit.writer';
+export * from './request.batcher';

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { RequestBatcher, type BatchOutcome } from '@matchplane/persistence';
 
 export interface AuthenticatedSession {
   readonly sessionId: string;
@@ -7,9 +8,25 @@ export interface AuthenticatedSession {
   readonly expiresAt: Date;
 }
 
-/** Owns `sessions`: token hashes with expiry and revocation. */
+interface SessionLookup {
+  readonly tokenHash: Buffer;
+  readonly now: Date;
+}
+
+/**
+ * Owns `sessions`: token hashes with expiry and revocation.
+ *
+ * Every player request authenticates, so lookups that arrive together share one statement (see
+ * RequestBatcher) instead of a round trip each. Nothing is cached: a revoked session is refused by
+ * the very next lookup, on every replica.
+ */
 @Injectable()
 export class SessionStore {
+  private readonly lookups = new RequestBatcher<SessionLookup, AuthenticatedSession | undefined>(
+    (batch) => this.lookUp(batch),
+    { maxBatchSize: 256, maxConcurrentBatches: 4 },
+  );
+
   constructor(private readonly dataSource: DataSource) {}
 
   async create(
@@ -26,16 +43,30 @@ export class SessionStore {
   }
 
   /** The live session of a token hash: unrevoked and unexpired at `now`. */
-  async authenticate(tokenHash: Buffer, now: Date): Promise<AuthenticatedSession | undefined> {
-    const rows = await this.dataSource.query<{ id: string; player_id: string; expires_at: Date }[]>(
-      `SELECT id, player_id, expires_at FROM sessions
-        WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2`,
-      [tokenHash, now],
+  authenticate(tokenHash: Buffer, now: Date): Promise<AuthenticatedSession | undefined> {
+    return this.lookups.submit({ tokenHash, now });
+  }
+
+  private async lookUp(
+    batch: readonly SessionLookup[],
+  ): Promise<BatchOutcome<AuthenticatedSession | undefined>[]> {
+    const rows = await this.dataSource.query<
+      { n: string; id: string; player_id: string; expires_at: Date }[]
+    >(
+      `SELECT l.n, s.id, s.player_id, s.expires_at
+         FROM unnest($1::bytea[], $2::timestamptz[]) WITH ORDINALITY AS l(token_hash, at, n)
+         JOIN sessions s ON s.token_hash = l.token_hash AND s.revoked_at IS NULL AND s.expires_at > l.at`,
+      [batch.map((lookup) => lookup.tokenHash), batch.map((lookup) => lookup.now)],
     );
-    const row = rows[0];
-    return row
-      ? { sessionId: row.id, playerId: row.player_id, expiresAt: row.expires_at }
-      : undefined;
+    const found = new Map(rows.map((row) => [Number(row.n), row]));
+    return batch.map((_, index) => {
+      const row = found.get(index + 1);
+      return {
+        value: row
+          ? { sessionId: row.id, playerId: row.player_id, expiresAt: row.expires_at }
+          : undefined,
+      };
+    });
   }
 
   /** Which of these sessions are still live (unrevoked, unexpired) at `now`. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import Redis from 'ioredis';
+import Redis, { type ChainableCommander } from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { ServiceConfig } from '@matchplane/config';
 import type { CandidateView, TicketState } from '@matchplane/domain';
@@ -85,29 +85,25 @@ export class CandidateProjection {
 
   /** Upserts a searching ticket, removes any other; call after the ticket's transaction commits. */
   async apply(ticket: StoredTicket): Promise<void> {
-    const searching = ticket.state === 'SEARCHING';
-    const candidate: CandidateJson = {
-      ticketId: ticket.id,
-      playerId: ticket.playerId,
-      mode: ticket.mode,
-      rating: ticket.rating,
-      predictedRtt: ticket.predictedRtt,
-      enqueuedAt: ticket.enqueuedAt.getTime(),
-      lastHeartbeatAt: ticket.lastHeartbeatAt.getTime(),
-      state: ticket.state,
-      version: ticket.version,
-    };
-    await this.evalApply(
-      [this.candidateKey(ticket.id), this.modeIndexKey(ticket.mode)],
-      [
-        ticket.version,
-        this.ttlMs,
-        searching ? '1' : '0',
-        candidate.enqueuedAt,
-        ticket.id,
-        JSON.stringify(candidate),
-      ],
+    await this.applyMany([ticket]);
+  }
+
+  /** {@link apply} for several tickets, in one pipeline (one write to Redis). */
+  async applyMany(tickets: readonly StoredTicket[]): Promise<void> {
+    if (tickets.length === 0) return;
+    const calls = tickets.map((ticket) => this.applyCall(ticket));
+    const results = await this.evalAll(calls, (pipeline, call) =>
+      pipeline.evalsha(APPLY_SHA, 2, ...call),
     );
+    // A Redis that restarted or flushed its scripts: send those again with the script's text.
+    const unknown = calls.filter((_, index) => isNoScript(results[index]?.[0]));
+    const retried = await this.evalAll(unknown, (pipeline, call) =>
+      pipeline.eval(APPLY_SCRIPT, 2, ...call),
+    );
+    const failure = [...results.filter(([error]) => !isNoScript(error)), ...retried].find(
+      ([error]) => error,
+    );
+    if (failure) throw failure[0] as Error;
   }
 
   /**
@@ -116,10 +112,16 @@ export class CandidateProjection {
    * the caller beyond `timeoutMs`.
    */
   async applyAfterCommit(ticket: StoredTicket, timeoutMs = 1_000): Promise<void> {
+    await this.applyManyAfterCommit([ticket], timeoutMs);
+  }
+
+  /** {@link applyAfterCommit} for several tickets, in one pipeline. */
+  async applyManyAfterCommit(tickets: readonly StoredTicket[], timeoutMs = 1_000): Promise<void> {
+    if (tickets.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
-        this.apply(ticket),
+        this.applyMany(tickets),
         new Promise((_, reject) => {
           timer = setTimeout(
             () => reject(new Error(`no answer within ${timeoutMs} ms`)),
@@ -128,7 +130,10 @@ export class CandidateProjection {
         }),
       ]);
     } catch (error) {
-      this.logger.warn(`candidate ${ticket.id} not updated in Redis: ${(error as Error).message}`);
+      const ids = tickets.map((ticket) => ticket.id).join(', ');
+      this.logger.warn(
+        `${tickets.length === 1 ? 'candidate' : 'candidates'} ${ids} not updated in Redis: ${(error as Error).message}`,
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -200,12 +205,42 @@ export class CandidateProjection {
     return { applied: searching.length, removed };
   }
 
-  private async evalApply(keys: string[], args: (string | number)[]): Promise<void> {
-    try {
-      await this.redis.evalsha(APPLY_SHA, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!(error as Error).message.includes('NOSCRIPT')) throw error;
-      await this.redis.eval(APPLY_SCRIPT, keys.length, ...keys, ...args);
-    }
+  /** The script's KEYS then ARGV for one ticket (see APPLY_SCRIPT). */
+  private applyCall(ticket: StoredTicket): (string | number)[] {
+    const candidate: CandidateJson = {
+      ticketId: ticket.id,
+      playerId: ticket.playerId,
+      mode: ticket.mode,
+      rating: ticket.rating,
+      predictedRtt: ticket.predictedRtt,
+      enqueuedAt: ticket.enqueuedAt.getTime(),
+      lastHeartbeatAt: ticket.lastHeartbeatAt.getTime(),
+      state: ticket.state,
+      version: ticket.version,
+    };
+    return [
+      this.candidateKey(ticket.id),
+      this.modeIndexKey(ticket.mode),
+      ticket.version,
+      this.ttlMs,
+      ticket.state === 'SEARCHING' ? '1' : '0',
+      candidate.enqueuedAt,
+      ticket.id,
+      JSON.stringify(candidate),
+    ];
   }
+
+  private async evalAll(
+    calls: readonly (string | number)[][],
+    add: (pipeline: ChainableCommander, call: (string | number)[]) => void,
+  ): Promise<[Error | null, unknown][]> {
+    if (calls.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const call of calls) add(pipeline, call);
+    return ((await pipeline.exec()) ?? []);
+  }
+}
+
+function isNoScript(error: Error | null | undefined): boolean {
+  return error?.message.includes('NOSCRIPT') ?? false;
 }

@@ -225,6 +225,40 @@ export class TicketStore {
   }
 
   /**
+   * {@link heartbeat} for many tickets in one statement: the tickets among them that are live and
+   * belong to the player named with them, by id. A ticket named twice is updated once.
+   */
+  async heartbeatMany(
+    manager: EntityManager,
+    beats: readonly { ticketId: string; playerId: string }[],
+    now: Date,
+  ): Promise<Map<string, StoredTicket>> {
+    if (beats.length === 0) return new Map();
+    const result: unknown = await manager.query(
+      // The unnest columns are named apart from the table's, so COLUMNS reads queue_tickets.
+      `UPDATE queue_tickets AS q SET last_heartbeat_at = $3, updated_at = clock_timestamp()
+         FROM unnest($1::uuid[], $2::uuid[]) AS b(ticket_id, owner_id)
+        WHERE q.id = b.ticket_id AND q.player_id = b.owner_id AND q.state IN ${LIVE_STATES}
+        RETURNING ${COLUMNS}`,
+      [beats.map((beat) => beat.ticketId), beats.map((beat) => beat.playerId), now],
+    );
+    return new Map(rowsOf(result).map((row) => [row.id, toTicket(row)]));
+  }
+
+  /** The tickets of these ids that exist, by id. */
+  async loadMany(
+    manager: EntityManager,
+    ticketIds: readonly string[],
+  ): Promise<Map<string, StoredTicket>> {
+    if (ticketIds.length === 0) return new Map();
+    const rows = await manager.query<TicketRow[]>(
+      `SELECT ${COLUMNS} FROM queue_tickets WHERE id = ANY($1::uuid[])`,
+      [ticketIds],
+    );
+    return new Map(rows.map((row) => [row.id, toTicket(row)]));
+  }
+
+  /**
    * Writes a region's latency estimate into the player's searching ticket. The CASE normalises a
    * non-object predicted_rtt (a JSON null from an older writer would make jsonb_set fail or
    * return null) instead of failing every later probe.

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError, ErrorCode } from '@matchplane/contracts';
-import { runInTransaction, sqlStateOf } from '@matchplane/persistence';
+import { runInTransaction, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
 
 export interface IdempotentRequest {
   readonly playerId: string;
@@ -21,6 +21,20 @@ export interface IdempotentResponse<T> {
 export interface IdempotentOutcome<T> extends IdempotentResponse<T> {
   /** True when this is a stored response of an earlier request (nothing was done now). */
   readonly replayed: boolean;
+}
+
+/**
+ * Answers the requests of a batch whose keys were new, one outcome each, in order; it must write
+ * nothing for a request it answers with an error.
+ */
+export type BatchWork<T> = (
+  manager: EntityManager,
+  claimed: readonly IdempotentRequest[],
+) => Promise<readonly BatchOutcome<IdempotentResponse<T>>[]>;
+
+/** One string per (player, key): what a key row is unique on. */
+export function idempotencyKeyId(request: Pick<IdempotentRequest, 'playerId' | 'key'>): string {
+  return `${request.playerId}\n${request.key}`;
 }
 
 /** Canonical JSON (sorted keys) so that key order does not make a replay look different. */
@@ -76,16 +90,156 @@ export class IdempotencyStore {
         return { ...response, replayed: false };
       });
     } catch (error) {
-      if (sqlStateOf(error) === '55P03') {
-        throw new ApiError(
-          409,
-          ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
-          `A request with Idempotency-Key "${request.key}" is still in progress; retry later`,
-          { headers: { 'retry-after': '1' } },
-        );
-      }
-      throw error;
+      throw keyStillHeld(error, request);
     }
+  }
+
+  /**
+   * {@link execute} for many requests in one transaction: the keys are claimed in one statement,
+   * `work` runs once for all the requests whose key was new and answers each of them, and the
+   * answers are stored in one statement. Each request gets its own outcome: a replay, a refusal
+   * (key reused, still held), `work`'s answer or `work`'s error for it. An error answer releases
+   * that request's key, as a failed {@link execute} would, so `work` must write nothing for a
+   * request it refuses. If the transaction fails as a whole (a key another transaction holds past
+   * lock_timeout, a constraint), every request runs again alone, so one request's fault is never
+   * its neighbours'. A (player, key) pair repeated in `requests` runs after its first occurrence
+   * has committed, so it replays that answer.
+   */
+  async executeMany<T>(
+    requests: readonly IdempotentRequest[],
+    work: BatchWork<T>,
+  ): Promise<BatchOutcome<IdempotentOutcome<T>>[]> {
+    const seen = new Set<string>();
+    const repeats = new Set<number>();
+    requests.forEach((request, index) => {
+      const id = idempotencyKeyId(request);
+      if (seen.has(id)) repeats.add(index);
+      seen.add(id);
+    });
+    if (repeats.size > 0) {
+      const split = (repeated: boolean) =>
+        requests.filter((_, index) => repeats.has(index) === repeated);
+      const firsts = await this.executeMany(split(false), work);
+      const thens = await this.executeMany(split(true), work);
+      return requests.map(
+        (_, index) =>
+          (repeats.has(index) ? thens.shift() : firsts.shift()) as BatchOutcome<
+            IdempotentOutcome<T>
+          >,
+      );
+    }
+    try {
+      return await runInTransaction(this.dataSource, (manager) =>
+        this.executeBatch(manager, requests, work),
+      );
+    } catch (error) {
+      const [only] = requests;
+      if (requests.length === 1 && only) return [{ error: keyStillHeld(error, only) }];
+      return Promise.all(
+        requests.map(async (request) => {
+          const [outcome] = await this.executeMany([request], work);
+          return outcome as BatchOutcome<IdempotentOutcome<T>>;
+        }),
+      );
+    }
+  }
+
+  private async executeBatch<T>(
+    manager: EntityManager,
+    requests: readonly IdempotentRequest[],
+    work: BatchWork<T>,
+  ): Promise<BatchOutcome<IdempotentOutcome<T>>[]> {
+    const fingerprints = requests.map((request) =>
+      requestFingerprint(request.route, request.input),
+    );
+    const claimedRows = await manager.query<{ player_id: string; key: string }[]>(
+      `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state)
+       SELECT r.player_id, r.key, r.request_hash, r.route, 'in_progress'
+         FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::text[]) AS r(player_id, key, request_hash, route)
+        ORDER BY r.player_id, r.key
+       ON CONFLICT (player_id, key) DO NOTHING
+       RETURNING player_id, key`,
+      [
+        requests.map((request) => request.playerId),
+        requests.map((request) => request.key),
+        fingerprints,
+        requests.map((request) => request.route),
+      ],
+    );
+    const claimedKeys = new Set(
+      claimedRows.map((row) => idempotencyKeyId({ playerId: row.player_id, key: row.key })),
+    );
+    const claimed = new Set(
+      requests.flatMap((request, index) =>
+        claimedKeys.has(idempotencyKeyId(request)) ? [index] : [],
+      ),
+    );
+    const outcomes: BatchOutcome<IdempotentOutcome<T>>[] = [];
+    for (const [index, request] of requests.entries()) {
+      if (claimed.has(index)) continue;
+      // A replay, rare: its own statement (a fresh snapshot sees the key's committed answer).
+      try {
+        outcomes[index] = {
+          value: await this.replay<T>(manager, request, fingerprints[index] as Buffer),
+        };
+      } catch (error) {
+        outcomes[index] = { error };
+      }
+    }
+    const mine = [...claimed].sort((a, b) => a - b);
+    const answers =
+      mine.length > 0
+        ? await work(
+            manager,
+            mine.map((i) => requests[i] as IdempotentRequest),
+          )
+        : [];
+    if (answers.length !== mine.length) {
+      throw new Error(`work answered ${answers.length} of ${mine.length} requests`);
+    }
+    const completed: { request: IdempotentRequest; response: IdempotentResponse<T> }[] = [];
+    const released: IdempotentRequest[] = [];
+    mine.forEach((index, position) => {
+      const request = requests[index] as IdempotentRequest;
+      const answer = answers[position] as BatchOutcome<IdempotentResponse<T>>;
+      if ('error' in answer) {
+        released.push(request);
+        outcomes[index] = answer;
+      } else {
+        completed.push({ request, response: answer.value });
+        outcomes[index] = { value: { ...answer.value, replayed: false } };
+      }
+    });
+    await this.finish(manager, completed, released);
+    return outcomes;
+  }
+
+  /** Stores the answers of completed requests and drops the keys of refused ones, in one statement. */
+  private async finish<T>(
+    manager: EntityManager,
+    completed: readonly { request: IdempotentRequest; response: IdempotentResponse<T> }[],
+    released: readonly IdempotentRequest[],
+  ): Promise<void> {
+    if (completed.length === 0 && released.length === 0) return;
+    await manager.query(
+      `WITH completed AS (
+         UPDATE idempotency_keys k
+            SET state = 'completed', response_status = c.status, response_body = c.body, completed_at = clock_timestamp()
+           FROM unnest($1::uuid[], $2::text[], $3::int[], $4::jsonb[]) AS c(player_id, key, status, body)
+          WHERE k.player_id = c.player_id AND k.key = c.key
+       )
+       DELETE FROM idempotency_keys k
+        USING unnest($5::uuid[], $6::text[]) AS r(player_id, key)
+        WHERE k.player_id = r.player_id AND k.key = r.key`,
+      [
+        completed.map(({ request }) => request.playerId),
+        completed.map(({ request }) => request.key),
+        completed.map(({ response }) => response.status),
+        completed.map(({ response }) => JSON.stringify(response.body ?? null)),
+        released.map((request) => request.playerId),
+        released.map((request) => request.key),
+      ],
+    );
   }
 
   private async replay<T>(
@@ -124,4 +278,15 @@ export class IdempotencyStore {
     }
     return { status: row.response_status, body: row.response_body, replayed: true };
   }
+}
+
+/** A wait for another transaction's key past lock_timeout is the client's 409; anything else is itself. */
+function keyStillHeld(error: unknown, request: IdempotentRequest): unknown {
+  if (sqlStateOf(error) !== '55P03') return error;
+  return new ApiError(
+    409,
+    ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
+    `A request with Idempotency-Key "${request.key}" is still in progress; retry later`,
+    { headers: { 'retry-after': '1' } },
+  );
 }

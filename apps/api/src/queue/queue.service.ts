@@ -12,7 +12,7 @@ import {
 } from '@matchplane/contracts';
 import { isTerminalTicketState, measuredRegions } from '@matchplane/domain';
 import { OutboxSignal } from '@matchplane/outbox';
-import { sqlStateOf } from '@matchplane/persistence';
+import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
 import {
   CandidateProjection,
@@ -20,7 +20,12 @@ import {
   TicketStore,
   type StoredTicket,
 } from '@matchplane/tickets';
-import { IdempotencyStore, type IdempotentOutcome } from '../idempotency/idempotency.store';
+import {
+  idempotencyKeyId,
+  IdempotencyStore,
+  type IdempotentOutcome,
+  type IdempotentRequest,
+} from '../idempotency/idempotency.store';
 import { LatencyStore } from '../probes/latency.store';
 import { QueuePolicy } from './queue-policy';
 
@@ -48,6 +53,15 @@ export function ticketResponse(
   };
 }
 
+const HEARTBEAT_ROUTE = 'POST queue/tickets/:id/heartbeat';
+/** Heartbeats per transaction at most, and transactions in flight: see RequestBatcher. */
+const HEARTBEAT_BATCH_SIZE = 128;
+const HEARTBEAT_BATCHES_IN_FLIGHT = 2;
+
+interface HeartbeatRequest extends IdempotentRequest {
+  readonly input: { readonly ticketId: string };
+}
+
 /**
  * Queue tickets for players: each mutation is one transaction with its idempotency key and
  * outbox envelope; the candidate projection and the relay are told after commit.
@@ -55,6 +69,15 @@ export function ticketResponse(
 @Injectable()
 export class QueueService {
   private readonly prefix: string;
+  private readonly heartbeats = new RequestBatcher<
+    HeartbeatRequest,
+    IdempotentOutcome<TicketResponse>
+  >((requests) => this.heartbeatBatch(requests), {
+    maxBatchSize: HEARTBEAT_BATCH_SIZE,
+    maxConcurrentBatches: HEARTBEAT_BATCHES_IN_FLIGHT,
+    // A replay must see its first request's outcome, not race it inside one batch.
+    exclusiveKey: idempotencyKeyId,
+  });
 
   constructor(
     private readonly idempotency: IdempotencyStore,
@@ -131,25 +154,69 @@ export class QueueService {
     return outcome;
   }
 
-  async heartbeat(
+  /**
+   * Heartbeats that arrive together share one transaction (see {@link heartbeatBatch}); each
+   * caller still gets its own answer, replay or error.
+   */
+  heartbeat(
     playerId: string,
     key: string,
     ticketId: string,
   ): Promise<IdempotentOutcome<TicketResponse>> {
-    let beaten: StoredTicket | undefined;
-    const outcome = await this.idempotency.execute<TicketResponse>(
-      { playerId, key, route: 'POST queue/tickets/:id/heartbeat', input: { ticketId } },
-      async (manager) => {
-        const now = new Date();
-        const ticket = await this.tickets.heartbeat(manager, ticketId, playerId, now);
-        if (!ticket) throw await this.notLive(manager, ticketId, playerId);
-        beaten = ticket;
-        return { status: 200, body: ticketResponse(ticket, now) };
+    return this.heartbeats.submit({ playerId, key, route: HEARTBEAT_ROUTE, input: { ticketId } });
+  }
+
+  /**
+   * One transaction for many heartbeats: their keys claimed in one statement, their tickets
+   * updated in one, their answers stored in one (IdempotencyStore.executeMany), then one Redis
+   * pipeline carries the whole current rows into the projection, which repairs a stale candidate.
+   */
+  private async heartbeatBatch(
+    requests: readonly HeartbeatRequest[],
+  ): Promise<BatchOutcome<IdempotentOutcome<TicketResponse>>[]> {
+    const now = new Date();
+    // The ticket each request's last run of `work` wrote. executeMany may run `work` again (a
+    // retried transaction, or each request alone after the batch failed); a request that ends in
+    // a fresh 200 was answered by the run that committed, which is its last.
+    const written = new Map<IdempotentRequest, StoredTicket>();
+    const outcomes = await this.idempotency.executeMany<TicketResponse>(
+      requests,
+      async (manager, claimed) => {
+        const beats = claimed.map((request) => ({
+          ticketId: (request as HeartbeatRequest).input.ticketId,
+          playerId: request.playerId,
+        }));
+        const beaten = await this.tickets.heartbeatMany(manager, beats, now);
+        const isBeaten = (beat: (typeof beats)[number]) =>
+          beaten.get(beat.ticketId)?.playerId === beat.playerId;
+        // Rare: why a ticket was not live, read in a statement of its own (a fresh snapshot).
+        const others = await this.tickets.loadMany(
+          manager,
+          beats.filter((beat) => !isBeaten(beat)).map((beat) => beat.ticketId),
+        );
+        return beats.map((beat, index) => {
+          const ticket = beaten.get(beat.ticketId);
+          if (ticket && isBeaten(beat)) {
+            written.set(claimed[index] as IdempotentRequest, ticket);
+            return { value: { status: 200, body: ticketResponse(ticket, now) } };
+          }
+          const other = others.get(beat.ticketId);
+          return {
+            error:
+              !other || other.playerId !== beat.playerId
+                ? ticketNotFound(beat.ticketId)
+                : ticketFinished(other),
+          };
+        });
       },
     );
-    // The heartbeat carries the whole current row into the projection, so it repairs a stale candidate.
-    if (beaten) await this.projection.applyAfterCommit(beaten);
-    return outcome;
+    const fresh = requests.flatMap((request, index) => {
+      const outcome = outcomes[index];
+      const ticket = written.get(request);
+      return outcome && 'value' in outcome && !outcome.value.replayed && ticket ? [ticket] : [];
+    });
+    await this.projection.applyManyAfterCommit(fresh);
+    return outcomes;
   }
 
   async cancel(
@@ -210,16 +277,6 @@ export class QueueService {
   private async afterCommit(ticket: StoredTicket): Promise<void> {
     this.signal.committed();
     await this.projection.applyAfterCommit(ticket);
-  }
-
-  private async notLive(
-    manager: EntityManager,
-    ticketId: string,
-    playerId: string,
-  ): Promise<ApiError> {
-    const ticket = await this.tickets.load(manager, ticketId);
-    if (!ticket || ticket.playerId !== playerId) return ticketNotFound(ticketId);
-    return ticketFinished(ticket);
   }
 
   private async explanation(ticketId: string): Promise<TicketExplanation | undefined> {

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import type { TicketResponse } from '@matchplane/contracts';
+import { CandidateProjection } from '@matchplane/tickets';
+import { startPlayerApi, type InjectedResponse, type PlayerApi } from '../support/player-api';
+import { freePort } from '../support/processes';
+import { RoundTrips } from '../support/round-trips';
+
+interface Queued {
+  token: string;
+  playerId: string;
+  ticketId: string;
+}
+
+/**
+ * Heartbeats that arrive together share one transaction; each caller must still get exactly the
+ * answer it would have got alone, and the idempotency guarantee must hold inside a batch.
+ */
+describe('Batched heartbeats', () => {
+  let api: PlayerApi;
+  let baseUrl: string;
+  beforeAll(async () => {
+    api = await startPlayerApi({ API_LOCK_TIMEOUT_MS: '300' });
+    const port = await freePort();
+    await api.app.listen(port, '127.0.0.1');
+    baseUrl = `http://127.0.0.1:${port}`;
+  });
+  afterAll(() => api.close());
+
+  const queued = async (): Promise<Queued> => {
+    const player = await api.newPlayer();
+    expect((await api.probe(player.token, 'eu-west')).statusCode).toBe(200);
+    const ticket = (await api.enqueue(player.token, 'duel')).json<TicketResponse>();
+    return { token: player.token, playerId: player.playerId, ticketId: ticket.id };
+  };
+  const heartbeatUrl = (ticketId: string) => `/v1/queue/tickets/${ticketId}/heartbeat`;
+  /** In process: requests injected together reach the batcher in the same turn of the loop. */
+  const inject = (token: string, ticketId: string, key: string): Promise<InjectedResponse> =>
+    api.request('POST', heartbeatUrl(ticketId), { token, idempotencyKey: key });
+  /** Over real HTTP (keep-alive sockets of undici), as a client retrying in a hurry would. */
+  const post = async (token: string, ticketId: string, key: string) => {
+    const response = await fetch(`${baseUrl}${heartbeatUrl(ticketId)}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'idempotency-key': key },
+    });
+    return {
+      status: response.status,
+      replayed: response.headers.get('idempotent-replayed') === 'true',
+      body: (await response.json()) as TicketResponse & { code?: string },
+    };
+  };
+  const stored = async (ticketId: string) =>
+    (
+      await api.ds.query<{ last_heartbeat_at: Date; updated_at: Date }[]>(
+        `SELECT last_heartbeat_at, updated_at FROM queue_tickets WHERE id = $1`,
+        [ticketId],
+      )
+    )[0]!;
+  const keyRows = async (playerId: string) =>
+    Number(
+      (
+        await api.ds.query<{ n: string }[]>(
+          `SELECT count(*) AS n FROM idempotency_keys WHERE player_id = $1 AND route LIKE '%heartbeat'`,
+          [playerId],
+        )
+      )[0]?.n,
+    );
+
+  it('concurrent replays over HTTP are exactly-once: one heartbeat, one stored answer, the same body for all', async () => {
+    const players = await Promise.all(Array.from({ length: 8 }, queued));
+    const keys = players.map(() => randomUUID());
+    // Each player's key sent 6 times at once, all players interleaved, plus fresh heartbeats of
+    // the same tickets under other keys, so replays and first requests share batches.
+    const sends = players.flatMap((player, index) => [
+      ...Array.from({ length: 6 }, () => ({ player, key: keys[index]!, replay: true })),
+      { player, key: randomUUID(), replay: false },
+    ]);
+    const answers = await Promise.all(
+      sends.map((send) => post(send.player.token, send.player.ticketId, send.key)),
+    );
+    for (const [index, player] of players.entries()) {
+      const mine = answers.filter((_, at) => sends[at]!.player === player && sends[at]!.replay);
+      expect(mine.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      // One of them did it; the others replayed its stored answer byte for byte.
+      expect(mine.filter((answer) => !answer.replayed)).toHaveLength(1);
+      for (const answer of mine) expect(answer.body).toEqual(mine[0]!.body);
+      expect(mine[0]!.body.id).toBe(player.ticketId);
+      // Two heartbeats were made (the replayed key once, the other key once), never seven.
+      expect(await keyRows(player.playerId)).toBe(2);
+      expect(keys[index]).toBeDefined();
+    }
+  });
+
+  it('a replay later answers the stored response and does not heartbeat again', async () => {
+    const player = await queued();
+    const key = randomUUID();
+    const first = await post(player.token, player.ticketId, key);
+    const after = await stored(player.ticketId);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const replays = await Promise.all(
+      Array.from({ length: 4 }, () => post(player.token, player.ticketId, key)),
+    );
+    for (const replay of replays) {
+      expect(replay).toEqual({ status: 200, replayed: true, body: first.body });
+    }
+    expect((await stored(player.ticketId)).updated_at.getTime()).toBe(after.updated_at.getTime());
+    expect(first.body.lastHeartbeatAt).toBe(after.last_heartbeat_at.toISOString());
+  });
+
+  it('one batch answers each caller its own outcome: live, cancelled, foreign, missing, replayed, key reused', async () => {
+    const live = await queued();
+    const cancelled = await queued();
+    const foreignOwner = await queued();
+    const replayed = await queued();
+    const replayedKey = randomUUID();
+    const first = await inject(replayed.token, replayed.ticketId, replayedKey);
+    expect(first.statusCode).toBe(200);
+    const cancel = await api.request('DELETE', `/v1/queue/tickets/${cancelled.ticketId}`, {
+      token: cancelled.token,
+      idempotencyKey: randomUUID(),
+    });
+    expect(cancel.statusCode).toBe(200);
+    const reusedKey = randomUUID();
+    expect((await inject(live.token, live.ticketId, reusedKey)).statusCode).toBe(200);
+
+    const recorder = RoundTrips.start();
+    const [ok, finished, foreign, missing, replay, reused] = await Promise.all([
+      inject(live.token, live.ticketId, randomUUID()),
+      inject(cancelled.token, cancelled.ticketId, randomUUID()),
+      inject(live.token, foreignOwner.ticketId, randomUUID()),
+      inject(live.token, randomUUID(), randomUUID()),
+      inject(replayed.token, replayed.ticketId, replayedKey),
+      // The key of live's earlier heartbeat, now on another ticket: another request.
+      inject(live.token, cancelled.ticketId, reusedKey),
+    ]);
+    const sent = recorder.stop();
+    // They shared one transaction (plus one session lookup for all of them).
+    expect(sent.statements.filter((statement) => statement === 'START TRANSACTION')).toHaveLength(
+      1,
+    );
+
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json<TicketResponse>()).toMatchObject({ id: live.ticketId, state: 'SEARCHING' });
+    expect(ok.headers['idempotent-replayed']).toBeUndefined();
+    expect([finished.statusCode, finished.json().code]).toEqual([409, 'TICKET_FINISHED']);
+    expect(finished.json().detail).toContain('CANCELLED');
+    expect([foreign.statusCode, foreign.json().code]).toEqual([404, 'TICKET_NOT_FOUND']);
+    expect([missing.statusCode, missing.json().code]).toEqual([404, 'TICKET_NOT_FOUND']);
+    expect(replay.statusCode).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toEqual(first.json());
+    expect([reused.statusCode, reused.json().code]).toEqual([422, 'IDEMPOTENCY_KEY_REUSED']);
+    // The refused requests left no key behind: a retry after fixing the cause runs anew.
+    const refusedKeys = await api.ds.query<{ key: string }[]>(
+      `SELECT key FROM idempotency_keys WHERE player_id = $1 AND state <> 'completed'`,
+      [live.playerId],
+    );
+    expect(refusedKeys).toEqual([]);
+    expect(await keyRows(cancelled.playerId)).toBe(0);
+  });
+
+  it("a key another transaction holds fails only its own request, after lock_timeout; its neighbours' heartbeats go through", async () => {
+    const held = await queued();
+    const neighbours = await Promise.all(Array.from({ length: 3 }, queued));
+    const heldKey = randomUUID();
+    const runner = api.ds.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    try {
+      // Stands in for a first request still running on another replica: its key is uncommitted.
+      await runner.query(
+        `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state) VALUES ($1, $2, '\\x00', 'POST queue/tickets/:id/heartbeat', 'in_progress')`,
+        [held.playerId, heldKey],
+      );
+      const [blocked, ...others] = await Promise.all([
+        inject(held.token, held.ticketId, heldKey),
+        ...neighbours.map((player) => inject(player.token, player.ticketId, randomUUID())),
+      ]);
+      expect([blocked.statusCode, blocked.json().code]).toEqual([
+        409,
+        'IDEMPOTENCY_KEY_IN_PROGRESS',
+      ]);
+      expect(others.map((other) => other.statusCode)).toEqual([200, 200, 200]);
+      for (const [index, other] of others.entries()) {
+        expect(other.json<TicketResponse>().id).toBe(neighbours[index]!.ticketId);
+      }
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+    // Its key was released with the rollback: the retry runs.
+    expect((await inject(held.token, held.ticketId, heldKey)).statusCode).toBe(200);
+  });
+
+  it('every heartbeat of a batch reaches the candidate projection, in one Redis pipeline', async () => {
+    const players = await Promise.all(Array.from({ length: 5 }, queued));
+    const recorder = RoundTrips.start();
+    const answers = await Promise.all(
+      players.map((player) => inject(player.token, player.ticketId, randomUUID())),
+    );
+    const sent = recorder.stop();
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    expect(sent.redisCommands.filter((name) => name === 'evalsha')).toHaveLength(5);
+    const projection = await Promise.all(
+      players.map((player) => api.app.get(CandidateProjection).candidate(player.ticketId)),
+    );
+    for (const [index, candidate] of projection.entries()) {
+      expect(candidate?.lastHeartbeatAt.toISOString()).toBe(
+        answers[index]!.json<TicketResponse>().lastHeartbeatAt,
+      );
+    }
+  });
+});

@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import type { TicketResponse } from '@matchplane/contracts';
+import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import { RoundTrips } from '../support/round-trips';
+
+/**
+ * What a heartbeat costs in round trips, counted at the drivers (load-independent): the figure
+ * the player API's throughput rests on. Heartbeats arriving together share the session lookup and
+ * the transaction.
+ */
+describe('Player API round trips per heartbeat', () => {
+  let api: PlayerApi;
+  beforeAll(async () => {
+    api = await startPlayerApi();
+  });
+  afterAll(() => api.close());
+
+  const queued = async () => {
+    const player = await api.newPlayer();
+    expect((await api.probe(player.token, 'eu-west')).statusCode).toBe(200);
+    const ticket = (await api.enqueue(player.token, 'duel')).json<TicketResponse>();
+    return { token: player.token, ticketId: ticket.id };
+  };
+  const heartbeat = (player: { token: string; ticketId: string }) =>
+    api.request('POST', `/v1/queue/tickets/${player.ticketId}/heartbeat`, {
+      token: player.token,
+      idempotencyKey: randomUUID(),
+    });
+  // Session lookup; then claim the keys, update the tickets, store the answers.
+  const ONE_HEARTBEAT_BATCH = ['SELECT', 'START TRANSACTION', 'INSERT', 'UPDATE', 'WITH', 'COMMIT'];
+  const kinds = (statements: readonly string[]) =>
+    statements.map(
+      (statement) =>
+        /^(WITH|SELECT|INSERT|UPDATE|DELETE|START TRANSACTION|COMMIT)\b/.exec(statement)?.[1] ??
+        statement,
+    );
+
+  it('a lone heartbeat: a session lookup, then one transaction of three statements; one Redis call', async () => {
+    const player = await queued();
+    const recorder = RoundTrips.start();
+    expect((await heartbeat(player)).statusCode).toBe(200);
+    const sent = recorder.stop();
+    expect(kinds(sent.statements)).toEqual(ONE_HEARTBEAT_BATCH);
+    expect(sent.redisCommands).toEqual(['evalsha']);
+  });
+
+  it('twenty heartbeats arriving together cost what one does', async () => {
+    const players = await Promise.all(Array.from({ length: 20 }, queued));
+    const recorder = RoundTrips.start();
+    const answers = await Promise.all(players.map(heartbeat));
+    const sent = recorder.stop();
+    expect(answers.every((answer) => answer.statusCode === 200)).toBe(true);
+    expect(kinds(sent.statements)).toEqual(ONE_HEARTBEAT_BATCH);
+    // One pipeline (a single write) of twenty script calls.
+    expect(sent.redisCommands).toEqual(Array.from({ length: 20 }, () => 'evalsha'));
+  });
+});
