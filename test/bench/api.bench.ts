@@ -7,7 +7,15 @@
  * ceiling, all in the same run. Progress on stderr; one JSON line last on stdout.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -201,6 +209,18 @@ async function closedLoop(
     }),
   );
   return Math.round(done / ((performance.now() - started) / 1000));
+}
+
+/** Context switches of the process so far (all threads): voluntary (it waited) and not (preempted). */
+function contextSwitches(pid: number): { voluntary: number; involuntary: number } {
+  let voluntary = 0;
+  let involuntary = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    const status = readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8');
+    voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    involuntary += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  }
+  return { voluntary, involuntary };
 }
 
 function rssMb(pid: number): number {
@@ -468,12 +488,19 @@ async function main(): Promise<void> {
     20,
     new Promise<void>((resolve) => (saturationDone = resolve)),
   );
+  const switchesBefore = contextSwitches(api.pid);
   const saturationCpu = await cpuPercentOf(api.pid, async () => {
     saturationRate = await closedLoop(seconds, flags.concurrency as number, () =>
       timed(saturated, 200, () => heartbeat(roster[cursor++ % roster.length] as Player)),
     );
   });
   saturationDone();
+  const switchesAfter = contextSwitches(api.pid);
+  const perHeartbeat = (count: number) => round1(count / Math.max(1, saturated.count));
+  const saturationSwitches = {
+    voluntary: perHeartbeat(switchesAfter.voluntary - switchesBefore.voluntary),
+    involuntary: perHeartbeat(switchesAfter.involuntary - switchesBefore.involuntary),
+  };
   const saturationLoop = await eventLoopDelay(port);
   const saturationBackends = await backendsSampled;
   await sampler.end();
@@ -576,6 +603,7 @@ COMMIT;
       cpu_percent_of_one_core: saturationCpu.cpu_percent,
       ...saturated.summary(),
       api_event_loop_delay: saturationLoop,
+      api_context_switches_per_heartbeat: saturationSwitches,
       api_backends: saturationBackends,
     },
     ceilings: {
