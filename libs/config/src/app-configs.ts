@@ -168,6 +168,17 @@ export class ApiConfig extends ServiceConfig {
   @IsIntInRange(4, 512)
   API_JSON_MAX_DEPTH = 32;
 
+  @EnvVar({ description: 'Heartbeats arriving together share one transaction: at most this many in one' })
+  @IsIntInRange(1, 1_000)
+  HEARTBEAT_BATCH_SIZE = 128;
+
+  @EnvVar({
+    description:
+      'Heartbeat transactions in flight at once; heartbeats arriving while all are busy go together in the next',
+  })
+  @IsIntInRange(1, 64)
+  HEARTBEAT_BATCHES_IN_FLIGHT = 4;
+
   @EnvVar({ description: 'JWT players: JWKS URL of the identity provider (or PLAYER_JWT_JWKS_FILE)' })
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ServiceConfig } from '@matchplane/config';
+import { ApiConfig, ServiceConfig } from '@matchplane/config';
 import {
   ApiError,
   ErrorCode,
@@ -54,9 +54,6 @@ export function ticketResponse(
 }
 
 const HEARTBEAT_ROUTE = 'POST queue/tickets/:id/heartbeat';
-/** Heartbeats per transaction at most, and transactions in flight: see RequestBatcher. */
-const HEARTBEAT_BATCH_SIZE = 128;
-const HEARTBEAT_BATCHES_IN_FLIGHT = 2;
 
 interface HeartbeatRequest extends IdempotentRequest {
   readonly input: { readonly ticketId: string };
@@ -69,15 +66,7 @@ interface HeartbeatRequest extends IdempotentRequest {
 @Injectable()
 export class QueueService {
   private readonly prefix: string;
-  private readonly heartbeats = new RequestBatcher<
-    HeartbeatRequest,
-    IdempotentOutcome<TicketResponse>
-  >((requests) => this.heartbeatBatch(requests), {
-    maxBatchSize: HEARTBEAT_BATCH_SIZE,
-    maxConcurrentBatches: HEARTBEAT_BATCHES_IN_FLIGHT,
-    // A replay must see its first request's outcome, not race it inside one batch.
-    exclusiveKey: idempotencyKeyId,
-  });
+  private readonly heartbeats: RequestBatcher<HeartbeatRequest, IdempotentOutcome<TicketResponse>>;
 
   constructor(
     private readonly idempotency: IdempotencyStore,
@@ -90,8 +79,18 @@ export class QueueService {
     private readonly dataSource: DataSource,
     @Inject(Redis) private readonly redis: Redis,
     @Inject(ServiceConfig) config: ServiceConfig,
+    @Inject(ApiConfig) apiConfig: ApiConfig,
   ) {
     this.prefix = config.REDIS_KEY_PREFIX;
+    this.heartbeats = new RequestBatcher<HeartbeatRequest, IdempotentOutcome<TicketResponse>>(
+      (requests) => this.heartbeatBatch(requests),
+      {
+        maxBatchSize: apiConfig.HEARTBEAT_BATCH_SIZE,
+        maxConcurrentBatches: apiConfig.HEARTBEAT_BATCHES_IN_FLIGHT,
+        // A replay must see its first request's outcome, not race it inside one batch.
+        exclusiveKey: idempotencyKeyId,
+      },
+    );
   }
 
   options(): QueueOptionsResponse {
