@@ -15,8 +15,10 @@ import {
 const CANCEL_REASON = Object.values(MatchCancelReason)[0]!;
 import { MatchStore, StaleMatchRevisionError, type NewParticipant } from '@matchplane/matches';
 import { buildEnvelope, InvalidEnvelopeError, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import { runInTransaction } from '@matchplane/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { testRedis, testRedisPrefix } from '../support/redis';
+import { RoundTrips } from '../support/round-trips';
 
 describe(MatchStore.name, () => {
   let db: TestDatabase;
@@ -142,5 +144,39 @@ describe(MatchStore.name, () => {
       expect(foldMatchEvents(await store.history(id))).toEqual(await store.load(undefined, id));
     }
     expect(all.length).toBeGreaterThanOrEqual(ids.length);
+  });
+
+  describe('round trips per write (counted at the driver: one commit per event is the floor)', () => {
+    const kinds = (statements: readonly string[]) =>
+      statements.map((statement) => /^(WITH|SELECT|INSERT|UPDATE|START TRANSACTION|COMMIT)\b/.exec(statement)?.[1] ?? statement);
+
+    it('creating a match in a transaction is one statement: the match, its roster and its event', async () => {
+      const roster = await participants(2);
+      const recorder = RoundTrips.start();
+      const change = await runInTransaction(dataSource, (manager) =>
+        store.create(manager, { mode: 'duel', region: 'eu-west', participants: roster }),
+      );
+      const sent = recorder.stop();
+      expect(kinds(sent.statements)).toEqual(['START TRANSACTION', 'WITH', 'COMMIT']);
+      expect(await store.load(undefined, change.match.id)).toEqual(change.match);
+      expect(await outboxRowsOf(change.match.id)).toHaveLength(1);
+    });
+
+    it('a transition on its own is a read and one write statement, with no transaction around them', async () => {
+      const { match } = await runInTransaction(dataSource, async (manager) =>
+        store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
+      );
+      for (const step of [{ to: 'PROCESS_READY' }, { to: 'ASSIGNMENT_READY' }] as MatchCommand[]) {
+        const recorder = RoundTrips.start();
+        await store.transitionNow(match.id, step);
+        const sent = recorder.stop();
+        expect(kinds(sent.statements)).toEqual(['SELECT', 'WITH']);
+        // The relay's wake-up: at most one per write (none when one is still in flight: see OutboxSignal).
+        expect(sent.redisCommands.filter((name) => name !== 'publish')).toEqual([]);
+        expect(sent.redisCommands.length).toBeLessThanOrEqual(1);
+      }
+      expect((await outboxRowsOf(match.id)).map((row) => row.revision)).toEqual(['1', '2', '3']);
+      expect((await store.load(undefined, match.id))?.state).toBe('ASSIGNMENT_READY');
+    });
   });
 });

@@ -14,7 +14,7 @@ import {
   type MatchState,
 } from '@matchplane/domain';
 import { envelopesFor, OUTBOX_COLUMNS, OutboxSignal, OutboxWriter, validateEnvelope, type OutboxRow } from '@matchplane/outbox';
-import { runInTransaction } from '@matchplane/persistence';
+import { RETRYABLE_SQLSTATES, sqlStateOf } from '@matchplane/persistence';
 
 /** The match moved on since the caller read it; nothing was written. */
 export class StaleMatchRevisionError extends Error {
@@ -78,24 +78,34 @@ export class MatchStore {
       now,
     );
     const { match } = change;
+    const roster = input.participants;
+    const events = this.outbox.appendSql(envelopesFor(change.events), 11);
+    // One statement: the match, its roster and its event (the roster's foreign key to the match is
+    // checked at the end of the statement, when the match row exists).
     await manager.query(
-      `INSERT INTO matches (id, mode, region, state, revision, state_changed_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $6, $6)`,
-      [match.id, match.mode, match.region, match.state, match.revision, now],
-    );
-    await manager.query(
-      `INSERT INTO match_participants (match_id, player_id, ticket_id, team, rating_at_match)
-       SELECT $1, p.player_id, p.ticket_id, p.team, p.rating
-         FROM unnest($2::uuid[], $3::uuid[], $4::int[], $5::float8[]) AS p(player_id, ticket_id, team, rating)`,
+      `WITH created AS (
+         INSERT INTO matches (id, mode, region, state, revision, state_changed_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $6)
+       ), roster AS (
+         INSERT INTO match_participants (match_id, player_id, ticket_id, team, rating_at_match)
+         SELECT $1, p.player_id, p.ticket_id, p.team, p.rating
+           FROM unnest($7::uuid[], $8::uuid[], $9::int[], $10::float8[]) AS p(player_id, ticket_id, team, rating)
+       )
+       ${events.sql}`,
       [
         match.id,
-        input.participants.map((p) => p.playerId),
-        input.participants.map((p) => p.ticketId),
-        input.participants.map((p) => p.team),
-        input.participants.map((p) => p.rating),
+        match.mode,
+        match.region,
+        match.state,
+        match.revision,
+        now,
+        roster.map((p) => p.playerId),
+        roster.map((p) => p.ticketId),
+        roster.map((p) => p.team),
+        roster.map((p) => p.rating),
+        ...events.parameters,
       ],
     );
-    await this.outbox.append(manager, envelopesFor(change.events));
     return change;
   }
 
@@ -117,25 +127,51 @@ export class MatchStore {
     }
     const now = options.now ?? new Date();
     const change = transitionMatch(current, command, now);
-    const result: unknown = await manager.query(
-      `UPDATE matches
-          SET state = $3, revision = revision + 1, state_changed_at = $4, updated_at = $4,
-              failure_reason = COALESCE($5, failure_reason),
-              finished_at = CASE WHEN $6 THEN $4 ELSE finished_at END
-        WHERE id = $1 AND revision = $2
-        RETURNING revision`,
-      [matchId, current.revision, command.to, now, change.match.failureReason ?? null, TERMINAL_MATCH_STATES.has(command.to)],
-    );
-    const updated = Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as unknown[]) : [];
-    if (updated.length !== 1) throw new StaleMatchRevisionError(matchId, current.revision);
-    await this.outbox.append(manager, envelopesFor(change.events));
+    await this.write(manager, current, change, now);
     return change;
   }
 
   /**
-   * A transition in its own transaction, re-read and re-computed if a concurrent writer got there
-   * first (never double-applied: each attempt is computed from the committed row), then the relay
-   * is woken.
+   * Writes a computed transition and its events in one statement (atomic on its own, so it needs
+   * no transaction around it); the UPDATE's `WHERE revision = $n` makes a concurrent writer's win a
+   * {@link StaleMatchRevisionError} and appends nothing.
+   */
+  private async write(
+    manager: EntityManager,
+    current: MatchSnapshot,
+    change: MatchChange,
+    now: Date,
+  ): Promise<void> {
+    const to = change.match.state;
+    const events = this.outbox.appendSql(envelopesFor(change.events), 7, 'changed');
+    const rows = await manager.query<{ revision: string }[]>(
+      `WITH changed AS (
+         UPDATE matches
+            SET state = $3, revision = revision + 1, state_changed_at = $4, updated_at = $4,
+                failure_reason = COALESCE($5, failure_reason),
+                finished_at = CASE WHEN $6 THEN $4 ELSE finished_at END
+          WHERE id = $1 AND revision = $2
+          RETURNING revision
+       ), appended AS (${events.sql})
+       SELECT revision FROM changed`,
+      [
+        current.id,
+        current.revision,
+        to,
+        now,
+        change.match.failureReason ?? null,
+        TERMINAL_MATCH_STATES.has(to),
+        ...events.parameters,
+      ],
+    );
+    if (rows.length !== 1) throw new StaleMatchRevisionError(current.id, current.revision);
+  }
+
+  /**
+   * A transition on its own: the match is read, the transition computed and written in one
+   * statement (two round trips, no transaction around them), then the relay is woken. A
+   * concurrent writer's win is re-read and re-computed (never double-applied: each attempt is
+   * computed from the committed row), as is a deadlock.
    */
   async transitionNow(
     matchId: string,
@@ -143,38 +179,45 @@ export class MatchStore {
     options: { maxAttempts?: number } = {},
   ): Promise<MatchChange> {
     const maxAttempts = options.maxAttempts ?? 5;
+    const manager = this.dataSource.manager;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const change = await runInTransaction(this.dataSource, (manager) =>
-          this.transition(manager, matchId, command),
-        );
+        const current = await this.load(manager, matchId);
+        if (!current) throw new MatchNotFoundError(matchId);
+        const now = new Date();
+        const change = transitionMatch(current, command, now);
+        await this.write(manager, current, change, now);
         this.signal.committed();
         return change;
       } catch (error) {
-        if (!(error instanceof StaleMatchRevisionError) || attempt >= maxAttempts) throw error;
+        const again =
+          error instanceof StaleMatchRevisionError ||
+          RETRYABLE_SQLSTATES.has(sqlStateOf(error) ?? '');
+        if (!again || attempt >= maxAttempts) throw error;
       }
     }
   }
 
   async load(manager: EntityManager | undefined, matchId: string): Promise<MatchSnapshot | undefined> {
     const runner = manager ?? this.dataSource.manager;
-    const rows = await runner.query<MatchRow[]>(
-      `SELECT id, mode, region, state, revision, failure_reason, state_changed_at FROM matches WHERE id = $1`,
+    // The match and its roster in one statement (one snapshot, one round trip).
+    const rows = await runner.query<(MatchRow & { participants: MatchParticipant[] })[]>(
+      `SELECT m.id, m.mode, m.region, m.state, m.revision, m.failure_reason, m.state_changed_at,
+              coalesce((SELECT json_agg(json_build_object('playerId', p.player_id, 'ticketId', p.ticket_id, 'team', p.team)
+                                        ORDER BY p.team, p.player_id)
+                          FROM match_participants p WHERE p.match_id = m.id), '[]') AS participants
+         FROM matches m WHERE m.id = $1`,
       [matchId],
     );
     const row = rows[0];
     if (!row) return undefined;
-    const participants = await runner.query<{ player_id: string; ticket_id: string; team: number }[]>(
-      `SELECT player_id, ticket_id, team FROM match_participants WHERE match_id = $1 ORDER BY team, player_id`,
-      [matchId],
-    );
     return {
       id: row.id,
       mode: row.mode,
       region: row.region,
       state: row.state,
       revision: Number(row.revision),
-      participants: participants.map((p) => ({ playerId: p.player_id, ticketId: p.ticket_id, team: p.team })),
+      participants: row.participants,
       ...(isMatchEndReason(row.failure_reason) ? { failureReason: row.failure_reason } : {}),
       stateChangedAt: row.state_changed_at,
     };

@@ -10,10 +10,16 @@ export function outboxWakeChannel(prefix: string): string {
  * The post-commit wake-up: a Redis publish after the writing transaction commits. (NOTIFY inside
  * the transaction takes a global lock at commit and does not pass through PgBouncer transaction
  * pooling.) Losing one is harmless: the relay also polls.
+ *
+ * Coalesced: while a publish is in flight, further commits only ask for one more publish, sent
+ * when it returns, so a busy writer costs a publish per Redis round trip rather than per commit,
+ * and every commit is still followed by a publish sent after it.
  */
 @Injectable()
 export class OutboxSignal {
   private readonly channel: string;
+  private inFlight = false;
+  private again = false;
 
   constructor(
     @Inject(Redis) private readonly redis: Redis,
@@ -24,6 +30,19 @@ export class OutboxSignal {
 
   /** Call after commit; never throws, since the commit already happened. */
   committed(): void {
-    this.redis.publish(this.channel, '1').catch(() => undefined);
+    if (this.inFlight) {
+      this.again = true;
+      return;
+    }
+    this.inFlight = true;
+    void this.redis
+      .publish(this.channel, '1')
+      .catch(() => undefined)
+      .finally(() => {
+        this.inFlight = false;
+        if (!this.again) return;
+        this.again = false;
+        this.committed();
+      });
   }
 }

@@ -2,6 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { OutboxEnvelope } from './envelope.builder';
 
+/** SQL and its parameters, for the caller to embed in a statement of its own. */
+export interface SqlFragment {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+}
+
 /**
  * Appends envelopes to the outbox inside the caller's transaction. Envelopes can only come from
  * `buildEnvelope`, so a row that could never be delivered is never written; the table's own
@@ -11,10 +17,27 @@ import type { OutboxEnvelope } from './envelope.builder';
 export class OutboxWriter {
   async append(manager: EntityManager, envelopes: readonly OutboxEnvelope[]): Promise<void> {
     if (envelopes.length === 0) return;
-    const values: unknown[] = [];
+    const insert = this.appendSql(envelopes, 1);
+    await manager.query(insert.sql, [...insert.parameters]);
+  }
+
+  /**
+   * The INSERT of `envelopes` for a writer to put in its own statement as a CTE, so that its
+   * change and its events are one statement (one round trip, and atomic without a transaction
+   * around them). Parameters are numbered from `firstParameter`. With `onlyIf`, the name of an
+   * earlier CTE, the rows are inserted only when that CTE returned a row: an optimistic
+   * `UPDATE ... WHERE revision = $n RETURNING ...` that matched nothing appends nothing.
+   */
+  appendSql(
+    envelopes: readonly OutboxEnvelope[],
+    firstParameter: number,
+    onlyIf?: string,
+  ): SqlFragment {
+    if (envelopes.length === 0) throw new Error('appendSql needs at least one envelope');
+    const parameters: unknown[] = [];
     const tuples = envelopes.map((envelope, index) => {
-      const base = index * 7;
-      values.push(
+      const base = firstParameter + index * 7;
+      parameters.push(
         envelope.event,
         envelope.aggregateType,
         envelope.aggregateId,
@@ -23,12 +46,15 @@ export class OutboxWriter {
         envelope.playerIds,
         JSON.stringify(envelope.payload),
       );
-      return `($${base + 1}, $${base + 2}, $${base + 3}, $${base + 4}::bigint, $${base + 5}, $${base + 6}::uuid[], $${base + 7}::jsonb)`;
+      return `($${base}, $${base + 1}, $${base + 2}::uuid, $${base + 3}::bigint, $${base + 4}::timestamptz, $${base + 5}::uuid[], $${base + 6}::jsonb)`;
     });
-    await manager.query(
-      `INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload)
-       VALUES ${tuples.join(', ')}`,
-      values,
-    );
+    const columns =
+      'event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload';
+    const sql = onlyIf
+      ? `INSERT INTO outbox (${columns})
+         SELECT * FROM (VALUES ${tuples.join(', ')}) AS e(${columns})
+          WHERE EXISTS (SELECT 1 FROM ${onlyIf})`
+      : `INSERT INTO outbox (${columns}) VALUES ${tuples.join(', ')}`;
+    return { sql, parameters };
   }
 }

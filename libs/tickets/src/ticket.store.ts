@@ -91,11 +91,16 @@ export class TicketStore {
   ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
     const change = createTicket(input, now);
     const { ticket } = change;
+    const events = this.outbox.appendSql(envelopesFor(change.events), 9);
+    // The ticket and its event in one statement.
     const rows = await manager.query<TicketRow[]>(
-      `INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
-                                  last_heartbeat_at, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp())
-       RETURNING ${COLUMNS}`,
+      `WITH created AS (
+         INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
+                                    last_heartbeat_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp())
+         RETURNING ${COLUMNS}
+       ), appended AS (${events.sql})
+       SELECT * FROM created`,
       [
         ticket.id,
         ticket.playerId,
@@ -105,9 +110,9 @@ export class TicketStore {
         JSON.stringify(ticket.predictedRtt),
         ticket.rating,
         now,
+        ...events.parameters,
       ],
     );
-    await this.outbox.append(manager, envelopesFor(change.events));
     return { change, ticket: toTicket(rows[0] as TicketRow) };
   }
 
@@ -143,12 +148,17 @@ export class TicketStore {
   ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
     const change = transitionTicket(current, command, now);
     const next = change.ticket;
-    const result: unknown = await manager.query(
-      `UPDATE queue_tickets
-          SET state = $3, revision = revision + 1, match_id = $4, updated_at = clock_timestamp(),
-              finished_at = CASE WHEN $5 THEN $6::timestamptz ELSE NULL END
-        WHERE id = $1 AND revision = $2
-        RETURNING ${COLUMNS}`,
+    // The change and its event in one statement; a lost race appends nothing.
+    const events = this.outbox.appendSql(envelopesFor(change.events), 7, 'changed');
+    const rows = await manager.query<TicketRow[]>(
+      `WITH changed AS (
+         UPDATE queue_tickets
+            SET state = $3, revision = revision + 1, match_id = $4, updated_at = clock_timestamp(),
+                finished_at = CASE WHEN $5 THEN $6::timestamptz ELSE NULL END
+          WHERE id = $1 AND revision = $2
+          RETURNING ${COLUMNS}
+       ), appended AS (${events.sql})
+       SELECT * FROM changed`,
       [
         current.id,
         current.revision,
@@ -156,11 +166,11 @@ export class TicketStore {
         next.matchId ?? null,
         isTerminalTicketState(next.state),
         now,
+        ...events.parameters,
       ],
     );
-    const row = rowsOf(result)[0];
+    const row = rows[0];
     if (!row) throw new StaleTicketRevisionError(current.id, current.revision);
-    await this.outbox.append(manager, envelopesFor(change.events));
     return { change, ticket: toTicket(row) };
   }
 
@@ -178,16 +188,26 @@ export class TicketStore {
   ): Promise<{ changes: TicketChange[]; tickets: StoredTicket[] }> {
     if (currents.length === 0) return { changes: [], tickets: [] };
     const changes = currents.map((current) => transitionTicket(current, command(current), now));
-    const result: unknown = await manager.query(
+    const events = this.outbox.appendSql(
+      envelopesFor(changes.flatMap((change) => change.events)),
+      7,
+      'changed',
+    );
+    // The changes and their events in one statement. When some ticket moved first the events
+    // are appended all the same, with the other tickets' changes: the caller rolls them all back.
+    const rows = await manager.query<TicketRow[]>(
       // The unnest columns are named apart from the table's, so COLUMNS reads queue_tickets.
-      `UPDATE queue_tickets AS q
-          SET state = u.next_state, revision = q.revision + 1, match_id = u.next_match_id,
-              updated_at = clock_timestamp(),
-              finished_at = CASE WHEN u.terminal THEN $6::timestamptz ELSE NULL END
-         FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::uuid[], $5::boolean[])
-           AS u(ticket_id, expected_revision, next_state, next_match_id, terminal)
-        WHERE q.id = u.ticket_id AND q.revision = u.expected_revision
-        RETURNING ${COLUMNS}`,
+      `WITH changed AS (
+         UPDATE queue_tickets AS q
+            SET state = u.next_state, revision = q.revision + 1, match_id = u.next_match_id,
+                updated_at = clock_timestamp(),
+                finished_at = CASE WHEN u.terminal THEN $6::timestamptz ELSE NULL END
+           FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::uuid[], $5::boolean[])
+             AS u(ticket_id, expected_revision, next_state, next_match_id, terminal)
+          WHERE q.id = u.ticket_id AND q.revision = u.expected_revision
+          RETURNING ${COLUMNS}
+       ), appended AS (${events.sql})
+       SELECT * FROM changed`,
       [
         currents.map((current) => current.id),
         currents.map((current) => current.revision),
@@ -195,12 +215,12 @@ export class TicketStore {
         changes.map((change) => change.ticket.matchId ?? null),
         changes.map((change) => isTerminalTicketState(change.ticket.state)),
         now,
+        ...events.parameters,
       ],
     );
-    const byId = new Map(rowsOf(result).map((row) => [row.id, row]));
+    const byId = new Map(rows.map((row) => [row.id, row]));
     const missing = currents.find((current) => !byId.has(current.id));
     if (missing) throw new StaleTicketRevisionError(missing.id, missing.revision);
-    await this.outbox.append(manager, envelopesFor(changes.flatMap((change) => change.events)));
     return {
       changes,
       tickets: currents.map((current) => toTicket(byId.get(current.id) as TicketRow)),
