@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { EVENT_TYPES, AGGREGATE_TYPE_OF, isEventType } from './events';
-import { payloadProblems } from './events.schemas';
+import { EVENT_TYPES, AGGREGATE_TYPE_OF, isEventType, type EventType } from './events';
+import { compiledShapeAccepts, payloadProblems, shapeProblems } from './events.schemas';
 
 const playerA = randomUUID();
 const playerB = randomUUID();
@@ -279,5 +279,167 @@ describe('ticket.state_changed payload', () => {
     ['a reason on a forward step', ticketPayload({ reason: 'MATCH_FAILED' }), 'payload.reason'],
   ])('rejects %s', (_, payload, field) => {
     expect(fields(problemsOf(payload))).toEqual([field]);
+  });
+});
+
+describe('the compiled payload schemas', () => {
+  /** Values a buggy writer might put anywhere: right and wrong types, near misses. */
+  const VALUES: readonly (() => unknown)[] = [
+    () => undefined,
+    () => null,
+    () => '',
+    () => 'x',
+    () => 'eu-west',
+    () => ' eu-west',
+    () => 'e'.repeat(70),
+    () => 'ALLOCATING',
+    () => 'PROCESS_READY',
+    () => 'SEARCHING',
+    () => 'MATCHED',
+    () => 'FAILED',
+    () => 'ALLOCATION_FAILED',
+    () => 'PLAYER_CANCELLED',
+    () => 'MATCH_FAILED',
+    () => 0,
+    () => 1,
+    () => -1,
+    () => 1.5,
+    () => Number.NaN,
+    () => true,
+    () => [],
+    () => ({}),
+    () => new Date('2026-12-01T10:00:00.000Z'),
+    () => randomUUID(),
+    () => randomUUID().toUpperCase(),
+    () => '00000000-0000-0000-0000-000000000000',
+    () => '2026-12-01T10:00:00.000Z',
+    () => '2026-12-01T10:00:00Z',
+    () => [{ playerId: randomUUID(), ticketId: randomUUID(), team: 0 }],
+    () => [{ playerId: playerA, ticketId: randomUUID(), team: 0, extra: 1 }],
+    () => [{ playerId: playerA, ticketId: randomUUID(), team: 0 }, 'x'],
+  ];
+  /**
+   * Shapes the compiled schema does not model and hands to class-validator, which may accept them
+   * (an array of arrays of participants, objects without a prototype, Sets): there the compiled
+   * schema must only never say yes where class-validator says no.
+   */
+  const EXOTIC: readonly (() => unknown)[] = [
+    () => [[{ playerId: randomUUID(), ticketId: randomUUID(), team: 0 }]],
+    () => [
+      Object.assign(Object.create(null) as object, {
+        playerId: playerA,
+        ticketId: randomUUID(),
+        team: 0,
+      }),
+    ],
+    () => new Set([1]),
+    () => Object.assign(Object.create(null) as object, { a: 1 }),
+  ];
+  const FIELDS = [
+    'matchId',
+    'ticketId',
+    'from',
+    'to',
+    'reason',
+    'region',
+    'mode',
+    'enqueuedAt',
+    'participants',
+    'extra',
+    'participants.0.playerId',
+    'participants.0.ticketId',
+    'participants.0.team',
+    'participants.1.team',
+    'participants.0.extra',
+  ];
+
+  /** A copy of `payload` with `field` set to `value` (undefined: deleted). */
+  function mutated(
+    payload: Record<string, unknown>,
+    field: string,
+    value: unknown,
+  ): Record<string, unknown> {
+    const copy: Record<string, unknown> = {
+      ...payload,
+      ...(Array.isArray(payload.participants)
+        ? {
+            participants: (payload.participants as unknown[]).map((p) =>
+              typeof p === 'object' && p !== null ? { ...p } : p,
+            ),
+          }
+        : {}),
+    };
+    const [head, index, leaf] = field.split('.') as [string, string?, string?];
+    const target =
+      leaf === undefined
+        ? copy
+        : ((copy[head] as Record<string, unknown>[] | undefined)?.[Number(index)]);
+    const key = leaf ?? head;
+    if (!target || typeof target !== 'object') return copy;
+    if (value === undefined) delete target[key];
+    else target[key] = value;
+    return copy;
+  }
+
+  const bases: [EventType, () => Record<string, unknown>][] = [
+    ['match.state_changed', () => matchPayload()],
+    ['match.state_changed', () => matchPayload({ from: null, to: 'ALLOCATING' })],
+    ['match.state_changed', () => matchPayload({ to: 'FAILED', reason: 'ALLOCATION_FAILED' })],
+    ['ticket.state_changed', () => ticketPayload()],
+    [
+      'ticket.state_changed',
+      () => without(ticketPayload({ from: null, to: 'SEARCHING' }), 'matchId'),
+    ],
+    [
+      'ticket.state_changed',
+      () => ticketPayload({ from: 'MATCHED', to: 'SEARCHING', reason: 'MATCH_FAILED' }),
+    ],
+  ];
+
+  it('accepts exactly the payloads class-validator accepts, over single and double mutations of valid ones', () => {
+    let accepted = 0;
+    let rejected = 0;
+    const check = (
+      event: EventType,
+      payload: Record<string, unknown>,
+      what: string,
+      exotic = false,
+    ) => {
+      const authority = shapeProblems(event, payload).length === 0;
+      const compiled = compiledShapeAccepts(event, payload);
+      if (compiled ? !authority : authority && !exotic)
+        throw new Error(`${event} ${what}: compiled ${compiled}, class-validator ${authority}`);
+      if (authority) accepted += 1;
+      else rejected += 1;
+    };
+    for (const [event, base] of bases) {
+      check(event, base(), 'unchanged');
+      FIELDS.forEach((field, f) => {
+        VALUES.forEach((value, v) => {
+          const once = mutated(base(), field, value());
+          check(event, once, `${field}=#${v}`);
+          // A second mutation on a deterministic stride: pairs of faults, and faults undone.
+          const other = FIELDS[(f * 7 + v * 3 + 1) % FIELDS.length] as string;
+          const second = VALUES[(v * 5 + f + 2) % VALUES.length] as () => unknown;
+          check(event, mutated(once, other, second()), `${field}=#${v}, ${other}`);
+        });
+      });
+    }
+    for (const [event, base] of bases) {
+      for (const field of FIELDS) {
+        EXOTIC.forEach((value, v) =>
+          check(event, mutated(base(), field, value()), `${field}=exotic #${v}`, true),
+        );
+      }
+    }
+    // Both verdicts were exercised in earnest.
+    expect(accepted).toBeGreaterThan(100);
+    expect(rejected).toBeGreaterThan(1_000);
+  });
+
+  it('still lets class-validator word the problems of a payload it refuses', () => {
+    expect(payloadProblems('match.state_changed', matchPayload({ region: ' eu-west' }))).toEqual(
+      shapeProblems('match.state_changed', matchPayload({ region: ' eu-west' })),
+    );
   });
 });
