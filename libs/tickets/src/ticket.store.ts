@@ -227,26 +227,10 @@ export class TicketStore {
     };
   }
 
-  /** Records a heartbeat of the player's live ticket; undefined when it is not live (or not theirs). */
-  async heartbeat(
-    manager: EntityManager,
-    ticketId: string,
-    playerId: string,
-    now: Date,
-  ): Promise<StoredTicket | undefined> {
-    const result: unknown = await manager.query(
-      `UPDATE queue_tickets SET last_heartbeat_at = $3, updated_at = clock_timestamp()
-        WHERE id = $1 AND player_id = $2 AND state IN ${LIVE_STATES}
-        RETURNING ${COLUMNS}`,
-      [ticketId, playerId, now],
-    );
-    const row = rowsOf(result)[0];
-    return row ? toTicket(row) : undefined;
-  }
-
   /**
-   * {@link heartbeat} for many tickets in one statement: the tickets among them that are live and
-   * belong to the player named with them, by id. A ticket named twice is updated once.
+   * Records heartbeats (no event: not a state change) of many tickets in one statement: the
+   * tickets among them that are live and belong to the player named with them, by id. A ticket
+   * named twice is updated once.
    */
   async heartbeatMany(
     manager: EntityManager,
