@@ -254,6 +254,28 @@ async function eventLoopDelay(
   };
 }
 
+/** The API's heartbeat batches so far (its api_heartbeat_batch_size histogram; absent in older builds). */
+async function heartbeatBatches(port: number): Promise<{ sum: number; count: number }> {
+  const text = (await request(port, 'GET', '/metrics', {})).body;
+  const read = (suffix: string) =>
+    Number(
+      new RegExp(`^api_heartbeat_batch_size_${suffix}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(
+        text,
+      )?.[1] ?? NaN,
+    );
+  return { sum: read('sum'), count: read('count') };
+}
+
+function meanBatchSize(
+  before: { sum: number; count: number },
+  after: { sum: number; count: number },
+): number | null {
+  const batches = after.count - before.count;
+  return Number.isFinite(batches) && batches > 0
+    ? round1((after.sum - before.sum) / batches)
+    : null;
+}
+
 interface BackendSamples {
   samples: number;
   /** Per sample, how many of the API's backends were busy (mean). */
@@ -451,6 +473,7 @@ async function main(): Promise<void> {
   const rate = (players * 1000) / intervalMs;
   progress(`heartbeats: ${round1(rate)}/s for ${seconds} s (open loop)`);
   const paced = new Latencies();
+  const pacedBatchesBefore = await heartbeatBatches(port);
   const pacedPhase = cpuPercentOf(api.pid, async () => {
     const started = performance.now();
     const total = flags['skip-paced'] === true ? 0 : Math.round(rate * seconds);
@@ -465,6 +488,7 @@ async function main(): Promise<void> {
     await Promise.all(inFlight);
   });
   const pacedCpu = await pacedPhase;
+  const pacedBatchSize = meanBatchSize(pacedBatchesBefore, await heartbeatBatches(port));
   const pacedRss = rssMb(api.pid);
 
   // ---- saturation ------------------------------------------------------------------------------
@@ -489,6 +513,7 @@ async function main(): Promise<void> {
     new Promise<void>((resolve) => (saturationDone = resolve)),
   );
   const switchesBefore = contextSwitches(api.pid);
+  const saturationBatchesBefore = await heartbeatBatches(port);
   const saturationCpu = await cpuPercentOf(api.pid, async () => {
     saturationRate = await closedLoop(seconds, flags.concurrency as number, () =>
       timed(saturated, 200, () => heartbeat(roster[cursor++ % roster.length] as Player)),
@@ -496,6 +521,7 @@ async function main(): Promise<void> {
   });
   saturationDone();
   const switchesAfter = contextSwitches(api.pid);
+  const saturationBatchSize = meanBatchSize(saturationBatchesBefore, await heartbeatBatches(port));
   const perHeartbeat = (count: number) => round1(count / Math.max(1, saturated.count));
   const saturationSwitches = {
     voluntary: perHeartbeat(switchesAfter.voluntary - switchesBefore.voluntary),
@@ -595,6 +621,7 @@ COMMIT;
     heartbeat: {
       target_per_s: round1(rate),
       achieved_per_s: round1(heartbeatSummary.count / seconds),
+      mean_batch_size: pacedBatchSize,
       ...heartbeatSummary,
     },
     api_process: { cpu_percent_of_one_core: pacedCpu.cpu_percent, rss_mb: pacedRss },
@@ -604,6 +631,7 @@ COMMIT;
       ...saturated.summary(),
       api_event_loop_delay: saturationLoop,
       api_context_switches_per_heartbeat: saturationSwitches,
+      mean_batch_size: saturationBatchSize,
       api_backends: saturationBackends,
     },
     ceilings: {

@@ -12,6 +12,8 @@ export interface RequestBatcherOptions<I> {
    * see the first's outcome).
    */
   readonly exclusiveKey?: (input: I) => string;
+  /** Told each batch's size as it starts (a metric). */
+  readonly onBatch?: (size: number) => void;
 }
 
 interface Waiting<I, O> {
@@ -72,6 +74,7 @@ export class RequestBatcher<I, O> {
       const { batch, keys } = this.take();
       if (batch.length === 0) return; // everything waiting shares a key with a running batch
       this.running += 1;
+      this.options.onBatch?.(batch.length);
       void this.execute(batch).finally(() => {
         this.running -= 1;
         for (const key of keys) this.keysInFlight.delete(key);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
+import { Histogram } from 'prom-client';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiConfig, ServiceConfig } from '@matchplane/config';
 import {
@@ -11,6 +12,7 @@ import {
   type TicketResponse,
 } from '@matchplane/contracts';
 import { isTerminalTicketState, measuredRegions } from '@matchplane/domain';
+import { MetricsRegistry } from '@matchplane/observability';
 import { OutboxSignal } from '@matchplane/outbox';
 import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
@@ -80,8 +82,15 @@ export class QueueService {
     @Inject(Redis) private readonly redis: Redis,
     @Inject(ServiceConfig) config: ServiceConfig,
     @Inject(ApiConfig) apiConfig: ApiConfig,
+    @Inject(MetricsRegistry) metrics: MetricsRegistry,
   ) {
     this.prefix = config.REDIS_KEY_PREFIX;
+    const batchSizes = new Histogram({
+      name: 'api_heartbeat_batch_size',
+      help: 'Heartbeats written per transaction (those arriving together share one)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [metrics],
+    });
     this.heartbeats = new RequestBatcher<HeartbeatRequest, IdempotentOutcome<TicketResponse>>(
       (requests) => this.heartbeatBatch(requests),
       {
@@ -89,6 +98,7 @@ export class QueueService {
         maxConcurrentBatches: apiConfig.HEARTBEAT_BATCHES_IN_FLIGHT,
         // A replay must see its first request's outcome, not race it inside one batch.
         exclusiveKey: idempotencyKeyId,
+        onBatch: (size) => batchSizes.observe(size),
       },
     );
   }
