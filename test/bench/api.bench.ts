@@ -24,7 +24,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig, MigrateConfig, ServiceConfig } from '@matchplane/config';
 import { dataSourceOptions, Migrator } from '@matchplane/persistence';
 import { allMigrations } from '@matchplane/migrations';
-import { parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
+import { envPairs, parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
 import {
   cpuTicks,
   freePort,
@@ -85,6 +85,11 @@ const FLAGS: FlagSpec[] = [
     name: 'profile',
     description: 'run the API with --cpu-prof (profile in dist/bench-profiles/)',
     switch: true,
+  },
+  {
+    name: 'api-env',
+    description: 'extra API environment, K=V[,K=V...]',
+    string: { default: '' },
   },
   {
     name: 'skip-paced',
@@ -416,7 +421,12 @@ async function main(): Promise<void> {
     'api',
     'dist/apps/api/src/main.js',
     [],
-    { ...env, API_HOST: LOCALHOST, API_PORT: String(port) },
+    {
+      ...env,
+      API_HOST: LOCALHOST,
+      API_PORT: String(port),
+      ...envPairs('api-env', flags['api-env'] as string),
+    },
     flags.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   );
   children.push(api);
@@ -612,6 +622,7 @@ COMMIT;
     bench: 'api',
     players,
     heartbeat_interval_ms: intervalMs,
+    api_env: envPairs('api-env', flags['api-env'] as string),
     setup: {
       seconds: round1(setupSeconds),
       session: sessionLatency.summary(),

@@ -51,6 +51,17 @@ export function parseFlags(argv: readonly string[], specs: readonly FlagSpec[]):
   return values;
 }
 
+/** `K=V[,K=V...]` of an `--*-env` flag: extra environment for a bench's child processes. */
+export function envPairs(flag: string, text: string): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const pair of text.split(',').filter((item) => item !== '')) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/s.exec(pair);
+    if (!match?.[1]) throw new UsageError(`--${flag}: ${JSON.stringify(pair)} is not KEY=VALUE`);
+    pairs[match[1]] = match[2] ?? '';
+  }
+  return pairs;
+}
+
 export function usage(command: string, summary: string, specs: readonly FlagSpec[]): string {
   const lines = specs.map((spec) => {
     const shape = spec.switch ? `--${spec.name}` : `--${spec.name}=${spec.int ? 'N' : 'VALUE'}`;

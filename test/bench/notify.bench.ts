@@ -35,7 +35,7 @@ import {
 } from '@matchplane/persistence';
 import { SESSION_TOKEN_PREFIX, newSecret, secretHash } from '@matchplane/players';
 import { NotificationSubscriber, type NotificationSubscription } from '@matchplane/sdk';
-import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
+import { envPairs, parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
 import {
   REPO_ROOT,
   cpuUsage,
@@ -293,16 +293,6 @@ class Phase {
 }
 
 // ---- the run -----------------------------------------------------------------------------------
-
-function envPairs(flag: string, text: string): Record<string, string> {
-  const pairs: Record<string, string> = {};
-  for (const pair of text.split(',').filter((item) => item !== '')) {
-    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/s.exec(pair);
-    if (!match?.[1]) throw new UsageError(`--${flag}: ${JSON.stringify(pair)} is not KEY=VALUE`);
-    pairs[match[1]] = match[2] ?? '';
-  }
-  return pairs;
-}
 
 function optionsFrom(argv: readonly string[]): Options {
   const command = 'npm run bench:notify --';
