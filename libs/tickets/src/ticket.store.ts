@@ -238,13 +238,17 @@ export class TicketStore {
     now: Date,
   ): Promise<Map<string, StoredTicket>> {
     if (beats.length === 0) return new Map();
+    // In id order, so two batches naming the same tickets lock them in the same order.
+    const ordered = [...beats].sort((a, b) =>
+      a.ticketId < b.ticketId ? -1 : a.ticketId > b.ticketId ? 1 : 0,
+    );
     const result: unknown = await manager.query(
       // The unnest columns are named apart from the table's, so COLUMNS reads queue_tickets.
       `UPDATE queue_tickets AS q SET last_heartbeat_at = $3, updated_at = clock_timestamp()
          FROM unnest($1::uuid[], $2::uuid[]) AS b(ticket_id, owner_id)
         WHERE q.id = b.ticket_id AND q.player_id = b.owner_id AND q.state IN ${LIVE_STATES}
         RETURNING ${COLUMNS}`,
-      [beats.map((beat) => beat.ticketId), beats.map((beat) => beat.playerId), now],
+      [ordered.map((beat) => beat.ticketId), ordered.map((beat) => beat.playerId), now],
     );
     return new Map(rowsOf(result).map((row) => [row.id, toTicket(row)]));
   }
