@@ -19,6 +19,7 @@ import {
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Redis from 'ioredis';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig, MigrateConfig, ServiceConfig } from '@matchplane/config';
@@ -27,6 +28,7 @@ import { allMigrations } from '@matchplane/migrations';
 import { envPairs, parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
 import {
   cpuTicks,
+  deleteRedisPrefix,
   freePort,
   REPO_ROOT,
   installCleanup,
@@ -616,6 +618,14 @@ COMMIT;
   await api.stop();
   await dataSource.destroy();
   await admin(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`);
+  // The run's candidates: the prefix is per run, so nothing else shares it.
+  const redis = new Redis({
+    host: LOCALHOST,
+    port: service.REDIS_PORT,
+    password: service.REDIS_PASSWORD,
+  });
+  await deleteRedisPrefix(redis, PREFIX);
+  redis.disconnect();
 
   const heartbeatSummary = paced.summary();
   const result = {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type Redis from 'ioredis';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -260,4 +261,14 @@ export function cpuUsage(pids: readonly number[], from: CpuSample, to: CpuSample
 
 export function round1(value: number): number {
   return Math.round(value * 10) / 10;
+}
+
+/** Deletes every key under `${prefix}:` (a bench's own prefix: never another's, never FLUSHDB). */
+export async function deleteRedisPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
 }

@@ -39,6 +39,7 @@ import { envPairs, parseFlags, usage, UsageError, type FlagSpec } from './bench.
 import {
   REPO_ROOT,
   cpuUsage,
+  deleteRedisPrefix,
   freePort,
   installCleanup,
   isStopping,
@@ -324,15 +325,6 @@ function optionsFrom(argv: readonly string[]): Options {
   }
 }
 
-async function deletePrefix(redis: Redis): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-}
-
 async function main(): Promise<void> {
   const options = optionsFrom(process.argv.slice(2));
   const service: ServiceConfig = {
@@ -356,7 +348,7 @@ async function main(): Promise<void> {
   };
   installCleanup(cleanUp);
   closers.push(() => redis.quit());
-  closers.push(() => deletePrefix(redis));
+  closers.push(() => deleteRedisPrefix(redis, PREFIX));
   const matchCount = Math.floor(options.clients / 2);
   const players = matchCount * 2;
 
@@ -365,7 +357,7 @@ async function main(): Promise<void> {
       `setup: database ${DATABASE}, ${players} clients over ${options.apis} API(s), ` +
         `${options.dispatchers} dispatcher(s), ${options.rate} events/s for ${options.seconds} s`,
     );
-    await deletePrefix(redis);
+    await deleteRedisPrefix(redis, PREFIX);
     await withAdmin(service, admin, async (client) => {
       await client.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(DATABASE)} WITH (FORCE)`);
       await client.query(`CREATE DATABASE ${quoteIdentifier(DATABASE)}`);

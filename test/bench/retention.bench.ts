@@ -23,6 +23,7 @@ import {
 import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
 import {
   cpuUsage,
+  deleteRedisPrefix,
   freePort,
   installCleanup,
   isStopping,
@@ -524,15 +525,6 @@ function optionsFrom(argv: readonly string[]): Options {
     process.stderr.write(`bench:retention: ${error.message}\n\n${usage(command, summary, FLAGS)}`);
     process.exit(2);
   }
-}
-
-async function deleteRedisPrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
 }
 
 async function startApi(settings: Settings): Promise<{ api: BenchChild; baseUrl: string }> {
