@@ -2,6 +2,7 @@ import { InitialSchema1764000000000 } from './1764000000000-initial-schema';
 import { RetentionIndexes1764100000000 } from './1764100000000-retention-indexes';
 import { AllocationHandoff1764300000000 } from './1764300000000-allocation-handoff';
 import { ParticipantTicketHistory1764350000000 } from './1764350000000-participant-ticket-history';
+import { OutboxClaimOwners1764450000000 } from './1764450000000-outbox-claim-owners';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -12,4 +13,5 @@ export const allMigrations = [
   RetentionIndexes1764100000000,
   AllocationHandoff1764300000000,
   ParticipantTicketHistory1764350000000,
+  OutboxClaimOwners1764450000000,
 ];

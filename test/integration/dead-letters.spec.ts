@@ -443,7 +443,11 @@ describe(`${DeadLetterService.name} and ${OutboxStatsService.name}`, () => {
 
       await service.replay(dead, 'alice');
 
-      const claimed = await new OutboxRepository(ds).claimHeads(10, 60_000);
+      const claimed = await new OutboxRepository(ds).claimHeads(
+        10,
+        { token: randomUUID(), owner: randomUUID() },
+        { leaseMs: 60_000, ownerTimeoutMs: 1_500 },
+      );
       expect(claimed.map((row) => [row.id, row.revision])).toEqual([[dead, '1']]);
     });
 

@@ -321,6 +321,7 @@ export type RecorderSetup = (recorder: RecordingSubscriber) => void;
 export class RecordingSubscriber implements OutboxSubscriber {
   readonly calls: SubscriberCall[] = [];
   private readonly failures = new Map<string, { kind: FailureKind; remaining: number }>();
+  private gate?: { count: number; waiting: (() => void)[] };
 
   constructor(@Optional() @Inject(RECORDER_SETUP) setup?: RecorderSetup) {
     setup?.(this);
@@ -335,7 +336,26 @@ export class RecordingSubscriber implements OutboxSubscriber {
     this.failures.set(aggregateId, { kind, remaining: times });
   }
 
-  handle(envelope: OutboxEnvelope): Promise<void> {
+  /**
+   * Holds the first `count` calls until all of them have arrived, then lets them finish together,
+   * so their results reach the dispatcher at once (one settle statement).
+   */
+  holdFirst(count: number): void {
+    this.gate = { count, waiting: [] };
+  }
+
+  async handle(envelope: OutboxEnvelope): Promise<void> {
+    const gate = this.gate;
+    if (gate && gate.waiting.length < gate.count) {
+      await new Promise<void>((resolve) => {
+        gate.waiting.push(resolve);
+        if (gate.waiting.length === gate.count) gate.waiting.forEach((release) => release());
+      });
+    }
+    return this.record(envelope);
+  }
+
+  private record(envelope: OutboxEnvelope): Promise<void> {
     const revision = Number(envelope.revision);
     const failure = this.failures.get(envelope.aggregateId);
     if (failure && failure.remaining > 0) {

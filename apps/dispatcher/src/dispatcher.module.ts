@@ -3,11 +3,12 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { DispatcherConfig } from '@matchplane/config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
-import { DELIVERY_QUEUE, OutboxModule, OutboxStatsService } from '@matchplane/outbox';
+import { OutboxModule, OutboxStatsService } from '@matchplane/outbox';
 import { ALLOCATION_QUEUE } from '@matchplane/allocation';
 import { bullConnection } from '@matchplane/persistence';
-import { DeliveryWorker } from './delivery.worker';
-import { OutboxAuditor } from './outbox.auditor';
+import { DeliveryPipeline } from './delivery.pipeline';
+import { DispatcherLease } from './dispatcher.lease';
+import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutboxBacklogMetrics } from './outbox-backlog.metrics';
 import { OutboxRelay } from './outbox.relay';
 import { ClientNotificationSubscriber, NOTIFICATIONS_CLIENT } from './subscribers/client-notification.subscriber';
@@ -22,7 +23,6 @@ export class DispatcherModule {
       imports: [
         ServiceRuntimeModule.forWorker(config, { appName: 'dispatcher' }),
         BullModule.forRoot({ connection: bullConnection(config), prefix: config.REDIS_KEY_PREFIX }),
-        BullModule.registerQueue({ name: DELIVERY_QUEUE }),
         BullModule.registerQueue({ name: ALLOCATION_QUEUE }),
         OutboxModule.forDelivery({
           maxAttempts: config.MAX_OUTBOX_DELIVERY_ATTEMPTS,
@@ -40,9 +40,10 @@ export class DispatcherModule {
       ],
       providers: [
         { provide: DispatcherConfig, useValue: config },
+        DispatcherLease,
+        DispatcherMetrics,
+        DeliveryPipeline,
         OutboxRelay,
-        DeliveryWorker,
-        OutboxAuditor,
         OutboxStatsService,
         OutboxBacklogMetrics,
         ClientNotificationSubscriber,

@@ -1,64 +1,101 @@
-import { InjectQueue } from '@nestjs/bullmq';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import type { Queue } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import Redis from 'ioredis';
 import { DispatcherConfig } from '@matchplane/config';
-import {
-  DELIVERY_JOB,
-  deliveryJobId,
-  DELIVERY_QUEUE,
-  OutboxRepository,
-  outboxWakeChannel,
-  type DeliveryJobData,
-  type OutboxRow,
-} from '@matchplane/outbox';
+import { OutboxRepository, outboxWakeChannel } from '@matchplane/outbox';
+import { DeliveryPipeline } from './delivery.pipeline';
+import { DispatcherLease } from './dispatcher.lease';
+import { DispatcherMetrics } from './dispatcher.metrics';
 
 /**
- * Moves due aggregate heads from PostgreSQL to BullMQ. Woken by the writers' post-commit publish,
- * with a polling backstop for lost wake-ups, backoffs coming due and abandoned claims. Any number
- * of relays may run: the claim query's row locks keep them apart.
+ * Claims due aggregate heads for this process's {@link DeliveryPipeline}, as many as it has free
+ * slots. Woken by the writers' post-commit publish, with a polling backstop for lost wake-ups,
+ * backoffs coming due and claims to take over. Wake-ups are coalesced: at most one pass runs,
+ * passes start at least OUTBOX_RELAY_MIN_INTERVAL_MS apart (and at least as far apart as the
+ * last one took), so a burst of commits costs one claim statement. Any number of dispatchers may
+ * run: the claim's row locks keep them apart.
  */
 @Injectable()
-export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(OutboxRelay.name);
   private subscriber?: Redis;
-  private timer?: NodeJS.Timeout;
+  private poller?: NodeJS.Timeout;
+  private deferred?: NodeJS.Timeout;
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
+  /** The last pass stopped at the free slots: a freed slot asks for another. */
+  private starved = false;
+  private lastStart = Number.NEGATIVE_INFINITY;
+  private lastDuration = 0;
 
   constructor(
     private readonly outbox: OutboxRepository,
-    @InjectQueue(DELIVERY_QUEUE) private readonly queue: Queue<DeliveryJobData>,
+    private readonly pipeline: DeliveryPipeline,
+    private readonly lease: DispatcherLease,
+    private readonly metrics: DispatcherMetrics,
     @Inject(Redis) private readonly redis: Redis,
     @Inject(DispatcherConfig) private readonly config: DispatcherConfig,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    this.pipeline.onFreeSlots(() => {
+      if (this.starved) this.wake();
+    });
     this.subscriber = this.redis.duplicate();
     this.subscriber.on('error', () => undefined); // the shared connection already logs outages
     this.subscriber.on('message', () => this.wake());
     await this.subscriber.subscribe(outboxWakeChannel(this.config.REDIS_KEY_PREFIX));
-    this.timer = setInterval(() => this.wake(), this.config.OUTBOX_POLL_INTERVAL_MS);
+    this.poller = setInterval(() => this.wake(), this.config.OUTBOX_POLL_INTERVAL_MS);
     this.wake();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Before the database closes: no more passes, the deliveries under way settled, then the
+   * registration deleted so that claims still held are taken over at once.
+   */
+  async onModuleDestroy(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
+    clearInterval(this.poller);
+    clearTimeout(this.deferred);
     this.subscriber?.disconnect();
     await this.running;
+    await this.pipeline.drain();
+    await this.lease.retire();
   }
 
-  /** Coalesces wake-ups: at most one pass runs, and one more follows if woken meanwhile. */
   wake(): void {
     if (this.stopped) return;
+    this.metrics.wakeUps.inc();
     if (this.running) {
       this.again = true;
       return;
     }
-    this.running = this.pump().finally(() => {
+    if (this.deferred) return;
+    const wait = this.lastStart + Math.max(this.config.OUTBOX_RELAY_MIN_INTERVAL_MS, this.lastDuration) - performance.now();
+    if (wait > 0) {
+      this.deferred = setTimeout(() => {
+        this.deferred = undefined;
+        this.startPass();
+      }, wait);
+      return;
+    }
+    this.startPass();
+  }
+
+  private startPass(): void {
+    if (this.stopped) return;
+    const startedAt = performance.now();
+    this.lastStart = startedAt;
+    this.running = this.pass().finally(() => {
       this.running = undefined;
+      this.lastDuration = performance.now() - startedAt;
       if (this.again) {
         this.again = false;
         this.wake();
@@ -66,41 +103,39 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     });
   }
 
-  private async pump(): Promise<void> {
+  private async pass(): Promise<void> {
     try {
       for (;;) {
-        const claimed = await this.outbox.claimHeads(this.config.OUTBOX_CLAIM_BATCH, this.config.OUTBOX_CLAIM_LEASE_MS);
-        if (claimed.length > 0) await enqueueDeliveries(this.queue, claimed);
-        if (claimed.length < this.config.OUTBOX_CLAIM_BATCH || this.stopped) return;
+        if (this.stopped) return;
+        const limit = Math.min(this.config.OUTBOX_CLAIM_BATCH, this.pipeline.freeSlots());
+        if (limit === 0) {
+          this.starved = true;
+          return;
+        }
+        const sentAt = performance.now();
+        this.metrics.claimPasses.inc();
+        const claimed = await this.outbox.claimHeads(
+          limit,
+          { token: randomUUID(), owner: this.lease.id },
+          this.lease.liveness,
+        );
+        const takenOver = claimed.filter((row) => row.previous_owner !== null);
+        if (takenOver.length > 0) {
+          this.metrics.takenOver.inc(takenOver.length);
+          const owners = [...new Set(takenOver.map((row) => row.previous_owner))];
+          this.logger.warn(
+            `took over ${takenOver.length} claim(s) of dispatcher(s) ${owners.join(', ')} (heartbeat silent or claim lease expired)`,
+          );
+        }
+        this.pipeline.accept(claimed, sentAt);
+        if (claimed.length < limit) {
+          this.starved = false;
+          return;
+        }
+        // A full batch: more heads may be due right now.
       }
     } catch (error) {
-      // Rows claimed but not enqueued are recovered by the auditor (or the claim lease).
       this.logger.warn(`relay pass failed: ${(error as Error).message}`);
     }
   }
-}
-
-/**
- * One job per claim, not per row: re-enqueueing the same claim (a second relay, the auditor) is
- * deduplicated, while a row taken over after its claim lease gets a fresh job. With the bare
- * outbox id the takeover was swallowed as a duplicate of the dead worker's job, which BullMQ keeps
- * "active" until its lock expires and a stalled check runs (30-60 s, whatever the lease).
- */
-export function claimJobId(row: Pick<OutboxRow, 'id' | 'claimed_at'>): string {
-  if (!row.claimed_at) throw new Error(`outbox ${row.id} is not claimed`);
-  return `${deliveryJobId(row.id)}-${row.claimed_at.getTime()}`;
-}
-
-export async function enqueueDeliveries(
-  queue: Queue<DeliveryJobData>,
-  rows: readonly Pick<OutboxRow, 'id' | 'aggregate_id' | 'claimed_at'>[],
-): Promise<void> {
-  await queue.addBulk(
-    rows.map((row) => ({
-      name: DELIVERY_JOB,
-      data: { outboxId: row.id, aggregateId: row.aggregate_id },
-      // Retries are the outbox's business (attempts, backoff, dead letters), not BullMQ's.
-      opts: { jobId: claimJobId(row), attempts: 1, removeOnComplete: true, removeOnFail: true },
-    })),
-  );
 }

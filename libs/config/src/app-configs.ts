@@ -248,11 +248,28 @@ export class DispatcherConfig extends WorkerConfig {
   @IsIntInRange(10, 60_000)
   OUTBOX_POLL_INTERVAL_MS = 250;
 
-  @EnvVar({ description: 'Aggregate heads the relay claims per query' })
+  @EnvVar({
+    description:
+      'Least time between the starts of two relay claim passes; the commit signals of a burst within it cost one pass (ms)',
+  })
+  @IsIntInRange(0, 1_000)
+  OUTBOX_RELAY_MIN_INTERVAL_MS = 5;
+
+  @EnvVar({ description: 'Aggregate heads the relay claims per query (at most the free delivery slots)' })
   @IsIntInRange(1, 10_000)
   OUTBOX_CLAIM_BATCH = 500;
 
-  @EnvVar({ description: 'A claim older than this is presumed abandoned and may be claimed again (ms)' })
+  @EnvVar({
+    description:
+      'A dispatcher whose heartbeat is older than this is presumed dead and its claims are taken over; it beats every third of it (ms)',
+  })
+  @IsIntInRange(300, 600_000)
+  OUTBOX_OWNER_TIMEOUT_MS = 1_500;
+
+  @EnvVar({
+    description:
+      'Last-resort backstop: a claim older than this is presumed abandoned even if its owner still beats (ms)',
+  })
   @IsIntInRange(1_000, 3_600_000)
   OUTBOX_CLAIM_LEASE_MS = 60_000;
 
@@ -268,17 +285,9 @@ export class DispatcherConfig extends WorkerConfig {
   @IsIntInRange(0, 86_400_000)
   OUTBOX_RETRY_CAP_MS = 60_000;
 
-  @EnvVar({ description: 'Deliveries one dispatcher process runs at once (one per aggregate)' })
-  @IsIntInRange(1, 1_000)
+  @EnvVar({ description: 'Aggregates one dispatcher process delivers at once (one event each)' })
+  @IsIntInRange(1, 10_000)
   DISPATCHER_CONCURRENCY = 64;
-
-  @EnvVar({ description: 'How often the auditor looks for claimed rows whose job vanished from Redis (ms)' })
-  @IsIntInRange(100, 3_600_000)
-  OUTBOX_AUDIT_INTERVAL_MS = 5_000;
-
-  @EnvVar({ description: 'A claim must be at least this old before the auditor checks its job (ms)' })
-  @IsIntInRange(0, 3_600_000)
-  OUTBOX_AUDIT_MIN_AGE_MS = 2_000;
 }
 
 export class MatcherConfig extends WorkerConfig {

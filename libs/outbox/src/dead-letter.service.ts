@@ -186,7 +186,8 @@ export class DeadLetterService {
       const row = await this.lockDead(manager, id);
       await manager.query(
         `UPDATE outbox
-            SET status = 'pending', attempts = 0, claimed_at = NULL, next_attempt_at = now(), dead_lettered_at = NULL
+            SET status = 'pending', attempts = 0, claimed_at = NULL, claim_token = NULL, claimed_by = NULL,
+                next_attempt_at = now(), dead_lettered_at = NULL
           WHERE id = $1`,
         [id],
       );
@@ -239,7 +240,8 @@ export class DeadLetterService {
                 FOR UPDATE SKIP LOCKED
            )
            UPDATE outbox o
-              SET status = 'pending', attempts = 0, claimed_at = NULL, next_attempt_at = now(), dead_lettered_at = NULL
+              SET status = 'pending', attempts = 0, claimed_at = NULL, claim_token = NULL, claimed_by = NULL,
+                  next_attempt_at = now(), dead_lettered_at = NULL
              FROM picked
             WHERE o.id = picked.id
            RETURNING o.id, o.event, o.aggregate_type, o.aggregate_id, o.revision, o.occurred_at, o.last_error,

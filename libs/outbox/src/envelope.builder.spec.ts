@@ -79,6 +79,8 @@ function rowOf(
     last_error: null,
     next_attempt_at: t0,
     claimed_at: null,
+    claim_token: null,
+    claimed_by: null,
     published_at: null,
     dead_lettered_at: null,
     created_at: t0,

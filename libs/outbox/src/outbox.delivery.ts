@@ -3,9 +3,8 @@ import { backoffDelayMs } from '@matchplane/persistence';
 import { validateEnvelope } from './envelope.builder';
 import { PermanentDeliveryError } from './outbox-subscriber.decorator';
 import { OutboxMetrics } from './outbox.metrics';
-import { OutboxRepository } from './outbox.repository';
+import type { ClaimedRow, DeliveryResult, Settlement } from './outbox.repository';
 import { SubscriberRegistry } from './subscriber.registry';
-import type { OutboxRow } from './outbox.row';
 
 export const OUTBOX_DELIVERY_OPTIONS = Symbol('OUTBOX_DELIVERY_OPTIONS');
 
@@ -17,59 +16,70 @@ export interface OutboxDeliveryOptions {
   retryCapMs: number;
 }
 
-export type DeliveryOutcome = 'published' | 'retry-scheduled' | 'dead-lettered' | 'not-pending';
-
 /**
- * Delivers one claimed row: validate, hand to every subscriber of its event type, ack. A
- * failure is counted against this row only (its aggregate waits; others go on). An ack failure
- * is a database failure and propagates, stopping the run.
+ * Hands one claimed row to every subscriber of its event type and says how it went; the
+ * dispatcher settles many such results in one statement ({@link OutboxRepository.settle}). A
+ * failure (invalid envelope, subscriber error) is counted against this row only: its aggregate
+ * waits, others go on.
  */
 @Injectable()
 export class OutboxDelivery {
   private readonly logger = new Logger(OutboxDelivery.name);
 
   constructor(
-    private readonly outbox: OutboxRepository,
     private readonly subscribers: SubscriberRegistry,
     private readonly metrics: OutboxMetrics,
-    @Inject(OUTBOX_DELIVERY_OPTIONS) private readonly options: OutboxDeliveryOptions,
+    @Inject(OUTBOX_DELIVERY_OPTIONS) readonly options: OutboxDeliveryOptions,
   ) {}
 
-  async deliver(outboxId: string): Promise<{ outcome: DeliveryOutcome; row?: OutboxRow }> {
-    const row = await this.outbox.findPending(outboxId);
-    if (!row) return { outcome: 'not-pending' };
+  async deliver(row: ClaimedRow): Promise<DeliveryResult> {
     try {
       const envelope = validateEnvelope(row);
       for (const { subscriber } of this.subscribers.subscribersOf(envelope)) {
         await subscriber.handle(envelope);
       }
+      return { id: row.id, token: row.claim_token, delivered: true };
     } catch (error) {
-      return { outcome: await this.fail(row, error), row };
+      this.metrics.failed.inc({ event: row.event });
+      return {
+        id: row.id,
+        token: row.claim_token,
+        delivered: false,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        permanent: error instanceof PermanentDeliveryError,
+        retryDelayMs: backoffDelayMs(row.attempts + 1, {
+          baseMs: this.options.retryBaseMs,
+          capMs: this.options.retryCapMs,
+        }),
+      };
     }
-    await this.outbox.markPublished(row.id);
-    this.metrics.delivered.inc({ event: row.event });
-    this.metrics.commitToDelivery.observe({ event: row.event }, (Date.now() - row.created_at.getTime()) / 1000);
-    return { outcome: 'published', row };
   }
 
-  private async fail(row: OutboxRow, error: unknown): Promise<DeliveryOutcome> {
-    const permanent = error instanceof PermanentDeliveryError;
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    const result = await this.outbox.recordFailure(row.id, message, {
-      permanent,
-      maxAttempts: this.options.maxAttempts,
-      retryDelayMs: backoffDelayMs(row.attempts + 1, { baseMs: this.options.retryBaseMs, capMs: this.options.retryCapMs }),
-    });
-    this.metrics.failed.inc({ event: row.event });
-    if (!result) return 'not-pending';
-    if (result.deadLettered) {
-      this.metrics.deadLettered.inc({ event: row.event });
-      this.logger.warn(
-        `outbox ${row.id} (${row.event} ${row.aggregate_id} r${row.revision}) dead-lettered after ${result.attempts} attempt(s): ${message}`,
-      );
-      return 'dead-lettered';
+  /** Metrics and log lines for what a settlement recorded about `rows` (by id). */
+  observe(settlement: Settlement, rows: ReadonlyMap<string, ClaimedRow>, errors: ReadonlyMap<string, string>): void {
+    const now = Date.now();
+    for (const id of settlement.published) {
+      const row = rows.get(id);
+      if (!row) continue;
+      this.metrics.delivered.inc({ event: row.event });
+      this.metrics.commitToDelivery.observe({ event: row.event }, (now - row.created_at.getTime()) / 1000);
     }
-    this.logger.warn(`outbox ${row.id} (${row.event} ${row.aggregate_id} r${row.revision}) attempt ${result.attempts} failed: ${message}`);
-    return 'retry-scheduled';
+    for (const { id, attempts, deadLettered } of settlement.failed) {
+      const row = rows.get(id);
+      if (!row) continue;
+      const what = `outbox ${row.id} (${row.event} ${row.aggregate_id} r${row.revision})`;
+      if (deadLettered) {
+        this.metrics.deadLettered.inc({ event: row.event });
+        this.logger.warn(`${what} dead-lettered after ${attempts} attempt(s): ${errors.get(id) ?? '?'}`);
+      } else {
+        this.logger.warn(`${what} attempt ${attempts} failed: ${errors.get(id) ?? '?'}`);
+      }
+    }
+    if (settlement.refused.length > 0) {
+      this.metrics.refused.inc(settlement.refused.length);
+      this.logger.warn(
+        `${settlement.refused.length} settlement(s) refused, the claim was no longer ours (taken over): outbox ${settlement.refused.join(', ')}`,
+      );
+    }
   }
 }

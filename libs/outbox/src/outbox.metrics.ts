@@ -7,6 +7,7 @@ export class OutboxMetrics {
   readonly delivered: Counter<'event'>;
   readonly failed: Counter<'event'>;
   readonly deadLettered: Counter<'event'>;
+  readonly refused: Counter;
   readonly commitToDelivery: Histogram<'event'>;
 
   constructor(@Inject(MetricsRegistry) registry: MetricsRegistry) {
@@ -14,6 +15,11 @@ export class OutboxMetrics {
     this.delivered = new Counter({ name: 'outbox_delivered_total', help: 'Events delivered to every subscriber and acked', labelNames: ['event'], registers });
     this.failed = new Counter({ name: 'outbox_delivery_failures_total', help: 'Failed delivery attempts', labelNames: ['event'], registers });
     this.deadLettered = new Counter({ name: 'outbox_dead_lettered_total', help: 'Events moved to the dead letters', labelNames: ['event'], registers });
+    this.refused = new Counter({
+      name: 'outbox_settlements_refused_total',
+      help: 'Acks and failure records refused because the claim they named was no longer the row\'s (taken over)',
+      registers,
+    });
     this.commitToDelivery = new Histogram({
       name: 'outbox_commit_to_delivery_seconds',
       help: 'From the writing transaction to the ack of the delivery',

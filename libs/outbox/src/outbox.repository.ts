@@ -1,147 +1,278 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { OUTBOX_COLUMNS, type OutboxRow } from './outbox.row';
+import { OUTBOX_COLUMN_NAMES, type OutboxRow } from './outbox.row';
+
+/** What a claiming statement stamps on the rows it claims. */
+export interface ClaimStamp {
+  /** Fresh per statement (a uuid): the fence every later ack or failure of those rows names. */
+  token: string;
+  /** The claiming dispatcher process (its outbox_dispatchers id). */
+  owner: string;
+}
+
+/** When a claim stops protecting its row. */
+export interface ClaimLiveness {
+  /** A claim older than this is abandoned whatever its owner (the last-resort backstop). */
+  leaseMs: number;
+  /** A claim whose owner has not beaten its heartbeat for this long is abandoned. */
+  ownerTimeoutMs: number;
+}
+
+/** A row as a claiming statement returned it: claimed by us, under `claim_token`. */
+export interface ClaimedRow extends OutboxRow {
+  claimed_at: Date;
+  claim_token: string;
+  claimed_by: string;
+}
+
+/** A claimed row taken from another owner (dead, or past the lease) rather than from nobody. */
+export interface HeadClaim extends ClaimedRow {
+  previous_owner: string | null;
+}
+
+/** How handing one claimed row to its subscribers went, for {@link OutboxRepository.settle}. */
+export type DeliveryResult =
+  | { id: string; token: string; delivered: true }
+  | {
+      id: string;
+      token: string;
+      delivered: false;
+      error: string;
+      /** Dead-letter now instead of after `maxAttempts` (a PermanentDeliveryError). */
+      permanent: boolean;
+      retryDelayMs: number;
+    };
 
 export interface FailureOutcome {
+  id: string;
   attempts: number;
   deadLettered: boolean;
 }
 
+export interface Settlement {
+  /** Acked: status published. */
+  published: string[];
+  failed: FailureOutcome[];
+  /** Not settled: the claim was no longer the one named (taken over) or the row no longer pending. */
+  refused: string[];
+  /** The next due row of each aggregate that moved on (acked, or its head dead-lettered), claimed. */
+  successors: ClaimedRow[];
+}
+
 /**
- * The outbox module's only door to the `outbox` and `outbox_delivery_attempts` tables for the
+ * Appended to the WHERE of each write the dispatcher makes, so that a statement that writes a row
+ * has run it: its own transaction then commits without waiting for the WAL flush (is_local: the
+ * setting ends with that transaction; the writers' commits stay synchronous). A crash of
+ * PostgreSQL can lose only the newest of these commits, never the events (the writers'
+ * commits), so the worst outcome is a redelivery in order, which consumers dedupe on
+ * (aggregate id, revision). See docs/ARCHITECTURE.md "Delivery".
+ */
+const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) IS NOT NULL`;
+
+const secondsOf = (param: string) => `make_interval(secs => ${param} / 1000.0)`;
+
+/**
+ * Whether the claim on `row` still protects it: a token, an owner whose heartbeat is recent, and
+ * within the lease. `$lease` and `$ownerTimeout` are the statement's parameters of those names.
+ */
+function liveClaim(row: string, lease: string, ownerTimeout: string): string {
+  return `(${row}.claim_token IS NOT NULL
+      AND ${row}.claimed_at >= now() - ${secondsOf(lease)}
+      AND EXISTS (SELECT 1 FROM outbox_dispatchers d
+                   WHERE d.id = ${row}.claimed_by AND d.heartbeat_at >= now() - ${secondsOf(ownerTimeout)}))`;
+}
+
+function prefixed(alias: string): string {
+  return OUTBOX_COLUMN_NAMES.map((column) => `${alias}.${column}`).join(', ');
+}
+
+/**
+ * Claims up to $1 due aggregate heads with token $2 for owner $3. A head is claimable when no row
+ * of its aggregate has a live claim: a dead owner's claims are taken over here, with a fresh
+ * token, as soon as its heartbeat is $5 ms old; the lease $4 is the backstop.
+ */
+export const CLAIM_HEADS_SQL = `
+  WITH heads AS (
+    -- Only the oldest pending revision of an aggregate can be claimed (index outbox_pending_head).
+    SELECT DISTINCT ON (aggregate_id) id, aggregate_id, next_attempt_at
+      FROM outbox
+     WHERE status = 'pending'
+     ORDER BY aggregate_id, revision
+  ), due AS (
+    SELECT id FROM heads
+     WHERE next_attempt_at <= now()
+       -- A replayed dead letter can sit below a row already in flight: never two at once.
+       AND NOT EXISTS (
+         SELECT 1 FROM outbox live
+          WHERE live.aggregate_id = heads.aggregate_id AND live.status = 'pending'
+            AND ${liveClaim('live', '$4', '$5')})
+     ORDER BY next_attempt_at
+     LIMIT $1
+  ), locked AS (
+    -- Re-checked under the row lock: another relay may have claimed or settled it since.
+    SELECT o.id, o.claimed_by AS previous_owner
+      FROM outbox o JOIN due USING (id)
+     WHERE o.status = 'pending' AND NOT ${liveClaim('o', '$4', '$5')}
+       FOR UPDATE OF o SKIP LOCKED
+  )
+  UPDATE outbox o SET claimed_at = clock_timestamp(), claim_token = $2, claimed_by = $3
+    FROM locked
+   WHERE o.id = locked.id AND ${ASYNC_COMMIT}
+  RETURNING ${prefixed('o')}, locked.previous_owner`;
+
+const SETTLED_SUMMARY = ['id', 'attempts', 'status'];
+
+/** The columns of a settle result row: everything for a claimed successor, a summary otherwise. */
+function settledColumns(alias: string, full: boolean): string {
+  return OUTBOX_COLUMN_NAMES.map((column) =>
+    full || SETTLED_SUMMARY.includes(column) ? `${alias}.${column}` : 'NULL',
+  ).join(', ');
+}
+
+/**
+ * Settles a batch of delivered rows and claims what comes next, in one statement. Input arrays
+ * ($1 ids, $2 claim tokens, $3 errors (NULL = delivered), $4 permanent, $5 retry delays in ms);
+ * $6 max attempts; the successors are claimed with token $7 for owner $8 (none when $7 is NULL:
+ * a dispatcher shutting down).
+ *
+ * Every update names the row's claim token: a row claimed again since (taken over after its
+ * owner was presumed dead) is left alone, and so is its aggregate. The successor lookup runs on
+ * the statement's snapshot, in which the settled rows are still pending: hence `<> ALL($1)`.
+ */
+export const SETTLE_SQL = `
+  WITH result AS (
+    SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::boolean[], $5::float8[])
+      AS r(id, token, error, permanent, retry_ms)
+  ), acked AS (
+    UPDATE outbox o
+       SET status = 'published', published_at = clock_timestamp(),
+           claimed_at = NULL, claim_token = NULL, claimed_by = NULL
+      FROM result r
+     WHERE o.id = r.id AND o.claim_token = r.token AND o.status = 'pending' AND r.error IS NULL
+       AND ${ASYNC_COMMIT}
+    RETURNING o.id, o.aggregate_id, o.attempts, o.status
+  ), failed AS (
+    UPDATE outbox o
+       SET attempts = o.attempts + 1,
+           last_error = r.error,
+           claimed_at = NULL, claim_token = NULL, claimed_by = NULL,
+           status = CASE WHEN r.permanent OR o.attempts + 1 >= $6 THEN 'dead' ELSE 'pending' END,
+           dead_lettered_at = CASE WHEN r.permanent OR o.attempts + 1 >= $6 THEN clock_timestamp() END,
+           next_attempt_at = clock_timestamp() + ${secondsOf('r.retry_ms')}
+      FROM result r
+     WHERE o.id = r.id AND o.claim_token = r.token AND o.status = 'pending' AND r.error IS NOT NULL
+       AND ${ASYNC_COMMIT}
+    RETURNING o.id, o.aggregate_id, o.attempts, o.status, r.error
+  ), history AS (
+    INSERT INTO outbox_delivery_attempts (outbox_id, attempt, error)
+    SELECT id, attempts, error FROM failed
+  ), moved_on AS (
+    SELECT aggregate_id FROM acked
+    UNION
+    SELECT aggregate_id FROM failed WHERE status = 'dead'
+  ), successor AS (
+    SELECT next.id
+      FROM moved_on
+     CROSS JOIN LATERAL (
+       SELECT o.id, o.next_attempt_at, o.claim_token
+         FROM outbox o
+        WHERE o.aggregate_id = moved_on.aggregate_id AND o.status = 'pending' AND o.id <> ALL ($1::bigint[])
+        ORDER BY o.revision
+        LIMIT 1
+     ) next
+     WHERE next.next_attempt_at <= now() AND next.claim_token IS NULL AND $7::uuid IS NOT NULL
+  ), locked AS (
+    SELECT o.id FROM outbox o JOIN successor USING (id)
+     WHERE o.status = 'pending' AND o.claim_token IS NULL
+       FOR UPDATE OF o SKIP LOCKED
+  ), claimed AS (
+    UPDATE outbox o SET claimed_at = clock_timestamp(), claim_token = $7, claimed_by = $8
+      FROM locked
+     WHERE o.id = locked.id AND ${ASYNC_COMMIT}
+    RETURNING ${prefixed('o')}
+  )
+  SELECT 'claimed' AS settled, ${settledColumns('claimed', true)} FROM claimed
+  UNION ALL
+  SELECT 'published', ${settledColumns('acked', false)} FROM acked
+  UNION ALL
+  SELECT 'failed', ${settledColumns('failed', false)} FROM failed`;
+
+/**
+ * Re-stamps claims that are still ours ($1 ids under $2 tokens) with the current time, returning
+ * the ids that were; one whose token changed was taken over and is no longer ours to deliver.
+ */
+export const RENEW_CLAIMS_SQL = `
+  UPDATE outbox o SET claimed_at = clock_timestamp()
+    FROM unnest($1::bigint[], $2::uuid[]) AS c(id, token)
+   WHERE o.id = c.id AND o.claim_token = c.token AND o.status = 'pending' AND ${ASYNC_COMMIT}
+  RETURNING o.id`;
+
+/**
+ * The outbox module's door to the `outbox` and `outbox_delivery_attempts` tables for the
  * delivery side. Claims are the ordering gate: only the oldest pending row of an aggregate can
  * be claimed, and only while no claim on it is live, so an aggregate has at most one event in
- * flight and its events leave in revision order.
+ * flight and its events leave in revision order. Every claim carries a token, and a settlement
+ * is refused for a token that is no longer the row's (fencing).
  */
 @Injectable()
 export class OutboxRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /**
-   * Claims up to `limit` aggregate heads that are due and not in flight. A claim older than
-   * `leaseMs` is presumed abandoned (its worker died) and may be taken again.
-   */
-  async claimHeads(limit: number, leaseMs: number): Promise<OutboxRow[]> {
-    const result: unknown = await this.dataSource.query(
-      `WITH heads AS (
-         SELECT DISTINCT ON (aggregate_id) id, aggregate_id, next_attempt_at, claimed_at
-           FROM outbox
-          WHERE status = 'pending'
-          ORDER BY aggregate_id, revision
-       ), due AS (
-         SELECT id FROM heads
-          WHERE next_attempt_at <= now()
-            AND (claimed_at IS NULL OR claimed_at < now() - make_interval(secs => $2 / 1000.0))
-            -- A replayed dead letter can sit below a row already in flight: never two at once.
-            AND NOT EXISTS (
-              SELECT 1 FROM outbox live
-               WHERE live.aggregate_id = heads.aggregate_id AND live.status = 'pending'
-                 AND live.claimed_at >= now() - make_interval(secs => $2 / 1000.0))
-          ORDER BY next_attempt_at
-          LIMIT $1
-       ), locked AS (
-         -- Re-checked under the row lock: another relay may have claimed or finished it since.
-         SELECT o.id FROM outbox o JOIN due USING (id)
-          WHERE o.status = 'pending'
-            AND (o.claimed_at IS NULL OR o.claimed_at < now() - make_interval(secs => $2 / 1000.0))
-            FOR UPDATE OF o SKIP LOCKED
-       )
-       UPDATE outbox o SET claimed_at = clock_timestamp()
-         FROM locked WHERE o.id = locked.id
-       RETURNING ${prefixed('o')}`,
-      [limit, leaseMs],
-    );
-    return returnedRows<OutboxRow>(result);
-  }
-
-  /** After an ack: claims the aggregate's next pending row if it is due and unclaimed. */
-  async claimNext(aggregateId: string): Promise<OutboxRow | undefined> {
-    const result: unknown = await this.dataSource.query(
-        `WITH head AS (
-           SELECT id, next_attempt_at, claimed_at FROM outbox
-            WHERE aggregate_id = $1 AND status = 'pending'
-            ORDER BY revision LIMIT 1
-         ), locked AS (
-           SELECT o.id FROM outbox o JOIN head USING (id)
-            WHERE o.status = 'pending' AND o.claimed_at IS NULL AND o.next_attempt_at <= now()
-              AND NOT EXISTS (
-                SELECT 1 FROM outbox live
-                 WHERE live.aggregate_id = $1 AND live.status = 'pending' AND live.claimed_at IS NOT NULL)
-              FOR UPDATE OF o SKIP LOCKED
-         )
-         UPDATE outbox o SET claimed_at = clock_timestamp()
-           FROM locked WHERE o.id = locked.id
-         RETURNING ${prefixed('o')}`,
-        [aggregateId],
-      );
-    return returnedRows<OutboxRow>(result)[0];
-  }
-
-  async findPending(id: string): Promise<OutboxRow | undefined> {
-    const rows = await this.dataSource.query<OutboxRow[]>(
-      `SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE id = $1 AND status = 'pending'`,
-      [id],
-    );
-    return rows[0];
-  }
-
-  /** The ack. Returns false when the row was no longer pending (a duplicate delivery). */
-  async markPublished(id: string): Promise<boolean> {
-    const result: unknown = await this.dataSource.query(
-        `UPDATE outbox SET status = 'published', published_at = clock_timestamp(), claimed_at = NULL
-          WHERE id = $1 AND status = 'pending' RETURNING id`,
-        [id],
-      );
-    return returnedRows(result).length === 1;
+  async claimHeads(limit: number, stamp: ClaimStamp, liveness: ClaimLiveness): Promise<HeadClaim[]> {
+    const result: unknown = await this.dataSource.query(CLAIM_HEADS_SQL, [
+      limit,
+      stamp.token,
+      stamp.owner,
+      liveness.leaseMs,
+      liveness.ownerTimeoutMs,
+    ]);
+    return returnedRows<HeadClaim>(result);
   }
 
   /**
-   * Counts a failed delivery against the row in one short statement: attempts, last error, an
-   * attempt-history row, and either a backoff or the dead letter.
+   * Acks, counts failures and dead-letters, and claims the successors under `next` (none without
+   * it): one statement.
    */
-  async recordFailure(
-    id: string,
-    error: string,
-    options: { permanent: boolean; maxAttempts: number; retryDelayMs: number },
-  ): Promise<FailureOutcome | undefined> {
-    const rows = await this.dataSource.query<{ attempts: number; status: string }[]>(
-      `WITH failed AS (
-         UPDATE outbox
-            SET attempts = attempts + 1,
-                last_error = $2,
-                claimed_at = NULL,
-                status = CASE WHEN $3 OR attempts + 1 >= $4 THEN 'dead' ELSE 'pending' END,
-                dead_lettered_at = CASE WHEN $3 OR attempts + 1 >= $4 THEN clock_timestamp() END,
-                next_attempt_at = clock_timestamp() + make_interval(secs => $5 / 1000.0)
-          WHERE id = $1 AND status = 'pending'
-          RETURNING id, attempts, status
-       ), history AS (
-         INSERT INTO outbox_delivery_attempts (outbox_id, attempt, error)
-         SELECT id, attempts, $2 FROM failed
-       )
-       SELECT attempts, status FROM failed`,
-      [id, error.slice(0, 4_000), options.permanent, options.maxAttempts, options.retryDelayMs],
-    );
-    const row = rows[0];
-    return row && { attempts: row.attempts, deadLettered: row.status === 'dead' };
+  async settle(
+    results: readonly DeliveryResult[],
+    next: ClaimStamp | undefined,
+    options: { maxAttempts: number },
+  ): Promise<Settlement> {
+    const rows = await this.dataSource.query<
+      (Partial<OutboxRow> & { settled: 'claimed' | 'published' | 'failed'; id: string })[]
+    >(SETTLE_SQL, [
+      results.map((result) => result.id),
+      results.map((result) => result.token),
+      results.map((result) => (result.delivered ? null : result.error.slice(0, 4_000))),
+      results.map((result) => !result.delivered && result.permanent),
+      results.map((result) => (result.delivered ? 0 : result.retryDelayMs)),
+      options.maxAttempts,
+      next?.token ?? null,
+      next?.owner ?? null,
+    ]);
+    const settlement: Settlement = { published: [], failed: [], refused: [], successors: [] };
+    const settled = new Set<string>();
+    for (const { settled: kind, ...row } of rows) {
+      if (kind === 'claimed') {
+        settlement.successors.push(row as ClaimedRow);
+        continue;
+      }
+      settled.add(row.id);
+      if (kind === 'published') settlement.published.push(row.id);
+      else settlement.failed.push({ id: row.id, attempts: row.attempts ?? 0, deadLettered: row.status === 'dead' });
+    }
+    settlement.refused = results.map((result) => result.id).filter((id) => !settled.has(id));
+    return settlement;
   }
 
-  /** Claimed rows older than `minAgeMs`: the auditor checks that each still has its job. */
-  async claimedBefore(minAgeMs: number, limit: number): Promise<Pick<OutboxRow, 'id' | 'aggregate_id' | 'claimed_at'>[]> {
-    return this.dataSource.query(
-      `SELECT id, aggregate_id, claimed_at FROM outbox
-        WHERE status = 'pending' AND claimed_at IS NOT NULL
-          AND claimed_at < now() - make_interval(secs => $1 / 1000.0)
-        ORDER BY claimed_at LIMIT $2`,
-      [minAgeMs, limit],
-    );
+  /** The ids among `claims` still claimed under their token, now re-stamped (see RENEW_CLAIMS_SQL). */
+  async renewClaims(claims: readonly { id: string; token: string }[]): Promise<string[]> {
+    const result: unknown = await this.dataSource.query(RENEW_CLAIMS_SQL, [
+      claims.map((claim) => claim.id),
+      claims.map((claim) => claim.token),
+    ]);
+    return returnedRows<{ id: string }>(result).map((row) => row.id);
   }
-}
-
-function prefixed(alias: string): string {
-  return OUTBOX_COLUMNS.split(',')
-    .map((column) => `${alias}.${column.trim()}`)
-    .join(', ');
 }
 
 /** TypeORM's postgres driver returns `[rows, affectedCount]` for UPDATE/DELETE ... RETURNING. */

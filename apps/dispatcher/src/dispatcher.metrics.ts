@@ -1,0 +1,43 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Counter, Histogram } from 'prom-client';
+import { MetricsRegistry } from '@matchplane/observability';
+
+/** What the dispatcher's own statements cost: claim passes, settlements, takeovers. */
+@Injectable()
+export class DispatcherMetrics {
+  readonly wakeUps: Counter;
+  readonly claimPasses: Counter;
+  readonly settleStatements: Counter;
+  readonly settleBatchSize: Histogram;
+  readonly takenOver: Counter;
+
+  constructor(@Inject(MetricsRegistry) registry: MetricsRegistry) {
+    const registers = [registry];
+    this.wakeUps = new Counter({
+      name: 'outbox_relay_wakeups_total',
+      help: 'Commit signals and polls that asked the relay for a claim pass',
+      registers,
+    });
+    this.claimPasses = new Counter({
+      name: 'outbox_relay_claim_statements_total',
+      help: 'Claim statements the relay ran (coalesced wake-ups)',
+      registers,
+    });
+    this.settleStatements = new Counter({
+      name: 'outbox_settle_statements_total',
+      help: 'Statements that acked or failed delivered rows and claimed their successors',
+      registers,
+    });
+    this.settleBatchSize = new Histogram({
+      name: 'outbox_settle_batch_rows',
+      help: 'Rows settled per settle statement',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+      registers,
+    });
+    this.takenOver = new Counter({
+      name: 'outbox_claims_taken_over_total',
+      help: 'Claims taken from a dispatcher presumed dead (silent heartbeat) or past the claim lease',
+      registers,
+    });
+  }
+}
