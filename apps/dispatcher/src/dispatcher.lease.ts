@@ -12,8 +12,9 @@ const FORGET_EVERY_BEATS = 40;
 /**
  * This process as a claim owner: an id in `outbox_dispatchers` with a heartbeat every third of
  * OUTBOX_OWNER_TIMEOUT_MS. The others take its claims over once the heartbeat is older than the
- * timeout, so it must not hand a claimed row to subscribers unless it can prove that has not
- * happened: a heartbeat that succeeded recently enough, timed from when it was sent.
+ * timeout, so it must not hand a claimed row to subscribers unless it can prove that cannot have
+ * happened since the claim: heartbeats that succeeded without a gap from before the claim until
+ * now, each timed from when it was sent (heartbeat_at is stamped after that).
  */
 @Injectable()
 export class DispatcherLease implements OnModuleInit {
@@ -24,8 +25,10 @@ export class DispatcherLease implements OnModuleInit {
   private readonly beatListeners: (() => void)[] = [];
   private timer?: NodeJS.Timeout;
   private beating?: Promise<void>;
-  /** performance.now() until which no other dispatcher can have taken our claims over. */
+  /** performance.now() until which no other dispatcher can take our claims over... */
   private provenUntil = 0;
+  /** ...continuously since this instant (a heartbeat gap starts a new epoch). */
+  private provenSince = Number.POSITIVE_INFINITY;
   private beats = 0;
   private failing = false;
 
@@ -57,7 +60,11 @@ export class DispatcherLease implements OnModuleInit {
    */
   mayHandOff(claimSentAt: number): boolean {
     const now = performance.now();
-    return now < this.provenUntil && now < claimSentAt + this.liveness.leaseMs * (1 - SAFETY_FRACTION);
+    return (
+      claimSentAt >= this.provenSince &&
+      now < this.provenUntil &&
+      now < claimSentAt + this.liveness.leaseMs * (1 - SAFETY_FRACTION)
+    );
   }
 
   /** Called after each successful heartbeat (parked rows can be renewed then). */
@@ -70,6 +77,7 @@ export class DispatcherLease implements OnModuleInit {
     clearInterval(this.timer);
     await this.beating;
     this.provenUntil = 0;
+    this.provenSince = Number.POSITIVE_INFINITY;
     await this.dispatchers.retire(this.id).catch((error: Error) => {
       this.logger.warn(`could not retire dispatcher ${this.id}: ${error.message}; its claims wait for the owner timeout`);
     });
@@ -78,6 +86,10 @@ export class DispatcherLease implements OnModuleInit {
   private async beat(): Promise<void> {
     const sentAt = performance.now();
     await this.dispatchers.beat(this.id, this.label);
+    // Committed only after the proof had lapsed: the others may have taken claims over before
+    // this heartbeat was visible, so only claims made from now on are safe.
+    const committedBy = performance.now();
+    if (committedBy >= this.provenUntil) this.provenSince = committedBy;
     this.provenUntil = Math.max(this.provenUntil, sentAt + this.liveness.ownerTimeoutMs * (1 - SAFETY_FRACTION));
     if (this.failing) this.logger.log('heartbeat restored');
     this.failing = false;
