@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { OutboxDelivery } from '@matchplane/outbox';
+import { DispatcherMetrics } from '../../apps/dispatcher/src/dispatcher.metrics';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import {
   deliveryAttempts,
@@ -118,12 +119,19 @@ describe(`${OutboxDelivery.name} failures, in the dispatcher`, () => {
     const [failing, permanent, recovering, ...others] = await aggregates.add(8);
     const ids = [failing!, permanent!, recovering!, ...others];
     await aggregates.advanceEach(ids, 3);
-    const { recorder } = await startDispatcher((r) => {
+    const { recorder, app } = await startDispatcher((r) => {
       r.failFor(failing!, 'transient', MAX_ATTEMPTS);
       r.failFor(permanent!, 'permanent', 1);
       r.failFor(recovering!, 'transient', MAX_ATTEMPTS - 1);
+      // The eight heads' outcomes reach the dispatcher together: one settle statement for
+      // failures, a dead letter and acks alike.
+      r.holdFirst(ids.length);
     });
     const rows = await settled(ids);
+    const batches = await app.get(DispatcherMetrics).settleBatchSize.get();
+    const settledAtMost = (rows: number) =>
+      batches.values.find((value) => value.metricName?.endsWith('_bucket') && value.labels.le === rows)?.value;
+    expect(settledAtMost(4)).toBeLessThan(settledAtMost(8)!);
     const rowOf = (id: string, revision: number) =>
       rows.find((r) => r.aggregate_id === id && r.revision === revision)!;
     const outcomes = (id: string) =>

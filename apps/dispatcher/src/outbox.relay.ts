@@ -46,7 +46,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onApplicationBootstrap(): Promise<void> {
     this.pipeline.onFreeSlots(() => {
-      if (this.starved) this.wake();
+      if (this.starved) this.requestPass();
     });
     this.subscriber = this.redis.duplicate();
     this.subscriber.on('error', () => undefined); // the shared connection already logs outages
@@ -70,9 +70,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
     await this.lease.retire();
   }
 
+  /** A commit signal or a poll. */
   wake(): void {
-    if (this.stopped) return;
     this.metrics.wakeUps.inc();
+    this.requestPass();
+  }
+
+  private requestPass(): void {
+    if (this.stopped) return;
     if (this.running) {
       this.again = true;
       return;
@@ -98,7 +103,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
       this.lastDuration = performance.now() - startedAt;
       if (this.again) {
         this.again = false;
-        this.wake();
+        this.requestPass();
       }
     });
   }
