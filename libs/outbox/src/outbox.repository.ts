@@ -114,11 +114,14 @@ export const CLAIM_HEADS_SQL = `
       FROM outbox o JOIN due USING (id)
      WHERE o.status = 'pending' AND NOT ${liveClaim('o', '$4', '$5')}
        FOR UPDATE OF o SKIP LOCKED
+  ), claimed AS (
+    -- By primary key whatever the planner thinks of the table's size (an outbox of nothing but
+    -- pending rows would otherwise be hash-joined by a sequential scan).
+    UPDATE outbox o SET claimed_at = clock_timestamp(), claim_token = $2, claimed_by = $3
+     WHERE o.id = ANY (ARRAY(SELECT id FROM locked)) AND ${ASYNC_COMMIT}
+    RETURNING ${prefixed('o')}
   )
-  UPDATE outbox o SET claimed_at = clock_timestamp(), claim_token = $2, claimed_by = $3
-    FROM locked
-   WHERE o.id = locked.id AND ${ASYNC_COMMIT}
-  RETURNING ${prefixed('o')}, locked.previous_owner`;
+  SELECT claimed.*, locked.previous_owner FROM claimed JOIN locked USING (id)`;
 
 const SETTLED_SUMMARY = ['id', 'attempts', 'status'];
 
@@ -136,7 +139,8 @@ function settledColumns(alias: string, full: boolean): string {
  * a dispatcher shutting down).
  *
  * Every update names the row's claim token: a row claimed again since (taken over after its
- * owner was presumed dead) is left alone, and so is its aggregate. The successor lookup runs on
+ * owner was presumed dead) is left alone, and so is its aggregate. (`o.id = ANY ($1)` beside the
+ * join keeps the updates on the primary key however small the planner believes the table.) The successor lookup runs on
  * the statement's snapshot, in which the settled rows are still pending: hence `<> ALL($1)`.
  */
 export const SETTLE_SQL = `
@@ -148,7 +152,7 @@ export const SETTLE_SQL = `
        SET status = 'published', published_at = clock_timestamp(),
            claimed_at = NULL, claim_token = NULL, claimed_by = NULL
       FROM result r
-     WHERE o.id = r.id AND o.claim_token = r.token AND o.status = 'pending' AND r.error IS NULL
+     WHERE o.id = ANY ($1::bigint[]) AND o.id = r.id AND o.claim_token = r.token AND o.status = 'pending' AND r.error IS NULL
        AND ${ASYNC_COMMIT}
     RETURNING o.id, o.aggregate_id, o.attempts, o.status
   ), failed AS (
@@ -160,7 +164,7 @@ export const SETTLE_SQL = `
            dead_lettered_at = CASE WHEN r.permanent OR o.attempts + 1 >= $6 THEN clock_timestamp() END,
            next_attempt_at = clock_timestamp() + ${secondsOf('r.retry_ms')}
       FROM result r
-     WHERE o.id = r.id AND o.claim_token = r.token AND o.status = 'pending' AND r.error IS NOT NULL
+     WHERE o.id = ANY ($1::bigint[]) AND o.id = r.id AND o.claim_token = r.token AND o.status = 'pending' AND r.error IS NOT NULL
        AND ${ASYNC_COMMIT}
     RETURNING o.id, o.aggregate_id, o.attempts, o.status, r.error
   ), history AS (
@@ -187,8 +191,7 @@ export const SETTLE_SQL = `
        FOR UPDATE OF o SKIP LOCKED
   ), claimed AS (
     UPDATE outbox o SET claimed_at = clock_timestamp(), claim_token = $7, claimed_by = $8
-      FROM locked
-     WHERE o.id = locked.id AND ${ASYNC_COMMIT}
+     WHERE o.id = ANY (ARRAY(SELECT id FROM locked)) AND ${ASYNC_COMMIT}
     RETURNING ${prefixed('o')}
   )
   SELECT 'claimed' AS settled, ${settledColumns('claimed', true)} FROM claimed
