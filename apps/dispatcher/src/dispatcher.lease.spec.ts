@@ -17,8 +17,8 @@ function leaseWithHeartbeats() {
       if (state.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.delayMs));
       if (state.fail) throw new Error('database unreachable');
     }),
-    retire: jest.fn(async () => undefined),
-    forgetSilentFor: jest.fn(async () => 0),
+    retire: jest.fn(() => Promise.resolve()),
+    forgetSilentFor: jest.fn(() => Promise.resolve(0)),
   };
   const config = loadConfig(DispatcherConfig, {
     OUTBOX_OWNER_TIMEOUT_MS: String(OWNER_TIMEOUT_MS),
@@ -29,8 +29,12 @@ function leaseWithHeartbeats() {
 }
 
 describe(DispatcherLease.name, () => {
-  beforeAll(() => Logger.overrideLogger(false));
-  afterAll(() => Logger.overrideLogger(new ConsoleLogger()));
+  beforeAll(() => {
+    Logger.overrideLogger(false);
+  });
+  afterAll(() => {
+    Logger.overrideLogger(new ConsoleLogger());
+  });
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
