@@ -31,16 +31,15 @@ class StatementCounter {
   private original?: Client['query'];
 
   install(applicationName: string): void {
-    // eslint-disable-next-line @typescript-eslint/unbound-method -- restored as it was in uninstall()
     const original = Client.prototype.query;
     this.original = original;
-    const counter = this;
+    const count = (client: Client, text: string) => this.count(client, text);
     Client.prototype.query = function (this: Client, ...args: unknown[]) {
       const params = (this as unknown as { connectionParameters?: { application_name?: string } })
         .connectionParameters;
       const config = args[0];
       const text = typeof config === 'string' ? config : (config as { text?: string } | undefined)?.text;
-      if (params?.application_name === applicationName && typeof text === 'string') counter.count(this, text);
+      if (params?.application_name === applicationName && typeof text === 'string') count(this, text);
       return (original as (...rest: unknown[]) => unknown).apply(this, args);
     } as Client['query'];
   }
