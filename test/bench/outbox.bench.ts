@@ -45,6 +45,7 @@ import {
 } from './bench.processes';
 import {
   DeliveryRecorder,
+  percentiles,
   type Percentiles,
   type PhaseRecording,
   type PhaseResult,
@@ -132,6 +133,11 @@ const FLAGS: FlagSpec[] = [
   },
   { name: 'skip-peer', description: 'do not run the graphile-worker comparison', switch: true },
   {
+    name: 'skip-stall',
+    description: 'do not run the stall phase (a dispatcher SIGKILLed under paced load)',
+    switch: true,
+  },
+  {
     name: 'profile',
     description: 'run the dispatchers with --cpu-prof (profiles in dist/bench-profiles/)',
     switch: true,
@@ -152,6 +158,7 @@ interface Options {
   dispatcherEnv: Record<string, string>;
   results: string;
   skipPeer: boolean;
+  skipStall: boolean;
   profile: boolean;
 }
 
@@ -558,36 +565,41 @@ function baseEnv(settings: Settings, database: string, prefix: string): Record<s
   };
 }
 
-async function startDispatchers(settings: Settings): Promise<BenchChild[]> {
+/** Dispatcher `index` (1-based in its name), once its health check answers. */
+async function startDispatcher(settings: Settings, index: number): Promise<BenchChild> {
   const { options } = settings;
   const profileDir = path.join(REPO_ROOT, 'dist/bench-profiles');
   if (options.profile) mkdirSync(profileDir, { recursive: true });
-  const dispatchers: BenchChild[] = [];
-  for (let i = 0; i < options.dispatchers; i += 1) {
-    const port = await freePort();
-    const child = startNodeChild(
-      `dispatcher-${i + 1}`,
-      'dist/apps/dispatcher/src/main.js',
-      [],
-      {
-        ...baseEnv(settings, OUTBOX_DATABASE, OUTBOX_PREFIX),
-        HEALTH_HOST: LOCALHOST,
-        HEALTH_PORT: String(port),
-        DISPATCHER_CONCURRENCY: String(options.concurrency),
-        ...options.dispatcherEnv,
-      },
-      options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
-    );
-    dispatchers.push(child);
-    await waitUntil(async () => {
-      if (!child.alive()) throw new Error(`${child.name} exited:\n${child.output()}`);
-      const response = await fetch(`http://${LOCALHOST}:${port}/health`, {
-        signal: AbortSignal.timeout(2_000),
-      });
-      return response.status === 200;
-    }, `${child.name} to be healthy`).catch((error: Error) => {
-      throw new Error(`${error.message}\n${child.output()}`);
+  const port = await freePort();
+  const child = startNodeChild(
+    `dispatcher-${index + 1}`,
+    'dist/apps/dispatcher/src/main.js',
+    [],
+    {
+      ...baseEnv(settings, OUTBOX_DATABASE, OUTBOX_PREFIX),
+      HEALTH_HOST: LOCALHOST,
+      HEALTH_PORT: String(port),
+      DISPATCHER_CONCURRENCY: String(options.concurrency),
+      ...options.dispatcherEnv,
+    },
+    options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  );
+  await waitUntil(async () => {
+    if (!child.alive()) throw new Error(`${child.name} exited:\n${child.output()}`);
+    const response = await fetch(`http://${LOCALHOST}:${port}/health`, {
+      signal: AbortSignal.timeout(2_000),
     });
+    return response.status === 200;
+  }, `${child.name} to be healthy`).catch((error: Error) => {
+    throw new Error(`${error.message}\n${child.output()}`);
+  });
+  return child;
+}
+
+async function startDispatchers(settings: Settings): Promise<BenchChild[]> {
+  const dispatchers: BenchChild[] = [];
+  for (let i = 0; i < settings.options.dispatchers; i += 1) {
+    dispatchers.push(await startDispatcher(settings, i));
   }
   return dispatchers;
 }
@@ -693,6 +705,111 @@ async function runSystem(
   return { throughput, latency };
 }
 
+// ---- the stall phase ---------------------------------------------------------------------------
+
+/** Events committed from this long before the kill... */
+const STALL_WINDOW_BEFORE_MS = 1_000;
+/** ...to this long after it make up the fault window. */
+const STALL_WINDOW_AFTER_MS = 3_000;
+/** The kill comes this far into the phase. */
+const STALL_KILL_AT = 1 / 3;
+
+interface StallRun {
+  phase: MeasuredPhase;
+  dispatchers: number;
+  /** From the kill until the restarted dispatcher answered its health check. */
+  restartMs: number;
+  /** Commit to delivery of the events committed in the fault window. */
+  window: Percentiles & { events: number; undelivered: number };
+  /** The same for every other event of the phase: the normal latency beside it. */
+  outside: Percentiles & { events: number };
+}
+
+/** Commit-to-delivery of the phase's events committed within [from, to) or outside it. */
+function latenciesOf(
+  phase: PhaseRecording,
+  from: number,
+  to: number,
+): { inside: number[]; outside: number[]; undelivered: number } {
+  const inside: number[] = [];
+  const outside: number[] = [];
+  let undelivered = 0;
+  for (const [key, committedAt] of phase.commits) {
+    const within = committedAt >= from && committedAt < to;
+    const arrivedAt = phase.arrivals.get(key);
+    if (arrivedAt === undefined) {
+      if (within) undelivered += 1;
+      continue;
+    }
+    (within ? inside : outside).push(Math.max(0, arrivedAt - committedAt));
+  }
+  return { inside, outside, undelivered };
+}
+
+/**
+ * Paced load on at least two dispatchers; a third of the way in, one is killed with SIGKILL and
+ * started again at once. The rows it had claimed wait until another dispatcher takes its claims
+ * over (its heartbeat silent for OUTBOX_OWNER_TIMEOUT_MS), and so do later events of the same
+ * aggregates: the fault window's commit-to-delivery shows that stall. `dispatchers` is updated
+ * in place (the victim replaced by its restart, a standby added if there was only one).
+ */
+async function stallPhase(
+  settings: Settings,
+  writer: EventWriter,
+  recorder: DeliveryRecorder,
+  dispatchers: BenchChild[],
+  between: () => Promise<void>,
+): Promise<StallRun> {
+  const { options } = settings;
+  while (dispatchers.length < 2) dispatchers.push(await startDispatcher(settings, dispatchers.length));
+  await between();
+  progress(
+    `outbox stall: ${options.rate} events/s for ${options.seconds} s on ${dispatchers.length} dispatchers, ` +
+      `one SIGKILLed after ${Math.round(options.seconds * STALL_KILL_AT * 10) / 10} s and restarted`,
+  );
+  const victim = dispatchers[0]!;
+  let killedAt = 0;
+  let restartMs = 0;
+  let recorded: PhaseRecording | undefined;
+  const phase = await measure(
+    recorder,
+    // CPU of the dispatchers that live through the phase (a dead process has no counters left).
+    { pids: dispatchers.slice(1).map((child) => child.pid), database: OUTBOX_DATABASE },
+    options.seconds,
+    async (recording) => {
+      recorded = recording;
+      const load = paced(writer, recording, options);
+      await sleep(options.seconds * 1000 * STALL_KILL_AT);
+      killedAt = performance.now();
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      dispatchers[0] = await startDispatcher(settings, 0);
+      restartMs = Math.round(performance.now() - killedAt);
+      await load;
+    },
+  );
+  const { inside, outside, undelivered } = latenciesOf(
+    recorded!,
+    killedAt - STALL_WINDOW_BEFORE_MS,
+    killedAt + STALL_WINDOW_AFTER_MS,
+  );
+  const run: StallRun = {
+    phase,
+    dispatchers: dispatchers.length,
+    restartMs,
+    window: { ...percentiles(inside), events: inside.length + undelivered, undelivered },
+    outside: { ...percentiles(outside), events: outside.length },
+  };
+  progress(describePhase('outbox stall (whole phase)', phase, 'surviving dispatchers'));
+  progress(
+    `outbox stall: ${run.window.events} events committed from ${STALL_WINDOW_BEFORE_MS} ms before to ${STALL_WINDOW_AFTER_MS} ms after the kill: ` +
+      `commit->delivery p50 ${run.window.p50} p99 ${run.window.p99} max ${run.window.max} ms` +
+      `${undelivered > 0 ? `, ${undelivered} NOT DELIVERED` : ''}; the rest: p99 ${run.outside.p99} max ${run.outside.max} ms; ` +
+      `restarted dispatcher healthy after ${restartMs} ms`,
+  );
+  return run;
+}
+
 function ms({ p50, p95, p99 }: Percentiles): { p50: number; p95: number; p99: number } {
   return { p50, p95, p99 };
 }
@@ -731,6 +848,7 @@ function optionsFrom(argv: readonly string[]): Options {
       dispatcherEnv: envPairs(flags['dispatcher-env'] as string),
       results: flags.results as string,
       skipPeer: flags['skip-peer'] === true,
+      skipStall: flags['skip-stall'] === true,
       profile: flags.profile === true,
     };
   } catch (error) {
@@ -813,6 +931,9 @@ async function main(): Promise<void> {
       () => clearOutbox(ours.dataSource),
       'dispatchers',
     );
+    const stall = options.skipStall
+      ? undefined
+      : await stallPhase(settings, ours, recorder, dispatchers, () => clearOutbox(ours.dataSource));
     await stopAll(dispatchers);
     for (const child of dispatchers) reportWarnings(child);
 
@@ -857,6 +978,8 @@ async function main(): Promise<void> {
 
     const delivered = outbox.throughput.deliveredPerS;
     const p99 = outbox.latency.latencyMs.p99;
+    const peerDelivered = peer?.throughput.deliveredPerS;
+    const phases = [outbox.throughput, outbox.latency, ...(stall ? [stall.phase] : [])];
     const result = {
       committed_per_s: outbox.throughput.committedPerS,
       delivered_per_s: delivered,
@@ -864,6 +987,7 @@ async function main(): Promise<void> {
       dispatcher_cpu_pct: outbox.throughput.cpu.pids,
       ceiling_tps: ceilingTps,
       peer_delivered_per_s: peer?.throughput.deliveredPerS ?? null,
+      notification_stall_ms: stall ? { p99: stall.window.p99, max: stall.window.max } : null,
       writers: options.writers,
       seconds: options.seconds,
       dispatchers: options.dispatchers,
@@ -874,6 +998,12 @@ async function main(): Promise<void> {
         delivered_at_least_0_6_of_ceiling: delivered >= 0.6 * ceilingTps,
         delivered_above_peer: peer ? delivered > peer.throughput.deliveredPerS : null,
         p99_at_most_25_ms: p99 <= 25,
+        delivered_at_least_0_3_of_ceiling: delivered >= 0.3 * ceilingTps,
+        delivered_at_least_5x_peer: peerDelivered !== undefined ? delivered >= 5 * peerDelivered : null,
+        stall_max_at_most_2_s: stall ? stall.window.max <= 2_000 && stall.window.undelivered === 0 : null,
+        no_order_violations_or_losses: phases.every(
+          (phase) => phase.drained && phase.orderViolations === 0,
+        ),
       },
       details: {
         aggregates: options.aggregates,
@@ -883,6 +1013,16 @@ async function main(): Promise<void> {
         ceiling_machine_cpu_pct: ceiling.cpu.machine,
         throughput: phaseDetails(outbox.throughput),
         latency: phaseDetails(outbox.latency),
+        stall: stall
+          ? {
+              dispatchers: stall.dispatchers,
+              window_ms: { before_kill: STALL_WINDOW_BEFORE_MS, after_kill: STALL_WINDOW_AFTER_MS },
+              window: stall.window,
+              outside_window: stall.outside,
+              restart_ms: stall.restartMs,
+              phase: phaseDetails(stall.phase),
+            }
+          : null,
         peer: peer
           ? {
               concurrency: peerConcurrency(options),
