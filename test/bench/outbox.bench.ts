@@ -177,6 +177,8 @@ interface EventWriter {
 
 interface MeasuredPhase extends PhaseResult {
   cpu: CpuUsage;
+  /** PostgreSQL statements the dispatchers ran per delivered event (their own counters). */
+  dispatcherStatementsPerEvent?: number;
 }
 
 function progress(line: string): void {
@@ -416,6 +418,8 @@ async function paced(writer: EventWriter, phase: PhaseRecording, options: Option
 interface Observed {
   pids: readonly number[];
   database: string;
+  /** Statements the system under test has run so far, if it counts them. */
+  statements?: () => Promise<number>;
 }
 
 async function measure(
@@ -425,6 +429,7 @@ async function measure(
   load: (phase: PhaseRecording) => Promise<void>,
 ): Promise<MeasuredPhase> {
   const { pids, database } = observed;
+  const statementsBefore = await observed.statements?.();
   const phase = recorder.begin();
   const before = sampleCpu(pids, [database]);
   await load(phase);
@@ -433,7 +438,34 @@ async function measure(
     stallMs: 15_000,
   });
   const after = sampleCpu(pids, [database]);
-  return { ...phase.result(drained), cpu: cpuUsage(pids, before, after) };
+  const result = { ...phase.result(drained), cpu: cpuUsage(pids, before, after) };
+  const statementsAfter = await observed.statements?.();
+  if (statementsBefore === undefined || statementsAfter === undefined || result.delivered === 0) return result;
+  return {
+    ...result,
+    dispatcherStatementsPerEvent: Math.round(((statementsAfter - statementsBefore) / result.delivered) * 1000) / 1000,
+  };
+}
+
+/** Health/metrics port of each dispatcher the bench started. */
+const dispatcherPorts = new WeakMap<BenchChild, number>();
+
+/** Claim and settle statements the dispatchers have run, from their /metrics. */
+async function dispatcherStatements(dispatchers: readonly BenchChild[]): Promise<number> {
+  let total = 0;
+  for (const child of dispatchers) {
+    const port = dispatcherPorts.get(child);
+    if (port === undefined || !child.alive()) continue;
+    const metrics = await fetch(`http://${LOCALHOST}:${port}/metrics`, {
+      signal: AbortSignal.timeout(5_000),
+    }).then((response) => response.text());
+    for (const match of metrics.matchAll(
+      /^outbox_(?:relay_claim|settle)_statements_total(?:\{[^}]*\})? (\d+)/gm,
+    )) {
+      total += Number(match[1]);
+    }
+  }
+  return total;
 }
 
 function describeCpu(cpu: CpuUsage): string {
@@ -454,7 +486,8 @@ function describePhase(name: string, result: MeasuredPhase, processes: string): 
     `${name}: committed ${result.committed} (${result.committedPerS}/s), delivered ${result.delivered} ` +
     `(${result.deliveredPerS}/s over ${result.deliverySeconds} s, drain ${result.drainSeconds} s), ` +
     `commit->delivery p50 ${p50} p95 ${p95} p99 ${p99} max ${max} ms; cpu % of one core: ${processes} ${cpu.pids}, ` +
-    `postgres ${cpu.postgres}, redis ${cpu.redis}, bench ${cpu.bench}, other ${cpu.other}, machine ${cpu.machine}${faults}`
+    `postgres ${cpu.postgres}, redis ${cpu.redis}, bench ${cpu.bench}, other ${cpu.other}, machine ${cpu.machine}` +
+    `${result.dispatcherStatementsPerEvent === undefined ? '' : `; dispatcher statements/event ${result.dispatcherStatementsPerEvent}`}${faults}`
   );
 }
 
@@ -584,6 +617,7 @@ async function startDispatcher(settings: Settings, index: number): Promise<Bench
     },
     options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   );
+  dispatcherPorts.set(child, port);
   await waitUntil(async () => {
     if (!child.alive()) throw new Error(`${child.name} exited:\n${child.output()}`);
     const response = await fetch(`http://${LOCALHOST}:${port}/health`, {
@@ -927,7 +961,11 @@ async function main(): Promise<void> {
       settings,
       ours,
       recorder,
-      { pids: dispatchers.map((child) => child.pid), database: OUTBOX_DATABASE },
+      {
+        pids: dispatchers.map((child) => child.pid),
+        database: OUTBOX_DATABASE,
+        statements: () => dispatcherStatements(dispatchers),
+      },
       () => clearOutbox(ours.dataSource),
       'dispatchers',
     );
@@ -1061,6 +1099,9 @@ function phaseDetails(phase: MeasuredPhase) {
     strays: phase.strays,
     failed_transactions: phase.failedTransactions,
     cpu_pct: phase.cpu,
+    ...(phase.dispatcherStatementsPerEvent === undefined
+      ? {}
+      : { dispatcher_statements_per_event: phase.dispatcherStatementsPerEvent }),
   };
 }
 

@@ -181,6 +181,18 @@ describe(`${OutboxRepository.name} claims`, () => {
     ]);
   });
 
+  it('never takes its own claim from itself, even with its heartbeat silent, until the lease', async () => {
+    const [id] = await aggregates.add(1);
+    await aggregates.advance(id!);
+    const a = await dispatcher();
+    const short: ClaimLiveness = { leaseMs: 1_000, ownerTimeoutMs: OWNER_TIMEOUT_MS };
+    const first = (await claimHeadOf(id!, a.stamp(), short))!;
+    await sleep(OWNER_TIMEOUT_MS + 100);
+    expect(await claimHeadOf(id!, a.stamp(), short)).toBeUndefined();
+    await sleep(1_000 - OWNER_TIMEOUT_MS);
+    expect(await claimHeadOf(id!, a.stamp(), short)).toMatchObject({ id: first.id, previous_owner: a.owner });
+  });
+
   it('takes a claim over after the lease even while its owner beats (the backstop)', async () => {
     const [id] = await aggregates.add(1);
     await aggregates.advance(id!);

@@ -66,6 +66,13 @@ export class DeliveryPipeline {
   ) {
     this.concurrency = config.DISPATCHER_CONCURRENCY;
     lease.onBeat(() => this.renewParked());
+    metrics.observeRows(() => ({
+      held: this.held,
+      delivering: this.delivering,
+      settling: this.results.length,
+      parked: this.parked.length,
+      retrying: this.ackRetries.size,
+    }));
   }
 
   /** How many more aggregates this process may take on. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { MetricsRegistry } from '@matchplane/observability';
 
 /** What the dispatcher's own statements cost: claim passes, settlements, takeovers. */
@@ -10,9 +10,20 @@ export class DispatcherMetrics {
   readonly settleStatements: Counter;
   readonly settleBatchSize: Histogram;
   readonly takenOver: Counter;
+  private rows?: () => Record<RowState, number>;
 
   constructor(@Inject(MetricsRegistry) registry: MetricsRegistry) {
     const registers = [registry];
+    const rows = () => this.rows?.();
+    new Gauge({
+      name: 'outbox_dispatcher_rows',
+      help: 'Claimed rows this dispatcher holds (one per aggregate), by state',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        for (const [state, count] of Object.entries(rows() ?? {})) this.set({ state }, count);
+      },
+    });
     this.wakeUps = new Counter({
       name: 'outbox_relay_wakeups_total',
       help: 'Commit signals and polls that asked the relay for a claim pass',
@@ -40,4 +51,11 @@ export class DispatcherMetrics {
       registers,
     });
   }
+
+  /** The pipeline reports its rows when Prometheus scrapes. */
+  observeRows(read: () => Record<RowState, number>): void {
+    this.rows = read;
+  }
 }
+
+type RowState = 'held' | 'delivering' | 'settling' | 'parked' | 'retrying';

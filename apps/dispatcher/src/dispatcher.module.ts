@@ -33,7 +33,13 @@ export class DispatcherModule {
           {
             name: NOTIFICATIONS_CLIENT,
             transport: Transport.REDIS,
-            options: { host: config.REDIS_HOST, port: config.REDIS_PORT, password: config.REDIS_PASSWORD },
+            options: {
+              host: config.REDIS_HOST,
+              port: config.REDIS_PORT,
+              password: config.REDIS_PASSWORD,
+              // A settle starts many deliveries at once: their publishes leave in one write.
+              enableAutoPipelining: true,
+            },
           },
         ]),
         ...extraImports,

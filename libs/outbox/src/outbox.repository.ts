@@ -72,14 +72,17 @@ const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) IS NOT NULL`
 const secondsOf = (param: string) => `make_interval(secs => ${param} / 1000.0)`;
 
 /**
- * Whether the claim on `row` still protects it: a token, an owner whose heartbeat is recent, and
- * within the lease. `$lease` and `$ownerTimeout` are the statement's parameters of those names.
+ * Whether the claim on `row` still protects it from the claimer `self`: a token, within the
+ * lease, and an owner whose heartbeat is recent, or the claimer itself (it holds its own claims
+ * and renews them if its heartbeat lapsed, so taking them from itself would only redeliver).
+ * The arguments name the statement's parameters.
  */
-function liveClaim(row: string, lease: string, ownerTimeout: string): string {
+function liveClaim(row: string, lease: string, ownerTimeout: string, self: string): string {
   return `(${row}.claim_token IS NOT NULL
       AND ${row}.claimed_at >= now() - ${secondsOf(lease)}
-      AND EXISTS (SELECT 1 FROM outbox_dispatchers d
-                   WHERE d.id = ${row}.claimed_by AND d.heartbeat_at >= now() - ${secondsOf(ownerTimeout)}))`;
+      AND (${row}.claimed_by = ${self}
+           OR EXISTS (SELECT 1 FROM outbox_dispatchers d
+                       WHERE d.id = ${row}.claimed_by AND d.heartbeat_at >= now() - ${secondsOf(ownerTimeout)})))`;
 }
 
 function prefixed(alias: string): string {
@@ -105,14 +108,14 @@ export const CLAIM_HEADS_SQL = `
        AND NOT EXISTS (
          SELECT 1 FROM outbox live
           WHERE live.aggregate_id = heads.aggregate_id AND live.status = 'pending'
-            AND ${liveClaim('live', '$4', '$5')})
+            AND ${liveClaim('live', '$4', '$5', '$3')})
      ORDER BY next_attempt_at
      LIMIT $1
   ), locked AS (
     -- Re-checked under the row lock: another relay may have claimed or settled it since.
     SELECT o.id, o.claimed_by AS previous_owner
       FROM outbox o JOIN due USING (id)
-     WHERE o.status = 'pending' AND NOT ${liveClaim('o', '$4', '$5')}
+     WHERE o.status = 'pending' AND NOT ${liveClaim('o', '$4', '$5', '$3')}
        FOR UPDATE OF o SKIP LOCKED
   ), claimed AS (
     -- By primary key whatever the planner thinks of the table's size (an outbox of nothing but
