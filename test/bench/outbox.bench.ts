@@ -751,6 +751,8 @@ const STALL_KILL_AT = 1 / 3;
 interface StallRun {
   phase: MeasuredPhase;
   dispatchers: number;
+  /** Rows the killed dispatcher had claimed and not settled when it was killed. */
+  claimsAtKill: number;
   /** From the kill until the restarted dispatcher answered its health check. */
   restartMs: number;
   /** Commit to delivery of the events committed in the fault window. */
@@ -790,6 +792,7 @@ function latenciesOf(
 async function stallPhase(
   settings: Settings,
   writer: EventWriter,
+  dataSource: DataSource,
   recorder: DeliveryRecorder,
   dispatchers: BenchChild[],
   between: () => Promise<void>,
@@ -804,6 +807,15 @@ async function stallPhase(
   const victim = dispatchers[0]!;
   let killedAt = 0;
   let restartMs = 0;
+  let claimsAtKill = 0;
+  const claimsHeldBy = async (child: BenchChild) => {
+    const [row] = await dataSource.query<{ count: number }[]>(
+      `SELECT count(*)::int AS count FROM outbox o JOIN outbox_dispatchers d ON d.id = o.claimed_by
+        WHERE o.status = 'pending' AND d.label LIKE '%:' || $1::text`,
+      [String(child.pid)],
+    );
+    return row?.count ?? 0;
+  };
   let recorded: PhaseRecording | undefined;
   const phase = await measure(
     recorder,
@@ -814,6 +826,9 @@ async function stallPhase(
       recorded = recording;
       const load = paced(writer, recording, options);
       await sleep(options.seconds * 1000 * STALL_KILL_AT);
+      // The moment it holds claims (within a second), or else anyway: that is the stall measured.
+      const holding = performance.now() + 1_000;
+      while (performance.now() < holding && (claimsAtKill = await claimsHeldBy(victim)) === 0) await sleep(1);
       killedAt = performance.now();
       victim.child.kill('SIGKILL');
       await victim.exited;
@@ -830,6 +845,7 @@ async function stallPhase(
   const run: StallRun = {
     phase,
     dispatchers: dispatchers.length,
+    claimsAtKill,
     restartMs,
     window: { ...percentiles(inside), events: inside.length + undelivered, undelivered },
     outside: { ...percentiles(outside), events: outside.length },
@@ -839,7 +855,7 @@ async function stallPhase(
     `outbox stall: ${run.window.events} events committed from ${STALL_WINDOW_BEFORE_MS} ms before to ${STALL_WINDOW_AFTER_MS} ms after the kill: ` +
       `commit->delivery p50 ${run.window.p50} p99 ${run.window.p99} max ${run.window.max} ms` +
       `${undelivered > 0 ? `, ${undelivered} NOT DELIVERED` : ''}; the rest: p99 ${run.outside.p99} max ${run.outside.max} ms; ` +
-      `restarted dispatcher healthy after ${restartMs} ms`,
+      `${claimsAtKill} claim(s) held by the killed dispatcher; restarted one healthy after ${restartMs} ms`,
   );
   return run;
 }
@@ -971,7 +987,9 @@ async function main(): Promise<void> {
     );
     const stall = options.skipStall
       ? undefined
-      : await stallPhase(settings, ours, recorder, dispatchers, () => clearOutbox(ours.dataSource));
+      : await stallPhase(settings, ours, ours.dataSource, recorder, dispatchers, () =>
+          clearOutbox(ours.dataSource),
+        );
     await stopAll(dispatchers);
     for (const child of dispatchers) reportWarnings(child);
 
@@ -1057,6 +1075,7 @@ async function main(): Promise<void> {
               window_ms: { before_kill: STALL_WINDOW_BEFORE_MS, after_kill: STALL_WINDOW_AFTER_MS },
               window: stall.window,
               outside_window: stall.outside,
+              claims_held_at_kill: stall.claimsAtKill,
               restart_ms: stall.restartMs,
               phase: phaseDetails(stall.phase),
             }

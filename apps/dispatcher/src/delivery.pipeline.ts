@@ -44,6 +44,8 @@ function refusedByDatabase(error: unknown): boolean {
 export class DeliveryPipeline {
   private readonly logger = new Logger(DeliveryPipeline.name);
   private readonly concurrency: number;
+  private readonly settleIntervalMs: number;
+  private lastSettleAt = Number.NEGATIVE_INFINITY;
   /** Claimed rows held and not settled yet: one per aggregate, in any state below. */
   private held = 0;
   private delivering = 0;
@@ -65,6 +67,7 @@ export class DeliveryPipeline {
     @Inject(DispatcherConfig) config: DispatcherConfig,
   ) {
     this.concurrency = config.DISPATCHER_CONCURRENCY;
+    this.settleIntervalMs = config.OUTBOX_SETTLE_MIN_INTERVAL_MS;
     lease.onBeat(() => this.renewParked());
     metrics.observeRows(() => ({
       held: this.held,
@@ -121,24 +124,27 @@ export class DeliveryPipeline {
     });
   }
 
-  /** In the next turn of the event loop, so that results arriving together share a statement. */
+  /**
+   * At the next turn of the event loop, or once OUTBOX_SETTLE_MIN_INTERVAL_MS has passed since the
+   * last settle started: the results arriving meanwhile share the statement. (A subscriber has
+   * the event already; the wait only delays the ack and the aggregate's next event.)
+   */
   private settleSoon(): void {
     if (this.settling) return;
-    this.settling = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.settleQueued()).finally(() => {
-      this.settling = undefined;
-      if (this.results.length > 0) this.settleSoon();
-    });
-  }
-
-  private async settleQueued(): Promise<void> {
-    while (this.results.length > 0) {
-      await this.settle(this.results.splice(0, MAX_SETTLE_ROWS));
-    }
+    const wait = this.lastSettleAt + this.settleIntervalMs - performance.now();
+    this.settling = new Promise<void>((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)))
+      .then(() => this.settle(this.results.splice(0, MAX_SETTLE_ROWS)))
+      .finally(() => {
+        this.settling = undefined;
+        if (this.results.length > 0) this.settleSoon();
+      });
   }
 
   private async settle(batch: Delivered[]): Promise<void> {
+    if (batch.length === 0) return;
     const next = this.draining ? undefined : { token: randomUUID(), owner: this.lease.id };
     const sentAt = performance.now();
+    this.lastSettleAt = sentAt;
     let settlement: Settlement;
     this.metrics.settleStatements.inc();
     this.metrics.settleBatchSize.observe(batch.length);

@@ -255,6 +255,13 @@ export class DispatcherConfig extends WorkerConfig {
   @IsIntInRange(0, 1_000)
   OUTBOX_RELAY_MIN_INTERVAL_MS = 5;
 
+  @EnvVar({
+    description:
+      'Least time between the starts of two settle statements (acks, failures, next claims) of one dispatcher; the results arriving within it share one (ms)',
+  })
+  @IsIntInRange(0, 1_000)
+  OUTBOX_SETTLE_MIN_INTERVAL_MS = 5;
+
   @EnvVar({ description: 'Aggregate heads the relay claims per query (at most the free delivery slots)' })
   @IsIntInRange(1, 10_000)
   OUTBOX_CLAIM_BATCH = 500;
