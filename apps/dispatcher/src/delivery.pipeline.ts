@@ -36,9 +36,10 @@ function refusedByDatabase(error: unknown): boolean {
 /**
  * Delivers the rows this process claimed: each aggregate's row goes to its subscribers as soon
  * as it is claimed (aggregates in parallel, at most DISPATCHER_CONCURRENCY, one row each), and
- * the results are settled together: while one settle statement runs, the results that arrive
- * meanwhile wait for the next, so under load one statement acks many rows and claims each acked
- * aggregate's next row, which is then delivered directly, without a relay pass.
+ * the results are settled together: one settle statement at a time, at most one per
+ * OUTBOX_SETTLE_MIN_INTERVAL_MS, each taking every result that arrived meanwhile, so under load
+ * one statement acks many rows and claims each acked aggregate's next row, which is then
+ * delivered directly, without a relay pass.
  */
 @Injectable()
 export class DeliveryPipeline {
