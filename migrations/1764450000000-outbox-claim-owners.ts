@@ -24,9 +24,7 @@ export class OutboxClaimOwners1764450000000 implements MigrationInterface {
         started_at timestamptz NOT NULL DEFAULT now(),
         heartbeat_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await queryRunner.query(
-      `UPDATE outbox SET claimed_at = NULL WHERE claimed_at IS NOT NULL`,
-    );
+    await queryRunner.query(`UPDATE outbox SET claimed_at = NULL WHERE claimed_at IS NOT NULL`);
     // No foreign key to outbox_dispatchers: a dead owner's row is deleted while its claims stay
     // until they are taken over, and a missing owner reads as a dead one.
     await queryRunner.query(`

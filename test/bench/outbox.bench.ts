@@ -440,10 +440,12 @@ async function measure(
   const after = sampleCpu(pids, [database]);
   const result = { ...phase.result(drained), cpu: cpuUsage(pids, before, after) };
   const statementsAfter = await observed.statements?.();
-  if (statementsBefore === undefined || statementsAfter === undefined || result.delivered === 0) return result;
+  if (statementsBefore === undefined || statementsAfter === undefined || result.delivered === 0)
+    return result;
   return {
     ...result,
-    dispatcherStatementsPerEvent: Math.round(((statementsAfter - statementsBefore) / result.delivered) * 1000) / 1000,
+    dispatcherStatementsPerEvent:
+      Math.round(((statementsAfter - statementsBefore) / result.delivered) * 1000) / 1000,
   };
 }
 
@@ -798,7 +800,8 @@ async function stallPhase(
   between: () => Promise<void>,
 ): Promise<StallRun> {
   const { options } = settings;
-  while (dispatchers.length < 2) dispatchers.push(await startDispatcher(settings, dispatchers.length));
+  while (dispatchers.length < 2)
+    dispatchers.push(await startDispatcher(settings, dispatchers.length));
   await between();
   progress(
     `outbox stall: ${options.rate} events/s for ${options.seconds} s on ${dispatchers.length} dispatchers, ` +
@@ -828,7 +831,8 @@ async function stallPhase(
       await sleep(options.seconds * 1000 * STALL_KILL_AT);
       // The moment it holds claims (within a second), or else anyway: that is the stall measured.
       const holding = performance.now() + 1_000;
-      while (performance.now() < holding && (claimsAtKill = await claimsHeldBy(victim)) === 0) await sleep(1);
+      while (performance.now() < holding && (claimsAtKill = await claimsHeldBy(victim)) === 0)
+        await sleep(1);
       killedAt = performance.now();
       victim.child.kill('SIGKILL');
       await victim.exited;
@@ -1055,8 +1059,11 @@ async function main(): Promise<void> {
         delivered_above_peer: peer ? delivered > peer.throughput.deliveredPerS : null,
         p99_at_most_25_ms: p99 <= 25,
         delivered_at_least_0_3_of_ceiling: delivered >= 0.3 * ceilingTps,
-        delivered_at_least_5x_peer: peerDelivered !== undefined ? delivered >= 5 * peerDelivered : null,
-        stall_max_at_most_2_s: stall ? stall.window.max <= 2_000 && stall.window.undelivered === 0 : null,
+        delivered_at_least_5x_peer:
+          peerDelivered !== undefined ? delivered >= 5 * peerDelivered : null,
+        stall_max_at_most_2_s: stall
+          ? stall.window.max <= 2_000 && stall.window.undelivered === 0
+          : null,
         no_order_violations_or_losses: phases.every(
           (phase) => phase.drained && phase.orderViolations === 0,
         ),

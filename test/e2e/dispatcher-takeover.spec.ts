@@ -62,7 +62,11 @@ describe('one of two dispatchers killed with SIGKILL', () => {
         );
         return left!.count === 0 ? true : undefined;
       },
-      { timeoutMs: TAKEOVER_BOUND_MS, intervalMs: 20, what: "the dead dispatcher's claimed rows to be delivered" },
+      {
+        timeoutMs: TAKEOVER_BOUND_MS,
+        intervalMs: 20,
+        what: "the dead dispatcher's claimed rows to be delivered",
+      },
     );
     const stallMs = Date.now() - killedAt;
 
@@ -77,9 +81,13 @@ describe('one of two dispatchers killed with SIGKILL', () => {
       published: AGGREGATES * TRANSITIONS,
       dead: 0,
     });
-    expect(orderingReport(h.observer.revisionsByAggregate(), ids, TRANSITIONS).violations).toEqual([]);
+    expect(orderingReport(h.observer.revisionsByAggregate(), ids, TRANSITIONS).violations).toEqual(
+      [],
+    );
     const survivor = h.running[1]!;
-    expect(survivor.output()).toMatch(new RegExp(`took over \\d+ claim\\(s\\) of dispatcher\\(s\\) [^\\n]*${owner}`));
+    expect(survivor.output()).toMatch(
+      new RegExp(`took over \\d+ claim\\(s\\) of dispatcher\\(s\\) [^\\n]*${owner}`),
+    );
     console.log(
       `takeover: ${heldAtKill.length} row(s) claimed by the killed dispatcher were delivered by the other ${stallMs} ms after the kill`,
     );

@@ -47,7 +47,11 @@ describe(`${OutboxRepository.name} claims`, () => {
   });
 
   /** A registered dispatcher with a fresh heartbeat. */
-  async function dispatcher(): Promise<{ owner: string; stamp: () => ClaimStamp; beat: () => Promise<void> }> {
+  async function dispatcher(): Promise<{
+    owner: string;
+    stamp: () => ClaimStamp;
+    beat: () => Promise<void>;
+  }> {
     const owner = randomUUID();
     const beat = () => dispatchers.beat(owner, `test:${owner.slice(0, 8)}`);
     await beat();
@@ -107,9 +111,14 @@ describe(`${OutboxRepository.name} claims`, () => {
     expect(current.id).toBe(stale.id);
 
     // A comes back and settles what it delivered under its old claim.
-    const refused = await outbox.settle([delivered(stale)], a.stamp(), { maxAttempts: MAX_ATTEMPTS });
+    const refused = await outbox.settle([delivered(stale)], a.stamp(), {
+      maxAttempts: MAX_ATTEMPTS,
+    });
     expect(refused).toEqual({ published: [], failed: [], refused: [stale.id], successors: [] });
-    expect(await outboxRow(ds, stale.id)).toMatchObject({ status: 'pending', claimed_at: current.claimed_at });
+    expect(await outboxRow(ds, stale.id)).toMatchObject({
+      status: 'pending',
+      claimed_at: current.claimed_at,
+    });
     const [holder] = await ds.query<{ claimed_by: string }[]>(
       `SELECT claimed_by FROM outbox WHERE id = $1`,
       [stale.id],
@@ -118,21 +127,33 @@ describe(`${OutboxRepository.name} claims`, () => {
 
     // Its failure record is refused the same way: no attempt counted against the row.
     const failure = await outbox.settle(
-      [{ ...delivered(stale), delivered: false, error: 'Error: late', permanent: true, retryDelayMs: 0 }],
+      [
+        {
+          ...delivered(stale),
+          delivered: false,
+          error: 'Error: late',
+          permanent: true,
+          retryDelayMs: 0,
+        },
+      ],
       a.stamp(),
       { maxAttempts: MAX_ATTEMPTS },
     );
     expect(failure.refused).toEqual([stale.id]);
-    expect(await outboxRow(ds, stale.id)).toMatchObject({ status: 'pending', attempts: 0, last_error: null });
+    expect(await outboxRow(ds, stale.id)).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      last_error: null,
+    });
     expect(await deliveryAttempts(ds, stale.id)).toEqual([]);
 
     // The new owner's ack goes through and claims revision 2 for it.
     const next = b.stamp();
     const settled = await outbox.settle([delivered(current)], next, { maxAttempts: MAX_ATTEMPTS });
     expect(settled.published).toEqual([current.id]);
-    expect(settled.successors.map((row) => [row.revision, row.claimed_by, row.claim_token])).toEqual([
-      ['2', b.owner, next.token],
-    ]);
+    expect(
+      settled.successors.map((row) => [row.revision, row.claimed_by, row.claim_token]),
+    ).toEqual([['2', b.owner, next.token]]);
   });
 
   it('counts a failure and dead-letters at the limit in the same statement as the acks, claiming the successor of a dead head', async () => {
@@ -149,8 +170,20 @@ describe(`${OutboxRepository.name} claims`, () => {
     const settlement = await outbox.settle(
       [
         delivered(head(ok!)),
-        { ...delivered(head(failing!)), delivered: false, error: 'Error: busy', permanent: false, retryDelayMs: 60_000 },
-        { ...delivered(head(poisoned!)), delivered: false, error: 'PermanentDeliveryError: never', permanent: true, retryDelayMs: 0 },
+        {
+          ...delivered(head(failing!)),
+          delivered: false,
+          error: 'Error: busy',
+          permanent: false,
+          retryDelayMs: 60_000,
+        },
+        {
+          ...delivered(head(poisoned!)),
+          delivered: false,
+          error: 'PermanentDeliveryError: never',
+          permanent: true,
+          retryDelayMs: 0,
+        },
       ],
       next,
       { maxAttempts: MAX_ATTEMPTS },
@@ -190,7 +223,10 @@ describe(`${OutboxRepository.name} claims`, () => {
     await sleep(OWNER_TIMEOUT_MS + 100);
     expect(await claimHeadOf(id!, a.stamp(), short)).toBeUndefined();
     await sleep(1_000 - OWNER_TIMEOUT_MS);
-    expect(await claimHeadOf(id!, a.stamp(), short)).toMatchObject({ id: first.id, previous_owner: a.owner });
+    expect(await claimHeadOf(id!, a.stamp(), short)).toMatchObject({
+      id: first.id,
+      previous_owner: a.owner,
+    });
   });
 
   it('takes a claim over after the lease even while its owner beats (the backstop)', async () => {
@@ -219,7 +255,10 @@ describe(`${OutboxRepository.name} claims`, () => {
     // A falls silent and B takes its claim over; then A beats again and claims another head.
     await sleep(OWNER_TIMEOUT_MS + 100);
     await b.beat();
-    expect(await claimHeadOf(lost!, b.stamp())).toMatchObject({ id: lostClaim.id, previous_owner: a.owner });
+    expect(await claimHeadOf(lost!, b.stamp())).toMatchObject({
+      id: lostClaim.id,
+      previous_owner: a.owner,
+    });
     await a.beat();
     await aggregates.advance(kept!);
     const keptClaim = (await claimHeadOf(kept!, a.stamp()))!;

@@ -130,7 +130,9 @@ describe(`${OutboxDelivery.name} failures, in the dispatcher`, () => {
     const rows = await settled(ids);
     const batches = await app.get(DispatcherMetrics).settleBatchSize.get();
     const settledAtMost = (rows: number) =>
-      batches.values.find((value) => value.metricName?.endsWith('_bucket') && value.labels.le === rows)?.value;
+      batches.values.find(
+        (value) => value.metricName?.endsWith('_bucket') && value.labels.le === rows,
+      )?.value;
     expect(settledAtMost(4)).toBeLessThan(settledAtMost(8)!);
     const rowOf = (id: string, revision: number) =>
       rows.find((r) => r.aggregate_id === id && r.revision === revision)!;

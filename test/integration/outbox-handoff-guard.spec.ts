@@ -150,7 +150,9 @@ describe('the hand-off guard of a dispatcher whose heartbeat fails', () => {
     const seen = new Map(ids.map((id) => [id, b.recorder.deliveredRevisions(id)]));
     expect(orderingReport(seen, ids, 3).violations).toEqual([]);
     expect([...a.logs, ...b.logs]).toContainEqual(
-      expect.stringMatching(new RegExp(`took over ${ids.length} claim\\(s\\) of dispatcher\\(s\\) ${a.owner}`)),
+      expect.stringMatching(
+        new RegExp(`took over ${ids.length} claim\\(s\\) of dispatcher\\(s\\) ${a.owner}`),
+      ),
     );
   });
 });

@@ -73,7 +73,9 @@ describe('outbox delivery statement plans', () => {
       randomUUID(),
     ]);
     expect(seqScans(nodes).filter((relation) => relation === 'outbox')).toEqual([]);
-    expect(indexesUsed(nodes)).toEqual(expect.arrayContaining(['outbox_pkey', 'outbox_pending_head']));
+    expect(indexesUsed(nodes)).toEqual(
+      expect.arrayContaining(['outbox_pkey', 'outbox_pending_head']),
+    );
   });
 
   it('renews claims by primary key', async () => {

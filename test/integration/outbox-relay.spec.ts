@@ -94,7 +94,9 @@ describe(`${OutboxRelay.name} wake-ups`, () => {
     const elapsedMs = performance.now() - startedAt;
     const statements = (await counts.claimStatements()) - before;
     expect(statements).toBeLessThanOrEqual(Math.ceil(elapsedMs / 50) + 1);
-    console.log(`relay: 200 signals over ${Math.round(elapsedMs)} ms cost ${statements} claim statement(s)`);
+    console.log(
+      `relay: 200 signals over ${Math.round(elapsedMs)} ms cost ${statements} claim statement(s)`,
+    );
   });
 
   it('still delivers every row of a burst of commits', async () => {
@@ -102,9 +104,12 @@ describe(`${OutboxRelay.name} wake-ups`, () => {
     const aggregates = await TestAggregates.create(db, redis, prefix);
     const ids = await aggregates.add(50);
     await Promise.all(ids.map((id) => aggregates.advance(id)));
-    await waitFor(async () => ((await countByStatus(await db.dataSource())).pending === 0 ? true : undefined), {
-      what: 'the burst delivered',
-    });
+    await waitFor(
+      async () => ((await countByStatus(await db.dataSource())).pending === 0 ? true : undefined),
+      {
+        what: 'the burst delivered',
+      },
+    );
     expect(dispatcher!.recorder.calls).toHaveLength(50);
   });
 });

@@ -38,8 +38,10 @@ class StatementCounter {
       const params = (this as unknown as { connectionParameters?: { application_name?: string } })
         .connectionParameters;
       const config = args[0];
-      const text = typeof config === 'string' ? config : (config as { text?: string } | undefined)?.text;
-      if (params?.application_name === applicationName && typeof text === 'string') count(this, text);
+      const text =
+        typeof config === 'string' ? config : (config as { text?: string } | undefined)?.text;
+      if (params?.application_name === applicationName && typeof text === 'string')
+        count(this, text);
       return (original as (...rest: unknown[]) => unknown).apply(this, args);
     } as Client['query'];
   }
@@ -104,11 +106,14 @@ describe('what delivering costs PostgreSQL, per event', () => {
   });
 
   const drained = () =>
-    waitFor(async () => ((await countByStatus(await db.dataSource())).pending === 0 ? true : undefined), {
-      timeoutMs: 60_000,
-      intervalMs: 20,
-      what: 'every event delivered',
-    });
+    waitFor(
+      async () => ((await countByStatus(await db.dataSource())).pending === 0 ? true : undefined),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 20,
+        what: 'every event delivered',
+      },
+    );
 
   const start = async () =>
     startInProcessDispatcher(await dispatcherEnv(db, prefix, { OUTBOX_POLL_INTERVAL_MS: '250' }));

@@ -133,7 +133,9 @@ export class DeliveryPipeline {
   private settleSoon(): void {
     if (this.settling) return;
     const wait = this.lastSettleAt + this.settleIntervalMs - performance.now();
-    this.settling = new Promise<void>((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)))
+    this.settling = new Promise<void>((resolve) =>
+      wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve),
+    )
       .then(() => this.settle(this.results.splice(0, MAX_SETTLE_ROWS)))
       .finally(() => {
         this.settling = undefined;

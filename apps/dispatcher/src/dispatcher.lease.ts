@@ -36,20 +36,27 @@ export class DispatcherLease implements OnModuleInit {
     private readonly dispatchers: OutboxDispatchersRepository,
     @Inject(DispatcherConfig) config: DispatcherConfig,
   ) {
-    this.liveness = { leaseMs: config.OUTBOX_CLAIM_LEASE_MS, ownerTimeoutMs: config.OUTBOX_OWNER_TIMEOUT_MS };
+    this.liveness = {
+      leaseMs: config.OUTBOX_CLAIM_LEASE_MS,
+      ownerTimeoutMs: config.OUTBOX_OWNER_TIMEOUT_MS,
+    };
   }
 
   /** Registered before any relay claims (onApplicationBootstrap runs after every onModuleInit). */
   async onModuleInit(): Promise<void> {
     await this.beat();
-    this.timer = setInterval(() => {
-      this.beating ??= this.beat()
-        .catch((error: Error) => {
-          if (!this.failing) this.logger.warn(`heartbeat failed (claims may be taken over): ${error.message}`);
-          this.failing = true;
-        })
-        .finally(() => (this.beating = undefined));
-    }, Math.round(this.liveness.ownerTimeoutMs / 3));
+    this.timer = setInterval(
+      () => {
+        this.beating ??= this.beat()
+          .catch((error: Error) => {
+            if (!this.failing)
+              this.logger.warn(`heartbeat failed (claims may be taken over): ${error.message}`);
+            this.failing = true;
+          })
+          .finally(() => (this.beating = undefined));
+      },
+      Math.round(this.liveness.ownerTimeoutMs / 3),
+    );
     this.timer.unref();
   }
 
@@ -79,7 +86,9 @@ export class DispatcherLease implements OnModuleInit {
     this.provenUntil = 0;
     this.provenSince = Number.POSITIVE_INFINITY;
     await this.dispatchers.retire(this.id).catch((error: Error) => {
-      this.logger.warn(`could not retire dispatcher ${this.id}: ${error.message}; its claims wait for the owner timeout`);
+      this.logger.warn(
+        `could not retire dispatcher ${this.id}: ${error.message}; its claims wait for the owner timeout`,
+      );
     });
   }
 
@@ -90,7 +99,10 @@ export class DispatcherLease implements OnModuleInit {
     // this heartbeat was visible, so only claims made from now on are safe.
     const committedBy = performance.now();
     if (committedBy >= this.provenUntil) this.provenSince = committedBy;
-    this.provenUntil = Math.max(this.provenUntil, sentAt + this.liveness.ownerTimeoutMs * (1 - SAFETY_FRACTION));
+    this.provenUntil = Math.max(
+      this.provenUntil,
+      sentAt + this.liveness.ownerTimeoutMs * (1 - SAFETY_FRACTION),
+    );
     if (this.failing) this.logger.log('heartbeat restored');
     this.failing = false;
     for (const listener of this.beatListeners) listener();
@@ -99,7 +111,9 @@ export class DispatcherLease implements OnModuleInit {
       // Housekeeping only: a dead dispatcher's row reads as dead whether or not it is still there.
       await this.dispatchers
         .forgetSilentFor(Math.max(this.liveness.leaseMs, 10 * this.liveness.ownerTimeoutMs))
-        .catch((error: Error) => this.logger.warn(`could not forget dead dispatchers: ${error.message}`));
+        .catch((error: Error) =>
+          this.logger.warn(`could not forget dead dispatchers: ${error.message}`),
+        );
     }
   }
 }

@@ -83,7 +83,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     if (this.deferred) return;
-    const wait = this.lastStart + Math.max(this.config.OUTBOX_RELAY_MIN_INTERVAL_MS, this.lastDuration) - performance.now();
+    const wait =
+      this.lastStart +
+      Math.max(this.config.OUTBOX_RELAY_MIN_INTERVAL_MS, this.lastDuration) -
+      performance.now();
     if (wait > 0) {
       this.deferred = setTimeout(() => {
         this.deferred = undefined;

@@ -56,13 +56,20 @@ export class OutboxDelivery {
   }
 
   /** Metrics and log lines for what a settlement recorded about `rows` (by id). */
-  observe(settlement: Settlement, rows: ReadonlyMap<string, ClaimedRow>, errors: ReadonlyMap<string, string>): void {
+  observe(
+    settlement: Settlement,
+    rows: ReadonlyMap<string, ClaimedRow>,
+    errors: ReadonlyMap<string, string>,
+  ): void {
     const now = Date.now();
     for (const id of settlement.published) {
       const row = rows.get(id);
       if (!row) continue;
       this.metrics.delivered.inc({ event: row.event });
-      this.metrics.commitToDelivery.observe({ event: row.event }, (now - row.created_at.getTime()) / 1000);
+      this.metrics.commitToDelivery.observe(
+        { event: row.event },
+        (now - row.created_at.getTime()) / 1000,
+      );
     }
     for (const { id, attempts, deadLettered } of settlement.failed) {
       const row = rows.get(id);
@@ -70,7 +77,9 @@ export class OutboxDelivery {
       const what = `outbox ${row.id} (${row.event} ${row.aggregate_id} r${row.revision})`;
       if (deadLettered) {
         this.metrics.deadLettered.inc({ event: row.event });
-        this.logger.warn(`${what} dead-lettered after ${attempts} attempt(s): ${errors.get(id) ?? '?'}`);
+        this.logger.warn(
+          `${what} dead-lettered after ${attempts} attempt(s): ${errors.get(id) ?? '?'}`,
+        );
       } else {
         this.logger.warn(`${what} attempt ${attempts} failed: ${errors.get(id) ?? '?'}`);
       }

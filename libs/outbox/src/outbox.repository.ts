@@ -224,7 +224,11 @@ export const RENEW_CLAIMS_SQL = `
 export class OutboxRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async claimHeads(limit: number, stamp: ClaimStamp, liveness: ClaimLiveness): Promise<HeadClaim[]> {
+  async claimHeads(
+    limit: number,
+    stamp: ClaimStamp,
+    liveness: ClaimLiveness,
+  ): Promise<HeadClaim[]> {
     const result: unknown = await this.dataSource.query(CLAIM_HEADS_SQL, [
       limit,
       stamp.token,
@@ -265,7 +269,12 @@ export class OutboxRepository {
       }
       settled.add(row.id);
       if (kind === 'published') settlement.published.push(row.id);
-      else settlement.failed.push({ id: row.id, attempts: row.attempts ?? 0, deadLettered: row.status === 'dead' });
+      else
+        settlement.failed.push({
+          id: row.id,
+          attempts: row.attempts ?? 0,
+          deadLettered: row.status === 'dead',
+        });
     }
     settlement.refused = results.map((result) => result.id).filter((id) => !settled.has(id));
     return settlement;
@@ -283,7 +292,12 @@ export class OutboxRepository {
 
 /** TypeORM's postgres driver returns `[rows, affectedCount]` for UPDATE/DELETE ... RETURNING. */
 export function returnedRows<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
+  if (
+    Array.isArray(result) &&
+    result.length === 2 &&
+    Array.isArray(result[0]) &&
+    typeof result[1] === 'number'
+  ) {
     return result[0] as T[];
   }
   return result as T[];
