@@ -1,64 +1,24 @@
-import type Redis from 'ioredis';
-import type { DataSource } from 'typeorm';
 import { OutboxRepository } from '@matchplane/outbox';
-import { createTestDatabase, type TestDatabase } from '../support/database';
 import {
+  allowAck,
   deliveryAttempts,
-  dispatcherEnv,
   outboxRow,
   outboxRows,
+  refuseAck,
   sleep,
-  startInProcessDispatcher,
-  TestAggregates,
-  type InProcessDispatcher,
+  useOutboxTestbed,
 } from '../support/outbox-fixtures';
 import { waitFor } from '../support/processes';
-import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
 
-/**
- * The ack (`settle`) is made to fail for one row by a trigger, the way a database fault would
- * surface: the subscribers have the event, PostgreSQL refuses to record it.
+/*
+ * The ack (`settle`) is made to fail for one row by a trigger (`refuseAck`), the way a database
+ * fault would surface: the subscribers have the event, PostgreSQL refuses to record it.
  */
-async function refuseAck(ds: DataSource, outboxId: string): Promise<void> {
-  await ds.query(`
-    CREATE FUNCTION test_refuse_ack() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      RAISE EXCEPTION 'test fault: ack of outbox % refused', OLD.id;
-    END $$`);
-  await ds.query(`
-    CREATE TRIGGER test_refuse_ack BEFORE UPDATE ON outbox FOR EACH ROW
-      WHEN (OLD.id = ${Number(outboxId)} AND NEW.status = 'published')
-      EXECUTE FUNCTION test_refuse_ack()`);
-}
-
-async function allowAck(ds: DataSource): Promise<void> {
-  await ds.query(`DROP TRIGGER test_refuse_ack ON outbox`);
-  await ds.query(`DROP FUNCTION test_refuse_ack()`);
-}
-
 describe(`an ack failure (${OutboxRepository.name}.settle) in the dispatcher`, () => {
-  let db: TestDatabase;
-  let ds: DataSource;
-  let redis: Redis;
-  let aggregates: TestAggregates;
-  let dispatcher: InProcessDispatcher | undefined;
-  const prefix = testRedisPrefix();
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = await db.dataSource();
-    redis = testRedis();
-    aggregates = await TestAggregates.create(db, redis, prefix);
-  });
-
-  afterAll(async () => {
-    await dispatcher?.close();
-    redis.disconnect();
-    await deleteRedisPrefix(prefix);
-    await db.drop();
-  });
+  const t = useOutboxTestbed();
 
   it("stops the aggregate's run: its next event waits while the ack keeps failing, the other rows of its settle batch go through, and it flows once the ack succeeds", async () => {
+    const { aggregates, ds } = t;
     const [stuck, ...others] = await aggregates.add(5);
     const [first] = await aggregates.advanceEach([stuck!], 3);
     const headId = await aggregates.outboxIdOf(first!);
@@ -68,14 +28,10 @@ describe(`an ack failure (${OutboxRepository.name}.settle) in the dispatcher`, (
     // Every head is due when it starts: one claim, and the five results settle together (the
     // recorder releases them at once), so the refused ack fails the others' statement too until
     // they are settled apart from it.
-    dispatcher = await startInProcessDispatcher(
-      await dispatcherEnv(db, prefix, {
-        OUTBOX_POLL_INTERVAL_MS: '100',
-        OUTBOX_CLAIM_LEASE_MS: '60000',
-      }),
+    const { recorder, logs } = await t.startDispatcher(
+      { OUTBOX_POLL_INTERVAL_MS: '100', OUTBOX_CLAIM_LEASE_MS: '60000' },
       (r) => r.holdFirst(5),
     );
-    const { recorder, logs } = dispatcher;
     const ackFailures = () =>
       logs.filter((line) =>
         new RegExp(

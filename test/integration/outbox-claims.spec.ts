@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type Redis from 'ioredis';
-import type { DataSource } from 'typeorm';
 import {
   OutboxDispatchersRepository,
   OutboxRepository,
@@ -9,9 +7,7 @@ import {
   type ClaimedRow,
   type DeliveryResult,
 } from '@matchplane/outbox';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { deliveryAttempts, outboxRow, sleep, TestAggregates } from '../support/outbox-fixtures';
-import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
+import { deliveryAttempts, outboxRow, sleep, useOutboxTestbed } from '../support/outbox-fixtures';
 
 /*
  * The claim statements as two dispatchers see them: each registers in outbox_dispatchers and
@@ -23,27 +19,13 @@ const LIVENESS: ClaimLiveness = { leaseMs: 60_000, ownerTimeoutMs: OWNER_TIMEOUT
 const MAX_ATTEMPTS = 5;
 
 describe(`${OutboxRepository.name} claims`, () => {
-  let db: TestDatabase;
-  let ds: DataSource;
-  let redis: Redis;
-  let aggregates: TestAggregates;
+  const t = useOutboxTestbed();
   let outbox: OutboxRepository;
   let dispatchers: OutboxDispatchersRepository;
-  const prefix = testRedisPrefix();
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = await db.dataSource();
-    redis = testRedis();
-    aggregates = await TestAggregates.create(db, redis, prefix);
-    outbox = new OutboxRepository(ds);
-    dispatchers = new OutboxDispatchersRepository(ds);
-  });
-
-  afterAll(async () => {
-    redis.disconnect();
-    await deleteRedisPrefix(prefix);
-    await db.drop();
+  beforeAll(() => {
+    outbox = new OutboxRepository(t.ds);
+    dispatchers = new OutboxDispatchersRepository(t.ds);
   });
 
   /** A registered dispatcher with a fresh heartbeat. */
@@ -71,8 +53,8 @@ describe(`${OutboxRepository.name} claims`, () => {
   });
 
   it('leaves a live owner’s claim alone, and takes it over with a fresh token once the owner’s heartbeat is older than the owner timeout', async () => {
-    const [id] = await aggregates.add(1);
-    await aggregates.advanceEach([id!], 2);
+    const [id] = await t.aggregates.add(1);
+    await t.aggregates.advanceEach([id!], 2);
     const a = await dispatcher();
     const b = await dispatcher();
 
@@ -100,8 +82,8 @@ describe(`${OutboxRepository.name} claims`, () => {
   });
 
   it('refuses the ack of a claim that was taken over: the row stays with its new owner, and the stale owner claims no successor', async () => {
-    const [id] = await aggregates.add(1);
-    await aggregates.advanceEach([id!], 3);
+    const [id] = await t.aggregates.add(1);
+    await t.aggregates.advanceEach([id!], 3);
     const a = await dispatcher();
     const b = await dispatcher();
     const stale = (await claimHeadOf(id!, a.stamp()))!;
@@ -115,11 +97,11 @@ describe(`${OutboxRepository.name} claims`, () => {
       maxAttempts: MAX_ATTEMPTS,
     });
     expect(refused).toEqual({ published: [], failed: [], refused: [stale.id], successors: [] });
-    expect(await outboxRow(ds, stale.id)).toMatchObject({
+    expect(await outboxRow(t.ds, stale.id)).toMatchObject({
       status: 'pending',
       claimed_at: current.claimed_at,
     });
-    const [holder] = await ds.query<{ claimed_by: string }[]>(
+    const [holder] = await t.ds.query<{ claimed_by: string }[]>(
       `SELECT claimed_by FROM outbox WHERE id = $1`,
       [stale.id],
     );
@@ -140,12 +122,12 @@ describe(`${OutboxRepository.name} claims`, () => {
       { maxAttempts: MAX_ATTEMPTS },
     );
     expect(failure.refused).toEqual([stale.id]);
-    expect(await outboxRow(ds, stale.id)).toMatchObject({
+    expect(await outboxRow(t.ds, stale.id)).toMatchObject({
       status: 'pending',
       attempts: 0,
       last_error: null,
     });
-    expect(await deliveryAttempts(ds, stale.id)).toEqual([]);
+    expect(await deliveryAttempts(t.ds, stale.id)).toEqual([]);
 
     // The new owner's ack goes through and claims revision 2 for it.
     const next = b.stamp();
@@ -157,8 +139,8 @@ describe(`${OutboxRepository.name} claims`, () => {
   });
 
   it('counts a failure and dead-letters at the limit in the same statement as the acks, claiming the successor of a dead head', async () => {
-    const [ok, failing, poisoned] = await aggregates.add(3);
-    await aggregates.advanceEach([ok!, failing!, poisoned!], 2);
+    const [ok, failing, poisoned] = await t.aggregates.add(3);
+    await t.aggregates.advanceEach([ok!, failing!, poisoned!], 2);
     const a = await dispatcher();
     const stamp = a.stamp();
     const heads = (await outbox.claimHeads(1_000, stamp, LIVENESS)).filter((row) =>
@@ -203,20 +185,20 @@ describe(`${OutboxRepository.name} claims`, () => {
         [poisoned, '2'],
       ].sort(),
     );
-    expect(await outboxRow(ds, head(failing!).id)).toMatchObject({
+    expect(await outboxRow(t.ds, head(failing!).id)).toMatchObject({
       status: 'pending',
       attempts: 1,
       last_error: 'Error: busy',
       claimed_at: null,
     });
-    expect((await deliveryAttempts(ds, head(poisoned!).id)).map((entry) => entry.error)).toEqual([
+    expect((await deliveryAttempts(t.ds, head(poisoned!).id)).map((entry) => entry.error)).toEqual([
       'PermanentDeliveryError: never',
     ]);
   });
 
   it('never takes its own claim from itself, even with its heartbeat silent, until the lease', async () => {
-    const [id] = await aggregates.add(1);
-    await aggregates.advance(id!);
+    const [id] = await t.aggregates.add(1);
+    await t.aggregates.advance(id!);
     const a = await dispatcher();
     const short: ClaimLiveness = { leaseMs: 1_000, ownerTimeoutMs: OWNER_TIMEOUT_MS };
     const first = (await claimHeadOf(id!, a.stamp(), short))!;
@@ -230,8 +212,8 @@ describe(`${OutboxRepository.name} claims`, () => {
   });
 
   it('takes a claim over after the lease even while its owner beats (the backstop)', async () => {
-    const [id] = await aggregates.add(1);
-    await aggregates.advance(id!);
+    const [id] = await t.aggregates.add(1);
+    await t.aggregates.advance(id!);
     const a = await dispatcher();
     const b = await dispatcher();
     const short: ClaimLiveness = { leaseMs: 300, ownerTimeoutMs: 60_000 };
@@ -247,8 +229,8 @@ describe(`${OutboxRepository.name} claims`, () => {
   });
 
   it('renews only the claims still held under their token', async () => {
-    const [lost, kept] = await aggregates.add(2);
-    await aggregates.advance(lost!);
+    const [lost, kept] = await t.aggregates.add(2);
+    await t.aggregates.advance(lost!);
     const a = await dispatcher();
     const b = await dispatcher();
     const lostClaim = (await claimHeadOf(lost!, a.stamp()))!;
@@ -260,12 +242,12 @@ describe(`${OutboxRepository.name} claims`, () => {
       previous_owner: a.owner,
     });
     await a.beat();
-    await aggregates.advance(kept!);
+    await t.aggregates.advance(kept!);
     const keptClaim = (await claimHeadOf(kept!, a.stamp()))!;
 
     const claims = [lostClaim, keptClaim].map((row) => ({ id: row.id, token: row.claim_token }));
     expect(await outbox.renewClaims(claims)).toEqual([keptClaim.id]);
-    expect((await outboxRow(ds, keptClaim.id)).claimed_at!.getTime()).toBeGreaterThan(
+    expect((await outboxRow(t.ds, keptClaim.id)).claimed_at!.getTime()).toBeGreaterThan(
       keptClaim.claimed_at.getTime(),
     );
   });

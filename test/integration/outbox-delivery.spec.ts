@@ -1,22 +1,16 @@
-import type Redis from 'ioredis';
-import type { DataSource } from 'typeorm';
 import { OutboxDelivery } from '@matchplane/outbox';
 import { DispatcherMetrics } from '../../apps/dispatcher/src/dispatcher.metrics';
-import { createTestDatabase, type TestDatabase } from '../support/database';
 import {
   deliveryAttempts,
-  dispatcherEnv,
   outboxRow,
   outboxRows,
   sleep,
-  startInProcessDispatcher,
-  TestAggregates,
+  useOutboxTestbed,
   type InProcessDispatcher,
   type RecorderSetup,
   type OutboxRowState,
 } from '../support/outbox-fixtures';
 import { waitFor } from '../support/processes';
-import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
 
 /*
  * Every row is committed before the dispatcher boots, so nothing but the relay's poll claims a
@@ -27,48 +21,25 @@ const POLL_MS = 300;
 const MAX_ATTEMPTS = 3;
 
 describe(`${OutboxDelivery.name} failures, in the dispatcher`, () => {
-  let db: TestDatabase;
-  let ds: DataSource;
-  let redis: Redis;
-  let aggregates: TestAggregates;
-  let dispatcher: InProcessDispatcher | undefined;
-  const prefix = testRedisPrefix();
+  const t = useOutboxTestbed();
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = await db.dataSource();
-    redis = testRedis();
-    aggregates = await TestAggregates.create(db, redis, prefix);
-  });
+  afterEach(() => t.closeDispatchers());
 
-  afterEach(async () => {
-    await dispatcher?.close();
-    dispatcher = undefined;
-  });
-
-  afterAll(async () => {
-    redis.disconnect();
-    await deleteRedisPrefix(prefix);
-    await db.drop();
-  });
-
-  async function startDispatcher(setup?: RecorderSetup): Promise<InProcessDispatcher> {
-    dispatcher = await startInProcessDispatcher(
-      await dispatcherEnv(db, prefix, {
+  const startDispatcher = (setup?: RecorderSetup): Promise<InProcessDispatcher> =>
+    t.startDispatcher(
+      {
         OUTBOX_POLL_INTERVAL_MS: String(POLL_MS),
         MAX_OUTBOX_DELIVERY_ATTEMPTS: String(MAX_ATTEMPTS),
         OUTBOX_RETRY_BASE_MS: '0',
         OUTBOX_RETRY_CAP_MS: '0',
-      }),
+      },
       setup,
     );
-    return dispatcher;
-  }
 
   const settled = (ids: readonly string[]) =>
     waitFor(
       async () => {
-        const rows = await outboxRows(ds, ids);
+        const rows = await outboxRows(t.ds, ids);
         return rows.every((row) => row.status !== 'pending') ? rows : undefined;
       },
       { timeoutMs: 20_000, what: 'every row published or dead-lettered' },
@@ -80,19 +51,19 @@ describe(`${OutboxDelivery.name} failures, in the dispatcher`, () => {
   };
 
   it('dead-letters a row that can never be delivered after exactly MAX_OUTBOX_DELIVERY_ATTEMPTS, while other aggregates are delivered meanwhile', async () => {
-    const [poisoned, ...others] = await aggregates.add(9);
+    const [poisoned, ...others] = await t.aggregates.add(9);
     // The poison is the oldest row of all: delivery in any global order would stall behind it.
-    const poison = await aggregates.writePoison(poisoned!);
-    await aggregates.advanceEach([poisoned!], 2);
-    await aggregates.advanceEach(others, 3);
+    const poison = await t.aggregates.writePoison(poisoned!);
+    await t.aggregates.advanceEach([poisoned!], 2);
+    await t.aggregates.advanceEach(others, 3);
 
     const { recorder } = await startDispatcher();
     const rows = await settled([poisoned!, ...others]);
 
-    const dead = await outboxRow(ds, poison.outboxId);
+    const dead = await outboxRow(t.ds, poison.outboxId);
     expect(dead).toMatchObject({ status: 'dead', attempts: MAX_ATTEMPTS, claimed_at: null });
     expect(dead.last_error).toMatch(/^InvalidEnvelopeError: .*payload\.to/);
-    const history = await deliveryAttempts(ds, poison.outboxId);
+    const history = await deliveryAttempts(t.ds, poison.outboxId);
     expect(history.map((entry) => entry.attempt)).toEqual([1, 2, 3]);
     expect(history.every((entry) => entry.error.startsWith('InvalidEnvelopeError'))).toBe(true);
 
@@ -111,14 +82,14 @@ describe(`${OutboxDelivery.name} failures, in the dispatcher`, () => {
 
     // A dead letter is never attempted again.
     await sleep(3 * POLL_MS);
-    expect(await deliveryAttempts(ds, poison.outboxId)).toHaveLength(MAX_ATTEMPTS);
-    expect((await outboxRow(ds, poison.outboxId)).status).toBe('dead');
+    expect(await deliveryAttempts(t.ds, poison.outboxId)).toHaveLength(MAX_ATTEMPTS);
+    expect((await outboxRow(t.ds, poison.outboxId)).status).toBe('dead');
   });
 
   it("defers a failing aggregate's later events until its head is dead-lettered, then delivers them in order; others are unaffected", async () => {
-    const [failing, permanent, recovering, ...others] = await aggregates.add(8);
+    const [failing, permanent, recovering, ...others] = await t.aggregates.add(8);
     const ids = [failing!, permanent!, recovering!, ...others];
-    await aggregates.advanceEach(ids, 3);
+    await t.aggregates.advanceEach(ids, 3);
     const { recorder, app } = await startDispatcher((r) => {
       r.failFor(failing!, 'transient', MAX_ATTEMPTS);
       r.failFor(permanent!, 'permanent', 1);
@@ -150,7 +121,9 @@ describe(`${OutboxDelivery.name} failures, in the dispatcher`, () => {
     const dead = rowOf(failing!, 1);
     expect(dead).toMatchObject({ status: 'dead', attempts: MAX_ATTEMPTS });
     expect(dead.last_error).toBe(`Error: recorder refuses ${failing} r1`);
-    expect((await deliveryAttempts(ds, dead.id)).map((entry) => entry.attempt)).toEqual([1, 2, 3]);
+    expect((await deliveryAttempts(t.ds, dead.id)).map((entry) => entry.attempt)).toEqual([
+      1, 2, 3,
+    ]);
     expect(publishedAt(rowOf(failing!, 2))).toBeGreaterThan(dead.dead_lettered_at!.getTime());
     expect(publishedAt(rowOf(failing!, 3))).toBeGreaterThan(publishedAt(rowOf(failing!, 2)));
 
@@ -162,7 +135,7 @@ describe(`${OutboxDelivery.name} failures, in the dispatcher`, () => {
       attempts: 1,
       last_error: `PermanentDeliveryError: recorder refuses ${permanent} r1`,
     });
-    expect(await deliveryAttempts(ds, permanentHead.id)).toHaveLength(1);
+    expect(await deliveryAttempts(t.ds, permanentHead.id)).toHaveLength(1);
 
     // Fewer failures than the limit: delivered on a retry, and the aggregate continues after it.
     expect(outcomes(recovering!)).toEqual([
@@ -176,10 +149,10 @@ describe(`${OutboxDelivery.name} failures, in the dispatcher`, () => {
       status: 'published',
       attempts: MAX_ATTEMPTS - 1,
     });
-    expect(await deliveryAttempts(ds, rowOf(recovering!, 1).id)).toHaveLength(MAX_ATTEMPTS - 1);
+    expect(await deliveryAttempts(t.ds, rowOf(recovering!, 1).id)).toHaveLength(MAX_ATTEMPTS - 1);
 
     // The others went straight through while the failing head waited for its retries.
-    const failingLastAttempt = (await deliveryAttempts(ds, dead.id))[
+    const failingLastAttempt = (await deliveryAttempts(t.ds, dead.id))[
       MAX_ATTEMPTS - 1
     ]!.attempted_at.getTime();
     for (const id of others) {

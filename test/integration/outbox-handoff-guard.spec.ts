@@ -1,19 +1,16 @@
-import type Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { MetricsRegistry } from '@matchplane/observability';
 import { DispatcherLease } from '../../apps/dispatcher/src/dispatcher.lease';
-import { createTestDatabase, type TestDatabase } from '../support/database';
 import {
   countByStatus,
-  dispatcherEnv,
+  installFault,
   orderingReport,
+  removeFault,
   sleep,
-  startInProcessDispatcher,
-  TestAggregates,
+  useOutboxTestbed,
   type InProcessDispatcher,
 } from '../support/outbox-fixtures';
 import { waitFor } from '../support/processes';
-import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
 
 /*
  * A dispatcher whose heartbeat fails (a trigger refuses its row's updates, as a database that
@@ -23,56 +20,32 @@ import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis'
  */
 const OWNER_TIMEOUT_MS = 1_500;
 
-async function silence(ds: DataSource, owner: string): Promise<void> {
-  await ds.query(`
-    CREATE FUNCTION test_refuse_heartbeat() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      RAISE EXCEPTION 'test fault: heartbeat of % refused', NEW.id;
-    END $$`);
-  await ds.query(`
-    CREATE TRIGGER test_refuse_heartbeat BEFORE UPDATE ON outbox_dispatchers FOR EACH ROW
-      WHEN (NEW.id = '${owner}') EXECUTE FUNCTION test_refuse_heartbeat()`);
+function silence(ds: DataSource, owner: string): Promise<void> {
+  return installFault(ds, {
+    name: 'test_refuse_heartbeat',
+    table: 'outbox_dispatchers',
+    when: `NEW.id = '${owner}'`,
+    message: `heartbeat of ${owner} refused`,
+  });
 }
 
-async function restore(ds: DataSource): Promise<void> {
-  await ds.query(`DROP TRIGGER test_refuse_heartbeat ON outbox_dispatchers`);
-  await ds.query(`DROP FUNCTION test_refuse_heartbeat()`);
+function restore(ds: DataSource): Promise<void> {
+  return removeFault(ds, 'test_refuse_heartbeat', 'outbox_dispatchers');
 }
 
 describe('the hand-off guard of a dispatcher whose heartbeat fails', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
-  let redis: Redis;
-  let aggregates: TestAggregates;
-  const dispatchers: InProcessDispatcher[] = [];
-  const prefix = testRedisPrefix();
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = await db.dataSource();
-    redis = testRedis();
-    aggregates = await TestAggregates.create(db, redis, prefix);
-  });
+  const t = useOutboxTestbed();
 
   afterEach(async () => {
-    for (const dispatcher of dispatchers.splice(0)) await dispatcher.close();
-    await restore(ds).catch(() => undefined);
-  });
-
-  afterAll(async () => {
-    redis.disconnect();
-    await deleteRedisPrefix(prefix);
-    await db.drop();
+    await t.closeDispatchers();
+    await restore(t.ds);
   });
 
   async function start(): Promise<InProcessDispatcher & { owner: string }> {
-    const dispatcher = await startInProcessDispatcher(
-      await dispatcherEnv(db, prefix, {
-        OUTBOX_POLL_INTERVAL_MS: '100',
-        OUTBOX_OWNER_TIMEOUT_MS: String(OWNER_TIMEOUT_MS),
-      }),
-    );
-    dispatchers.push(dispatcher);
+    const dispatcher = await t.startDispatcher({
+      OUTBOX_POLL_INTERVAL_MS: '100',
+      OUTBOX_OWNER_TIMEOUT_MS: String(OWNER_TIMEOUT_MS),
+    });
     return { ...dispatcher, owner: dispatcher.app.get(DispatcherLease).id };
   }
 
@@ -84,11 +57,12 @@ describe('the hand-off guard of a dispatcher whose heartbeat fails', () => {
   }
 
   const delivered = () =>
-    waitFor(async () => ((await countByStatus(ds)).pending === 0 ? true : undefined), {
+    waitFor(async () => ((await countByStatus(t.ds)).pending === 0 ? true : undefined), {
       what: 'every row delivered',
     });
 
   it('claims but hands over nothing while its heartbeat fails, and delivers those claims once it beats again', async () => {
+    const { ds, aggregates } = t;
     const a = await start();
     await silence(ds, a.owner);
     // Past the proof of its last heartbeat (3/4 of the owner timeout), though not yet presumed dead.
@@ -114,6 +88,7 @@ describe('the hand-off guard of a dispatcher whose heartbeat fails', () => {
   });
 
   it('drops, without handing them over, the claims another dispatcher took while its heartbeat failed', async () => {
+    const { ds, aggregates } = t;
     const a = await start();
     await silence(ds, a.owner);
     await sleep(OWNER_TIMEOUT_MS * 0.8);

@@ -1,58 +1,30 @@
-import type Redis from 'ioredis';
 import { outboxWakeChannel } from '@matchplane/outbox';
 import { DispatcherMetrics } from '../../apps/dispatcher/src/dispatcher.metrics';
 import { OutboxRelay } from '../../apps/dispatcher/src/outbox.relay';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import {
-  countByStatus,
-  dispatcherEnv,
-  sleep,
-  startInProcessDispatcher,
-  TestAggregates,
-  type InProcessDispatcher,
-} from '../support/outbox-fixtures';
+import { countByStatus, sleep, useOutboxTestbed } from '../support/outbox-fixtures';
 import { waitFor } from '../support/processes';
-import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
 
 /*
  * What a burst of commit signals costs the relay: counted claim statements, with the polling
  * backstop pushed out of the way (one poll a minute).
  */
 describe(`${OutboxRelay.name} wake-ups`, () => {
-  let db: TestDatabase;
-  let redis: Redis;
-  let dispatcher: InProcessDispatcher | undefined;
-  const prefix = testRedisPrefix();
+  const t = useOutboxTestbed();
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = testRedis();
-  });
-
-  afterEach(async () => {
-    await dispatcher?.close();
-    dispatcher = undefined;
-  });
-
-  afterAll(async () => {
-    redis.disconnect();
-    await deleteRedisPrefix(prefix);
-    await db.drop();
-  });
+  afterEach(() => t.closeDispatchers());
 
   async function start(minIntervalMs: number) {
-    dispatcher = await startInProcessDispatcher(
-      await dispatcherEnv(db, prefix, {
-        OUTBOX_POLL_INTERVAL_MS: '60000',
-        OUTBOX_RELAY_MIN_INTERVAL_MS: String(minIntervalMs),
-      }),
-    );
+    const dispatcher = await t.startDispatcher({
+      OUTBOX_POLL_INTERVAL_MS: '60000',
+      OUTBOX_RELAY_MIN_INTERVAL_MS: String(minIntervalMs),
+    });
     const metrics = dispatcher.app.get(DispatcherMetrics);
     const count = async (counter: typeof metrics.claimPasses) =>
       (await counter.get()).values.reduce((sum, value) => sum + value.value, 0);
     // Past the start-up pass.
     await sleep(100);
     return {
+      dispatcher,
       claimStatements: () => count(metrics.claimPasses),
       wakeUps: () => count(metrics.wakeUps),
     };
@@ -60,14 +32,14 @@ describe(`${OutboxRelay.name} wake-ups`, () => {
 
   /** `signals` commit signals, `gapMs` apart (0: all in one pipeline), then time to settle. */
   async function signal(signals: number, gapMs: number): Promise<void> {
-    const channel = outboxWakeChannel(prefix);
+    const channel = outboxWakeChannel(t.prefix);
     if (gapMs === 0) {
-      const pipeline = redis.pipeline();
+      const pipeline = t.redis.pipeline();
       for (let i = 0; i < signals; i += 1) pipeline.publish(channel, '1');
       await pipeline.exec();
     } else {
       for (let i = 0; i < signals; i += 1) {
-        await redis.publish(channel, '1');
+        await t.redis.publish(channel, '1');
         await sleep(gapMs);
       }
     }
@@ -100,16 +72,13 @@ describe(`${OutboxRelay.name} wake-ups`, () => {
   });
 
   it('still delivers every row of a burst of commits', async () => {
-    await start(5);
-    const aggregates = await TestAggregates.create(db, redis, prefix);
+    const { dispatcher } = await start(5);
+    const { aggregates, ds } = t;
     const ids = await aggregates.add(50);
     await Promise.all(ids.map((id) => aggregates.advance(id)));
-    await waitFor(
-      async () => ((await countByStatus(await db.dataSource())).pending === 0 ? true : undefined),
-      {
-        what: 'the burst delivered',
-      },
-    );
-    expect(dispatcher!.recorder.calls).toHaveLength(50);
+    await waitFor(async () => ((await countByStatus(ds)).pending === 0 ? true : undefined), {
+      what: 'the burst delivered',
+    });
+    expect(dispatcher.recorder.calls).toHaveLength(50);
   });
 });

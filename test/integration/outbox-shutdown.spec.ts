@@ -1,16 +1,6 @@
-import type Redis from 'ioredis';
-import type { DataSource } from 'typeorm';
 import { DispatcherLease } from '../../apps/dispatcher/src/dispatcher.lease';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import {
-  dispatcherEnv,
-  outboxRow,
-  startInProcessDispatcher,
-  TestAggregates,
-  type InProcessDispatcher,
-} from '../support/outbox-fixtures';
+import { allowAck, outboxRow, refuseAck, useOutboxTestbed } from '../support/outbox-fixtures';
 import { waitFor } from '../support/processes';
-import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
 
 /*
  * A dispatcher shut down cleanly deletes its registration, so the claims it still holds (here an
@@ -20,53 +10,20 @@ import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis'
 const OWNER_TIMEOUT_MS = 10_000;
 
 describe('a dispatcher shut down cleanly', () => {
-  let db: TestDatabase;
-  let ds: DataSource;
-  let redis: Redis;
-  let aggregates: TestAggregates;
-  const dispatchers: InProcessDispatcher[] = [];
-  const prefix = testRedisPrefix();
+  const t = useOutboxTestbed();
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = await db.dataSource();
-    redis = testRedis();
-    aggregates = await TestAggregates.create(db, redis, prefix);
-  });
-
-  afterAll(async () => {
-    for (const dispatcher of dispatchers) await dispatcher.close();
-    await ds.query(`DROP TRIGGER IF EXISTS test_refuse_ack ON outbox`);
-    await ds.query(`DROP FUNCTION IF EXISTS test_refuse_ack()`);
-    redis.disconnect();
-    await deleteRedisPrefix(prefix);
-    await db.drop();
-  });
-
-  const start = async () => {
-    const dispatcher = await startInProcessDispatcher(
-      await dispatcherEnv(db, prefix, {
-        OUTBOX_POLL_INTERVAL_MS: '100',
-        OUTBOX_OWNER_TIMEOUT_MS: String(OWNER_TIMEOUT_MS),
-      }),
-    );
-    dispatchers.push(dispatcher);
-    return dispatcher;
-  };
+  const start = () =>
+    t.startDispatcher({
+      OUTBOX_POLL_INTERVAL_MS: '100',
+      OUTBOX_OWNER_TIMEOUT_MS: String(OWNER_TIMEOUT_MS),
+    });
 
   it('hands the claims it could not settle to the others at once', async () => {
+    const { ds, aggregates } = t;
     const [id] = await aggregates.add(1);
     const written = await aggregates.advance(id!);
     const outboxId = await aggregates.outboxIdOf(written);
-    await ds.query(`
-      CREATE FUNCTION test_refuse_ack() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        RAISE EXCEPTION 'test fault: ack refused';
-      END $$`);
-    await ds.query(`
-      CREATE TRIGGER test_refuse_ack BEFORE UPDATE ON outbox FOR EACH ROW
-        WHEN (OLD.id = ${Number(outboxId)} AND NEW.status = 'published')
-        EXECUTE FUNCTION test_refuse_ack()`);
+    await refuseAck(ds, outboxId);
 
     const a = await start();
     const owner = a.app.get(DispatcherLease).id;
@@ -87,7 +44,6 @@ describe('a dispatcher shut down cleanly', () => {
 
     const closing = Date.now();
     await a.close();
-    dispatchers.splice(dispatchers.indexOf(a), 1);
     expect(await ds.query(`SELECT id FROM outbox_dispatchers WHERE id = $1`, [owner])).toEqual([]);
     await waitFor(
       () => Promise.resolve(b.recorder.deliveredRevisions(id!).length > 0 ? true : undefined),
@@ -99,8 +55,7 @@ describe('a dispatcher shut down cleanly', () => {
     );
     const takenOverMs = Date.now() - closing;
 
-    await ds.query(`DROP TRIGGER test_refuse_ack ON outbox`);
-    await ds.query(`DROP FUNCTION test_refuse_ack()`);
+    await allowAck(ds);
     await waitFor(
       async () => ((await outboxRow(ds, outboxId)).status === 'published' ? true : undefined),
       {

@@ -1,16 +1,6 @@
 import { Client } from 'pg';
-import type Redis from 'ioredis';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import {
-  countByStatus,
-  dispatcherEnv,
-  sleep,
-  startInProcessDispatcher,
-  TestAggregates,
-  type InProcessDispatcher,
-} from '../support/outbox-fixtures';
+import { countByStatus, sleep, useOutboxTestbed } from '../support/outbox-fixtures';
 import { waitFor } from '../support/processes';
-import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
 
 /*
  * What the dispatcher costs PostgreSQL per delivered event, counted at the driver: every query
@@ -79,55 +69,32 @@ class StatementCounter {
 const AGGREGATES = 50;
 
 describe('what delivering costs PostgreSQL, per event', () => {
-  let db: TestDatabase;
-  let redis: Redis;
-  let aggregates: TestAggregates;
-  let dispatcher: InProcessDispatcher | undefined;
+  const t = useOutboxTestbed();
   const counter = new StatementCounter();
-  const prefix = testRedisPrefix();
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    redis = testRedis();
-    aggregates = await TestAggregates.create(db, redis, prefix);
-    counter.install('dispatcher');
-  });
-
-  afterEach(async () => {
-    await dispatcher?.close();
-    dispatcher = undefined;
-  });
-
-  afterAll(async () => {
-    counter.uninstall();
-    redis.disconnect();
-    await deleteRedisPrefix(prefix);
-    await db.drop();
-  });
+  beforeAll(() => counter.install('dispatcher'));
+  afterEach(() => t.closeDispatchers());
+  afterAll(() => counter.uninstall());
 
   const drained = () =>
-    waitFor(
-      async () => ((await countByStatus(await db.dataSource())).pending === 0 ? true : undefined),
-      {
-        timeoutMs: 60_000,
-        intervalMs: 20,
-        what: 'every event delivered',
-      },
-    );
+    waitFor(async () => ((await countByStatus(t.ds)).pending === 0 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 20,
+      what: 'every event delivered',
+    });
 
-  const start = async () =>
-    startInProcessDispatcher(await dispatcherEnv(db, prefix, { OUTBOX_POLL_INTERVAL_MS: '250' }));
+  const start = () => t.startDispatcher({ OUTBOX_POLL_INTERVAL_MS: '250' });
 
   const perEvent = (tally: Tally, events: number) =>
     `${(tally.statements / events).toFixed(3)} statements and ${(tally.transactions / events).toFixed(3)} transactions per event ` +
     `(${tally.statements} statements, ${tally.transactions} transactions, ${tally.heartbeats} heartbeats for ${events} events)`;
 
   it('a backlog (50 aggregates x 20 events, committed before the dispatcher starts) costs a fraction of a statement per event', async () => {
-    const ids = await aggregates.add(AGGREGATES);
-    await aggregates.advanceEach(ids, 20);
+    const ids = await t.aggregates.add(AGGREGATES);
+    await t.aggregates.advanceEach(ids, 20);
     const events = AGGREGATES * 20;
     counter.reset();
-    dispatcher = await start();
+    const dispatcher = await start();
     await drained();
     const tally = counter.read();
     console.log(`backlog: ${perEvent(tally, events)}`);
@@ -136,13 +103,13 @@ describe('what delivering costs PostgreSQL, per event', () => {
   });
 
   it('a trickle (one event at a time, 10 ms apart) costs at most two statements per event: its claim and its ack', async () => {
-    const ids = await aggregates.add(AGGREGATES);
-    dispatcher = await start();
+    const ids = await t.aggregates.add(AGGREGATES);
+    await start();
     await sleep(300);
     counter.reset();
     const events = 200;
     for (let i = 0; i < events; i += 1) {
-      await aggregates.advance(ids[i % AGGREGATES]!);
+      await t.aggregates.advance(ids[i % AGGREGATES]!);
       await sleep(10);
     }
     await drained();

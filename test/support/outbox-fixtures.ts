@@ -609,3 +609,102 @@ export function useDispatcherProcesses(): DispatcherProcesses {
   });
   return harness;
 }
+
+export interface OutboxTestbed {
+  db: TestDatabase;
+  ds: DataSource;
+  redis: Redis;
+  prefix: string;
+  aggregates: TestAggregates;
+  /**
+   * The real DispatcherModule in this process, on this database and prefix, with `overrides` on
+   * its environment; closed by {@link OutboxTestbed.closeDispatchers} or at the end of the file.
+   */
+  startDispatcher(
+    overrides?: Record<string, string>,
+    setup?: RecorderSetup,
+  ): Promise<InProcessDispatcher>;
+  /** Closes every dispatcher `startDispatcher` started and has not closed yet. */
+  closeDispatchers(): Promise<void>;
+}
+
+/**
+ * The shared setup of the in-process delivery suites: a private database, a Redis prefix, test
+ * aggregates, and the dispatchers a test starts. Call inside describe().
+ */
+export function useOutboxTestbed(): OutboxTestbed {
+  const running: InProcessDispatcher[] = [];
+  const testbed = { prefix: testRedisPrefix() } as OutboxTestbed;
+  testbed.startDispatcher = async (overrides = {}, setup) => {
+    const started = await startInProcessDispatcher(
+      await dispatcherEnv(testbed.db, testbed.prefix, overrides),
+      setup,
+    );
+    const dispatcher: InProcessDispatcher = {
+      ...started,
+      close: async () => {
+        running.splice(running.indexOf(dispatcher), 1);
+        await started.close();
+      },
+    };
+    running.push(dispatcher);
+    return dispatcher;
+  };
+  testbed.closeDispatchers = async () => {
+    while (running.length > 0) await running[running.length - 1]!.close();
+  };
+  beforeAll(async () => {
+    testbed.db = await createTestDatabase();
+    testbed.ds = await testbed.db.dataSource();
+    testbed.redis = testRedis();
+    testbed.aggregates = await TestAggregates.create(testbed.db, testbed.redis, testbed.prefix);
+  });
+  afterAll(async () => {
+    await testbed.closeDispatchers();
+    testbed.redis?.disconnect();
+    await deleteRedisPrefix(testbed.prefix);
+    await testbed.db?.drop();
+  });
+  return testbed;
+}
+
+/**
+ * A trigger `name` that makes PostgreSQL refuse the updates of `table` matching `when` (a trigger
+ * WHEN condition over OLD and NEW), as a database fault would surface. {@link removeFault} drops it.
+ */
+export async function installFault(
+  dataSource: DataSource,
+  fault: { name: string; table: string; when: string; message: string },
+): Promise<void> {
+  await dataSource.query(`
+    CREATE FUNCTION ${fault.name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      RAISE EXCEPTION 'test fault: ${fault.message.replace(/'/g, "''")}';
+    END $$`);
+  await dataSource.query(`
+    CREATE TRIGGER ${fault.name} BEFORE UPDATE ON ${fault.table} FOR EACH ROW
+      WHEN (${fault.when}) EXECUTE FUNCTION ${fault.name}()`);
+}
+
+export async function removeFault(
+  dataSource: DataSource,
+  name: string,
+  table: string,
+): Promise<void> {
+  await dataSource.query(`DROP TRIGGER IF EXISTS ${name} ON ${table}`);
+  await dataSource.query(`DROP FUNCTION IF EXISTS ${name}()`);
+}
+
+/** The subscribers have the event, but PostgreSQL refuses its ack. {@link allowAck} undoes it. */
+export function refuseAck(dataSource: DataSource, outboxId: string): Promise<void> {
+  return installFault(dataSource, {
+    name: 'test_refuse_ack',
+    table: 'outbox',
+    when: `OLD.id = ${Number(outboxId)} AND NEW.status = 'published'`,
+    message: `ack of outbox ${Number(outboxId)} refused`,
+  });
+}
+
+export function allowAck(dataSource: DataSource): Promise<void> {
+  return removeFault(dataSource, 'test_refuse_ack', 'outbox');
+}
