@@ -40,8 +40,12 @@ import {
 } from './bench.processes';
 import { percentiles, type Percentiles } from './delivery.recorder';
 
-const DATABASE = 'mp_bench_allocation';
-const PREFIX = 'mp_bench_alloc';
+// BENCH_TAG keeps concurrent runs (e.g. an old and a new build side by side) apart.
+const TAG = /^[a-z0-9_]{0,20}$/.test(process.env.BENCH_TAG ?? '')
+  ? (process.env.BENCH_TAG ?? '')
+  : '';
+const DATABASE = `mp_bench_allocation${TAG ? `_${TAG}` : ''}`;
+const PREFIX = `mp_bench_alloc${TAG ? `_${TAG}` : ''}`;
 const LOCALHOST = '127.0.0.1';
 const REGION = 'eu-west';
 
@@ -86,6 +90,44 @@ interface PhaseFigures {
   matchedToAssignmentReadyMs: Percentiles;
   matchedToHandOffMs: Percentiles;
   handOffToAssignmentReadyMs: Percentiles;
+  /** The dispatcher's part: commit to the allocation job being queued. */
+  matchedToJobQueuedMs?: Percentiles;
+  /** Waiting for an allocator worker slot. */
+  jobQueuedToStartMs?: Percentiles;
+  /** The allocator's own part: its (last) attempt's start to the hand-off being recorded. */
+  jobStartToHandOffMs?: Percentiles;
+  /** Per allocator step over the phase (allocation_step_seconds): runs and mean ms. */
+  allocatorSteps?: Record<string, { count: number; meanMs: number }>;
+  /** Register transactions re-run over the phase (server_route_transaction_retries_total). */
+  registerRetries?: number;
+}
+
+/** The sums and counts of a Prometheus text exposition, by series (name plus labels). */
+type Scrape = Map<string, number>;
+
+async function scrape(port: number): Promise<Scrape> {
+  const text = await fetch(`http://${LOCALHOST}:${port}/metrics`, {
+    signal: AbortSignal.timeout(5_000),
+  })
+    .then((response) => response.text())
+    .catch(() => '');
+  const series: Scrape = new Map();
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_]+(?:\{[^}]*\})?) ([0-9.eE+-]+)$/.exec(line);
+    if (match?.[1] && match[2]) series.set(match[1], Number(match[2]));
+  }
+  return series;
+}
+
+function sumOf(scrapes: readonly Scrape[], pattern: RegExp): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const series of scrapes) {
+    for (const [name, value] of series) {
+      const key = pattern.exec(name)?.[1];
+      if (key !== undefined) out.set(key, (out.get(key) ?? 0) + value);
+    }
+  }
+  return out;
 }
 
 /** The pooled servers: one HTTP listener taking every server's hand-off, registering at once. */
@@ -142,6 +184,8 @@ class InstantServers {
 
 class Bench {
   readonly children: BenchChild[] = [];
+  /** Each child's health (workers) or API port, where its /metrics is served. */
+  readonly ports = new Map<BenchChild, number>();
   readonly keysDir = mkdtempSync(path.join(tmpdir(), 'mp-bench-keys-'));
   dataSource!: DataSource;
   redis!: Redis;
@@ -212,14 +256,17 @@ class Bench {
   async start(name: string, script: string, env: Record<string, string>): Promise<BenchChild> {
     const portVariable = name === 'api' ? 'API_PORT' : 'HEALTH_PORT';
     const port = env[portVariable] ?? String(await freePort());
-    const child = startNodeChild(name, script, [], {
-      ...this.env(),
-      HEALTH_HOST: LOCALHOST,
-      API_HOST: LOCALHOST,
-      [portVariable]: port,
-      ...env,
-    });
+    // e.g. BENCH_CHILD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles every process.
+    const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const child = startNodeChild(
+      name,
+      script,
+      [],
+      { ...this.env(), HEALTH_HOST: LOCALHOST, API_HOST: LOCALHOST, [portVariable]: port, ...env },
+      nodeArgs,
+    );
     this.children.push(child);
+    this.ports.set(child, Number(port));
     await waitUntil(async () => {
       if (!child.alive()) throw new Error(`${name} exited:\n${child.output()}`);
       return (
@@ -319,10 +366,66 @@ class Bench {
     return ids;
   }
 
+  /** The children's metrics now, for a before/after difference over a phase. */
+  async scrapeAll(): Promise<Scrape[]> {
+    return Promise.all(
+      this.children
+        .filter((child) => child.alive())
+        .map((child) => scrape(this.ports.get(child) ?? 0)),
+    );
+  }
+
+  /** Where the phase's time went, per match (BullMQ job timestamps) and per allocator step. */
+  async breakdown(
+    rows: readonly { id: string; created: Date; handed: Date }[],
+    before: readonly Scrape[],
+  ): Promise<Partial<PhaseFigures>> {
+    const jobs = await Promise.all(
+      rows.map((row) =>
+        this.redis.hmget(`${PREFIX}:allocation:${row.id}`, 'timestamp', 'processedOn'),
+      ),
+    );
+    const queued: number[] = [];
+    const waited: number[] = [];
+    const worked: number[] = [];
+    rows.forEach((row, index) => {
+      const [timestamp, processedOn] = (jobs[index] ?? []).map(Number);
+      if (!timestamp || !processedOn) return;
+      queued.push(timestamp - row.created.getTime());
+      waited.push(processedOn - timestamp);
+      worked.push(row.handed.getTime() - processedOn);
+    });
+    const after = await this.scrapeAll();
+    const delta = (pattern: RegExp) => {
+      const end = sumOf(after, pattern);
+      const start = sumOf(before, pattern);
+      return new Map([...end].map(([key, value]) => [key, value - (start.get(key) ?? 0)]));
+    };
+    const sums = delta(/^allocation_step_seconds_sum\{[^}]*step="([^"]+)"/);
+    const counts = delta(/^allocation_step_seconds_count\{[^}]*step="([^"]+)"/);
+    const allocatorSteps: Record<string, { count: number; meanMs: number }> = {};
+    for (const [step, count] of counts) {
+      if (count <= 0) continue;
+      allocatorSteps[step] = {
+        count,
+        meanMs: Math.round(((sums.get(step) ?? 0) / count) * 10_000) / 10,
+      };
+    }
+    const retries = delta(/^server_route_transaction_retries_total\{[^}]*route="(register)"/);
+    return {
+      matchedToJobQueuedMs: percentiles(queued),
+      jobQueuedToStartMs: percentiles(waited),
+      jobStartToHandOffMs: percentiles(worked),
+      allocatorSteps,
+      registerRetries: retries.get('register') ?? 0,
+    };
+  }
+
   /** Waits until every match is ASSIGNMENT_READY; figures from the rows' own timestamps. */
   async measure(
     ids: readonly string[],
     timeoutMs: number,
+    before: readonly Scrape[] = [],
     state = 'ASSIGNMENT_READY',
   ): Promise<PhaseFigures> {
     await waitUntil(
@@ -354,8 +457,10 @@ class Bench {
         `${error.message}: matches ${JSON.stringify(states)}, allocations ${JSON.stringify(allocations)}\n${outputs}`,
       );
     });
-    const rows = await this.dataSource.query<{ created: Date; ready: Date; handed: Date }[]>(
-      `SELECT m.created_at AS created, o.occurred_at AS ready, a.handed_off_at AS handed
+    const rows = await this.dataSource.query<
+      { id: string; created: Date; ready: Date; handed: Date }[]
+    >(
+      `SELECT m.id, m.created_at AS created, o.occurred_at AS ready, a.handed_off_at AS handed
          FROM matches m JOIN outbox o ON o.aggregate_id = m.id AND o.payload->>'to' = $2
          JOIN allocations a ON a.match_id = m.id
         WHERE m.id = ANY($1::uuid[])`,
@@ -376,6 +481,7 @@ class Bench {
       handOffToAssignmentReadyMs: percentiles(
         rows.map((r) => r.ready.getTime() - r.handed.getTime()),
       ),
+      ...(await this.breakdown(rows, before)),
     };
   }
 
@@ -448,15 +554,17 @@ async function main(): Promise<void> {
     }
 
     progress(`static, burst: ${burst} matches at once`);
+    const burstBefore = await bench.scrapeAll();
     const burstIds = await bench.commitMatches(burst, 0);
-    const staticBurst = await bench.measure(burstIds, 120_000);
+    const staticBurst = await bench.measure(burstIds, 120_000, burstBefore);
     progress(`  ${JSON.stringify(staticBurst)}`);
 
     let staticPaced: PhaseFigures | undefined;
     if (paced > 0) {
       progress(`static, paced: ${paced} matches at ${rate}/s`);
+      const pacedBefore = await bench.scrapeAll();
       const pacedIds = await bench.commitMatches(paced, rate);
-      staticPaced = await bench.measure(pacedIds, 120_000);
+      staticPaced = await bench.measure(pacedIds, 120_000, pacedBefore);
       progress(`  ${JSON.stringify(staticPaced)}`);
     }
     if (servers.failures.length > 0)
@@ -480,8 +588,9 @@ async function main(): Promise<void> {
           LOCAL_SERVER_ENV: 'CONNECT_DEADLINE_MS=1000,LOG_LEVEL=warn',
         },
       );
+      const localBefore = await bench.scrapeAll();
       const localIds = await bench.commitMatches(local, Number(flags['local-rate']));
-      localPhase = await bench.measure(localIds, 120_000);
+      localPhase = await bench.measure(localIds, 120_000, localBefore);
       progress(`  ${JSON.stringify(localPhase)}`);
       // Let the servers report their (empty) initial connect and exit before the allocator stops.
       await sleep(3_000);

@@ -17,6 +17,7 @@ import {
 import { canonicalRosterOrder, JoinTokenSigner } from '@matchplane/join-auth';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { runInTransaction } from '@matchplane/persistence';
+import { AllocationMetrics } from './allocation.metrics';
 import { AllocationStepHook } from './allocation-step.hook';
 import { AllocationProvider } from './providers/allocation.provider';
 
@@ -63,14 +64,16 @@ export class AllocationService {
     private readonly provider: AllocationProvider,
     private readonly signer: JoinTokenSigner,
     private readonly hook: AllocationStepHook,
+    private readonly metrics: AllocationMetrics,
     @Inject(AllocatorConfig) private readonly config: AllocatorConfig,
   ) {}
 
   async run(matchId: string): Promise<AllocationOutcome> {
     const manager = this.dataSource.manager;
-    const match = await this.matches.load(manager, matchId);
+    const timed = this.metrics.timed.bind(this.metrics);
+    const match = await timed('load', () => this.matches.load(manager, matchId));
     if (!match) return 'no-match';
-    let allocation = await this.allocations.load(manager, matchId);
+    let allocation = await timed('load', () => this.allocations.load(manager, matchId));
     if (match.state !== 'ALLOCATING') {
       // A match that ended while it was being allocated gives its server back.
       if (isTerminalMatchState(match.state) && allocation && isLive(allocation)) {
@@ -79,7 +82,9 @@ export class AllocationService {
       return 'not-allocating';
     }
     if (allocation?.handedOffAt) return 'already-allocated';
-    const durable = await this.allocations.durableParticipants(manager, matchId);
+    const durable = await timed('load', () =>
+      this.allocations.durableParticipants(manager, matchId),
+    );
     if (durable.length !== match.participants.length) {
       await this.fail(match.id, 'PARTICIPANT_LEFT');
       return 'participant-left';
@@ -91,13 +96,15 @@ export class AllocationService {
     }
 
     const credential = newWorkloadCredential();
-    await runInTransaction(this.dataSource, (m) =>
-      this.allocations.replaceCredential(m, matchId, credential.hash),
+    await timed('credential', () =>
+      runInTransaction(this.dataSource, (m) =>
+        this.allocations.replaceCredential(m, matchId, credential.hash),
+      ),
     );
     await this.hook.reached('credential', matchId);
 
     try {
-      await this.publish(match, allocation);
+      await timed('publish', () => this.publish(match, allocation));
     } catch (error) {
       if (!(error instanceof ParticipantLeftError)) throw error;
       await this.fail(match.id, 'PARTICIPANT_LEFT');
@@ -105,16 +112,20 @@ export class AllocationService {
     }
     await this.hook.reached('published', matchId);
 
-    const learnt = await this.provider.handOff({
-      allocation,
-      credential: credential.secret,
-      apiUrl: this.config.ALLOCATOR_API_URL,
-    });
-    const marked = await runInTransaction(this.dataSource, async (m) => {
-      if (Object.keys(learnt).length > 0)
-        await this.allocations.updateProviderRef(m, matchId, learnt);
-      return this.allocations.markHandedOff(m, matchId, credential.hash);
-    });
+    const learnt = await timed('hand-off', () =>
+      this.provider.handOff({
+        allocation,
+        credential: credential.secret,
+        apiUrl: this.config.ALLOCATOR_API_URL,
+      }),
+    );
+    const marked = await timed('mark', () =>
+      runInTransaction(this.dataSource, async (m) => {
+        if (Object.keys(learnt).length > 0)
+          await this.allocations.updateProviderRef(m, matchId, learnt);
+        return this.allocations.markHandedOff(m, matchId, credential.hash);
+      }),
+    );
     if (!marked)
       throw new Error(`the credential of match ${matchId} was replaced during its hand-off`);
     await this.hook.reached('handed-off', matchId);
@@ -135,14 +146,15 @@ export class AllocationService {
   private async allocate(match: MatchSnapshot): Promise<AllocationRecord> {
     const busy = new Set<string>();
     for (;;) {
-      const server = await this.provider.allocate(
-        { matchId: match.id, mode: match.mode, region: match.region },
-        busy,
+      const server = await this.metrics.timed('allocate', () =>
+        this.provider.allocate({ matchId: match.id, mode: match.mode, region: match.region }, busy),
       );
       await this.hook.reached('allocated', match.id);
       try {
-        const recorded = await runInTransaction(this.dataSource, (m) =>
-          this.allocations.record(m, match.id, this.provider.name, server),
+        const recorded = await this.metrics.timed('persist', () =>
+          runInTransaction(this.dataSource, (m) =>
+            this.allocations.record(m, match.id, this.provider.name, server),
+          ),
         );
         await this.hook.reached('persisted', match.id);
         return recorded;

@@ -13,6 +13,7 @@ import {
   type AllocationJobData,
 } from '@matchplane/allocation';
 import { backoffDelayMs, bullConnection } from '@matchplane/persistence';
+import { AllocationMetrics } from './allocation.metrics';
 import { AllocationService, type AllocationOutcome } from './allocation.service';
 
 /**
@@ -29,6 +30,7 @@ export class AllocationWorker implements OnApplicationBootstrap, OnApplicationSh
 
   constructor(
     private readonly allocations: AllocationService,
+    private readonly metrics: AllocationMetrics,
     @Inject(AllocatorConfig) private readonly config: AllocatorConfig,
   ) {}
 
@@ -67,9 +69,15 @@ export class AllocationWorker implements OnApplicationBootstrap, OnApplicationSh
   private async process(job: Job<AllocationJobData>): Promise<AllocationOutcome | 'failed'> {
     const { matchId } = job.data;
     const attempt = job.attemptsMade + 1;
+    const started = Date.now();
+    // The first attempt's wait for a worker slot (a retry's includes its backoff delay).
+    if (attempt === 1) this.metrics.waited((started - job.timestamp - (job.delay ?? 0)) / 1000);
     try {
-      return await this.allocations.run(matchId);
+      const outcome = await this.allocations.run(matchId);
+      this.metrics.ran(outcome, (Date.now() - started) / 1000);
+      return outcome;
     } catch (error) {
+      this.metrics.ran('error', (Date.now() - started) / 1000);
       if (attempt >= this.config.ALLOCATION_MAX_ATTEMPTS) {
         await this.allocations.giveUp(matchId, error);
         return 'failed';

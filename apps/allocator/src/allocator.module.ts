@@ -10,6 +10,7 @@ import { AllocationModule, parseStaticServers } from '@matchplane/allocation';
 import { JoinTokenSigner } from '@matchplane/join-auth';
 import { MatchesModule } from '@matchplane/matches';
 import { ServiceRuntimeModule } from '@matchplane/observability';
+import { AllocationMetrics } from './allocation.metrics';
 import { AllocationStepHook } from './allocation-step.hook';
 import { AllocationService } from './allocation.service';
 import { AllocationWorker } from './allocation.worker';
@@ -67,6 +68,7 @@ export class AllocatorModule {
           ? [{ provide: AllocationProvider, useClass: options.provider }]
           : providerFor(config)),
         AllocationStepHook,
+        AllocationMetrics,
         AllocationService,
         AllocationWorker,
       ],

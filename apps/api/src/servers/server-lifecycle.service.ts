@@ -17,6 +17,7 @@ import { OutboxSignal } from '@matchplane/outbox';
 import { runInTransaction, TransactionRetriesExhaustedError } from '@matchplane/persistence';
 import { PlayerStore, type NoShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { ServerRouteMetrics, type ServerRoute } from './server-route.metrics';
 import type { InitialConnectBody, MatchResultBody, RegisterServerBody } from './servers.dto';
 
 /** What one route's transaction changed, for the post-commit work. */
@@ -59,6 +60,7 @@ export class ServerLifecycleService {
     private readonly rosters: RosterStore,
     private readonly projection: CandidateProjection,
     private readonly signal: OutboxSignal,
+    private readonly metrics: ServerRouteMetrics,
     @Inject(ApiConfig) private readonly config: ApiConfig,
   ) {
     this.penalty = {
@@ -82,7 +84,7 @@ export class ServerLifecycleService {
         `Protocol version ${body.protocolVersion} is not supported; this control plane speaks ${SERVER_PROTOCOL_VERSION}`,
       );
     }
-    return this.commit(async (manager, now) => {
+    return this.commit('register', async (manager, now) => {
       const match = await this.loadMatch(manager, allocation);
       const answer = (m: MatchSnapshot) => ({
         matchId: m.id,
@@ -199,7 +201,7 @@ export class ServerLifecycleService {
     allocation: AllocationRecord,
     body: InitialConnectBody,
   ): Promise<InitialConnectResponse> {
-    return this.commit(async (manager, now) => {
+    return this.commit('initial-connect', async (manager, now) => {
       const match = await this.loadMatch(manager, allocation);
       const participants = new Set(match.participants.map((p) => p.playerId));
       const unknown = body.connectedPlayerIds.filter((id) => !participants.has(id));
@@ -281,7 +283,7 @@ export class ServerLifecycleService {
    * result: a static server's lease is free again, and local and Agones servers exit by themselves.
    */
   async result(allocation: AllocationRecord, body: MatchResultBody): Promise<MatchResultResponse> {
-    return this.commit(async (manager, now) => {
+    return this.commit('result', async (manager, now) => {
       const match = await this.loadMatch(manager, allocation);
       this.checkResult(match, body);
       const answer = (m: MatchSnapshot) => ({
@@ -391,15 +393,15 @@ export class ServerLifecycleService {
 
   /** Runs one route's transaction, then wakes the relay and refreshes the moved tickets' projection. */
   private async commit<T>(
+    route: ServerRoute,
     work: (manager: EntityManager, now: Date) => Promise<Committed<T>>,
   ): Promise<T> {
     let committed: Committed<T>;
     try {
-      committed = await runInTransaction(
-        this.dataSource,
-        (manager) => work(manager, new Date()),
-        SERIALIZABLE,
-      );
+      committed = await runInTransaction(this.dataSource, (manager) => work(manager, new Date()), {
+        ...SERIALIZABLE,
+        onRetry: ({ sqlState }) => this.metrics.retried(route, sqlState),
+      });
     } catch (error) {
       if (error instanceof TransactionRetriesExhaustedError) {
         throw new ApiError(

@@ -5,12 +5,13 @@ import { OutboxModule } from '@matchplane/outbox';
 import { TicketsModule } from '@matchplane/tickets';
 import { ServerCredentialGuard } from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
+import { ServerRouteMetrics } from './server-route.metrics';
 import { ServersController } from './servers.controller';
 
 /** Game-server routes: register, roster, initial connect and result, under the workload credential. */
 @Module({
   imports: [AllocationModule, MatchesModule, TicketsModule, OutboxModule.forWriters()],
   controllers: [ServersController],
-  providers: [ServerCredentialGuard, ServerLifecycleService],
+  providers: [ServerCredentialGuard, ServerLifecycleService, ServerRouteMetrics],
 })
 export class ServersModule {}
