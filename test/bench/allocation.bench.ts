@@ -33,10 +33,12 @@ import {
   freePort,
   installCleanup,
   REPO_ROOT,
+  sampleCpu,
   sleep,
   startNodeChild,
   waitUntil,
   type BenchChild,
+  type CpuSample,
 } from './bench.processes';
 import { percentiles, type Percentiles } from './delivery.recorder';
 
@@ -100,6 +102,18 @@ interface PhaseFigures {
   allocatorSteps?: Record<string, { count: number; meanMs: number }>;
   /** Register transactions re-run over the phase (server_route_transaction_retries_total). */
   registerRetries?: number;
+  /**
+   * CPU time per match over the phase, by process (postgres: this database's backends and the
+   * shared processes; redis is shared with anything else using it). Less load-dependent than
+   * the latencies on a busy machine.
+   */
+  cpuMsPerMatch?: Record<string, number>;
+}
+
+/** What a phase's figures are taken against. */
+interface PhaseStart {
+  scrapes: Scrape[];
+  cpu: CpuSample;
 }
 
 /** The sums and counts of a Prometheus text exposition, by series (name plus labels). */
@@ -366,7 +380,18 @@ class Bench {
     return ids;
   }
 
-  /** The children's metrics now, for a before/after difference over a phase. */
+  /** The children's metrics and CPU time now, for a before/after difference over a phase. */
+  async phaseStart(): Promise<PhaseStart> {
+    return { scrapes: await this.scrapeAll(), cpu: this.sampleCpu() };
+  }
+
+  sampleCpu(): CpuSample {
+    return sampleCpu(
+      this.children.map((child) => child.pid),
+      [DATABASE],
+    );
+  }
+
   async scrapeAll(): Promise<Scrape[]> {
     return Promise.all(
       this.children
@@ -378,8 +403,10 @@ class Bench {
   /** Where the phase's time went, per match (BullMQ job timestamps) and per allocator step. */
   async breakdown(
     rows: readonly { id: string; created: Date; handed: Date }[],
-    before: readonly Scrape[],
+    start: PhaseStart,
   ): Promise<Partial<PhaseFigures>> {
+    const cpu = this.sampleCpu();
+    const before = start.scrapes;
     const jobs = await Promise.all(
       rows.map((row) =>
         this.redis.hmget(`${PREFIX}:allocation:${row.id}`, 'timestamp', 'processedOn'),
@@ -412,12 +439,24 @@ class Bench {
       };
     }
     const retries = delta(/^server_route_transaction_retries_total\{[^}]*route="(register)"/);
+    // Clock ticks are 10 ms.
+    const perMatch = (ticks: number) => Math.round((ticks * 10 * 10) / rows.length) / 10;
+    const cpuMsPerMatch: Record<string, number> = {};
+    for (const child of this.children) {
+      const ticks = (cpu.byPid.get(child.pid) ?? 0) - (start.cpu.byPid.get(child.pid) ?? 0);
+      cpuMsPerMatch[child.name] = perMatch(ticks);
+    }
+    for (const service of ['postgres', 'redis']) {
+      const ticks = (cpu.byService.get(service) ?? 0) - (start.cpu.byService.get(service) ?? 0);
+      cpuMsPerMatch[service] = perMatch(ticks);
+    }
     return {
       matchedToJobQueuedMs: percentiles(queued),
       jobQueuedToStartMs: percentiles(waited),
       jobStartToHandOffMs: percentiles(worked),
       allocatorSteps,
       registerRetries: retries.get('register') ?? 0,
+      cpuMsPerMatch,
     };
   }
 
@@ -425,7 +464,7 @@ class Bench {
   async measure(
     ids: readonly string[],
     timeoutMs: number,
-    before: readonly Scrape[] = [],
+    start?: PhaseStart,
     state = 'ASSIGNMENT_READY',
   ): Promise<PhaseFigures> {
     await waitUntil(
@@ -481,7 +520,7 @@ class Bench {
       handOffToAssignmentReadyMs: percentiles(
         rows.map((r) => r.ready.getTime() - r.handed.getTime()),
       ),
-      ...(await this.breakdown(rows, before)),
+      ...(await this.breakdown(rows, start ?? { scrapes: [], cpu: this.sampleCpu() })),
     };
   }
 
@@ -554,7 +593,7 @@ async function main(): Promise<void> {
     }
 
     progress(`static, burst: ${burst} matches at once`);
-    const burstBefore = await bench.scrapeAll();
+    const burstBefore = await bench.phaseStart();
     const burstIds = await bench.commitMatches(burst, 0);
     const staticBurst = await bench.measure(burstIds, 120_000, burstBefore);
     progress(`  ${JSON.stringify(staticBurst)}`);
@@ -562,7 +601,7 @@ async function main(): Promise<void> {
     let staticPaced: PhaseFigures | undefined;
     if (paced > 0) {
       progress(`static, paced: ${paced} matches at ${rate}/s`);
-      const pacedBefore = await bench.scrapeAll();
+      const pacedBefore = await bench.phaseStart();
       const pacedIds = await bench.commitMatches(paced, rate);
       staticPaced = await bench.measure(pacedIds, 120_000, pacedBefore);
       progress(`  ${JSON.stringify(staticPaced)}`);
@@ -588,7 +627,7 @@ async function main(): Promise<void> {
           LOCAL_SERVER_ENV: 'CONNECT_DEADLINE_MS=1000,LOG_LEVEL=warn',
         },
       );
-      const localBefore = await bench.scrapeAll();
+      const localBefore = await bench.phaseStart();
       const localIds = await bench.commitMatches(local, Number(flags['local-rate']));
       localPhase = await bench.measure(localIds, 120_000, localBefore);
       progress(`  ${JSON.stringify(localPhase)}`);

@@ -132,8 +132,9 @@ describe('allocator crash recovery', () => {
       const stepIndex = ALLOCATION_STEPS.indexOf(step);
       // What the crash left behind, step by step.
       expect(before !== undefined).toBe(stepIndex >= ALLOCATION_STEPS.indexOf('persisted'));
+      // The allocation is persisted with its first credential's hash, in one statement.
       expect(before?.credential_hash != null).toBe(
-        stepIndex >= ALLOCATION_STEPS.indexOf('credential'),
+        stepIndex >= ALLOCATION_STEPS.indexOf('persisted'),
       );
       expect(signedBefore !== undefined).toBe(stepIndex >= ALLOCATION_STEPS.indexOf('published'));
       expect(handOffsBefore).toBe(step === 'handed-off' ? 1 : 0);

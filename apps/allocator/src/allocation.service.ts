@@ -8,6 +8,8 @@ import {
   RosterStore,
   ServerBusyError,
   type AllocationRecord,
+  type DurableParticipant,
+  type PublishOutcome,
 } from '@matchplane/allocation';
 import {
   isTerminalMatchState,
@@ -24,14 +26,6 @@ import { AllocationProvider } from './providers/allocation.provider';
 export type AllocationOutcome =
   'allocated' | 'already-allocated' | 'not-allocating' | 'no-match' | 'participant-left';
 
-/** A participant's ticket is no longer bound to the match: the roster cannot be complete. */
-class ParticipantLeftError extends Error {
-  constructor(matchId: string) {
-    super(`a participant of match ${matchId} left before the roster was published`);
-    this.name = 'ParticipantLeftError';
-  }
-}
-
 function isLive(allocation: AllocationRecord): boolean {
   return LIVE_ALLOCATION_STATES.includes(allocation.state);
 }
@@ -41,15 +35,18 @@ function isLive(allocation: AllocationRecord): boolean {
  * and each of which a retry after a crash skips or redoes safely:
  *
  * 1. allocate: the provider's answer (idempotent by match id);
- * 2. persist: the allocation with its endpoint, before anything else is done with it;
- * 3. credential: a fresh workload credential, its hash stored (replacing any earlier one);
- * 4. publish: one join token per durable participant and the signed manifest over them, in one
- *    transaction (an existing roster stands);
- * 5. hand off: the credential to the server, then marked as handed off.
+ * 2. persist: the allocation with its endpoint and the hash of this run's fresh workload
+ *    credential, before anything else is done with it (a resumed run that finds its allocation
+ *    only replaces the credential);
+ * 3. publish: one join token per durable participant and the signed manifest over them, in one
+ *    statement that re-checks the participants (an existing roster stands);
+ * 4. hand off: the credential to the server, then marked as handed off.
  *
- * The credential is issued on every run that has not handed one off, so a crash between storing
- * a hash and handing its secret over costs a re-issue, never a server holding a credential
- * nobody can check. The hand-off comes last, so a server that registers always finds its roster.
+ * Each step is one statement (no explicit transaction): under a burst the allocator's cost is
+ * its round trips. The credential is issued on every run that has not handed one off, so a crash
+ * between storing a hash and handing its secret over costs a re-issue, never a server holding a
+ * credential nobody can check. The hand-off comes last, so a server that registers always finds
+ * its roster.
  */
 @Injectable()
 export class AllocationService {
@@ -73,7 +70,8 @@ export class AllocationService {
     const timed = this.metrics.timed.bind(this.metrics);
     const match = await timed('load', () => this.matches.load(manager, matchId));
     if (!match) return 'no-match';
-    let allocation = await timed('load', () => this.allocations.load(manager, matchId));
+    const progress = await timed('load', () => this.allocations.progress(manager, matchId));
+    let allocation = progress.allocation;
     if (match.state !== 'ALLOCATING') {
       // A match that ended while it was being allocated gives its server back.
       if (isTerminalMatchState(match.state) && allocation && isLive(allocation)) {
@@ -82,33 +80,31 @@ export class AllocationService {
       return 'not-allocating';
     }
     if (allocation?.handedOffAt) return 'already-allocated';
-    const durable = await timed('load', () =>
-      this.allocations.durableParticipants(manager, matchId),
-    );
-    if (durable.length !== match.participants.length) {
+    if (progress.durable.length !== match.participants.length) {
       await this.fail(match.id, 'PARTICIPANT_LEFT');
       return 'participant-left';
-    }
-
-    if (!allocation) allocation = await this.allocate(match);
-    else if (!isLive(allocation)) {
-      throw new Error(`match ${matchId} is ALLOCATING but its allocation is ${allocation.state}`);
     }
 
     const credential = newWorkloadCredential();
-    await timed('credential', () =>
-      runInTransaction(this.dataSource, (m) =>
-        this.allocations.replaceCredential(m, matchId, credential.hash),
-      ),
-    );
-    await this.hook.reached('credential', matchId);
+    if (!allocation) {
+      allocation = await this.allocate(match, credential.hash);
+    } else if (!isLive(allocation)) {
+      throw new Error(`match ${matchId} is ALLOCATING but its allocation is ${allocation.state}`);
+    } else {
+      await timed('persist', () =>
+        this.allocations.replaceCredential(manager, matchId, credential.hash),
+      );
+    }
+    await this.hook.reached('persisted', matchId);
 
-    try {
-      await timed('publish', () => this.publish(match, allocation));
-    } catch (error) {
-      if (!(error instanceof ParticipantLeftError)) throw error;
-      await this.fail(match.id, 'PARTICIPANT_LEFT');
-      return 'participant-left';
+    if (!progress.published) {
+      const published = await timed('publish', () =>
+        this.publish(match, allocation, progress.durable),
+      );
+      if (published === 'participants-changed') {
+        await this.fail(match.id, 'PARTICIPANT_LEFT');
+        return 'participant-left';
+      }
     }
     await this.hook.reached('published', matchId);
 
@@ -120,11 +116,7 @@ export class AllocationService {
       }),
     );
     const marked = await timed('mark', () =>
-      runInTransaction(this.dataSource, async (m) => {
-        if (Object.keys(learnt).length > 0)
-          await this.allocations.updateProviderRef(m, matchId, learnt);
-        return this.allocations.markHandedOff(m, matchId, credential.hash);
-      }),
+      this.allocations.markHandedOff(manager, matchId, credential.hash, learnt),
     );
     if (!marked)
       throw new Error(`the credential of match ${matchId} was replaced during its hand-off`);
@@ -143,7 +135,7 @@ export class AllocationService {
     await this.fail(matchId, 'ALLOCATION_FAILED');
   }
 
-  private async allocate(match: MatchSnapshot): Promise<AllocationRecord> {
+  private async allocate(match: MatchSnapshot, credentialHash: Buffer): Promise<AllocationRecord> {
     const busy = new Set<string>();
     for (;;) {
       const server = await this.metrics.timed('allocate', () =>
@@ -151,13 +143,15 @@ export class AllocationService {
       );
       await this.hook.reached('allocated', match.id);
       try {
-        const recorded = await this.metrics.timed('persist', () =>
-          runInTransaction(this.dataSource, (m) =>
-            this.allocations.record(m, match.id, this.provider.name, server),
+        return await this.metrics.timed('persist', () =>
+          this.allocations.record(
+            this.dataSource.manager,
+            match.id,
+            this.provider.name,
+            server,
+            credentialHash,
           ),
         );
-        await this.hook.reached('persisted', match.id);
-        return recorded;
       } catch (error) {
         // Another match leased that server between our read and our insert: try the next one.
         if (error instanceof ServerBusyError && busy.size < 10_000) {
@@ -169,46 +163,49 @@ export class AllocationService {
     }
   }
 
-  private async publish(match: MatchSnapshot, allocation: AllocationRecord): Promise<void> {
-    await runInTransaction(this.dataSource, async (manager) => {
-      if (await this.rosters.isPublished(manager, match.id)) return;
-      // The same query the roster and registration checks re-validate against.
-      const durable = await this.allocations.durableParticipants(manager, match.id);
-      if (durable.length !== match.participants.length) throw new ParticipantLeftError(match.id);
-      const issuedAt = Date.now();
-      const expiresAt = issuedAt + this.config.JOIN_TOKEN_TTL_MS;
-      const entries = canonicalRosterOrder(
-        durable.map((participant) => ({
-          playerId: participant.playerId,
-          token: this.signer.sign({
-            matchId: match.id,
-            playerId: participant.playerId,
-            serverId: allocation.serverId,
-            endpoint: allocation.endpoint,
-            issuedAt,
-            expiresAt,
-          }),
-        })),
-      );
-      const manifest = this.signer.signRoster({
-        matchId: match.id,
-        serverId: allocation.serverId,
-        entries,
-        issuedAt,
-      });
-      await this.rosters.publish(manager, {
-        manifest,
-        assignments: entries.map((entry) => ({
+  /**
+   * Signs one join token per durable participant (as read at the start of the run) and the
+   * manifest over them, and publishes them; the store re-checks in the same statement that those
+   * are still exactly the durable participants.
+   */
+  private publish(
+    match: MatchSnapshot,
+    allocation: AllocationRecord,
+    durable: readonly DurableParticipant[],
+  ): Promise<PublishOutcome> {
+    const issuedAt = Date.now();
+    const expiresAt = issuedAt + this.config.JOIN_TOKEN_TTL_MS;
+    const entries = canonicalRosterOrder(
+      durable.map((participant) => ({
+        playerId: participant.playerId,
+        token: this.signer.sign({
           matchId: match.id,
-          playerId: entry.playerId,
+          playerId: participant.playerId,
           serverId: allocation.serverId,
           endpoint: allocation.endpoint,
-          joinToken: entry.token,
-          keyId: manifest.keyId,
-          issuedAt: new Date(issuedAt),
-          expiresAt: new Date(expiresAt),
-        })),
-      });
+          issuedAt,
+          expiresAt,
+        }),
+      })),
+    );
+    const manifest = this.signer.signRoster({
+      matchId: match.id,
+      serverId: allocation.serverId,
+      entries,
+      issuedAt,
+    });
+    return this.rosters.publish(this.dataSource.manager, {
+      manifest,
+      assignments: entries.map((entry) => ({
+        matchId: match.id,
+        playerId: entry.playerId,
+        serverId: allocation.serverId,
+        endpoint: allocation.endpoint,
+        joinToken: entry.token,
+        keyId: manifest.keyId,
+        issuedAt: new Date(issuedAt),
+        expiresAt: new Date(expiresAt),
+      })),
     });
   }
 

@@ -56,7 +56,31 @@ interface AllocationRow {
 const COLUMNS = `match_id, provider, server_id, endpoint, provider_ref, state, credential_hash,
   handed_off_at, registered_at, released_at`;
 
+const QUALIFIED_COLUMNS = COLUMNS.split(',')
+  .map((column) => `a.${column.trim()}`)
+  .join(', ');
+
 const LIVE = `('REQUESTED', 'ALLOCATED')`;
+
+/**
+ * The participants still bound to match $1: their ticket is live and names this match. The one
+ * definition the allocator signs against and the roster and registration checks re-validate
+ * against (also inside RosterStore.publish's statement), so what was signed and what is served
+ * cannot drift.
+ */
+export const DURABLE_PARTICIPANTS_SQL = `SELECT p.player_id, p.ticket_id, p.team
+         FROM match_participants p
+         JOIN queue_tickets t ON t.id = p.ticket_id
+        WHERE p.match_id = $1 AND t.match_id = $1 AND t.state IN ('MATCHED', 'ASSIGNED', 'CONNECTED')`;
+
+/** Where an allocation run stands, read in one statement (one snapshot). */
+export interface AllocationProgress {
+  readonly allocation?: AllocationRecord;
+  /** The match's roster is published (an earlier attempt's stands). */
+  readonly published: boolean;
+  /** {@link AllocationStore.durableParticipants}, in canonical roster order. */
+  readonly durable: readonly DurableParticipant[];
+}
 
 function toRecord(row: AllocationRow): AllocationRecord {
   return {
@@ -71,6 +95,14 @@ function toRecord(row: AllocationRow): AllocationRecord {
     ...(row.registered_at ? { registeredAt: row.registered_at } : {}),
     ...(row.released_at ? { releasedAt: row.released_at } : {}),
   };
+}
+
+function toDurable(row: {
+  player_id: string;
+  ticket_id: string;
+  team: number;
+}): DurableParticipant {
+  return { playerId: row.player_id, ticketId: row.ticket_id, team: row.team };
 }
 
 /** manager.query answers [rows, count] for UPDATE ... RETURNING and plain rows for SELECT/INSERT. */
@@ -99,32 +131,76 @@ export class AllocationStore {
   }
 
   /**
-   * Persists the provider's answer before anything else is done with it. An allocation already
-   * recorded for the match wins (a concurrent or earlier attempt); a server another live match
-   * holds throws {@link ServerBusyError}.
+   * An allocation run's starting point: the match's allocation, whether its roster is published
+   * and its durable participants, in one statement.
+   */
+  async progress(manager: EntityManager, matchId: string): Promise<AllocationProgress> {
+    const rows = await manager.query<
+      (Omit<AllocationRow, 'match_id'> & {
+        match_id: string | null;
+        published: boolean;
+        durable: { player_id: string; ticket_id: string; team: number }[];
+      })[]
+    >(
+      `SELECT ${QUALIFIED_COLUMNS},
+              EXISTS (SELECT 1 FROM roster_manifests r WHERE r.match_id = $1) AS published,
+              (SELECT COALESCE(json_agg(d ORDER BY d.player_id), '[]'::json)
+                 FROM (${DURABLE_PARTICIPANTS_SQL}) d) AS durable
+         FROM (SELECT $1::uuid AS match_id) k
+         LEFT JOIN allocations a ON a.match_id = k.match_id`,
+      [matchId],
+    );
+    const row = rows[0];
+    if (!row) throw new Error(`no progress row for match ${matchId}`);
+    const { match_id, published, durable, ...allocation } = row;
+    return {
+      ...(match_id ? { allocation: toRecord({ ...allocation, match_id }) } : {}),
+      published,
+      durable: durable.map(toDurable),
+    };
+  }
+
+  /**
+   * Persists the provider's answer, with the hash of this run's fresh credential, before anything
+   * else is done with it. An allocation already recorded for the match (a concurrent attempt's)
+   * wins: it is answered with this run's credential in place of its own, so the run goes on
+   * with the server it names. A server another live match holds throws {@link ServerBusyError}.
    */
   async record(
     manager: EntityManager,
     matchId: string,
     provider: string,
     server: ProvidedServer,
+    credentialHash: Buffer,
   ): Promise<AllocationRecord> {
+    let rows: AllocationRow[];
     try {
-      const rows = await manager.query<AllocationRow[]>(
-        `INSERT INTO allocations (match_id, provider, server_id, endpoint, provider_ref, state)
-         VALUES ($1, $2, $3, $4, $5::jsonb, 'ALLOCATED')
-         ON CONFLICT (match_id) DO NOTHING
+      // The match id is the only arbiter: a conflict there updates the credential and never
+      // inserts, so only a fresh row can collide with another live match's server (23505).
+      rows = await manager.query<AllocationRow[]>(
+        `INSERT INTO allocations (match_id, provider, server_id, endpoint, provider_ref, state, credential_hash)
+         VALUES ($1, $2, $3, $4, $5::jsonb, 'ALLOCATED', $6)
+         ON CONFLICT (match_id) DO UPDATE
+           SET credential_hash = EXCLUDED.credential_hash, handed_off_at = NULL, updated_at = now()
+           WHERE allocations.state IN ${LIVE}
          RETURNING ${COLUMNS}`,
-        [matchId, provider, server.serverId, server.endpoint, JSON.stringify(server.providerRef)],
+        [
+          matchId,
+          provider,
+          server.serverId,
+          server.endpoint,
+          JSON.stringify(server.providerRef),
+          credentialHash,
+        ],
       );
-      if (rows[0]) return toRecord(rows[0]);
     } catch (error) {
       if (sqlStateOf(error) === '23505') throw new ServerBusyError(server.serverId);
       throw error;
     }
-    const existing = await this.load(manager, matchId);
-    if (!existing) throw new Error(`allocation of match ${matchId} vanished while recording it`);
-    return existing;
+    if (!rows[0]) {
+      throw new Error(`match ${matchId} already has an allocation that is no longer live`);
+    }
+    return toRecord(rows[0]);
   }
 
   /** Which of these servers a live allocation holds. */
@@ -134,18 +210,6 @@ export class AllocationStore {
       [serverIds],
     );
     return new Set(rows.map((row) => row.server_id));
-  }
-
-  /** Merges provider facts learnt after allocation (e.g. a launched process id). */
-  async updateProviderRef(
-    manager: EntityManager,
-    matchId: string,
-    patch: Readonly<Record<string, unknown>>,
-  ): Promise<void> {
-    await manager.query(
-      `UPDATE allocations SET provider_ref = provider_ref || $2::jsonb, updated_at = now() WHERE match_id = $1`,
-      [matchId, JSON.stringify(patch)],
-    );
   }
 
   /**
@@ -163,14 +227,27 @@ export class AllocationStore {
     }
   }
 
-  /** Marks the credential with this hash as handed over; false if it was replaced meanwhile. */
-  async markHandedOff(manager: EntityManager, matchId: string, hash: Buffer): Promise<boolean> {
+  /**
+   * Merges the provider facts learnt at hand-off (e.g. a launched process id, kept whatever else
+   * changed, so that process can be stopped) and marks the credential with this hash as handed
+   * over; false if it was replaced meanwhile (or the allocation ended). One statement.
+   */
+  async markHandedOff(
+    manager: EntityManager,
+    matchId: string,
+    hash: Buffer,
+    learnt: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
     const result: unknown = await manager.query(
-      `UPDATE allocations SET handed_off_at = now(), updated_at = now()
-        WHERE match_id = $1 AND credential_hash = $2 AND state IN ${LIVE} RETURNING match_id`,
-      [matchId, hash],
+      `UPDATE allocations
+          SET provider_ref = provider_ref || $3::jsonb, updated_at = now(),
+              handed_off_at = CASE WHEN credential_hash = $2 AND state IN ${LIVE} THEN now()
+                                   ELSE handed_off_at END
+        WHERE match_id = $1
+        RETURNING credential_hash = $2 AND state IN ${LIVE} AS marked`,
+      [matchId, hash, JSON.stringify(learnt)],
     );
-    return rowsOf(result).length === 1;
+    return rowsOf<{ marked: boolean }>(result)[0]?.marked === true;
   }
 
   /** The allocation a workload credential was issued for (any state: it stays bound to it). */
@@ -224,28 +301,19 @@ export class AllocationStore {
   }
 
   /**
-   * The participants still bound to the match: their ticket is live and names this match. The
-   * allocator signs one join authorisation for each, and the roster and registration checks
-   * re-validate against exactly this query, so what was signed and what is served cannot drift.
-   * A read-only join over the matches' and tickets' tables, in one statement so every caller
-   * sees one snapshot; canonical roster order (ascending player id).
+   * The participants still bound to the match ({@link DURABLE_PARTICIPANTS_SQL}): the allocator
+   * signs one join authorisation for each, and the roster and registration checks re-validate
+   * against exactly this query. A read-only join over the matches' and tickets' tables, in one
+   * statement so every caller sees one snapshot; canonical roster order (ascending player id).
    */
   async durableParticipants(
     manager: EntityManager,
     matchId: string,
   ): Promise<DurableParticipant[]> {
     const rows = await manager.query<{ player_id: string; ticket_id: string; team: number }[]>(
-      `SELECT p.player_id, p.ticket_id, p.team
-         FROM match_participants p
-         JOIN queue_tickets t ON t.id = p.ticket_id
-        WHERE p.match_id = $1 AND t.match_id = $1 AND t.state IN ('MATCHED', 'ASSIGNED', 'CONNECTED')
-        ORDER BY p.player_id`,
+      `${DURABLE_PARTICIPANTS_SQL} ORDER BY p.player_id`,
       [matchId],
     );
-    return rows.map((row) => ({
-      playerId: row.player_id,
-      ticketId: row.ticket_id,
-      team: row.team,
-    }));
+    return rows.map(toDurable);
   }
 }

@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { SignedRosterManifest } from '@matchplane/join-auth';
-import { AllocationStore, type DurableParticipant } from './allocation.store';
+import {
+  AllocationStore,
+  DURABLE_PARTICIPANTS_SQL,
+  type DurableParticipant,
+} from './allocation.store';
 
 export interface Assignment {
   readonly matchId: string;
@@ -13,6 +17,12 @@ export interface Assignment {
   readonly issuedAt: Date;
   readonly expiresAt: Date;
 }
+
+/**
+ * What {@link RosterStore.publish} did: published this roster; left the match's existing one
+ * standing; or published nothing because the durable participants are no longer the signed ones.
+ */
+export type PublishOutcome = 'published' | 'already-published' | 'participants-changed';
 
 /** One published roster: its assignments in canonical order and the manifest over them. */
 export interface RosterToPublish {
@@ -89,35 +99,35 @@ export class RosterStore {
   constructor(private readonly allocations: AllocationStore) {}
 
   /**
-   * Publishes a roster once: true when this call published it, false when the match already had
-   * one (an earlier attempt's, which stands: its tokens may be out already).
+   * Publishes a roster once, in one statement: the manifest and every assignment, only while the
+   * match's durable participants are exactly the roster's players (re-checked in the statement's
+   * own snapshot), and only if the match has no roster yet (an earlier attempt's stands: its
+   * tokens may be out already).
    */
-  async publish(manager: EntityManager, roster: RosterToPublish): Promise<boolean> {
+  async publish(manager: EntityManager, roster: RosterToPublish): Promise<PublishOutcome> {
     const { manifest, assignments } = roster;
     if (assignments.length !== manifest.entryCount) {
       throw new Error(
         `roster of match ${manifest.matchId}: ${assignments.length} entries, manifest says ${manifest.entryCount}`,
       );
     }
-    const inserted = await manager.query<{ match_id: string }[]>(
-      `INSERT INTO roster_manifests (match_id, server_id, entry_count, digest, key_id, signature, published_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (match_id) DO NOTHING RETURNING match_id`,
-      [
-        manifest.matchId,
-        manifest.serverId,
-        manifest.entryCount,
-        Buffer.from(manifest.digest, 'hex'),
-        manifest.keyId,
-        Buffer.from(manifest.signature, 'base64url'),
-        new Date(manifest.issuedAt),
-      ],
-    );
-    if (inserted.length === 0) return false;
-    await manager.query(
-      `INSERT INTO assignments (match_id, player_id, server_id, endpoint, join_token, key_id, issued_at, expires_at)
-       SELECT $1, a.player_id, $2, $3, a.join_token, $4, $5, $6
-         FROM unnest($7::uuid[], $8::text[]) AS a(player_id, join_token)`,
+    const [row] = await manager.query<{ complete: boolean; published: boolean }[]>(
+      `WITH durable AS (${DURABLE_PARTICIPANTS_SQL}),
+            gate AS (
+              SELECT ARRAY(SELECT player_id FROM durable ORDER BY 1)
+                       = ARRAY(SELECT unnest($7::uuid[]) ORDER BY 1) AS complete),
+            manifest AS (
+              INSERT INTO roster_manifests (match_id, server_id, entry_count, digest, key_id, signature, published_at)
+              SELECT $1, $2, $9, $10, $4, $11, $12 FROM gate WHERE gate.complete
+              ON CONFLICT (match_id) DO NOTHING
+              RETURNING match_id),
+            assigned AS (
+              INSERT INTO assignments (match_id, player_id, server_id, endpoint, join_token, key_id, issued_at, expires_at)
+              SELECT $1, a.player_id, $2, $3, a.join_token, $4, $5, $6
+                FROM unnest($7::uuid[], $8::text[]) AS a(player_id, join_token)
+               WHERE EXISTS (SELECT 1 FROM manifest))
+       SELECT (SELECT complete FROM gate) AS complete,
+              EXISTS (SELECT 1 FROM manifest) AS published`,
       [
         manifest.matchId,
         manifest.serverId,
@@ -127,17 +137,14 @@ export class RosterStore {
         assignments[0]?.expiresAt ?? new Date(manifest.issuedAt),
         assignments.map((a) => a.playerId),
         assignments.map((a) => a.joinToken),
+        manifest.entryCount,
+        Buffer.from(manifest.digest, 'hex'),
+        Buffer.from(manifest.signature, 'base64url'),
+        new Date(manifest.issuedAt),
       ],
     );
-    return true;
-  }
-
-  async isPublished(manager: EntityManager, matchId: string): Promise<boolean> {
-    const rows = await manager.query<unknown[]>(
-      `SELECT 1 FROM roster_manifests WHERE match_id = $1`,
-      [matchId],
-    );
-    return rows.length > 0;
+    if (row?.published) return 'published';
+    return row?.complete ? 'already-published' : 'participants-changed';
   }
 
   async manifest(

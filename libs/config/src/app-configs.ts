@@ -349,7 +349,7 @@ export const ALLOCATION_PROVIDERS = ['local', 'static', 'agones'] as const;
 export type AllocationProviderName = (typeof ALLOCATION_PROVIDERS)[number];
 
 /** The allocator's steps, in order (ALLOCATOR_EXIT_AFTER_STEP names one). */
-export const ALLOCATION_STEPS = ['allocated', 'persisted', 'credential', 'published', 'handed-off'] as const;
+export const ALLOCATION_STEPS = ['allocated', 'persisted', 'published', 'handed-off'] as const;
 export type AllocationStep = (typeof ALLOCATION_STEPS)[number];
 
 export class AllocatorConfig extends WorkerConfig {

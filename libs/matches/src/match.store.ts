@@ -125,29 +125,55 @@ export class MatchStore {
     if (options.expectedRevision !== undefined && current.revision !== options.expectedRevision) {
       throw new StaleMatchRevisionError(matchId, options.expectedRevision);
     }
-    const now = options.now ?? new Date();
-    const change = transitionMatch(current, command, now);
-    await this.write(manager, current, change, now);
-    return change;
+    const [change] = await this.advance(manager, current, [command], options.now ?? new Date());
+    return change as MatchChange;
   }
 
   /**
-   * Writes a computed transition and its events in one statement (atomic on its own, so it needs
+   * Applies `commands` in turn to `current` (read in this transaction) and writes them in one
+   * statement: revision + the number of commands, each revision still announced by its own
+   * envelope. Throws {@link StaleMatchRevisionError} when the row is no longer at `current`'s
+   * revision.
+   */
+  async advance(
+    manager: EntityManager,
+    current: MatchSnapshot,
+    commands: readonly MatchCommand[],
+    now: Date,
+  ): Promise<MatchChange[]> {
+    const changes: MatchChange[] = [];
+    let match = current;
+    for (const command of commands) {
+      const change = transitionMatch(match, command, now);
+      changes.push(change);
+      match = change.match;
+    }
+    if (changes.length > 0) await this.write(manager, current, changes, now);
+    return changes;
+  }
+
+  /**
+   * Writes computed transitions and their events in one statement (atomic on its own, so it needs
    * no transaction around it); the UPDATE's `WHERE revision = $n` makes a concurrent writer's win a
    * {@link StaleMatchRevisionError} and appends nothing.
    */
   private async write(
     manager: EntityManager,
     current: MatchSnapshot,
-    change: MatchChange,
+    changes: readonly MatchChange[],
     now: Date,
   ): Promise<void> {
-    const to = change.match.state;
-    const events = this.outbox.appendSql(envelopesFor(change.events), 7, 'changed');
+    const last = changes[changes.length - 1]!.match;
+    const to = last.state;
+    const events = this.outbox.appendSql(
+      envelopesFor(changes.flatMap((change) => change.events)),
+      8,
+      'changed',
+    );
     const rows = await manager.query<{ revision: string }[]>(
       `WITH changed AS (
          UPDATE matches
-            SET state = $3, revision = revision + 1, state_changed_at = $4, updated_at = $4,
+            SET state = $3, revision = revision + $7, state_changed_at = $4, updated_at = $4,
                 failure_reason = COALESCE($5, failure_reason),
                 finished_at = CASE WHEN $6 THEN $4 ELSE finished_at END
           WHERE id = $1 AND revision = $2
@@ -159,8 +185,9 @@ export class MatchStore {
         current.revision,
         to,
         now,
-        change.match.failureReason ?? null,
+        last.failureReason ?? null,
         TERMINAL_MATCH_STATES.has(to),
+        changes.length,
         ...events.parameters,
       ],
     );
@@ -186,7 +213,7 @@ export class MatchStore {
         if (!current) throw new MatchNotFoundError(matchId);
         const now = new Date();
         const change = transitionMatch(current, command, now);
-        await this.write(manager, current, change, now);
+        await this.write(manager, current, [change], now);
         this.signal.committed();
         return change;
       } catch (error) {
@@ -198,7 +225,15 @@ export class MatchStore {
     }
   }
 
-  async load(manager: EntityManager | undefined, matchId: string): Promise<MatchSnapshot | undefined> {
+  /**
+   * The match with its participants, in one statement. `forUpdate` locks the match row until the
+   * caller's transaction ends, so its state cannot move under the caller's checks.
+   */
+  async load(
+    manager: EntityManager | undefined,
+    matchId: string,
+    options: { forUpdate?: boolean } = {},
+  ): Promise<MatchSnapshot | undefined> {
     const runner = manager ?? this.dataSource.manager;
     // The match and its roster in one statement (one snapshot, one round trip).
     const rows = await runner.query<(MatchRow & { participants: MatchParticipant[] })[]>(
@@ -206,7 +241,7 @@ export class MatchStore {
               coalesce((SELECT json_agg(json_build_object('playerId', p.player_id, 'ticketId', p.ticket_id, 'team', p.team)
                                         ORDER BY p.team, p.player_id)
                           FROM match_participants p WHERE p.match_id = m.id), '[]') AS participants
-         FROM matches m WHERE m.id = $1`,
+         FROM matches m WHERE m.id = $1${options.forUpdate ? ' FOR UPDATE OF m' : ''}`,
       [matchId],
     );
     const row = rows[0];

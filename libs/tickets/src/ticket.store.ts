@@ -128,6 +128,19 @@ export class TicketStore {
     return rows[0] ? toTicket(rows[0]) : undefined;
   }
 
+  /**
+   * Locks these tickets (FOR UPDATE, in id order, so two lockers of overlapping sets cannot
+   * deadlock) and answers them as they are once locked; missing ids are left out.
+   */
+  async lockMany(manager: EntityManager, ticketIds: readonly string[]): Promise<StoredTicket[]> {
+    if (ticketIds.length === 0) return [];
+    const rows = await manager.query<TicketRow[]>(
+      `SELECT ${COLUMNS} FROM queue_tickets WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+      [ticketIds],
+    );
+    return rows.map(toTicket);
+  }
+
   async liveTicketOf(manager: EntityManager, playerId: string): Promise<StoredTicket | undefined> {
     const rows = await manager.query<TicketRow[]>(
       `SELECT ${COLUMNS} FROM queue_tickets WHERE player_id = $1 AND state IN ${LIVE_STATES}`,

@@ -14,7 +14,11 @@ import {
 import { isTerminalMatchState, type MatchSnapshot, type TicketCommand } from '@matchplane/domain';
 import { MatchLifecycle, MatchStore, type MatchEnding } from '@matchplane/matches';
 import { OutboxSignal } from '@matchplane/outbox';
-import { runInTransaction, TransactionRetriesExhaustedError } from '@matchplane/persistence';
+import {
+  runInTransaction,
+  TransactionRetriesExhaustedError,
+  type TransactionOptions,
+} from '@matchplane/persistence';
 import { PlayerStore, type NoShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
 import { ServerRouteMetrics, type ServerRoute } from './server-route.metrics';
@@ -30,7 +34,16 @@ interface Committed<T> {
 
 // Registrations of many matches at once conflict under SSI now and then (page-level predicate
 // locks); a generous budget keeps that a retry, and exhausting it is a 503 the server retries.
-const SERIALIZABLE = { isolation: 'SERIALIZABLE' as const, maxAttempts: 20, baseDelayMs: 5 };
+const SERIALIZABLE: TransactionOptions = {
+  isolation: 'SERIALIZABLE',
+  maxAttempts: 20,
+  baseDelayMs: 5,
+};
+
+// Register is the burst path (every new match, at once): READ COMMITTED under row locks keeps
+// its gate (docs/ARCHITECTURE.md, "Allocation and joining") without SSI's false conflicts
+// between unrelated matches. A deadlock (40P01) is still retried.
+const REGISTER: TransactionOptions = { maxAttempts: 5, baseDelayMs: 5 };
 
 function stateConflict(match: MatchSnapshot, what: string): ApiError {
   return new ApiError(
@@ -41,8 +54,8 @@ function stateConflict(match: MatchSnapshot, what: string): ApiError {
 }
 
 /**
- * The game server's side of a match. Each route is one SERIALIZABLE transaction (retried on
- * 40001) that re-reads the match, answers its current state when the step already happened (so a
+ * The game server's side of a match. Each route is one transaction (SERIALIZABLE, retried on
+ * 40001; register READ COMMITTED under row locks) that re-reads the match, answers its current state when the step already happened (so a
  * server may safely repeat any call), and otherwise moves the match and its tickets through the
  * stores with their outbox envelopes; the relay is woken after commit.
  */
@@ -71,7 +84,8 @@ export class ServerLifecycleService {
 
   /**
    * ALLOCATING -> PROCESS_READY -> ASSIGNMENT_READY and every ticket MATCHED -> ASSIGNED, only
-   * when every participant holds a live, unexpired assignment to this server.
+   * when every participant holds a live, unexpired assignment to this server. One READ COMMITTED
+   * transaction under the match's and its tickets' row locks (the others are SERIALIZABLE).
    */
   async register(
     allocation: AllocationRecord,
@@ -84,55 +98,58 @@ export class ServerLifecycleService {
         `Protocol version ${body.protocolVersion} is not supported; this control plane speaks ${SERVER_PROTOCOL_VERSION}`,
       );
     }
-    return this.commit('register', async (manager, now) => {
-      const match = await this.loadMatch(manager, allocation);
-      const answer = (m: MatchSnapshot) => ({
-        matchId: m.id,
-        serverId: allocation.serverId,
-        state: m.state,
-        revision: m.revision,
-      });
-      if (match.state !== 'ALLOCATING' && match.state !== 'PROCESS_READY') {
-        return { response: answer(match), tickets: [], changed: false };
-      }
-      const roster = await this.rosters.liveRoster(manager, match.id, allocation.serverId, now);
-      if (!roster.ok || roster.entries.length !== match.participants.length) {
-        throw new ApiError(
-          409,
-          ErrorCode.ASSIGNMENTS_NOT_READY,
-          `Not every participant of match ${match.id} holds a live assignment to this server${roster.ok ? '' : `: ${roster.problem}`}`,
-          { headers: { 'retry-after': '1' } },
-        );
-      }
-      let current = match;
-      if (current.state === 'ALLOCATING') {
-        current = (
-          await this.matches.transition(
-            manager,
-            current.id,
-            { to: 'PROCESS_READY' },
-            { expectedRevision: current.revision, now },
-          )
-        ).match;
-      }
-      current = (
-        await this.matches.transition(
+    return this.commit(
+      'register',
+      async (manager, now) => {
+        // The match row, then its tickets in id order: the locks every writer of either takes
+        // (or waits on) first, so nothing the gate reads below can change before commit.
+        const match = await this.loadMatch(manager, allocation, { forUpdate: true });
+        const answer = (m: MatchSnapshot) => ({
+          matchId: m.id,
+          serverId: allocation.serverId,
+          state: m.state,
+          revision: m.revision,
+        });
+        if (match.state !== 'ALLOCATING' && match.state !== 'PROCESS_READY') {
+          return { response: answer(match), tickets: [], changed: false };
+        }
+        const tickets = await this.tickets.lockMany(
           manager,
-          current.id,
-          { to: 'ASSIGNMENT_READY' },
-          { expectedRevision: current.revision, now },
-        )
-      ).match;
-      const moved = await this.moveTickets(manager, current, now, (ticket) =>
-        ticket.state === 'MATCHED' ? { to: 'ASSIGNED', matchId: current.id } : undefined,
-      );
-      await this.allocations.markRegistered(manager, current.id, {
-        protocolVersion: body.protocolVersion,
-        imageDigest: body.imageDigest,
-        now,
-      });
-      return { response: answer(current), tickets: moved, changed: true };
-    });
+          match.participants.map((p) => p.ticketId),
+        );
+        const roster = await this.rosters.liveRoster(manager, match.id, allocation.serverId, now);
+        if (!roster.ok || roster.entries.length !== match.participants.length) {
+          throw new ApiError(
+            409,
+            ErrorCode.ASSIGNMENTS_NOT_READY,
+            `Not every participant of match ${match.id} holds a live assignment to this server${roster.ok ? '' : `: ${roster.problem}`}`,
+            { headers: { 'retry-after': '1' } },
+          );
+        }
+        const changes = await this.matches.advance(
+          manager,
+          match,
+          match.state === 'ALLOCATING'
+            ? [{ to: 'PROCESS_READY' }, { to: 'ASSIGNMENT_READY' }]
+            : [{ to: 'ASSIGNMENT_READY' }],
+          now,
+        );
+        const current = changes.at(-1)?.match ?? match;
+        const { tickets: moved } = await this.tickets.transitionMany(
+          manager,
+          tickets.filter((ticket) => ticket.matchId === match.id && ticket.state === 'MATCHED'),
+          () => ({ to: 'ASSIGNED', matchId: match.id }),
+          now,
+        );
+        await this.allocations.markRegistered(manager, current.id, {
+          protocolVersion: body.protocolVersion,
+          imageDigest: body.imageDigest,
+          now,
+        });
+        return { response: answer(current), tickets: moved, changed: true };
+      },
+      REGISTER,
+    );
   }
 
   /**
@@ -367,8 +384,9 @@ export class ServerLifecycleService {
   private async loadMatch(
     manager: EntityManager,
     allocation: AllocationRecord,
+    options: { forUpdate?: boolean } = {},
   ): Promise<MatchSnapshot> {
-    const match = await this.matches.load(manager, allocation.matchId);
+    const match = await this.matches.load(manager, allocation.matchId, options);
     if (!match)
       throw new ApiError(404, ErrorCode.NOT_FOUND, `Match ${allocation.matchId} no longer exists`);
     return match;
@@ -395,11 +413,12 @@ export class ServerLifecycleService {
   private async commit<T>(
     route: ServerRoute,
     work: (manager: EntityManager, now: Date) => Promise<Committed<T>>,
+    options: TransactionOptions = SERIALIZABLE,
   ): Promise<T> {
     let committed: Committed<T>;
     try {
       committed = await runInTransaction(this.dataSource, (manager) => work(manager, new Date()), {
-        ...SERIALIZABLE,
+        ...options,
         onRetry: ({ sqlState }) => this.metrics.retried(route, sqlState),
       });
     } catch (error) {
