@@ -64,9 +64,10 @@ const LIVE = `('REQUESTED', 'ALLOCATED')`;
 
 /**
  * The participants still bound to match $1: their ticket is live and names this match. The one
- * definition the allocator signs against and the roster and registration checks re-validate
- * against (also inside RosterStore.publish's statement), so what was signed and what is served
- * cannot drift.
+ * definition the allocator signs against (AllocationStore.progress), publishes against
+ * (RosterStore.publish) and the roster and registration checks re-validate against
+ * (RosterStore.liveRoster), so what was signed and what is served cannot drift. A read-only join
+ * over the matches' and tickets' tables, always inside one statement (one snapshot).
  */
 export const DURABLE_PARTICIPANTS_SQL = `SELECT p.player_id, p.ticket_id, p.team
          FROM match_participants p
@@ -78,7 +79,7 @@ export interface AllocationProgress {
   readonly allocation?: AllocationRecord;
   /** The match's roster is published (an earlier attempt's stands). */
   readonly published: boolean;
-  /** {@link AllocationStore.durableParticipants}, in canonical roster order. */
+  /** {@link DURABLE_PARTICIPANTS_SQL}, in canonical roster order (ascending player id). */
   readonly durable: readonly DurableParticipant[];
 }
 
@@ -97,11 +98,14 @@ function toRecord(row: AllocationRow): AllocationRecord {
   };
 }
 
-function toDurable(row: {
+/** A row of {@link DURABLE_PARTICIPANTS_SQL} (or its json_agg). */
+export interface DurableParticipantRow {
   player_id: string;
   ticket_id: string;
   team: number;
-}): DurableParticipant {
+}
+
+export function toDurable(row: DurableParticipantRow): DurableParticipant {
   return { playerId: row.player_id, ticketId: row.ticket_id, team: row.team };
 }
 
@@ -139,7 +143,7 @@ export class AllocationStore {
       (Omit<AllocationRow, 'match_id'> & {
         match_id: string | null;
         published: boolean;
-        durable: { player_id: string; ticket_id: string; team: number }[];
+        durable: DurableParticipantRow[];
       })[]
     >(
       `SELECT ${QUALIFIED_COLUMNS},
@@ -298,22 +302,5 @@ export class AllocationStore {
       [matchId, options.state, options.now, options.result ? JSON.stringify(options.result) : null],
     );
     return rowsOf(result).length === 1;
-  }
-
-  /**
-   * The participants still bound to the match ({@link DURABLE_PARTICIPANTS_SQL}): the allocator
-   * signs one join authorisation for each, and the roster and registration checks re-validate
-   * against exactly this query. A read-only join over the matches' and tickets' tables, in one
-   * statement so every caller sees one snapshot; canonical roster order (ascending player id).
-   */
-  async durableParticipants(
-    manager: EntityManager,
-    matchId: string,
-  ): Promise<DurableParticipant[]> {
-    const rows = await manager.query<{ player_id: string; ticket_id: string; team: number }[]>(
-      `${DURABLE_PARTICIPANTS_SQL} ORDER BY p.player_id`,
-      [matchId],
-    );
-    return rows.map(toDurable);
   }
 }

@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { SignedRosterManifest } from '@matchplane/join-auth';
 import {
-  AllocationStore,
   DURABLE_PARTICIPANTS_SQL,
+  toDurable,
   type DurableParticipant,
+  type DurableParticipantRow,
 } from './allocation.store';
 
 export interface Assignment {
@@ -96,8 +97,6 @@ function toManifest(row: ManifestRow): SignedRosterManifest {
  */
 @Injectable()
 export class RosterStore {
-  constructor(private readonly allocations: AllocationStore) {}
-
   /**
    * Publishes a roster once, in one statement: the manifest and every assignment, only while the
    * match's durable participants are exactly the roster's players (re-checked in the statement's
@@ -185,8 +184,9 @@ export class RosterStore {
 
   /**
    * The published roster for `serverId`, served only while it is still exactly the durable
-   * participants (AllocationStore.durableParticipants), each holding an assignment to this server
-   * that has not expired at `now`.
+   * participants (DURABLE_PARTICIPANTS_SQL), each holding an assignment to this server
+   * that has not expired at `now`. Manifest, participants and assignments in one statement, so
+   * one snapshot whatever the caller's isolation.
    */
   async liveRoster(
     manager: EntityManager,
@@ -194,13 +194,41 @@ export class RosterStore {
     serverId: string,
     now: Date,
   ): Promise<LiveRoster> {
-    const manifest = await this.manifest(manager, matchId);
-    if (!manifest) return { ok: false, problem: 'the roster is not published yet' };
+    const [row] = await manager.query<
+      (ManifestRow & {
+        durable: DurableParticipantRow[];
+        assignments: (Omit<AssignmentRow, 'issued_at' | 'expires_at'> & {
+          issued_at_ms: number;
+          expires_at_ms: number;
+        })[];
+      })[]
+    >(
+      `SELECT r.match_id, r.server_id, r.entry_count, r.digest, r.key_id, r.signature, r.published_at,
+              (SELECT COALESCE(json_agg(d ORDER BY d.player_id), '[]'::json)
+                 FROM (${DURABLE_PARTICIPANTS_SQL}) d) AS durable,
+              (SELECT COALESCE(json_agg(json_build_object(
+                        'match_id', a.match_id, 'player_id', a.player_id, 'server_id', a.server_id,
+                        'endpoint', a.endpoint, 'join_token', a.join_token, 'key_id', a.key_id,
+                        'issued_at_ms', round(extract(epoch FROM a.issued_at) * 1000),
+                        'expires_at_ms', round(extract(epoch FROM a.expires_at) * 1000))
+                      ORDER BY a.player_id), '[]'::json)
+                 FROM assignments a WHERE a.match_id = $1) AS assignments
+         FROM roster_manifests r WHERE r.match_id = $1`,
+      [matchId],
+    );
+    if (!row) return { ok: false, problem: 'the roster is not published yet' };
+    const manifest = toManifest(row);
     if (manifest.serverId !== serverId) {
       return { ok: false, problem: 'the roster was published for another server' };
     }
-    const durable = await this.allocations.durableParticipants(manager, matchId);
-    const assignments = await this.assignments(manager, matchId);
+    const durable = row.durable.map(toDurable);
+    const assignments = row.assignments.map(({ issued_at_ms, expires_at_ms, ...a }) =>
+      toAssignment({
+        ...a,
+        issued_at: new Date(issued_at_ms),
+        expires_at: new Date(expires_at_ms),
+      }),
+    );
     const problem = rosterProblem(durable, assignments, serverId, now);
     if (problem !== undefined) return { ok: false, problem };
     const teams = new Map(durable.map((p) => [p.playerId, p.team]));
