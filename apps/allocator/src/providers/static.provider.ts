@@ -17,6 +17,9 @@ import {
 } from './allocation.provider';
 import { StaticHandOff } from './static-handoff';
 
+/** Servers looked up first, from the round-robin start, before the whole pool. */
+const LOOKUP_WINDOW = 16;
+
 /**
  * A fixed pool (STATIC_SERVERS). The lease is the allocation row itself: a server is free when no
  * live allocation names it, and the partial unique index on allocations.server_id settles two
@@ -40,18 +43,18 @@ export class StaticProvider extends AllocationProvider {
   }
 
   async allocate(request: AllocationRequest, busy: ReadonlySet<string>): Promise<ProvidedServer> {
-    const live = await this.allocations.liveServerIds(
-      this.dataSource.manager,
-      this.servers.map((server) => server.id),
-    );
     // Round-robin start, so concurrent allocations do not all race for the first free server.
     const start = this.next++ % this.servers.length;
-    for (let offset = 0; offset < this.servers.length; offset += 1) {
-      const server = this.servers[(start + offset) % this.servers.length];
-      if (server && !live.has(server.id) && !busy.has(server.id)) {
-        return { serverId: server.id, endpoint: staticEndpoint(server), providerRef: {} };
-      }
-    }
+    const rotated = [...this.servers.slice(start), ...this.servers.slice(0, start)].filter(
+      (server) => !busy.has(server.id),
+    );
+    // A free server is most often among the next few: those are a handful of index probes, where
+    // the whole pool's lookup grows with the pool. The whole pool only when they are all taken.
+    const free =
+      (rotated.length > LOOKUP_WINDOW
+        ? await this.firstFree(rotated.slice(0, LOOKUP_WINDOW))
+        : undefined) ?? (await this.firstFree(rotated));
+    if (free) return { serverId: free.id, endpoint: staticEndpoint(free), providerRef: {} };
     throw new NoCapacityError(
       `all ${this.servers.length} static servers are serving matches (match ${request.matchId} waits)`,
     );
@@ -69,6 +72,15 @@ export class StaticProvider extends AllocationProvider {
       endpoint: input.allocation.endpoint,
     });
     return {};
+  }
+
+  private async firstFree(candidates: readonly StaticServer[]): Promise<StaticServer | undefined> {
+    if (candidates.length === 0) return undefined;
+    const live = await this.allocations.liveServerIds(
+      this.dataSource.manager,
+      candidates.map((server) => server.id),
+    );
+    return candidates.find((server) => !live.has(server.id));
   }
 
   /** The lease ends with the allocation row; the server itself keeps running for the next match. */
