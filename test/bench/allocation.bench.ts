@@ -78,6 +78,11 @@ const FLAGS: FlagSpec[] = [
     int: { min: 1, max: 100, default: 1 },
   },
   { name: 'allocators', description: 'Allocator processes', int: { min: 1, max: 8, default: 1 } },
+  {
+    name: 'allocator-concurrency',
+    description: "Jobs each allocator works on at once (0: the allocator's default)",
+    int: { min: 0, max: 1_000, default: 0 },
+  },
   { name: 'help', description: 'Print this and exit', switch: true },
 ];
 
@@ -584,6 +589,9 @@ async function main(): Promise<void> {
       ALLOCATION_PROVIDER: 'static',
       STATIC_SERVERS: pool,
       STATIC_HANDOFF_URL: `http://{host}:{port}/handoff/{id}`,
+      ...(Number(flags['allocator-concurrency']) > 0
+        ? { ALLOCATOR_CONCURRENCY: String(flags['allocator-concurrency']) }
+        : {}),
     };
     const allocators: BenchChild[] = [];
     for (let i = 0; i < Number(flags.allocators); i += 1) {
