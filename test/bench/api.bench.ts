@@ -427,6 +427,10 @@ async function main(): Promise<void> {
       ...env,
       API_HOST: LOCALHOST,
       API_PORT: String(port),
+      // Every simulated player signs in from 127.0.0.1, which no per-address limit would allow;
+      // the per-session limits stay at their defaults, so their cost is part of the figures.
+      API_RATE_LIMIT_SESSIONS_PER_ADDRESS: '0',
+      API_RATE_LIMIT_REQUESTS_PER_ADDRESS: '0',
       ...envPairs('api-env', flags['api-env'] as string),
     },
     flags.profile === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],

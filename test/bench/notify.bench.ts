@@ -400,7 +400,14 @@ async function main(): Promise<void> {
       const child = await startHealthy(
         `api-${i + 1}`,
         'dist/apps/api/src/main.js',
-        { ...env, API_HOST: LOCALHOST, API_PORT: String(port), ...options.apiEnv },
+        {
+          ...env,
+          API_HOST: LOCALHOST,
+          API_PORT: String(port),
+          // Every client connects from 127.0.0.1; the per-session socket cap stays at its default.
+          NOTIFY_MAX_SOCKETS_PER_ADDRESS: '0',
+          ...options.apiEnv,
+        },
         `${baseUrl}/health`,
       );
       apis.push({ child, baseUrl });

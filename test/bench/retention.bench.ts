@@ -546,6 +546,9 @@ async function startApi(settings: Settings): Promise<{ api: BenchChild; baseUrl:
       API_HOST: LOCALHOST,
       API_PORT: String(port),
       LOG_LEVEL: 'warn',
+      // Every heartbeater signs in from 127.0.0.1, which no per-address limit would allow.
+      API_RATE_LIMIT_SESSIONS_PER_ADDRESS: '0',
+      API_RATE_LIMIT_REQUESTS_PER_ADDRESS: '0',
       ...(service.DATABASE_PASSWORD ? { DATABASE_PASSWORD: service.DATABASE_PASSWORD } : {}),
       ...(service.REDIS_PASSWORD ? { REDIS_PASSWORD: service.REDIS_PASSWORD } : {}),
     },

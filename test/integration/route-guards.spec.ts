@@ -1,6 +1,8 @@
 import { GUARDS_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import { PUBLIC_ROUTE } from '@matchplane/contracts';
+import { OperatorGuard } from '../../apps/api/src/admin/operator.guard';
+import { RATE_LIMIT_SCOPES } from '../../apps/api/src/http/rate-limit.decorator';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 
 /** Every route of the API's real module graph has a guard or says why it is public. */
@@ -11,31 +13,61 @@ describe('API route guards', () => {
   });
   afterAll(() => api.close());
 
-  it('finds no route without a guard or a @PublicRoute reason', () => {
-    const unguarded: string[] = [];
-    let routes = 0;
+  type Handler = (...args: unknown[]) => unknown;
+  type ControllerClass = (new (...args: never[]) => unknown) & { name: string };
+
+  /** Every route handler of the API's module graph with its controller. */
+  function routes(): { controller: ControllerClass; name: string; handler: Handler }[] {
+    const found: { controller: ControllerClass; name: string; handler: Handler }[] = [];
     for (const moduleRef of api.app.get(ModulesContainer).values()) {
       for (const wrapper of moduleRef.controllers.values()) {
-        const controller = wrapper.metatype as (new (...args: never[]) => unknown) | null;
+        const controller = wrapper.metatype as ControllerClass | null;
         if (!controller) continue;
         const prototype = controller.prototype as Record<string, unknown>;
         for (const name of Object.getOwnPropertyNames(prototype)) {
           const handler = prototype[name];
           if (name === 'constructor' || typeof handler !== 'function') continue;
           if (Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
-          routes += 1;
-          const guarded = [handler, controller].some((target) => {
-            const guards = Reflect.getMetadata(GUARDS_METADATA, target) as unknown[] | undefined;
-            return (
-              (guards?.length ?? 0) > 0 ||
-              typeof Reflect.getMetadata(PUBLIC_ROUTE, target) === 'string'
-            );
-          });
-          if (!guarded) unguarded.push(`${controller.name}.${name}`);
+          found.push({ controller, name, handler: handler as Handler });
         }
       }
     }
-    expect(routes).toBeGreaterThan(10);
+    return found;
+  }
+
+  it('finds no route without a guard or a @PublicRoute reason', () => {
+    const unguarded: string[] = [];
+    const all = routes();
+    for (const { controller, name, handler } of all) {
+      const guarded = [handler, controller].some((target) => {
+        const guards = Reflect.getMetadata(GUARDS_METADATA, target) as unknown[] | undefined;
+        return (
+          (guards?.length ?? 0) > 0 ||
+          typeof Reflect.getMetadata(PUBLIC_ROUTE, target) === 'string'
+        );
+      });
+      if (!guarded) unguarded.push(`${controller.name}.${name}`);
+    }
+    expect(all.length).toBeGreaterThan(10);
     expect(unguarded).toEqual([]);
+  });
+
+  it('finds no player, server or public route outside every rate limit', () => {
+    const unlimited: string[] = [];
+    let checked = 0;
+    for (const { controller, name, handler } of routes()) {
+      const guards = [handler, controller].flatMap(
+        (target) => (Reflect.getMetadata(GUARDS_METADATA, target) as unknown[] | undefined) ?? [],
+      );
+      // Operators hold their own tokens; /health and /metrics serve probes and scrapers.
+      if (guards.includes(OperatorGuard) || controller.name === 'HealthController') continue;
+      checked += 1;
+      const scopes = [handler, controller].flatMap(
+        (target) => (Reflect.getMetadata(RATE_LIMIT_SCOPES, target) as unknown[] | undefined) ?? [],
+      );
+      if (scopes.length === 0) unlimited.push(`${controller.name}.${name}`);
+    }
+    expect(checked).toBeGreaterThan(10);
+    expect(unlimited).toEqual([]);
   });
 });

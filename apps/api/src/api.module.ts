@@ -3,6 +3,7 @@ import { ApiConfig } from '@matchplane/config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { AdminModule } from './admin/admin.module';
 import { AssignmentsModule } from './assignments/assignments.module';
+import { ThrottlingModule } from './http/throttling.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { PlayerEntryModule, type PlayerEntryOptions } from './player-entry.module';
 import { ServersModule } from './servers/servers.module';
@@ -35,6 +36,7 @@ export class ApiModule {
           appName: 'api',
           persistence: { lockTimeoutMs: config.API_LOCK_TIMEOUT_MS },
         }),
+        ThrottlingModule.forRoot(config),
         AdminModule.forRoot(config),
         PlayerEntryModule.forRoot(config, options.playerEntry),
         ServersModule,

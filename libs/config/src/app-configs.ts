@@ -179,6 +179,73 @@ export class ApiConfig extends ServiceConfig {
   @IsIntInRange(1, 64)
   HEARTBEAT_BATCHES_IN_FLIGHT = 4;
 
+  @EnvVar({
+    description:
+      'Reverse proxies in front of the API whose X-Forwarded-For is trusted: the client address (which per-address limits count) is the one this many hops back. 0: the peer address itself',
+  })
+  @IsIntInRange(0, 16)
+  API_TRUST_PROXY_HOPS = 0;
+
+  // Abuse limits (fixed windows counted in Redis, so they hold across API replicas). Each default
+  // sits far above what a well-behaved client does: the SDK heartbeats once per
+  // TICKET_HEARTBEAT_INTERVAL_MS (10 s) and probes a few times per region when it signs in.
+
+  @EnvVar({
+    description:
+      'Window of every API_RATE_LIMIT_* count (ms); a client that goes over a limit is refused with 429 RATE_LIMITED and Retry-After for one window from then',
+  })
+  @IsIntInRange(1_000, 3_600_000)
+  API_RATE_LIMIT_WINDOW_MS = 60_000;
+
+  @EnvVar({
+    description:
+      'Sessions one client address may create (POST /v1/sessions) per window; 0: no limit. Generous for players sharing an address (NAT)',
+  })
+  @IsIntInRange(0, 10_000_000)
+  API_RATE_LIMIT_SESSIONS_PER_ADDRESS = 300;
+
+  @EnvVar({
+    description:
+      'Requests one player session may make on player routes (queue, probes, matches) per window; 0: no limit. Default 600 a minute: 100 times the SDK\'s heartbeat cadence',
+  })
+  @IsIntInRange(0, 10_000_000)
+  API_RATE_LIMIT_REQUESTS_PER_SESSION = 600;
+
+  @EnvVar({
+    description:
+      'Probe challenges one player session may ask for per window (POST /v1/probes/{region}/challenge); 0: no limit. The SDK asks a few per region when it signs in',
+  })
+  @IsIntInRange(0, 10_000_000)
+  API_RATE_LIMIT_PROBES_PER_SESSION = 120;
+
+  @EnvVar({
+    description:
+      'Requests one game server (its workload credential and server id) may make on server routes per window; 0: no limit. A server makes a handful per match',
+  })
+  @IsIntInRange(0, 10_000_000)
+  API_RATE_LIMIT_REQUESTS_PER_SERVER = 600;
+
+  @EnvVar({
+    description:
+      'Requests one client address may make on player and server routes per window, whatever the credential (a flood of made-up tokens included); 0: no limit. Default 120,000 a minute: thousands of players behind one NAT',
+  })
+  @IsIntInRange(0, 100_000_000)
+  API_RATE_LIMIT_REQUESTS_PER_ADDRESS = 120_000;
+
+  @EnvVar({
+    description:
+      'Notification sockets one player session may hold open on one API replica; one more is closed with 4429 (TOO_MANY_CONNECTIONS). 0: no limit',
+  })
+  @IsIntInRange(0, 100_000)
+  NOTIFY_MAX_SOCKETS_PER_SESSION = 8;
+
+  @EnvVar({
+    description:
+      'Notification sockets one client address may hold open on one API replica (authenticated or not); one more is closed with 4429 before its token is read. 0: no limit',
+  })
+  @IsIntInRange(0, 10_000_000)
+  NOTIFY_MAX_SOCKETS_PER_ADDRESS = 10_000;
+
   @EnvVar({ description: 'JWT players: JWKS URL of the identity provider (or PLAYER_JWT_JWKS_FILE)' })
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })

@@ -29,6 +29,12 @@ export const NotificationCloseCode = {
    */
   SLOW_CONSUMER: 4008,
   /**
+   * Too many sockets open on this replica for the session (NOTIFY_MAX_SOCKETS_PER_SESSION) or the
+   * client address (NOTIFY_MAX_SOCKETS_PER_ADDRESS). Close one first; reconnecting with backoff
+   * (the SDK does) succeeds once there is room.
+   */
+  TOO_MANY_CONNECTIONS: 4429,
+  /**
    * A client frame was larger than the server accepts (16 KiB; a resume is far smaller). Fix the
    * client; reconnecting with the same frame is closed the same way.
    */

@@ -6,6 +6,7 @@ import { ApiError, contractPaths, ErrorCode, type AssignmentResponse } from '@ma
 import { MatchStore } from '@matchplane/matches';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
+import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 
 const matchId = new ParseUUIDPipe({
   version: undefined,
@@ -19,6 +20,7 @@ const JOINABLE = new Set(['ASSIGNMENT_READY', 'IN_PROGRESS']);
 @ApiTags('matches')
 @ApiBearerAuth()
 @UseGuards(PlayerAuthGuard)
+@RateLimit(RateLimitScope.PLAYER)
 @Controller(contractPaths('matches'))
 export class AssignmentsController {
   constructor(

@@ -1,3 +1,4 @@
+import helmet from '@fastify/helmet';
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WsAdapter } from '@nestjs/platform-ws';
@@ -29,15 +30,19 @@ function jsonProblemError(problem: JsonProblem): ApiError {
 }
 
 /**
- * The API's Fastify adapter, shared by main.ts and in-process tests: the body limit, and Fastify's
+ * The API's Fastify adapter, shared by main.ts and in-process tests: the body limit, the proxies
+ * trusted for the client address (`request.ip`, which per-address limits count), and Fastify's
  * own refusals before routing (a malformed percent-encoding, a path parameter longer than
  * maxParamLength) answered as problem+json like every other error. These options exist only at
  * construction, hence a factory beside {@link configureApi}.
  */
-export function createApiAdapter(config: Pick<ApiConfig, 'API_BODY_LIMIT_BYTES'>): FastifyAdapter {
+export function createApiAdapter(
+  config: Pick<ApiConfig, 'API_BODY_LIMIT_BYTES' | 'API_TRUST_PROXY_HOPS'>,
+): FastifyAdapter {
   const problems = new ProblemFilter();
   return new FastifyAdapter({
     bodyLimit: config.API_BODY_LIMIT_BYTES,
+    trustProxy: config.API_TRUST_PROXY_HOPS > 0 ? config.API_TRUST_PROXY_HOPS : false,
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
       problems.send(error, request, reply),
   });
@@ -73,6 +78,10 @@ export function configureApi(app: NestFastifyApplication): void {
     }),
   );
   const fastify = app.getHttpAdapter().getInstance();
+  // Security headers on every answer (problem+json included). The API serves JSON only (the
+  // OpenAPI document, no Swagger UI page), so helmet's strict defaults cost nothing; Fastify loads
+  // the plugin before Nest's routes, so its hooks cover all of them.
+  void fastify.register(helmet, { global: true });
   // JSON only. Our own parser because Nest turns Fastify's SyntaxError into a generic 400, losing
   // the MALFORMED_JSON code; an empty body reads as no body, so DTO validation names what is missing.
   fastify.removeContentTypeParser(['application/json', 'text/plain']);

@@ -8,6 +8,7 @@ import {
 } from '@matchplane/contracts';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
+import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { MatchEventsQuery } from './match-events.dto';
 import { MatchReplayReader } from './match-replay.reader';
 
@@ -21,6 +22,7 @@ const matchId = new ParseUUIDPipe({
 @ApiTags('notifications')
 @ApiBearerAuth()
 @UseGuards(PlayerAuthGuard)
+@RateLimit(RateLimitScope.PLAYER)
 @Controller(contractPaths('matches'))
 export class MatchEventsController {
   constructor(private readonly reader: MatchReplayReader) {}

@@ -16,6 +16,7 @@ import {
   ROUTE_PREFIXES,
 } from '@matchplane/contracts';
 import { SessionService } from '@matchplane/players';
+import { clientAddress } from '../http/client-address';
 import { parseClientMessage } from './client-message.dto';
 import { MatchReplayReader } from './match-replay.reader';
 import { NotificationSession } from './notification.session';
@@ -77,11 +78,29 @@ export class NotificationsGateway
   ) {}
 
   handleConnection(socket: WebSocket, request: IncomingMessage): void {
+    if (!this.admitAddress(socket, request)) return;
     // Nest does not await this; a failure must end the socket, not become an unhandled rejection.
     this.accept(socket, request).catch((error: unknown) => {
       this.logger.error(`notification socket set-up failed: ${(error as Error).message}`);
       socket.terminate();
     });
+  }
+
+  /**
+   * NOTIFY_MAX_SOCKETS_PER_ADDRESS, checked before the token is read: a flood of sockets from one
+   * address costs no session lookups. The socket counts until it closes.
+   */
+  private admitAddress(socket: WebSocket, request: IncomingMessage): boolean {
+    const address = clientAddress(request, this.config.API_TRUST_PROXY_HOPS);
+    if (this.registry.admitAddress(address)) {
+      socket.once('close', () => this.registry.addressClosed(address));
+      return true;
+    }
+    socket.close(
+      NotificationCloseCode.TOO_MANY_CONNECTIONS,
+      `this address already holds ${this.config.NOTIFY_MAX_SOCKETS_PER_ADDRESS} notification sockets on this server`,
+    );
+    return false;
   }
 
   private async accept(socket: WebSocket, request: IncomingMessage): Promise<void> {

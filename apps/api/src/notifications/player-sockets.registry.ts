@@ -49,11 +49,15 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
   private readonly bySession = new Map<string, Set<Connection>>();
   /** Session id to when its revocation may be forgotten. */
   private readonly revokedRecently = new Map<string, number>();
+  /** Open sockets per client address, authenticated or not (NOTIFY_MAX_SOCKETS_PER_ADDRESS). */
+  private readonly openByAddress = new Map<string, number>();
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly sockets: Gauge;
   private readonly fannedOut: Counter;
   private readonly dead: Counter;
   readonly slowConsumers: Counter;
+  /** Sockets closed with 4429 (TOO_MANY_CONNECTIONS), by the cap they met. */
+  readonly refusedOverCap: Counter;
 
   constructor(
     @Inject(ApiConfig) private readonly config: ApiConfig,
@@ -77,6 +81,12 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
       help: 'Sockets closed with 4008 because their client did not keep up',
       registers,
     });
+    this.refusedOverCap = new Counter({
+      name: 'notification_sockets_refused_total',
+      help: 'Sockets closed with 4429 because their session or address already held the most allowed on this replica',
+      labelNames: ['cap'],
+      registers,
+    });
     this.dead = new Counter({
       name: 'notification_dead_socket_drops_total',
       help: 'Sockets dropped because they answered no heartbeat ping',
@@ -93,7 +103,11 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
     clearInterval(this.heartbeat);
   }
 
-  /** Registers an authenticated socket; false (and the socket closed with 4401) if its session was just revoked. */
+  /**
+   * Registers an authenticated socket; false, and the socket closed, if its session was just
+   * revoked (4401) or already holds NOTIFY_MAX_SOCKETS_PER_SESSION sockets here (4429). Checked
+   * and added in one synchronous step, so concurrent sockets of one session cannot both slip in.
+   */
   add(
     socket: WebSocket,
     session: NotificationSession,
@@ -102,6 +116,15 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
   ): boolean {
     if ((this.revokedRecently.get(sessionId) ?? 0) > Date.now()) {
       session.close(NotificationCloseCode.UNAUTHENTICATED, REVOKED_REASON);
+      return false;
+    }
+    const cap = this.config.NOTIFY_MAX_SOCKETS_PER_SESSION;
+    if (cap > 0 && (this.bySession.get(sessionId)?.size ?? 0) >= cap) {
+      this.refusedOverCap.inc({ cap: 'session' });
+      session.close(
+        NotificationCloseCode.TOO_MANY_CONNECTIONS,
+        `this session already holds ${cap} notification sockets on this server`,
+      );
       return false;
     }
     const connection: Connection = { session, buffer, socket, sessionId };
@@ -120,6 +143,25 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
     removeFrom(this.byPlayer, connection.session.playerId, connection);
     removeFrom(this.bySession, connection.sessionId, connection);
     this.sockets.dec();
+  }
+
+  /** Counts a new socket from `address`; false (not counted) when the address is at its cap. */
+  admitAddress(address: string): boolean {
+    const cap = this.config.NOTIFY_MAX_SOCKETS_PER_ADDRESS;
+    const open = this.openByAddress.get(address) ?? 0;
+    if (cap > 0 && open >= cap) {
+      this.refusedOverCap.inc({ cap: 'address' });
+      return false;
+    }
+    this.openByAddress.set(address, open + 1);
+    return true;
+  }
+
+  /** A socket {@link admitAddress} counted has closed. */
+  addressClosed(address: string): void {
+    const left = (this.openByAddress.get(address) ?? 1) - 1;
+    if (left > 0) this.openByAddress.set(address, left);
+    else this.openByAddress.delete(address);
   }
 
   /** A session was revoked (on any replica): its sockets here are closed with 4401. */

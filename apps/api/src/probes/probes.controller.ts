@@ -18,6 +18,7 @@ import {
 } from '@matchplane/contracts';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CandidateProjection } from '@matchplane/tickets';
+import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { CurrentSession, PlayerAuthGuard, ReceivedAt } from '../auth/player-auth.guard';
 import { QueuePolicy } from '../queue/queue-policy';
 import { ProbeAnswerBody } from './probes.dto';
@@ -35,6 +36,7 @@ const REFUSALS: Record<ProbeRefusal, { status: number; code: ErrorCode }> = {
 @ApiTags('probes')
 @ApiBearerAuth()
 @UseGuards(PlayerAuthGuard)
+@RateLimit(RateLimitScope.PLAYER)
 @Controller(contractPaths('probes'))
 export class ProbesController {
   constructor(
@@ -44,6 +46,7 @@ export class ProbesController {
   ) {}
 
   @Post(':region/challenge')
+  @RateLimit(RateLimitScope.PROBE_CHALLENGE)
   async challenge(
     @Param('region') region: string,
     @CurrentSession() session: AuthenticatedSession,

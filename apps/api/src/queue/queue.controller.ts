@@ -20,6 +20,7 @@ import {
 } from '@matchplane/contracts';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
+import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { RequiredIdempotencyKey } from '../idempotency/idempotency-key.decorator';
 import type { IdempotentOutcome } from '../idempotency/idempotency.store';
 import { CreateTicketBody } from './queue.dto';
@@ -48,6 +49,7 @@ function send<T>(reply: FastifyReply, outcome: IdempotentOutcome<T>): T {
 @ApiTags('queue')
 @ApiBearerAuth()
 @UseGuards(PlayerAuthGuard)
+@RateLimit(RateLimitScope.PLAYER)
 @Controller(contractPaths('queue'))
 export class QueueController {
   constructor(private readonly queue: QueueService) {}

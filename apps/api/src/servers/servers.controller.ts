@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AllocationRecord } from '@matchplane/allocation';
+import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import {
   contractPaths,
   type InitialConnectResponse,
@@ -19,6 +20,7 @@ const SERVER_ID = { name: 'id', description: 'The server id the allocator gave t
 @ApiBearerAuth()
 @ApiParam(SERVER_ID)
 @UseGuards(ServerCredentialGuard)
+@RateLimit(RateLimitScope.SERVER)
 @Controller(contractPaths('servers'))
 export class ServersController {
   constructor(private readonly servers: ServerLifecycleService) {}

@@ -15,6 +15,7 @@ import {
   type AuthenticatedSession,
 } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
+import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { SessionRevocationPublisher } from './session-revocation.publisher';
 import { CreateSessionBody } from './sessions.dto';
 
@@ -28,6 +29,7 @@ export class SessionsController {
 
   @Post(PlayerRoutes.sessions)
   @PublicRoute('this is how a player gets a token; the identity verifier checks the credential')
+  @RateLimit(RateLimitScope.SESSION_CREATION)
   async create(@Body() body: CreateSessionBody): Promise<SessionResponse> {
     try {
       const issued = await this.sessions.create(body.provider ?? 'guest', body.credential);
@@ -56,6 +58,7 @@ export class SessionsController {
   @HttpCode(204)
   @ApiBearerAuth()
   @UseGuards(PlayerAuthGuard)
+  @RateLimit(RateLimitScope.PLAYER)
   async revoke(@CurrentSession() session: AuthenticatedSession): Promise<void> {
     await this.sessions.revoke(session);
     // After commit: every replica closes the notification sockets of this session (4401).
