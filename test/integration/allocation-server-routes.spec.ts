@@ -214,11 +214,29 @@ describe(ServersController.name, () => {
     expect(refused.json()).toMatchObject({ code: 'COOLDOWN_ACTIVE' });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(50);
 
-    // A repeated report answers the current state.
+    // The roster records the report: when each player connected, and who never showed.
+    const roster = async () =>
+      new Map(
+        (
+          await api.ds.query<{ player_id: string; connected_at: Date | null; no_show: boolean }[]>(
+            `SELECT player_id, connected_at, no_show FROM match_participants WHERE match_id = $1`,
+            [matchId],
+          )
+        ).map((row) => [row.player_id, row]),
+      );
+    const recorded = await roster();
+    expect(recorded.get(absent!.playerId)).toMatchObject({ connected_at: null, no_show: true });
+    for (const player of present) {
+      expect(recorded.get(player.playerId)).toMatchObject({ no_show: false });
+      expect(recorded.get(player.playerId)?.connected_at).toBeInstanceOf(Date);
+    }
+
+    // A repeated report answers the current state and changes nothing.
     expect((await connect(present.map((p) => p.playerId))).json()).toMatchObject({
       state: 'IN_PROGRESS',
       revision: 4,
     });
+    expect(await roster()).toEqual(recorded);
 
     const failed = await serverCall(
       api,

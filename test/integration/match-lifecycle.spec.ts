@@ -1,5 +1,6 @@
 import { runInTransaction } from '@matchplane/persistence';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { PlayerStore } from '@matchplane/players';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
 import type { TicketResponse } from '@matchplane/contracts';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
@@ -23,7 +24,7 @@ describe(MatchLifecycle.name, () => {
     tickets = api.app.get(TicketStore);
     projection = api.app.get(CandidateProjection);
     matches = new MatchStore(api.ds, new OutboxWriter(), signal);
-    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, signal);
+    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, signal, new PlayerStore());
   });
   afterAll(() => api.close());
 

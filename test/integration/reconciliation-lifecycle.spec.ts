@@ -4,6 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { MaintenanceConfig, loadConfig } from '@matchplane/config';
 import type { TicketResponse } from '@matchplane/contracts';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { PlayerStore } from '@matchplane/players';
 import { OutboxSignal, OutboxWriter, outboxWakeChannel } from '@matchplane/outbox';
 import { dataSourceOptions, runInTransaction } from '@matchplane/persistence';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
@@ -90,7 +91,7 @@ describe(LifecycleReconciler.name, () => {
     projection = api.app.get(CandidateProjection);
     // The API forms no matches, so the match side is assembled here over the API's own signal.
     matches = new MatchStore(api.ds, new OutboxWriter(), signal);
-    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, signal);
+    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, signal, new PlayerStore());
     releaser = new RecordingReleaser();
   });
 
@@ -122,7 +123,7 @@ describe(LifecycleReconciler.name, () => {
         tickets,
         projection,
         signal,
-        lifecycle: new MatchLifecycle(ds, ownMatches, tickets, projection, signal),
+        lifecycle: new MatchLifecycle(ds, ownMatches, tickets, projection, signal, new PlayerStore()),
         releaser,
       },
       { ...DEFAULTS, ...overrides },
@@ -422,21 +423,40 @@ describe(LifecycleReconciler.name, () => {
     expect(await lastEvent(matchId)).toMatchObject({
       payload: { from: 'ASSIGNMENT_READY', to: 'FAILED', reason: 'NO_SHOW' },
     });
-    // Handed a server and never there: no requeue. (The no-show penalty is the shared plan's.)
+    // Handed a server and never there: no requeue, and the no-show plan of the initial-connect
+    // route: each ticket FAILED NO_SHOW, the roster marks each a no-show, each player cooled down.
     const after = await ticketRows(pair.map((t) => t.id));
     expect(after.map((t) => t.state)).toEqual(['FAILED', 'FAILED']);
     for (const t of pair) {
-      expect((await lastEvent(t.id))?.payload).toMatchObject({ from: 'ASSIGNED', to: 'FAILED' });
+      expect((await lastEvent(t.id))?.payload).toMatchObject({
+        from: 'ASSIGNED',
+        to: 'FAILED',
+        reason: 'NO_SHOW',
+      });
+    }
+    const roster = await api.ds.query<{ no_show: boolean; connected_at: Date | null }[]>(
+      `SELECT no_show, connected_at FROM match_participants WHERE match_id = $1`,
+      [matchId],
+    );
+    expect(roster).toEqual([
+      { no_show: true, connected_at: null },
+      { no_show: true, connected_at: null },
+    ]);
+    // The next enqueue through the real API meets the cooldown.
+    for (const t of pair) {
+      const refused = await api.enqueue(tokens.get(t.playerId)!, 'duel');
+      expect(refused.statusCode).toBe(429);
+      expect(refused.json()).toMatchObject({ code: 'COOLDOWN_ACTIVE' });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     }
   });
 
   it('fails an ASSIGNMENT_READY match whose connect was recorded but that never started with LIFECYCLE_TIMEOUT, not NO_SHOW', async () => {
     const { matchId, pair } = await formMatch();
     await advance(matchId, pair, 'ASSIGNMENT_READY');
-    // What the initial-connect route (being written) records for a player who joined.
-    await api.ds.query(
-      `UPDATE match_participants SET connected_at = now() WHERE match_id = $1 AND player_id = $2`,
-      [matchId, pair[0]!.playerId],
+    // What the initial-connect route records for a player who joined.
+    await runInTransaction(api.ds, (manager) =>
+      matches.recordConnections(manager, matchId, { connected: [pair[0]!.playerId], noShows: [] }, new Date()),
     );
 
     const report = await reconciler().pass({ now: later(DEFAULTS.connectDeadlineMs + SECOND) });

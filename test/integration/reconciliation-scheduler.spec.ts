@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { MaintenanceConfig, loadConfig } from '@matchplane/config';
 import type { TicketResponse } from '@matchplane/contracts';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { PlayerStore } from '@matchplane/players';
 import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
@@ -149,7 +150,7 @@ describe(ReconciliationScheduler.name, () => {
        VALUES ($1, 'local', 'server-1', '127.0.0.1:7777', 'ALLOCATED')`,
       [matchId],
     );
-    await new MatchLifecycle(api.ds, matches, tickets, projection, signal).cancelNow(
+    await new MatchLifecycle(api.ds, matches, tickets, projection, signal, new PlayerStore()).cancelNow(
       matchId,
       'OPERATOR_CANCELLED',
     );

@@ -115,6 +115,24 @@ function sessionTtlSeconds(): PropertyDecorator {
   };
 }
 
+/**
+ * The no-show penalty is applied by the API (at a server's initial-connect report) and by the
+ * maintenance app (at the connect deadline, when no report came): both read the same variables.
+ */
+function noShowCooldownBaseSeconds(): PropertyDecorator {
+  return (target, key) => {
+    EnvVar({ description: 'First no-show cooldown (s); it doubles with each further no-show of the player' })(target, key);
+    IsIntInRange(0, 86_400)(target, key);
+  };
+}
+
+function noShowCooldownCapSeconds(): PropertyDecorator {
+  return (target, key) => {
+    EnvVar({ description: 'Longest no-show cooldown (s)' })(target, key);
+    IsIntInRange(0, 30 * 86_400)(target, key);
+  };
+}
+
 export class ApiConfig extends ServiceConfig {
   @EnvVar({ description: 'Address the API binds' })
   @IsString()
@@ -291,12 +309,10 @@ export class ApiConfig extends ServiceConfig {
   @IsIntInRange(1, 1_000)
   NOTIFY_RESUME_MAX_MATCHES = 20;
 
-  @EnvVar({ description: 'First no-show cooldown (s); it doubles with each further no-show of the player' })
-  @IsIntInRange(0, 86_400)
+  @noShowCooldownBaseSeconds()
   NO_SHOW_COOLDOWN_BASE_SECONDS = 60;
 
-  @EnvVar({ description: 'Longest no-show cooldown (s)' })
-  @IsIntInRange(0, 30 * 86_400)
+  @noShowCooldownCapSeconds()
   NO_SHOW_COOLDOWN_CAP_SECONDS = 3_600;
 
   @EnvVar({
@@ -706,6 +722,13 @@ export class MaintenanceConfig extends WorkerConfig {
   })
   @IsIntInRange(60_000, 604_800_000)
   RECONCILE_MAX_MATCH_DURATION_MS = 7_200_000;
+
+  // The players of a match failed NO_SHOW at the connect deadline are penalised as at initial connect.
+  @noShowCooldownBaseSeconds()
+  NO_SHOW_COOLDOWN_BASE_SECONDS = 60;
+
+  @noShowCooldownCapSeconds()
+  NO_SHOW_COOLDOWN_CAP_SECONDS = 3_600;
 }
 
 /**

@@ -6,10 +6,13 @@ import {
   type MatchCancelReason,
   type MatchChange,
   type MatchFailureReason,
+  type MatchParticipant,
+  type MatchSnapshot,
   type TicketCommand,
 } from '@matchplane/domain';
 import { OutboxSignal } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
+import { PlayerStore, type NoShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
 import { MatchStore } from './match.store';
 
@@ -33,7 +36,58 @@ export class MatchLifecycle {
     private readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
     private readonly signal: OutboxSignal,
+    private readonly players: PlayerStore,
   ) {}
+
+  /**
+   * The no-show plan for the players who never joined `match`, in `manager`'s transaction: each
+   * one's ticket (while still ASSIGNED to this match) FAILED NO_SHOW, the player's cooldown
+   * extended (`policy`), and the roster marks them no-shows. Whoever applies it (a server's
+   * initial-connect report, or reconciliation at the connect deadline) applies the same. A ticket
+   * that already ended is not penalised again, so a repeated report changes nothing.
+   */
+  async penaliseNoShows(
+    manager: EntityManager,
+    match: MatchSnapshot,
+    noShows: readonly MatchParticipant[],
+    now: Date,
+    policy: NoShowPenaltyPolicy,
+  ): Promise<StoredTicket[]> {
+    const moved: StoredTicket[] = [];
+    for (const participant of noShows) {
+      const ticket = await this.tickets.load(manager, participant.ticketId, { forUpdate: true });
+      if (ticket?.state !== 'ASSIGNED' || ticket.matchId !== match.id) continue;
+      const failed = { to: 'FAILED', reason: 'NO_SHOW', matchId: match.id } as const;
+      moved.push((await this.tickets.transition(manager, ticket, failed, now)).ticket);
+      await this.players.penaliseNoShow(manager, participant.playerId, now, policy);
+    }
+    await this.matches.recordConnections(
+      manager,
+      match.id,
+      { connected: [], noShows: noShows.map((p) => p.playerId) },
+      now,
+    );
+    return moved;
+  }
+
+  /**
+   * Fails a match nobody connected to (NO_SHOW): every participant is a no-show and penalised as
+   * {@link penaliseNoShows} says, then the match ends.
+   */
+  async failNobodyConnected(
+    manager: EntityManager,
+    matchId: string,
+    policy: NoShowPenaltyPolicy,
+    options: { expectedRevision?: number; now?: Date } = {},
+  ): Promise<MatchEnding> {
+    const now = options.now ?? new Date();
+    const match = await this.matches.load(manager, matchId);
+    const penalised = match
+      ? await this.penaliseNoShows(manager, match, match.participants, now, policy)
+      : [];
+    const ending = await this.fail(manager, matchId, 'NO_SHOW', { ...options, now });
+    return { change: ending.change, tickets: [...penalised, ...ending.tickets] };
+  }
 
   async fail(
     manager: EntityManager,

@@ -226,6 +226,27 @@ export class MatchStore {
   }
 
   /**
+   * The game server's initial-connect report on the roster, in `manager`'s transaction: when each
+   * connected player was first seen connected (a repeated report keeps the first time), and who
+   * never showed. No event: the match's own transition (IN_PROGRESS or FAILED) reports it.
+   */
+  async recordConnections(
+    manager: EntityManager,
+    matchId: string,
+    report: { readonly connected: readonly string[]; readonly noShows: readonly string[] },
+    now: Date,
+  ): Promise<void> {
+    if (report.connected.length === 0 && report.noShows.length === 0) return;
+    await manager.query(
+      `UPDATE match_participants
+          SET connected_at = CASE WHEN player_id = ANY($2::uuid[]) THEN COALESCE(connected_at, $4) ELSE connected_at END,
+              no_show = no_show OR player_id = ANY($3::uuid[])
+        WHERE match_id = $1 AND player_id = ANY($2::uuid[] || $3::uuid[])`,
+      [matchId, report.connected, report.noShows, now],
+    );
+  }
+
+  /**
    * The match with its participants, in one statement. `forUpdate` locks the match row until the
    * caller's transaction ends, so its state cannot move under the caller's checks.
    */

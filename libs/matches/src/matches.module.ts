@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { OutboxModule } from '@matchplane/outbox';
+import { PlayerStoreModule } from '@matchplane/players';
 import { TicketsModule } from '@matchplane/tickets';
 import { MatchLifecycle } from './match-lifecycle.service';
 import { MatchStore } from './match.store';
@@ -9,7 +10,7 @@ import { MatchStore } from './match.store';
  * and end them through MatchLifecycle (which moves the tickets with them).
  */
 @Module({
-  imports: [OutboxModule.forWriters(), TicketsModule],
+  imports: [OutboxModule.forWriters(), TicketsModule, PlayerStoreModule],
   providers: [MatchStore, MatchLifecycle],
   exports: [MatchStore, MatchLifecycle],
 })

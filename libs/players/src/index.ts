@@ -6,3 +6,4 @@ export * from './session.service';
 export * from './session-token';
 export * from './players.module';
 export * from './jwt-identity.verifier';
+export * from './player-store.module';

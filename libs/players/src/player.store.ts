@@ -13,6 +13,17 @@ export interface NoShowPenaltyPolicy {
   readonly capMs: number;
 }
 
+/** The policy the NO_SHOW_COOLDOWN_* variables describe (the API and maintenance both apply it). */
+export function noShowPenaltyPolicy(config: {
+  readonly NO_SHOW_COOLDOWN_BASE_SECONDS: number;
+  readonly NO_SHOW_COOLDOWN_CAP_SECONDS: number;
+}): NoShowPenaltyPolicy {
+  return {
+    baseMs: config.NO_SHOW_COOLDOWN_BASE_SECONDS * 1000,
+    capMs: config.NO_SHOW_COOLDOWN_CAP_SECONDS * 1000,
+  };
+}
+
 export interface NoShowPenalty {
   readonly noShowCount: number;
   readonly cooldownUntil: Date;

@@ -19,7 +19,7 @@ import {
   TransactionRetriesExhaustedError,
   type TransactionOptions,
 } from '@matchplane/persistence';
-import { PlayerStore, type NoShowPenaltyPolicy } from '@matchplane/players';
+import { noShowPenaltyPolicy, type NoShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
 import { ServerRouteMetrics, type ServerRoute } from './server-route.metrics';
 import type { InitialConnectBody, MatchResultBody, RegisterServerBody } from './servers.dto';
@@ -68,7 +68,6 @@ export class ServerLifecycleService {
     private readonly matches: MatchStore,
     private readonly lifecycle: MatchLifecycle,
     private readonly tickets: TicketStore,
-    private readonly players: PlayerStore,
     private readonly allocations: AllocationStore,
     private readonly rosters: RosterStore,
     private readonly projection: CandidateProjection,
@@ -76,10 +75,7 @@ export class ServerLifecycleService {
     private readonly metrics: ServerRouteMetrics,
     @Inject(ApiConfig) private readonly config: ApiConfig,
   ) {
-    this.penalty = {
-      baseMs: config.NO_SHOW_COOLDOWN_BASE_SECONDS * 1000,
-      capMs: config.NO_SHOW_COOLDOWN_CAP_SECONDS * 1000,
-    };
+    this.penalty = noShowPenaltyPolicy(config);
   }
 
   /**
@@ -243,23 +239,13 @@ export class ServerLifecycleService {
       if (match.state !== 'ASSIGNMENT_READY')
         throw stateConflict(match, 'the server has not registered');
 
-      const moved: StoredTicket[] = [];
-      for (const participant of noShows) {
-        const ticket = await this.tickets.load(manager, participant.ticketId, { forUpdate: true });
-        if (ticket?.state === 'ASSIGNED' && ticket.matchId === match.id) {
-          moved.push(
-            (
-              await this.tickets.transition(
-                manager,
-                ticket,
-                { to: 'FAILED', reason: 'NO_SHOW', matchId: match.id },
-                now,
-              )
-            ).ticket,
-          );
-          await this.players.penaliseNoShow(manager, participant.playerId, now, this.penalty);
-        }
-      }
+      await this.matches.recordConnections(
+        manager,
+        match.id,
+        { connected: body.connectedPlayerIds, noShows: [] },
+        now,
+      );
+      const moved = await this.lifecycle.penaliseNoShows(manager, match, noShows, now, this.penalty);
       const teams = new Set(match.participants.map((p) => p.team));
       const goesOn = [...teams].every(
         (team) =>

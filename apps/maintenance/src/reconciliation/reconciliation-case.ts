@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { sqlStateOf } from '@matchplane/persistence';
+import type { NoShowPenaltyPolicy } from '@matchplane/players';
 
 /**
  * What lifecycle reconciliation ends, one case per (state it finds, what it does). Each case is a
@@ -48,6 +49,8 @@ export interface ReconciliationOptions {
   connectDeadlineMs: number;
   /** For IN_PROGRESS (ms). */
   maxMatchDurationMs: number;
+  /** The cooldown of a match's no-shows when it fails NO_SHOW at the connect deadline. */
+  noShowPenalty: NoShowPenaltyPolicy;
 }
 
 /** One item a batch took but could not end; it is left alone for the rest of the pass. */

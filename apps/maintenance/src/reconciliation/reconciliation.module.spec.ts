@@ -10,6 +10,7 @@ describe(ReconciliationModule.name, () => {
     const config = loadConfig(MaintenanceConfig, {
       TICKET_HEARTBEAT_TIMEOUT_MS: '45000',
       RECONCILE_CONNECT_DEADLINE_MS: '90000',
+      NO_SHOW_COOLDOWN_BASE_SECONDS: '30',
     });
     expect(reconciliationOptions(config)).toEqual({
       batchSize: 100,
@@ -18,6 +19,7 @@ describe(ReconciliationModule.name, () => {
       allocatingTimeoutMs: 60_000,
       connectDeadlineMs: 90_000,
       maxMatchDurationMs: 7_200_000,
+      noShowPenalty: { baseMs: 30_000, capMs: 3_600_000 },
     });
   });
 
@@ -52,7 +54,11 @@ describe(ReconciliationModule.name, () => {
         true,
         { reason: 'SERVER_REGISTRATION_TIMEOUT', case: 'process_ready_registration_timeout' },
       ],
-      ['ASSIGNMENT_READY', false, { reason: 'NO_SHOW', case: 'assignment_ready_no_show' }],
+      [
+        'ASSIGNMENT_READY',
+        false,
+        { reason: 'NO_SHOW', case: 'assignment_ready_no_show', nobodyConnected: true },
+      ],
       [
         'ASSIGNMENT_READY',
         true,

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { MaintenanceConfig } from '@matchplane/config';
 import { MatchLifecycle, MatchesModule } from '@matchplane/matches';
 import { OutboxModule, OutboxSignal } from '@matchplane/outbox';
+import { noShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, TicketsModule } from '@matchplane/tickets';
 import { AllocationReleaseReconciler } from './allocation-release.reconciler';
 import { AllocationReleaser, UnwiredAllocationReleaser } from './allocation.releaser';
@@ -21,6 +22,7 @@ export function reconciliationOptions(config: MaintenanceConfig): Reconciliation
     allocatingTimeoutMs: config.RECONCILE_ALLOCATING_TIMEOUT_MS,
     connectDeadlineMs: config.RECONCILE_CONNECT_DEADLINE_MS,
     maxMatchDurationMs: config.RECONCILE_MAX_MATCH_DURATION_MS,
+    noShowPenalty: noShowPenaltyPolicy(config),
   };
 }
 

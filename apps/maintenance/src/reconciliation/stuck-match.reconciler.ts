@@ -20,7 +20,14 @@ export interface StuckMatchRule {
   deadlineMs(options: ReconciliationOptions): number;
   /** A boolean over the match row `m` that decides the verdict (`true` when nothing to decide). */
   fact: string;
-  verdict(fact: boolean): { reason: MatchFailureReason; case: ReconciliationCase };
+  verdict(fact: boolean): StuckMatchVerdict;
+}
+
+export interface StuckMatchVerdict {
+  reason: MatchFailureReason;
+  case: ReconciliationCase;
+  /** Nobody connected: every participant is a no-show, penalised as at initial connect. */
+  nobodyConnected?: true;
 }
 
 export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
@@ -56,7 +63,7 @@ export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
     verdict: (someoneConnected) =>
       someoneConnected
         ? { reason: 'LIFECYCLE_TIMEOUT', case: 'assignment_ready_lifecycle_timeout' }
-        : { reason: 'NO_SHOW', case: 'assignment_ready_no_show' },
+        : { reason: 'NO_SHOW', case: 'assignment_ready_no_show', nobodyConnected: true },
   },
   {
     stage: 'in_progress_matches',
@@ -87,7 +94,8 @@ export function stuckMatchSql(rule: StuckMatchRule): string {
 /**
  * Fails matches stuck past their deadline, one short transaction per match: the claim above, then
  * MatchLifecycle.fail at the claimed revision (the match state machine, its event, and every
- * ticket moved with theirs: requeued at its original priority when the failure allows it). After
+ * ticket moved with theirs: requeued at its original priority when the failure allows it; a match
+ * nobody connected to penalises its no-shows first, as the initial-connect route does). After
  * commit the relay is woken and the tickets' candidates updated.
  */
 export class StuckMatchReconciler {
@@ -110,7 +118,7 @@ export class StuckMatchReconciler {
     const leftAlone = new Set(skip);
     while (result.taken < this.options.batchSize) {
       let claimed: string | undefined;
-      let verdict: ReturnType<StuckMatchRule['verdict']> | undefined;
+      let verdict: StuckMatchVerdict | undefined;
       let ending: MatchEnding | undefined;
       try {
         ending = await runInTransaction(this.dataSource, async (manager) => {
@@ -123,10 +131,10 @@ export class StuckMatchReconciler {
           if (!row) return undefined;
           claimed = row.id;
           verdict = rule.verdict(row.fact);
-          return this.lifecycle.fail(manager, row.id, verdict.reason, {
-            expectedRevision: Number(row.revision),
-            now,
-          });
+          const at = { expectedRevision: Number(row.revision), now };
+          return verdict.nobodyConnected
+            ? this.lifecycle.failNobodyConnected(manager, row.id, this.options.noShowPenalty, at)
+            : this.lifecycle.fail(manager, row.id, verdict.reason, at);
         });
       } catch (error) {
         // Failing to claim says the database is in trouble: the stage stops for this pass.
