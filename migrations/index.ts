@@ -3,6 +3,7 @@ import { RetentionIndexes1764100000000 } from './1764100000000-retention-indexes
 import { AllocationHandoff1764300000000 } from './1764300000000-allocation-handoff';
 import { ParticipantTicketHistory1764350000000 } from './1764350000000-participant-ticket-history';
 import { OutboxClaimOwners1764450000000 } from './1764450000000-outbox-claim-owners';
+import { TicketEndReason1764460000000 } from './1764460000000-ticket-end-reason';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -14,4 +15,5 @@ export const allMigrations = [
   AllocationHandoff1764300000000,
   ParticipantTicketHistory1764350000000,
   OutboxClaimOwners1764450000000,
+  TicketEndReason1764460000000,
 ];

@@ -115,7 +115,11 @@ describe(AllocationService.name, () => {
     const early = await api.request('GET', `/v1/matches/${matchId}/assignment`, {
       token: players[0]!.token,
     });
-    expect([early.statusCode, early.json().code]).toEqual([409, 'ASSIGNMENT_NOT_READY']);
+    expect(early.json()).toMatchObject({
+      status: 409,
+      code: 'ASSIGNMENT_NOT_READY',
+      matchState: 'ALLOCATING',
+    });
 
     const registered = await serverCall(
       api,

@@ -296,7 +296,31 @@ describe(ServersController.name, () => {
     );
     expect(allocation!.state).toBe('RELEASED');
 
-    expect((await api.enqueue(present!.token, 'duel')).statusCode).toBe(201);
+    // The ended match answers its players MATCH_ENDED with the reason, no longer "not ready",
+    // and each ended ticket says why it ended.
+    for (const player of [absent!, present!]) {
+      const ended = await api.request('GET', `/v1/matches/${matchId}/assignment`, {
+        token: player.token,
+      });
+      expect(ended.statusCode).toBe(410);
+      expect(ended.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(ended.json()).toMatchObject({
+        status: 410,
+        code: 'MATCH_ENDED',
+        matchState: 'FAILED',
+        endReason: 'NO_SHOW',
+      });
+    }
+    const ticketOf = async (player: { token: string; ticket: { id: string } }) =>
+      (
+        await api.request('GET', `/v1/queue/tickets/${player.ticket.id}`, { token: player.token })
+      ).json();
+    expect(await ticketOf(absent!)).toMatchObject({ state: 'FAILED', endReason: 'NO_SHOW' });
+    expect(await ticketOf(present!)).toMatchObject({ state: 'FAILED', endReason: 'MATCH_FAILED' });
+
+    const again = await api.enqueue(present!.token, 'duel');
+    expect(again.statusCode).toBe(201);
+    expect(again.json()).not.toHaveProperty('endReason');
     expect((await api.enqueue(absent!.token, 'duel')).statusCode).toBe(429);
   });
 

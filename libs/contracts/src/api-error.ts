@@ -1,4 +1,4 @@
-import type { ErrorCode } from './error-codes';
+import type { ErrorCode, ProblemExtensions } from './error-codes';
 
 /**
  * An error a service raises for the API to answer with: a stable code, the HTTP status, and a
@@ -9,7 +9,11 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
-    readonly extras: { headers?: Record<string, string>; errors?: { field: string; problems: string[] }[] } = {},
+    readonly extras: {
+      headers?: Record<string, string>;
+      errors?: { field: string; problems: string[] }[];
+      extensions?: ProblemExtensions;
+    } = {},
   ) {
     super(message);
     this.name = 'ApiError';

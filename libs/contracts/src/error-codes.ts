@@ -52,6 +52,11 @@ export const ErrorCode = {
   URI_TOO_LONG: 'URI_TOO_LONG',
   /** A workload credential whose allocation was released or failed: the server's match is over. */
   ALLOCATION_ENDED: 'ALLOCATION_ENDED',
+  /**
+   * 410 from GET /v1/matches/{id}/assignment: the match ended (COMPLETED, FAILED, CANCELLED) and
+   * will never be joinable; `matchState` and `endReason` say how. Stop waiting for an assignment.
+   */
+  MATCH_ENDED: 'MATCH_ENDED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -67,4 +72,11 @@ export interface ProblemDetails {
   errors?: { field: string; problems: string[] }[];
   /** Present on 500s: quote it to find the log line. */
   correlationId?: string;
+  /** The match's state, on ASSIGNMENT_NOT_READY and MATCH_ENDED. */
+  matchState?: string;
+  /** Why the match ended (e.g. NO_SHOW, ALLOCATION_FAILED), on MATCH_ENDED when it failed or was cancelled. */
+  endReason?: string;
 }
+
+/** Members of a problem beyond RFC 9457's and our `code` that some codes carry. */
+export type ProblemExtensions = Pick<ProblemDetails, 'matchState' | 'endReason'>;

@@ -100,6 +100,12 @@ export interface TicketResponse {
   /** Seconds since enqueue (until the ticket left the queue, if it has). */
   waitSeconds: number;
   matchId?: string;
+  /**
+   * Why the ticket ended, once it has (absent while live and for COMPLETED): PLAYER_CANCELLED,
+   * MATCH_CANCELLED, HEARTBEAT_TIMEOUT, NO_SHOW (this player never joined; a cooldown follows) or
+   * MATCH_FAILED (GET the match's assignment for the match's own end reason).
+   */
+  endReason?: string;
   /** Present while SEARCHING once a matcher pass has looked at the ticket. */
   explanation?: TicketExplanation;
 }

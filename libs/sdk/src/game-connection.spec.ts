@@ -324,6 +324,29 @@ describe('PlayerClient: assignment, joining and notifications', () => {
     expect(err).toMatchObject({ matchId: MATCH, state: 'FAILED' });
   });
 
+  it('waitForAssignment stops at once on 410 MATCH_ENDED, with the end reason', async () => {
+    const { fetch, paths } = routed({
+      [`matches/${MATCH}/assignment`]: [
+        notReady,
+        () =>
+          json(410, {
+            type: 'about:blank',
+            title: 'Gone',
+            status: 410,
+            code: ErrorCode.MATCH_ENDED,
+            matchState: 'FAILED',
+            endReason: 'NO_SHOW',
+          }),
+      ],
+      [`matches/${MATCH}/events`]: [() => json(200, events('ASSIGNMENT_READY', 3))],
+    });
+    const client = new PlayerClient({ baseUrl: BASE_URL, token: 'tok', fetch });
+    const err = await rejection(client.waitForAssignment(MATCH, { pollMs: 1 }));
+    expect(err).toBeInstanceOf(AssignmentUnavailableError);
+    expect(err).toMatchObject({ matchId: MATCH, state: 'FAILED', reason: 'NO_SHOW' });
+    expect(paths.filter((path) => path.includes('/assignment'))).toHaveLength(2);
+  });
+
   it('waitForAssignment gives up after timeoutMs and throws other API errors at once', async () => {
     const slow = routed({
       [`matches/${MATCH}/assignment`]: [notReady],

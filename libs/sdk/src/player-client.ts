@@ -127,15 +127,21 @@ export class AssignmentWaitTimeoutError extends Error {
   }
 }
 
-/** The match ended (FAILED, CANCELLED, COMPLETED) before this player could be assigned to it. */
+/**
+ * The match ended (FAILED, CANCELLED, COMPLETED) before this player could be assigned to it, or
+ * while it waited; `reason` is the match's end reason when the API gave one (e.g. NO_SHOW).
+ */
 export class AssignmentUnavailableError extends Error {
   override name = 'AssignmentUnavailableError';
 
   constructor(
     readonly matchId: string,
     readonly state: string,
+    readonly reason?: string,
   ) {
-    super(`match ${matchId} is ${state}: it will never have an assignment to join`);
+    super(
+      `match ${matchId} is ${state}${reason ? ` (${reason})` : ''}: it will never have an assignment to join`,
+    );
   }
 }
 
@@ -422,8 +428,9 @@ export class PlayerClient {
 
   /**
    * Where and how this player joins `matchId` (server endpoint, team, join token). Served from
-   * ASSIGNMENT_READY until the match ends; before that (and after) the API answers 409
-   * ASSIGNMENT_NOT_READY, thrown as a MatchplaneApiError. See `waitForAssignment`.
+   * ASSIGNMENT_READY until the match ends; before that the API answers 409 ASSIGNMENT_NOT_READY,
+   * after it 410 MATCH_ENDED (the problem's `matchState` and `endReason` say how), each thrown as
+   * a MatchplaneApiError. See `waitForAssignment`.
    */
   assignment(matchId: string): Promise<AssignmentResponse> {
     return this.required<AssignmentResponse>({
@@ -435,8 +442,8 @@ export class PlayerClient {
 
   /**
    * Polls `assignment(matchId)` while it answers 409 ASSIGNMENT_NOT_READY (the server is still
-   * being allocated or has not registered). Throws AssignmentUnavailableError as soon as the match
-   * has ended without one (e.g. FAILED ALLOCATION_FAILED), AssignmentWaitTimeoutError after
+   * being allocated or has not registered). Throws AssignmentUnavailableError (with the match's
+   * end reason) as soon as the match has ended (410 MATCH_ENDED, e.g. FAILED NO_SHOW), AssignmentWaitTimeoutError after
    * `timeoutMs`, and any other API error at once. A client following notifications can call
    * `assignment` once ASSIGNMENT_READY arrives instead.
    */
@@ -453,6 +460,10 @@ export class PlayerClient {
       try {
         return await this.assignment(matchId);
       } catch (err) {
+        if (err instanceof MatchplaneApiError && err.code === ErrorCode.MATCH_ENDED) {
+          const { matchState, endReason } = err.problem ?? {};
+          throw new AssignmentUnavailableError(matchId, matchState ?? 'ENDED', endReason);
+        }
         if (!(err instanceof MatchplaneApiError && err.code === ErrorCode.ASSIGNMENT_NOT_READY))
           throw err;
       }

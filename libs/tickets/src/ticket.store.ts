@@ -7,6 +7,7 @@ import {
   type NewTicket,
   type TicketChange,
   type TicketCommand,
+  type TicketReason,
   type TicketSnapshot,
   type TicketState,
 } from '@matchplane/domain';
@@ -17,6 +18,8 @@ export interface StoredTicket extends TicketSnapshot {
   /** updated_at in µs, set by every write (clock_timestamp()): orders projection updates of one ticket. */
   readonly version: number;
   readonly finishedAt?: Date;
+  /** Why an ended ticket ended (the reason of the transition that ended it; none for COMPLETED). */
+  readonly endReason?: TicketReason;
 }
 
 /** The ticket moved on since the caller read it; nothing was written. */
@@ -43,11 +46,12 @@ interface TicketRow {
   match_id: string | null;
   updated_at: Date;
   finished_at: Date | null;
+  end_reason: TicketReason | null;
   version_us: string;
 }
 
 const COLUMNS = `id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at, last_heartbeat_at,
-  match_id, updated_at, finished_at, (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
+  match_id, updated_at, finished_at, end_reason, (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
 
 const LIVE_STATES = `('SEARCHING', 'MATCHED', 'ASSIGNED', 'CONNECTED')`;
 
@@ -66,7 +70,14 @@ function toTicket(row: TicketRow): StoredTicket {
     version: Number(row.version_us),
     ...(row.match_id === null ? {} : { matchId: row.match_id }),
     ...(row.finished_at === null ? {} : { finishedAt: row.finished_at }),
+    ...(row.end_reason === null ? {} : { endReason: row.end_reason }),
   };
+}
+
+/** The reason of a transition that ends the ticket; null for any other (and for COMPLETED). */
+function endReasonOf(change: TicketChange): TicketReason | null {
+  if (!isTerminalTicketState(change.ticket.state)) return null;
+  return change.events[0]?.payload.reason ?? null;
 }
 
 function rowsOf(result: unknown): TicketRow[] {
@@ -162,12 +173,13 @@ export class TicketStore {
     const change = transitionTicket(current, command, now);
     const next = change.ticket;
     // The change and its event in one statement; a lost race appends nothing.
-    const events = this.outbox.appendSql(envelopesFor(change.events), 7, 'changed');
+    const events = this.outbox.appendSql(envelopesFor(change.events), 8, 'changed');
     const rows = await manager.query<TicketRow[]>(
       `WITH changed AS (
          UPDATE queue_tickets
             SET state = $3, revision = revision + 1, match_id = $4, updated_at = clock_timestamp(),
-                finished_at = CASE WHEN $5 THEN $6::timestamptz ELSE NULL END
+                finished_at = CASE WHEN $5 THEN $6::timestamptz ELSE NULL END,
+                end_reason = $7
           WHERE id = $1 AND revision = $2
           RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
@@ -179,6 +191,7 @@ export class TicketStore {
         next.matchId ?? null,
         isTerminalTicketState(next.state),
         now,
+        endReasonOf(change),
         ...events.parameters,
       ],
     );
@@ -203,7 +216,7 @@ export class TicketStore {
     const changes = currents.map((current) => transitionTicket(current, command(current), now));
     const events = this.outbox.appendSql(
       envelopesFor(changes.flatMap((change) => change.events)),
-      7,
+      8,
       'changed',
     );
     // The changes and their events in one statement. When some ticket moved first the events
@@ -214,9 +227,10 @@ export class TicketStore {
          UPDATE queue_tickets AS q
             SET state = u.next_state, revision = q.revision + 1, match_id = u.next_match_id,
                 updated_at = clock_timestamp(),
-                finished_at = CASE WHEN u.terminal THEN $6::timestamptz ELSE NULL END
-           FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::uuid[], $5::boolean[])
-             AS u(ticket_id, expected_revision, next_state, next_match_id, terminal)
+                finished_at = CASE WHEN u.terminal THEN $6::timestamptz ELSE NULL END,
+                end_reason = u.next_end_reason
+           FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::uuid[], $5::boolean[], $7::text[])
+             AS u(ticket_id, expected_revision, next_state, next_match_id, terminal, next_end_reason)
           WHERE q.id = u.ticket_id AND q.revision = u.expected_revision
           RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
@@ -228,6 +242,7 @@ export class TicketStore {
         changes.map((change) => change.ticket.matchId ?? null),
         changes.map((change) => isTerminalTicketState(change.ticket.state)),
         now,
+        changes.map(endReasonOf),
         ...events.parameters,
       ],
     );

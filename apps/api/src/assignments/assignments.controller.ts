@@ -1,8 +1,9 @@
 import { Controller, Get, Param, ParseUUIDPipe, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { RosterStore } from '@matchplane/allocation';
 import { ApiError, contractPaths, ErrorCode, type AssignmentResponse } from '@matchplane/contracts';
+import { isTerminalMatchState } from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
@@ -30,6 +31,17 @@ export class AssignmentsController {
   ) {}
 
   @Get(':id/assignment')
+  @ApiResponse({ status: 200, description: 'Where and how this player joins (AssignmentResponse)' })
+  @ApiResponse({
+    status: 409,
+    description:
+      'ASSIGNMENT_NOT_READY: the server has not registered yet (`matchState` says where the match is); poll again',
+  })
+  @ApiResponse({
+    status: 410,
+    description:
+      'MATCH_ENDED: the match ended and will never be joinable; `matchState` and `endReason` say how',
+  })
   async assignment(
     @Param('id', matchId) id: string,
     @CurrentSession() session: AuthenticatedSession,
@@ -40,11 +52,21 @@ export class AssignmentsController {
     // Another player's match is answered like one that does not exist.
     if (!match || !participant)
       throw new ApiError(404, ErrorCode.NOT_FOUND, `No match ${id} of this player`);
+    if (isTerminalMatchState(match.state)) {
+      const endReason = match.failureReason;
+      throw new ApiError(
+        410,
+        ErrorCode.MATCH_ENDED,
+        `Match ${id} ended ${match.state}${endReason ? ` (${endReason})` : ''}: it will never be joinable`,
+        { extensions: { matchState: match.state, ...(endReason ? { endReason } : {}) } },
+      );
+    }
     if (!JOINABLE.has(match.state)) {
       throw new ApiError(
         409,
         ErrorCode.ASSIGNMENT_NOT_READY,
         `Match ${id} is ${match.state}: an assignment is served from ASSIGNMENT_READY until the match ends`,
+        { extensions: { matchState: match.state } },
       );
     }
     const assignment = await this.rosters.assignmentFor(manager, id, session.playerId);

@@ -128,6 +128,7 @@ export class ProblemFilter implements ExceptionFilter {
     if (exception instanceof ApiError) {
       return {
         problem: {
+          ...exception.extras.extensions,
           ...base(exception.status, exception.code, instance),
           detail: exception.message,
           ...(exception.extras.errors ? { errors: exception.extras.errors } : {}),

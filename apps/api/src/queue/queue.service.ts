@@ -51,6 +51,7 @@ export function ticketResponse(
     lastHeartbeatAt: ticket.lastHeartbeatAt.toISOString(),
     waitSeconds: Math.max(0, Math.round((end.getTime() - ticket.enqueuedAt.getTime()) / 100) / 10),
     ...(ticket.matchId ? { matchId: ticket.matchId } : {}),
+    ...(ticket.endReason ? { endReason: ticket.endReason } : {}),
     ...(explanation && ticket.state === 'SEARCHING' ? { explanation } : {}),
   };
 }
