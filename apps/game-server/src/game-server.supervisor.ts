@@ -195,7 +195,11 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
 
       step = 'report the result';
       const recorded = await client.result(result);
-      this.logger.log(`result recorded: match ${recorded.state} (revision ${recorded.revision})`);
+      this.logger.log(
+        'alreadyRecorded' in recorded
+          ? 'result recorded by an earlier attempt whose answer was lost (the control plane has released this server)'
+          : `result recorded: match ${recorded.state} (revision ${recorded.revision})`,
+      );
       await players.closeAll(JoinCloseCode.NORMAL, 'match ended', {
         type: 'ended',
         outcome: result.outcome,

@@ -57,6 +57,11 @@ export interface TransportRequest {
   /** Bearer token to send, if any. */
   token?: string;
   retry: RetryMode;
+  /**
+   * Called for each attempt that got no answer (network error, timeout): the server may have
+   * applied it, so a later refusal can mean "already done".
+   */
+  onUnanswered?: () => void;
 }
 
 const PREFIX = 'v1';
@@ -118,6 +123,7 @@ export class HttpTransport {
       } catch (err) {
         if (err instanceof MatchplaneApiError) throw err; // an unparsable 2xx: retrying will not help
         failure = new MatchplaneNetworkError(described, isTimeout(err), err);
+        request.onUnanswered?.();
       }
       if (replicaUnavailable(failure)) this.endpoints.failover(endpoint);
       const delayMs = attempt < maxRetries ? this.retryDelayMs(failure, attempt) : undefined;

@@ -177,6 +177,35 @@ describe(ServerClient.name, () => {
     expect(calls).toHaveLength(2);
   });
 
+  describe('a result whose answer was lost', () => {
+    const report = { outcome: 'COMPLETED' as const, winningTeam: 0 };
+
+    it('is already recorded when a retry meets 401 ALLOCATION_ENDED', async () => {
+      const { fetch, calls } = fakeFetch(networkError(), problem(401, ErrorCode.ALLOCATION_ENDED));
+      await expect(newClient(fetch).result(report)).resolves.toEqual({ alreadyRecorded: true });
+      expect(calls).toHaveLength(2);
+    });
+
+    it('is already recorded when a later call meets ALLOCATION_ENDED after one that got no answer', async () => {
+      const { fetch } = fakeFetch(
+        networkError(),
+        networkError(),
+        problem(401, ErrorCode.ALLOCATION_ENDED),
+      );
+      const client = newClient(fetch, 1);
+      await expect(client.result(report)).rejects.toBeInstanceOf(MatchplaneNetworkError);
+      await expect(client.result(report)).resolves.toEqual({ alreadyRecorded: true });
+    });
+
+    it('is not: ALLOCATION_ENDED with every attempt answered means the match ended without it', async () => {
+      const { fetch } = fakeFetch(problem(401, ErrorCode.ALLOCATION_ENDED));
+      await expect(newClient(fetch).result(report)).rejects.toMatchObject({
+        status: 401,
+        code: ErrorCode.ALLOCATION_ENDED,
+      });
+    });
+  });
+
   it('refuses an empty success body as a contract violation', async () => {
     const { fetch } = fakeFetch(new Response(null, { status: 204 }));
     await expect(newClient(fetch).result({ outcome: 'FAILED' })).rejects.toThrow(

@@ -1,4 +1,5 @@
 import {
+  ErrorCode,
   ServerRoutes,
   type InitialConnectRequest,
   type InitialConnectResponse,
@@ -14,6 +15,7 @@ import {
   type RetryOptions,
   type TransportRequest,
 } from './http.transport';
+import { MatchplaneApiError } from './sdk.errors';
 
 export interface ServerClientOptions {
   /** Where the API is served, e.g. `https://mm.example.com`; the `/v1` prefix is added. */
@@ -35,14 +37,25 @@ export interface ServerClientOptions {
  * workload credential. Every call is retried on network errors and 5xx without an Idempotency-Key:
  * register, initial-connect and result are idempotent by route semantics (a repeat of the same
  * report is answered like the first), and the roster is a read. Once the match has ended and its
- * allocation is released, the credential is refused (401 ALLOCATION_ENDED): a retried result
- * that meets it was recorded by an earlier attempt, or the match ended otherwise. Errors are
+ * allocation is released, the credential is refused (401 ALLOCATION_ENDED). Errors are
  * MatchplaneApiError (the API answered) or MatchplaneNetworkError (it did not).
  */
+/**
+ * What `result` resolves with when an earlier attempt's answer was lost and a retry met 401
+ * ALLOCATION_ENDED: the control plane recorded that attempt's result and released the server
+ * (a recorded result is the only way the server's own credential ends while it is running, short
+ * of the match being ended otherwise, which equally leaves nothing to report).
+ */
+export interface ResultAlreadyRecorded {
+  readonly alreadyRecorded: true;
+}
+
 export class ServerClient {
   readonly serverId: string;
   private readonly http: HttpTransport;
   private readonly credential: string;
+  /** Some result attempt went unanswered: the API may have recorded it. */
+  private resultMayBeRecorded = false;
 
   constructor(options: ServerClientOptions) {
     if (options.serverId === '') throw new Error('serverId must not be empty');
@@ -76,13 +89,32 @@ export class ServerClient {
     });
   }
 
-  /** The match's outcome; ends it. */
-  result(request: MatchResultRequest): Promise<MatchResultResponse> {
-    return this.required({
-      method: 'POST',
-      path: ServerRoutes.result(this.serverId),
-      body: request,
-    });
+  /**
+   * The match's outcome; ends it. Resolves with the control plane's record, or with
+   * {@link ResultAlreadyRecorded} when an earlier attempt (of this call, or an earlier call that
+   * threw a MatchplaneNetworkError) went unanswered and a retry was refused with 401
+   * ALLOCATION_ENDED: that attempt was recorded and the allocation released, so there is nothing
+   * left to report. ALLOCATION_ENDED with no unanswered attempt before it is thrown: the match was
+   * ended without this server's result (e.g. by reconciliation).
+   */
+  async result(request: MatchResultRequest): Promise<MatchResultResponse | ResultAlreadyRecorded> {
+    try {
+      return await this.required<MatchResultResponse>({
+        method: 'POST',
+        path: ServerRoutes.result(this.serverId),
+        body: request,
+        onUnanswered: () => (this.resultMayBeRecorded = true),
+      });
+    } catch (error) {
+      if (
+        this.resultMayBeRecorded &&
+        error instanceof MatchplaneApiError &&
+        error.code === ErrorCode.ALLOCATION_ENDED
+      ) {
+        return { alreadyRecorded: true };
+      }
+      throw error;
+    }
   }
 
   /** A call whose success always has a body; an empty one is a contract violation worth a clear error. */
