@@ -13,8 +13,13 @@ import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
 import {
+  allocationState,
+  cancelMatch,
   commitMatch,
   countRows,
+  releaseRequests,
+  releasesCounted,
+  waitForRelease,
   KeyFiles,
   matchState,
   queuePlayers,
@@ -61,6 +66,8 @@ class FakeAgones {
   readonly servers = new Map<string, FakeGameServer>();
   readonly allocationRequests: unknown[] = [];
   readonly patchContentTypes: string[] = [];
+  /** GameServer deletes to answer 500 before obeying again (a Kubernetes API hiccup). */
+  failDeletes = 0;
   private server?: Server;
 
   constructor(
@@ -167,6 +174,10 @@ class FakeAgones {
         status: 200,
         body: { metadata: { name: target.name, annotations: target.annotations } },
       };
+    }
+    if (request.method === 'DELETE' && this.failDeletes > 0) {
+      this.failDeletes -= 1;
+      return { status: 500, body: { kind: 'Status', message: 'etcdserver: request timed out' } };
     }
     if (request.method === 'DELETE' && target && name !== undefined) {
       this.servers.delete(name);
@@ -287,6 +298,34 @@ describe(AgonesProvider.name, () => {
     );
     expect(row!.server_id).toBe(server.name);
     expect(await countRows(api.ds, 'roster_manifests', matchId)).toBe(1);
+  });
+
+  it('deletes the GameServer of a match that ended without its server when reconciliation asks, asking again after a failed delete', async () => {
+    const players = await queuePlayers(api, 2, 'duel');
+    const matchId = await commitMatch(api, players, 'duel');
+    const server = await handedOff(matchId);
+    await cancelMatch(api, matchId);
+    const requests = releaseRequests(api);
+    try {
+      agones.failDeletes = 1;
+      expect((await requests.pass()).reconciled).toMatchObject({ allocation_release_requested: 1 });
+      await waitFor(
+        async () => ((await releasesCounted(allocator, 'failed')) === 1 ? true : undefined),
+        { what: 'the failed release to be counted' },
+      );
+      // Still held: the row stays live, so the next pass asks again.
+      expect(agones.servers.has(server.name)).toBe(true);
+      expect(await allocationState(api.ds, matchId)).toBe('ALLOCATED');
+
+      expect((await requests.pass()).reconciled).toMatchObject({ allocation_release_requested: 1 });
+      await waitForRelease(api, matchId);
+      expect(agones.servers.has(server.name)).toBe(false);
+      expect(await releasesCounted(allocator, 'released')).toBe(1);
+      // Released: nothing left to ask for.
+      expect((await requests.pass()).reconciled).toMatchObject({ allocation_release_requested: 0 });
+    } finally {
+      await requests.close();
+    }
   });
 
   it('fails the match with ALLOCATION_FAILED when the fleet has no Ready server', async () => {

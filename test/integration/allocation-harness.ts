@@ -6,10 +6,11 @@ import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
 import type { ServerHandOff, TicketResponse } from '@matchplane/contracts';
-import { AllocatorConfig, loadConfig } from '@matchplane/config';
+import { AllocatorConfig, MaintenanceConfig, loadConfig } from '@matchplane/config';
 import type { StaticServer } from '@matchplane/allocation';
 import { KeySet } from '@matchplane/join-auth';
-import { MatchStore } from '@matchplane/matches';
+import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { MetricsRegistry } from '@matchplane/observability';
 import { OutboxSignal } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
@@ -17,6 +18,9 @@ import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane
 import { AllocatorModule } from '../../apps/allocator/src/allocator.module';
 import { AllocationStepHook } from '../../apps/allocator/src/allocation-step.hook';
 import { StaticHandOff } from '../../apps/allocator/src/providers/static-handoff';
+import { AllocationReleaseReconciler } from '../../apps/maintenance/src/reconciliation/allocation-release.reconciler';
+import { QueuedAllocationReleaser } from '../../apps/maintenance/src/reconciliation/queued-allocation.releaser';
+import type { StageBatch } from '../../apps/maintenance/src/reconciliation/reconciliation-case';
 import { startInProcessDispatcher, type InProcessDispatcher } from '../support/outbox-fixtures';
 import type { PlayerApi } from '../support/player-api';
 import { freePort, waitFor } from '../support/processes';
@@ -276,4 +280,58 @@ export async function listenOnLoopback(api: PlayerApi): Promise<string> {
   const port = await freePort();
   await api.app.listen(port, '127.0.0.1');
   return `http://127.0.0.1:${port}`;
+}
+
+/**
+ * Ends a match the way an operator or reconciliation does, without its server reporting: the
+ * allocation stays live, so only a release can give the server back.
+ */
+export async function cancelMatch(api: PlayerApi, matchId: string): Promise<void> {
+  await api.app.get(MatchLifecycle, { strict: false }).cancelNow(matchId, 'OPERATOR_CANCELLED');
+}
+
+export interface ReleaseRequests {
+  /** One pass of reconciliation's release stage, as the maintenance app runs it. */
+  pass(): Promise<StageBatch>;
+  close(): Promise<void>;
+}
+
+/** Reconciliation's release stage over the API's database and Redis prefix, handing releases to the allocator. */
+export function releaseRequests(api: PlayerApi): ReleaseRequests {
+  const releaser = new QueuedAllocationReleaser(
+    loadConfig(MaintenanceConfig, { ...api.db.env, REDIS_KEY_PREFIX: api.prefix }),
+  );
+  const stage = new AllocationReleaseReconciler(api.ds, releaser, { batchSize: 10 });
+  return {
+    pass: () => stage.batch(new Date(), new Set()),
+    close: () => releaser.onModuleDestroy(),
+  };
+}
+
+export async function allocationState(ds: DataSource, matchId: string): Promise<string | undefined> {
+  const [row] = await ds.query<{ state: string }[]>(
+    `SELECT state FROM allocations WHERE match_id = $1`,
+    [matchId],
+  );
+  return row?.state;
+}
+
+/** The allocator's release counter for `outcome` (released, failed). */
+export async function releasesCounted(
+  allocator: InProcessAllocator,
+  outcome: 'released' | 'failed',
+): Promise<number> {
+  const metric = allocator.app.get(MetricsRegistry).getSingleMetric('allocation_releases_total');
+  const values = (await metric?.get())?.values ?? [];
+  return values
+    .filter((value) => value.labels.outcome === outcome)
+    .reduce((sum, value) => sum + value.value, 0);
+}
+
+/** Waits until the allocation is RELEASED (by the allocator's release worker). */
+export function waitForRelease(api: PlayerApi, matchId: string): Promise<true> {
+  return waitFor(
+    async () => ((await allocationState(api.ds, matchId)) === 'RELEASED' ? true : undefined),
+    { what: `the allocation of match ${matchId} to be released` },
+  );
 }

@@ -45,10 +45,11 @@ class RecordingReleaser extends AllocationReleaser {
   readonly released: FinishedMatchAllocation[] = [];
   failFor = new Set<string>();
 
-  async release(allocation: FinishedMatchAllocation, manager: EntityManager): Promise<void> {
+  async release(allocation: FinishedMatchAllocation, manager: EntityManager): Promise<'released'> {
     if (this.failFor.has(allocation.matchId)) throw new Error('provider unavailable');
     this.released.push(allocation);
     await markAllocationReleased(manager, allocation.matchId);
+    return 'released';
   }
 }
 

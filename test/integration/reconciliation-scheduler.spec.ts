@@ -1,11 +1,13 @@
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Queue } from 'bullmq';
+import { ALLOCATION_RELEASE_QUEUE, releaseJobId } from '@matchplane/allocation';
 import { MaintenanceConfig, loadConfig } from '@matchplane/config';
 import type { TicketResponse } from '@matchplane/contracts';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { PlayerStore } from '@matchplane/players';
 import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
-import { runInTransaction } from '@matchplane/persistence';
+import { bullConnection, runInTransaction } from '@matchplane/persistence';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
 import { MaintenanceModule } from '../../apps/maintenance/src/maintenance.module';
 import { ReconciliationScheduler } from '../../apps/maintenance/src/reconciliation/reconciliation.scheduler';
@@ -117,7 +119,7 @@ describe(ReconciliationScheduler.name, () => {
     ).toBeGreaterThanOrEqual(1);
   });
 
-  it('without a provider bound, marks an ended match’s allocation released and says so', async () => {
+  it('asks the allocator to release an ended match’s server, once while the request waits', async () => {
     const pair = [await queued(), await queued()];
     const signal = api.app.get(OutboxSignal);
     const tickets = api.app.get(TicketStore);
@@ -155,21 +157,37 @@ describe(ReconciliationScheduler.name, () => {
       'OPERATOR_CANCELLED',
     );
 
-    await startMaintenance({ RECONCILE_INTERVAL_MS: '200' });
-    await waitFor(
-      async () => {
-        const [row] = await api.ds.query<{ state: string }[]>(
-          `SELECT state FROM allocations WHERE match_id = $1`,
-          [matchId],
-        );
-        return row?.state === 'RELEASED' ? true : undefined;
-      },
-      { what: 'the allocation to be released' },
-    );
-    expect(linesOf('AllocationReleaser')).toEqual([
-      `warn AllocationReleaser: no allocation provider is wired to release servers: allocation of match ${matchId} (provider local, server server-1) marked RELEASED without telling the provider`,
-    ]);
-    expect(await metric('reconciliation_reconciled_total', 'case="allocation_released"')).toBe(1);
+    const releases = new Queue(ALLOCATION_RELEASE_QUEUE, {
+      connection: bullConnection(api.config),
+      prefix: api.prefix,
+    });
+    try {
+      await startMaintenance({ RECONCILE_INTERVAL_MS: '200' });
+      const job = await waitFor(() => releases.getJob(releaseJobId(matchId)), {
+        what: 'the release request',
+      });
+      expect(job.data).toEqual({ matchId });
+      // Nobody consumes it here (no allocator): later passes find it waiting and do not ask again.
+      await waitFor(
+        async () =>
+          ((await metric('reconciliation_passes_total', 'outcome="complete"')) ?? 0) >= 3
+            ? true
+            : undefined,
+        { what: 'three more passes' },
+      );
+      expect(
+        await metric('reconciliation_reconciled_total', 'case="allocation_release_requested"'),
+      ).toBe(1);
+      expect(await releases.getJobCounts('waiting')).toEqual({ waiting: 1 });
+      // The allocator marks the row once its provider let the server go.
+      const [row] = await api.ds.query<{ state: string }[]>(
+        `SELECT state FROM allocations WHERE match_id = $1`,
+        [matchId],
+      );
+      expect(row?.state).toBe('ALLOCATED');
+    } finally {
+      await releases.close();
+    }
   });
 
   it('stops cleanly on shutdown', async () => {

@@ -11,6 +11,8 @@ import { JoinTokenSigner } from '@matchplane/join-auth';
 import { MatchesModule } from '@matchplane/matches';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { AllocationMetrics } from './allocation.metrics';
+
+import { AllocationReleaseWorker } from './allocation-release.worker';
 import { AllocationStepHook } from './allocation-step.hook';
 import { AllocationService } from './allocation.service';
 import { AllocationWorker } from './allocation.worker';
@@ -71,6 +73,7 @@ export class AllocatorModule {
         AllocationMetrics,
         AllocationService,
         AllocationWorker,
+        AllocationReleaseWorker,
       ],
     };
   }

@@ -26,3 +26,30 @@ export function allocationJobOptions(matchId: string): JobsOptions {
     removeOnFail: { age: 7 * 86_400 },
   };
 }
+
+/**
+ * The BullMQ queue of release requests: reconciliation (the maintenance app) asks for the server
+ * of an ended match to be given back, and the allocator, which holds the providers and their
+ * credentials, releases it at the provider and then marks the allocation RELEASED.
+ */
+export const ALLOCATION_RELEASE_QUEUE = 'allocation-release';
+
+export const RELEASE_JOB = 'release';
+
+export interface AllocationReleaseJobData {
+  matchId: string;
+}
+
+/** One pending request per match (BullMQ refuses ':' in custom ids). */
+export function releaseJobId(matchId: string): string {
+  return `release-${matchId}`;
+}
+
+/**
+ * Tried once per request and then removed, finished or failed: while the allocation is still live
+ * after a failure, the next reconciliation pass asks again (the retry), and a request that is
+ * still waiting absorbs the repeats (same job id).
+ */
+export function releaseJobOptions(matchId: string): JobsOptions {
+  return { jobId: releaseJobId(matchId), attempts: 1, removeOnComplete: true, removeOnFail: true };
+}

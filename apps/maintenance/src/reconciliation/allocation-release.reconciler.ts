@@ -54,7 +54,9 @@ interface AllocationRow {
 
 /**
  * Gives the servers of ended matches back through the {@link AllocationReleaser} port, one short
- * transaction per allocation (the provider's answer decides that one row only).
+ * transaction per allocation (the provider's answer decides that one row only). A release handed
+ * on (to the allocator) keeps the row live until it is done, so an allocation whose release failed
+ * is found, and asked for, again at the next pass.
  */
 export class AllocationReleaseReconciler implements ReconciliationStage {
   readonly name = 'finished_allocations';
@@ -71,24 +73,23 @@ export class AllocationReleaseReconciler implements ReconciliationStage {
       [this.options.batchSize, [...skip]],
     );
     const result: StageBatch = { reconciled: {}, taken: candidates.length, failures: [] };
-    let released = 0;
+    const outcomes = { released: 0, requested: 0 };
     for (const { match_id: matchId } of candidates) {
       try {
-        const done = await runInTransaction(this.dataSource, async (manager) => {
+        const outcome = await runInTransaction(this.dataSource, async (manager) => {
           await boundTransaction(manager);
           const [row] = await manager.query<AllocationRow[]>(CLAIM_FINISHED_ALLOCATION_SQL, [
             matchId,
           ]);
-          if (!row) return false;
-          await this.releaser.release(toAllocation(row), manager);
-          return true;
+          return row ? this.releaser.release(toAllocation(row), manager) : undefined;
         });
-        if (done) released += 1;
+        if (outcome === 'released' || outcome === 'requested') outcomes[outcome] += 1;
       } catch (error) {
         result.failures.push(itemFailure(matchId, error));
       }
     }
-    result.reconciled.allocation_released = released;
+    result.reconciled.allocation_released = outcomes.released;
+    result.reconciled.allocation_release_requested = outcomes.requested;
     return result;
   }
 }

@@ -1,4 +1,3 @@
-import { Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { MatchState } from '@matchplane/domain';
 
@@ -16,16 +15,26 @@ export interface FinishedMatchAllocation {
 }
 
 /**
+ * What a release did: the server was given back and the row marked (`released`), the release was
+ * handed to whoever holds the provider (`requested`), or such a request is still waiting
+ * (`pending`, nothing new done).
+ */
+export type AllocationReleaseOutcome = 'released' | 'requested' | 'pending';
+
+/**
  * The port through which reconciliation gives a finished match's server back to its provider.
- * The allocator's providers bind theirs here (`provide: AllocationReleaser, useClass: ...`).
  *
  * `release` runs inside `manager`'s transaction, which holds the allocation row locked (so one
- * replica releases it), and must leave the row RELEASED (or FAILED) in that transaction once the
- * provider has let the server go. It must be idempotent by match id: a release whose transaction
- * then fails to commit is asked again at the next pass.
+ * replica acts on it). A releaser that lets the server go itself leaves the row RELEASED (or
+ * FAILED) in that transaction and answers `released`; one that hands the work on answers
+ * `requested`, and the row stays live until the release is done (the next pass asks again if it
+ * failed). It must be idempotent by match id: it is asked again at every pass while the row is live.
  */
 export abstract class AllocationReleaser {
-  abstract release(allocation: FinishedMatchAllocation, manager: EntityManager): Promise<void>;
+  abstract release(
+    allocation: FinishedMatchAllocation,
+    manager: EntityManager,
+  ): Promise<AllocationReleaseOutcome>;
 }
 
 /** Marks the row released in the caller's transaction; the provider side is the caller's part. */
@@ -38,23 +47,4 @@ export async function markAllocationReleased(
       WHERE match_id = $1 AND state IN ('REQUESTED', 'ALLOCATED')`,
     [matchId],
   );
-}
-
-/**
- * The default until a provider is bound: the row is marked RELEASED (so the match can be purged
- * and the server id reused) and a warning names the server, which nobody asked the provider to
- * stop; an operator reading it knows what to clean up by hand.
- */
-@Injectable()
-export class UnwiredAllocationReleaser extends AllocationReleaser {
-  private readonly logger = new Logger(AllocationReleaser.name);
-
-  async release(allocation: FinishedMatchAllocation, manager: EntityManager): Promise<void> {
-    await markAllocationReleased(manager, allocation.matchId);
-    this.logger.warn(
-      `no allocation provider is wired to release servers: allocation of match ${allocation.matchId}` +
-        ` (provider ${allocation.provider}, server ${allocation.serverId}) marked RELEASED without` +
-        ` telling the provider`,
-    );
-  }
 }

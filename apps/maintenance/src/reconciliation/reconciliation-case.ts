@@ -21,8 +21,10 @@ export const RECONCILIATION_CASES = [
   'assignment_ready_lifecycle_timeout',
   /** IN_PROGRESS past the maximum duration: FAILED LIFECYCLE_TIMEOUT. */
   'in_progress_lifecycle_timeout',
-  /** A live allocation whose match has ended: released at the provider. */
+  /** A live allocation whose match has ended: released at the provider by the releaser itself. */
   'allocation_released',
+  /** A live allocation whose match has ended: its release handed to the allocator (a new request). */
+  'allocation_release_requested',
 ] as const;
 export type ReconciliationCase = (typeof RECONCILIATION_CASES)[number];
 

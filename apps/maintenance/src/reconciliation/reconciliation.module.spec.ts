@@ -93,7 +93,7 @@ describe(ReconciliationModule.name, () => {
       'reconciliation pass budget exhausted in 10004 ms (40 batches); reconciled ticket_heartbeat_timeout=12 ' +
         'allocating_allocation_failed=0 allocating_registration_timeout=0 process_ready_registration_timeout=0 ' +
         'assignment_ready_no_show=0 assignment_ready_lifecycle_timeout=0 in_progress_lifecycle_timeout=0 ' +
-        'allocation_released=1; 1 left for the next pass; stopped early: in_progress_matches (57014: timeout)',
+        'allocation_released=1 allocation_release_requested=0; 1 left for the next pass; stopped early: in_progress_matches (57014: timeout)',
     );
   });
 });

@@ -6,8 +6,9 @@ import { OutboxModule, OutboxSignal } from '@matchplane/outbox';
 import { noShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, TicketsModule } from '@matchplane/tickets';
 import { AllocationReleaseReconciler } from './allocation-release.reconciler';
-import { AllocationReleaser, UnwiredAllocationReleaser } from './allocation.releaser';
+import { AllocationReleaser } from './allocation.releaser';
 import { LifecycleReconciler } from './lifecycle.reconciler';
+import { QueuedAllocationReleaser } from './queued-allocation.releaser';
 import type { ReconciliationOptions } from './reconciliation-case';
 import { ReconciliationMetrics } from './reconciliation.metrics';
 import { ReconciliationScheduler } from './reconciliation.scheduler';
@@ -27,7 +28,7 @@ export function reconciliationOptions(config: MaintenanceConfig): Reconciliation
 }
 
 export interface ReconciliationModuleOptions {
-  /** The provider-backed release of a finished match's server (default: {@link UnwiredAllocationReleaser}). */
+  /** How a finished match's server is given back (default: {@link QueuedAllocationReleaser}, to the allocator). */
   releaser?: Type<AllocationReleaser>;
   /** Modules the releaser's own dependencies come from (the allocator's provider module, say). */
   imports?: NonNullable<ModuleMetadata['imports']>;
@@ -61,8 +62,8 @@ export function buildLifecycleReconciler(
 
 /**
  * Lifecycle reconciliation: ends what no live writer will move on, through the tickets' and
- * matches' own stores, on its own loop. Without a `releaser`, allocations of ended matches are
- * only marked released, and the log says so for each.
+ * matches' own stores, on its own loop. Allocations of ended matches are handed to the allocator
+ * for release at their provider (or to `releaser`).
  */
 @Module({})
 export class ReconciliationModule {
@@ -83,7 +84,7 @@ export class ReconciliationModule {
         { provide: MaintenanceConfig, useValue: config },
         {
           provide: AllocationReleaser,
-          useClass: moduleOptions.releaser ?? UnwiredAllocationReleaser,
+          useClass: moduleOptions.releaser ?? QueuedAllocationReleaser,
         },
         {
           provide: LifecycleReconciler,
