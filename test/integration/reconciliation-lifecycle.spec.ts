@@ -281,6 +281,11 @@ describe(LifecycleReconciler.name, () => {
       expect(history[1]!.payload).toMatchObject({ from: 'SEARCHING', reason: 'HEARTBEAT_TIMEOUT' });
       expect(history[1]!.player_ids).toEqual([t.playerId]);
       expect(await projection.candidate(t.id)).toBeUndefined();
+      // The player is told why through the real ticket route.
+      const seen = await api.request('GET', `/v1/queue/tickets/${t.id}`, {
+        token: tokens.get(t.playerId)!,
+      });
+      expect(seen.json()).toMatchObject({ state: 'EXPIRED', endReason: 'HEARTBEAT_TIMEOUT' });
     }
     const indexed = await redis.zrange(projection.modeIndexKey('duel'), 0, -1);
     expect(indexed.filter((id) => ids.includes(id))).toEqual([]);

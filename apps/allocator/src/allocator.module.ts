@@ -11,7 +11,6 @@ import { JoinTokenSigner } from '@matchplane/join-auth';
 import { MatchesModule } from '@matchplane/matches';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { AllocationMetrics } from './allocation.metrics';
-
 import { AllocationReleaseWorker } from './allocation-release.worker';
 import { AllocationStepHook } from './allocation-step.hook';
 import { AllocationService } from './allocation.service';
