@@ -131,6 +131,12 @@ const FLAGS: FlagSpec[] = [
     description: 'where the result JSON is written',
     string: { default: 'test/bench/results/outbox.json' },
   },
+  {
+    name: 'backlog',
+    description:
+      'events committed in one transaction for the backlog phase (the dispatchers alone drain it: their own delivery rate, no writer beside them); 0: skip',
+    int: { default: 20_000, min: 0, max: 1_000_000 },
+  },
   { name: 'skip-peer', description: 'do not run the graphile-worker comparison', switch: true },
   {
     name: 'skip-stall',
@@ -159,6 +165,7 @@ interface Options {
   results: string;
   skipPeer: boolean;
   skipStall: boolean;
+  backlog: number;
   profile: boolean;
 }
 
@@ -287,7 +294,7 @@ function ticketPayload(
 async function outboxWriter(
   config: ServiceConfig,
   redis: Redis,
-): Promise<EventWriter & { dataSource: DataSource }> {
+): Promise<EventWriter & { dataSource: DataSource; backlog: BacklogWriter }> {
   const dataSource = new DataSource(
     dataSourceOptions(config, { migrations: allMigrations, applicationName: 'mp-bench-writer' }),
   );
@@ -315,9 +322,51 @@ async function outboxWriter(
       signal.committed();
       return revision;
     },
+    async backlog(events, aggregates) {
+      const committed = await runInTransaction(dataSource, async (manager) => {
+        const rows = await manager.query<{ id: string; revision: string }[]>(
+          'SELECT id, revision FROM bench_aggregates ORDER BY id',
+        );
+        const revisions = new Map(rows.map((row) => [row.id, Number(row.revision)]));
+        const written: [string, number][] = [];
+        for (let start = 0; start < events; start += BACKLOG_CHUNK) {
+          const envelopes = [];
+          for (let n = start; n < Math.min(events, start + BACKLOG_CHUNK); n += 1) {
+            const id = aggregateId(1 + (n % aggregates));
+            const next = (revisions.get(id) ?? 0) + 1;
+            revisions.set(id, next);
+            written.push([id, next]);
+            envelopes.push(
+              buildEnvelope({
+                event: 'ticket.state_changed',
+                aggregateType: 'ticket',
+                aggregateId: id,
+                revision: next,
+                occurredAt: new Date(),
+                playerIds: [PLAYER_ID],
+                payload: ticketPayload(id, next),
+              }),
+            );
+          }
+          await writer.append(manager, envelopes);
+        }
+        await manager.query(
+          `UPDATE bench_aggregates a SET revision = u.revision
+             FROM unnest($1::uuid[], $2::bigint[]) AS u(id, revision) WHERE a.id = u.id`,
+          [[...revisions.keys()], [...revisions.values()]],
+        );
+        return written;
+      });
+      signal.committed();
+      return committed;
+    },
     close: () => dataSource.destroy(),
   };
 }
+
+/** Events committed in one transaction at a time, so they become due all at once. */
+type BacklogWriter = (events: number, aggregates: number) => Promise<[string, number][]>;
+const BACKLOG_CHUNK = 1_000;
 
 /** The peer's write path: the same state change and a graphile-worker job on the aggregate's queue. */
 async function peerWriter(
@@ -903,6 +952,7 @@ function optionsFrom(argv: readonly string[]): Options {
       results: flags.results as string,
       skipPeer: flags['skip-peer'] === true,
       skipStall: flags['skip-stall'] === true,
+      backlog: flags.backlog as number,
       profile: flags.profile === true,
     };
   } catch (error) {
@@ -989,6 +1039,27 @@ async function main(): Promise<void> {
       () => clearOutbox(ours.dataSource),
       'dispatchers',
     );
+    let backlog: MeasuredPhase | undefined;
+    if (options.backlog > 0) {
+      await clearOutbox(ours.dataSource);
+      progress(`outbox backlog: ${options.backlog} events committed at once, drained by the dispatchers alone`);
+      backlog = await measure(
+        recorder,
+        {
+          pids: dispatchers.map((child) => child.pid),
+          database: OUTBOX_DATABASE,
+          statements: () => dispatcherStatements(dispatchers),
+        },
+        options.seconds,
+        async (phase) => {
+          for (const [id, revision] of await ours.backlog(options.backlog, options.aggregates)) {
+            phase.committed(id, revision);
+          }
+        },
+      );
+      progress(describePhase('outbox backlog', backlog, 'dispatchers'));
+      await clearOutbox(ours.dataSource);
+    }
     const stall = options.skipStall
       ? undefined
       : await stallPhase(settings, ours, ours.dataSource, recorder, dispatchers, () =>
@@ -1039,7 +1110,13 @@ async function main(): Promise<void> {
     const delivered = outbox.throughput.deliveredPerS;
     const p99 = outbox.latency.latencyMs.p99;
     const peerDelivered = peer?.throughput.deliveredPerS;
-    const phases = [outbox.throughput, outbox.latency, ...(stall ? [stall.phase] : [])];
+    const phases = [
+      outbox.throughput,
+      outbox.latency,
+      ...(backlog ? [backlog] : []),
+      ...(stall ? [stall.phase] : []),
+    ];
+    const backlogDelivered = backlog?.deliveredPerS;
     const result = {
       committed_per_s: outbox.throughput.committedPerS,
       delivered_per_s: delivered,
@@ -1048,6 +1125,8 @@ async function main(): Promise<void> {
       ceiling_tps: ceilingTps,
       peer_delivered_per_s: peer?.throughput.deliveredPerS ?? null,
       notification_stall_ms: stall ? { p99: stall.window.p99, max: stall.window.max } : null,
+      // The dispatchers' own rate: a backlog committed at once, no writer competing for the CPU.
+      backlog_delivered_per_s: backlogDelivered ?? null,
       writers: options.writers,
       seconds: options.seconds,
       dispatchers: options.dispatchers,
@@ -1061,6 +1140,12 @@ async function main(): Promise<void> {
         delivered_at_least_0_3_of_ceiling: delivered >= 0.3 * ceilingTps,
         delivered_at_least_5x_peer:
           peerDelivered !== undefined ? delivered >= 5 * peerDelivered : null,
+        backlog_delivered_at_least_0_3_of_ceiling:
+          backlogDelivered !== undefined ? backlogDelivered >= 0.3 * ceilingTps : null,
+        backlog_delivered_at_least_5x_peer:
+          backlogDelivered !== undefined && peerDelivered !== undefined
+            ? backlogDelivered >= 5 * peerDelivered
+            : null,
         stall_max_at_most_2_s: stall
           ? stall.window.max <= 2_000 && stall.window.undelivered === 0
           : null,
@@ -1076,6 +1161,7 @@ async function main(): Promise<void> {
         ceiling_machine_cpu_pct: ceiling.cpu.machine,
         throughput: phaseDetails(outbox.throughput),
         latency: phaseDetails(outbox.latency),
+        backlog: backlog ? { events: options.backlog, ...phaseDetails(backlog) } : null,
         stall: stall
           ? {
               dispatchers: stall.dispatchers,
