@@ -290,6 +290,19 @@ function ticketPayload(
 
 // ---- the writers -------------------------------------------------------------------------------
 
+/** The event every writer of ours commits: the ticket's next state, validated by the builder. */
+function ticketEvent(id: string, revision: number) {
+  return buildEnvelope({
+    event: 'ticket.state_changed',
+    aggregateType: 'ticket',
+    aggregateId: id,
+    revision,
+    occurredAt: new Date(),
+    playerIds: [PLAYER_ID],
+    payload: ticketPayload(id, revision),
+  });
+}
+
 /** Our write path: the state change and its validated envelope in one transaction, then the wake-up. */
 async function outboxWriter(
   config: ServiceConfig,
@@ -306,17 +319,7 @@ async function outboxWriter(
     async write(id) {
       const revision = await runInTransaction(dataSource, async (manager) => {
         const next = await bumpRevision(manager, id);
-        await writer.append(manager, [
-          buildEnvelope({
-            event: 'ticket.state_changed',
-            aggregateType: 'ticket',
-            aggregateId: id,
-            revision: next,
-            occurredAt: new Date(),
-            playerIds: [PLAYER_ID],
-            payload: ticketPayload(id, next),
-          }),
-        ]);
+        await writer.append(manager, [ticketEvent(id, next)]);
         return next;
       });
       signal.committed();
@@ -336,17 +339,7 @@ async function outboxWriter(
             const next = (revisions.get(id) ?? 0) + 1;
             revisions.set(id, next);
             written.push([id, next]);
-            envelopes.push(
-              buildEnvelope({
-                event: 'ticket.state_changed',
-                aggregateType: 'ticket',
-                aggregateId: id,
-                revision: next,
-                occurredAt: new Date(),
-                playerIds: [PLAYER_ID],
-                payload: ticketPayload(id, next),
-              }),
-            );
+            envelopes.push(ticketEvent(id, next));
           }
           await writer.append(manager, envelopes);
         }
@@ -1042,7 +1035,9 @@ async function main(): Promise<void> {
     let backlog: MeasuredPhase | undefined;
     if (options.backlog > 0) {
       await clearOutbox(ours.dataSource);
-      progress(`outbox backlog: ${options.backlog} events committed at once, drained by the dispatchers alone`);
+      progress(
+        `outbox backlog: ${options.backlog} events committed at once, drained by the dispatchers alone`,
+      );
       backlog = await measure(
         recorder,
         {
