@@ -10,6 +10,7 @@ import {
 } from '../../apps/maintenance/src/reconciliation/stuck-match.reconciler';
 import { EXPIRED_TICKETS_SQL } from '../../apps/maintenance/src/reconciliation/ticket-expiry.reconciler';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { indexesUsed, planOf, seqScans } from '../support/query-plan';
 
 /*
  * Reconciliation runs every few seconds against tables that keep weeks of finished rows: each of
@@ -20,32 +21,6 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 const FINISHED = 50_000;
 const LIVE = 200;
 const NOW = new Date('2026-06-01T12:00:00.000Z');
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodesOf(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-}
-
-async function planOf(ds: DataSource, sql: string, params: unknown[]): Promise<PlanNode[]> {
-  const [row] = await ds.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }[]>(
-    `EXPLAIN (FORMAT JSON) ${sql}`,
-    params,
-  );
-  const plan = row?.['QUERY PLAN'][0]?.Plan;
-  if (!plan) throw new Error('EXPLAIN returned no plan');
-  return nodesOf(plan);
-}
-
-const seqScans = (nodes: PlanNode[]) =>
-  nodes.filter((node) => node['Node Type'] === 'Seq Scan').map((node) => node['Relation Name']);
-const indexesUsed = (nodes: PlanNode[]) =>
-  nodes.map((node) => node['Index Name']).filter((name) => name !== undefined);
 
 /** Weeks of finished tickets, matches and allocations, and a few hundred live ones of each kind. */
 async function seed(ds: DataSource): Promise<void> {

@@ -8,6 +8,7 @@ import {
 } from '../../apps/maintenance/src/retention/retention-policy';
 import { RetentionPurger } from '../../apps/maintenance/src/retention/retention.purger';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { indexesUsed, planOf, seqScans } from '../support/query-plan';
 
 /*
  * The purge must never scan a table: each statement is EXPLAINed over tables big enough for the
@@ -18,32 +19,6 @@ import { createTestDatabase, type TestDatabase } from '../support/database';
 const ROWS = 100_000;
 const config = loadConfig(MaintenanceConfig, {});
 const NOW = new Date('2026-06-01T12:00:00.000Z');
-
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodesOf(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
-}
-
-async function planOf(ds: DataSource, sql: string, params: unknown[]): Promise<PlanNode[]> {
-  const [row] = await ds.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }[]>(
-    `EXPLAIN (FORMAT JSON) ${sql}`,
-    params,
-  );
-  const plan = row?.['QUERY PLAN'][0]?.Plan;
-  if (!plan) throw new Error('EXPLAIN returned no plan');
-  return nodesOf(plan);
-}
-
-const seqScans = (nodes: PlanNode[]) =>
-  nodes.filter((node) => node['Node Type'] === 'Seq Scan').map((node) => node['Relation Name']);
-const indexesUsed = (nodes: PlanNode[]) =>
-  nodes.map((node) => node['Index Name']).filter((name) => name !== undefined);
 
 function parameters(policy: RetentionPolicy, limit: number): unknown[] {
   return [cutoffOf(policy, config, NOW), limit, ...policy.extraParams(config)];
