@@ -7,3 +7,4 @@ export * from './migrator';
 export * from './audit/audit.module';
 export * from './audit/audit.writer';
 export * from './request.batcher';
+export * from './table-ownership';
