@@ -4,3 +4,4 @@ export * from './roster.store';
 export * from './allocation.module';
 export * from './workload-credential';
 export * from './static-servers';
+export * from './allocation.retention';

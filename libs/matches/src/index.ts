@@ -1,3 +1,4 @@
 export * from './match.store';
 export * from './matches.module';
 export * from './match-lifecycle.service';
+export * from './matches.retention';

@@ -14,3 +14,4 @@ export * from './envelope.builder';
 export * from './envelope.error';
 export * from './events';
 export { payloadProblems, type EnvelopeProblem } from './events.schemas';
+export * from './outbox.retention';

@@ -8,3 +8,4 @@ export * from './audit/audit.module';
 export * from './audit/audit.writer';
 export * from './request.batcher';
 export * from './table-ownership';
+export * from './retention';

@@ -7,3 +7,4 @@ export * from './session-token';
 export * from './players.module';
 export * from './jwt-identity.verifier';
 export * from './player-store.module';
+export * from './players.retention';

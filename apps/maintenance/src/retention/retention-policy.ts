@@ -1,10 +1,19 @@
 import { ConfigError, type MaintenanceConfig } from '@matchplane/config';
+import { AllocationRetention } from '@matchplane/allocation';
+import { MatchRetention } from '@matchplane/matches';
+import { DEAD_LETTER_HOLD_SQL, OutboxRetention } from '@matchplane/outbox';
+import type { RetentionContribution, RetentionPolicyDefinition } from '@matchplane/persistence';
+import { SessionRetention } from '@matchplane/players';
+import { TicketRetention } from '@matchplane/tickets';
+import { IdempotencyRetention } from '../../../api/src/idempotency/idempotency.retention';
+import { ProbeRetention } from '../../../api/src/probes/probes.retention';
 
 /**
- * What the maintenance app purges: one policy per kind of row, each with its window (from
+ * What the maintenance app purges: one policy per kind of row, each declared by the module that
+ * owns the table (`@RetainsRows()`, libs/persistence retention.ts) with its window (from
  * MaintenanceConfig), the predicate that makes a row deletable, and the index that predicate
  * rides on. Both statements of a policy take `$1` = the cutoff (now minus the window), `$2` = a
- * row limit, then the policy's extra parameters (`$3`, ...).
+ * row limit, then the policy's extra parameters (`$3`, ...). The list below is the purge order.
  */
 
 export const RETENTION_POLICY_NAMES = [
@@ -36,7 +45,9 @@ export type RetentionWindows = Pick<
 
 type WindowVariable = Exclude<
   keyof RetentionWindows,
-  'RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS' | 'SESSION_TTL_SECONDS' | 'CLIENT_RETRY_HORIZON_SECONDS'
+  | 'RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS'
+  | 'SESSION_TTL_SECONDS'
+  | 'CLIENT_RETRY_HORIZON_SECONDS'
 >;
 
 export interface RetentionPolicy {
@@ -57,18 +68,19 @@ export interface RetentionPolicy {
   extraParams(windows: RetentionWindows): unknown[];
 }
 
-interface PolicyDefinition {
-  name: RetentionPolicyName;
-  table: string;
-  alias: string;
-  window: WindowVariable;
-  index: string;
-  /** The column the window runs from; rows go oldest first along it. */
-  age: string;
-  /** `WHERE` conditions beyond `age < $1`, with `alias` naming the table; `$3`... are extra parameters. */
-  guards?: string[];
-  extraParams?: (windows: RetentionWindows) => unknown[];
+export class RetentionRegistrationError extends Error {
+  override name = 'RetentionRegistrationError';
 }
+
+const WINDOW_VARIABLES: readonly WindowVariable[] = [
+  'RETENTION_IDEMPOTENCY_KEYS_SECONDS',
+  'RETENTION_OUTBOX_PUBLISHED_SECONDS',
+  'RETENTION_OUTBOX_DEAD_LETTERS_SECONDS',
+  'RETENTION_SESSIONS_SECONDS',
+  'RETENTION_PROBE_CHALLENGES_SECONDS',
+  'RETENTION_TICKETS_SECONDS',
+  'RETENTION_MATCHES_SECONDS',
+];
 
 /**
  * A batch locks its rows `FOR UPDATE SKIP LOCKED`, so replicas (and live transactions) never wait
@@ -76,145 +88,108 @@ interface PolicyDefinition {
  * row is locked, so its ctid is stable until commit, and the outer scan is a TID scan whatever
  * the table's key. ORDER BY the window column keeps the index an ordered range scan even when
  * most of the table is deletable (a catch-up), instead of a sequential scan through dead tuples.
+ * The statement is the owner's definition and the other owners' holds, put together here.
  */
-function purgeStatement(policy: PolicyDefinition): string {
+function purgeStatement(policy: RetentionPolicyDefinition, guards: readonly string[]): string {
   const { table, alias, age } = policy;
   return `DELETE FROM ${table}
  WHERE ctid = ANY (ARRAY(
    SELECT ${alias}.ctid
      FROM ${table} ${alias}
-    WHERE ${conditions(policy)}
+    WHERE ${conditions(policy, guards)}
     ORDER BY ${alias}.${age}
     LIMIT $2
       FOR UPDATE OF ${alias} SKIP LOCKED))`;
 }
 
-function lagStatement(policy: PolicyDefinition): string {
+function lagStatement(policy: RetentionPolicyDefinition, guards: readonly string[]): string {
   const { table, alias, age } = policy;
   return `SELECT extract(epoch FROM $1::timestamptz - ${alias}.${age})::float8 AS lag_seconds
      FROM ${table} ${alias}
-    WHERE ${conditions(policy)}
+    WHERE ${conditions(policy, guards)}
     ORDER BY ${alias}.${age}
     LIMIT $2`;
 }
 
-function conditions(policy: PolicyDefinition): string {
-  const { alias, age, guards = [] } = policy;
+function conditions(policy: RetentionPolicyDefinition, guards: readonly string[]): string {
+  const { alias, age } = policy;
   return [`${alias}.${age} < $1::timestamptz`, ...guards].join('\n      AND ');
 }
 
 /**
- * An idempotency key younger than the oldest dead letter (less a margin) may be re-driven by that
- * dead letter's replay, so it stays whatever its age. Evaluated in each batch's own statement, so
- * a row dead-lettered during a pass holds the keys back at once.
- */
-export const IDEMPOTENCY_DEAD_LETTER_GUARD = `k.created_at < COALESCE(
-            (SELECT min(o.created_at) FROM outbox o WHERE o.status = 'dead')
-              - make_interval(secs => $3::float8),
-            'infinity')`;
-
-/**
- * How far the dead-letter guard holds the idempotency cutoff back, in seconds (0 or negative:
- * not at all). `$1` = the window cutoff, `$2` = the margin in seconds.
- */
-export const IDEMPOTENCY_HOLD_SQL = `SELECT extract(epoch FROM $1::timestamptz
-         - (min(created_at) - make_interval(secs => $2::float8)))::float8 AS hold_seconds
-  FROM outbox
- WHERE status = 'dead'`;
-
-/**
- * In purge order. Dead letters go first, so one leaving its window stops holding idempotency keys
+ * The policies the owning modules declared, with the holds other modules put on their tables, in
+ * purge order. Dead letters go first, so one leaving its window stops holding idempotency keys
  * back in the same pass; matches go before tickets, since a ticket a match still lists cannot be
- * deleted (match_participants.ticket_id has no cascade) and deleting the match cascades its
- * participants, assignments, allocation and roster.
+ * deleted and deleting the match cascades its participants, assignments, allocation and roster.
+ * Refuses (as the dispatcher does for subscribers) a policy missing, twice, unknown or with an
+ * unknown window, and a hold on a table no policy purges.
  */
-const DEFINITIONS: readonly PolicyDefinition[] = [
-  {
-    name: 'outbox_dead_letters',
-    table: 'outbox',
-    alias: 'o',
-    window: 'RETENTION_OUTBOX_DEAD_LETTERS_SECONDS',
-    index: 'outbox_dead_lettered_at_idx',
-    age: 'dead_lettered_at',
-    guards: [`o.status = 'dead'`],
-  },
-  {
-    name: 'outbox_published',
-    table: 'outbox',
-    alias: 'o',
-    window: 'RETENTION_OUTBOX_PUBLISHED_SECONDS',
-    index: 'outbox_published_at_idx',
-    age: 'published_at',
-    guards: [`o.status = 'published'`],
-  },
-  {
-    name: 'idempotency_keys',
-    table: 'idempotency_keys',
-    alias: 'k',
-    window: 'RETENTION_IDEMPOTENCY_KEYS_SECONDS',
-    index: 'idempotency_keys_created_at_idx',
-    age: 'created_at',
-    guards: [IDEMPOTENCY_DEAD_LETTER_GUARD],
-    extraParams: (windows) => [windows.RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS],
-  },
-  {
-    name: 'sessions_expired',
-    table: 'sessions',
-    alias: 's',
-    window: 'RETENTION_SESSIONS_SECONDS',
-    index: 'sessions_expires_at_idx',
-    age: 'expires_at',
-  },
-  {
-    name: 'sessions_revoked',
-    table: 'sessions',
-    alias: 's',
-    window: 'RETENTION_SESSIONS_SECONDS',
-    index: 'sessions_revoked_at_idx',
-    age: 'revoked_at',
-  },
-  {
-    // Answered or not: an answer is accepted only before expires_at, so after it nothing reads the row.
-    name: 'probe_challenges',
-    table: 'probe_challenges',
-    alias: 'c',
-    window: 'RETENTION_PROBE_CHALLENGES_SECONDS',
-    index: 'probe_challenges_expires_at_idx',
-    age: 'expires_at',
-  },
-  {
-    // A live allocation means a server not yet released; its row is how it gets released.
-    name: 'matches',
-    table: 'matches',
-    alias: 'm',
-    window: 'RETENTION_MATCHES_SECONDS',
-    index: 'matches_finished_at_idx',
-    age: 'finished_at',
-    guards: [
-      `NOT EXISTS (SELECT 1 FROM allocations a
-                    WHERE a.match_id = m.id AND a.state IN ('REQUESTED', 'ALLOCATED'))`,
-    ],
-  },
-  {
-    name: 'queue_tickets',
-    table: 'queue_tickets',
-    alias: 't',
-    window: 'RETENTION_TICKETS_SECONDS',
-    index: 'queue_tickets_finished_at_idx',
-    age: 'finished_at',
-    guards: [`NOT EXISTS (SELECT 1 FROM match_participants p WHERE p.ticket_id = t.id)`],
-  },
+export function assembleRetentionPolicies(
+  contributions: readonly RetentionContribution[],
+): RetentionPolicy[] {
+  const definitions = contributions.flatMap((contribution) => contribution.retentionPolicies ?? []);
+  const holds = contributions.flatMap((contribution) => contribution.retentionHolds ?? []);
+  const problems: string[] = [];
+  const byName = new Map<string, RetentionPolicyDefinition>();
+  for (const definition of definitions) {
+    if (byName.has(definition.name)) problems.push(`policy ${definition.name} is declared twice`);
+    byName.set(definition.name, definition);
+    if (!(RETENTION_POLICY_NAMES as readonly string[]).includes(definition.name)) {
+      problems.push(`policy ${definition.name} has no place in the purge order`);
+    }
+    if (!(WINDOW_VARIABLES as readonly string[]).includes(definition.window)) {
+      problems.push(`policy ${definition.name} names an unknown window ${definition.window}`);
+    }
+  }
+  for (const name of RETENTION_POLICY_NAMES) {
+    if (!byName.has(name)) problems.push(`no module declares policy ${name}`);
+  }
+  for (const hold of holds) {
+    if (!definitions.some((definition) => definition.table === hold.table)) {
+      problems.push(`a hold on ${hold.table} (${hold.reason}) has no policy to hold back`);
+    }
+  }
+  if (problems.length > 0)
+    throw new RetentionRegistrationError(`retention: ${problems.join('; ')}`);
+  return RETENTION_POLICY_NAMES.map((name) => {
+    const definition = byName.get(name)!;
+    const guards = [
+      ...(definition.guards ?? []),
+      ...holds
+        .filter((hold) => hold.table === definition.table)
+        .map((hold) => hold.guard(definition.alias)),
+    ];
+    return {
+      name,
+      table: definition.table,
+      window: definition.window as WindowVariable,
+      index: definition.index,
+      purgeSql: purgeStatement(definition, guards),
+      lagSql: lagStatement(definition, guards),
+      extraParams: (windows: RetentionWindows) => definition.extraParams?.(windows) ?? [],
+    };
+  });
+}
+
+/**
+ * Every owner's contribution, for callers without Nest (tests, benches, `new RetentionPurger`);
+ * the app discovers the same through {@link RetentionPolicyRegistry}.
+ */
+export const RETENTION_CONTRIBUTIONS: readonly RetentionContribution[] = [
+  new OutboxRetention(),
+  new IdempotencyRetention(),
+  new SessionRetention(),
+  new ProbeRetention(),
+  new MatchRetention(),
+  new TicketRetention(),
+  new AllocationRetention(),
 ];
 
-export const RETENTION_POLICIES: readonly RetentionPolicy[] = DEFINITIONS.map((definition) => ({
-  name: definition.name,
-  table: definition.table,
-  window: definition.window,
-  index: definition.index,
-  purgeSql: purgeStatement(definition),
-  lagSql: lagStatement(definition),
-  extraParams: definition.extraParams ?? (() => []),
-}));
+export const RETENTION_POLICIES: readonly RetentionPolicy[] =
+  assembleRetentionPolicies(RETENTION_CONTRIBUTIONS);
+
+/** The dead letters' hold on idempotency keys, measured (the outbox's statement). */
+export const IDEMPOTENCY_HOLD_SQL = DEAD_LETTER_HOLD_SQL;
 
 export function retentionPolicy(name: RetentionPolicyName): RetentionPolicy {
   const policy = RETENTION_POLICIES.find((candidate) => candidate.name === name);
@@ -248,8 +223,16 @@ export function retentionWindowProblems(windows: RetentionWindows): string[] {
 function idempotencyHorizonProblems(windows: RetentionWindows): string[] {
   const keys = windows.RETENTION_IDEMPOTENCY_KEYS_SECONDS;
   const horizons = [
-    ['SESSION_TTL_SECONDS', windows.SESSION_TTL_SECONDS, 'a client that logs in again may replay with its old key'],
-    ['CLIENT_RETRY_HORIZON_SECONDS', windows.CLIENT_RETRY_HORIZON_SECONDS, 'a client may still replay until then'],
+    [
+      'SESSION_TTL_SECONDS',
+      windows.SESSION_TTL_SECONDS,
+      'a client that logs in again may replay with its old key',
+    ],
+    [
+      'CLIENT_RETRY_HORIZON_SECONDS',
+      windows.CLIENT_RETRY_HORIZON_SECONDS,
+      'a client may still replay until then',
+    ],
   ] as const;
   return horizons
     .filter(([, horizon]) => keys < horizon)

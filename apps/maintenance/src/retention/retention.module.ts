@@ -1,7 +1,15 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
+import { AllocationRetentionModule } from '@matchplane/allocation';
 import { MaintenanceConfig } from '@matchplane/config';
-import { OutboxStatsService } from '@matchplane/outbox';
+import { MatchRetentionModule } from '@matchplane/matches';
+import { OutboxRetentionModule, OutboxStatsService } from '@matchplane/outbox';
+import { SessionRetentionModule } from '@matchplane/players';
+import { TicketRetentionModule } from '@matchplane/tickets';
+import { IdempotencyRetentionModule } from '../../../api/src/idempotency/idempotency.retention';
+import { ProbeRetentionModule } from '../../../api/src/probes/probes.retention';
+import { RetentionPolicyRegistry } from './retention-policy.registry';
 import { assertRetentionWindows } from './retention-policy';
 import { RetentionMetrics } from './retention.metrics';
 import { RetentionPurger, type RetentionPurgerOptions } from './retention.purger';
@@ -19,7 +27,21 @@ export function retentionPurgerOptions(config: MaintenanceConfig): RetentionPurg
   };
 }
 
-/** The retention purge loop, its metrics and the outbox figures it reports. */
+/** The modules whose tables the app purges: each declares its policies and holds (`@RetainsRows()`). */
+export const RETENTION_OWNER_MODULES = [
+  OutboxRetentionModule,
+  IdempotencyRetentionModule,
+  SessionRetentionModule,
+  ProbeRetentionModule,
+  MatchRetentionModule,
+  TicketRetentionModule,
+  AllocationRetentionModule,
+];
+
+/**
+ * The retention purge loop, its metrics and the outbox figures it reports. The policies come from
+ * the owning modules imported here, discovered by {@link RetentionPolicyRegistry}.
+ */
 @Module({})
 export class RetentionModule {
   /** Throws a ConfigError when the windows are inconsistent (dead letters not kept longest). */
@@ -27,18 +49,21 @@ export class RetentionModule {
     const options = retentionPurgerOptions(config);
     return {
       module: RetentionModule,
+      imports: [DiscoveryModule, ...RETENTION_OWNER_MODULES],
       providers: [
+        RetentionPolicyRegistry,
         { provide: MaintenanceConfig, useValue: config },
         {
           provide: RetentionPurger,
-          inject: [DataSource],
-          useFactory: (dataSource: DataSource) => new RetentionPurger(dataSource, options),
+          inject: [DataSource, RetentionPolicyRegistry],
+          useFactory: (dataSource: DataSource, registry: RetentionPolicyRegistry) =>
+            new RetentionPurger(dataSource, options, registry.policies),
         },
         OutboxStatsService,
         RetentionMetrics,
         RetentionScheduler,
       ],
-      exports: [RetentionPurger],
+      exports: [RetentionPurger, RetentionPolicyRegistry],
     };
   }
 }

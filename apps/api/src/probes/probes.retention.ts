@@ -1,0 +1,28 @@
+import { Injectable, Module } from '@nestjs/common';
+import {
+  RetainsRows,
+  type RetentionContribution,
+  type RetentionPolicyDefinition,
+} from '@matchplane/persistence';
+
+export const PROBE_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
+  {
+    // Answered or not: an answer is accepted only before expires_at, so after it nothing reads the row.
+    name: 'probe_challenges',
+    table: 'probe_challenges',
+    alias: 'c',
+    window: 'RETENTION_PROBE_CHALLENGES_SECONDS',
+    index: 'probe_challenges_expires_at_idx',
+    age: 'expires_at',
+  },
+];
+
+@RetainsRows()
+@Injectable()
+export class ProbeRetention implements RetentionContribution {
+  readonly retentionPolicies = PROBE_RETENTION_POLICIES;
+}
+
+/** Probe challenges' retention, for the maintenance app to discover. */
+@Module({ providers: [ProbeRetention] })
+export class ProbeRetentionModule {}
