@@ -44,8 +44,6 @@ function ownershipViolations(files: readonly string[]): string[] {
 
 /** Statements not yet moved to their owner's store; shrinks to nothing as they move. */
 const NOT_YET_MOVED: readonly string[] = [
-  'apps/api/src/notifications/match-replay.reader.ts names match_participants (owned by libs/matches)',
-  'apps/api/src/notifications/match-replay.reader.ts names matches (owned by libs/matches)',
   'apps/maintenance/src/reconciliation/allocation-release.reconciler.ts names allocations (owned by libs/allocation)',
   'apps/maintenance/src/reconciliation/allocation-release.reconciler.ts names matches (owned by libs/matches)',
   'apps/maintenance/src/reconciliation/allocation.releaser.ts names allocations (owned by libs/allocation)',
@@ -53,9 +51,6 @@ const NOT_YET_MOVED: readonly string[] = [
   'apps/maintenance/src/reconciliation/stuck-match.reconciler.ts names match_participants (owned by libs/matches)',
   'apps/maintenance/src/reconciliation/stuck-match.reconciler.ts names matches (owned by libs/matches)',
   'apps/maintenance/src/reconciliation/ticket-expiry.reconciler.ts names queue_tickets (owned by libs/tickets)',
-  'libs/allocation/src/allocation.store.ts names match_participants (owned by libs/matches)',
-  'libs/allocation/src/allocation.store.ts names queue_tickets (owned by libs/tickets)',
-  'libs/matches/src/match.store.ts names outbox (owned by libs/outbox)',
 ];
 
 describe('table ownership', () => {

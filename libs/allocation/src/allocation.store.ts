@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import {
+  DURABLE_PARTICIPANTS_SQL,
+  toDurable,
+  type DurableParticipant,
+  type DurableParticipantRow,
+} from '@matchplane/matches';
 import { sqlStateOf } from '@matchplane/persistence';
 
 export type AllocationState = 'REQUESTED' | 'ALLOCATED' | 'RELEASED' | 'FAILED';
@@ -24,12 +30,6 @@ export interface AllocationRecord extends ProvidedServer {
   readonly handedOffAt?: Date;
   readonly registeredAt?: Date;
   readonly releasedAt?: Date;
-}
-
-export interface DurableParticipant {
-  readonly playerId: string;
-  readonly ticketId: string;
-  readonly team: number;
 }
 
 /** Another live allocation holds that server (the partial unique index decided). */
@@ -62,18 +62,6 @@ const QUALIFIED_COLUMNS = COLUMNS.split(',')
 
 const LIVE = `('REQUESTED', 'ALLOCATED')`;
 
-/**
- * The participants still bound to match $1: their ticket is live and names this match. The one
- * definition the allocator signs against (AllocationStore.progress), publishes against
- * (RosterStore.publish) and the roster and registration checks re-validate against
- * (RosterStore.liveRoster), so what was signed and what is served cannot drift. A read-only join
- * over the matches' and tickets' tables, always inside one statement (one snapshot).
- */
-export const DURABLE_PARTICIPANTS_SQL = `SELECT p.player_id, p.ticket_id, p.team
-         FROM match_participants p
-         JOIN queue_tickets t ON t.id = p.ticket_id
-        WHERE p.match_id = $1 AND t.match_id = $1 AND t.state IN ('MATCHED', 'ASSIGNED', 'CONNECTED')`;
-
 /** Where an allocation run stands, read in one statement (one snapshot). */
 export interface AllocationProgress {
   readonly allocation?: AllocationRecord;
@@ -96,17 +84,6 @@ function toRecord(row: AllocationRow): AllocationRecord {
     ...(row.registered_at ? { registeredAt: row.registered_at } : {}),
     ...(row.released_at ? { releasedAt: row.released_at } : {}),
   };
-}
-
-/** A row of {@link DURABLE_PARTICIPANTS_SQL} (or its json_agg). */
-export interface DurableParticipantRow {
-  player_id: string;
-  ticket_id: string;
-  team: number;
-}
-
-export function toDurable(row: DurableParticipantRow): DurableParticipant {
-  return { playerId: row.player_id, ticketId: row.ticket_id, team: row.team };
 }
 
 /** manager.query answers [rows, count] for UPDATE ... RETURNING and plain rows for SELECT/INSERT. */

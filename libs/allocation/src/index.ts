@@ -1,5 +1,6 @@
 export * from './allocation.queue';
 export * from './allocation.store';
+export type { DurableParticipant } from '@matchplane/matches';
 export * from './roster.store';
 export * from './allocation.module';
 export * from './workload-credential';

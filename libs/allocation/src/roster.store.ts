@@ -6,7 +6,7 @@ import {
   toDurable,
   type DurableParticipant,
   type DurableParticipantRow,
-} from './allocation.store';
+} from '@matchplane/matches';
 
 export interface Assignment {
   readonly matchId: string;

@@ -2,3 +2,4 @@ export * from './match.store';
 export * from './matches.module';
 export * from './match-lifecycle.service';
 export * from './matches.retention';
+export * from './durable-participants';

@@ -13,7 +13,7 @@ import {
   type MatchSnapshot,
   type MatchState,
 } from '@matchplane/domain';
-import { envelopesFor, OUTBOX_COLUMNS, OutboxSignal, OutboxWriter, validateEnvelope, type OutboxRow } from '@matchplane/outbox';
+import { envelopesFor, OutboxSignal, OutboxWriter, retainedEvents } from '@matchplane/outbox';
 import { RETRYABLE_SQLSTATES, sqlStateOf } from '@matchplane/persistence';
 
 /** The match moved on since the caller read it; nothing was written. */
@@ -73,7 +73,11 @@ export class MatchStore {
         id: input.id ?? randomUUID(),
         mode: input.mode,
         region: input.region,
-        participants: input.participants.map(({ playerId, ticketId, team }) => ({ playerId, ticketId, team })),
+        participants: input.participants.map(({ playerId, ticketId, team }) => ({
+          playerId,
+          ticketId,
+          team,
+        })),
       },
       now,
     );
@@ -281,14 +285,30 @@ export class MatchStore {
 
   /** The match's events still retained in the outbox, in revision order (after `afterRevision`). */
   async history(matchId: string, afterRevision = 0): Promise<MatchHistoryEvent[]> {
-    const rows = await this.dataSource.query<OutboxRow[]>(
-      `SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE aggregate_type = 'match' AND aggregate_id = $1 AND revision > $2 ORDER BY revision`,
-      [matchId, afterRevision],
-    );
-    return rows.map((row) => {
-      const envelope = validateEnvelope(row);
-      if (envelope.event !== 'match.state_changed') throw new Error(`unexpected ${envelope.event} on match ${matchId}`);
+    const events = await retainedEvents(this.dataSource, 'match', matchId, afterRevision);
+    return events.map((envelope) => {
+      if (envelope.event !== 'match.state_changed')
+        throw new Error(`unexpected ${envelope.event} on match ${matchId}`);
       return envelope;
     });
+  }
+
+  /**
+   * The matches of these players whose state changed since `since` (one read over
+   * match_participants_player_id_idx): after the notification fan-out lost publishes, the ones a
+   * socket never heard of.
+   */
+  async recentMatchesOf(
+    playerIds: readonly string[],
+    since: Date,
+  ): Promise<{ playerId: string; matchId: string }[]> {
+    if (playerIds.length === 0) return [];
+    const rows = await this.dataSource.query<{ player_id: string; match_id: string }[]>(
+      `SELECT p.player_id, p.match_id
+         FROM match_participants p JOIN matches m ON m.id = p.match_id
+        WHERE p.player_id = ANY($1::uuid[]) AND m.state_changed_at >= $2`,
+      [playerIds, since],
+    );
+    return rows.map((row) => ({ playerId: row.player_id, matchId: row.match_id }));
   }
 }

@@ -15,3 +15,4 @@ export * from './envelope.error';
 export * from './events';
 export { payloadProblems, type EnvelopeProblem } from './events.schemas';
 export * from './outbox.retention';
+export * from './outbox-history';

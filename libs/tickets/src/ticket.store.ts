@@ -55,6 +55,22 @@ const COLUMNS = `id, player_id, mode, state, revision, predicted_rtt, rating, en
 
 const LIVE_STATES = `('SEARCHING', 'MATCHED', 'ASSIGNED', 'CONNECTED')`;
 
+/**
+ * For another owner's statement that must read tickets in its own snapshot (one round trip): the
+ * JOIN of ticket `alias` on `ticketId`, and the condition that it is still bound to match
+ * `matchId` (it names the match and is MATCHED, ASSIGNED or CONNECTED).
+ */
+export function boundTicketJoin(
+  alias: string,
+  ticketId: string,
+  matchId: string,
+): { join: string; condition: string } {
+  return {
+    join: `JOIN queue_tickets ${alias} ON ${alias}.id = ${ticketId}`,
+    condition: `${alias}.match_id = ${matchId} AND ${alias}.state IN ('MATCHED', 'ASSIGNED', 'CONNECTED')`,
+  };
+}
+
 function toTicket(row: TicketRow): StoredTicket {
   return {
     id: row.id,

@@ -6,7 +6,6 @@ import {
   type ResyncMessage,
 } from '@matchplane/contracts';
 import { MatchStore } from '@matchplane/matches';
-import { DataSource } from 'typeorm';
 
 /**
  * What a client that has seen a match up to some revision is missing, from the match's retained
@@ -14,28 +13,14 @@ import { DataSource } from 'typeorm';
  */
 @Injectable()
 export class MatchReplayReader {
-  constructor(
-    private readonly matches: MatchStore,
-    private readonly dataSource: DataSource,
-  ) {}
+  constructor(private readonly matches: MatchStore) {}
 
-  /**
-   * The matches of these players whose state changed since `since`: after the fan-out lost
-   * publishes, the ones a socket never heard of. A read-only query over the match tables, which
-   * MatchStore does not offer (match_participants_player_id_idx serves it).
-   */
-  async recentMatchesOf(
+  /** The matches of these players whose state changed since `since` (see MatchStore). */
+  recentMatchesOf(
     playerIds: readonly string[],
     since: Date,
   ): Promise<{ playerId: string; matchId: string }[]> {
-    if (playerIds.length === 0) return [];
-    const rows = await this.dataSource.query<{ player_id: string; match_id: string }[]>(
-      `SELECT p.player_id, p.match_id
-         FROM match_participants p JOIN matches m ON m.id = p.match_id
-        WHERE p.player_id = ANY($1::uuid[]) AND m.state_changed_at >= $2`,
-      [playerIds, since],
-    );
-    return rows.map((row) => ({ playerId: row.player_id, matchId: row.match_id }));
+    return this.matches.recentMatchesOf(playerIds, since);
   }
 
   /**
