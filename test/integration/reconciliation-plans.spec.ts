@@ -1,14 +1,11 @@
 import type { DataSource } from 'typeorm';
-import {
-  CLAIM_FINISHED_ALLOCATION_SQL,
-  FINISHED_ALLOCATIONS_SQL,
-} from '../../apps/maintenance/src/reconciliation/allocation-release.reconciler';
+import { CLAIM_FINISHED_ALLOCATION_SQL, FINISHED_ALLOCATIONS_SQL } from '@matchplane/allocation';
+import { EXPIRED_TICKETS_SQL } from '@matchplane/tickets';
 import { LifecycleReconciler } from '../../apps/maintenance/src/reconciliation/lifecycle.reconciler';
 import {
   STUCK_MATCH_RULES,
   stuckMatchSql,
 } from '../../apps/maintenance/src/reconciliation/stuck-match.reconciler';
-import { EXPIRED_TICKETS_SQL } from '../../apps/maintenance/src/reconciliation/ticket-expiry.reconciler';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { indexesUsed, planOf, seqScans } from '../support/query-plan';
 

@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import type { MatchState } from '@matchplane/domain';
 import {
   DURABLE_PARTICIPANTS_SQL,
+  endedMatchJoin,
+  matchFinishedAtSql,
   toDurable,
   type DurableParticipant,
   type DurableParticipantRow,
@@ -61,6 +64,58 @@ const QUALIFIED_COLUMNS = COLUMNS.split(',')
   .join(', ');
 
 const LIVE = `('REQUESTED', 'ALLOCATED')`;
+
+/** A boolean over match row `match`: a server was allocated for it (its endpoint stored). */
+export function hasAllocatedServerSql(match: string): string {
+  return `EXISTS (SELECT 1 FROM allocations a WHERE a.match_id = ${match}.id AND a.state = 'ALLOCATED')`;
+}
+
+/**
+ * Live allocations whose match has ended, oldest ending first: a bounded read without locks.
+ * Live allocations are few (one per live match at most, plus these) and the partial unique index
+ * allocations_live_server_id_key holds exactly them; each one's match is then looked up by key
+ * (a correlated subquery, so the planner cannot turn it into a scan of the weeks of finished
+ * matches kept for retention). A match cannot be gone while its allocation is there:
+ * allocations.match_id cascades, and retention keeps a match whose allocation is live.
+ * `$1` = the batch size, `$2` = ids to leave alone.
+ */
+export const FINISHED_ALLOCATIONS_SQL = `SELECT live.match_id
+  FROM (SELECT a.match_id,
+               ${matchFinishedAtSql('a.match_id')} AS finished_at
+          FROM allocations a
+         WHERE a.state IN ('REQUESTED', 'ALLOCATED')
+           AND a.match_id <> ALL ($2::uuid[])) live
+ WHERE live.finished_at IS NOT NULL
+ ORDER BY live.finished_at, live.match_id
+ LIMIT $1`;
+
+const ended = endedMatchJoin('m', 'a.match_id');
+
+/**
+ * One of them, locked and re-checked: SKIP LOCKED, so of two replicas walking the same list each
+ * allocation is released by the one that locked it; the other skips it, or finds it released.
+ */
+export const CLAIM_FINISHED_ALLOCATION_SQL = `SELECT a.match_id, a.provider, a.server_id, a.endpoint,
+       a.provider_ref, a.state, ${ended.state} AS match_state
+  FROM allocations a
+  ${ended.join}
+ WHERE a.match_id = $1
+   AND a.state IN ('REQUESTED', 'ALLOCATED')
+   AND ${ended.condition}
+   FOR UPDATE OF a SKIP LOCKED`;
+
+/** A live allocation (REQUESTED or ALLOCATED) of a match that has ended. */
+export interface EndedMatchAllocation {
+  readonly matchId: string;
+  readonly provider: string;
+  readonly serverId: string;
+  /** Null while REQUESTED: the provider had not answered yet. */
+  readonly endpoint: string | null;
+  /** The provider's own handle on the server (e.g. an Agones GameServer name). */
+  readonly providerRef: Readonly<Record<string, unknown>>;
+  readonly state: 'REQUESTED' | 'ALLOCATED';
+  readonly matchState: MatchState;
+}
 
 /** Where an allocation run stands, read in one statement (one snapshot). */
 export interface AllocationProgress {
@@ -182,6 +237,48 @@ export class AllocationStore {
       throw new Error(`match ${matchId} already has an allocation that is no longer live`);
     }
     return toRecord(rows[0]);
+  }
+
+  /** Up to `limit` ended matches with a live allocation, oldest ending first ({@link FINISHED_ALLOCATIONS_SQL}). */
+  async endedMatchesWithLiveAllocation(
+    manager: EntityManager,
+    limit: number,
+    skip: readonly string[],
+  ): Promise<string[]> {
+    const rows = await manager.query<{ match_id: string }[]>(FINISHED_ALLOCATIONS_SQL, [
+      limit,
+      skip,
+    ]);
+    return rows.map((row) => row.match_id);
+  }
+
+  /** Locks (SKIP LOCKED) that match's live allocation if its match has ended ({@link CLAIM_FINISHED_ALLOCATION_SQL}). */
+  async lockEndedMatchAllocation(
+    manager: EntityManager,
+    matchId: string,
+  ): Promise<EndedMatchAllocation | undefined> {
+    const [row] = await manager.query<
+      (AllocationRow & { state: 'REQUESTED' | 'ALLOCATED'; match_state: MatchState })[]
+    >(CLAIM_FINISHED_ALLOCATION_SQL, [matchId]);
+    if (!row) return undefined;
+    return {
+      matchId: row.match_id,
+      provider: row.provider,
+      serverId: row.server_id,
+      endpoint: row.endpoint,
+      providerRef: row.provider_ref,
+      state: row.state,
+      matchState: row.match_state,
+    };
+  }
+
+  /** Marks a live allocation RELEASED at the database's clock (a releaser that gave the server back itself). */
+  async markReleased(manager: EntityManager, matchId: string): Promise<void> {
+    await manager.query(
+      `UPDATE allocations SET state = 'RELEASED', released_at = now(), updated_at = now()
+        WHERE match_id = $1 AND state IN ('REQUESTED', 'ALLOCATED')`,
+      [matchId],
+    );
   }
 
   /** Which of these servers a live allocation holds. */

@@ -32,7 +32,8 @@ export interface MatchEnding {
 export class MatchLifecycle {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly matches: MatchStore,
+    /** The store it moves matches through (reconciliation claims stuck ones with it). */
+    readonly matches: MatchStore,
     private readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
     private readonly signal: OutboxSignal,

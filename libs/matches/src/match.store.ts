@@ -6,6 +6,7 @@ import {
   isMatchEndReason,
   transitionMatch,
   TERMINAL_MATCH_STATES,
+  type LiveMatchState,
   type MatchChange,
   type MatchCommand,
   type MatchHistoryEvent,
@@ -47,6 +48,52 @@ interface MatchRow {
   revision: string;
   failure_reason: string | null;
   state_changed_at: Date;
+}
+
+/** The alias of the match row in {@link stuckMatchSql}, which its `fact` fragments name. */
+export const STUCK_MATCH_ALIAS = 'm';
+
+/** A boolean over match row `match`: someone's initial connect was recorded. */
+export function someoneConnectedSql(match: string): string {
+  return `EXISTS (SELECT 1 FROM match_participants p WHERE p.match_id = ${match}.id AND p.connected_at IS NOT NULL)`;
+}
+
+/** When match `matchId` ended (NULL while live: finished_at is set exactly when terminal), a scalar subquery by key. */
+export function matchFinishedAtSql(matchId: string): string {
+  return `(SELECT m.finished_at FROM matches m WHERE m.id = ${matchId})`;
+}
+
+/**
+ * For another owner's statement locking its own row of an ended match: the JOIN of match `alias`
+ * on `matchId`, the condition that it ended, and its state column.
+ */
+export function endedMatchJoin(
+  alias: string,
+  matchId: string,
+): { join: string; condition: string; state: string } {
+  return {
+    join: `JOIN matches ${alias} ON ${alias}.id = ${matchId}`,
+    condition: `${alias}.state IN ('COMPLETED', 'FAILED', 'CANCELLED')`,
+    state: `${alias}.state`,
+  };
+}
+
+/**
+ * Claims the longest-stuck match in `state` on matches_live_state_idx (state, state_changed_at);
+ * the state is a literal so the partial index's predicate is provably implied. `fact` is a boolean
+ * over the row {@link STUCK_MATCH_ALIAS} (another owner's fragment, or `true`). `$1` = the cutoff,
+ * `$2` = ids to leave alone. SKIP LOCKED: a match another replica (or a live writer) holds is not
+ * waited for, and re-checked under the lock if it moved.
+ */
+export function stuckMatchSql(state: LiveMatchState, fact: string): string {
+  return `SELECT m.id, m.revision, ${fact} AS fact
+  FROM matches m
+ WHERE m.state = '${state}'
+   AND m.state_changed_at < $1::timestamptz
+   AND m.id <> ALL ($2::uuid[])
+ ORDER BY m.state_changed_at
+ LIMIT 1
+   FOR UPDATE OF m SKIP LOCKED`;
 }
 
 /**
@@ -281,6 +328,21 @@ export class MatchStore {
       ...(isMatchEndReason(row.failure_reason) ? { failureReason: row.failure_reason } : {}),
       stateChangedAt: row.state_changed_at,
     };
+  }
+
+  /** {@link stuckMatchSql}: the claimed match's id, revision and fact, or undefined. */
+  async lockStuck(
+    manager: EntityManager,
+    state: LiveMatchState,
+    fact: string,
+    cutoff: Date,
+    skip: readonly string[],
+  ): Promise<{ id: string; revision: number; fact: boolean } | undefined> {
+    const [row] = await manager.query<{ id: string; revision: string; fact: boolean }[]>(
+      stuckMatchSql(state, fact),
+      [cutoff, skip],
+    );
+    return row ? { id: row.id, revision: Number(row.revision), fact: row.fact } : undefined;
   }
 
   /** The match's events still retained in the outbox, in revision order (after `afterRevision`). */

@@ -71,6 +71,22 @@ export function boundTicketJoin(
   };
 }
 
+/**
+ * Searching tickets whose player stopped heartbeating, oldest heartbeat first, on the partial
+ * index queue_tickets_heartbeat_idx. `$1` = now minus the heartbeat timeout, `$2` = the batch
+ * size, `$3` = ids to leave alone. SKIP LOCKED: a ticket another replica is expiring, or a
+ * heartbeat is refreshing, is not waited for; a heartbeat committed since the scan is re-checked
+ * against the predicate under the lock, so a revived ticket is not taken.
+ */
+export const EXPIRED_TICKETS_SQL = `SELECT t.id
+  FROM queue_tickets t
+ WHERE t.state = 'SEARCHING'
+   AND t.last_heartbeat_at < $1::timestamptz
+   AND t.id <> ALL ($3::uuid[])
+ ORDER BY t.last_heartbeat_at
+ LIMIT $2
+   FOR UPDATE OF t SKIP LOCKED`;
+
 function toTicket(row: TicketRow): StoredTicket {
   return {
     id: row.id,
@@ -159,6 +175,20 @@ export class TicketStore {
    * Locks these tickets (FOR UPDATE, in id order, so two lockers of overlapping sets cannot
    * deadlock) and answers them as they are once locked; missing ids are left out.
    */
+  /**
+   * Locks (SKIP LOCKED) up to `limit` searching tickets last heartbeating before `cutoff`, oldest
+   * first, leaving `skip` alone; their ids ({@link EXPIRED_TICKETS_SQL}).
+   */
+  async lockSilent(
+    manager: EntityManager,
+    cutoff: Date,
+    limit: number,
+    skip: readonly string[],
+  ): Promise<string[]> {
+    const rows = await manager.query<{ id: string }[]>(EXPIRED_TICKETS_SQL, [cutoff, limit, skip]);
+    return rows.map((row) => row.id);
+  }
+
   async lockMany(manager: EntityManager, ticketIds: readonly string[]): Promise<StoredTicket[]> {
     if (ticketIds.length === 0) return [];
     const rows = await manager.query<TicketRow[]>(

@@ -1,18 +1,8 @@
 import type { EntityManager } from 'typeorm';
-import type { MatchState } from '@matchplane/domain';
+import { AllocationStore, type EndedMatchAllocation } from '@matchplane/allocation';
 
-/** A live allocation (REQUESTED or ALLOCATED) of a match that has ended, as reconciliation found it. */
-export interface FinishedMatchAllocation {
-  readonly matchId: string;
-  readonly provider: string;
-  readonly serverId: string;
-  /** Null while REQUESTED: the provider had not answered yet. */
-  readonly endpoint: string | null;
-  /** The provider's own handle on the server (e.g. an Agones GameServer name). */
-  readonly providerRef: Readonly<Record<string, unknown>>;
-  readonly state: 'REQUESTED' | 'ALLOCATED';
-  readonly matchState: MatchState;
-}
+/** A live allocation of a match that has ended, as reconciliation found it (AllocationStore's record). */
+export type FinishedMatchAllocation = EndedMatchAllocation;
 
 /**
  * What a release did: the server was given back and the row marked (`released`), the release was
@@ -38,13 +28,6 @@ export abstract class AllocationReleaser {
 }
 
 /** Marks the row released in the caller's transaction; the provider side is the caller's part. */
-export async function markAllocationReleased(
-  manager: EntityManager,
-  matchId: string,
-): Promise<void> {
-  await manager.query(
-    `UPDATE allocations SET state = 'RELEASED', released_at = now(), updated_at = now()
-      WHERE match_id = $1 AND state IN ('REQUESTED', 'ALLOCATED')`,
-    [matchId],
-  );
+export function markAllocationReleased(manager: EntityManager, matchId: string): Promise<void> {
+  return new AllocationStore().markReleased(manager, matchId);
 }

@@ -1,6 +1,13 @@
 import type { DataSource } from 'typeorm';
 import type { LiveMatchState, MatchFailureReason } from '@matchplane/domain';
-import type { MatchLifecycle, MatchEnding } from '@matchplane/matches';
+import { hasAllocatedServerSql } from '@matchplane/allocation';
+import {
+  STUCK_MATCH_ALIAS,
+  someoneConnectedSql,
+  stuckMatchSql as stuckMatchClaimSql,
+  type MatchEnding,
+  type MatchLifecycle,
+} from '@matchplane/matches';
 import { runInTransaction } from '@matchplane/persistence';
 import {
   boundTransaction,
@@ -18,7 +25,10 @@ export interface StuckMatchRule {
   stage: ReconciliationStageName;
   state: LiveMatchState;
   deadlineMs(options: ReconciliationOptions): number;
-  /** A boolean over the match row `m` that decides the verdict (`true` when nothing to decide). */
+  /**
+   * A boolean over the match row (STUCK_MATCH_ALIAS) that decides the verdict (`true` when nothing
+   * to decide): the owning module's fragment.
+   */
   fact: string;
   verdict(fact: boolean): StuckMatchVerdict;
 }
@@ -37,7 +47,7 @@ export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
     deadlineMs: (options) => options.allocatingTimeoutMs,
     // A server was allocated (its endpoint stored) but never registered: the server's failure, not
     // the provider's. Tickets are requeued either way (neither reason is a player's doing).
-    fact: `EXISTS (SELECT 1 FROM allocations a WHERE a.match_id = m.id AND a.state = 'ALLOCATED')`,
+    fact: hasAllocatedServerSql(STUCK_MATCH_ALIAS),
     verdict: (allocated) =>
       allocated
         ? { reason: 'SERVER_REGISTRATION_TIMEOUT', case: 'allocating_registration_timeout' }
@@ -59,7 +69,7 @@ export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
     deadlineMs: (options) => options.connectDeadlineMs,
     // The initial-connect report moves the match on; a recorded connect with the match left
     // behind is not a no-show, just a match that stalled.
-    fact: `EXISTS (SELECT 1 FROM match_participants p WHERE p.match_id = m.id AND p.connected_at IS NOT NULL)`,
+    fact: someoneConnectedSql(STUCK_MATCH_ALIAS),
     verdict: (someoneConnected) =>
       someoneConnected
         ? { reason: 'LIFECYCLE_TIMEOUT', case: 'assignment_ready_lifecycle_timeout' }
@@ -74,21 +84,9 @@ export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
   },
 ];
 
-/**
- * Claims the longest-stuck match of the rule's state on matches_live_state_idx (state,
- * state_changed_at); the state is a literal so the partial index's predicate is provably implied.
- * `$1` = now minus the rule's deadline, `$2` = ids to leave alone. SKIP LOCKED: a match another
- * replica (or a live writer) holds is not waited for, and re-checked under the lock if it moved.
- */
+/** The claim of a rule's stuck match (MatchStore's statement). */
 export function stuckMatchSql(rule: StuckMatchRule): string {
-  return `SELECT m.id, m.revision, ${rule.fact} AS fact
-  FROM matches m
- WHERE m.state = '${rule.state}'
-   AND m.state_changed_at < $1::timestamptz
-   AND m.id <> ALL ($2::uuid[])
- ORDER BY m.state_changed_at
- LIMIT 1
-   FOR UPDATE OF m SKIP LOCKED`;
+  return stuckMatchClaimSql(rule.state, rule.fact);
 }
 
 /**
@@ -124,14 +122,17 @@ export class StuckMatchReconciler {
         ending = await runInTransaction(this.dataSource, async (manager) => {
           claimed = undefined;
           await boundTransaction(manager);
-          const [row] = await manager.query<{ id: string; revision: string; fact: boolean }[]>(
-            stuckMatchSql(rule),
-            [cutoff(now, rule.deadlineMs(this.options)), [...leftAlone]],
+          const row = await this.lifecycle.matches.lockStuck(
+            manager,
+            rule.state,
+            rule.fact,
+            cutoff(now, rule.deadlineMs(this.options)),
+            [...leftAlone],
           );
           if (!row) return undefined;
           claimed = row.id;
           verdict = rule.verdict(row.fact);
-          const at = { expectedRevision: Number(row.revision), now };
+          const at = { expectedRevision: row.revision, now };
           return verdict.nobodyConnected
             ? this.lifecycle.failNobodyConnected(manager, row.id, this.options.noShowPenalty, at)
             : this.lifecycle.fail(manager, row.id, verdict.reason, at);

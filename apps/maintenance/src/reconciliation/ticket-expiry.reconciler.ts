@@ -13,22 +13,6 @@ import {
 } from './reconciliation-case';
 
 /**
- * Searching tickets whose player stopped heartbeating, oldest heartbeat first, on the partial
- * index queue_tickets_heartbeat_idx. `$1` = now minus the heartbeat timeout, `$2` = the batch
- * size, `$3` = ids to leave alone. SKIP LOCKED: a ticket another replica is expiring, or a
- * heartbeat is refreshing, is not waited for; a heartbeat committed since the scan is re-checked
- * against the predicate under the lock, so a revived ticket is not taken.
- */
-export const EXPIRED_TICKETS_SQL = `SELECT t.id
-  FROM queue_tickets t
- WHERE t.state = 'SEARCHING'
-   AND t.last_heartbeat_at < $1::timestamptz
-   AND t.id <> ALL ($3::uuid[])
- ORDER BY t.last_heartbeat_at
- LIMIT $2
-   FOR UPDATE OF t SKIP LOCKED`;
-
-/**
  * Expires searching tickets that missed their heartbeats, a batch per short transaction, each
  * through the ticket state machine (TicketStore.transition, so the domain's own heartbeat check
  * runs and the `ticket.state_changed` event is written with it). After commit the tickets leave
@@ -51,14 +35,15 @@ export class TicketExpiryReconciler implements ReconciliationStage {
       this.dataSource,
       async (manager) => {
         await boundTransaction(manager);
-        const rows = await manager.query<{ id: string }[]>(EXPIRED_TICKETS_SQL, [
+        const ids = await this.tickets.lockSilent(
+          manager,
           cutoff(now, heartbeatTimeoutMs),
           batchSize,
           [...skip],
-        ]);
+        );
         const done: StoredTicket[] = [];
         const refused: ItemFailure[] = [];
-        for (const { id } of rows) {
+        for (const id of ids) {
           const current = await this.tickets.load(manager, id);
           if (!current || current.state !== 'SEARCHING') continue;
           try {
@@ -75,7 +60,7 @@ export class TicketExpiryReconciler implements ReconciliationStage {
             refused.push(itemFailure(id, error));
           }
         }
-        return { expired: done, taken: rows.length, failures: refused };
+        return { expired: done, taken: ids.length, failures: refused };
       },
     );
     if (expired.length > 0) this.signal.committed();
