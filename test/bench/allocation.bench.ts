@@ -268,7 +268,7 @@ class Bench {
     const writer = new OutboxWriter();
     const signal = new OutboxSignal(this.redis, service);
     this.matches = new MatchStore(this.dataSource, writer, signal);
-    this.tickets = new TicketStore(writer);
+    this.tickets = new TicketStore(writer, signal);
     await this.deletePrefix();
   }
 

@@ -13,7 +13,7 @@ import {
   encodeCursor,
   outboxWakeChannel,
 } from '@matchplane/outbox';
-import { AuditWriter, TransactionRunner, type AuditEntry } from '@matchplane/persistence';
+import { AuditWriter, type AuditEntry } from '@matchplane/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
 
@@ -157,7 +157,7 @@ describe(`${DeadLetterService.name} and ${OutboxStatsService.name}`, () => {
   const wakeUps: string[] = [];
 
   const servicesWith = (audit: AuditWriter) =>
-    new DeadLetterService(ds, new TransactionRunner(ds), audit, new OutboxSignal(redis, config));
+    new DeadLetterService(ds, audit, new OutboxSignal(redis, config));
 
   beforeAll(async () => {
     db = await createTestDatabase();

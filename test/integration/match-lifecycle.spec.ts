@@ -24,7 +24,7 @@ describe(MatchLifecycle.name, () => {
     tickets = api.app.get(TicketStore);
     projection = api.app.get(CandidateProjection);
     matches = new MatchStore(api.ds, new OutboxWriter(), signal);
-    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, signal, new PlayerStore());
+    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, new PlayerStore());
   });
   afterAll(() => api.close());
 

@@ -92,7 +92,7 @@ describe(LifecycleReconciler.name, () => {
     projection = api.app.get(CandidateProjection);
     // The API forms no matches, so the match side is assembled here over the API's own signal.
     matches = new MatchStore(api.ds, new OutboxWriter(), signal);
-    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, signal, new PlayerStore());
+    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, new PlayerStore());
     releaser = new RecordingReleaser();
   });
 
@@ -123,8 +123,7 @@ describe(LifecycleReconciler.name, () => {
         dataSource: ds,
         tickets,
         projection,
-        signal,
-        lifecycle: new MatchLifecycle(ds, ownMatches, tickets, projection, signal, new PlayerStore()),
+        lifecycle: new MatchLifecycle(ds, ownMatches, tickets, projection, new PlayerStore()),
         releaser,
       },
       { ...DEFAULTS, ...overrides },
@@ -462,7 +461,12 @@ describe(LifecycleReconciler.name, () => {
     await advance(matchId, pair, 'ASSIGNMENT_READY');
     // What the initial-connect route records for a player who joined.
     await runInTransaction(api.ds, (manager) =>
-      matches.recordConnections(manager, matchId, { connected: [pair[0]!.playerId], noShows: [] }, new Date()),
+      matches.recordConnections(
+        manager,
+        matchId,
+        { connected: [pair[0]!.playerId], noShows: [] },
+        new Date(),
+      ),
     );
 
     const report = await reconciler().pass({ now: later(DEFAULTS.connectDeadlineMs + SECOND) });

@@ -152,7 +152,7 @@ describe(ReconciliationScheduler.name, () => {
        VALUES ($1, 'local', 'server-1', '127.0.0.1:7777', 'ALLOCATED')`,
       [matchId],
     );
-    await new MatchLifecycle(api.ds, matches, tickets, projection, signal, new PlayerStore()).cancelNow(
+    await new MatchLifecycle(api.ds, matches, tickets, projection, new PlayerStore()).cancelNow(
       matchId,
       'OPERATOR_CANCELLED',
     );

@@ -228,7 +228,6 @@ export class AllocationService {
       });
       return { allocation, ending };
     });
-    if (outcome.ending) await this.lifecycle.afterCommit(outcome.ending);
     if (outcome.allocation && isLive(outcome.allocation)) {
       await this.provider.release(outcome.allocation).catch((error: unknown) => {
         this.logger.warn(

@@ -9,7 +9,6 @@ import {
   type MatchingFunction,
   type ModeRules,
 } from '@matchplane/domain';
-import { OutboxSignal } from '@matchplane/outbox';
 import { DataSource } from 'typeorm';
 import { CandidateProjection, TicketStore, type ProjectedCandidate } from '@matchplane/tickets';
 import { MatchCommitter, type CommittedMatch, type DroppedMatch } from './match-committer';
@@ -39,8 +38,9 @@ export interface PassReport {
 /**
  * One matching pass of one mode, run by the mode's lease holder: read the projection, keep the
  * valid candidates, run the bound matching function, explain everyone left out, commit the
- * proposals in batches under the lease, and only after each commit wake the relay, re-project
- * the matched tickets (which removes them) and clear their explanations.
+ * proposals in batches under the lease; each commit wakes the relay (the stores register it in the
+ * lease transaction's unit of work), then the matched tickets are re-projected (which removes
+ * them) and their explanations cleared.
  */
 @Injectable()
 export class MatchingPass {
@@ -51,7 +51,6 @@ export class MatchingPass {
     private readonly projection: CandidateProjection,
     private readonly committer: MatchCommitter,
     private readonly explanations: TicketExplanations,
-    private readonly signal: OutboxSignal,
     private readonly metrics: MatcherMetrics,
     private readonly tickets: TicketStore,
     private readonly dataSource: DataSource,
@@ -170,8 +169,8 @@ export class MatchingPass {
   }
 
   private async afterCommit(mode: string, committed: readonly CommittedMatch[]): Promise<void> {
+    // The relay's wake-up was registered by the stores in the commit's unit of work.
     if (committed.length === 0) return;
-    this.signal.committed();
     const at = Date.now();
     for (const match of committed) {
       this.metrics.committed(

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { UnitOfWork } from '@matchplane/persistence';
 
 /** First key of every matcher lease (two-int advisory locks, so no clash with one-bigint keys). */
 export const MATCHER_LOCK_CLASS = 0x6d617463; // "matc"
@@ -98,6 +99,9 @@ export class ModeLease implements CommitSession {
   async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     const runner = this.runner;
     if (!runner || runner.isReleased) throw new LeaseLostError(this.mode);
+    // The connection is reused, so the unit of work ends with this transaction, whatever happens.
+    const unit = UnitOfWork.open(runner.manager);
+    let result: T;
     try {
       await runner.startTransaction('READ COMMITTED');
       const [fence] = await runner.manager.query<{ held: boolean }[]>(
@@ -108,9 +112,8 @@ export class ModeLease implements CommitSession {
         [MATCHER_LOCK_CLASS >>> 0, this.key >>> 0],
       );
       if (!fence?.held) throw new LeaseLostError(this.mode);
-      const result = await work(runner.manager);
+      result = await work(runner.manager);
       await runner.commitTransaction();
-      return result;
     } catch (error) {
       if (!runner.isReleased && runner.isTransactionActive) {
         await runner.rollbackTransaction().catch(() => undefined);
@@ -121,7 +124,11 @@ export class ModeLease implements CommitSession {
       }
       if (error instanceof LeaseLostError) await this.release();
       throw error;
+    } finally {
+      unit.close();
     }
+    await unit.runEffects();
+    return result;
   }
 
   /** Gives the lease up (unlocks, then returns the connection to the pool). */

@@ -10,7 +10,6 @@ import {
   type MatchSnapshot,
   type TicketCommand,
 } from '@matchplane/domain';
-import { OutboxSignal } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 import { PlayerStore, type NoShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
@@ -36,7 +35,6 @@ export class MatchLifecycle {
     readonly matches: MatchStore,
     private readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
-    private readonly signal: OutboxSignal,
     private readonly players: PlayerStore,
   ) {}
 
@@ -59,7 +57,9 @@ export class MatchLifecycle {
       const ticket = await this.tickets.load(manager, participant.ticketId, { forUpdate: true });
       if (ticket?.state !== 'ASSIGNED' || ticket.matchId !== match.id) continue;
       const failed = { to: 'FAILED', reason: 'NO_SHOW', matchId: match.id } as const;
-      moved.push((await this.tickets.transition(manager, ticket, failed, now)).ticket);
+      const { ticket: penalised } = await this.tickets.transition(manager, ticket, failed, now);
+      await this.projection.refreshAfterCommit(manager, penalised);
+      moved.push(penalised);
       await this.players.penaliseNoShow(manager, participant.playerId, now, policy);
     }
     await this.matches.recordConnections(
@@ -139,25 +139,11 @@ export class MatchLifecycle {
 
   /** {@link fail} in its own transaction, then the relay is woken and requeued candidates projected. */
   async failNow(matchId: string, reason: MatchFailureReason): Promise<MatchEnding> {
-    const ending = await runInTransaction(this.dataSource, (manager) =>
-      this.fail(manager, matchId, reason),
-    );
-    await this.afterCommit(ending);
-    return ending;
+    return runInTransaction(this.dataSource, (manager) => this.fail(manager, matchId, reason));
   }
 
   async cancelNow(matchId: string, reason: MatchCancelReason): Promise<MatchEnding> {
-    const ending = await runInTransaction(this.dataSource, (manager) =>
-      this.cancel(manager, matchId, reason),
-    );
-    await this.afterCommit(ending);
-    return ending;
-  }
-
-  /** Call after the ending's transaction committed. */
-  async afterCommit(ending: MatchEnding): Promise<void> {
-    this.signal.committed();
-    for (const ticket of ending.tickets) await this.projection.applyAfterCommit(ticket);
+    return runInTransaction(this.dataSource, (manager) => this.cancel(manager, matchId, reason));
   }
 
   private async moveTickets(
@@ -172,9 +158,14 @@ export class MatchLifecycle {
       // A ticket that already ended (its player cancelled) or moved to another match stays as it is.
       if (!ticket || isTerminalTicketState(ticket.state) || ticket.matchId !== change.match.id)
         continue;
-      moved.push(
-        (await this.tickets.transition(manager, ticket, command(change.match.id), now)).ticket,
+      const { ticket: next } = await this.tickets.transition(
+        manager,
+        ticket,
+        command(change.match.id),
+        now,
       );
+      await this.projection.refreshAfterCommit(manager, next);
+      moved.push(next);
     }
     return moved;
   }

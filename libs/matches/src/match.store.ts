@@ -157,6 +157,7 @@ export class MatchStore {
         ...events.parameters,
       ],
     );
+    await this.signal.wakeAfterCommit(manager);
     return change;
   }
 
@@ -243,6 +244,7 @@ export class MatchStore {
       ],
     );
     if (rows.length !== 1) throw new StaleMatchRevisionError(current.id, current.revision);
+    await this.signal.wakeAfterCommit(manager);
   }
 
   /**
@@ -264,8 +266,8 @@ export class MatchStore {
         if (!current) throw new MatchNotFoundError(matchId);
         const now = new Date();
         const change = transitionMatch(current, command, now);
+        // Committed by itself: the relay's wake-up (registered by write) went out at once.
         await this.write(manager, current, [change], now);
-        this.signal.committed();
         return change;
       } catch (error) {
         const again =

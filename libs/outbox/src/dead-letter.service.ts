@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError, ErrorCode } from '@matchplane/contracts';
-import { AuditWriter, TransactionRunner, type AuditEntry } from '@matchplane/persistence';
+import { AuditWriter, runInTransaction, type AuditEntry } from '@matchplane/persistence';
 import { returnedRows } from './outbox.repository';
 import { OUTBOX_COLUMNS, type OutboxRow } from './outbox.row';
 import { OutboxSignal } from './outbox.signal';
@@ -122,7 +122,6 @@ interface SummaryRow {
 export class DeadLetterService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly transactions: TransactionRunner,
     private readonly audit: AuditWriter,
     private readonly signal: OutboxSignal,
   ) {}
@@ -182,7 +181,7 @@ export class DeadLetterService {
     assertId(id);
     assertActor(actor);
     const why = normalizedReason(reason, false);
-    const replayed = await this.transactions.run(async (manager) => {
+    const replayed = await runInTransaction(this.dataSource, async (manager) => {
       const row = await this.lockDead(manager, id);
       await manager.query(
         `UPDATE outbox
@@ -192,9 +191,9 @@ export class DeadLetterService {
         [id],
       );
       await this.audit.record(manager, replayAudit(row, actor, why));
+      await this.signal.wakeAfterCommit(manager);
       return row;
     });
-    this.signal.committed();
     return { ...identityOf(replayed), status: 'pending' };
   }
 
@@ -232,7 +231,7 @@ export class DeadLetterService {
     );
     let replayed = 0;
     for (const ids of aggregateAlignedBatches(matched, DEAD_LETTER_REPLAY_BATCH)) {
-      replayed += await this.transactions.run(async (manager) => {
+      replayed += await runInTransaction(this.dataSource, async (manager) => {
         const result: unknown = await manager.query(
           `WITH picked AS (
              SELECT id, attempts, dead_lettered_at FROM outbox
@@ -255,9 +254,9 @@ export class DeadLetterService {
             replayAudit(row, actor, why, { filter: all === true ? 'all' : filter }),
           ),
         );
+        await this.signal.wakeAfterCommit(manager);
         return rows.length;
       });
-      this.signal.committed();
     }
     return { replayed };
   }
@@ -267,7 +266,7 @@ export class DeadLetterService {
     assertId(id);
     assertActor(actor);
     const why = normalizedReason(reason, true);
-    const discarded = await this.transactions.run(async (manager) => {
+    const discarded = await runInTransaction(this.dataSource, async (manager) => {
       const row = await this.lockDead(manager, id);
       const history = await this.historyOf(manager, id);
       await manager.query(`DELETE FROM outbox WHERE id = $1`, [id]);

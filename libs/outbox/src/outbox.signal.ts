@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
+import type { EntityManager } from 'typeorm';
 import { ServiceConfig } from '@matchplane/config';
+import { afterCommit } from '@matchplane/persistence';
 
 export function outboxWakeChannel(prefix: string): string {
   return `${prefix}:outbox:committed`;
@@ -15,6 +17,8 @@ export function outboxWakeChannel(prefix: string): string {
  * when it returns, so a busy writer costs a publish per Redis round trip rather than per commit,
  * and every commit is still followed by a publish sent after it.
  */
+const OUTBOX_WAKE_EFFECT = 'outbox:wake';
+
 @Injectable()
 export class OutboxSignal {
   private readonly channel: string;
@@ -28,7 +32,15 @@ export class OutboxSignal {
     this.channel = outboxWakeChannel(config.REDIS_KEY_PREFIX);
   }
 
-  /** Call after commit; never throws, since the commit already happened. */
+  /**
+   * Wakes the relay once `manager`'s transaction commits (once per transaction, however many
+   * events it wrote), or at once when the statement committed by itself. Writers of events call it.
+   */
+  wakeAfterCommit(manager: EntityManager | undefined): Promise<void> {
+    return afterCommit(manager, OUTBOX_WAKE_EFFECT, () => this.committed());
+  }
+
+  /** Publishes the wake-up now; never throws, since the commit already happened. */
   committed(): void {
     if (this.inFlight) {
       this.again = true;

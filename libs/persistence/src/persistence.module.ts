@@ -3,7 +3,6 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '@matchplane/config';
 import { dataSourceOptions, initializeWithBackoff, type DataSourceExtras } from './data-source';
-import { TransactionRunner } from './transaction.runner';
 
 @Module({})
 export class PersistenceModule {
@@ -22,14 +21,6 @@ export class PersistenceModule {
           },
         }),
       ],
-      providers: [
-        {
-          provide: TransactionRunner,
-          inject: [DataSource],
-          useFactory: (dataSource: DataSource) => new TransactionRunner(dataSource),
-        },
-      ],
-      exports: [TransactionRunner],
     };
   }
 }

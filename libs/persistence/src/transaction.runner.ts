@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel';
 import { backoffDelayMs, sleep } from './backoff';
@@ -29,47 +30,134 @@ export class TransactionRetriesExhaustedError extends Error {
     readonly attempts: number,
     readonly lastError: unknown,
   ) {
-    super(`transaction failed after ${attempts} attempts: ${(lastError as Error)?.message ?? String(lastError)}`);
+    super(
+      `transaction failed after ${attempts} attempts: ${(lastError as Error)?.message ?? String(lastError)}`,
+    );
     this.name = 'TransactionRetriesExhaustedError';
   }
 }
 
+const effectLogger = new Logger('UnitOfWork');
+
+// The unit of work each open transaction's manager belongs to.
+const units = new WeakMap<EntityManager, UnitOfWork>();
+
+/** Work done once a transaction committed (a publish, a Redis update); it should not throw. */
+export type AfterCommit = () => void | Promise<void>;
+
 /**
- * Runs `work` in one transaction at the given isolation level, re-running it from the start on
+ * One transaction and the effects its stores registered for after its commit. Effects are kept in
+ * memory (no statement, no round trip) under a key, so a store registering the same effect twice
+ * (the relay's wake-up for each write, a ticket's projection after each of its changes) runs it
+ * once, with the last registration. A retried attempt starts a new unit: the effects of an attempt
+ * that rolled back are dropped with it.
+ */
+export class UnitOfWork {
+  private readonly effects = new Map<string, AfterCommit>();
+
+  private constructor(readonly manager: EntityManager) {}
+
+  /**
+   * Makes `manager`'s transaction a unit of work until {@link close}: for a transaction managed by
+   * hand (the matcher's lease connection); everything else goes through {@link runInTransaction}.
+   */
+  static open(manager: EntityManager): UnitOfWork {
+    const unit = new UnitOfWork(manager);
+    units.set(manager, unit);
+    return unit;
+  }
+
+  /** The transaction ended (committed or not): the manager's later statements commit by themselves. */
+  close(): void {
+    if (units.get(this.manager) === this) units.delete(this.manager);
+  }
+
+  afterCommit(key: string, effect: AfterCommit): void {
+    // Re-inserted, so effects run in the order of their last registration.
+    this.effects.delete(key);
+    this.effects.set(key, effect);
+  }
+
+  /**
+   * Starts every effect in registration order and waits for all of them. The transaction has
+   * committed, so an effect that fails is logged, never thrown at the caller.
+   */
+  async runEffects(): Promise<void> {
+    const outcomes = await Promise.allSettled(
+      [...this.effects.values()].map(async (effect) => effect()),
+    );
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') {
+        const reason: unknown = outcome.reason;
+        effectLogger.warn(
+          `after-commit effect failed: ${reason instanceof Error ? reason.message : String(reason)}`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * Registers `effect` for after the commit of the transaction `manager` runs in. A manager that is
+ * not a unit of work's (the DataSource's own, a statement that commits by itself) has committed
+ * when its statement returned, so the effect runs at once. Either way, the promise settles when
+ * nothing is left to wait for here.
+ */
+export async function afterCommit(
+  manager: EntityManager | undefined,
+  key: string,
+  effect: AfterCommit,
+): Promise<void> {
+  const unit = manager && units.get(manager);
+  if (unit) unit.afterCommit(key, effect);
+  else await effect();
+}
+
+/**
+ * The one way to run a transaction: `work` in one transaction at the given isolation level, as a
+ * {@link UnitOfWork} whose after-commit effects run once it committed, re-run from the start on
  * serialization failures (40001) and deadlocks (40P01). `work` must therefore be free of side
- * effects outside the transaction (no publishes, no HTTP calls).
+ * effects outside the transaction (no publishes, no HTTP calls): register them with
+ * {@link afterCommit} instead.
  */
 export async function runInTransaction<T>(
   dataSource: DataSource,
-  work: (manager: EntityManager) => Promise<T>,
+  work: (manager: EntityManager, unit: UnitOfWork) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
   const isolation = options.isolation ?? 'READ COMMITTED';
   const maxAttempts = options.maxAttempts ?? 5;
   const baseMs = options.baseDelayMs ?? 10;
-  for (let attempt = 1; ; attempt += 1) {
+  const attempt = async (manager: EntityManager) => {
+    const unit = UnitOfWork.open(manager);
+    try {
+      return { result: await work(manager, unit), unit };
+    } catch (error) {
+      unit.close();
+      throw error;
+    }
+  };
+  for (let attemptNumber = 1; ; attemptNumber += 1) {
+    let committed: { result: T; unit: UnitOfWork };
     try {
       // READ COMMITTED is PostgreSQL's default: naming it would cost a SET TRANSACTION round trip
       // on every write (this assumes default_transaction_isolation is left at its default).
-      return isolation === 'READ COMMITTED'
-        ? await dataSource.transaction(work)
-        : await dataSource.transaction(isolation, work);
+      committed =
+        isolation === 'READ COMMITTED'
+          ? await dataSource.transaction(attempt)
+          : await dataSource.transaction(isolation, attempt);
     } catch (error) {
       const sqlState = sqlStateOf(error);
       if (sqlState === undefined || !RETRYABLE_SQLSTATES.has(sqlState)) throw error;
-      if (attempt >= maxAttempts) throw new TransactionRetriesExhaustedError(attempt, error);
-      const delayMs = backoffDelayMs(attempt, { baseMs, capMs: 1_000 });
-      options.onRetry?.({ attempt, sqlState, delayMs });
+      if (attemptNumber >= maxAttempts)
+        throw new TransactionRetriesExhaustedError(attemptNumber, error);
+      const delayMs = backoffDelayMs(attemptNumber, { baseMs, capMs: 1_000 });
+      options.onRetry?.({ attempt: attemptNumber, sqlState, delayMs });
       await sleep(delayMs);
+      continue;
     }
-  }
-}
-
-/** Injectable form of {@link runInTransaction} bound to the app's DataSource. */
-export class TransactionRunner {
-  constructor(private readonly dataSource: DataSource) {}
-
-  run<T>(work: (manager: EntityManager) => Promise<T>, options?: TransactionOptions): Promise<T> {
-    return runInTransaction(this.dataSource, work, options);
+    committed.unit.close();
+    await committed.unit.runEffects();
+    return committed.result;
   }
 }

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import Redis, { type ChainableCommander } from 'ioredis';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { ServiceConfig } from '@matchplane/config';
 import type { CandidateView, TicketState } from '@matchplane/domain';
+import { afterCommit } from '@matchplane/persistence';
 import { TicketStore, type StoredTicket } from './ticket.store';
 
 /** What the projection holds per searching ticket: the matcher's view of a candidate. */
@@ -113,6 +114,14 @@ export class CandidateProjection {
    */
   async applyAfterCommit(ticket: StoredTicket, timeoutMs = 1_000): Promise<void> {
     await this.applyManyAfterCommit([ticket], timeoutMs);
+  }
+
+  /**
+   * {@link applyAfterCommit} once `manager`'s transaction commits (with the ticket's last state in
+   * it, if it changed twice), or at once when the change committed by itself.
+   */
+  refreshAfterCommit(manager: EntityManager | undefined, ticket: StoredTicket): Promise<void> {
+    return afterCommit(manager, `candidate:${ticket.id}`, () => this.applyAfterCommit(ticket));
   }
 
   /** {@link applyAfterCommit} for several tickets, in one pipeline. */
@@ -237,7 +246,7 @@ export class CandidateProjection {
     if (calls.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const call of calls) add(pipeline, call);
-    return ((await pipeline.exec()) ?? []);
+    return (await pipeline.exec()) ?? [];
   }
 }
 

@@ -11,7 +11,7 @@ import {
   type TicketSnapshot,
   type TicketState,
 } from '@matchplane/domain';
-import { envelopesFor, OutboxWriter } from '@matchplane/outbox';
+import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 
 /** A ticket as stored: the domain snapshot plus what the projection and the API read. */
 export interface StoredTicket extends TicketSnapshot {
@@ -125,7 +125,10 @@ function rowsOf(result: unknown): TicketRow[] {
  */
 @Injectable()
 export class TicketStore {
-  constructor(private readonly outbox: OutboxWriter) {}
+  constructor(
+    private readonly outbox: OutboxWriter,
+    private readonly signal: OutboxSignal,
+  ) {}
 
   async create(
     manager: EntityManager,
@@ -156,6 +159,7 @@ export class TicketStore {
         ...events.parameters,
       ],
     );
+    await this.signal.wakeAfterCommit(manager);
     return { change, ticket: toTicket(rows[0] as TicketRow) };
   }
 
@@ -243,6 +247,7 @@ export class TicketStore {
     );
     const row = rows[0];
     if (!row) throw new StaleTicketRevisionError(current.id, current.revision);
+    await this.signal.wakeAfterCommit(manager);
     return { change, ticket: toTicket(row) };
   }
 
@@ -295,6 +300,7 @@ export class TicketStore {
     const byId = new Map(rows.map((row) => [row.id, row]));
     const missing = currents.find((current) => !byId.has(current.id));
     if (missing) throw new StaleTicketRevisionError(missing.id, missing.revision);
+    await this.signal.wakeAfterCommit(manager);
     return {
       changes,
       tickets: currents.map((current) => toTicket(byId.get(current.id) as TicketRow)),

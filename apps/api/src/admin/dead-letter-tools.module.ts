@@ -4,7 +4,7 @@ import { AuditModule } from '@matchplane/persistence';
 
 /**
  * The outbox's operator services, shared by the admin routes and the `dlq` CLI. Expects the
- * process's DataSource, TransactionRunner, Redis and ServiceConfig from a global module
+ * process's DataSource, Redis and ServiceConfig from a global module
  * (ServiceRuntimeModule in the API, DlqRuntimeModule in the CLI).
  */
 @Module({

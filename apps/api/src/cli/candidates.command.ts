@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { parseQueueModes, type ServiceConfig } from '@matchplane/config';
-import { OutboxWriter } from '@matchplane/outbox';
+import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { createRedisConnection, dataSourceOptions } from '@matchplane/persistence';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
 
@@ -24,7 +24,11 @@ export async function rebuildCandidates(config: ServiceConfig): Promise<RebuildO
   await dataSource.initialize();
   const redis = createRedisConnection(config, new Logger('Redis'), 'candidates-cli');
   try {
-    const projection = new CandidateProjection(redis, config, new TicketStore(new OutboxWriter()));
+    const projection = new CandidateProjection(
+      redis,
+      config,
+      new TicketStore(new OutboxWriter(), new OutboxSignal(redis, config)),
+    );
     const modes = parseQueueModes(config.QUEUE_MODES).map((mode) => mode.mode);
     const { applied, removed } = await projection.rebuild(dataSource, modes);
     return { applied, removed, seconds: Math.round((performance.now() - started) / 100) / 10 };

@@ -2,7 +2,6 @@ import { Inject, Module, type DynamicModule, type OnApplicationShutdown } from '
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { ServiceConfig } from '@matchplane/config';
-import { TransactionRunner } from '@matchplane/persistence';
 import { DeadLetterToolsModule } from '../admin/dead-letter-tools.module';
 import type { DlqConfig } from './dlq.config';
 
@@ -44,12 +43,11 @@ class DlqRuntimeModule {
       global: true,
       providers: [
         { provide: DataSource, useValue: dataSource },
-        { provide: TransactionRunner, useValue: new TransactionRunner(dataSource) },
         { provide: ServiceConfig, useValue: config },
         { provide: Redis, useFactory: () => wakeUpConnection(config) },
         WakeUpCloser,
       ],
-      exports: [DataSource, TransactionRunner, ServiceConfig, Redis],
+      exports: [DataSource, ServiceConfig, Redis],
     };
   }
 }

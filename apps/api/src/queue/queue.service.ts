@@ -13,7 +13,6 @@ import {
 } from '@matchplane/contracts';
 import { isTerminalTicketState, measuredRegions } from '@matchplane/domain';
 import { MetricsRegistry } from '@matchplane/observability';
-import { OutboxSignal } from '@matchplane/outbox';
 import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
 import {
@@ -64,7 +63,8 @@ interface HeartbeatRequest extends IdempotentRequest {
 
 /**
  * Queue tickets for players: each mutation is one transaction with its idempotency key and
- * outbox envelope; the candidate projection and the relay are told after commit.
+ * outbox envelope; the projection update and the relay's wake-up are registered in it for after
+ * commit.
  */
 @Injectable()
 export class QueueService {
@@ -77,7 +77,6 @@ export class QueueService {
     private readonly players: PlayerStore,
     private readonly latencies: LatencyStore,
     private readonly projection: CandidateProjection,
-    private readonly signal: OutboxSignal,
     private readonly policy: QueuePolicy,
     private readonly dataSource: DataSource,
     @Inject(Redis) private readonly redis: Redis,
@@ -122,7 +121,6 @@ export class QueueService {
     mode: string,
   ): Promise<IdempotentOutcome<TicketResponse>> {
     this.policy.mode(mode);
-    let created: StoredTicket | undefined;
     const outcome = await this.idempotency.execute<TicketResponse>(
       { playerId, key, route: 'POST queue/tickets', input: { mode } },
       async (manager) => {
@@ -156,11 +154,10 @@ export class QueueService {
           { playerId, mode, rating: profile.rating, predictedRtt },
           now,
         );
-        created = ticket;
+        await this.projection.refreshAfterCommit(manager, ticket);
         return { status: 201, body: ticketResponse(ticket, now) };
       },
     );
-    if (created) await this.afterCommit(created);
     return outcome;
   }
 
@@ -234,7 +231,6 @@ export class QueueService {
     key: string,
     ticketId: string,
   ): Promise<IdempotentOutcome<TicketResponse>> {
-    let cancelled: StoredTicket | undefined;
     const outcome = await this.idempotency.execute<TicketResponse>(
       { playerId, key, route: 'DELETE queue/tickets/:id', input: { ticketId } },
       async (manager) => {
@@ -255,11 +251,10 @@ export class QueueService {
           { to: 'CANCELLED', reason: 'PLAYER_CANCELLED' },
           now,
         );
-        cancelled = ticket;
+        await this.projection.refreshAfterCommit(manager, ticket);
         return { status: 200, body: ticketResponse(ticket, now) };
       },
     );
-    if (cancelled) await this.afterCommit(cancelled);
     return outcome;
   }
 
@@ -282,11 +277,6 @@ export class QueueService {
       if (sqlStateOf(error) === '23505') throw liveTicketConflict();
       throw error;
     }
-  }
-
-  private async afterCommit(ticket: StoredTicket): Promise<void> {
-    this.signal.committed();
-    await this.projection.applyAfterCommit(ticket);
   }
 
   private async explanation(ticketId: string): Promise<TicketExplanation | undefined> {

@@ -12,8 +12,7 @@ import {
   type RosterResponse,
 } from '@matchplane/contracts';
 import { isTerminalMatchState, type MatchSnapshot, type TicketCommand } from '@matchplane/domain';
-import { MatchLifecycle, MatchStore, type MatchEnding } from '@matchplane/matches';
-import { OutboxSignal } from '@matchplane/outbox';
+import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import {
   runInTransaction,
   TransactionRetriesExhaustedError,
@@ -24,12 +23,10 @@ import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane
 import { ServerRouteMetrics, type ServerRoute } from './server-route.metrics';
 import type { InitialConnectBody, MatchResultBody, RegisterServerBody } from './servers.dto';
 
-/** What one route's transaction changed, for the post-commit work. */
+/** What one route's transaction answers, and the tickets it moved (projected after commit). */
 interface Committed<T> {
   readonly response: T;
   readonly tickets: readonly StoredTicket[];
-  readonly ending?: MatchEnding;
-  readonly changed: boolean;
 }
 
 // Registrations of many matches at once conflict under SSI now and then (page-level predicate
@@ -71,7 +68,6 @@ export class ServerLifecycleService {
     private readonly allocations: AllocationStore,
     private readonly rosters: RosterStore,
     private readonly projection: CandidateProjection,
-    private readonly signal: OutboxSignal,
     private readonly metrics: ServerRouteMetrics,
     @Inject(ApiConfig) private readonly config: ApiConfig,
   ) {
@@ -107,7 +103,7 @@ export class ServerLifecycleService {
           revision: m.revision,
         });
         if (match.state !== 'ALLOCATING' && match.state !== 'PROCESS_READY') {
-          return { response: answer(match), tickets: [], changed: false };
+          return { response: answer(match), tickets: [] };
         }
         const tickets = await this.tickets.lockMany(
           manager,
@@ -142,7 +138,7 @@ export class ServerLifecycleService {
           imageDigest: body.imageDigest,
           now,
         });
-        return { response: answer(current), tickets: moved, changed: true };
+        return { response: answer(current), tickets: moved };
       },
       REGISTER,
     );
@@ -234,7 +230,7 @@ export class ServerLifecycleService {
         noShowPlayerIds: noShows.map((p) => p.playerId),
       });
       if (match.state === 'IN_PROGRESS' || isTerminalMatchState(match.state)) {
-        return { response: answer(match), tickets: [], changed: false };
+        return { response: answer(match), tickets: [] };
       }
       if (match.state !== 'ASSIGNMENT_READY')
         throw stateConflict(match, 'the server has not registered');
@@ -245,7 +241,13 @@ export class ServerLifecycleService {
         { connected: body.connectedPlayerIds, noShows: [] },
         now,
       );
-      const moved = await this.lifecycle.penaliseNoShows(manager, match, noShows, now, this.penalty);
+      const moved = await this.lifecycle.penaliseNoShows(
+        manager,
+        match,
+        noShows,
+        now,
+        this.penalty,
+      );
       const teams = new Set(match.participants.map((p) => p.team));
       const goesOn = [...teams].every(
         (team) =>
@@ -261,7 +263,7 @@ export class ServerLifecycleService {
           now,
         });
         await this.allocations.release(manager, match.id, { state: 'RELEASED', now });
-        return { response: answer(ending.change.match), tickets: moved, ending, changed: true };
+        return { response: answer(ending.change.match), tickets: moved };
       }
       const change = await this.matches.transition(
         manager,
@@ -276,7 +278,7 @@ export class ServerLifecycleService {
             : undefined,
         )),
       );
-      return { response: answer(change.match), tickets: moved, changed: true };
+      return { response: answer(change.match), tickets: moved };
     });
   }
 
@@ -301,12 +303,12 @@ export class ServerLifecycleService {
         reportedAt: now.toISOString(),
       };
       if (isTerminalMatchState(match.state)) {
-        const released = await this.allocations.release(manager, match.id, {
+        await this.allocations.release(manager, match.id, {
           state: 'RELEASED',
           now,
           result: report,
         });
-        return { response: answer(match), tickets: [], changed: released };
+        return { response: answer(match), tickets: [] };
       }
       if (body.outcome === 'FAILED') {
         const ending = await this.lifecycle.fail(manager, match.id, 'SERVER_REPORTED_FAILURE', {
@@ -318,7 +320,7 @@ export class ServerLifecycleService {
           now,
           result: report,
         });
-        return { response: answer(ending.change.match), tickets: [], ending, changed: true };
+        return { response: answer(ending.change.match), tickets: [] };
       }
       if (match.state !== 'IN_PROGRESS')
         throw stateConflict(match, 'only a match in progress can complete');
@@ -332,7 +334,7 @@ export class ServerLifecycleService {
         ticket.state === 'CONNECTED' ? { to: 'COMPLETED', matchId: match.id } : undefined,
       );
       await this.allocations.release(manager, match.id, { state: 'RELEASED', now, result: report });
-      return { response: answer(change.match), tickets: moved, changed: true };
+      return { response: answer(change.match), tickets: moved };
     });
   }
 
@@ -395,7 +397,10 @@ export class ServerLifecycleService {
     return moved;
   }
 
-  /** Runs one route's transaction, then wakes the relay and refreshes the moved tickets' projection. */
+  /**
+   * Runs one route's transaction as a unit of work: its stores wake the relay and the moved
+   * tickets are projected once it commits.
+   */
   private async commit<T>(
     route: ServerRoute,
     work: (manager: EntityManager, now: Date) => Promise<Committed<T>>,
@@ -403,10 +408,19 @@ export class ServerLifecycleService {
   ): Promise<T> {
     let committed: Committed<T>;
     try {
-      committed = await runInTransaction(this.dataSource, (manager) => work(manager, new Date()), {
-        ...options,
-        onRetry: ({ sqlState }) => this.metrics.retried(route, sqlState),
-      });
+      committed = await runInTransaction(
+        this.dataSource,
+        async (manager) => {
+          const done = await work(manager, new Date());
+          for (const ticket of done.tickets)
+            await this.projection.refreshAfterCommit(manager, ticket);
+          return done;
+        },
+        {
+          ...options,
+          onRetry: ({ sqlState }) => this.metrics.retried(route, sqlState),
+        },
+      );
     } catch (error) {
       if (error instanceof TransactionRetriesExhaustedError) {
         throw new ApiError(
@@ -420,9 +434,6 @@ export class ServerLifecycleService {
       }
       throw error;
     }
-    if (committed.changed) this.signal.committed();
-    for (const ticket of committed.tickets) await this.projection.applyAfterCommit(ticket);
-    if (committed.ending) await this.lifecycle.afterCommit(committed.ending);
     return committed.response;
   }
 }

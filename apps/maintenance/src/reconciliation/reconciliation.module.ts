@@ -2,7 +2,7 @@ import { Module, type DynamicModule, type ModuleMetadata, type Type } from '@nes
 import { DataSource } from 'typeorm';
 import { MaintenanceConfig } from '@matchplane/config';
 import { MatchLifecycle, MatchesModule } from '@matchplane/matches';
-import { OutboxModule, OutboxSignal } from '@matchplane/outbox';
+import { OutboxModule } from '@matchplane/outbox';
 import { noShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, TicketsModule } from '@matchplane/tickets';
 import { AllocationReleaseReconciler } from './allocation-release.reconciler';
@@ -38,7 +38,6 @@ export interface ReconciliationDependencies {
   dataSource: DataSource;
   tickets: TicketStore;
   projection: CandidateProjection;
-  signal: OutboxSignal;
   lifecycle: MatchLifecycle;
   releaser: AllocationReleaser;
 }
@@ -52,7 +51,7 @@ export function buildLifecycleReconciler(
   return new LifecycleReconciler(
     dataSource,
     [
-      new TicketExpiryReconciler(dataSource, deps.tickets, deps.projection, deps.signal, options),
+      new TicketExpiryReconciler(dataSource, deps.tickets, deps.projection, options),
       ...new StuckMatchReconciler(dataSource, deps.lifecycle, options).stages(),
       new AllocationReleaseReconciler(dataSource, deps.releaser, options),
     ],
@@ -92,7 +91,6 @@ export class ReconciliationModule {
             DataSource,
             TicketStore,
             CandidateProjection,
-            OutboxSignal,
             MatchLifecycle,
             AllocationReleaser,
           ],
@@ -100,12 +98,11 @@ export class ReconciliationModule {
             dataSource: DataSource,
             tickets: TicketStore,
             projection: CandidateProjection,
-            signal: OutboxSignal,
             lifecycle: MatchLifecycle,
             releaser: AllocationReleaser,
           ) =>
             buildLifecycleReconciler(
-              { dataSource, tickets, projection, signal, lifecycle, releaser },
+              { dataSource, tickets, projection, lifecycle, releaser },
               options,
             ),
         },

@@ -148,7 +148,6 @@ export class StuckMatchReconciler {
       if (!ending || !verdict) break;
       result.taken += 1;
       result.reconciled[verdict.case] = (result.reconciled[verdict.case] ?? 0) + 1;
-      await this.lifecycle.afterCommit(ending);
     }
     return result;
   }

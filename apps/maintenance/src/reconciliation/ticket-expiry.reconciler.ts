@@ -1,6 +1,5 @@
 import type { DataSource } from 'typeorm';
 import { DomainError } from '@matchplane/domain';
-import type { OutboxSignal } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 import type { CandidateProjection, TicketStore, StoredTicket } from '@matchplane/tickets';
 import {
@@ -25,7 +24,6 @@ export class TicketExpiryReconciler implements ReconciliationStage {
     private readonly dataSource: DataSource,
     private readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
-    private readonly signal: OutboxSignal,
     private readonly options: { batchSize: number; heartbeatTimeoutMs: number },
   ) {}
 
@@ -53,6 +51,7 @@ export class TicketExpiryReconciler implements ReconciliationStage {
               { to: 'EXPIRED', heartbeatTimeoutMs },
               now,
             );
+            await this.projection.refreshAfterCommit(manager, ticket);
             done.push(ticket);
           } catch (error) {
             // The domain refuses before any SQL is sent, so the batch's transaction is still good.
@@ -63,8 +62,6 @@ export class TicketExpiryReconciler implements ReconciliationStage {
         return { expired: done, taken: ids.length, failures: refused };
       },
     );
-    if (expired.length > 0) this.signal.committed();
-    for (const ticket of expired) await this.projection.applyAfterCommit(ticket);
     return {
       reconciled: { ticket_heartbeat_timeout: expired.length },
       taken,

@@ -1,0 +1,100 @@
+import type { DataSource } from 'typeorm';
+import { afterCommit, runInTransaction, UnitOfWork } from '@matchplane/persistence';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+
+describe(UnitOfWork.name, () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+
+  beforeAll(async () => {
+    db = await createTestDatabase({ migrated: false });
+    dataSource = await db.dataSource();
+    await dataSource.query('CREATE TABLE notes (id int PRIMARY KEY)');
+  });
+
+  afterAll(() => db.drop());
+
+  beforeEach(() => dataSource.query('TRUNCATE notes'));
+
+  /** What another connection sees: committed rows only. */
+  const committedIds = async () =>
+    (await dataSource.query<{ id: number }[]>('SELECT id FROM notes ORDER BY id')).map(
+      (row) => row.id,
+    );
+
+  it('runs a registered effect once the transaction committed, and sees what it wrote', async () => {
+    const seen: number[][] = [];
+    const result = await runInTransaction(dataSource, async (manager) => {
+      await manager.query('INSERT INTO notes VALUES (1)');
+      await afterCommit(manager, 'look', async () => {
+        seen.push(await committedIds());
+      });
+      expect(seen).toEqual([]);
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect(seen).toEqual([[1]]);
+  });
+
+  it('runs an effect registered twice under one key once, the last registration, in its order', async () => {
+    const ran: string[] = [];
+    await runInTransaction(dataSource, async (manager) => {
+      await afterCommit(manager, 'wake', () => void ran.push('wake 1'));
+      await afterCommit(manager, 'ticket', () => void ran.push('ticket'));
+      await afterCommit(manager, 'wake', () => void ran.push('wake 2'));
+    });
+    expect(ran).toEqual(['ticket', 'wake 2']);
+  });
+
+  it('drops the effects of a transaction that rolled back', async () => {
+    const ran: string[] = [];
+    await expect(
+      runInTransaction(dataSource, async (manager) => {
+        await manager.query('INSERT INTO notes VALUES (2)');
+        await afterCommit(manager, 'wake', () => void ran.push('wake'));
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect(ran).toEqual([]);
+    expect(await committedIds()).toEqual([]);
+  });
+
+  it('drops the effects of an attempt that is retried, keeping the committed attempt’s', async () => {
+    const ran: number[] = [];
+    let attempt = 0;
+    await runInTransaction(
+      dataSource,
+      async (manager) => {
+        attempt += 1;
+        const mine = attempt;
+        await afterCommit(manager, 'attempt', () => void ran.push(mine));
+        if (mine === 1) throw Object.assign(new Error('serialization failure'), { code: '40001' });
+      },
+      { baseDelayMs: 1 },
+    );
+    expect(ran).toEqual([2]);
+  });
+
+  it('runs an effect at once for a statement outside a unit of work (it committed by itself)', async () => {
+    const ran: string[] = [];
+    await dataSource.manager.query('INSERT INTO notes VALUES (3)');
+    await afterCommit(dataSource.manager, 'wake', () => void ran.push('wake'));
+    expect(ran).toEqual(['wake']);
+  });
+
+  it('ends with its transaction: a reused connection’s later statements are not held back', async () => {
+    const runner = dataSource.createQueryRunner();
+    try {
+      const unit = UnitOfWork.open(runner.manager);
+      const ran: string[] = [];
+      await afterCommit(runner.manager, 'held', () => void ran.push('held'));
+      unit.close();
+      await afterCommit(runner.manager, 'later', () => void ran.push('later'));
+      expect(ran).toEqual(['later']);
+      await unit.runEffects();
+      expect(ran).toEqual(['later', 'held']);
+    } finally {
+      await runner.release();
+    }
+  });
+});
