@@ -5,7 +5,7 @@ import {
   type Provider,
   type Type,
 } from '@nestjs/common';
-import { AllocatorConfig } from '@matchplane/config';
+import { AllocatorConfig } from './allocator.config';
 import { AllocationModule, parseStaticServers } from '@matchplane/allocation';
 import { JoinTokenSigner } from '@matchplane/join-auth';
 import { MatchesModule } from '@matchplane/matches';

@@ -1,4 +1,5 @@
-import { DispatcherConfig, loadConfigOrExit } from '@matchplane/config';
+import { loadConfigOrExit } from '@matchplane/config';
+import { DispatcherConfig } from './dispatcher.config';
 import { bootstrapWorker, exitOnBootFailure } from '@matchplane/observability';
 import { DispatcherModule } from './dispatcher.module';
 

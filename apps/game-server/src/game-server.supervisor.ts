@@ -5,7 +5,7 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { GameServerConfig } from '@matchplane/config';
+import { GameServerConfig } from './game-server.config';
 import { SERVER_PROTOCOL_VERSION, type RosterResponse } from '@matchplane/contracts';
 import { isMatchState, isTerminalMatchState } from '@matchplane/domain';
 import { JoinTokenVerifier, KeySet } from '@matchplane/join-auth';

@@ -1,4 +1,5 @@
-import { ConfigError, MaintenanceConfig, loadConfigOrExit } from '@matchplane/config';
+import { ConfigError, loadConfigOrExit } from '@matchplane/config';
+import { MaintenanceConfig } from './maintenance.config';
 import { bootstrapWorker, exitOnBootFailure } from '@matchplane/observability';
 import { MaintenanceModule } from './maintenance.module';
 import { retentionWindowProblems } from './retention/retention-policy';

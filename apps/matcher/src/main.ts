@@ -1,4 +1,5 @@
-import { ConfigError, MatcherConfig, loadConfigOrExit } from '@matchplane/config';
+import { ConfigError, loadConfigOrExit } from '@matchplane/config';
+import { MatcherConfig } from './matcher.config';
 import { bootstrapWorker, exitOnBootFailure } from '@matchplane/observability';
 import { MatcherModule } from './matcher.module';
 import { matcherRulesProblems } from './matcher-rules';

@@ -1,4 +1,5 @@
-import { ConfigError, MatcherConfig, loadConfig } from '@matchplane/config';
+import { ConfigError, loadConfig } from '@matchplane/config';
+import { MatcherConfig } from './matcher.config';
 import { matcherRules, matcherRulesProblems, parseWideningSteps } from './matcher-rules';
 
 describe(matcherRules.name, () => {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { MatcherConfig } from '@matchplane/config';
+import { MatcherConfig } from './matcher.config';
 import {
   candidateRejection,
   measuredRegions,

@@ -1,4 +1,5 @@
-import { MigrateConfig, loadConfigOrExit } from '@matchplane/config';
+import { loadConfigOrExit } from '@matchplane/config';
+import { MigrateConfig } from './migrate.config';
 import { MIGRATE_USAGE, parseMigrateArgs } from './migrate-args.parser';
 import { runMigrateCommand } from './migrate.command';
 

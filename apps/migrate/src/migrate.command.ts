@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import type { MigrateConfig } from '@matchplane/config';
+import type { MigrateConfig } from './migrate.config';
 import {
   MigrationError,
   Migrator,

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { MigrationExecutor, type DataSource, type Migration, type QueryRunner } from 'typeorm';
-import type { MigrateConfig } from '@matchplane/config';
+import type { DatabaseConfig } from '@matchplane/config';
 import { sqlStateOf } from './transaction.runner';
 
 /**
@@ -8,6 +8,9 @@ import { sqlStateOf } from './transaction.runner';
  * as a signed 64-bit integer (0x6d706d6967726174). Advisory locks are per database, so runs
  * against different databases do not wait for each other.
  */
+/** What creating the database needs: the connection, and the database to connect to meanwhile. */
+export type AdminDatabaseConfig = DatabaseConfig & { readonly DATABASE_ADMIN_NAME: string };
+
 export const MIGRATION_LOCK_KEY = '7885923247000281460';
 
 export type MigrationErrorCode =
@@ -200,7 +203,7 @@ export class Migrator {
    * it did. Tries the database itself first, so a role without access to the admin database
    * can still migrate an existing one.
    */
-  static async ensureDatabase(config: MigrateConfig): Promise<boolean> {
+  static async ensureDatabase(config: AdminDatabaseConfig): Promise<boolean> {
     try {
       await withClient(config, config.DATABASE_NAME, () => Promise.resolve());
       return false;
@@ -300,7 +303,7 @@ export function quoteIdentifier(identifier: string): string {
 }
 
 async function withClient<T>(
-  config: MigrateConfig,
+  config: DatabaseConfig,
   database: string,
   work: (client: Client) => Promise<T>,
 ): Promise<T> {

@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import { ApiError, ErrorCode } from '@matchplane/contracts';
 
 export interface OperatorRequest extends FastifyRequest {

@@ -3,7 +3,7 @@ import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WsAdapter } from '@nestjs/platform-ws';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import { ApiError, ErrorCode } from '@matchplane/contracts';
 import { describeJsonProblem, inspectJson, type JsonProblem } from './json-limits';
 import { ProblemFilter } from './problem.filter';

@@ -14,7 +14,7 @@ import {
 } from '@nestjs/throttler';
 import type { FastifyRequest } from 'fastify';
 import { Counter } from 'prom-client';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import { ApiError, ErrorCode } from '@matchplane/contracts';
 import { MetricsRegistry } from '@matchplane/observability';
 import { RATE_LIMIT_SCOPES, RateLimitScope } from './rate-limit.decorator';

@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { ServerRedis } from '@nestjs/microservices';
 import type Redis from 'ioredis';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import {
   notificationPattern,
   sessionRevokedPattern,

@@ -6,7 +6,7 @@ import {
   type OnGatewayDisconnect,
 } from '@nestjs/websockets';
 import { WebSocket, type RawData, type ServerOptions } from 'ws';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import {
   BEARER_SUBPROTOCOL_PREFIX,
   NOTIFICATIONS_PATH,

@@ -6,7 +6,7 @@ import {
 } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import type { WebSocket } from 'ws';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import {
   NotificationCloseCode,
   type MatchEventMessage,

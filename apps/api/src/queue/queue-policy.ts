@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ApiConfig, parseQueueModes, parseRegions, type QueueMode } from '@matchplane/config';
+import { parseQueueModes, parseRegions, type QueueMode } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import { ApiError, ErrorCode } from '@matchplane/contracts';
 
 /** The configured modes and regions, with the lookups routes use to refuse unknown ones. */

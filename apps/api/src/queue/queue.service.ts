@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { Histogram } from 'prom-client';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ApiConfig, ServiceConfig } from '@matchplane/config';
+import { ServiceConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import {
   ApiError,
   ErrorCode,

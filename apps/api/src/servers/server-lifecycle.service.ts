@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AllocationStore, RosterStore, type AllocationRecord } from '@matchplane/allocation';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import {
   ApiError,
   ErrorCode,

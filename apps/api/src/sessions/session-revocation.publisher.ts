@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { lastValueFrom, timeout } from 'rxjs';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import { sessionRevokedPattern, type SessionRevokedNotification } from '@matchplane/contracts';
 import type { AuthenticatedSession } from '@matchplane/players';
 

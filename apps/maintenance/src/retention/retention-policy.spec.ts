@@ -1,4 +1,5 @@
-import { ConfigError, MaintenanceConfig, loadConfig } from '@matchplane/config';
+import { ConfigError, loadConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../maintenance.config';
 import { retentionPurgerOptions } from './retention.module';
 import {
   RETENTION_POLICIES,

@@ -1,4 +1,5 @@
-import { ConfigError, type MaintenanceConfig } from '@matchplane/config';
+import { ConfigError } from '@matchplane/config';
+import { type MaintenanceConfig } from '../maintenance.config';
 
 /**
  * What the maintenance app purges: one policy per kind of row, each with its window (from

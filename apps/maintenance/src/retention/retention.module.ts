@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { MaintenanceConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../maintenance.config';
 import { OutboxStatsService } from '@matchplane/outbox';
 import { assertRetentionWindows } from './retention-policy';
 import { RetentionMetrics } from './retention.metrics';

@@ -1,7 +1,9 @@
 import { IsNotEmpty, IsString, MinLength } from 'class-validator';
-import { ApiConfig, DispatcherConfig, GameServerConfig, MigrateConfig } from './app-configs';
-import { EnvVar } from './env-var.decorator';
-import { ConfigError, loadConfig, redactedConfig } from './load-config';
+import { ConfigError, EnvVar, loadConfig, redactedConfig } from '@matchplane/config';
+import { ApiConfig } from '../../apps/api/src/api.config';
+import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
+import { GameServerConfig } from '../../apps/game-server/src/game-server.config';
+import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 
 class RequiresKeyFile extends ApiConfig {
   @EnvVar({ description: 'Path of the signing key file' })
@@ -80,9 +82,15 @@ describe(loadConfig.name, () => {
   });
 
   it('never echoes the value of a secret, in errors or in the loggable view', () => {
-    const problems = problemsOf(() => loadConfig(RequiresKeyFile, { KEY_FILE: '/k', SIGNING_SECRET: '  ' }));
+    const problems = problemsOf(() =>
+      loadConfig(RequiresKeyFile, { KEY_FILE: '/k', SIGNING_SECRET: '  ' }),
+    );
     expect(problems.join()).not.toContain('  "');
-    const config = loadConfig(RequiresKeyFile, { KEY_FILE: '/k', SIGNING_SECRET: 'hunter22-long', REDIS_PASSWORD: 'pw' });
+    const config = loadConfig(RequiresKeyFile, {
+      KEY_FILE: '/k',
+      SIGNING_SECRET: 'hunter22-long',
+      REDIS_PASSWORD: 'pw',
+    });
     const view = JSON.stringify(redactedConfig(config));
     expect(view).not.toContain('hunter22-long');
     expect(view).not.toContain('"pw"');
