@@ -7,8 +7,14 @@ import {
   noShowCooldownCapSeconds,
   sessionTtlSeconds,
 } from '@matchplane/config';
+import { retentionWindowProblems } from './retention/retention-policy';
 
 export class MaintenanceConfig extends WorkerConfig {
+  /** Dead letters are kept longest; idempotency keys outlive sessions and client retries. */
+  static crossVariableProblems(config: MaintenanceConfig): string[] {
+    return retentionWindowProblems(config);
+  }
+
   @healthPort()
   HEALTH_PORT = 9104;
 

@@ -1,10 +1,13 @@
-import {
-  IsOptional,
-  Matches,
-} from 'class-validator';
+import { IsOptional, Matches } from 'class-validator';
 import { EnvVar, IsIntInRange, WorkerConfig, healthPort } from '@matchplane/config';
+import { matcherRulesProblems } from './matcher-rules';
 
 export class MatcherConfig extends WorkerConfig {
+  /** The rule set must be usable: steps only widen, overrides name listed modes, mode leases differ. */
+  static crossVariableProblems(config: MatcherConfig): string[] {
+    return matcherRulesProblems(config);
+  }
+
   @healthPort()
   HEALTH_PORT = 9102;
 
