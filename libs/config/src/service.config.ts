@@ -100,3 +100,27 @@ export function noShowCooldownCapSeconds(): PropertyDecorator {
     IsIntInRange(0, 30 * 86_400)(target, key);
   };
 }
+
+/*
+ * Narrow options: what one service needs of ServiceConfig, as a DI token of its own. Each names its
+ * variables as the config does, so a ServiceConfig (or an app's config) also satisfies it where a
+ * test or a CLI constructs the service directly.
+ */
+
+/** The prefix of every Redis key, channel and queue of this deployment (REDIS_KEY_PREFIX). */
+export abstract class RedisKeyspace {
+  abstract readonly REDIS_KEY_PREFIX: string;
+
+  static of(config: RedisKeyspace): RedisKeyspace {
+    return Object.freeze({ REDIS_KEY_PREFIX: config.REDIS_KEY_PREFIX });
+  }
+}
+
+/** When a searching ticket stops being matchable (TICKET_HEARTBEAT_TIMEOUT_MS). */
+export abstract class TicketHeartbeatTimeout {
+  abstract readonly TICKET_HEARTBEAT_TIMEOUT_MS: number;
+
+  static of(config: TicketHeartbeatTimeout): TicketHeartbeatTimeout {
+    return Object.freeze({ TICKET_HEARTBEAT_TIMEOUT_MS: config.TICKET_HEARTBEAT_TIMEOUT_MS });
+  }
+}

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
-import { ServiceConfig } from '@matchplane/config';
+import { RedisKeyspace } from '@matchplane/config';
 
 export function outboxWakeChannel(prefix: string): string {
   return `${prefix}:outbox:committed`;
@@ -23,9 +23,9 @@ export class OutboxSignal {
 
   constructor(
     @Inject(Redis) private readonly redis: Redis,
-    @Inject(ServiceConfig) config: ServiceConfig,
+    @Inject(RedisKeyspace) keyspace: RedisKeyspace,
   ) {
-    this.channel = outboxWakeChannel(config.REDIS_KEY_PREFIX);
+    this.channel = outboxWakeChannel(keyspace.REDIS_KEY_PREFIX);
   }
 
   /** Call after commit; never throws, since the commit already happened. */

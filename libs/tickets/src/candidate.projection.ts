@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import Redis, { type ChainableCommander } from 'ioredis';
 import type { DataSource } from 'typeorm';
-import { ServiceConfig } from '@matchplane/config';
+import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
 import type { CandidateView, TicketState } from '@matchplane/domain';
 import { TicketStore, type StoredTicket } from './ticket.store';
 
@@ -68,11 +68,12 @@ export class CandidateProjection {
 
   constructor(
     @Inject(Redis) private readonly redis: Redis,
-    @Inject(ServiceConfig) config: ServiceConfig,
+    @Inject(RedisKeyspace) keyspace: RedisKeyspace,
+    @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
     private readonly tickets: TicketStore,
   ) {
-    this.prefix = config.REDIS_KEY_PREFIX;
-    this.ttlMs = config.TICKET_HEARTBEAT_TIMEOUT_MS;
+    this.prefix = keyspace.REDIS_KEY_PREFIX;
+    this.ttlMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
   }
 
   candidateKey(ticketId: string): string {
@@ -237,7 +238,7 @@ export class CandidateProjection {
     if (calls.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const call of calls) add(pipeline, call);
-    return ((await pipeline.exec()) ?? []);
+    return (await pipeline.exec()) ?? [];
   }
 }
 

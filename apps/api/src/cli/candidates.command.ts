@@ -24,7 +24,12 @@ export async function rebuildCandidates(config: ServiceConfig): Promise<RebuildO
   await dataSource.initialize();
   const redis = createRedisConnection(config, new Logger('Redis'), 'candidates-cli');
   try {
-    const projection = new CandidateProjection(redis, config, new TicketStore(new OutboxWriter()));
+    const projection = new CandidateProjection(
+      redis,
+      config,
+      config,
+      new TicketStore(new OutboxWriter()),
+    );
     const modes = parseQueueModes(config.QUEUE_MODES).map((mode) => mode.mode);
     const { applied, removed } = await projection.rebuild(dataSource, modes);
     return { applied, removed, seconds: Math.round((performance.now() - started) / 100) / 10 };

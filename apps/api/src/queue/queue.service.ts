@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { Histogram } from 'prom-client';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ServiceConfig } from '@matchplane/config';
+import { RedisKeyspace } from '@matchplane/config';
 import { ApiConfig } from '../api.config';
 import {
   ApiError,
@@ -82,11 +82,11 @@ export class QueueService {
     private readonly policy: QueuePolicy,
     private readonly dataSource: DataSource,
     @Inject(Redis) private readonly redis: Redis,
-    @Inject(ServiceConfig) config: ServiceConfig,
+    @Inject(RedisKeyspace) keyspace: RedisKeyspace,
     @Inject(ApiConfig) apiConfig: ApiConfig,
     @Inject(MetricsRegistry) metrics: MetricsRegistry,
   ) {
-    this.prefix = config.REDIS_KEY_PREFIX;
+    this.prefix = keyspace.REDIS_KEY_PREFIX;
     const batchSizes = new Histogram({
       name: 'api_heartbeat_batch_size',
       help: 'Heartbeats written per transaction (those arriving together share one)',
