@@ -4,6 +4,15 @@ import { LoggingConfig } from './logging.config';
 import { IsIntInRange, IsPort } from './validators';
 
 export class DatabaseConfig extends LoggingConfig {
+  @EnvVar({
+    description:
+      'PostgreSQL as one URL, postgres://user:password@host:port/database, instead of the DATABASE_* variables below. A part it leaves out comes from its own variable; a variable that disagrees with it stops the app',
+    secret: true,
+  })
+  @IsOptional()
+  @IsString()
+  DATABASE_URL?: string = undefined;
+
   @EnvVar({ description: 'PostgreSQL host' })
   @IsString()
   @IsNotEmpty()

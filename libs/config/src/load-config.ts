@@ -1,5 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
+import { expandConnectionUrls } from './connection-urls';
 import { envVarDocs } from './env-var.decorator';
 
 export class ConfigError extends Error {
@@ -34,12 +35,17 @@ export function loadConfig<T extends object>(
     const value = env[key];
     if (value !== undefined && value !== '') plain[key] = value;
   }
+  const origins = new Map<string, string>();
+  const urlProblems = expandConnectionUrls(plain, origins);
   const instance = plainToInstance(configClass, plain, { exposeDefaultValues: true });
   const errors = validateSync(instance, { forbidUnknownValues: true, stopAtFirstError: true });
-  if (errors.length > 0) {
-    throw new ConfigError(
-      errors.map((error) => describeError(error, plain, docs.get(error.property)?.secret === true)),
-    );
+  if (urlProblems.length > 0 || errors.length > 0) {
+    throw new ConfigError([
+      ...urlProblems,
+      ...errors.map((error) =>
+        describeError(error, plain, docs.get(error.property)?.secret === true, origins),
+      ),
+    ]);
   }
   const crossProblems = configClass.crossVariableProblems?.(instance) ?? [];
   if (crossProblems.length > 0) throw new ConfigError(crossProblems);
@@ -50,6 +56,7 @@ function describeError(
   error: ValidationError,
   raw: Record<string, string>,
   secret: boolean,
+  origins: ReadonlyMap<string, string>,
 ): string {
   const expected = Object.values(error.constraints ?? {})
     .map((message) => message.replace(new RegExp(`^${error.property}\\s+`), ''))
@@ -61,6 +68,8 @@ function describeError(
       : secret
         ? 'a value was given; it is secret, so not shown'
         : `got "${given}"`;
+  const origin = origins.get(error.property);
+  if (origin !== undefined) return `${error.property} ${expected} (${got} from ${origin})`;
   return `${error.property} ${expected} (${got})`;
 }
 

@@ -5,6 +5,15 @@ import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
 import { IsIntInRange, IsPort } from './validators';
 
 export class ServiceConfig extends DatabaseConfig {
+  @EnvVar({
+    description:
+      'Redis as one URL, redis://:password@host:port, instead of REDIS_HOST, REDIS_PORT and REDIS_PASSWORD. A part it leaves out comes from its own variable; a variable that disagrees with it stops the app',
+    secret: true,
+  })
+  @IsOptional()
+  @IsString()
+  REDIS_URL?: string = undefined;
+
   @EnvVar({ description: 'Redis host' })
   @IsString()
   @IsNotEmpty()
