@@ -41,7 +41,7 @@ export class ApiModule {
         PlayerEntryModule.forRoot(config, options.playerEntry),
         ServersModule,
         AssignmentsModule,
-        NotificationsModule,
+        NotificationsModule.forRoot(config),
       ],
     };
   }

@@ -39,7 +39,10 @@ export function bullConnection(config: ServiceConfig): BullRedisOptions {
  * Options of a @nestjs/microservices Redis transport (server or client) that keeps reconnecting:
  * without retryAttempts the transport gives up after the first lost connection.
  */
-export function redisTransportOptions(config: ServiceConfig, connectionName: string) {
+export function redisTransportOptions(
+  config: Pick<ServiceConfig, 'REDIS_HOST' | 'REDIS_PORT' | 'REDIS_PASSWORD'>,
+  connectionName: string,
+) {
   return {
     host: config.REDIS_HOST,
     port: config.REDIS_PORT,

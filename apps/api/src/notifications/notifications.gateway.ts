@@ -6,7 +6,7 @@ import {
   type OnGatewayDisconnect,
 } from '@nestjs/websockets';
 import { WebSocket, type RawData, type ServerOptions } from 'ws';
-import { ApiConfig } from '../api.config';
+import { NotificationSocketOptions } from './notification.options';
 import {
   BEARER_SUBPROTOCOL_PREFIX,
   NOTIFICATIONS_PATH,
@@ -74,7 +74,7 @@ export class NotificationsGateway
     private readonly sessions: SessionService,
     private readonly registry: PlayerSocketsRegistry,
     private readonly reader: MatchReplayReader,
-    @Inject(ApiConfig) private readonly config: ApiConfig,
+    @Inject(NotificationSocketOptions) private readonly config: NotificationSocketOptions,
   ) {}
 
   handleConnection(socket: WebSocket, request: IncomingMessage): void {

@@ -6,7 +6,7 @@ import {
 } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import type { WebSocket } from 'ws';
-import { ApiConfig } from '../api.config';
+import { NotificationSocketOptions } from './notification.options';
 import {
   NotificationCloseCode,
   type MatchEventMessage,
@@ -60,7 +60,7 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
   readonly refusedOverCap: Counter;
 
   constructor(
-    @Inject(ApiConfig) private readonly config: ApiConfig,
+    @Inject(NotificationSocketOptions) private readonly config: NotificationSocketOptions,
     @Inject(MetricsRegistry) registry: MetricsRegistry,
     private readonly reader: MatchReplayReader,
     private readonly sessions: SessionService,
