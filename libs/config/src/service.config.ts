@@ -116,12 +116,22 @@ export function noShowCooldownCapSeconds(): PropertyDecorator {
  * test or a CLI constructs the service directly.
  */
 
+/** The value of a narrow option provider: just the named variables of a config, frozen. */
+export function pickVariables<T extends object, K extends keyof T>(
+  config: T,
+  variables: readonly K[],
+): Pick<T, K> {
+  return Object.freeze(
+    Object.fromEntries(variables.map((variable) => [variable, config[variable]])),
+  ) as Pick<T, K>;
+}
+
 /** The prefix of every Redis key, channel and queue of this deployment (REDIS_KEY_PREFIX). */
 export abstract class RedisKeyspace {
   abstract readonly REDIS_KEY_PREFIX: string;
 
   static of(config: RedisKeyspace): RedisKeyspace {
-    return Object.freeze({ REDIS_KEY_PREFIX: config.REDIS_KEY_PREFIX });
+    return pickVariables(config, ['REDIS_KEY_PREFIX']);
   }
 }
 
@@ -130,6 +140,6 @@ export abstract class TicketHeartbeatTimeout {
   abstract readonly TICKET_HEARTBEAT_TIMEOUT_MS: number;
 
   static of(config: TicketHeartbeatTimeout): TicketHeartbeatTimeout {
-    return Object.freeze({ TICKET_HEARTBEAT_TIMEOUT_MS: config.TICKET_HEARTBEAT_TIMEOUT_MS });
+    return pickVariables(config, ['TICKET_HEARTBEAT_TIMEOUT_MS']);
   }
 }

@@ -1,3 +1,4 @@
+import { pickVariables } from '@matchplane/config';
 import type { ApiConfig } from '../api.config';
 
 /**
@@ -15,16 +16,16 @@ export abstract class NotificationSocketOptions {
   abstract readonly API_TRUST_PROXY_HOPS: number;
 
   static of(config: ApiConfig): NotificationSocketOptions {
-    return Object.freeze({
-      NOTIFY_SOCKET_BUFFER: config.NOTIFY_SOCKET_BUFFER,
-      NOTIFY_SOCKET_BUFFER_BYTES: config.NOTIFY_SOCKET_BUFFER_BYTES,
-      NOTIFY_HEARTBEAT_INTERVAL_MS: config.NOTIFY_HEARTBEAT_INTERVAL_MS,
-      NOTIFY_RESUME_MAX_MATCHES: config.NOTIFY_RESUME_MAX_MATCHES,
-      NOTIFY_MAX_SOCKETS_PER_SESSION: config.NOTIFY_MAX_SOCKETS_PER_SESSION,
-      NOTIFY_MAX_SOCKETS_PER_ADDRESS: config.NOTIFY_MAX_SOCKETS_PER_ADDRESS,
-      API_JSON_MAX_DEPTH: config.API_JSON_MAX_DEPTH,
-      API_TRUST_PROXY_HOPS: config.API_TRUST_PROXY_HOPS,
-    });
+    return pickVariables(config, [
+      'NOTIFY_SOCKET_BUFFER',
+      'NOTIFY_SOCKET_BUFFER_BYTES',
+      'NOTIFY_HEARTBEAT_INTERVAL_MS',
+      'NOTIFY_RESUME_MAX_MATCHES',
+      'NOTIFY_MAX_SOCKETS_PER_SESSION',
+      'NOTIFY_MAX_SOCKETS_PER_ADDRESS',
+      'API_JSON_MAX_DEPTH',
+      'API_TRUST_PROXY_HOPS',
+    ]);
   }
 }
 
@@ -36,11 +37,11 @@ export abstract class NotificationFanoutOptions {
   abstract readonly REDIS_KEY_PREFIX: string;
 
   static of(config: ApiConfig): NotificationFanoutOptions {
-    return Object.freeze({
-      REDIS_HOST: config.REDIS_HOST,
-      REDIS_PORT: config.REDIS_PORT,
-      REDIS_PASSWORD: config.REDIS_PASSWORD,
-      REDIS_KEY_PREFIX: config.REDIS_KEY_PREFIX,
-    });
+    return pickVariables(config, [
+      'REDIS_HOST',
+      'REDIS_PORT',
+      'REDIS_PASSWORD',
+      'REDIS_KEY_PREFIX',
+    ]);
   }
 }
