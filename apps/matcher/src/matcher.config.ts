@@ -11,8 +11,8 @@ export class MatcherConfig extends WorkerConfig {
   @healthPort()
   HEALTH_PORT = 9102;
 
-  // Syntax only here; the matcher also checks at start-up that the steps only widen (see
-  // apps/matcher/src/matcher-rules.ts), which needs the domain's rule checks.
+  // Syntax only here; that the steps only widen is crossVariableProblems' check (it needs the
+  // domain's rule checks, apps/matcher/src/matcher-rules.ts).
   @EnvVar({
     description:
       'Widening steps of every mode, comma-separated afterMs:maxRttMs:ratingWindow (ratingWindow "inf": any rating). The first step is at 0 ms; later ones only widen. A ticket that has waited afterMs accepts that step\'s limits',
