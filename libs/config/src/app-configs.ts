@@ -84,6 +84,13 @@ export class ServiceConfig extends DatabaseConfig {
   })
   @IsIntInRange(1_000, 3_600_000)
   TICKET_HEARTBEAT_TIMEOUT_MS = 30_000;
+
+  @EnvVar({
+    description:
+      "Wait estimates (a ticket's estimatedWaitSeconds) are the median wait of the players matched in its mode and region within this window (s); none within it: no estimate",
+  })
+  @IsIntInRange(10, 86_400)
+  QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS = 600;
 }
 
 /** Shared by the worker apps: they serve only health and metrics over HTTP. */

@@ -55,7 +55,7 @@ export class QueueController {
   constructor(private readonly queue: QueueService) {}
 
   @Get('options')
-  options(): QueueOptionsResponse {
+  options(): Promise<QueueOptionsResponse> {
     return this.queue.options();
   }
 

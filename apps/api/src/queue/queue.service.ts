@@ -18,6 +18,7 @@ import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persi
 import { PlayerStore } from '@matchplane/players';
 import {
   CandidateProjection,
+  QueueWaitEstimates,
   ticketExplanationKey,
   TicketStore,
   type StoredTicket,
@@ -36,6 +37,7 @@ export function ticketResponse(
   ticket: StoredTicket,
   now: Date,
   explanation?: TicketExplanation,
+  estimatedWaitSeconds?: number | null,
 ): TicketResponse {
   const predictedRtt = ticket.predictedRtt;
   const end = ticket.finishedAt ?? (ticket.state === 'SEARCHING' ? now : ticket.stateChangedAt);
@@ -53,7 +55,19 @@ export function ticketResponse(
     ...(ticket.matchId ? { matchId: ticket.matchId } : {}),
     ...(ticket.endReason ? { endReason: ticket.endReason } : {}),
     ...(explanation && ticket.state === 'SEARCHING' ? { explanation } : {}),
+    ...(estimatedWaitSeconds !== undefined && ticket.state === 'SEARCHING'
+      ? { estimatedWaitSeconds }
+      : {}),
   };
+}
+
+/** The region a searching ticket is most likely matched in: its lowest measured RTT. */
+function likeliestRegion(predictedRtt: Readonly<Record<string, number>>): string | undefined {
+  let best: [string, number] | undefined;
+  for (const [region, rtt] of Object.entries(predictedRtt)) {
+    if (Number.isFinite(rtt) && (!best || rtt < best[1])) best = [region, rtt];
+  }
+  return best?.[0];
 }
 
 const HEARTBEAT_ROUTE = 'POST queue/tickets/:id/heartbeat';
@@ -77,6 +91,7 @@ export class QueueService {
     private readonly players: PlayerStore,
     private readonly latencies: LatencyStore,
     private readonly projection: CandidateProjection,
+    private readonly waits: QueueWaitEstimates,
     private readonly signal: OutboxSignal,
     private readonly policy: QueuePolicy,
     private readonly dataSource: DataSource,
@@ -104,12 +119,14 @@ export class QueueService {
     );
   }
 
-  options(): QueueOptionsResponse {
+  async options(): Promise<QueueOptionsResponse> {
+    const depths = await this.projection.depths(this.policy.modes.map(({ mode }) => mode));
     return {
       modes: this.policy.modes.map(({ mode, teamSize, teamCount }) => ({
         mode,
         teamSize,
         teamCount,
+        queueDepth: depths[mode] ?? 0,
       })),
       regions: [...this.policy.regions],
       heartbeatIntervalMs: this.policy.heartbeatIntervalMs,
@@ -157,7 +174,10 @@ export class QueueService {
           now,
         );
         created = ticket;
-        return { status: 201, body: ticketResponse(ticket, now) };
+        return {
+          status: 201,
+          body: ticketResponse(ticket, now, undefined, this.estimatedWait(ticket)),
+        };
       },
     );
     if (created) await this.afterCommit(created);
@@ -208,7 +228,12 @@ export class QueueService {
           const ticket = beaten.get(beat.ticketId);
           if (ticket && isBeaten(beat)) {
             written.set(claimed[index] as IdempotentRequest, ticket);
-            return { value: { status: 200, body: ticketResponse(ticket, now) } };
+            return {
+              value: {
+                status: 200,
+                body: ticketResponse(ticket, now, undefined, this.estimatedWait(ticket)),
+              },
+            };
           }
           const other = others.get(beat.ticketId);
           return {
@@ -267,7 +292,7 @@ export class QueueService {
     const ticket = await this.tickets.load(this.dataSource.manager, ticketId);
     if (!ticket || ticket.playerId !== playerId) throw ticketNotFound(ticketId);
     const explanation = ticket.state === 'SEARCHING' ? await this.explanation(ticketId) : undefined;
-    return ticketResponse(ticket, new Date(), explanation);
+    return ticketResponse(ticket, new Date(), explanation, this.estimatedWait(ticket));
   }
 
   private async createTicket(
@@ -282,6 +307,13 @@ export class QueueService {
       if (sqlStateOf(error) === '23505') throw liveTicketConflict();
       throw error;
     }
+  }
+
+  /** A searching ticket's estimated wait (QueueWaitEstimates; null: no recent match to go by). */
+  private estimatedWait(ticket: StoredTicket): number | null | undefined {
+    if (ticket.state !== 'SEARCHING') return undefined;
+    const region = likeliestRegion(ticket.predictedRtt);
+    return region === undefined ? null : this.waits.estimateSeconds(ticket.mode, region);
   }
 
   private async afterCommit(ticket: StoredTicket): Promise<void> {
