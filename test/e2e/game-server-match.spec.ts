@@ -11,11 +11,11 @@ import {
   type InitialConnectRequest,
   type InitialConnectResponse,
   type MatchResultRequest,
+  type JoinServerMessage as ServerMessage,
   type RosterResponse,
 } from '@matchplane/contracts';
 import { JoinTokenSigner } from '@matchplane/join-auth';
 import { newSignedRoster, newTestKeys } from '../../apps/game-server/src/game-server.factories';
-import type { ServerMessage } from '../../apps/game-server/src/join.protocol';
 import { freePort, startApp, waitFor, type RunningApp } from '../support/processes';
 
 const SERVER_ID = 'gs-e2e-1';

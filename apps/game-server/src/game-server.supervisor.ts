@@ -6,12 +6,11 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { GameServerConfig } from '@matchplane/config';
-import { SERVER_PROTOCOL_VERSION, type RosterResponse } from '@matchplane/contracts';
+import { JoinCloseCode, SERVER_PROTOCOL_VERSION, type RosterResponse } from '@matchplane/contracts';
 import { isMatchState, isTerminalMatchState } from '@matchplane/domain';
 import { JoinTokenVerifier, KeySet } from '@matchplane/join-auth';
 import { MatchplaneApiError, MatchplaneNetworkError, ServerClient } from '@matchplane/sdk';
 import { JoinListener } from './join.listener';
-import { JoinCloseCode } from './join.protocol';
 import { MatchRunner, sleep } from './match.runner';
 import { RosterGate } from './roster.gate';
 

@@ -6,3 +6,4 @@ export * from './routes';
 export * from './player-api';
 export * from './server-api';
 export * from './public-route.decorator';
+export * from './join-protocol';
