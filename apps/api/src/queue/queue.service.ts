@@ -5,12 +5,12 @@ import { Histogram } from 'prom-client';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiConfig, ServiceConfig } from '@matchplane/config';
 import {
-  ApiError,
   ErrorCode,
   type QueueOptionsResponse,
   type TicketExplanation,
   type TicketResponse,
 } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import { isTerminalTicketState, measuredRegions } from '@matchplane/domain';
 import { MetricsRegistry } from '@matchplane/observability';
 import { OutboxSignal } from '@matchplane/outbox';
@@ -146,15 +146,14 @@ export class QueueService {
         const now = new Date();
         const profile = await this.players.queueEntryProfile(manager, playerId);
         if (!profile)
-          throw new ApiError(401, ErrorCode.UNAUTHENTICATED, 'The session belongs to no player');
+          throw new CodedError(ErrorCode.UNAUTHENTICATED, 'The session belongs to no player');
         if (profile.cooldownUntil && profile.cooldownUntil > now) {
           const seconds = Math.ceil((profile.cooldownUntil.getTime() - now.getTime()) / 1000);
-          throw new ApiError(
-            429,
+          throw new CodedError(
             ErrorCode.COOLDOWN_ACTIVE,
             `A no-show penalty is in force for ${seconds} s more`,
             {
-              headers: { 'retry-after': String(seconds) },
+              retryAfterSeconds: seconds,
             },
           );
         }
@@ -162,8 +161,7 @@ export class QueueService {
         if (live) throw liveTicketConflict(live.id);
         const predictedRtt = await this.latencies.estimates(manager, playerId, this.policy.regions);
         if (Object.keys(predictedRtt).length === 0) {
-          throw new ApiError(
-            409,
+          throw new CodedError(
             ErrorCode.NO_LATENCY_MEASURED,
             'Probe at least one region (POST /v1/probes/{region}/challenge) before queueing',
           );
@@ -268,8 +266,7 @@ export class QueueService {
         if (!current || current.playerId !== playerId) throw ticketNotFound(ticketId);
         if (isTerminalTicketState(current.state)) throw ticketFinished(current);
         if (current.state !== 'SEARCHING') {
-          throw new ApiError(
-            409,
+          throw new CodedError(
             ErrorCode.TICKET_NOT_CANCELLABLE,
             `Ticket ${ticketId} is ${current.state}: it has a match and can no longer be cancelled from the queue`,
           );
@@ -332,22 +329,20 @@ export class QueueService {
   }
 }
 
-function ticketNotFound(ticketId: string): ApiError {
+function ticketNotFound(ticketId: string): CodedError {
   // Another player's ticket is indistinguishable from a missing one: ids are not disclosed.
-  return new ApiError(404, ErrorCode.TICKET_NOT_FOUND, `No ticket ${ticketId} of this player`);
+  return new CodedError(ErrorCode.TICKET_NOT_FOUND, `No ticket ${ticketId} of this player`);
 }
 
-function ticketFinished(ticket: StoredTicket): ApiError {
-  return new ApiError(
-    409,
+function ticketFinished(ticket: StoredTicket): CodedError {
+  return new CodedError(
     ErrorCode.TICKET_FINISHED,
     `Ticket ${ticket.id} is ${ticket.state}; create a new ticket to queue again`,
   );
 }
 
-function liveTicketConflict(ticketId?: string): ApiError {
-  return new ApiError(
-    409,
+function liveTicketConflict(ticketId?: string): CodedError {
+  return new CodedError(
     ErrorCode.TICKET_ALREADY_LIVE,
     `This player already holds a live ticket${ticketId ? ` (${ticketId})` : ''}; cancel it or wait for its match to end`,
   );
