@@ -60,6 +60,30 @@ const BAD_INPUT_SQLSTATES = new Set(['22021', '22P05']);
 const CONTENDED_SQLSTATES = new Set(['55P03', '40001', '40P01']);
 /** The database is unreachable, shutting down or out of connections. */
 const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53300)/;
+/**
+ * While PostgreSQL restarts, node-postgres raises no SQLSTATE: the socket's own error (refused,
+ * reset) or its pool's and client's messages. Found by the chaos run (`npm run chaos`): these
+ * answered 500 INTERNAL, and the SDKs do not retry a 500 on another replica.
+ */
+const UNREACHABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+const UNREACHABLE_DRIVER_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect)/;
+
+function databaseUnreachable(exception: unknown, sqlState: string | undefined): boolean {
+  if (sqlState !== undefined && UNREACHABLE_SOCKET_CODES.has(sqlState)) return true;
+  if (!(exception instanceof Error)) return false;
+  const driverError = (exception as { driverError?: unknown }).driverError;
+  const message = driverError instanceof Error ? driverError.message : exception.message;
+  return UNREACHABLE_DRIVER_MESSAGE.test(message);
+}
 
 /**
  * The driver's errors a request can run into (contention, an unreachable database, a string it
@@ -67,6 +91,7 @@ const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53300)/;
  */
 function databaseError(exception: unknown): CodedError | undefined {
   const sqlState = sqlStateOf(exception);
+  if (databaseUnreachable(exception, sqlState)) return databaseUnavailable();
   if (sqlState === undefined || !/^[0-9A-Z]{5}$/.test(sqlState)) return undefined;
   if (BAD_INPUT_SQLSTATES.has(sqlState)) {
     return new CodedError(
@@ -77,12 +102,14 @@ function databaseError(exception: unknown): CodedError | undefined {
   if (CONTENDED_SQLSTATES.has(sqlState)) {
     return new CodedError(ErrorCode.CONTENDED, 'The data this request needs is busy; retry');
   }
-  if (UNAVAILABLE_SQLSTATE.test(sqlState)) {
-    return new CodedError(ErrorCode.DEPENDENCY_UNAVAILABLE, 'The database is unavailable; retry', {
-      retryAfterSeconds: 1,
-    });
-  }
+  if (UNAVAILABLE_SQLSTATE.test(sqlState)) return databaseUnavailable();
   return undefined;
+}
+
+function databaseUnavailable(): CodedError {
+  return new CodedError(ErrorCode.DEPENDENCY_UNAVAILABLE, 'The database is unavailable; retry', {
+    retryAfterSeconds: 1,
+  });
 }
 
 /**
