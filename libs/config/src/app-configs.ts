@@ -1,4 +1,12 @@
-import { IsIn, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, ValidateIf } from 'class-validator';
+import {
+  IsIn,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+  ValidateIf,
+} from 'class-validator';
 import { IsIntInRange, IsPort } from './validators';
 import { EnvVar } from './env-var.decorator';
 import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
@@ -38,10 +46,12 @@ export class DatabaseConfig extends LoggingConfig {
   DATABASE_PASSWORD?: string = undefined;
 
   @EnvVar({ description: 'PostgreSQL database name' })
-  @Matches(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, { message: 'must be a plain identifier of at most 63 characters' })
+  @Matches(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, {
+    message: 'must be a plain identifier of at most 63 characters',
+  })
   DATABASE_NAME = 'matchplane';
 
-  @EnvVar({ description: 'Connections in this process\'s pool' })
+  @EnvVar({ description: "Connections in this process's pool" })
   @IsIntInRange(1, 200)
   DATABASE_POOL_SIZE = 10;
 }
@@ -61,13 +71,18 @@ export class ServiceConfig extends DatabaseConfig {
   @IsString()
   REDIS_PASSWORD?: string = undefined;
 
-  @EnvVar({ description: 'Prefix of every Redis key and BullMQ queue (isolates deployments and tests)' })
+  @EnvVar({
+    description: 'Prefix of every Redis key and BullMQ queue (isolates deployments and tests)',
+  })
   @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'must be 1-64 letters, digits, "_" or "-"' })
   REDIS_KEY_PREFIX = 'mp';
 
   // Queue policy: the API, matcher and maintenance must agree on these, hence one definition.
   @EnvVar({ description: 'Queue modes as mode:<team size>x<team count>, comma-separated' })
-  @IsParsedList(parseQueueModes, 'comma-separated mode:<team size>x<team count> entries, e.g. duel:1x2,squad:4x2')
+  @IsParsedList(
+    parseQueueModes,
+    'comma-separated mode:<team size>x<team count> entries, e.g. duel:1x2,squad:4x2',
+  )
   QUEUE_MODES = 'duel:1x2,squad:4x2';
 
   @EnvVar({ description: 'Regions players probe and matches are placed in, comma-separated' })
@@ -105,7 +120,10 @@ export abstract class WorkerConfig extends ServiceConfig {
 
 function healthPort(): PropertyDecorator {
   return (target, key) => {
-    EnvVar({ description: 'Port of the health/metrics listener (GET /health, GET /metrics)' })(target, key);
+    EnvVar({ description: 'Port of the health/metrics listener (GET /health, GET /metrics)' })(
+      target,
+      key,
+    );
     IsPort()(target, key);
   };
 }
@@ -128,7 +146,9 @@ function sessionTtlSeconds(): PropertyDecorator {
  */
 function noShowCooldownBaseSeconds(): PropertyDecorator {
   return (target, key) => {
-    EnvVar({ description: 'First no-show cooldown (s); it doubles with each further no-show of the player' })(target, key);
+    EnvVar({
+      description: 'First no-show cooldown (s); it doubles with each further no-show of the player',
+    })(target, key);
     IsIntInRange(0, 86_400)(target, key);
   };
 }
@@ -164,7 +184,10 @@ export class ApiConfig extends ServiceConfig {
   @sessionTtlSeconds()
   SESSION_TTL_SECONDS = 86_400;
 
-  @EnvVar({ description: 'How long a probe challenge may be answered (ms); a slower answer is no usable RTT' })
+  @EnvVar({
+    description:
+      'How long a probe challenge may be answered (ms); a slower answer is no usable RTT',
+  })
   @IsIntInRange(100, 60_000)
   PROBE_CHALLENGE_TTL_MS = 5_000;
 
@@ -193,7 +216,9 @@ export class ApiConfig extends ServiceConfig {
   @IsIntInRange(4, 512)
   API_JSON_MAX_DEPTH = 32;
 
-  @EnvVar({ description: 'Heartbeats arriving together share one transaction: at most this many in one' })
+  @EnvVar({
+    description: 'Heartbeats arriving together share one transaction: at most this many in one',
+  })
   @IsIntInRange(1, 1_000)
   HEARTBEAT_BATCH_SIZE = 128;
 
@@ -231,7 +256,7 @@ export class ApiConfig extends ServiceConfig {
 
   @EnvVar({
     description:
-      'Requests one player session may make on player routes (queue, probes, matches) per window; 0: no limit. Default 600 a minute: 100 times the SDK\'s heartbeat cadence',
+      "Requests one player session may make on player routes (queue, probes, matches) per window; 0: no limit. Default 600 a minute: 100 times the SDK's heartbeat cadence",
   })
   @IsIntInRange(0, 10_000_000)
   API_RATE_LIMIT_REQUESTS_PER_SESSION = 600;
@@ -271,7 +296,9 @@ export class ApiConfig extends ServiceConfig {
   @IsIntInRange(0, 10_000_000)
   NOTIFY_MAX_SOCKETS_PER_ADDRESS = 10_000;
 
-  @EnvVar({ description: 'JWT players: JWKS URL of the identity provider (or PLAYER_JWT_JWKS_FILE)' })
+  @EnvVar({
+    description: 'JWT players: JWKS URL of the identity provider (or PLAYER_JWT_JWKS_FILE)',
+  })
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   PLAYER_JWT_JWKS_URL?: string = undefined;
@@ -334,7 +361,9 @@ export class DispatcherConfig extends WorkerConfig {
   @healthPort()
   HEALTH_PORT = 9101;
 
-  @EnvVar({ description: 'Relay polling backstop: how often it looks for due rows without a wake-up (ms)' })
+  @EnvVar({
+    description: 'Relay polling backstop: how often it looks for due rows without a wake-up (ms)',
+  })
   @IsIntInRange(10, 60_000)
   OUTBOX_POLL_INTERVAL_MS = 250;
 
@@ -352,7 +381,9 @@ export class DispatcherConfig extends WorkerConfig {
   @IsIntInRange(0, 1_000)
   OUTBOX_SETTLE_MIN_INTERVAL_MS = 5;
 
-  @EnvVar({ description: 'Aggregate heads the relay claims per query (at most the free delivery slots)' })
+  @EnvVar({
+    description: 'Aggregate heads the relay claims per query (at most the free delivery slots)',
+  })
   @IsIntInRange(1, 10_000)
   OUTBOX_CLAIM_BATCH = 500;
 
@@ -374,7 +405,9 @@ export class DispatcherConfig extends WorkerConfig {
   @IsIntInRange(1, 1_000)
   MAX_OUTBOX_DELIVERY_ATTEMPTS = 10;
 
-  @EnvVar({ description: 'First retry delay ceiling after a failed delivery; doubles per attempt (ms)' })
+  @EnvVar({
+    description: 'First retry delay ceiling after a failed delivery; doubles per attempt (ms)',
+  })
   @IsIntInRange(0, 3_600_000)
   OUTBOX_RETRY_BASE_MS = 500;
 
@@ -451,7 +484,9 @@ export class AllocatorConfig extends WorkerConfig {
       'Join-key set the allocator signs with: a JSON map {keyId: base64Key} (or a raw key file, id ""). The same Secret is mounted into every game server. Required: the allocator refuses to start without usable key material',
   })
   @IsString()
-  @IsNotEmpty({ message: 'must be the path of the join key file (the allocator cannot sign without it)' })
+  @IsNotEmpty({
+    message: 'must be the path of the join key file (the allocator cannot sign without it)',
+  })
   JOIN_KEYS_FILE = '';
 
   @EnvVar({
@@ -462,15 +497,23 @@ export class AllocatorConfig extends WorkerConfig {
   @Matches(/^[\x21-\x7e]{1,64}$/, { message: 'must be 1-64 visible ASCII characters' })
   JOIN_ACTIVE_KEY_ID?: string = undefined;
 
-  @EnvVar({ description: 'Lifetime of a join token and of the assignment it authorises, from publication (ms)' })
+  @EnvVar({
+    description:
+      'Lifetime of a join token and of the assignment it authorises, from publication (ms)',
+  })
   @IsIntInRange(10_000, 86_400_000)
   JOIN_TOKEN_TTL_MS = 600_000;
 
-  @EnvVar({ description: 'Where game servers come from: local (child processes), static (a fixed pool) or agones' })
+  @EnvVar({
+    description:
+      'Where game servers come from: local (child processes), static (a fixed pool) or agones',
+  })
   @IsIn(ALLOCATION_PROVIDERS)
   ALLOCATION_PROVIDER: AllocationProviderName = 'local';
 
-  @EnvVar({ description: 'Base URL of the Matchplane API as game servers reach it (handed to each server)' })
+  @EnvVar({
+    description: 'Base URL of the Matchplane API as game servers reach it (handed to each server)',
+  })
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   ALLOCATOR_API_URL = 'http://127.0.0.1:3000';
 
@@ -481,7 +524,10 @@ export class AllocatorConfig extends WorkerConfig {
   @IsIntInRange(1, 100)
   ALLOCATION_MAX_ATTEMPTS = 5;
 
-  @EnvVar({ description: 'First retry delay of a failed allocation attempt; doubles per attempt, jittered (ms)' })
+  @EnvVar({
+    description:
+      'First retry delay of a failed allocation attempt; doubles per attempt, jittered (ms)',
+  })
   @IsIntInRange(0, 600_000)
   ALLOCATION_RETRY_BASE_MS = 500;
 
@@ -505,12 +551,17 @@ export class AllocatorConfig extends WorkerConfig {
   @IsNotEmpty()
   LOCAL_SERVER_ENTRY = 'dist/apps/game-server/src/main.js';
 
-  @EnvVar({ description: 'local provider: address the launched game servers bind and players connect to' })
+  @EnvVar({
+    description: 'local provider: address the launched game servers bind and players connect to',
+  })
   @IsString()
   @IsNotEmpty()
   LOCAL_SERVER_HOST = '127.0.0.1';
 
-  @EnvVar({ description: "local provider: the launched servers' output: inherit (the allocator's) or ignore" })
+  @EnvVar({
+    description:
+      "local provider: the launched servers' output: inherit (the allocator's) or ignore",
+  })
   @IsIn(['inherit', 'ignore'])
   LOCAL_SERVER_OUTPUT: 'inherit' | 'ignore' = 'inherit';
 
@@ -519,10 +570,15 @@ export class AllocatorConfig extends WorkerConfig {
       'local provider: extra environment of the launched servers, comma-separated KEY=VALUE (e.g. CONNECT_DEADLINE_MS=3000)',
   })
   @IsOptional()
-  @Matches(/^[A-Z_][A-Z0-9_]*=[^,]*(,[A-Z_][A-Z0-9_]*=[^,]*)*$/, { message: 'must be comma-separated KEY=VALUE pairs' })
+  @Matches(/^[A-Z_][A-Z0-9_]*=[^,]*(,[A-Z_][A-Z0-9_]*=[^,]*)*$/, {
+    message: 'must be comma-separated KEY=VALUE pairs',
+  })
   LOCAL_SERVER_ENV?: string = undefined;
 
-  @EnvVar({ description: 'static provider: the pool, comma-separated id=host:port entries (required for static)' })
+  @EnvVar({
+    description:
+      'static provider: the pool, comma-separated id=host:port entries (required for static)',
+  })
   @ValidateIf((config: AllocatorConfig) => config.ALLOCATION_PROVIDER === 'static')
   @Matches(/^[A-Za-z0-9._-]{1,255}=[^,=\s]+:\d{1,5}(,[A-Za-z0-9._-]{1,255}=[^,=\s]+:\d{1,5})*$/, {
     message: 'must be comma-separated id=host:port entries when ALLOCATION_PROVIDER=static',
@@ -534,7 +590,9 @@ export class AllocatorConfig extends WorkerConfig {
       'static provider: URL a pooled server is handed its match and credential at (POST, JSON); {id}, {host} and {port} are replaced (required for static)',
   })
   @ValidateIf((config: AllocatorConfig) => config.ALLOCATION_PROVIDER === 'static')
-  @Matches(/^https?:\/\/[^\s]+$/, { message: 'must be an http(s) URL template when ALLOCATION_PROVIDER=static' })
+  @Matches(/^https?:\/\/[^\s]+$/, {
+    message: 'must be an http(s) URL template when ALLOCATION_PROVIDER=static',
+  })
   STATIC_HANDOFF_URL?: string = undefined;
 
   @EnvVar({ description: 'agones provider: Kubernetes API URL; unset: in-cluster service account' })
@@ -542,13 +600,18 @@ export class AllocatorConfig extends WorkerConfig {
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   AGONES_API_URL?: string = undefined;
 
-  @EnvVar({ description: 'agones provider: file holding the bearer token for AGONES_API_URL (unset: no token)' })
+  @EnvVar({
+    description:
+      'agones provider: file holding the bearer token for AGONES_API_URL (unset: no token)',
+  })
   @IsOptional()
   @IsString()
   AGONES_TOKEN_FILE?: string = undefined;
 
   @EnvVar({ description: 'agones provider: namespace of the Fleet and its GameServers' })
-  @Matches(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, { message: 'must be a Kubernetes namespace name' })
+  @Matches(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, {
+    message: 'must be a Kubernetes namespace name',
+  })
   AGONES_NAMESPACE = 'default';
 
   @EnvVar({ description: 'agones provider: the Fleet allocated from (required for agones)' })
@@ -558,7 +621,10 @@ export class AllocatorConfig extends WorkerConfig {
   })
   AGONES_FLEET?: string = undefined;
 
-  @EnvVar({ description: "agones provider: name of the GameServer port players connect to (unset: its first port)" })
+  @EnvVar({
+    description:
+      'agones provider: name of the GameServer port players connect to (unset: its first port)',
+  })
   @IsOptional()
   @IsString()
   AGONES_PORT_NAME?: string = undefined;
@@ -583,7 +649,7 @@ export class MaintenanceConfig extends WorkerConfig {
 
   @EnvVar({
     description:
-      'Idempotency keys are deleted this long after they were created (s). A key deleted early turns a client\'s replay into a second real mutation. Default 48 h: far beyond the SDK\'s retries (minutes) and twice the default session lifetime (SESSION_TTL_SECONDS, 24 h), so a client replaying a request after logging in again still finds its key; keep it at least SESSION_TTL_SECONDS. Keys younger than the oldest dead letter (minus RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS) are kept whatever this says',
+      "Idempotency keys are deleted this long after they were created (s). A key deleted early turns a client's replay into a second real mutation. Default 48 h: far beyond the SDK's retries (minutes) and twice the default session lifetime (SESSION_TTL_SECONDS, 24 h), so a client replaying a request after logging in again still finds its key; keep it at least SESSION_TTL_SECONDS. Keys younger than the oldest dead letter (minus RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS) are kept whatever this says",
   })
   @IsIntInRange(60, 315_360_000)
   RETENTION_IDEMPOTENCY_KEYS_SECONDS = 172_800;
@@ -680,7 +746,7 @@ export class MaintenanceConfig extends WorkerConfig {
 
   @EnvVar({
     description:
-      'Sessions of this database waiting on a lock (pg_stat_activity) at which the purge slows down; the role needs pg_read_all_stats (pg_monitor) to see other roles\' sessions',
+      "Sessions of this database waiting on a lock (pg_stat_activity) at which the purge slows down; the role needs pg_read_all_stats (pg_monitor) to see other roles' sessions",
   })
   @IsIntInRange(1, 10_000)
   RETENTION_PRESSURE_LOCK_WAITERS = 3;
@@ -718,7 +784,7 @@ export class MaintenanceConfig extends WorkerConfig {
 
   @EnvVar({
     description:
-      'A match still ASSIGNMENT_READY this long after its players were handed the server, with no initial-connect report, is FAILED NO_SHOW (ms). Keep it above the game server\'s own connect deadline, so its report wins the race',
+      "A match still ASSIGNMENT_READY this long after its players were handed the server, with no initial-connect report, is FAILED NO_SHOW (ms). Keep it above the game server's own connect deadline, so its report wins the race",
   })
   @IsIntInRange(1_000, 86_400_000)
   RECONCILE_CONNECT_DEADLINE_MS = 120_000;
@@ -764,23 +830,31 @@ export class GameServerConfig extends LoggingConfig {
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   MATCHPLANE_API_URL = 'http://127.0.0.1:3000';
 
-  @EnvVar({ description: 'Address the game server (player WebSocket) and its health listener bind' })
+  @EnvVar({
+    description: 'Address the game server (player WebSocket) and its health listener bind',
+  })
   @IsString()
   @IsNotEmpty()
   HEALTH_HOST = '0.0.0.0';
 
   // 0 (an ephemeral port, logged) lets a local provider run many servers on one host.
-  @EnvVar({ description: 'Port of the health/metrics listener (GET /health, GET /metrics); 0 picks a free one' })
+  @EnvVar({
+    description:
+      'Port of the health/metrics listener (GET /health, GET /metrics); 0 picks a free one',
+  })
   @IsIntInRange(0, 65535)
   HEALTH_PORT = 9105;
 
-  @EnvVar({ description: 'Server id the allocator assigned; required for a match (set by the provider)' })
+  @EnvVar({
+    description: 'Server id the allocator assigned; required for a match (set by the provider)',
+  })
   @ValidateIf((config: GameServerConfig) => GameServerConfig.matchAssigned(config))
   @Matches(/^\P{Cc}{1,255}$/u, { message: 'must be 1-255 characters without control characters' })
   MATCHPLANE_SERVER_ID?: string = undefined;
 
   @EnvVar({
-    description: 'Workload credential bound to the server id (Authorization: Bearer); required for a match',
+    description:
+      'Workload credential bound to the server id (Authorization: Bearer); required for a match',
     secret: true,
   })
   @ValidateIf((config: GameServerConfig) => GameServerConfig.matchAssigned(config))
@@ -823,6 +897,13 @@ export class GameServerConfig extends LoggingConfig {
 
   @EnvVar({
     description:
+      'How long the server keeps retrying registration, initial-connect and the result while the API cannot take them (unreachable, 5xx, 429), e.g. across a database restart (ms)',
+  })
+  @IsIntInRange(0, 3_600_000)
+  REPORT_WAIT_MS = 120_000;
+
+  @EnvVar({
+    description:
       'After registering, how long players have to connect before initial-connect is reported (ms); reported earlier once every rostered player is connected',
   })
   @IsIntInRange(100, 600_000)
@@ -843,6 +924,8 @@ export class GameServerConfig extends LoggingConfig {
 
 export class MigrateConfig extends DatabaseConfig {
   @EnvVar({ description: 'Database used to create DATABASE_NAME when it is missing' })
-  @Matches(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, { message: 'must be a plain identifier of at most 63 characters' })
+  @Matches(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, {
+    message: 'must be a plain identifier of at most 63 characters',
+  })
   DATABASE_ADMIN_NAME = 'postgres';
 }
