@@ -20,6 +20,11 @@ const DATABASE = 'matchplane_chaos';
 /** A journey step waits this long before the journey is given up (and counted abandoned). */
 const STEP_TIMEOUT_MS = 20_000;
 const GAME_MS = 3_000;
+/**
+ * How long a player waits for its match's server: past the reconciler's allocating deadline
+ * (60 s), so a match whose server never comes is seen FAILED rather than given up on.
+ */
+const SERVER_TIMEOUT_MS = 75_000;
 /** After the load: how long the journeys under way may take to end. */
 const DRAIN_TIMEOUT_MS = 150_000;
 /** Then: how long the reconciler may take to end what is left (its deadlines are below). */
@@ -36,7 +41,8 @@ const APP_ENV: Record<string, string> = {
   API_RATE_LIMIT_SESSIONS_PER_ADDRESS: '0',
   API_RATE_LIMIT_REQUESTS_PER_ADDRESS: '0',
   RECONCILE_INTERVAL_MS: '1000',
-  RECONCILE_ALLOCATING_TIMEOUT_MS: '20000',
+  // RECONCILE_ALLOCATING_TIMEOUT_MS stays at its default (60 s): a game server is a Nest process
+  // whose start took 7-14 s on the shared 2-core machine, and over 20 s at its busiest.
   RECONCILE_CONNECT_DEADLINE_MS: '20000',
   RECONCILE_MAX_MATCH_DURATION_MS: '60000',
 };
@@ -139,6 +145,7 @@ async function main(args: ChaosArgs): Promise<number> {
     players: args.players,
     mode: 'duel',
     stepTimeoutMs: STEP_TIMEOUT_MS,
+    serverTimeoutMs: SERVER_TIMEOUT_MS,
     gameMs: GAME_MS,
   });
   const loadStarted = Date.now();

@@ -110,6 +110,8 @@ export interface JourneyLoadOptions {
   mode: string;
   /** How long a journey waits for each step before it is given up (and counted unfinished). */
   stepTimeoutMs: number;
+  /** How long a journey waits for its match's game server (allocation and start-up). */
+  serverTimeoutMs: number;
   /** The game's length (the game servers' MATCH_DURATION_MS). */
   gameMs: number;
 }
@@ -246,7 +248,7 @@ export class JourneyLoad {
       const ready = await feed.state(
         matchId,
         (state) => JOINABLE.has(state) || TERMINAL.has(state),
-        stepTimeoutMs,
+        this.options.serverTimeoutMs,
       );
       if (!ready) return this.abandon('no-server');
       if (JOINABLE.has(ready)) {
