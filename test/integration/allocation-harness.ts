@@ -310,7 +310,10 @@ export function releaseRequests(api: PlayerApi): ReleaseRequests {
   };
 }
 
-export async function allocationState(ds: DataSource, matchId: string): Promise<string | undefined> {
+export async function allocationState(
+  ds: DataSource,
+  matchId: string,
+): Promise<string | undefined> {
   const [row] = await ds.query<{ state: string }[]>(
     `SELECT state FROM allocations WHERE match_id = $1`,
     [matchId],
@@ -336,4 +339,16 @@ export function waitForRelease(api: PlayerApi, matchId: string): Promise<true> {
     async () => ((await allocationState(api.ds, matchId)) === 'RELEASED' ? true : undefined),
     { what: `the allocation of match ${matchId} to be released` },
   );
+}
+
+/** Ends a live match as an operator would and waits until reconciliation had its server released. */
+export async function endAndRelease(api: PlayerApi, matchId: string): Promise<void> {
+  await cancelMatch(api, matchId);
+  const requests = releaseRequests(api);
+  try {
+    await requests.pass();
+    await waitForRelease(api, matchId);
+  } finally {
+    await requests.close();
+  }
 }

@@ -15,6 +15,7 @@ import { AllocationReleaseWorker } from './allocation-release.worker';
 import { AllocationStepHook } from './allocation-step.hook';
 import { AllocationService } from './allocation.service';
 import { AllocationWorker } from './allocation.worker';
+import { JoinKeyMetrics } from './join-key.metrics';
 import { loadJoinSigner } from './join-keys.loader';
 import { AgonesProvider } from './providers/agones.provider';
 import { AllocationProvider } from './providers/allocation.provider';
@@ -73,6 +74,7 @@ export class AllocatorModule {
         AllocationService,
         AllocationWorker,
         AllocationReleaseWorker,
+        JoinKeyMetrics,
       ],
     };
   }

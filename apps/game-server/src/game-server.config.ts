@@ -100,6 +100,13 @@ export class GameServerConfig extends LoggingConfig {
 
   @EnvVar({
     description:
+      'How long the server keeps retrying registration, initial-connect and the result while the API cannot take them (unreachable, 5xx, 429), e.g. across a database restart (ms)',
+  })
+  @IsIntInRange(0, 3_600_000)
+  REPORT_WAIT_MS = 120_000;
+
+  @EnvVar({
+    description:
       'After registering, how long players have to connect before initial-connect is reported (ms); reported earlier once every rostered player is connected',
   })
   @IsIntInRange(100, 600_000)

@@ -56,6 +56,13 @@ export class ServiceConfig extends DatabaseConfig {
   })
   @IsIntInRange(1_000, 3_600_000)
   TICKET_HEARTBEAT_TIMEOUT_MS = 30_000;
+
+  @EnvVar({
+    description:
+      "Wait estimates (a ticket's estimatedWaitSeconds) are the median wait of the players matched in its mode and region within this window (s); none within it: no estimate",
+  })
+  @IsIntInRange(10, 86_400)
+  QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS = 600;
 }
 
 /** Shared by the worker apps: they serve only health and metrics over HTTP. */
@@ -141,5 +148,14 @@ export abstract class TicketHeartbeatTimeout {
 
   static of(config: TicketHeartbeatTimeout): TicketHeartbeatTimeout {
     return pickVariables(config, ['TICKET_HEARTBEAT_TIMEOUT_MS']);
+  }
+}
+
+/** The window recent matches' waits are estimated over (QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS). */
+export abstract class QueueWaitEstimateWindow {
+  abstract readonly QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS: number;
+
+  static of(config: QueueWaitEstimateWindow): QueueWaitEstimateWindow {
+    return pickVariables(config, ['QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS']);
   }
 }

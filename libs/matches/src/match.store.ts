@@ -14,22 +14,23 @@ import {
   type MatchState,
 } from '@matchplane/domain';
 import { envelopesFor, OUTBOX_COLUMNS, OutboxSignal, OutboxWriter, validateEnvelope, type OutboxRow } from '@matchplane/outbox';
+import { CodedError, LibraryErrorCode } from '@matchplane/errors';
 import { RETRYABLE_SQLSTATES, sqlStateOf } from '@matchplane/persistence';
 
 /** The match moved on since the caller read it; nothing was written. */
-export class StaleMatchRevisionError extends Error {
+export class StaleMatchRevisionError extends CodedError<typeof LibraryErrorCode.STALE_MATCH_REVISION> {
   constructor(
     readonly matchId: string,
     readonly expectedRevision: number,
   ) {
-    super(`match ${matchId} is no longer at revision ${expectedRevision}`);
+    super(LibraryErrorCode.STALE_MATCH_REVISION, `match ${matchId} is no longer at revision ${expectedRevision}`);
     this.name = 'StaleMatchRevisionError';
   }
 }
 
-export class MatchNotFoundError extends Error {
+export class MatchNotFoundError extends CodedError<typeof LibraryErrorCode.MATCH_NOT_FOUND> {
   constructor(readonly matchId: string) {
-    super(`match ${matchId} does not exist`);
+    super(LibraryErrorCode.MATCH_NOT_FOUND, `match ${matchId} does not exist`);
     this.name = 'MatchNotFoundError';
   }
 }

@@ -1,6 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { TicketHeartbeatTimeout, type ServiceConfig, type WorkerConfig } from '@matchplane/config';
+import {
+  QueueWaitEstimateWindow,
+  TicketHeartbeatTimeout,
+  type ServiceConfig,
+  type WorkerConfig,
+} from '@matchplane/config';
 import { PersistenceModule, RedisModule, type DataSourceExtras } from '@matchplane/persistence';
 import { LifecycleLogger } from './lifecycle.logger';
 import { LoggingModule } from './logging.module';
@@ -54,11 +59,18 @@ export class ServiceRuntimeModule {
         { provide: MetricsRegistry, useValue: new MetricsRegistry(options.appName) },
         // Narrow options the libraries inject, never a whole config class.
         { provide: TicketHeartbeatTimeout, useValue: TicketHeartbeatTimeout.of(config) },
+        { provide: QueueWaitEstimateWindow, useValue: QueueWaitEstimateWindow.of(config) },
         RedisHealthIndicator,
         AppHealthService,
         LifecycleLogger,
       ],
-      exports: [MetricsRegistry, AppHealthService, LoggingModule, TicketHeartbeatTimeout],
+      exports: [
+        MetricsRegistry,
+        AppHealthService,
+        LoggingModule,
+        TicketHeartbeatTimeout,
+        QueueWaitEstimateWindow,
+      ],
     };
   }
 }

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { MigrationExecutor, type DataSource, type Migration, type QueryRunner } from 'typeorm';
 import type { DatabaseConfig } from '@matchplane/config';
+import { CodedError, type LibraryErrorCode } from '@matchplane/errors';
 import { sqlStateOf } from './transaction.runner';
 
 /**
@@ -13,22 +14,15 @@ export type AdminDatabaseConfig = DatabaseConfig & { readonly DATABASE_ADMIN_NAM
 
 export const MIGRATION_LOCK_KEY = '7885923247000281460';
 
-export type MigrationErrorCode =
-  /** The rollback count is not a positive integer, or exceeds the migrations applied. */
-  | 'INVALID_ROLLBACK'
-  /** A migration to roll back is unknown to this build or has no down(). */
-  | 'IRREVERSIBLE'
-  /** A migration's up() or down() failed; its transaction was rolled back. */
-  | 'MIGRATION_FAILED'
-  | 'DATABASE_UNREACHABLE';
+/** What failed (libs/errors LibraryErrorCode). */
+export type MigrationErrorCode = Extract<
+  LibraryErrorCode,
+  'INVALID_ROLLBACK' | 'IRREVERSIBLE' | 'MIGRATION_FAILED' | 'DATABASE_UNREACHABLE'
+>;
 
-export class MigrationError extends Error {
-  constructor(
-    readonly code: MigrationErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class MigrationError extends CodedError<MigrationErrorCode> {
+  constructor(code: MigrationErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, {}, options);
     this.name = 'MigrationError';
   }
 }

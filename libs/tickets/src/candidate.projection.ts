@@ -84,6 +84,20 @@ export class CandidateProjection {
     return `${this.prefix}:candidates:${mode}`;
   }
 
+  /** Searching tickets per mode as the projection holds them (one pipeline): the queue depth. */
+  async depths(modes: readonly string[]): Promise<Record<string, number>> {
+    const pipeline = this.redis.pipeline();
+    for (const mode of modes) pipeline.zcard(this.modeIndexKey(mode));
+    const results = (await pipeline.exec()) ?? [];
+    return Object.fromEntries(
+      modes.map((mode, index) => {
+        const [error, count] = results[index] ?? [null, 0];
+        if (error) throw error;
+        return [mode, Number(count)];
+      }),
+    );
+  }
+
   /** Upserts a searching ticket, removes any other; call after the ticket's transaction commits. */
   async apply(ticket: StoredTicket): Promise<void> {
     await this.applyMany([ticket]);

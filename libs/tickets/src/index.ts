@@ -2,3 +2,4 @@ export * from './ticket.store';
 export * from './candidate.projection';
 export * from './tickets.module';
 export * from './ticket-explanation';
+export * from './queue-wait.estimates';

@@ -5,6 +5,7 @@ import {
   type MatchEventsResponse,
   type ResyncMessage,
 } from '@matchplane/contracts';
+import { TERMINAL_MATCH_STATES } from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
 import { DataSource } from 'typeorm';
 
@@ -18,6 +19,20 @@ export class MatchReplayReader {
     private readonly matches: MatchStore,
     private readonly dataSource: DataSource,
   ) {}
+
+  /**
+   * The player's matches not yet in a terminal state, for a socket that just connected
+   * (match_participants_player_id_idx serves it; a player has few matches).
+   */
+  async liveMatchesOf(playerId: string): Promise<string[]> {
+    const rows = await this.dataSource.query<{ match_id: string }[]>(
+      `SELECT p.match_id
+         FROM match_participants p JOIN matches m ON m.id = p.match_id
+        WHERE p.player_id = $1 AND m.state <> ALL($2::text[])`,
+      [playerId, [...TERMINAL_MATCH_STATES]],
+    );
+    return rows.map((row) => row.match_id);
+  }
 
   /**
    * The matches of these players whose state changed since `since`: after the fan-out lost

@@ -147,6 +147,11 @@ export class NotificationsGateway
       bufferLimit: this.config.NOTIFY_SOCKET_BUFFER,
       heartbeatIntervalMs: this.config.NOTIFY_HEARTBEAT_INTERVAL_MS,
     });
+    this.registry
+      .discoverLive(opened, authenticated.playerId)
+      .catch((error: Error) =>
+        this.logger.warn(`reading the live matches of a new socket failed: ${error.message}`),
+      );
     const expiry = setTimeout(
       () => opened.close(NotificationCloseCode.UNAUTHENTICATED, 'session expired'),
       Math.min(MAX_TIMER_MS, Math.max(0, authenticated.expiresAt.getTime() - Date.now())),

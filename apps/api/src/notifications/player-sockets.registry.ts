@@ -230,6 +230,16 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
     }
   }
 
+  /**
+   * A socket that just connected hears at once of its player's live matches it did not name in a
+   * resume. A match formed while the client was reconnecting (its replica gone) was published to
+   * no socket of it, and would otherwise reach it only with that match's next event, seconds
+   * later (found by the chaos run). A match it named is left to its resume.
+   */
+  async discoverLive(session: NotificationSession, playerId: string): Promise<void> {
+    for (const matchId of await this.reader.liveMatchesOf(playerId)) session.discover(matchId);
+  }
+
   /** Closes every socket (the replica is going away); clients reconnect elsewhere and resume. */
   closeAll(code: number, reason: string): void {
     for (const { session } of this.bySocket.values()) session.close(code, reason);
