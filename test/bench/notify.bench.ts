@@ -17,7 +17,8 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { MigrateConfig, ServiceConfig, loadConfig } from '@matchplane/config';
+import { ServiceConfig, loadConfig } from '@matchplane/config';
+import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 import {
   notificationPattern,
   type MatchEventMessage,

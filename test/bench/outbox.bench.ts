@@ -12,7 +12,8 @@ import Redis from 'ioredis';
 import { Client, Pool } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
 import { runMigrations } from 'graphile-worker';
-import { MigrateConfig, ServiceConfig, loadConfig } from '@matchplane/config';
+import { ServiceConfig, loadConfig } from '@matchplane/config';
+import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 import { allMigrations } from '@matchplane/migrations';
 import { notificationPattern } from '@matchplane/contracts';
 import {

@@ -13,7 +13,7 @@ export const REPO_ROOT = path.resolve(
   __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..',
 );
 
-const ENTRY: Record<StackApp | 'migrate' | 'dev-keys', string> = {
+export const ENTRY: Record<StackApp | 'migrate' | 'dev-keys', string> = {
   api: 'dist/apps/api/src/main.js',
   dispatcher: 'dist/apps/dispatcher/src/main.js',
   matcher: 'dist/apps/matcher/src/main.js',

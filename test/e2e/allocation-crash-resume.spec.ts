@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ALLOCATION_STEPS, type AllocationStep } from '@matchplane/config';
+import { ALLOCATION_STEPS, type AllocationStep } from '../../apps/allocator/src/allocator.config';
 import { ServerRoutes, type RosterResponse, type ServerHandOff } from '@matchplane/contracts';
 import { JoinTokenVerifier } from '@matchplane/join-auth';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';

@@ -11,11 +11,11 @@ import {
   type InitialConnectRequest,
   type InitialConnectResponse,
   type MatchResultRequest,
+  type JoinServerMessage as ServerMessage,
   type RosterResponse,
 } from '@matchplane/contracts';
 import { JoinTokenSigner } from '@matchplane/join-auth';
 import { newSignedRoster, newTestKeys } from '../../apps/game-server/src/game-server.factories';
-import type { ServerMessage } from '../../apps/game-server/src/join.protocol';
 import { freePort, startApp, waitFor, type RunningApp } from '../support/processes';
 
 const SERVER_ID = 'gs-e2e-1';
@@ -36,6 +36,8 @@ interface RecordedCall {
 class ControlPlaneStandIn {
   readonly calls: RecordedCall[] = [];
   private readonly server: Server;
+  /** Routes that answer 503 for a while from their first call (the database restarting). */
+  private readonly outages = new Map<string, { ms: number; endsAt?: number }>();
 
   constructor(private readonly roster: RosterResponse) {
     this.server = createServer((req, res) => {
@@ -57,6 +59,11 @@ class ControlPlaneStandIn {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
+  /** `route` answers 503 DEPENDENCY_UNAVAILABLE for `ms` from its first call on. */
+  outage(route: keyof typeof ServerRoutes, ms: number): void {
+    this.outages.set(`/v1/${ServerRoutes[route](SERVER_ID)}`, { ms });
+  }
+
   callsTo(route: keyof typeof ServerRoutes): RecordedCall[] {
     const routePath = `/v1/${ServerRoutes[route](SERVER_ID)}`;
     return this.calls.filter((call) => call.path === routePath);
@@ -75,6 +82,11 @@ class ControlPlaneStandIn {
     this.calls.push(call);
     if (req.headers.authorization !== `Bearer ${CREDENTIAL}`) {
       return problem(401, 'UNAUTHENTICATED');
+    }
+    const outage = this.outages.get(call.path);
+    if (outage) {
+      outage.endsAt ??= Date.now() + outage.ms;
+      if (Date.now() < outage.endsAt) return problem(503, 'DEPENDENCY_UNAVAILABLE');
     }
     const { matchId } = this.roster;
     const route = `${call.method} ${call.path}`;
@@ -195,8 +207,8 @@ describe('game server (reference dedicated server) against a control-plane stand
     published: RosterResponse,
     port: number,
     env: Record<string, string> = {},
+    api = new ControlPlaneStandIn(published),
   ): Promise<{ app: RunningApp; api: ControlPlaneStandIn }> {
-    const api = new ControlPlaneStandIn(published);
     const apiUrl = await api.listen();
     const app = startApp('game-server', {
       LOG_FORMAT: 'json',
@@ -296,6 +308,26 @@ describe('game server (reference dedicated server) against a control-plane stand
     expect(output).not.toContain(CREDENTIAL);
     for (const entry of roster.entries) expect(output).not.toContain(entry.joinToken);
   });
+
+  it('keeps reporting register, initial-connect and the result through an outage longer than its HTTP retries, then exits 0', async () => {
+    const port = await freePort();
+    const roster = duel(port);
+    const api = new ControlPlaneStandIn(roster);
+    // Each report meets 4 s of 503s, as while PostgreSQL restarts: more than the SDK's own
+    // retries (3, backoff up to 2 s) cover, well within REPORT_WAIT_MS.
+    for (const route of ['register', 'initialConnect', 'result'] as const) api.outage(route, 4_000);
+    const { app } = await launch(roster, port, {}, api);
+    await registered(api, app);
+    const players = await Promise.all(roster.entries.map((entry) => join(port, entry.joinToken)));
+    await Promise.all(players.map(joined));
+
+    expect(await exitWithin(app, 30_000)).toBe(0);
+    for (const player of players)
+      expect(player.messages.at(-1)).toMatchObject({ type: 'ended', outcome: 'COMPLETED' });
+    for (const route of ['register', 'initialConnect', 'result'] as const)
+      expect(api.callsTo(route).length).toBeGreaterThan(1);
+    expect(app.output()).toMatch(/result recorded: match COMPLETED/);
+  }, 60_000);
 
   it('refuses a forged token (4401), a stranger (4403) and a second connection (4409)', async () => {
     const port = await freePort();

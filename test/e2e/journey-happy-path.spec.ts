@@ -1,5 +1,5 @@
 import { GameCloseCode } from '@matchplane/sdk';
-import { JoinCloseCode } from '../../apps/game-server/src/join.protocol';
+import { JoinCloseCode } from '@matchplane/contracts';
 import {
   allocationRow,
   HAPPY_PATH_STATES,

@@ -5,7 +5,7 @@ import {
   type AllocationRecord,
   type ProvidedServer,
 } from '@matchplane/allocation';
-import type { AllocationProviderName } from '@matchplane/config';
+import type { AllocationProviderName } from '../../apps/allocator/src/allocator.config';
 import type { ServerHandOff } from '@matchplane/contracts';
 import {
   AllocationProvider,

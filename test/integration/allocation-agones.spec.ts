@@ -7,7 +7,7 @@ import {
   SERVER_PROTOCOL_VERSION,
   type RosterResponse,
 } from '@matchplane/contracts';
-import type { AllocationStep } from '@matchplane/config';
+import type { AllocationStep } from '../../apps/allocator/src/allocator.config';
 import { AgonesProvider } from '../../apps/allocator/src/providers/agones.provider';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';

@@ -1,5 +1,5 @@
 import { ServerRoutes, SERVER_PROTOCOL_VERSION, type ServerHandOff } from '@matchplane/contracts';
-import type { AllocationStep } from '@matchplane/config';
+import type { AllocationStep } from '../../apps/allocator/src/allocator.config';
 import { AllocationService } from '../../apps/allocator/src/allocation.service';
 import type { AllocationStepHook } from '../../apps/allocator/src/allocation-step.hook';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';

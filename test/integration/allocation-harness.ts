@@ -6,7 +6,9 @@ import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
 import type { ServerHandOff, TicketResponse } from '@matchplane/contracts';
-import { AllocatorConfig, MaintenanceConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { AllocatorConfig } from '../../apps/allocator/src/allocator.config';
+import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import type { StaticServer } from '@matchplane/allocation';
 import { KeySet } from '@matchplane/join-auth';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
@@ -308,7 +310,10 @@ export function releaseRequests(api: PlayerApi): ReleaseRequests {
   };
 }
 
-export async function allocationState(ds: DataSource, matchId: string): Promise<string | undefined> {
+export async function allocationState(
+  ds: DataSource,
+  matchId: string,
+): Promise<string | undefined> {
   const [row] = await ds.query<{ state: string }[]>(
     `SELECT state FROM allocations WHERE match_id = $1`,
     [matchId],
@@ -334,4 +339,16 @@ export function waitForRelease(api: PlayerApi, matchId: string): Promise<true> {
     async () => ((await allocationState(api.ds, matchId)) === 'RELEASED' ? true : undefined),
     { what: `the allocation of match ${matchId} to be released` },
   );
+}
+
+/** Ends a live match as an operator would and waits until reconciliation had its server released. */
+export async function endAndRelease(api: PlayerApi, matchId: string): Promise<void> {
+  await cancelMatch(api, matchId);
+  const requests = releaseRequests(api);
+  try {
+    await requests.pass();
+    await waitForRelease(api, matchId);
+  } finally {
+    await requests.close();
+  }
 }

@@ -8,6 +8,7 @@ import {
   CapturingHandOff,
   cancelMatch,
   commitMatch,
+  endAndRelease,
   KeyFiles,
   queuePlayers,
   releaseRequests,
@@ -120,15 +121,7 @@ describe('Release of an ended match’s server at its provider', () => {
     it('returns the pool’s only server, which the next match then gets', async () => {
       const first = await commitMatch(api, await queuePlayers(api, 2, 'duel'), 'duel');
       expect((await waitForHandOff(handOffs, first)).serverId).toBe('only');
-      await cancelMatch(api, first);
-
-      const requests = releaseRequests(api);
-      try {
-        await requests.pass();
-        await waitForRelease(api, first);
-      } finally {
-        await requests.close();
-      }
+      await endAndRelease(api, first);
       const second = await commitMatch(api, await queuePlayers(api, 2, 'duel'), 'duel');
       expect((await waitForHandOff(handOffs, second)).serverId).toBe('only');
     });

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ServiceConfig, loadConfig } from '@matchplane/config';
-import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
+import { HTTP_ANSWERS, wireCodeOf } from '../../apps/api/src/http/http-answers';
 import {
   DEAD_LETTER_AUDIT,
   DEAD_LETTER_REPLAY_BATCH,
@@ -129,14 +131,20 @@ async function auditRows(ds: DataSource, targetId?: string) {
   );
 }
 
-async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+/** The coded error `promise` rejects with, and the HTTP status the API answers it with. */
+async function rejection(
+  promise: Promise<unknown>,
+): Promise<{ code: string; message: string; status: number }> {
   try {
     await promise;
   } catch (error) {
-    if (error instanceof ApiError) return error;
+    if (error instanceof CodedError) {
+      const { code, message } = error as CodedError;
+      return { code: wireCodeOf(code), message, status: HTTP_ANSWERS[code].status };
+    }
     throw error;
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected a CodedError');
 }
 
 class FailingAuditWriter extends AuditWriter {

@@ -1,6 +1,7 @@
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { AllocatorConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { AllocatorConfig } from '../../apps/allocator/src/allocator.config';
 import {
   ServerRoutes,
   SERVER_PROTOCOL_VERSION,

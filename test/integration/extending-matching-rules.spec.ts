@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { MatcherConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import type { TicketResponse } from '@matchplane/contracts';
 import { formMatches } from '@matchplane/domain';
 import { CandidateProjection } from '@matchplane/tickets';

@@ -2,7 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { DispatcherConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
 import { MatchStore } from '@matchplane/matches';
 import { DispatcherModule } from '../../apps/dispatcher/src/dispatcher.module';
 import {

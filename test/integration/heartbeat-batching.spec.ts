@@ -199,7 +199,9 @@ describe('Batched heartbeats', () => {
     );
     const sent = recorder.stop();
     expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200, 200]);
-    expect(sent.redisCommands.filter((name) => name === 'evalsha')).toHaveLength(5);
+    // Five projection updates (one pipeline), and the rate limits' counts: one command per limit
+    // that applies (per session, per address) for the five requests together.
+    expect(sent.redisCommands.filter((name) => name === 'evalsha')).toHaveLength(5 + 2);
     const projection = await Promise.all(
       players.map((player) => api.app.get(CandidateProjection).candidate(player.ticketId)),
     );

@@ -3,7 +3,8 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MatcherConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import type { ProbeChallengeResponse, TicketResponse } from '@matchplane/contracts';
 import { formMatches, type MatchingFunction } from '@matchplane/domain';
 import { MatchLifecycle } from '@matchplane/matches';

@@ -2,7 +2,8 @@ import { Injectable, Module, type INestApplicationContext, type Provider } from 
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import type Redis from 'ioredis';
-import { DispatcherConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
 import {
   SubscribesTo,
   SubscriberRegistrationError,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { DataSource, type EntityManager } from 'typeorm';
-import { MaintenanceConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import type { TicketResponse } from '@matchplane/contracts';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { PlayerStore } from '@matchplane/players';

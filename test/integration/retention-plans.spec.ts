@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { MaintenanceConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import {
   IDEMPOTENCY_HOLD_SQL,
   RETENTION_POLICIES,

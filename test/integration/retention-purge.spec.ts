@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { MaintenanceConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import { dataSourceOptions } from '@matchplane/persistence';
 import {
   RETENTION_POLICY_NAMES,

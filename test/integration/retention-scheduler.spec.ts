@@ -1,7 +1,8 @@
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
-import { MaintenanceConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import { MaintenanceModule } from '../../apps/maintenance/src/maintenance.module';
 import { RetentionScheduler } from '../../apps/maintenance/src/retention/retention.scheduler';
 import { createTestDatabase, withAdminClient, type TestDatabase } from '../support/database';

@@ -1,6 +1,6 @@
 import { GUARDS_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
-import { PUBLIC_ROUTE } from '@matchplane/contracts';
+import { PUBLIC_ROUTE } from '@matchplane/routing';
 import { OperatorGuard } from '../../apps/api/src/admin/operator.guard';
 import { RATE_LIMIT_SCOPES } from '../../apps/api/src/http/rate-limit.decorator';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
@@ -42,8 +42,7 @@ describe('API route guards', () => {
       const guarded = [handler, controller].some((target) => {
         const guards = Reflect.getMetadata(GUARDS_METADATA, target) as unknown[] | undefined;
         return (
-          (guards?.length ?? 0) > 0 ||
-          typeof Reflect.getMetadata(PUBLIC_ROUTE, target) === 'string'
+          (guards?.length ?? 0) > 0 || typeof Reflect.getMetadata(PUBLIC_ROUTE, target) === 'string'
         );
       });
       if (!guarded) unguarded.push(`${controller.name}.${name}`);

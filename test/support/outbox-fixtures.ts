@@ -11,7 +11,8 @@ import {
 import { NestFactory } from '@nestjs/core';
 import type Redis from 'ioredis';
 import type { DataSource, EntityManager } from 'typeorm';
-import { DispatcherConfig, loadConfig, ServiceConfig } from '@matchplane/config';
+import { loadConfig, ServiceConfig } from '@matchplane/config';
+import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
 import { notificationPattern, type StateNotification } from '@matchplane/contracts';
 import {
   createTicket,

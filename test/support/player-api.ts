@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
-import { ApiConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { ApiConfig } from '../../apps/api/src/api.config';
 import type {
   ProbeChallengeResponse,
   SessionResponse,

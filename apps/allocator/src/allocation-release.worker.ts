@@ -14,7 +14,7 @@ import {
   LIVE_ALLOCATION_STATES,
   type AllocationReleaseJobData,
 } from '@matchplane/allocation';
-import { AllocatorConfig } from '@matchplane/config';
+import { AllocatorConfig } from './allocator.config';
 import { isTerminalMatchState } from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
 import { MetricsRegistry } from '@matchplane/observability';

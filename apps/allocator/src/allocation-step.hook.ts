@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AllocatorConfig, type AllocationStep } from '@matchplane/config';
+import { AllocatorConfig, type AllocationStep } from './allocator.config';
 
 /**
  * Called after each allocation step has taken effect (DI token). The default does nothing unless

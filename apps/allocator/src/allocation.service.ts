@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AllocatorConfig } from '@matchplane/config';
+import { AllocatorConfig } from './allocator.config';
 import {
   AllocationStore,
   LIVE_ALLOCATION_STATES,

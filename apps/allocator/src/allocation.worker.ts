@@ -6,7 +6,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { Worker, type Job } from 'bullmq';
-import { AllocatorConfig } from '@matchplane/config';
+import { AllocatorConfig } from './allocator.config';
 import {
   ALLOCATION_BACKOFF,
   ALLOCATION_QUEUE,

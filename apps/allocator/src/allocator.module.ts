@@ -5,7 +5,7 @@ import {
   type Provider,
   type Type,
 } from '@nestjs/common';
-import { AllocatorConfig } from '@matchplane/config';
+import { AllocatorConfig } from './allocator.config';
 import { AllocationModule, parseStaticServers } from '@matchplane/allocation';
 import { JoinTokenSigner } from '@matchplane/join-auth';
 import { MatchesModule } from '@matchplane/matches';
@@ -15,6 +15,7 @@ import { AllocationReleaseWorker } from './allocation-release.worker';
 import { AllocationStepHook } from './allocation-step.hook';
 import { AllocationService } from './allocation.service';
 import { AllocationWorker } from './allocation.worker';
+import { JoinKeyMetrics } from './join-key.metrics';
 import { loadJoinSigner } from './join-keys.loader';
 import { AgonesProvider } from './providers/agones.provider';
 import { AllocationProvider } from './providers/allocation.provider';
@@ -73,6 +74,7 @@ export class AllocatorModule {
         AllocationService,
         AllocationWorker,
         AllocationReleaseWorker,
+        JoinKeyMetrics,
       ],
     };
   }

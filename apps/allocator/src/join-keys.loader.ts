@@ -1,4 +1,4 @@
-import type { AllocatorConfig } from '@matchplane/config';
+import type { AllocatorConfig } from './allocator.config';
 import { JoinAuthError, JoinTokenSigner, KeySet, RAW_KEY_ID } from '@matchplane/join-auth';
 
 /** The allocator cannot do its job without key material; this says why in one line. */

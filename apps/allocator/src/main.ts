@@ -1,4 +1,5 @@
-import { AllocatorConfig, loadConfigOrExit } from '@matchplane/config';
+import { loadConfigOrExit } from '@matchplane/config';
+import { AllocatorConfig } from './allocator.config';
 import { bootstrapWorker, exitOnBootFailure } from '@matchplane/observability';
 import { AllocatorModule } from './allocator.module';
 

@@ -1,5 +1,5 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from './api.config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { AdminModule } from './admin/admin.module';
 import { AssignmentsModule } from './assignments/assignments.module';
@@ -41,7 +41,7 @@ export class ApiModule {
         PlayerEntryModule.forRoot(config, options.playerEntry),
         ServersModule,
         AssignmentsModule,
-        NotificationsModule,
+        NotificationsModule.forRoot(config),
       ],
     };
   }

@@ -1,7 +1,8 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
-import { ApiConfig, loadConfigOrExit } from '@matchplane/config';
+import { loadConfigOrExit } from '@matchplane/config';
+import { ApiConfig } from './api.config';
 import { bootLogger, exitOnBootFailure } from '@matchplane/observability';
 import { ApiModule } from './api.module';
 import { configureApi, createApiAdapter } from './http/configure-api';

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule, type ModuleMetadata, type Type } from '@nestjs/common';
-import type { ApiConfig } from '@matchplane/config';
+import type { ApiConfig } from './api.config';
 import {
   JwtIdentityVerifier,
   PlayersModule,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DispatcherConfig } from '@matchplane/config';
+import { DispatcherConfig } from './dispatcher.config';
 import {
   OutboxDelivery,
   OutboxRepository,

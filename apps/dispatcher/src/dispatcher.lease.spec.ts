@@ -1,5 +1,6 @@
 import { ConsoleLogger, Logger } from '@nestjs/common';
-import { DispatcherConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { DispatcherConfig } from './dispatcher.config';
 import type { OutboxDispatchersRepository } from '@matchplane/outbox';
 import { DispatcherLease } from './dispatcher.lease';
 

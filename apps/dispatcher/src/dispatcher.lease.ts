@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { DispatcherConfig } from '@matchplane/config';
+import { DispatcherConfig } from './dispatcher.config';
 import { OutboxDispatchersRepository, type ClaimLiveness } from '@matchplane/outbox';
 
 /** A hand-off must happen this fraction of a timeout before the others may act on it. */

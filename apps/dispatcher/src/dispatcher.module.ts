@@ -1,7 +1,7 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
-import { DispatcherConfig } from '@matchplane/config';
+import { DispatcherConfig } from './dispatcher.config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { OutboxModule, OutboxStatsService } from '@matchplane/outbox';
 import { ALLOCATION_QUEUE } from '@matchplane/allocation';

@@ -7,7 +7,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import Redis from 'ioredis';
-import { DispatcherConfig } from '@matchplane/config';
+import { DispatcherConfig } from './dispatcher.config';
 import { OutboxRepository, outboxWakeChannel } from '@matchplane/outbox';
 import { DeliveryPipeline } from './delivery.pipeline';
 import { DispatcherLease } from './dispatcher.lease';

@@ -4,7 +4,7 @@ import {
   HealthIndicatorService,
   type HealthCheckResult,
 } from '@nestjs/terminus';
-import { GameServerConfig } from '@matchplane/config';
+import { GameServerConfig } from './game-server.config';
 
 /**
  * The game server holds no database or Redis credentials; its one dependency is the

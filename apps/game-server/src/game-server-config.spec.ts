@@ -1,4 +1,5 @@
-import { ConfigError, GameServerConfig, loadConfig, redactedConfig } from '@matchplane/config';
+import { ConfigError, loadConfig, redactedConfig } from '@matchplane/config';
+import { GameServerConfig } from './game-server.config';
 
 const MATCH_ENV = {
   MATCHPLANE_SERVER_ID: 'gs-1',

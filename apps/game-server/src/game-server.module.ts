@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { GameServerConfig } from '@matchplane/config';
+import { GameServerConfig } from './game-server.config';
 import {
   healthEndpointProvider,
   LifecycleLogger,

@@ -5,13 +5,12 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { GameServerConfig } from '@matchplane/config';
-import { SERVER_PROTOCOL_VERSION, type RosterResponse } from '@matchplane/contracts';
+import { GameServerConfig } from './game-server.config';
+import { JoinCloseCode, SERVER_PROTOCOL_VERSION, type RosterResponse } from '@matchplane/contracts';
 import { isMatchState, isTerminalMatchState } from '@matchplane/domain';
 import { JoinTokenVerifier, KeySet } from '@matchplane/join-auth';
 import { MatchplaneApiError, MatchplaneNetworkError, ServerClient } from '@matchplane/sdk';
 import { JoinListener } from './join.listener';
-import { JoinCloseCode } from './join.protocol';
 import { MatchRunner, sleep } from './match.runner';
 import { RosterGate } from './roster.gate';
 
@@ -35,8 +34,8 @@ interface Assignment {
   port: number;
 }
 
-const ROSTER_RETRY_BASE_MS = 250;
-const ROSTER_RETRY_CAP_MS = 2_000;
+const RETRY_BASE_MS = 250;
+const RETRY_CAP_MS = 2_000;
 
 /**
  * The dedicated server's one run: fetch and verify the roster, register, accept players until
@@ -144,9 +143,10 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
 
       // Listening first: registering tells the control plane players may connect now.
       step = 'register';
-      const registration = await client.register(
-        SERVER_PROTOCOL_VERSION,
-        this.config.GAME_SERVER_IMAGE_DIGEST,
+      const registration = await this.report(
+        'registration',
+        () => client.register(SERVER_PROTOCOL_VERSION, this.config.GAME_SERVER_IMAGE_DIGEST),
+        signal,
       );
       registered = true;
       this.logger.log(
@@ -170,7 +170,11 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
       );
 
       step = 'report initial-connect';
-      const initial = await client.initialConnect(connected);
+      const initial = await this.report(
+        'initial-connect',
+        () => client.initialConnect(connected),
+        signal,
+      );
       this.logger.log(
         `initial-connect recorded: match ${initial.state}, no-shows ${JSON.stringify(initial.noShowPlayerIds)}`,
       );
@@ -194,7 +198,7 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
       );
 
       step = 'report the result';
-      const recorded = await client.result(result);
+      const recorded = await this.report('result', () => client.result(result), signal);
       this.logger.log(
         'alreadyRecorded' in recorded
           ? 'result recorded by an earlier attempt whose answer was lost (the control plane has released this server)'
@@ -218,18 +222,45 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
   }
 
   /** Retries until the roster is served or ROSTER_WAIT_MS has passed; only transient failures are retried. */
-  private async fetchRoster(client: ServerClient, signal: AbortSignal): Promise<RosterResponse> {
-    const deadline = Date.now() + this.config.ROSTER_WAIT_MS;
+  private fetchRoster(client: ServerClient, signal: AbortSignal): Promise<RosterResponse> {
+    return this.persist('roster', () => client.roster(), {
+      waitMs: this.config.ROSTER_WAIT_MS,
+      retryable: isTransient,
+      signal,
+    });
+  }
+
+  /**
+   * A report that changes the match (register, initial-connect, result), retried while the
+   * control plane cannot take it (unreachable, 5xx, 429) for up to REPORT_WAIT_MS. Each is
+   * idempotent on the control plane's side. Without this a report outlived only the SDK's few
+   * retries (about 2 s): a PostgreSQL restart then left a played match IN_PROGRESS until the
+   * reconciler's lifecycle timeout (found by the chaos run).
+   */
+  private report<T>(what: string, call: () => Promise<T>, signal: AbortSignal): Promise<T> {
+    return this.persist(what, call, {
+      waitMs: this.config.REPORT_WAIT_MS,
+      retryable: isUnavailable,
+      signal,
+    });
+  }
+
+  private async persist<T>(
+    what: string,
+    call: () => Promise<T>,
+    options: { waitMs: number; retryable: (error: unknown) => boolean; signal: AbortSignal },
+  ): Promise<T> {
+    const deadline = Date.now() + options.waitMs;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await client.roster();
+        return await call();
       } catch (error) {
-        const delayMs = Math.min(ROSTER_RETRY_CAP_MS, ROSTER_RETRY_BASE_MS * 2 ** attempt);
-        if (!isTransient(error) || Date.now() + delayMs > deadline) throw error;
+        const delayMs = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt);
+        if (!options.retryable(error) || Date.now() + delayMs > deadline) throw error;
         this.logger.warn(
-          `roster not available (${describe(error)}); retry ${attempt} in ${delayMs} ms`,
+          `${what} not taken (${describe(error)}); retry ${attempt} in ${delayMs} ms`,
         );
-        if (!(await sleep(delayMs, signal))) throw error;
+        if (!(await sleep(delayMs, options.signal))) throw error;
       }
     }
   }
@@ -278,11 +309,16 @@ function isOver(state: string): boolean {
 
 /** The roster may be missing for a moment (or the API restarting); a refusal is final. */
 function isTransient(error: unknown): boolean {
-  if (error instanceof MatchplaneNetworkError) return true;
-  if (!(error instanceof MatchplaneApiError)) return false;
   return (
-    error.status === 404 || error.status === 409 || error.status === 429 || error.status >= 500
+    isUnavailable(error) ||
+    (error instanceof MatchplaneApiError && (error.status === 404 || error.status === 409))
   );
+}
+
+/** The control plane could not take a request just now; a 4xx other than 429 is its answer. */
+function isUnavailable(error: unknown): boolean {
+  if (error instanceof MatchplaneNetworkError) return true;
+  return error instanceof MatchplaneApiError && (error.status === 429 || error.status >= 500);
 }
 
 /** Error messages here never carry the credential: SDK errors name only method and path. */

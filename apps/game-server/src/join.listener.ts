@@ -2,7 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { JOIN_PATH, JoinCloseCode, parseJoinMessage, type ServerMessage } from './join.protocol';
+import {
+  JOIN_PATH,
+  JoinCloseCode,
+  type JoinServerMessage as ServerMessage,
+} from '@matchplane/contracts';
+import { parseJoinMessage } from './join.protocol';
 import type { RosterGate, RosterPlayer, VerifiedRoster } from './roster.gate';
 
 export interface JoinListenerOptions {

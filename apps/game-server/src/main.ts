@@ -1,4 +1,5 @@
-import { GameServerConfig, loadConfigOrExit } from '@matchplane/config';
+import { loadConfigOrExit } from '@matchplane/config';
+import { GameServerConfig } from './game-server.config';
 import { bootstrapWorker, exitOnBootFailure } from '@matchplane/observability';
 import { GameServerModule } from './game-server.module';
 import { GameServerSupervisor } from './game-server.supervisor';

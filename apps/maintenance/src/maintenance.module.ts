@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { MaintenanceConfig } from '@matchplane/config';
+import type { MaintenanceConfig } from './maintenance.config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { RetentionModule } from './retention/retention.module';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { ServiceConfig } from '@matchplane/config';
+import { TicketHeartbeatTimeout } from '@matchplane/config';
 import { validCandidate, type MatchCandidate, type ProposedMatch } from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
 import { TicketStore, type StoredTicket } from '@matchplane/tickets';
@@ -49,9 +49,9 @@ export class MatchCommitter {
   constructor(
     private readonly matches: MatchStore,
     private readonly tickets: TicketStore,
-    @Inject(ServiceConfig) config: ServiceConfig,
+    @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
   ) {
-    this.heartbeatTimeoutMs = config.TICKET_HEARTBEAT_TIMEOUT_MS;
+    this.heartbeatTimeoutMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
   }
 
   /**

@@ -1,4 +1,5 @@
-import { ConfigError, MatcherConfig, loadConfig } from '@matchplane/config';
+import { ConfigError, loadConfig } from '@matchplane/config';
+import { MatcherConfig } from './matcher.config';
 import { matcherRules, matcherRulesProblems, parseWideningSteps } from './matcher-rules';
 
 describe(matcherRules.name, () => {
@@ -31,16 +32,21 @@ describe(matcherRules.name, () => {
   });
 
   it('refuses steps that narrow, a first step after 0 and overrides of unknown modes, naming the variable', () => {
-    const config = loadConfig(MatcherConfig, {
+    const variables = {
       MATCH_WIDENING: '0:50:100,5000:40:100',
       MATCH_WIDENING_BY_MODE: 'chess=10:50:100',
-    });
-    expect(matcherRulesProblems(config)).toEqual([
+    };
+    // Each variable is well-formed on its own; only together with the rules do they fail.
+    const config = { ...loadConfig(MatcherConfig, {}), ...variables };
+    const expected = [
       'MATCH_WIDENING_BY_MODE names mode "chess", which QUEUE_MODES does not list',
       'MATCH_WIDENING step[1].maxRttMs must not narrow the step before (got "0:50:100,5000:40:100")',
       'MATCH_WIDENING_BY_MODE[chess] step[0].afterMs must be 0 (got "10:50:100")',
-    ]);
+    ];
+    expect(matcherRulesProblems(config)).toEqual(expected);
     expect(() => matcherRules(config)).toThrow(ConfigError);
+    // Loading runs the same checks: the matcher's main.ts has none of its own.
+    expect(() => loadConfig(MatcherConfig, variables)).toThrow(new ConfigError(expected));
   });
 
   it('rejects a malformed MATCH_WIDENING at load time with one clear reason', () => {

@@ -1,4 +1,5 @@
-import { ConfigError, parseQueueModes, type MatcherConfig } from '@matchplane/config';
+import { ConfigError, parseQueueModes } from '@matchplane/config';
+import { type MatcherConfig } from './matcher.config';
 import {
   assertModeRules,
   DomainError,

@@ -6,7 +6,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { MatcherConfig } from '@matchplane/config';
+import { MatcherConfig } from './matcher.config';
 import { CandidateProjection } from '@matchplane/tickets';
 import { MatcherMetrics } from './matcher.metrics';
 import { MatchingPass, type PassReport } from './matching.pass';

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { MatcherConfig } from '@matchplane/config';
+import { MatcherConfig } from './matcher.config';
 import type { MatchingFunction } from '@matchplane/domain';
 import { MatchesModule } from '@matchplane/matches';
 import { ServiceRuntimeModule } from '@matchplane/observability';

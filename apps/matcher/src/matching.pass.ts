@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { MatcherConfig } from '@matchplane/config';
+import { MatcherConfig } from './matcher.config';
 import {
   candidateRejection,
   measuredRegions,
@@ -10,7 +10,12 @@ import {
   type ModeRules,
 } from '@matchplane/domain';
 import { DataSource } from 'typeorm';
-import { CandidateProjection, TicketStore, type ProjectedCandidate } from '@matchplane/tickets';
+import {
+  CandidateProjection,
+  QueueWaitEstimates,
+  TicketStore,
+  type ProjectedCandidate,
+} from '@matchplane/tickets';
 import { MatchCommitter, type CommittedMatch, type DroppedMatch } from './match-committer';
 import { MatcherMetrics } from './matcher.metrics';
 import { MATCHER_RULES, MATCHING_FUNCTION, type MatcherRules } from './matching-function';
@@ -53,6 +58,7 @@ export class MatchingPass {
     private readonly explanations: TicketExplanations,
     private readonly metrics: MatcherMetrics,
     private readonly tickets: TicketStore,
+    private readonly waits: QueueWaitEstimates,
     private readonly dataSource: DataSource,
     @Inject(MATCHING_FUNCTION) private readonly matchingFunction: MatchingFunction,
     @Inject(MATCHER_RULES) rules: MatcherRules,
@@ -171,13 +177,19 @@ export class MatchingPass {
   private async afterCommit(mode: string, committed: readonly CommittedMatch[]): Promise<void> {
     // The relay's wake-up was registered by the stores in the commit's unit of work.
     if (committed.length === 0) return;
-    const at = Date.now();
+    const at = new Date();
+    const records: Promise<void>[] = [];
     for (const match of committed) {
+      const waitsMs = match.tickets.map((ticket) =>
+        Math.max(0, at.getTime() - ticket.enqueuedAt.getTime()),
+      );
       this.metrics.committed(
         mode,
-        match.tickets.map((ticket) => Math.max(0, at - ticket.enqueuedAt.getTime()) / 1_000),
+        waitsMs.map((wait) => wait / 1_000),
       );
+      records.push(this.waits.recordMatched(mode, match.proposal.region, waitsMs, at));
     }
+    await Promise.all(records);
     const tickets = committed.flatMap((match) => match.tickets);
     // applyAfterCommit never throws: a missed removal is repaired by the rebuild or a heartbeat.
     await Promise.all(tickets.map((ticket) => this.projection.applyAfterCommit(ticket)));

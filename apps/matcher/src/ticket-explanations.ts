@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
-import { ServiceConfig } from '@matchplane/config';
+import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
 import type { TicketExplanation } from '@matchplane/contracts';
 import { ticketExplanationKey } from '@matchplane/tickets';
 
@@ -23,10 +23,11 @@ export class TicketExplanations {
 
   constructor(
     @Inject(Redis) private readonly redis: Redis,
-    @Inject(ServiceConfig) config: ServiceConfig,
+    @Inject(RedisKeyspace) keyspace: RedisKeyspace,
+    @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
   ) {
-    this.prefix = config.REDIS_KEY_PREFIX;
-    this.ttlMs = config.TICKET_HEARTBEAT_TIMEOUT_MS;
+    this.prefix = keyspace.REDIS_KEY_PREFIX;
+    this.ttlMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
   }
 
   async explain(explained: readonly Explained[], evaluatedAt: Date): Promise<void> {

@@ -1,15 +1,14 @@
-import { MigrateConfig, loadConfigOrExit } from '@matchplane/config';
+import { loadConfigOrExit } from '@matchplane/config';
+import { MigrateConfig } from './migrate.config';
+import { CliExitCode, exitCodeOf, exitOnUsageError } from '@matchplane/errors';
 import { MIGRATE_USAGE, parseMigrateArgs } from './migrate-args.parser';
 import { runMigrateCommand } from './migrate.command';
 
 const parsed = parseMigrateArgs(process.argv.slice(2));
-if (!parsed.ok) {
-  process.stderr.write(`migrate: ${parsed.problem}\n${MIGRATE_USAGE}\n`);
-  process.exit(2);
-}
+if (!parsed.ok) exitOnUsageError('migrate', parsed.problem, MIGRATE_USAGE);
 if (parsed.command.kind === 'help') {
   process.stdout.write(`${MIGRATE_USAGE}\n`);
-  process.exit(0);
+  process.exit(CliExitCode.OK);
 }
 const config = loadConfigOrExit(MigrateConfig, 'migrate');
 runMigrateCommand(parsed.command, config, {
@@ -23,6 +22,6 @@ runMigrateCommand(parsed.command, config, {
     process.stderr.write(
       `migrate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
     );
-    process.exitCode = 1;
+    process.exitCode = exitCodeOf(error);
   },
 );

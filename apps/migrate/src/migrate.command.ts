@@ -1,5 +1,6 @@
+import { CliExitCode, exitCodeOf } from '@matchplane/errors';
 import { DataSource } from 'typeorm';
-import type { MigrateConfig } from '@matchplane/config';
+import type { MigrateConfig } from './migrate.config';
 import {
   MigrationError,
   Migrator,
@@ -22,7 +23,7 @@ export interface CommandOutput {
 const CONNECT_ATTEMPTS = 3;
 const CONNECT_RETRY_DELAY_MS = 300;
 
-/** Runs one migrate command to completion; resolves with the process exit code. */
+/** Runs one migrate command to completion; resolves with the exit code (libs/errors CLI_EXIT_CODES). */
 export async function runMigrateCommand(
   command: Exclude<MigrateCommand, { kind: 'help' }>,
   config: MigrateConfig,
@@ -74,12 +75,12 @@ export async function runMigrateCommand(
         for (const line of describeStatus(await migrator.status(), target)) output.line(line);
         break;
     }
-    return 0;
+    return CliExitCode.OK;
   } catch (error) {
     output.error(
       error instanceof MigrationError ? error.message : `failed on ${target}: ${messageOf(error)}`,
     );
-    return 1;
+    return exitCodeOf(error);
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();
   }

@@ -91,6 +91,17 @@ function toManifest(row: ManifestRow): SignedRosterManifest {
   };
 }
 
+/** What one join key id still signs (see {@link RosterStore.joinKeyUsage}). */
+export interface JoinKeyUsage {
+  readonly keyId: string;
+  /** Assignments under the key whose join token has not expired yet. */
+  readonly unexpiredTokens: number;
+  /** Rosters under the key whose allocation is still live (REQUESTED or ALLOCATED). */
+  readonly liveRosters: number;
+  /** The latest expiry of a token under the key, expired or not. */
+  readonly lastTokenExpiresAt: Date | undefined;
+}
+
 /**
  * Owns `assignments` and `roster_manifests`: the join authorisations the allocator signed and the
  * signed manifest over the whole roster, published together or not at all.
@@ -237,6 +248,44 @@ export class RosterStore {
       manifest,
       entries: assignments.map((a) => ({ ...a, team: teams.get(a.playerId) ?? 0 })),
     };
+  }
+
+  /**
+   * Every key id that signed a token or a roster still on record, with what it still signs at
+   * `now`: a key can be removed from the key set once no unexpired token and no live match's
+   * roster names it (docs/JOIN-AUTH.md, "Key rotation"). Rows purged by retention are gone, so
+   * are their keys' uses.
+   */
+  async joinKeyUsage(manager: EntityManager, now: Date): Promise<JoinKeyUsage[]> {
+    const rows = await manager.query<
+      {
+        key_id: string;
+        unexpired_tokens: number;
+        live_rosters: number;
+        last_token_expires_at: Date | null;
+      }[]
+    >(
+      `SELECT key_id,
+              sum(unexpired_tokens)::int AS unexpired_tokens,
+              sum(live_rosters)::int AS live_rosters,
+              max(last_token_expires_at) AS last_token_expires_at
+         FROM (SELECT key_id, count(*) FILTER (WHERE expires_at > $1) AS unexpired_tokens,
+                      0 AS live_rosters, max(expires_at) AS last_token_expires_at
+                 FROM assignments GROUP BY key_id
+               UNION ALL
+               SELECT m.key_id, 0, count(*) FILTER (WHERE a.state IN ('REQUESTED', 'ALLOCATED')), NULL
+                 FROM roster_manifests m LEFT JOIN allocations a ON a.match_id = m.match_id
+                GROUP BY m.key_id) AS uses
+        GROUP BY key_id
+        ORDER BY key_id`,
+      [now],
+    );
+    return rows.map((row) => ({
+      keyId: row.key_id,
+      unexpiredTokens: row.unexpired_tokens,
+      liveRosters: row.live_rosters,
+      lastTokenExpiresAt: row.last_token_expires_at ?? undefined,
+    }));
   }
 }
 

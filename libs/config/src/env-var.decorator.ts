@@ -11,7 +11,9 @@ const ENV_DOCS = Symbol('matchplane:env-docs');
 /** Documents one environment variable of a config class (used for errors and the README table). */
 export function EnvVar(doc: EnvVarDoc): PropertyDecorator {
   return (target, propertyKey) => {
-    const docs = (Reflect.getMetadata(ENV_DOCS, target) as Map<string, EnvVarDoc> | undefined) ?? new Map<string, EnvVarDoc>();
+    const docs =
+      (Reflect.getMetadata(ENV_DOCS, target) as Map<string, EnvVarDoc> | undefined) ??
+      new Map<string, EnvVarDoc>();
     const own = new Map(docs);
     own.set(String(propertyKey), doc);
     Reflect.defineMetadata(ENV_DOCS, own, target);
@@ -20,5 +22,8 @@ export function EnvVar(doc: EnvVarDoc): PropertyDecorator {
 
 export function envVarDocs(configClass: abstract new () => object): Map<string, EnvVarDoc> {
   const prototype = configClass.prototype as object;
-  return (Reflect.getMetadata(ENV_DOCS, prototype) as Map<string, EnvVarDoc> | undefined) ?? new Map<string, EnvVarDoc>();
+  return (
+    (Reflect.getMetadata(ENV_DOCS, prototype) as Map<string, EnvVarDoc> | undefined) ??
+    new Map<string, EnvVarDoc>()
+  );
 }

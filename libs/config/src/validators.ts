@@ -8,7 +8,9 @@ export function IsIntInRange(min: number, max: number): PropertyDecorator {
     validator: {
       validate: (value: unknown) =>
         typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max,
-      defaultMessage: buildMessage((prefix) => `${prefix}$property must be an integer from ${min} to ${max}`),
+      defaultMessage: buildMessage(
+        (prefix) => `${prefix}$property must be an integer from ${min} to ${max}`,
+      ),
     },
   });
   return (target, key) => {

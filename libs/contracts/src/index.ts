@@ -1,8 +1,10 @@
-export * from './api-error';
+// Wire types only: what clients (libs/sdk) and servers both speak. Nothing here may import a
+// framework (test/unit/wire-imports.spec.ts); server-side helpers live in libs/routing and
+// libs/errors.
 export * from './error-codes';
+export * from './join-protocol';
 export * from './notifications';
 export * from './notification-protocol';
 export * from './routes';
 export * from './player-api';
 export * from './server-api';
-export * from './public-route.decorator';

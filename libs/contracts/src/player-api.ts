@@ -65,6 +65,8 @@ export interface QueueModeOption {
   mode: string;
   teamSize: number;
   teamCount: number;
+  /** Tickets searching in this mode now (the candidate projection's count). */
+  queueDepth: number;
 }
 
 /** GET /v1/queue/options: what a client may queue for and probe. */
@@ -108,6 +110,12 @@ export interface TicketResponse {
   endReason?: string;
   /** Present while SEARCHING once a matcher pass has looked at the ticket. */
   explanation?: TicketExplanation;
+  /**
+   * Present while SEARCHING: the median wait (s) of the players matched recently in this mode and
+   * the ticket's lowest-RTT region; null when no match was formed there within
+   * QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS.
+   */
+  estimatedWaitSeconds?: number | null;
 }
 
 /**

@@ -37,6 +37,11 @@ export class JoinTokenSigner {
     }
   }
 
+  /** The ids of the keys this signer holds (never the key material): what verifiers accept. */
+  heldKeyIds(): string[] {
+    return this.keys.ids();
+  }
+
   /** A join token for the claims, naming (and MAC'd under) the active key. */
   sign(claims: UnsignedJoinClaims): string {
     const claimBytes = encodeJoinClaims({ ...claims, keyId: this.activeKeyId });

@@ -15,22 +15,23 @@ import {
   type MatchState,
 } from '@matchplane/domain';
 import { envelopesFor, OutboxSignal, OutboxWriter, retainedEvents } from '@matchplane/outbox';
+import { CodedError, LibraryErrorCode } from '@matchplane/errors';
 import { RETRYABLE_SQLSTATES, sqlStateOf } from '@matchplane/persistence';
 
 /** The match moved on since the caller read it; nothing was written. */
-export class StaleMatchRevisionError extends Error {
+export class StaleMatchRevisionError extends CodedError<typeof LibraryErrorCode.STALE_MATCH_REVISION> {
   constructor(
     readonly matchId: string,
     readonly expectedRevision: number,
   ) {
-    super(`match ${matchId} is no longer at revision ${expectedRevision}`);
+    super(LibraryErrorCode.STALE_MATCH_REVISION, `match ${matchId} is no longer at revision ${expectedRevision}`);
     this.name = 'StaleMatchRevisionError';
   }
 }
 
-export class MatchNotFoundError extends Error {
+export class MatchNotFoundError extends CodedError<typeof LibraryErrorCode.MATCH_NOT_FOUND> {
   constructor(readonly matchId: string) {
-    super(`match ${matchId} does not exist`);
+    super(LibraryErrorCode.MATCH_NOT_FOUND, `match ${matchId} does not exist`);
     this.name = 'MatchNotFoundError';
   }
 }
@@ -374,5 +375,19 @@ export class MatchStore {
       [playerIds, since],
     );
     return rows.map((row) => ({ playerId: row.player_id, matchId: row.match_id }));
+  }
+
+  /**
+   * The player's matches not yet in a terminal state (match_participants_player_id_idx serves it;
+   * a player has few matches): what a notification socket that just connected is told about.
+   */
+  async liveMatchesOf(playerId: string): Promise<string[]> {
+    const rows = await this.dataSource.query<{ match_id: string }[]>(
+      `SELECT p.match_id
+         FROM match_participants p JOIN matches m ON m.id = p.match_id
+        WHERE p.player_id = $1 AND m.state <> ALL($2::text[])`,
+      [playerId, [...TERMINAL_MATCH_STATES]],
+    );
+    return rows.map((row) => row.match_id);
   }
 }

@@ -1,6 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { ServiceConfig, type WorkerConfig } from '@matchplane/config';
+import {
+  QueueWaitEstimateWindow,
+  TicketHeartbeatTimeout,
+  type ServiceConfig,
+  type WorkerConfig,
+} from '@matchplane/config';
 import { PersistenceModule, RedisModule, type DataSourceExtras } from '@matchplane/persistence';
 import { LifecycleLogger } from './lifecycle.logger';
 import { LoggingModule } from './logging.module';
@@ -43,19 +48,29 @@ export class ServiceRuntimeModule {
       global: true,
       imports: [
         LoggingModule.forRoot(config, options.appName),
-        PersistenceModule.forRoot(config, { applicationName: options.appName, ...options.persistence }),
+        PersistenceModule.forRoot(config, {
+          applicationName: options.appName,
+          ...options.persistence,
+        }),
         RedisModule.forRoot(config, options.appName),
         TerminusModule.forRoot({ logger: false }),
       ],
       providers: [
         { provide: MetricsRegistry, useValue: new MetricsRegistry(options.appName) },
-        // Libraries depend on the shared part of the config, whichever app's class it is.
-        { provide: ServiceConfig, useValue: config },
+        // Narrow options the libraries inject, never a whole config class.
+        { provide: TicketHeartbeatTimeout, useValue: TicketHeartbeatTimeout.of(config) },
+        { provide: QueueWaitEstimateWindow, useValue: QueueWaitEstimateWindow.of(config) },
         RedisHealthIndicator,
         AppHealthService,
         LifecycleLogger,
       ],
-      exports: [MetricsRegistry, AppHealthService, LoggingModule, ServiceConfig],
+      exports: [
+        MetricsRegistry,
+        AppHealthService,
+        LoggingModule,
+        TicketHeartbeatTimeout,
+        QueueWaitEstimateWindow,
+      ],
     };
   }
 }

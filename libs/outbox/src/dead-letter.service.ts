@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { DataSource } from 'typeorm';
-import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import { AuditWriter, runInTransaction, type AuditEntry } from '@matchplane/persistence';
 import { returnedRows } from './outbox.repository';
 import { OUTBOX_COLUMNS, type OutboxRow } from './outbox.row';
@@ -309,8 +310,7 @@ export class DeadLetterService {
     );
     if (!row) throw notFound(id);
     if (row.status !== 'dead') {
-      throw new ApiError(
-        409,
+      throw new CodedError(
         ErrorCode.NOT_DEAD_LETTERED,
         `Outbox row ${id} is ${row.status}, not dead-lettered (already replayed?); only dead letters can be replayed or discarded`,
       );
@@ -368,8 +368,7 @@ export function encodeCursor(at: string, id: string): string {
 
 function decodeCursor(cursor: string): { at: string; id: string } {
   const bad = () =>
-    new ApiError(
-      400,
+    new CodedError(
       ErrorCode.INVALID_CURSOR,
       'cursor is not one this API issued; start again without it',
     );
@@ -458,14 +457,14 @@ function replayAudit(
   };
 }
 
-function invalid(field: string, message: string): ApiError {
-  return new ApiError(400, ErrorCode.VALIDATION_FAILED, message, {
+function invalid(field: string, message: string): CodedError {
+  return new CodedError(ErrorCode.VALIDATION_FAILED, message, {
     errors: [{ field, problems: [message] }],
   });
 }
 
-function notFound(id: string): ApiError {
-  return new ApiError(404, ErrorCode.DEAD_LETTER_NOT_FOUND, `No dead letter with id ${id}`);
+function notFound(id: string): CodedError {
+  return new CodedError(ErrorCode.DEAD_LETTER_NOT_FOUND, `No dead letter with id ${id}`);
 }
 
 function assertId(id: string): void {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import type { EntityManager } from 'typeorm';
-import { ServiceConfig } from '@matchplane/config';
+import { RedisKeyspace } from '@matchplane/config';
 import { afterCommit } from '@matchplane/persistence';
 
 export function outboxWakeChannel(prefix: string): string {
@@ -27,9 +27,9 @@ export class OutboxSignal {
 
   constructor(
     @Inject(Redis) private readonly redis: Redis,
-    @Inject(ServiceConfig) config: ServiceConfig,
+    @Inject(RedisKeyspace) keyspace: RedisKeyspace,
   ) {
-    this.channel = outboxWakeChannel(config.REDIS_KEY_PREFIX);
+    this.channel = outboxWakeChannel(keyspace.REDIS_KEY_PREFIX);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { MigrationExecutor, type DataSource, type Migration, type QueryRunner } from 'typeorm';
-import type { MigrateConfig } from '@matchplane/config';
+import type { DatabaseConfig } from '@matchplane/config';
+import { CodedError, type LibraryErrorCode } from '@matchplane/errors';
 import { sqlStateOf } from './transaction.runner';
 
 /**
@@ -8,24 +9,20 @@ import { sqlStateOf } from './transaction.runner';
  * as a signed 64-bit integer (0x6d706d6967726174). Advisory locks are per database, so runs
  * against different databases do not wait for each other.
  */
+/** What creating the database needs: the connection, and the database to connect to meanwhile. */
+export type AdminDatabaseConfig = DatabaseConfig & { readonly DATABASE_ADMIN_NAME: string };
+
 export const MIGRATION_LOCK_KEY = '7885923247000281460';
 
-export type MigrationErrorCode =
-  /** The rollback count is not a positive integer, or exceeds the migrations applied. */
-  | 'INVALID_ROLLBACK'
-  /** A migration to roll back is unknown to this build or has no down(). */
-  | 'IRREVERSIBLE'
-  /** A migration's up() or down() failed; its transaction was rolled back. */
-  | 'MIGRATION_FAILED'
-  | 'DATABASE_UNREACHABLE';
+/** What failed (libs/errors LibraryErrorCode). */
+export type MigrationErrorCode = Extract<
+  LibraryErrorCode,
+  'INVALID_ROLLBACK' | 'IRREVERSIBLE' | 'MIGRATION_FAILED' | 'DATABASE_UNREACHABLE'
+>;
 
-export class MigrationError extends Error {
-  constructor(
-    readonly code: MigrationErrorCode,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
+export class MigrationError extends CodedError<MigrationErrorCode> {
+  constructor(code: MigrationErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, {}, options);
     this.name = 'MigrationError';
   }
 }
@@ -200,7 +197,7 @@ export class Migrator {
    * it did. Tries the database itself first, so a role without access to the admin database
    * can still migrate an existing one.
    */
-  static async ensureDatabase(config: MigrateConfig): Promise<boolean> {
+  static async ensureDatabase(config: AdminDatabaseConfig): Promise<boolean> {
     try {
       await withClient(config, config.DATABASE_NAME, () => Promise.resolve());
       return false;
@@ -300,7 +297,7 @@ export function quoteIdentifier(identifier: string): string {
 }
 
 async function withClient<T>(
-  config: MigrateConfig,
+  config: DatabaseConfig,
   database: string,
   work: (client: Client) => Promise<T>,
 ): Promise<T> {

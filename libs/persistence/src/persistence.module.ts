@@ -23,4 +23,20 @@ export class PersistenceModule {
       ],
     };
   }
+
+  /**
+   * For a one-shot command that opened its own DataSource (and fails fast instead of waiting):
+   * the same providers as forRoot, so the services it composes find what they do in an app.
+   */
+  static forDataSource(dataSource: DataSource): DynamicModule {
+    return {
+      module: PersistenceModule,
+      global: true,
+      providers: [
+        { provide: DataSource, useValue: dataSource },
+        { provide: TransactionRunner, useValue: new TransactionRunner(dataSource) },
+      ],
+      exports: [DataSource, TransactionRunner],
+    };
+  }
 }

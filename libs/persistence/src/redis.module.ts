@@ -1,6 +1,12 @@
-import { Logger, Module, type DynamicModule, type OnApplicationShutdown, Inject } from '@nestjs/common';
+import {
+  Logger,
+  Module,
+  type DynamicModule,
+  type OnApplicationShutdown,
+  Inject,
+} from '@nestjs/common';
 import Redis, { type RedisOptions } from 'ioredis';
-import type { ServiceConfig } from '@matchplane/config';
+import { RedisKeyspace, type ServiceConfig } from '@matchplane/config';
 import type { RedisOptions as BullRedisOptions } from 'bullmq';
 
 export function redisOptions(config: ServiceConfig): RedisOptions {
@@ -33,7 +39,10 @@ export function bullConnection(config: ServiceConfig): BullRedisOptions {
  * Options of a @nestjs/microservices Redis transport (server or client) that keeps reconnecting:
  * without retryAttempts the transport gives up after the first lost connection.
  */
-export function redisTransportOptions(config: ServiceConfig, connectionName: string) {
+export function redisTransportOptions(
+  config: Pick<ServiceConfig, 'REDIS_HOST' | 'REDIS_PORT' | 'REDIS_PASSWORD'>,
+  connectionName: string,
+) {
   return {
     host: config.REDIS_HOST,
     port: config.REDIS_PORT,
@@ -54,7 +63,9 @@ export function createRedisConnection(config: ServiceConfig, logger: Logger, nam
   redis.on('error', (error: Error) => {
     if (down) return;
     down = true;
-    logger.warn(`Redis at ${config.REDIS_HOST}:${config.REDIS_PORT} is unreachable (${error.message}); reconnecting with backoff`);
+    logger.warn(
+      `Redis at ${config.REDIS_HOST}:${config.REDIS_PORT} is unreachable (${error.message}); reconnecting with backoff`,
+    );
   });
   redis.on('ready', () => {
     if (down) logger.log(`Redis at ${config.REDIS_HOST}:${config.REDIS_PORT} is reachable again`);
@@ -63,27 +74,62 @@ export function createRedisConnection(config: ServiceConfig, logger: Logger, nam
   return redis;
 }
 
+/**
+ * A connection for post-commit wake-ups only (a one-shot command): it connects on the first
+ * publish and gives up after one failure, since a lost wake-up costs one relay polling interval.
+ */
+export function createWakeUpConnection(config: ServiceConfig, name: string): Redis {
+  const redis = new Redis({
+    host: config.REDIS_HOST,
+    port: config.REDIS_PORT,
+    password: config.REDIS_PASSWORD,
+    connectionName: name,
+    lazyConnect: true,
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => undefined);
+  return redis;
+}
+
 class RedisCloser implements OnApplicationShutdown {
   constructor(@Inject(Redis) private readonly redis: Redis) {}
   async onApplicationShutdown(): Promise<void> {
+    // A lazy connection that never connected has nothing to flush.
+    if (this.redis.status === 'wait') return this.redis.disconnect();
+    // quit() lets a queued publish go out first.
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }
 
 @Module({})
 export class RedisModule {
+  /**
+   * The process's one connection, and the key prefix every Redis key and channel carries. Global,
+   * like TypeORM's DataSource: the connection is the process's, not a module's.
+   */
   static forRoot(config: ServiceConfig, connectionName = 'matchplane'): DynamicModule {
+    return this.withConnection(config, () =>
+      createRedisConnection(config, new Logger('Redis'), connectionName),
+    );
+  }
+
+  /** For a one-shot command that only publishes wake-ups (see createWakeUpConnection). */
+  static forWakeUps(config: ServiceConfig, connectionName: string): DynamicModule {
+    return this.withConnection(config, () => createWakeUpConnection(config, connectionName));
+  }
+
+  private static withConnection(config: ServiceConfig, connect: () => Redis): DynamicModule {
     return {
       module: RedisModule,
       global: true,
       providers: [
-        {
-          provide: Redis,
-          useFactory: () => createRedisConnection(config, new Logger('Redis'), connectionName),
-        },
+        { provide: Redis, useFactory: connect },
+        { provide: RedisKeyspace, useValue: RedisKeyspace.of(config) },
         RedisCloser,
       ],
-      exports: [Redis],
+      exports: [Redis, RedisKeyspace],
     };
   }
 }

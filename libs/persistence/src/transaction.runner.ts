@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { CodedError, LibraryErrorCode } from '@matchplane/errors';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel';
 import { backoffDelayMs, sleep } from './backoff';
@@ -25,12 +26,15 @@ export function sqlStateOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-export class TransactionRetriesExhaustedError extends Error {
+export class TransactionRetriesExhaustedError extends CodedError<
+  typeof LibraryErrorCode.TRANSACTION_RETRIES_EXHAUSTED
+> {
   constructor(
     readonly attempts: number,
     readonly lastError: unknown,
   ) {
     super(
+      LibraryErrorCode.TRANSACTION_RETRIES_EXHAUSTED,
       `transaction failed after ${attempts} attempts: ${(lastError as Error)?.message ?? String(lastError)}`,
     );
     this.name = 'TransactionRetriesExhaustedError';

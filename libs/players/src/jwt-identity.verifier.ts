@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -74,16 +75,12 @@ export interface JwtIdentityConfig {
 /**
  * The identity provider could not be asked for its keys (timeout, non-200, unparsable JWKS,
  * connection refused). Not the caller's fault, so not a 401 (the client would discard a good
- * credential): an ApiError the API's problem filter answers 503 DEPENDENCY_UNAVAILABLE with.
+ * credential): DEPENDENCY_UNAVAILABLE (the API answers 503).
  * `reason` is for the log; the message is all the caller sees.
  */
-export class JwksUnavailableError extends ApiError {
+export class JwksUnavailableError extends CodedError<typeof ErrorCode.DEPENDENCY_UNAVAILABLE> {
   constructor(readonly reason: string) {
-    super(
-      503,
-      ErrorCode.DEPENDENCY_UNAVAILABLE,
-      'identity provider unavailable, try again shortly',
-    );
+    super(ErrorCode.DEPENDENCY_UNAVAILABLE, 'identity provider unavailable, try again shortly');
     this.name = 'JwksUnavailableError';
   }
 }

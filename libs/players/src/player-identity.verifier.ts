@@ -1,3 +1,6 @@
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
+
 /**
  * Who a session is for, as an identity verifier established it. `device` is a guest resuming
  * with its device secret (kept only as a hash); `new-guest` asks for a fresh guest player;
@@ -8,9 +11,13 @@ export type PlayerIdentity =
   | { readonly kind: 'device'; readonly deviceSecretHash: Buffer }
   | { readonly kind: 'external'; readonly provider: string; readonly subject: string };
 
-/** The credential could not be verified; the API answers 401 INVALID_CREDENTIAL with `message`. */
-export class InvalidCredentialError extends Error {
+/** The credential could not be verified (INVALID_CREDENTIAL); the message says why, for the caller too. */
+export class InvalidCredentialError extends CodedError<typeof ErrorCode.INVALID_CREDENTIAL> {
   override name = 'InvalidCredentialError';
+
+  constructor(message: string) {
+    super(ErrorCode.INVALID_CREDENTIAL, message);
+  }
 }
 
 /**

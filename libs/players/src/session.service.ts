@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import { runInTransaction } from '@matchplane/persistence';
 import {
   InvalidCredentialError,
@@ -23,13 +25,18 @@ export interface SessionOptions {
 }
 
 /** No verifier is registered under the requested provider name. */
-export class UnknownIdentityProviderError extends Error {
+export class UnknownIdentityProviderError extends CodedError<
+  typeof ErrorCode.UNKNOWN_IDENTITY_PROVIDER
+> {
   override name = 'UnknownIdentityProviderError';
   constructor(
     readonly provider: string,
     readonly known: readonly string[],
   ) {
-    super(`unknown identity provider "${provider}"; this service accepts ${known.join(', ')}`);
+    super(
+      ErrorCode.UNKNOWN_IDENTITY_PROVIDER,
+      `unknown identity provider "${provider}"; this service accepts ${known.join(', ')}`,
+    );
   }
 }
 

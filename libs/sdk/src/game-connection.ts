@@ -1,48 +1,28 @@
 import WebSocket, { type RawData } from 'ws';
-import type { AssignmentResponse } from '@matchplane/contracts';
+import {
+  JOIN_PATH,
+  JoinCloseCode,
+  type AssignmentResponse,
+  type JoinServerMessage,
+} from '@matchplane/contracts';
 
 /*
  * The player's side of the game server's join protocol (apps/game-server/README.md "Join
  * protocol"): a WebSocket at `ws://<endpoint>/join` whose first message is
  * `{"type":"join","token"}`. The token travels in a message, never in the URL, so it does not end
- * up in access logs.
- *
- * The message types and close codes mirror apps/game-server/src/join.protocol.ts (libs never import
- * apps); the journey e2e suites check that both stay the same.
+ * up in access logs. Messages and close codes are the ones libs/contracts join-protocol.ts
+ * defines for the server too; the SDK's names for them follow.
  */
 
 /** The path players connect to on a game server's endpoint. */
-export const GAME_JOIN_PATH = '/join';
+export const GAME_JOIN_PATH = JOIN_PATH;
 
 /** Close codes of a game server connection (README "Join protocol"). */
-export const GameCloseCode = {
-  /** The match ended and its result is recorded (after `ended`), or the control plane ended it. */
-  NORMAL: 1000,
-  /** The server is shutting down. */
-  GOING_AWAY: 1001,
-  /** The server could not report to the control plane. */
-  SERVER_ERROR: 1011,
-  /** The first message was not a join message (or was binary). */
-  BAD_JOIN_MESSAGE: 4400,
-  /** The join token does not verify; the reason says why (`invalid join token: EXPIRED`, ...). */
-  INVALID_TOKEN: 4401,
-  /** The token verifies but its player is not on the roster. */
-  NOT_ON_ROSTER: 4403,
-  /** No join message within the server's handshake timeout. */
-  JOIN_TIMEOUT: 4408,
-  /** The player already has an open connection (the first one stays). */
-  DUPLICATE: 4409,
-  /** Joining is closed: initial connect was reported (this player is a no-show) or the match is over. */
-  JOINING_CLOSED: 4410,
-} as const;
-export type GameCloseCode = (typeof GameCloseCode)[keyof typeof GameCloseCode];
+export const GameCloseCode = JoinCloseCode;
+export type GameCloseCode = JoinCloseCode;
 
 /** Server -> client messages of the join protocol. */
-export type GameServerMessage =
-  | { type: 'joined'; playerId: string; team: number }
-  | { type: 'started'; durationMs: number }
-  | { type: 'tick'; seq: number; remainingMs: number }
-  | { type: 'ended'; outcome: 'COMPLETED' | 'FAILED'; winningTeam?: number };
+export type GameServerMessage = JoinServerMessage;
 
 export type GameJoinedMessage = Extract<GameServerMessage, { type: 'joined' }>;
 

@@ -96,7 +96,7 @@ const session: SessionResponse = {
 };
 
 const queueOptions: QueueOptionsResponse = {
-  modes: [{ mode: 'duel', teamSize: 1, teamCount: 2 }],
+  modes: [{ mode: 'duel', teamSize: 1, teamCount: 2, queueDepth: 0 }],
   regions: ['eu-west', 'us-east'],
   heartbeatIntervalMs: 5,
 };

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import Redis, { type ChainableCommander } from 'ioredis';
 import type { DataSource, EntityManager } from 'typeorm';
-import { ServiceConfig } from '@matchplane/config';
+import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
 import type { CandidateView, TicketState } from '@matchplane/domain';
 import { afterCommit } from '@matchplane/persistence';
 import { TicketStore, type StoredTicket } from './ticket.store';
@@ -69,11 +69,12 @@ export class CandidateProjection {
 
   constructor(
     @Inject(Redis) private readonly redis: Redis,
-    @Inject(ServiceConfig) config: ServiceConfig,
+    @Inject(RedisKeyspace) keyspace: RedisKeyspace,
+    @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
     private readonly tickets: TicketStore,
   ) {
-    this.prefix = config.REDIS_KEY_PREFIX;
-    this.ttlMs = config.TICKET_HEARTBEAT_TIMEOUT_MS;
+    this.prefix = keyspace.REDIS_KEY_PREFIX;
+    this.ttlMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
   }
 
   candidateKey(ticketId: string): string {
@@ -82,6 +83,20 @@ export class CandidateProjection {
 
   modeIndexKey(mode: string): string {
     return `${this.prefix}:candidates:${mode}`;
+  }
+
+  /** Searching tickets per mode as the projection holds them (one pipeline): the queue depth. */
+  async depths(modes: readonly string[]): Promise<Record<string, number>> {
+    const pipeline = this.redis.pipeline();
+    for (const mode of modes) pipeline.zcard(this.modeIndexKey(mode));
+    const results = (await pipeline.exec()) ?? [];
+    return Object.fromEntries(
+      modes.map((mode, index) => {
+        const [error, count] = results[index] ?? [null, 0];
+        if (error) throw error;
+        return [mode, Number(count)];
+      }),
+    );
   }
 
   /** Upserts a searching ticket, removes any other; call after the ticket's transaction commits. */

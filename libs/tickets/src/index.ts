@@ -3,3 +3,4 @@ export * from './candidate.projection';
 export * from './tickets.module';
 export * from './ticket-explanation';
 export * from './tickets.retention';
+export * from './queue-wait.estimates';

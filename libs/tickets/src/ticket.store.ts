@@ -1,3 +1,4 @@
+import { CodedError, LibraryErrorCode } from '@matchplane/errors';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import {
@@ -23,12 +24,17 @@ export interface StoredTicket extends TicketSnapshot {
 }
 
 /** The ticket moved on since the caller read it; nothing was written. */
-export class StaleTicketRevisionError extends Error {
+export class StaleTicketRevisionError extends CodedError<
+  typeof LibraryErrorCode.STALE_TICKET_REVISION
+> {
   constructor(
     readonly ticketId: string,
     readonly expectedRevision: number,
   ) {
-    super(`ticket ${ticketId} is no longer at revision ${expectedRevision}`);
+    super(
+      LibraryErrorCode.STALE_TICKET_REVISION,
+      `ticket ${ticketId} is no longer at revision ${expectedRevision}`,
+    );
     this.name = 'StaleTicketRevisionError';
   }
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { OutboxModule } from '@matchplane/outbox';
 import { CandidateProjection } from './candidate.projection';
+import { QueueWaitEstimates } from './queue-wait.estimates';
 import { TicketStore } from './ticket.store';
 
 /**
@@ -10,7 +11,7 @@ import { TicketStore } from './ticket.store';
  */
 @Module({
   imports: [OutboxModule.forWriters()],
-  providers: [TicketStore, CandidateProjection],
-  exports: [TicketStore, CandidateProjection],
+  providers: [TicketStore, CandidateProjection, QueueWaitEstimates],
+  exports: [TicketStore, CandidateProjection, QueueWaitEstimates],
 })
 export class TicketsModule {}

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CustomObjectsApi, HttpError, KubeConfig } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
-import { AllocatorConfig } from '@matchplane/config';
+import { AllocatorConfig } from '../allocator.config';
 import { AGONES_MATCH_LABEL, AgonesHandOffAnnotations } from '@matchplane/contracts';
 import type { AllocationRecord, ProvidedServer } from '@matchplane/allocation';
 import {

@@ -1,4 +1,4 @@
-import type { AllocationProviderName } from '@matchplane/config';
+import type { AllocationProviderName } from '../allocator.config';
 import type { AllocationRecord, ProvidedServer } from '@matchplane/allocation';
 
 export interface AllocationRequest {

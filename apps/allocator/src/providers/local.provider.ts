@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { AllocatorConfig } from '@matchplane/config';
+import { AllocatorConfig } from '../allocator.config';
 import { GameServerEnv } from '@matchplane/contracts';
 import type { AllocationRecord, ProvidedServer } from '@matchplane/allocation';
 import {

@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { AllocatorConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { AllocatorConfig } from '../allocator.config';
 import type { StaticServer } from '@matchplane/allocation';
 import type { ServerHandOff } from '@matchplane/contracts';
 import { HttpStaticHandOff } from './static-handoff';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { AllocatorConfig } from '@matchplane/config';
+import { AllocatorConfig } from '../allocator.config';
 import type { ServerHandOff } from '@matchplane/contracts';
 import type { StaticServer } from '@matchplane/allocation';
 

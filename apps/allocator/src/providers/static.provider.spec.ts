@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { AllocatorConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { AllocatorConfig } from '../allocator.config';
 import type { AllocationStore } from '@matchplane/allocation';
 import { NoCapacityError } from './allocation.provider';
 import { StaticProvider } from './static.provider';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AllocatorConfig } from '@matchplane/config';
+import { AllocatorConfig } from '../allocator.config';
 import {
   AllocationStore,
   parseStaticServers,

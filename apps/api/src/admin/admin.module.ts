@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import { DeadLetterToolsModule } from './dead-letter-tools.module';
 import { DeadLettersController } from './dead-letters.controller';
 import { OperatorGuard } from './operator.guard';

@@ -3,9 +3,9 @@ import { DeadLetterService, OutboxModule, OutboxStatsService } from '@matchplane
 import { AuditModule } from '@matchplane/persistence';
 
 /**
- * The outbox's operator services, shared by the admin routes and the `dlq` CLI. Expects the
- * process's DataSource, Redis and ServiceConfig from a global module
- * (ServiceRuntimeModule in the API, DlqRuntimeModule in the CLI).
+ * The outbox's operator services, shared by the admin routes and the `dlq` CLI. Like every module
+ * on the database, it expects the process's PersistenceModule and RedisModule (the app's, or the
+ * CLI's forDataSource and forWakeUps).
  */
 @Module({
   imports: [OutboxModule.forWriters(), AuditModule],

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { contractPaths } from '@matchplane/contracts';
+import { contractPaths } from '@matchplane/routing';
 import {
   DeadLetterService,
   type BulkReplayResult,

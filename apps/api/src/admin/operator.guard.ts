@@ -1,8 +1,9 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { ApiConfig } from '@matchplane/config';
-import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { ApiConfig } from '../api.config';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 
 export interface OperatorRequest extends FastifyRequest {
   operator?: string;
@@ -38,13 +39,16 @@ export class OperatorGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<OperatorRequest>();
     if (this.operators.size === 0) {
-      throw new ApiError(503, ErrorCode.NOT_CONFIGURED, 'No operator tokens are configured (OPERATOR_TOKENS)');
+      throw new CodedError(
+        ErrorCode.NOT_CONFIGURED,
+        'No operator tokens are configured (OPERATOR_TOKENS)',
+      );
     }
     const header = request.headers.authorization;
     const match = /^Bearer\s+(\S+)$/i.exec(header ?? '');
     if (!match?.[1]) {
-      throw new ApiError(401, ErrorCode.UNAUTHENTICATED, 'An operator bearer token is required', {
-        headers: { 'www-authenticate': 'Bearer realm="matchplane-admin"' },
+      throw new CodedError(ErrorCode.UNAUTHENTICATED, 'An operator bearer token is required', {
+        challenge: 'Bearer realm="matchplane-admin"',
       });
     }
     const presented = digest(match[1]);
@@ -54,6 +58,6 @@ export class OperatorGuard implements CanActivate {
         return true;
       }
     }
-    throw new ApiError(403, ErrorCode.FORBIDDEN, 'The operator token is not valid');
+    throw new CodedError(ErrorCode.FORBIDDEN, 'The operator token is not valid');
   }
 }

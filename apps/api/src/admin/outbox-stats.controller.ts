@@ -1,6 +1,6 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { contractPaths } from '@matchplane/contracts';
+import { contractPaths } from '@matchplane/routing';
 import { OutboxStatsService, type OutboxStats } from '@matchplane/outbox';
 import { OperatorGuard } from './operator.guard';
 

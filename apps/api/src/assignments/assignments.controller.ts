@@ -2,7 +2,9 @@ import { Controller, Get, Param, ParseUUIDPipe, UseGuards } from '@nestjs/common
 import { ApiBearerAuth, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { RosterStore } from '@matchplane/allocation';
-import { ApiError, contractPaths, ErrorCode, type AssignmentResponse } from '@matchplane/contracts';
+import { ErrorCode, type AssignmentResponse } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
+import { contractPaths } from '@matchplane/routing';
 import { isTerminalMatchState } from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
 import type { AuthenticatedSession } from '@matchplane/players';
@@ -12,7 +14,7 @@ import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 const matchId = new ParseUUIDPipe({
   version: undefined,
   exceptionFactory: () =>
-    new ApiError(400, ErrorCode.VALIDATION_FAILED, 'The match id must be a UUID'),
+    new CodedError(ErrorCode.VALIDATION_FAILED, 'The match id must be a UUID'),
 });
 
 /** States in which the server is registered and players may join. */
@@ -51,19 +53,17 @@ export class AssignmentsController {
     const participant = match?.participants.find((p) => p.playerId === session.playerId);
     // Another player's match is answered like one that does not exist.
     if (!match || !participant)
-      throw new ApiError(404, ErrorCode.NOT_FOUND, `No match ${id} of this player`);
+      throw new CodedError(ErrorCode.NOT_FOUND, `No match ${id} of this player`);
     if (isTerminalMatchState(match.state)) {
       const endReason = match.failureReason;
-      throw new ApiError(
-        410,
+      throw new CodedError(
         ErrorCode.MATCH_ENDED,
         `Match ${id} ended ${match.state}${endReason ? ` (${endReason})` : ''}: it will never be joinable`,
         { extensions: { matchState: match.state, ...(endReason ? { endReason } : {}) } },
       );
     }
     if (!JOINABLE.has(match.state)) {
-      throw new ApiError(
-        409,
+      throw new CodedError(
         ErrorCode.ASSIGNMENT_NOT_READY,
         `Match ${id} is ${match.state}: an assignment is served from ASSIGNMENT_READY until the match ends`,
         { extensions: { matchState: match.state } },
@@ -71,11 +71,7 @@ export class AssignmentsController {
     }
     const assignment = await this.rosters.assignmentFor(manager, id, session.playerId);
     if (!assignment)
-      throw new ApiError(
-        404,
-        ErrorCode.NOT_FOUND,
-        `This player holds no assignment for match ${id}`,
-      );
+      throw new CodedError(ErrorCode.NOT_FOUND, `This player holds no assignment for match ${id}`);
     return {
       matchId: id,
       state: match.state,

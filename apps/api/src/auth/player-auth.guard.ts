@@ -5,14 +5,15 @@ import {
   createParamDecorator,
 } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import { SessionService, type AuthenticatedSession } from '@matchplane/players';
 
 export interface PlayerRequest extends FastifyRequest {
   session?: AuthenticatedSession;
 }
 
-const CHALLENGE = { 'www-authenticate': 'Bearer realm="matchplane"' };
+const CHALLENGE = 'Bearer realm="matchplane"';
 
 /** Player routes: `Authorization: Bearer <session token>`; a missing, expired or revoked one is a 401. */
 @Injectable()
@@ -23,18 +24,17 @@ export class PlayerAuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<PlayerRequest>();
     const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
     if (!match?.[1]) {
-      throw new ApiError(401, ErrorCode.UNAUTHENTICATED, 'A session bearer token is required', {
-        headers: CHALLENGE,
+      throw new CodedError(ErrorCode.UNAUTHENTICATED, 'A session bearer token is required', {
+        challenge: CHALLENGE,
       });
     }
     const session = await this.sessions.authenticate(match[1]);
     if (!session) {
-      throw new ApiError(
-        401,
+      throw new CodedError(
         ErrorCode.UNAUTHENTICATED,
         'The session token is invalid, expired or revoked',
         {
-          headers: CHALLENGE,
+          challenge: CHALLENGE,
         },
       );
     }

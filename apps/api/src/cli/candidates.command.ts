@@ -27,6 +27,7 @@ export async function rebuildCandidates(config: ServiceConfig): Promise<RebuildO
     const projection = new CandidateProjection(
       redis,
       config,
+      config,
       new TicketStore(new OutboxWriter(), new OutboxSignal(redis, config)),
     );
     const modes = parseQueueModes(config.QUEUE_MODES).map((mode) => mode.mode);

@@ -1,4 +1,5 @@
 import { loadConfigOrExit, ServiceConfig } from '@matchplane/config';
+import { CliExitCode, exitCodeOf, exitOnUsageError } from '@matchplane/errors';
 import { rebuildCandidates } from './candidates.command';
 
 const USAGE =
@@ -7,19 +8,20 @@ const USAGE =
 const [command, ...rest] = process.argv.slice(2);
 if (command === '--help' || command === '-h') {
   process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
+  process.exit(CliExitCode.OK);
 }
 if (command !== 'rebuild' || rest.length > 0) {
-  process.stderr.write(
-    `candidates: unknown command ${JSON.stringify(process.argv.slice(2).join(' '))}\n${USAGE}\n`,
+  exitOnUsageError(
+    'candidates',
+    `unknown command ${JSON.stringify(process.argv.slice(2).join(' '))}`,
+    USAGE,
   );
-  process.exit(2);
 }
 const config = loadConfigOrExit(ServiceConfig, 'candidates');
 rebuildCandidates(config).then(
   (outcome) => process.stdout.write(`${JSON.stringify({ rebuilt: true, ...outcome })}\n`),
   (error: unknown) => {
     process.stderr.write(`candidates: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
+    process.exitCode = exitCodeOf(error);
   },
 );

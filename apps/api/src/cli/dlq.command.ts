@@ -1,6 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { ApiError } from '@matchplane/contracts';
+import { CliExitCode, CodedError, exitCodeOf, LibraryErrorCode } from '@matchplane/errors';
 import { DeadLetterService, OutboxStatsService } from '@matchplane/outbox';
 import { dataSourceOptions, messageOf, sqlStateOf } from '@matchplane/persistence';
 import { isAudited, type AuditedDlqOperation, type DlqOperation } from './dlq-args.parser';
@@ -27,7 +27,7 @@ export function withActor(
   return actor === undefined ? undefined : { ...operation, actor };
 }
 
-/** Runs one operation to completion; resolves with the exit code (0, or 1 on any failure). */
+/** Runs one operation to completion; resolves with the exit code (libs/errors CLI_EXIT_CODES). */
 export async function runDlqCommand(
   operation: ResolvedDlqOperation,
   config: DlqConfig,
@@ -42,8 +42,12 @@ export async function runDlqCommand(
   try {
     await dataSource.initialize();
   } catch (error) {
-    output.error(`cannot connect to PostgreSQL at ${target}: ${messageOf(error)}`);
-    return 1;
+    const unreachable = new CodedError(
+      LibraryErrorCode.DATABASE_UNREACHABLE,
+      `cannot connect to PostgreSQL at ${target}: ${messageOf(error)}`,
+    );
+    output.error(unreachable.message);
+    return exitCodeOf(unreachable);
   }
   try {
     const app = await NestFactory.createApplicationContext(DlqModule.forRoot(config, dataSource), {
@@ -59,15 +63,15 @@ export async function runDlqCommand(
       )) {
         output.line(line);
       }
-      return 0;
+      return CliExitCode.OK;
     } finally {
       await app.close();
     }
   } catch (error) {
     output.error(
-      error instanceof ApiError ? error.message : `failed on ${target}: ${describe(error)}`,
+      error instanceof CodedError ? error.message : `failed on ${target}: ${describe(error)}`,
     );
-    return 1;
+    return exitCodeOf(error);
   } finally {
     await dataSource.destroy().catch(() => undefined);
   }

@@ -1,19 +1,19 @@
 import { loadConfigOrExit } from '@matchplane/config';
+import { CliExitCode, exitCodeOf, exitOnUsageError } from '@matchplane/errors';
 import { DLQ_USAGE, parseDlqArgs } from './dlq-args.parser';
 import { runDlqCommand, withActor } from './dlq.command';
 import { DlqConfig } from './dlq.config';
 import { jsonRenderer, tableRenderer } from './dlq.output';
 
 function usageError(problem: string): never {
-  process.stderr.write(`dlq: ${problem}\n${DLQ_USAGE}\n`);
-  process.exit(2);
+  exitOnUsageError('dlq', problem, DLQ_USAGE);
 }
 
 const parsed = parseDlqArgs(process.argv.slice(2));
 if (!parsed.ok) usageError(parsed.problem);
 if (parsed.help) {
   process.stdout.write(`${DLQ_USAGE}\n`);
-  process.exit(0);
+  process.exit(CliExitCode.OK);
 }
 const config = loadConfigOrExit(DlqConfig, 'dlq');
 const operation = withActor(parsed.operation, config.OPERATOR_NAME);
@@ -33,6 +33,6 @@ runDlqCommand(operation, config, parsed.json ? jsonRenderer : tableRenderer, {
     process.stderr.write(
       `dlq: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
     );
-    process.exitCode = 1;
+    process.exitCode = exitCodeOf(error);
   },
 );

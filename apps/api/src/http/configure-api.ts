@@ -3,8 +3,9 @@ import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WsAdapter } from '@nestjs/platform-ws';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiConfig } from '@matchplane/config';
-import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { ApiConfig } from '../api.config';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import { describeJsonProblem, inspectJson, type JsonProblem } from './json-limits';
 import { ProblemFilter } from './problem.filter';
 
@@ -21,10 +22,10 @@ export function fieldProblems(
 }
 
 /** A JSON limit broken by a request: 400 JSON_TOO_DEEP, or VALIDATION_FAILED naming the field. */
-function jsonProblemError(problem: JsonProblem): ApiError {
+function jsonProblemError(problem: JsonProblem): CodedError {
   const detail = describeJsonProblem(problem);
-  if (problem.kind === 'too-deep') return new ApiError(400, ErrorCode.JSON_TOO_DEEP, detail);
-  return new ApiError(400, ErrorCode.VALIDATION_FAILED, detail, {
+  if (problem.kind === 'too-deep') return new CodedError(ErrorCode.JSON_TOO_DEEP, detail);
+  return new CodedError(ErrorCode.VALIDATION_FAILED, detail, {
     errors: [{ field: problem.path, problems: [detail] }],
   });
 }
@@ -68,8 +69,7 @@ export function configureApi(app: NestFastifyApplication): void {
       transform: true,
       exceptionFactory: (errors) => {
         const problems = fieldProblems(errors);
-        return new ApiError(
-          400,
+        return new CodedError(
           ErrorCode.VALIDATION_FAILED,
           problems.map((p) => `${p.field}: ${p.problems.join(', ')}`).join('; '),
           { errors: problems },
@@ -96,8 +96,7 @@ export function configureApi(app: NestFastifyApplication): void {
         parsed = JSON.parse(text) as unknown;
       } catch (error) {
         return done(
-          new ApiError(
-            400,
+          new CodedError(
             ErrorCode.MALFORMED_JSON,
             `The body is not valid JSON: ${(error as Error).message}`,
           ),

@@ -53,6 +53,34 @@ describe(ProblemFilter.name, () => {
       'DEPENDENCY_UNAVAILABLE',
       { 'retry-after': '1' },
     ],
+    // What node-postgres raises while PostgreSQL restarts: no SQLSTATE, a socket error or its own message.
+    [
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+        code: 'ECONNREFUSED',
+        syscall: 'connect',
+      }),
+      503,
+      'DEPENDENCY_UNAVAILABLE',
+      { 'retry-after': '1' },
+    ],
+    [
+      Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' }),
+      503,
+      'DEPENDENCY_UNAVAILABLE',
+      { 'retry-after': '1' },
+    ],
+    [
+      new Error('Connection terminated unexpectedly'),
+      503,
+      'DEPENDENCY_UNAVAILABLE',
+      { 'retry-after': '1' },
+    ],
+    [
+      new Error('timeout exceeded when trying to connect'),
+      503,
+      'DEPENDENCY_UNAVAILABLE',
+      { 'retry-after': '1' },
+    ],
     [
       Object.assign(new Error('invalid byte sequence'), { code: '22021' }),
       400,

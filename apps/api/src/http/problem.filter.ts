@@ -1,11 +1,16 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpException,
+  Logger,
+} from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, ErrorCode, type ProblemDetails } from '@matchplane/contracts';
-import { DomainError, DomainErrorCode } from '@matchplane/domain';
-import { MatchNotFoundError, StaleMatchRevisionError } from '@matchplane/matches';
-import { sqlStateOf, TransactionRetriesExhaustedError } from '@matchplane/persistence';
-import { StaleTicketRevisionError } from '@matchplane/tickets';
+import { ErrorCode, type ProblemDetails } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
+import { sqlStateOf } from '@matchplane/persistence';
+import { HTTP_ANSWERS, problemType, wireCodeOf } from './http-answers';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: ErrorCode.VALIDATION_FAILED,
@@ -49,52 +54,62 @@ const CODE_BY_FASTIFY_CODE: Record<string, ErrorCode> = {
   FST_ERR_MAX_PARAM_LENGTH: ErrorCode.URI_TOO_LONG,
 };
 
-const RETRY_SOON = { 'retry-after': '1' };
-
 /** PostgreSQL refusing a string (U+0000, bad encoding): the caller's input, were it not checked first. */
 const BAD_INPUT_SQLSTATES = new Set(['22021', '22P05']);
 /** Lock timeout, serialization failure or deadlock outside a retrying transaction: try again. */
 const CONTENDED_SQLSTATES = new Set(['55P03', '40001', '40P01']);
 /** The database is unreachable, shutting down or out of connections. */
 const UNAVAILABLE_SQLSTATE = /^(08|57P0[123]|53300)/;
+/**
+ * While PostgreSQL restarts, node-postgres raises no SQLSTATE: the socket's own error (refused,
+ * reset) or its pool's and client's messages. Found by the chaos run (`npm run chaos`): these
+ * answered 500 INTERNAL, and the SDKs do not retry a 500 on another replica.
+ */
+const UNREACHABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+const UNREACHABLE_DRIVER_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect)/;
+
+function databaseUnreachable(exception: unknown, sqlState: string | undefined): boolean {
+  if (sqlState !== undefined && UNREACHABLE_SOCKET_CODES.has(sqlState)) return true;
+  if (!(exception instanceof Error)) return false;
+  const driverError = (exception as { driverError?: unknown }).driverError;
+  const message = driverError instanceof Error ? driverError.message : exception.message;
+  return UNREACHABLE_DRIVER_MESSAGE.test(message);
+}
 
 /**
- * What the libraries raise that a request can run into (races, contention, rules): a 4xx or a
- * 503, never a 500. The messages are the libraries' own and name only ids and states.
+ * The driver's errors a request can run into (contention, an unreachable database, a string it
+ * refuses) as coded errors: a 4xx or a 503, never a 500.
  */
-function libraryError(exception: unknown): ApiError | undefined {
-  if (exception instanceof TransactionRetriesExhaustedError) {
-    return new ApiError(503, ErrorCode.CONTENDED, 'Too many concurrent changes right now; retry', {
-      headers: RETRY_SOON,
-    });
-  }
-  if (exception instanceof StaleMatchRevisionError || exception instanceof StaleTicketRevisionError) {
-    return new ApiError(409, ErrorCode.CONFLICT, `${exception.message}; read it again and retry`);
-  }
-  if (exception instanceof MatchNotFoundError) {
-    return new ApiError(404, ErrorCode.NOT_FOUND, exception.message);
-  }
-  if (exception instanceof DomainError) {
-    return exception.code === DomainErrorCode.INVALID_ARGUMENT
-      ? new ApiError(400, ErrorCode.VALIDATION_FAILED, exception.message)
-      : new ApiError(409, ErrorCode.CONFLICT, exception.message);
-  }
+function databaseError(exception: unknown): CodedError | undefined {
   const sqlState = sqlStateOf(exception);
+  if (databaseUnreachable(exception, sqlState)) return databaseUnavailable();
   if (sqlState === undefined || !/^[0-9A-Z]{5}$/.test(sqlState)) return undefined;
   if (BAD_INPUT_SQLSTATES.has(sqlState)) {
-    return new ApiError(400, ErrorCode.VALIDATION_FAILED, 'The request holds a string the database cannot store');
+    return new CodedError(
+      ErrorCode.VALIDATION_FAILED,
+      'The request holds a string the database cannot store',
+    );
   }
   if (CONTENDED_SQLSTATES.has(sqlState)) {
-    return new ApiError(503, ErrorCode.CONTENDED, 'The data this request needs is busy; retry', {
-      headers: RETRY_SOON,
-    });
+    return new CodedError(ErrorCode.CONTENDED, 'The data this request needs is busy; retry');
   }
-  if (UNAVAILABLE_SQLSTATE.test(sqlState)) {
-    return new ApiError(503, ErrorCode.DEPENDENCY_UNAVAILABLE, 'The database is unavailable; retry', {
-      headers: RETRY_SOON,
-    });
-  }
+  if (UNAVAILABLE_SQLSTATE.test(sqlState)) return databaseUnavailable();
   return undefined;
+}
+
+function databaseUnavailable(): CodedError {
+  return new CodedError(ErrorCode.DEPENDENCY_UNAVAILABLE, 'The database is unavailable; retry', {
+    retryAfterSeconds: 1,
+  });
 }
 
 /**
@@ -121,31 +136,47 @@ export class ProblemFilter implements ExceptionFilter {
       .send(problem);
   }
 
-  toProblem(raised: unknown, request: FastifyRequest): { problem: ProblemDetails; headers: Record<string, string> } {
+  toProblem(
+    raised: unknown,
+    request: FastifyRequest,
+  ): { problem: ProblemDetails; headers: Record<string, string> } {
     const instance = request.url;
     const exception =
-      raised instanceof ApiError || raised instanceof HttpException ? raised : (libraryError(raised) ?? raised);
-    if (exception instanceof ApiError) {
+      raised instanceof CodedError || raised instanceof HttpException
+        ? raised
+        : (databaseError(raised) ?? raised);
+    // `instanceof` on the generic class types the code `any`.
+    const coded = exception instanceof CodedError ? (exception as CodedError) : undefined;
+    if (coded && wireCodeOf(coded.code) !== ErrorCode.INTERNAL) {
+      const answer = HTTP_ANSWERS[coded.code];
+      const { errors, extensions, challenge } = coded.extras;
+      const retryAfter = coded.extras.retryAfterSeconds ?? answer.retryAfterSeconds;
       return {
         problem: {
-          ...exception.extras.extensions,
-          ...base(exception.status, exception.code, instance),
-          detail: exception.message,
-          ...(exception.extras.errors ? { errors: exception.extras.errors } : {}),
+          ...extensions,
+          ...base(answer.status, wireCodeOf(coded.code), instance),
+          detail: answer.detail ? answer.detail(coded.message) : coded.message,
+          ...(errors ? { errors } : {}),
         },
-        headers: exception.extras.headers ?? {},
+        headers: {
+          ...(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }),
+          ...(challenge === undefined ? {} : { 'www-authenticate': challenge }),
+        },
       };
     }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       const response = exception.getResponse();
-      const messages = typeof response === 'string' ? response : (response as { message?: unknown }).message;
+      const messages =
+        typeof response === 'string' ? response : (response as { message?: unknown }).message;
       const detail = Array.isArray(messages)
         ? messages.map((message) => String(message)).join('; ')
         : typeof messages === 'string'
           ? messages
           : exception.message;
-      const code = CODE_BY_STATUS[status] ?? (status >= 500 ? ErrorCode.INTERNAL : ErrorCode.VALIDATION_FAILED);
+      const code =
+        CODE_BY_STATUS[status] ??
+        (status >= 500 ? ErrorCode.INTERNAL : ErrorCode.VALIDATION_FAILED);
       return { problem: { ...base(status, code, instance), detail }, headers: {} };
     }
     const fastifyError = exception as FastifyError;
@@ -156,19 +187,26 @@ export class ProblemFilter implements ExceptionFilter {
         (exception instanceof SyntaxError && status === 400
           ? ErrorCode.MALFORMED_JSON
           : (CODE_BY_STATUS[status] ?? ErrorCode.VALIDATION_FAILED));
-      return { problem: { ...base(status, code, instance), detail: fastifyError.message }, headers: {} };
+      return {
+        problem: { ...base(status, code, instance), detail: fastifyError.message },
+        headers: {},
+      };
     }
     const correlationId = randomUUID();
     this.logger.error(
       `unhandled error ${correlationId} on ${request.method} ${instance}: ${(exception as Error)?.stack ?? String(exception)}`,
     );
     return {
-      problem: { ...base(500, ErrorCode.INTERNAL, instance), detail: 'Internal error; quote the correlation id.', correlationId },
+      problem: {
+        ...base(500, ErrorCode.INTERNAL, instance),
+        detail: 'Internal error; quote the correlation id.',
+        correlationId,
+      },
       headers: {},
     };
   }
 }
 
 function base(status: number, code: ErrorCode, instance: string): ProblemDetails {
-  return { type: `https://matchplane.dev/problems/${code.toLowerCase().replace(/_/g, '-')}`, title: TITLES[status] ?? 'Error', status, code, instance };
+  return { type: problemType(code), title: TITLES[status] ?? 'Error', status, code, instance };
 }

@@ -14,8 +14,9 @@ import {
 } from '@nestjs/throttler';
 import type { FastifyRequest } from 'fastify';
 import { Counter } from 'prom-client';
-import { ApiConfig } from '@matchplane/config';
-import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { ApiConfig } from '../api.config';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import { MetricsRegistry } from '@matchplane/observability';
 import { RATE_LIMIT_SCOPES, RateLimitScope } from './rate-limit.decorator';
 
@@ -93,7 +94,8 @@ function rateLimitSpecs(config: ApiConfig): Record<string, RateLimitSpec> {
       limit: config.API_RATE_LIMIT_REQUESTS_PER_SERVER,
       byBearer: true,
       // The path's server id too: one credential is only ever valid for one server.
-      tracker: (request) => `${bearerDigest(request)}:${(request.params as { id?: string }).id ?? ''}`,
+      tracker: (request) =>
+        `${bearerDigest(request)}:${(request.params as { id?: string }).id ?? ''}`,
       who: 'requests of this game server',
     },
     address: {
@@ -117,7 +119,8 @@ export function apiThrottlers(config: ApiConfig): ThrottlerOptions[] {
       skipIf: (context: ExecutionContext) =>
         !scopesOf(context).some((scope) => spec.scopes.includes(scope)) ||
         (spec.byBearer && bearerOf(requestOf(context)) === undefined),
-      getTracker: (request: Record<string, unknown>) => spec.tracker(request as unknown as FastifyRequest),
+      getTracker: (request: Record<string, unknown>) =>
+        spec.tracker(request as unknown as FastifyRequest),
       generateKey: (_context: ExecutionContext, tracker: string, throttler: string) =>
         `${config.REDIS_KEY_PREFIX}:rate:${throttler}:${tracker}`,
     }));
@@ -169,11 +172,10 @@ export class RateLimitGuard extends ThrottlerGuard {
       this.refused.inc({ limit: name });
       const { limit, ttl, timeToBlockExpire } = error.detail;
       const retryAfter = Math.max(1, timeToBlockExpire);
-      throw new ApiError(
-        429,
+      throw new CodedError(
         ErrorCode.RATE_LIMITED,
         `Too many ${this.specs[name]?.who ?? 'requests'}: at most ${limit} per ${ttl / 1000} s; retry after ${retryAfter} s`,
-        { headers: { 'retry-after': String(retryAfter) } },
+        { retryAfterSeconds: retryAfter },
       );
     }
   }

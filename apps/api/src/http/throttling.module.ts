@@ -3,7 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import Redis from 'ioredis';
 import { Counter } from 'prom-client';
-import type { ApiConfig } from '@matchplane/config';
+import type { ApiConfig } from '../api.config';
 import { MetricsRegistry } from '@matchplane/observability';
 import { apiThrottlers, RateLimitGuard } from './rate-limit.guard';
 import { FailOpenRedisThrottlerStorage } from './rate-limit.storage';

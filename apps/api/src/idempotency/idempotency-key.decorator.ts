@@ -1,6 +1,7 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ApiError, ErrorCode, IDEMPOTENCY_KEY_HEADER } from '@matchplane/contracts';
+import { ErrorCode, IDEMPOTENCY_KEY_HEADER } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -8,15 +9,13 @@ function readKey(context: ExecutionContext, required: boolean): string | undefin
   const raw = context.switchToHttp().getRequest<FastifyRequest>().headers[IDEMPOTENCY_KEY_HEADER];
   if (raw === undefined || raw === '') {
     if (!required) return undefined;
-    throw new ApiError(
-      400,
+    throw new CodedError(
       ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
       'This route requires an Idempotency-Key header (e.g. a UUID per logical request)',
     );
   }
   if (typeof raw !== 'string' || !KEY_PATTERN.test(raw)) {
-    throw new ApiError(
-      400,
+    throw new CodedError(
       ErrorCode.VALIDATION_FAILED,
       'Idempotency-Key must be 1-255 printable ASCII characters without spaces',
     );

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import { runInTransaction, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
 
 export interface IdempotentRequest {
@@ -263,15 +264,13 @@ export class IdempotencyStore {
     const row = rows[0];
     if (!row || row.state !== 'completed' || row.response_status === null) {
       // Only possible if the row was removed or is being written outside this protocol.
-      throw new ApiError(
-        409,
+      throw new CodedError(
         ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
         `Idempotency-Key "${request.key}" is in use; retry later`,
       );
     }
     if (row.route !== request.route || !row.request_hash.equals(fingerprint)) {
-      throw new ApiError(
-        422,
+      throw new CodedError(
         ErrorCode.IDEMPOTENCY_KEY_REUSED,
         `Idempotency-Key "${request.key}" was already used for a different request (${row.route}); use a new key`,
       );
@@ -283,10 +282,9 @@ export class IdempotencyStore {
 /** A wait for another transaction's key past lock_timeout is the client's 409; anything else is itself. */
 function keyStillHeld(error: unknown, request: IdempotentRequest): unknown {
   if (sqlStateOf(error) !== '55P03') return error;
-  return new ApiError(
-    409,
+  return new CodedError(
     ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
     `A request with Idempotency-Key "${request.key}" is still in progress; retry later`,
-    { headers: { 'retry-after': '1' } },
+    { retryAfterSeconds: 1 },
   );
 }

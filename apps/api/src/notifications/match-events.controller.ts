@@ -1,11 +1,8 @@
 import { Controller, Get, Param, ParseUUIDPipe, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import {
-  ApiError,
-  contractPaths,
-  ErrorCode,
-  type MatchEventsResponse,
-} from '@matchplane/contracts';
+import { ErrorCode, type MatchEventsResponse } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
+import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
@@ -15,7 +12,7 @@ import { MatchReplayReader } from './match-replay.reader';
 const matchId = new ParseUUIDPipe({
   version: undefined,
   exceptionFactory: () =>
-    new ApiError(400, ErrorCode.VALIDATION_FAILED, 'The match id must be a UUID'),
+    new CodedError(ErrorCode.VALIDATION_FAILED, 'The match id must be a UUID'),
 });
 
 /** The notification stream's history over HTTP: what a socket resuming from `after` is sent. */
@@ -35,7 +32,7 @@ export class MatchEventsController {
   ): Promise<MatchEventsResponse> {
     const replay = await this.reader.after(session.playerId, id, query.after ?? 0);
     // A match of other players is answered like one that does not exist.
-    if (!replay) throw new ApiError(404, ErrorCode.NOT_FOUND, `No match ${id} of this player`);
+    if (!replay) throw new CodedError(ErrorCode.NOT_FOUND, `No match ${id} of this player`);
     return replay;
   }
 }

@@ -5,6 +5,7 @@ import {
   type MatchEventsResponse,
   type ResyncMessage,
 } from '@matchplane/contracts';
+import { TERMINAL_MATCH_STATES } from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
 
 /**
@@ -14,6 +15,11 @@ import { MatchStore } from '@matchplane/matches';
 @Injectable()
 export class MatchReplayReader {
   constructor(private readonly matches: MatchStore) {}
+
+  /** The player's matches not yet in a terminal state, for a socket that just connected (see MatchStore). */
+  liveMatchesOf(playerId: string): Promise<string[]> {
+    return this.matches.liveMatchesOf(playerId);
+  }
 
   /** The matches of these players whose state changed since `since` (see MatchStore). */
   recentMatchesOf(

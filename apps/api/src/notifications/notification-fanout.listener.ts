@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { ServerRedis } from '@nestjs/microservices';
 import type Redis from 'ioredis';
-import { ApiConfig } from '@matchplane/config';
+import { NotificationFanoutOptions } from './notification.options';
 import {
   notificationPattern,
   sessionRevokedPattern,
@@ -62,7 +62,7 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
   private readonly bootedAt = new Date();
 
   constructor(
-    @Inject(ApiConfig) private readonly config: ApiConfig,
+    @Inject(NotificationFanoutOptions) private readonly config: NotificationFanoutOptions,
     private readonly sockets: PlayerSocketsRegistry,
   ) {
     this.pattern = notificationPattern(config.REDIS_KEY_PREFIX);

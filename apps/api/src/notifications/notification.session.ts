@@ -27,6 +27,13 @@ interface MatchCursor {
   held?: LiveEvent[];
   /** A resume during the replay asked to go back to this revision: the replay reads again. */
   rewind?: number;
+  /** Opened by the server (`discover`), not asked for by the client. */
+  discovered?: true;
+  /**
+   * The client named a discovered match in a resume, from a revision beyond what was sent: the
+   * replay starts again from there (from 0 it would meet a resync once rows are purged).
+   */
+  restartAt?: number;
 }
 
 /** How often one replay re-reads history for a live event it still cannot place (a lost publish). */
@@ -98,7 +105,7 @@ export class NotificationSession {
 
   /** A match of this player whose events may have been lost: sent from revision 1 if new here. */
   discover(matchId: string): void {
-    if (!this.closed && !this.cursors.has(matchId)) this.replay(matchId, 0, []);
+    if (!this.closed && !this.cursors.has(matchId)) this.replay(matchId, 0, [], true);
   }
 
   close(code: number, reason: string): void {
@@ -112,15 +119,22 @@ export class NotificationSession {
     this.closed = true;
   }
 
-  private replay(matchId: string, after: number, held: LiveEvent[]): void {
+  private replay(matchId: string, after: number, held: LiveEvent[], discovered = false): void {
     const existing = this.cursors.get(matchId);
     if (existing?.held) {
       // A replay of this match is queued or running: it reads again if asked for older history.
       existing.held.push(...held);
       if (after < existing.sent) existing.rewind = Math.min(existing.rewind ?? after, after);
+      else if (existing.discovered && !discovered && after > existing.sent)
+        existing.restartAt = after;
+      if (!discovered) delete existing.discovered;
       return;
     }
-    const cursor: MatchCursor = { sent: after, held: [...held] };
+    const cursor: MatchCursor = {
+      sent: after,
+      held: [...held],
+      ...(discovered ? { discovered } : {}),
+    };
     this.cursors.set(matchId, cursor);
     this.replays = this.replays.then(() =>
       this.runReplay(matchId, cursor).catch((error: unknown) => {
@@ -135,13 +149,17 @@ export class NotificationSession {
   private async runReplay(matchId: string, cursor: MatchCursor): Promise<void> {
     for (let misses = 0; ;) {
       if (this.closed) return;
+      if (cursor.restartAt !== undefined) {
+        cursor.sent = cursor.restartAt;
+        delete cursor.restartAt;
+      }
       if (cursor.rewind !== undefined) {
         cursor.sent = Math.min(cursor.sent, cursor.rewind);
         delete cursor.rewind;
       }
       const replay = await this.reader.after(this.playerId, matchId, cursor.sent);
       if (this.closed) return;
-      if (cursor.rewind !== undefined) continue;
+      if (cursor.rewind !== undefined || cursor.restartAt !== undefined) continue;
       if (!replay) {
         this.cursors.delete(matchId);
         const error: ErrorMessage = {
@@ -157,7 +175,7 @@ export class NotificationSession {
         await this.buffer.replayRoom();
         if (!this.sendReplayed(cursor, message)) return;
       }
-      if (cursor.rewind !== undefined) continue;
+      if (cursor.rewind !== undefined || cursor.restartAt !== undefined) continue;
       const held = (cursor.held ?? []).sort((a, b) => a.revision - b.revision);
       let placed = 0;
       for (const event of held) {

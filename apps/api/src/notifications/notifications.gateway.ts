@@ -6,7 +6,7 @@ import {
   type OnGatewayDisconnect,
 } from '@nestjs/websockets';
 import { WebSocket, type RawData, type ServerOptions } from 'ws';
-import { ApiConfig } from '@matchplane/config';
+import { NotificationSocketOptions } from './notification.options';
 import {
   BEARER_SUBPROTOCOL_PREFIX,
   NOTIFICATIONS_PATH,
@@ -74,7 +74,7 @@ export class NotificationsGateway
     private readonly sessions: SessionService,
     private readonly registry: PlayerSocketsRegistry,
     private readonly reader: MatchReplayReader,
-    @Inject(ApiConfig) private readonly config: ApiConfig,
+    @Inject(NotificationSocketOptions) private readonly config: NotificationSocketOptions,
   ) {}
 
   handleConnection(socket: WebSocket, request: IncomingMessage): void {
@@ -147,6 +147,11 @@ export class NotificationsGateway
       bufferLimit: this.config.NOTIFY_SOCKET_BUFFER,
       heartbeatIntervalMs: this.config.NOTIFY_HEARTBEAT_INTERVAL_MS,
     });
+    this.registry
+      .discoverLive(opened, authenticated.playerId)
+      .catch((error: Error) =>
+        this.logger.warn(`reading the live matches of a new socket failed: ${error.message}`),
+      );
     const expiry = setTimeout(
       () => opened.close(NotificationCloseCode.UNAUTHENTICATED, 'session expired'),
       Math.min(MAX_TIMER_MS, Math.max(0, authenticated.expiresAt.getTime() - Date.now())),

@@ -1,8 +1,10 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { MatchesModule } from '@matchplane/matches';
+import type { ApiConfig } from '../api.config';
 import { MatchEventsController } from './match-events.controller';
 import { MatchReplayReader } from './match-replay.reader';
 import { NotificationFanoutListener } from './notification-fanout.listener';
+import { NotificationFanoutOptions, NotificationSocketOptions } from './notification.options';
 import { ContractNotificationsGateway, NotificationsGateway } from './notifications.gateway';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
 
@@ -11,15 +13,22 @@ import { PlayerSocketsRegistry } from './player-sockets.registry';
  * transport events (every replica receives every event and pushes it to its own sockets), with
  * resume from the retained outbox rows, and the same history over HTTP.
  */
-@Module({
-  imports: [MatchesModule],
-  controllers: [MatchEventsController],
-  providers: [
-    MatchReplayReader,
-    PlayerSocketsRegistry,
-    NotificationFanoutListener,
-    NotificationsGateway,
-    ContractNotificationsGateway,
-  ],
-})
-export class NotificationsModule {}
+@Module({})
+export class NotificationsModule {
+  static forRoot(config: ApiConfig): DynamicModule {
+    return {
+      module: NotificationsModule,
+      imports: [MatchesModule],
+      controllers: [MatchEventsController],
+      providers: [
+        { provide: NotificationSocketOptions, useValue: NotificationSocketOptions.of(config) },
+        { provide: NotificationFanoutOptions, useValue: NotificationFanoutOptions.of(config) },
+        MatchReplayReader,
+        PlayerSocketsRegistry,
+        NotificationFanoutListener,
+        NotificationsGateway,
+        ContractNotificationsGateway,
+      ],
+    };
+  }
+}

@@ -6,7 +6,7 @@ import {
 } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import type { WebSocket } from 'ws';
-import { ApiConfig } from '@matchplane/config';
+import { NotificationSocketOptions } from './notification.options';
 import {
   NotificationCloseCode,
   type MatchEventMessage,
@@ -60,7 +60,7 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
   readonly refusedOverCap: Counter;
 
   constructor(
-    @Inject(ApiConfig) private readonly config: ApiConfig,
+    @Inject(NotificationSocketOptions) private readonly config: NotificationSocketOptions,
     @Inject(MetricsRegistry) registry: MetricsRegistry,
     private readonly reader: MatchReplayReader,
     private readonly sessions: SessionService,
@@ -228,6 +228,16 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
         for (const { session } of this.byPlayer.get(playerId) ?? []) session.discover(matchId);
       }
     }
+  }
+
+  /**
+   * A socket that just connected hears at once of its player's live matches it did not name in a
+   * resume. A match formed while the client was reconnecting (its replica gone) was published to
+   * no socket of it, and would otherwise reach it only with that match's next event, seconds
+   * later (found by the chaos run). A match it named is left to its resume.
+   */
+  async discoverLive(session: NotificationSession, playerId: string): Promise<void> {
+    for (const matchId of await this.reader.liveMatchesOf(playerId)) session.discover(matchId);
   }
 
   /** Closes every socket (the replica is going away); clients reconnect elsewhere and resume. */

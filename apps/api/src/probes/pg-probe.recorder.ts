@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import { runInTransaction } from '@matchplane/persistence';
 import { secretHash } from '@matchplane/players';
 import { TicketStore } from '@matchplane/tickets';

@@ -1,3 +1,5 @@
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import type { StoredTicket } from '@matchplane/tickets';
 
 export interface IssuedChallenge {
@@ -15,17 +17,26 @@ export interface RecordedProbe {
   readonly ticket?: StoredTicket;
 }
 
-/** Why an answer was refused; each maps to its own HTTP status and code. */
+/** Why an answer was refused; each has its own code. */
 export type ProbeRefusal =
   'NOT_FOUND' | 'WRONG_PLAYER' | 'WRONG_REGION' | 'ALREADY_ANSWERED' | 'NONCE_MISMATCH' | 'EXPIRED';
 
-export class ProbeRefusedError extends Error {
+const REFUSAL_CODES = {
+  NOT_FOUND: ErrorCode.PROBE_CHALLENGE_NOT_FOUND,
+  WRONG_PLAYER: ErrorCode.PROBE_WRONG_PLAYER,
+  WRONG_REGION: ErrorCode.PROBE_WRONG_REGION,
+  ALREADY_ANSWERED: ErrorCode.PROBE_ALREADY_ANSWERED,
+  NONCE_MISMATCH: ErrorCode.PROBE_NONCE_MISMATCH,
+  EXPIRED: ErrorCode.PROBE_EXPIRED,
+} as const satisfies Record<ProbeRefusal, ErrorCode>;
+
+export class ProbeRefusedError extends CodedError<(typeof REFUSAL_CODES)[ProbeRefusal]> {
   override name = 'ProbeRefusedError';
   constructor(
     readonly refusal: ProbeRefusal,
     message: string,
   ) {
-    super(message);
+    super(REFUSAL_CODES[refusal], message);
   }
 }
 

@@ -10,28 +10,19 @@ import {
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import {
-  ApiError,
-  contractPaths,
   ErrorCode,
   type ProbeAnswerResponse,
   type ProbeChallengeResponse,
 } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
+import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CandidateProjection } from '@matchplane/tickets';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { CurrentSession, PlayerAuthGuard, ReceivedAt } from '../auth/player-auth.guard';
 import { QueuePolicy } from '../queue/queue-policy';
 import { ProbeAnswerBody } from './probes.dto';
-import { ProbeRecorder, ProbeRefusedError, type ProbeRefusal } from './probe.recorder';
-
-const REFUSALS: Record<ProbeRefusal, { status: number; code: ErrorCode }> = {
-  NOT_FOUND: { status: 404, code: ErrorCode.PROBE_CHALLENGE_NOT_FOUND },
-  WRONG_PLAYER: { status: 403, code: ErrorCode.PROBE_WRONG_PLAYER },
-  WRONG_REGION: { status: 409, code: ErrorCode.PROBE_WRONG_REGION },
-  ALREADY_ANSWERED: { status: 409, code: ErrorCode.PROBE_ALREADY_ANSWERED },
-  NONCE_MISMATCH: { status: 403, code: ErrorCode.PROBE_NONCE_MISMATCH },
-  EXPIRED: { status: 410, code: ErrorCode.PROBE_EXPIRED },
-};
+import { ProbeRecorder } from './probe.recorder';
 
 @ApiTags('probes')
 @ApiBearerAuth()
@@ -72,28 +63,19 @@ export class ProbesController {
   ): Promise<ProbeAnswerResponse> {
     const recorder = this.requireRecorder();
     this.policy.region(region);
-    try {
-      const recorded = await recorder.answer(session.playerId, region, body, receivedAt);
-      if (recorded.ticket) await this.projection.applyAfterCommit(recorded.ticket);
-      return {
-        region,
-        rttMs: recorded.rttMs,
-        estimateMs: recorded.estimateMs,
-        samplesMs: recorded.samplesMs,
-      };
-    } catch (error) {
-      if (error instanceof ProbeRefusedError) {
-        const { status, code } = REFUSALS[error.refusal];
-        throw new ApiError(status, code, error.message);
-      }
-      throw error;
-    }
+    const recorded = await recorder.answer(session.playerId, region, body, receivedAt);
+    if (recorded.ticket) await this.projection.applyAfterCommit(recorded.ticket);
+    return {
+      region,
+      rttMs: recorded.rttMs,
+      estimateMs: recorded.estimateMs,
+      samplesMs: recorded.samplesMs,
+    };
   }
 
   private requireRecorder(): ProbeRecorder {
     if (!this.recorder) {
-      throw new ApiError(
-        503,
+      throw new CodedError(
         ErrorCode.NOT_CONFIGURED,
         'No probe recorder is configured; latency cannot be measured',
       );

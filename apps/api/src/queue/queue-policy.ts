@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ApiConfig, parseQueueModes, parseRegions, type QueueMode } from '@matchplane/config';
-import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { parseQueueModes, parseRegions, type QueueMode } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 
 /** The configured modes and regions, with the lookups routes use to refuse unknown ones. */
 @Injectable()
@@ -18,8 +20,7 @@ export class QueuePolicy {
   /** 404 UNKNOWN_REGION unless `region` is configured. */
   region(region: string): string {
     if (!this.regions.includes(region)) {
-      throw new ApiError(
-        404,
+      throw new CodedError(
         ErrorCode.UNKNOWN_REGION,
         `Unknown region "${region.slice(0, 64)}"; regions: ${this.regions.join(', ')}`,
       );
@@ -31,8 +32,7 @@ export class QueuePolicy {
   mode(mode: string): QueueMode {
     const found = this.modes.find((candidate) => candidate.mode === mode);
     if (!found) {
-      throw new ApiError(
-        422,
+      throw new CodedError(
         ErrorCode.UNKNOWN_MODE,
         `Unknown mode "${mode.slice(0, 64)}"; modes: ${this.modes.map((m) => m.mode).join(', ')}`,
       );

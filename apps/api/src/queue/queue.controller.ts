@@ -11,13 +11,9 @@ import {
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import {
-  ApiError,
-  contractPaths,
-  ErrorCode,
-  type QueueOptionsResponse,
-  type TicketResponse,
-} from '@matchplane/contracts';
+import { ErrorCode, type QueueOptionsResponse, type TicketResponse } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
+import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
@@ -29,7 +25,7 @@ import { QueueService } from './queue.service';
 const ticketId = new ParseUUIDPipe({
   version: undefined,
   exceptionFactory: () =>
-    new ApiError(400, ErrorCode.VALIDATION_FAILED, 'The ticket id must be a UUID'),
+    new CodedError(ErrorCode.VALIDATION_FAILED, 'The ticket id must be a UUID'),
 });
 
 const IDEMPOTENCY_HEADER = {
@@ -55,7 +51,7 @@ export class QueueController {
   constructor(private readonly queue: QueueService) {}
 
   @Get('options')
-  options(): QueueOptionsResponse {
+  options(): Promise<QueueOptionsResponse> {
     return this.queue.options();
   }
 

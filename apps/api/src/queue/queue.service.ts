@@ -3,20 +3,22 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { Histogram } from 'prom-client';
 import { DataSource, type EntityManager } from 'typeorm';
-import { ApiConfig, ServiceConfig } from '@matchplane/config';
+import { RedisKeyspace } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import {
-  ApiError,
   ErrorCode,
   type QueueOptionsResponse,
   type TicketExplanation,
   type TicketResponse,
 } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import { isTerminalTicketState, measuredRegions } from '@matchplane/domain';
 import { MetricsRegistry } from '@matchplane/observability';
 import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
 import {
   CandidateProjection,
+  QueueWaitEstimates,
   ticketExplanationKey,
   TicketStore,
   type StoredTicket,
@@ -35,6 +37,7 @@ export function ticketResponse(
   ticket: StoredTicket,
   now: Date,
   explanation?: TicketExplanation,
+  estimatedWaitSeconds?: number | null,
 ): TicketResponse {
   const predictedRtt = ticket.predictedRtt;
   const end = ticket.finishedAt ?? (ticket.state === 'SEARCHING' ? now : ticket.stateChangedAt);
@@ -52,7 +55,19 @@ export function ticketResponse(
     ...(ticket.matchId ? { matchId: ticket.matchId } : {}),
     ...(ticket.endReason ? { endReason: ticket.endReason } : {}),
     ...(explanation && ticket.state === 'SEARCHING' ? { explanation } : {}),
+    ...(estimatedWaitSeconds !== undefined && ticket.state === 'SEARCHING'
+      ? { estimatedWaitSeconds }
+      : {}),
   };
+}
+
+/** The region a searching ticket is most likely matched in: its lowest measured RTT. */
+function likeliestRegion(predictedRtt: Readonly<Record<string, number>>): string | undefined {
+  let best: [string, number] | undefined;
+  for (const [region, rtt] of Object.entries(predictedRtt)) {
+    if (Number.isFinite(rtt) && (!best || rtt < best[1])) best = [region, rtt];
+  }
+  return best?.[0];
 }
 
 const HEARTBEAT_ROUTE = 'POST queue/tickets/:id/heartbeat';
@@ -77,14 +92,15 @@ export class QueueService {
     private readonly players: PlayerStore,
     private readonly latencies: LatencyStore,
     private readonly projection: CandidateProjection,
+    private readonly waits: QueueWaitEstimates,
     private readonly policy: QueuePolicy,
     private readonly dataSource: DataSource,
     @Inject(Redis) private readonly redis: Redis,
-    @Inject(ServiceConfig) config: ServiceConfig,
+    @Inject(RedisKeyspace) keyspace: RedisKeyspace,
     @Inject(ApiConfig) apiConfig: ApiConfig,
     @Inject(MetricsRegistry) metrics: MetricsRegistry,
   ) {
-    this.prefix = config.REDIS_KEY_PREFIX;
+    this.prefix = keyspace.REDIS_KEY_PREFIX;
     const batchSizes = new Histogram({
       name: 'api_heartbeat_batch_size',
       help: 'Heartbeats written per transaction (those arriving together share one)',
@@ -103,12 +119,14 @@ export class QueueService {
     );
   }
 
-  options(): QueueOptionsResponse {
+  async options(): Promise<QueueOptionsResponse> {
+    const depths = await this.projection.depths(this.policy.modes.map(({ mode }) => mode));
     return {
       modes: this.policy.modes.map(({ mode, teamSize, teamCount }) => ({
         mode,
         teamSize,
         teamCount,
+        queueDepth: depths[mode] ?? 0,
       })),
       regions: [...this.policy.regions],
       heartbeatIntervalMs: this.policy.heartbeatIntervalMs,
@@ -127,15 +145,14 @@ export class QueueService {
         const now = new Date();
         const profile = await this.players.queueEntryProfile(manager, playerId);
         if (!profile)
-          throw new ApiError(401, ErrorCode.UNAUTHENTICATED, 'The session belongs to no player');
+          throw new CodedError(ErrorCode.UNAUTHENTICATED, 'The session belongs to no player');
         if (profile.cooldownUntil && profile.cooldownUntil > now) {
           const seconds = Math.ceil((profile.cooldownUntil.getTime() - now.getTime()) / 1000);
-          throw new ApiError(
-            429,
+          throw new CodedError(
             ErrorCode.COOLDOWN_ACTIVE,
             `A no-show penalty is in force for ${seconds} s more`,
             {
-              headers: { 'retry-after': String(seconds) },
+              retryAfterSeconds: seconds,
             },
           );
         }
@@ -143,8 +160,7 @@ export class QueueService {
         if (live) throw liveTicketConflict(live.id);
         const predictedRtt = await this.latencies.estimates(manager, playerId, this.policy.regions);
         if (Object.keys(predictedRtt).length === 0) {
-          throw new ApiError(
-            409,
+          throw new CodedError(
             ErrorCode.NO_LATENCY_MEASURED,
             'Probe at least one region (POST /v1/probes/{region}/challenge) before queueing',
           );
@@ -155,7 +171,10 @@ export class QueueService {
           now,
         );
         await this.projection.refreshAfterCommit(manager, ticket);
-        return { status: 201, body: ticketResponse(ticket, now) };
+        return {
+          status: 201,
+          body: ticketResponse(ticket, now, undefined, this.estimatedWait(ticket)),
+        };
       },
     );
     return outcome;
@@ -205,7 +224,12 @@ export class QueueService {
           const ticket = beaten.get(beat.ticketId);
           if (ticket && isBeaten(beat)) {
             written.set(claimed[index] as IdempotentRequest, ticket);
-            return { value: { status: 200, body: ticketResponse(ticket, now) } };
+            return {
+              value: {
+                status: 200,
+                body: ticketResponse(ticket, now, undefined, this.estimatedWait(ticket)),
+              },
+            };
           }
           const other = others.get(beat.ticketId);
           return {
@@ -239,8 +263,7 @@ export class QueueService {
         if (!current || current.playerId !== playerId) throw ticketNotFound(ticketId);
         if (isTerminalTicketState(current.state)) throw ticketFinished(current);
         if (current.state !== 'SEARCHING') {
-          throw new ApiError(
-            409,
+          throw new CodedError(
             ErrorCode.TICKET_NOT_CANCELLABLE,
             `Ticket ${ticketId} is ${current.state}: it has a match and can no longer be cancelled from the queue`,
           );
@@ -262,7 +285,7 @@ export class QueueService {
     const ticket = await this.tickets.load(this.dataSource.manager, ticketId);
     if (!ticket || ticket.playerId !== playerId) throw ticketNotFound(ticketId);
     const explanation = ticket.state === 'SEARCHING' ? await this.explanation(ticketId) : undefined;
-    return ticketResponse(ticket, new Date(), explanation);
+    return ticketResponse(ticket, new Date(), explanation, this.estimatedWait(ticket));
   }
 
   private async createTicket(
@@ -279,6 +302,13 @@ export class QueueService {
     }
   }
 
+  /** A searching ticket's estimated wait (QueueWaitEstimates; null: no recent match to go by). */
+  private estimatedWait(ticket: StoredTicket): number | null | undefined {
+    if (ticket.state !== 'SEARCHING') return undefined;
+    const region = likeliestRegion(ticket.predictedRtt);
+    return region === undefined ? null : this.waits.estimateSeconds(ticket.mode, region);
+  }
+
   private async explanation(ticketId: string): Promise<TicketExplanation | undefined> {
     const raw = await this.redis.get(ticketExplanationKey(this.prefix, ticketId)).catch(() => null);
     if (raw === null) return undefined;
@@ -290,22 +320,20 @@ export class QueueService {
   }
 }
 
-function ticketNotFound(ticketId: string): ApiError {
+function ticketNotFound(ticketId: string): CodedError {
   // Another player's ticket is indistinguishable from a missing one: ids are not disclosed.
-  return new ApiError(404, ErrorCode.TICKET_NOT_FOUND, `No ticket ${ticketId} of this player`);
+  return new CodedError(ErrorCode.TICKET_NOT_FOUND, `No ticket ${ticketId} of this player`);
 }
 
-function ticketFinished(ticket: StoredTicket): ApiError {
-  return new ApiError(
-    409,
+function ticketFinished(ticket: StoredTicket): CodedError {
+  return new CodedError(
     ErrorCode.TICKET_FINISHED,
     `Ticket ${ticket.id} is ${ticket.state}; create a new ticket to queue again`,
   );
 }
 
-function liveTicketConflict(ticketId?: string): ApiError {
-  return new ApiError(
-    409,
+function liveTicketConflict(ticketId?: string): CodedError {
+  return new CodedError(
     ErrorCode.TICKET_ALREADY_LIVE,
     `This player already holds a live ticket${ticketId ? ` (${ticketId})` : ''}; cancel it or wait for its match to end`,
   );

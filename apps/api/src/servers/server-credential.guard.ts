@@ -12,13 +12,14 @@ import {
   LIVE_ALLOCATION_STATES,
   type AllocationRecord,
 } from '@matchplane/allocation';
-import { ApiError, ErrorCode } from '@matchplane/contracts';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 
 export interface ServerRequest extends FastifyRequest {
   allocation?: AllocationRecord;
 }
 
-const CHALLENGE = { 'www-authenticate': 'Bearer realm="matchplane-servers"' };
+const CHALLENGE = 'Bearer realm="matchplane-servers"';
 
 /**
  * Game-server routes: `Authorization: Bearer <workload credential>`, the secret the allocator
@@ -39,36 +40,29 @@ export class ServerCredentialGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<ServerRequest>();
     const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
     if (!match?.[1]) {
-      throw new ApiError(
-        401,
-        ErrorCode.UNAUTHENTICATED,
-        'A server workload credential is required',
-        {
-          headers: CHALLENGE,
-        },
-      );
+      throw new CodedError(ErrorCode.UNAUTHENTICATED, 'A server workload credential is required', {
+        challenge: CHALLENGE,
+      });
     }
     const allocation = await this.allocations.byCredentialHash(
       this.dataSource.manager,
       hashWorkloadCredential(match[1]),
     );
     if (!allocation) {
-      throw new ApiError(401, ErrorCode.UNAUTHENTICATED, 'The workload credential is not valid', {
-        headers: CHALLENGE,
+      throw new CodedError(ErrorCode.UNAUTHENTICATED, 'The workload credential is not valid', {
+        challenge: CHALLENGE,
       });
     }
     if (!LIVE_ALLOCATION_STATES.includes(allocation.state)) {
-      throw new ApiError(
-        401,
+      throw new CodedError(
         ErrorCode.ALLOCATION_ENDED,
         `The workload credential's allocation is ${allocation.state}: match ${allocation.matchId} is over`,
-        { headers: CHALLENGE },
+        { challenge: CHALLENGE },
       );
     }
     const params = request.params as Record<string, string | undefined>;
     if (params.id !== allocation.serverId) {
-      throw new ApiError(
-        403,
+      throw new CodedError(
         ErrorCode.FORBIDDEN,
         'The workload credential belongs to another server',
       );

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AllocationStore, RosterStore, type AllocationRecord } from '@matchplane/allocation';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import {
-  ApiError,
   ErrorCode,
   SERVER_PROTOCOL_VERSION,
   type InitialConnectResponse,
@@ -11,6 +10,7 @@ import {
   type RegisterServerResponse,
   type RosterResponse,
 } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
 import { isTerminalMatchState, type MatchSnapshot, type TicketCommand } from '@matchplane/domain';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import {
@@ -42,9 +42,8 @@ const SERIALIZABLE: TransactionOptions = {
 // between unrelated matches. A deadlock (40P01) is still retried.
 const REGISTER: TransactionOptions = { maxAttempts: 5, baseDelayMs: 5 };
 
-function stateConflict(match: MatchSnapshot, what: string): ApiError {
-  return new ApiError(
-    409,
+function stateConflict(match: MatchSnapshot, what: string): CodedError {
+  return new CodedError(
     ErrorCode.MATCH_STATE_CONFLICT,
     `Match ${match.id} is ${match.state}: ${what}`,
   );
@@ -84,8 +83,7 @@ export class ServerLifecycleService {
     body: RegisterServerBody,
   ): Promise<RegisterServerResponse> {
     if (body.protocolVersion !== SERVER_PROTOCOL_VERSION) {
-      throw new ApiError(
-        400,
+      throw new CodedError(
         ErrorCode.SERVER_PROTOCOL_UNSUPPORTED,
         `Protocol version ${body.protocolVersion} is not supported; this control plane speaks ${SERVER_PROTOCOL_VERSION}`,
       );
@@ -111,11 +109,10 @@ export class ServerLifecycleService {
         );
         const roster = await this.rosters.liveRoster(manager, match.id, allocation.serverId, now);
         if (!roster.ok || roster.entries.length !== match.participants.length) {
-          throw new ApiError(
-            409,
+          throw new CodedError(
             ErrorCode.ASSIGNMENTS_NOT_READY,
             `Not every participant of match ${match.id} holds a live assignment to this server${roster.ok ? '' : `: ${roster.problem}`}`,
-            { headers: { 'retry-after': '1' } },
+            { retryAfterSeconds: 1 },
           );
         }
         const changes = await this.matches.advance(
@@ -178,11 +175,10 @@ export class ServerLifecycleService {
           }));
         }
         if (!manifest || !entries) {
-          throw new ApiError(
-            409,
+          throw new CodedError(
             ErrorCode.ASSIGNMENTS_NOT_READY,
             `The roster of match ${match.id} cannot be served: ${roster.ok ? 'not published' : roster.problem}`,
-            { headers: { 'retry-after': '1' } },
+            { retryAfterSeconds: 1 },
           );
         }
         return {
@@ -215,8 +211,7 @@ export class ServerLifecycleService {
       const participants = new Set(match.participants.map((p) => p.playerId));
       const unknown = body.connectedPlayerIds.filter((id) => !participants.has(id));
       if (unknown.length > 0) {
-        throw new ApiError(
-          400,
+        throw new CodedError(
           ErrorCode.UNKNOWN_PARTICIPANT,
           `Not participants of match ${match.id}: ${unknown.join(', ')}`,
         );
@@ -344,8 +339,7 @@ export class ServerLifecycleService {
       body.winningTeam !== undefined &&
       (body.outcome !== 'COMPLETED' || !teams.has(body.winningTeam))
     ) {
-      throw new ApiError(
-        400,
+      throw new CodedError(
         ErrorCode.VALIDATION_FAILED,
         `winningTeam must be a team of match ${match.id} on a COMPLETED result`,
       );
@@ -353,15 +347,13 @@ export class ServerLifecycleService {
     const participants = new Set(match.participants.map((p) => p.playerId));
     for (const [playerId, score] of Object.entries(body.scores ?? {})) {
       if (!participants.has(playerId)) {
-        throw new ApiError(
-          400,
+        throw new CodedError(
           ErrorCode.UNKNOWN_PARTICIPANT,
           `scores names ${playerId}, not a participant of match ${match.id}`,
         );
       }
       if (typeof score !== 'number' || !Number.isFinite(score)) {
-        throw new ApiError(
-          400,
+        throw new CodedError(
           ErrorCode.VALIDATION_FAILED,
           `scores.${playerId} must be a finite number`,
         );
@@ -376,7 +368,7 @@ export class ServerLifecycleService {
   ): Promise<MatchSnapshot> {
     const match = await this.matches.load(manager, allocation.matchId, options);
     if (!match)
-      throw new ApiError(404, ErrorCode.NOT_FOUND, `Match ${allocation.matchId} no longer exists`);
+      throw new CodedError(ErrorCode.NOT_FOUND, `Match ${allocation.matchId} no longer exists`);
     return match;
   }
 
@@ -423,12 +415,11 @@ export class ServerLifecycleService {
       );
     } catch (error) {
       if (error instanceof TransactionRetriesExhaustedError) {
-        throw new ApiError(
-          503,
+        throw new CodedError(
           ErrorCode.CONTENDED,
           'Too many concurrent changes to this match right now; retry',
           {
-            headers: { 'retry-after': '1' },
+            retryAfterSeconds: 1,
           },
         );
       }

@@ -3,12 +3,12 @@ import { ApiBearerAuth, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AllocationRecord } from '@matchplane/allocation';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import {
-  contractPaths,
   type InitialConnectResponse,
   type MatchResultResponse,
   type RegisterServerResponse,
   type RosterResponse,
 } from '@matchplane/contracts';
+import { contractPaths } from '@matchplane/routing';
 import { CurrentAllocation, ServerCredentialGuard } from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
 import { InitialConnectBody, MatchResultBody, RegisterServerBody } from './servers.dto';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { lastValueFrom, timeout } from 'rxjs';
-import { ApiConfig } from '@matchplane/config';
+import { RedisKeyspace } from '@matchplane/config';
 import { sessionRevokedPattern, type SessionRevokedNotification } from '@matchplane/contracts';
 import type { AuthenticatedSession } from '@matchplane/players';
 
@@ -24,9 +24,9 @@ export class SessionRevocationPublisher {
 
   constructor(
     @Inject(SESSION_REVOCATIONS_CLIENT) private readonly client: ClientProxy,
-    @Inject(ApiConfig) config: ApiConfig,
+    @Inject(RedisKeyspace) keyspace: RedisKeyspace,
   ) {
-    this.pattern = sessionRevokedPattern(config.REDIS_KEY_PREFIX);
+    this.pattern = sessionRevokedPattern(keyspace.REDIS_KEY_PREFIX);
   }
 
   async announce(session: AuthenticatedSession): Promise<void> {

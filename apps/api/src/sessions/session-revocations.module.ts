@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
-import { ApiConfig } from '@matchplane/config';
+import { ApiConfig } from '../api.config';
 import { redisTransportOptions } from '@matchplane/persistence';
 import {
   SESSION_REVOCATIONS_CLIENT,

@@ -1,19 +1,8 @@
 import { Body, Controller, Delete, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import {
-  ApiError,
-  contractPaths,
-  ErrorCode,
-  PlayerRoutes,
-  PublicRoute,
-  type SessionResponse,
-} from '@matchplane/contracts';
-import {
-  InvalidCredentialError,
-  SessionService,
-  UnknownIdentityProviderError,
-  type AuthenticatedSession,
-} from '@matchplane/players';
+import { PlayerRoutes, type SessionResponse } from '@matchplane/contracts';
+import { contractPaths, PublicRoute } from '@matchplane/routing';
+import { SessionService, type AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { SessionRevocationPublisher } from './session-revocation.publisher';
@@ -31,27 +20,13 @@ export class SessionsController {
   @PublicRoute('this is how a player gets a token; the identity verifier checks the credential')
   @RateLimit(RateLimitScope.SESSION_CREATION)
   async create(@Body() body: CreateSessionBody): Promise<SessionResponse> {
-    try {
-      const issued = await this.sessions.create(body.provider ?? 'guest', body.credential);
-      return {
-        token: issued.token,
-        expiresAt: issued.expiresAt.toISOString(),
-        playerId: issued.playerId,
-        ...(issued.deviceSecret ? { deviceSecret: issued.deviceSecret } : {}),
-      };
-    } catch (error) {
-      if (error instanceof UnknownIdentityProviderError) {
-        throw new ApiError(400, ErrorCode.UNKNOWN_IDENTITY_PROVIDER, error.message);
-      }
-      if (error instanceof InvalidCredentialError) {
-        throw new ApiError(
-          401,
-          ErrorCode.INVALID_CREDENTIAL,
-          `The credential was not accepted: ${error.message}`,
-        );
-      }
-      throw error;
-    }
+    const issued = await this.sessions.create(body.provider ?? 'guest', body.credential);
+    return {
+      token: issued.token,
+      expiresAt: issued.expiresAt.toISOString(),
+      playerId: issued.playerId,
+      ...(issued.deviceSecret ? { deviceSecret: issued.deviceSecret } : {}),
+    };
   }
 
   @Delete(PlayerRoutes.currentSession)

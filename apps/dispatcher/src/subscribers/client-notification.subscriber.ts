@@ -1,9 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
-import { ServiceConfig } from '@matchplane/config';
+import { RedisKeyspace } from '@matchplane/config';
 import { notificationPattern, type StateNotification } from '@matchplane/contracts';
-import { EVENT_TYPES, SubscribesTo, type OutboxEnvelope, type OutboxSubscriber } from '@matchplane/outbox';
+import {
+  EVENT_TYPES,
+  SubscribesTo,
+  type OutboxEnvelope,
+  type OutboxSubscriber,
+} from '@matchplane/outbox';
 
 export const NOTIFICATIONS_CLIENT = Symbol('NOTIFICATIONS_CLIENT');
 
@@ -19,9 +24,9 @@ export class ClientNotificationSubscriber implements OutboxSubscriber {
 
   constructor(
     @Inject(NOTIFICATIONS_CLIENT) private readonly client: ClientProxy,
-    @Inject(ServiceConfig) config: ServiceConfig,
+    @Inject(RedisKeyspace) keyspace: RedisKeyspace,
   ) {
-    this.pattern = notificationPattern(config.REDIS_KEY_PREFIX);
+    this.pattern = notificationPattern(keyspace.REDIS_KEY_PREFIX);
   }
 
   async handle(envelope: OutboxEnvelope): Promise<void> {

@@ -7,7 +7,7 @@ import {
   releaseJobOptions,
   type AllocationReleaseJobData,
 } from '@matchplane/allocation';
-import { MaintenanceConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../maintenance.config';
 import { bullConnection } from '@matchplane/persistence';
 import {
   AllocationReleaser,

@@ -1,4 +1,5 @@
-import { MaintenanceConfig, loadConfig } from '@matchplane/config';
+import { loadConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../maintenance.config';
 import { MATCH_STATES, isTerminalMatchState } from '@matchplane/domain';
 import { RECONCILIATION_CASES, RECONCILIATION_STAGES } from './reconciliation-case';
 import { ReconciliationModule, reconciliationOptions } from './reconciliation.module';

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule, type ModuleMetadata, type Type } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { MaintenanceConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../maintenance.config';
 import { MatchLifecycle, MatchesModule } from '@matchplane/matches';
 import { OutboxModule } from '@matchplane/outbox';
 import { noShowPenaltyPolicy } from '@matchplane/players';

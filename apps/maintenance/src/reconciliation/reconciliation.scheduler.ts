@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { MaintenanceConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../maintenance.config';
 import { sqlStateOf } from '@matchplane/persistence';
 import { sleep } from '../retention/retention.purger';
 import { RECONCILIATION_CASES } from './reconciliation-case';

@@ -1,4 +1,5 @@
-import { ConfigError, type MaintenanceConfig } from '@matchplane/config';
+import { ConfigError } from '@matchplane/config';
+import { type MaintenanceConfig } from '../maintenance.config';
 import { AllocationRetention } from '@matchplane/allocation';
 import { MatchRetention } from '@matchplane/matches';
 import { DEAD_LETTER_HOLD_SQL, OutboxRetention } from '@matchplane/outbox';

@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { AllocationRetentionModule } from '@matchplane/allocation';
-import { MaintenanceConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../maintenance.config';
 import { MatchRetentionModule } from '@matchplane/matches';
 import { OutboxRetentionModule, OutboxStatsService } from '@matchplane/outbox';
 import { SessionRetentionModule } from '@matchplane/players';

@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { MaintenanceConfig } from '@matchplane/config';
+import { MaintenanceConfig } from '../maintenance.config';
 import { OutboxStatsService, type OutboxStats } from '@matchplane/outbox';
 import { sqlStateOf } from '@matchplane/persistence';
 import { RETENTION_POLICIES } from './retention-policy';

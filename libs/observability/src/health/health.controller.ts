@@ -1,13 +1,15 @@
 import { Controller, Get, Header, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { PublicRoute } from '@matchplane/contracts';
+import { PublicRoute } from '@matchplane/routing';
 import type { HealthCheckResult } from '@nestjs/terminus';
 import { MetricsRegistry } from '../metrics.registry';
 import { AppHealthService } from './app-health.service';
 
 /** Ops routes of the API process, outside the versioned contract (and its OpenAPI document). */
 @ApiExcludeController()
-@PublicRoute('health checks and metrics scrapers carry no credentials; bind them to a private network')
+@PublicRoute(
+  'health checks and metrics scrapers carry no credentials; bind them to a private network',
+)
 @Controller()
 export class HealthController {
   constructor(

@@ -1,7 +1,16 @@
 import { IsNotEmpty, IsString, MinLength } from 'class-validator';
-import { ApiConfig, DispatcherConfig, GameServerConfig, MigrateConfig } from './app-configs';
-import { EnvVar } from './env-var.decorator';
-import { ConfigError, loadConfig, redactedConfig } from './load-config';
+import {
+  ConfigError,
+  EnvVar,
+  IsIntInRange,
+  ServiceConfig,
+  loadConfig,
+  redactedConfig,
+} from '@matchplane/config';
+import { ApiConfig } from '../../apps/api/src/api.config';
+import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
+import { GameServerConfig } from '../../apps/game-server/src/game-server.config';
+import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 
 class RequiresKeyFile extends ApiConfig {
   @EnvVar({ description: 'Path of the signing key file' })
@@ -80,9 +89,15 @@ describe(loadConfig.name, () => {
   });
 
   it('never echoes the value of a secret, in errors or in the loggable view', () => {
-    const problems = problemsOf(() => loadConfig(RequiresKeyFile, { KEY_FILE: '/k', SIGNING_SECRET: '  ' }));
+    const problems = problemsOf(() =>
+      loadConfig(RequiresKeyFile, { KEY_FILE: '/k', SIGNING_SECRET: '  ' }),
+    );
     expect(problems.join()).not.toContain('  "');
-    const config = loadConfig(RequiresKeyFile, { KEY_FILE: '/k', SIGNING_SECRET: 'hunter22-long', REDIS_PASSWORD: 'pw' });
+    const config = loadConfig(RequiresKeyFile, {
+      KEY_FILE: '/k',
+      SIGNING_SECRET: 'hunter22-long',
+      REDIS_PASSWORD: 'pw',
+    });
     const view = JSON.stringify(redactedConfig(config));
     expect(view).not.toContain('hunter22-long');
     expect(view).not.toContain('"pw"');
@@ -91,5 +106,31 @@ describe(loadConfig.name, () => {
 
   it('treats an empty variable as unset, so the default applies', () => {
     expect(loadConfig(ApiConfig, { API_PORT: '' }).API_PORT).toBe(3000);
+  });
+
+  it("runs a class's checks across variables once each variable is valid, failing the same way", () => {
+    class Window extends ServiceConfig {
+      static crossVariableProblems(config: Window): string[] {
+        return config.FROM_MS <= config.TO_MS
+          ? []
+          : [`FROM_MS must be at most TO_MS (${config.TO_MS}) (got ${config.FROM_MS})`];
+      }
+
+      @EnvVar({ description: 'start' })
+      @IsIntInRange(0, 1_000)
+      FROM_MS = 0;
+
+      @EnvVar({ description: 'end' })
+      @IsIntInRange(0, 1_000)
+      TO_MS = 10;
+    }
+    expect(loadConfig(Window, { FROM_MS: '5' }).FROM_MS).toBe(5);
+    expect(problemsOf(() => loadConfig(Window, { FROM_MS: '50' }))).toEqual([
+      'FROM_MS must be at most TO_MS (10) (got 50)',
+    ]);
+    // A malformed variable is reported on its own, before any check that would misread it.
+    expect(problemsOf(() => loadConfig(Window, { FROM_MS: '5000' }))).toEqual([
+      'FROM_MS must be an integer from 0 to 1000 (got "5000")',
+    ]);
   });
 });

@@ -1,0 +1,213 @@
+import {
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Matches,
+} from 'class-validator';
+import {
+  EnvVar,
+  IsIntInRange,
+  IsPort,
+  ServiceConfig,
+  noShowCooldownBaseSeconds,
+  noShowCooldownCapSeconds,
+  sessionTtlSeconds,
+} from '@matchplane/config';
+
+export class ApiConfig extends ServiceConfig {
+  @EnvVar({ description: 'Address the API binds' })
+  @IsString()
+  @IsNotEmpty()
+  API_HOST = '0.0.0.0';
+
+  @EnvVar({ description: 'Port of the HTTP and WebSocket API (also serves /health and /metrics)' })
+  @IsPort()
+  API_PORT = 3000;
+
+  @EnvVar({
+    description:
+      'Operator credentials for /v1/admin: comma-separated name=token pairs, each token at least 32 characters. Unset: admin routes answer 503',
+    secret: true,
+  })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_.@-]+=[^,=\s]{32,}(,[A-Za-z0-9_.@-]+=[^,=\s]{32,})*$/, {
+    message: 'must be comma-separated name=token pairs with tokens of at least 32 characters',
+  })
+  OPERATOR_TOKENS?: string = undefined;
+
+  @sessionTtlSeconds()
+  SESSION_TTL_SECONDS = 86_400;
+
+  @EnvVar({
+    description:
+      'How long a probe challenge may be answered (ms); a slower answer is no usable RTT',
+  })
+  @IsIntInRange(100, 60_000)
+  PROBE_CHALLENGE_TTL_MS = 5_000;
+
+  @EnvVar({ description: 'Probe samples kept per player and region; the estimate is their median' })
+  @IsIntInRange(1, 50)
+  PROBE_SAMPLES_KEPT = 3;
+
+  @EnvVar({
+    description:
+      "lock_timeout of the API's database sessions (ms): how long a request waits for a row lock, e.g. for a concurrent request with the same Idempotency-Key, before answering 409",
+  })
+  @IsIntInRange(10, 60_000)
+  API_LOCK_TIMEOUT_MS = 5_000;
+
+  @EnvVar({
+    description:
+      'Largest JSON request body (bytes); a larger one is refused with 413 PAYLOAD_TOO_LARGE before it is parsed',
+  })
+  @IsIntInRange(1_024, 16_777_216)
+  API_BODY_LIMIT_BYTES = 65_536;
+
+  @EnvVar({
+    description:
+      'Deepest nesting of arrays and objects in a JSON body or notification frame; deeper is refused (400 JSON_TOO_DEEP, or an `error` message on a socket) before anything walks it recursively. Our own messages nest at most 3 deep',
+  })
+  @IsIntInRange(4, 512)
+  API_JSON_MAX_DEPTH = 32;
+
+  @EnvVar({
+    description: 'Heartbeats arriving together share one transaction: at most this many in one',
+  })
+  @IsIntInRange(1, 1_000)
+  HEARTBEAT_BATCH_SIZE = 128;
+
+  @EnvVar({
+    description:
+      'Heartbeat transactions in flight at once; heartbeats arriving while all are busy go together in the next',
+  })
+  @IsIntInRange(1, 64)
+  HEARTBEAT_BATCHES_IN_FLIGHT = 4;
+
+  @EnvVar({
+    description:
+      'Reverse proxies in front of the API whose X-Forwarded-For is trusted: the client address (which per-address limits count) is the one this many hops back. 0: the peer address itself',
+  })
+  @IsIntInRange(0, 16)
+  API_TRUST_PROXY_HOPS = 0;
+
+  // Abuse limits (fixed windows counted in Redis, so they hold across API replicas). Each default
+  // sits far above what a well-behaved client does: the SDK heartbeats once per
+  // TICKET_HEARTBEAT_INTERVAL_MS (10 s) and probes a few times per region when it signs in.
+
+  @EnvVar({
+    description:
+      'Window of every API_RATE_LIMIT_* count (ms); a client that goes over a limit is refused with 429 RATE_LIMITED and Retry-After for one window from then',
+  })
+  @IsIntInRange(1_000, 3_600_000)
+  API_RATE_LIMIT_WINDOW_MS = 60_000;
+
+  @EnvVar({
+    description:
+      'Sessions one client address may create (POST /v1/sessions) per window; 0: no limit. Generous for players sharing an address (NAT)',
+  })
+  @IsIntInRange(0, 10_000_000)
+  API_RATE_LIMIT_SESSIONS_PER_ADDRESS = 300;
+
+  @EnvVar({
+    description:
+      "Requests one player session may make on player routes (queue, probes, matches) per window; 0: no limit. Default 600 a minute: 100 times the SDK's heartbeat cadence",
+  })
+  @IsIntInRange(0, 10_000_000)
+  API_RATE_LIMIT_REQUESTS_PER_SESSION = 600;
+
+  @EnvVar({
+    description:
+      'Probe challenges one player session may ask for per window (POST /v1/probes/{region}/challenge); 0: no limit. The SDK asks a few per region when it signs in',
+  })
+  @IsIntInRange(0, 10_000_000)
+  API_RATE_LIMIT_PROBES_PER_SESSION = 120;
+
+  @EnvVar({
+    description:
+      'Requests one game server (its workload credential and server id) may make on server routes per window; 0: no limit. A server makes a handful per match',
+  })
+  @IsIntInRange(0, 10_000_000)
+  API_RATE_LIMIT_REQUESTS_PER_SERVER = 600;
+
+  @EnvVar({
+    description:
+      'Requests one client address may make on player and server routes per window, whatever the credential (a flood of made-up tokens included); 0: no limit. Default 120,000 a minute: thousands of players behind one NAT',
+  })
+  @IsIntInRange(0, 100_000_000)
+  API_RATE_LIMIT_REQUESTS_PER_ADDRESS = 120_000;
+
+  @EnvVar({
+    description:
+      'Notification sockets one player session may hold open on one API replica; one more is closed with 4429 (TOO_MANY_CONNECTIONS). 0: no limit',
+  })
+  @IsIntInRange(0, 100_000)
+  NOTIFY_MAX_SOCKETS_PER_SESSION = 8;
+
+  @EnvVar({
+    description:
+      'Notification sockets one client address may hold open on one API replica (authenticated or not); one more is closed with 4429 before its token is read. 0: no limit',
+  })
+  @IsIntInRange(0, 10_000_000)
+  NOTIFY_MAX_SOCKETS_PER_ADDRESS = 10_000;
+
+  @EnvVar({
+    description: 'JWT players: JWKS URL of the identity provider (or PLAYER_JWT_JWKS_FILE)',
+  })
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  PLAYER_JWT_JWKS_URL?: string = undefined;
+
+  @EnvVar({ description: 'JWT players: path of a JSON JWKS file (or PLAYER_JWT_JWKS_URL)' })
+  @IsOptional()
+  @IsString()
+  PLAYER_JWT_JWKS_FILE?: string = undefined;
+
+  @EnvVar({ description: 'JWT players: required `iss` claim' })
+  @IsOptional()
+  @IsString()
+  PLAYER_JWT_ISSUER?: string = undefined;
+
+  @EnvVar({ description: 'JWT players: required `aud` claim' })
+  @IsOptional()
+  @IsString()
+  PLAYER_JWT_AUDIENCE?: string = undefined;
+
+  @EnvVar({
+    description:
+      'Notification sockets: messages a client may leave unread (confirmed by WebSocket pong) before it is sent a resync and closed with 4008',
+  })
+  @IsIntInRange(4, 100_000)
+  NOTIFY_SOCKET_BUFFER = 256;
+
+  @EnvVar({
+    description:
+      'Notification sockets: bytes queued in the server for one socket (ws bufferedAmount) at which it is closed with 4008 like an overflowing buffer',
+  })
+  @IsIntInRange(1_024, 268_435_456)
+  NOTIFY_SOCKET_BUFFER_BYTES = 1_048_576;
+
+  @EnvVar({
+    description:
+      'Notification sockets: ping interval (ms); a socket that answered no ping for a whole interval is dropped as dead',
+  })
+  @IsIntInRange(100, 600_000)
+  NOTIFY_HEARTBEAT_INTERVAL_MS = 30_000;
+
+  @EnvVar({ description: 'Notification sockets: matches one resume message may name' })
+  @IsIntInRange(1, 1_000)
+  NOTIFY_RESUME_MAX_MATCHES = 20;
+
+  @noShowCooldownBaseSeconds()
+  NO_SHOW_COOLDOWN_BASE_SECONDS = 60;
+
+  @noShowCooldownCapSeconds()
+  NO_SHOW_COOLDOWN_CAP_SECONDS = 3_600;
+
+  @EnvVar({
+    description:
+      'A match whose no-shows leave some team with fewer connected players than this fails (NO_SHOW) at initial connect; otherwise it goes on without them',
+  })
+  @IsIntInRange(1, 64)
+  MATCH_MIN_CONNECTED_PER_TEAM = 1;
+}

@@ -1,0 +1,47 @@
+import { pickVariables } from '@matchplane/config';
+import type { ApiConfig } from '../api.config';
+
+/**
+ * What the notification sockets read of ApiConfig, as a DI token of its own (an ApiConfig
+ * satisfies it too).
+ */
+export abstract class NotificationSocketOptions {
+  abstract readonly NOTIFY_SOCKET_BUFFER: number;
+  abstract readonly NOTIFY_SOCKET_BUFFER_BYTES: number;
+  abstract readonly NOTIFY_HEARTBEAT_INTERVAL_MS: number;
+  abstract readonly NOTIFY_RESUME_MAX_MATCHES: number;
+  abstract readonly NOTIFY_MAX_SOCKETS_PER_SESSION: number;
+  abstract readonly NOTIFY_MAX_SOCKETS_PER_ADDRESS: number;
+  abstract readonly API_JSON_MAX_DEPTH: number;
+  abstract readonly API_TRUST_PROXY_HOPS: number;
+
+  static of(config: ApiConfig): NotificationSocketOptions {
+    return pickVariables(config, [
+      'NOTIFY_SOCKET_BUFFER',
+      'NOTIFY_SOCKET_BUFFER_BYTES',
+      'NOTIFY_HEARTBEAT_INTERVAL_MS',
+      'NOTIFY_RESUME_MAX_MATCHES',
+      'NOTIFY_MAX_SOCKETS_PER_SESSION',
+      'NOTIFY_MAX_SOCKETS_PER_ADDRESS',
+      'API_JSON_MAX_DEPTH',
+      'API_TRUST_PROXY_HOPS',
+    ]);
+  }
+}
+
+/** The Redis the fan-out listener subscribes on, and the deployment's key prefix. */
+export abstract class NotificationFanoutOptions {
+  abstract readonly REDIS_HOST: string;
+  abstract readonly REDIS_PORT: number;
+  abstract readonly REDIS_PASSWORD?: string;
+  abstract readonly REDIS_KEY_PREFIX: string;
+
+  static of(config: ApiConfig): NotificationFanoutOptions {
+    return pickVariables(config, [
+      'REDIS_HOST',
+      'REDIS_PORT',
+      'REDIS_PASSWORD',
+      'REDIS_KEY_PREFIX',
+    ]);
+  }
+}

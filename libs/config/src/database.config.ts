@@ -1,0 +1,44 @@
+import { IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
+import { EnvVar } from './env-var.decorator';
+import { LoggingConfig } from './logging.config';
+import { IsIntInRange, IsPort } from './validators';
+
+export class DatabaseConfig extends LoggingConfig {
+  @EnvVar({
+    description:
+      'PostgreSQL as one URL, postgres://user:password@host:port/database, instead of the DATABASE_* variables below. A part it leaves out comes from its own variable; a variable that disagrees with it stops the app',
+    secret: true,
+  })
+  @IsOptional()
+  @IsString()
+  DATABASE_URL?: string = undefined;
+
+  @EnvVar({ description: 'PostgreSQL host' })
+  @IsString()
+  @IsNotEmpty()
+  DATABASE_HOST = '127.0.0.1';
+
+  @EnvVar({ description: 'PostgreSQL port' })
+  @IsPort()
+  DATABASE_PORT = 5432;
+
+  @EnvVar({ description: 'PostgreSQL user' })
+  @IsString()
+  @IsNotEmpty()
+  DATABASE_USER = 'postgres';
+
+  @EnvVar({ description: 'PostgreSQL password (empty for trust auth)', secret: true })
+  @IsOptional()
+  @IsString()
+  DATABASE_PASSWORD?: string = undefined;
+
+  @EnvVar({ description: 'PostgreSQL database name' })
+  @Matches(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, {
+    message: 'must be a plain identifier of at most 63 characters',
+  })
+  DATABASE_NAME = 'matchplane';
+
+  @EnvVar({ description: "Connections in this process's pool" })
+  @IsIntInRange(1, 200)
+  DATABASE_POOL_SIZE = 10;
+}

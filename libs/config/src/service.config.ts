@@ -1,0 +1,161 @@
+import { IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
+import { DatabaseConfig } from './database.config';
+import { EnvVar } from './env-var.decorator';
+import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
+import { IsIntInRange, IsPort } from './validators';
+
+export class ServiceConfig extends DatabaseConfig {
+  @EnvVar({
+    description:
+      'Redis as one URL, redis://:password@host:port, instead of REDIS_HOST, REDIS_PORT and REDIS_PASSWORD. A part it leaves out comes from its own variable; a variable that disagrees with it stops the app',
+    secret: true,
+  })
+  @IsOptional()
+  @IsString()
+  REDIS_URL?: string = undefined;
+
+  @EnvVar({ description: 'Redis host' })
+  @IsString()
+  @IsNotEmpty()
+  REDIS_HOST = '127.0.0.1';
+
+  @EnvVar({ description: 'Redis port' })
+  @IsPort()
+  REDIS_PORT = 6379;
+
+  @EnvVar({ description: 'Redis password', secret: true })
+  @IsOptional()
+  @IsString()
+  REDIS_PASSWORD?: string = undefined;
+
+  @EnvVar({
+    description: 'Prefix of every Redis key and BullMQ queue (isolates deployments and tests)',
+  })
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'must be 1-64 letters, digits, "_" or "-"' })
+  REDIS_KEY_PREFIX = 'mp';
+
+  // Queue policy: the API, matcher and maintenance must agree on these, hence one definition.
+  @EnvVar({ description: 'Queue modes as mode:<team size>x<team count>, comma-separated' })
+  @IsParsedList(
+    parseQueueModes,
+    'comma-separated mode:<team size>x<team count> entries, e.g. duel:1x2,squad:4x2',
+  )
+  QUEUE_MODES = 'duel:1x2,squad:4x2';
+
+  @EnvVar({ description: 'Regions players probe and matches are placed in, comma-separated' })
+  @IsParsedList(parseRegions, 'comma-separated region names, e.g. eu-west,us-east')
+  PROBE_REGIONS = 'eu-west,us-east,us-west,ap-southeast';
+
+  @EnvVar({ description: 'How often clients are told to heartbeat a searching ticket (ms)' })
+  @IsIntInRange(1_000, 600_000)
+  TICKET_HEARTBEAT_INTERVAL_MS = 10_000;
+
+  @EnvVar({
+    description:
+      'A searching ticket whose last heartbeat is older than this is no longer matchable and is expired (ms; three missed heartbeats by default)',
+  })
+  @IsIntInRange(1_000, 3_600_000)
+  TICKET_HEARTBEAT_TIMEOUT_MS = 30_000;
+
+  @EnvVar({
+    description:
+      "Wait estimates (a ticket's estimatedWaitSeconds) are the median wait of the players matched in its mode and region within this window (s); none within it: no estimate",
+  })
+  @IsIntInRange(10, 86_400)
+  QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS = 600;
+}
+
+/** Shared by the worker apps: they serve only health and metrics over HTTP. */
+export abstract class WorkerConfig extends ServiceConfig {
+  @EnvVar({ description: 'Address the health/metrics listener binds' })
+  @IsString()
+  @IsNotEmpty()
+  HEALTH_HOST = '0.0.0.0';
+
+  abstract HEALTH_PORT: number;
+}
+
+export function healthPort(): PropertyDecorator {
+  return (target, key) => {
+    EnvVar({ description: 'Port of the health/metrics listener (GET /health, GET /metrics)' })(
+      target,
+      key,
+    );
+    IsPort()(target, key);
+  };
+}
+
+/**
+ * The session lifetime is the API's, but the maintenance app must know it too: idempotency keys
+ * have to outlive a session (a client that logs in again may replay a request with its old key).
+ * Both apps read the same variable, declared once here.
+ */
+export function sessionTtlSeconds(): PropertyDecorator {
+  return (target, key) => {
+    EnvVar({ description: 'Lifetime of a player session token (s)' })(target, key);
+    IsIntInRange(60, 30 * 86_400)(target, key);
+  };
+}
+
+/**
+ * The no-show penalty is applied by the API (at a server's initial-connect report) and by the
+ * maintenance app (at the connect deadline, when no report came): both read the same variables.
+ */
+export function noShowCooldownBaseSeconds(): PropertyDecorator {
+  return (target, key) => {
+    EnvVar({
+      description: 'First no-show cooldown (s); it doubles with each further no-show of the player',
+    })(target, key);
+    IsIntInRange(0, 86_400)(target, key);
+  };
+}
+
+export function noShowCooldownCapSeconds(): PropertyDecorator {
+  return (target, key) => {
+    EnvVar({ description: 'Longest no-show cooldown (s)' })(target, key);
+    IsIntInRange(0, 30 * 86_400)(target, key);
+  };
+}
+
+/*
+ * Narrow options: what one service needs of ServiceConfig, as a DI token of its own. Each names its
+ * variables as the config does, so a ServiceConfig (or an app's config) also satisfies it where a
+ * test or a CLI constructs the service directly.
+ */
+
+/** The value of a narrow option provider: just the named variables of a config, frozen. */
+export function pickVariables<T extends object, K extends keyof T>(
+  config: T,
+  variables: readonly K[],
+): Pick<T, K> {
+  return Object.freeze(
+    Object.fromEntries(variables.map((variable) => [variable, config[variable]])),
+  ) as Pick<T, K>;
+}
+
+/** The prefix of every Redis key, channel and queue of this deployment (REDIS_KEY_PREFIX). */
+export abstract class RedisKeyspace {
+  abstract readonly REDIS_KEY_PREFIX: string;
+
+  static of(config: RedisKeyspace): RedisKeyspace {
+    return pickVariables(config, ['REDIS_KEY_PREFIX']);
+  }
+}
+
+/** When a searching ticket stops being matchable (TICKET_HEARTBEAT_TIMEOUT_MS). */
+export abstract class TicketHeartbeatTimeout {
+  abstract readonly TICKET_HEARTBEAT_TIMEOUT_MS: number;
+
+  static of(config: TicketHeartbeatTimeout): TicketHeartbeatTimeout {
+    return pickVariables(config, ['TICKET_HEARTBEAT_TIMEOUT_MS']);
+  }
+}
+
+/** The window recent matches' waits are estimated over (QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS). */
+export abstract class QueueWaitEstimateWindow {
+  abstract readonly QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS: number;
+
+  static of(config: QueueWaitEstimateWindow): QueueWaitEstimateWindow {
+    return pickVariables(config, ['QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS']);
+  }
+}

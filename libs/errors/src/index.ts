@@ -1,0 +1,3 @@
+export * from './error-codes';
+export * from './coded.error';
+export * from './cli-exit-codes';

@@ -1,0 +1,2 @@
+export * from './contract-paths';
+export * from './public-route.decorator';
