@@ -7,7 +7,9 @@ import { AppHealthService } from './app-health.service';
 
 /** Ops routes of the API process, outside the versioned contract (and its OpenAPI document). */
 @ApiExcludeController()
-@PublicRoute('health checks and metrics scrapers carry no credentials; bind them to a private network')
+@PublicRoute(
+  'health checks and metrics scrapers carry no credentials; bind them to a private network',
+)
 @Controller()
 export class HealthController {
   constructor(
@@ -18,6 +20,12 @@ export class HealthController {
   @Get('health')
   check(): Promise<HealthCheckResult> {
     return this.health.check();
+  }
+
+  /** Liveness: the process answers; PostgreSQL and Redis are /health's business (readiness). */
+  @Get('live')
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
   }
 
   @Get('metrics')
