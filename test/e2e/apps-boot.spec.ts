@@ -1,46 +1,22 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { appSandbox, writeJoinKeys } from '../support/app-sandbox';
 import {
   freePort,
   runApp,
-  startApp,
   waitFor,
   waitForHttp,
   type AppName,
   type RunningApp,
 } from '../support/processes';
-import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
 
 type HealthBody = { status: string; details: Record<string, { status: string; message?: string }> };
 
 describe('every app boots and reports its health', () => {
-  let db: TestDatabase;
-  const prefix = testRedisPrefix();
-  const running: RunningApp[] = [];
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-
-  afterEach(async () => {
-    await Promise.all(running.splice(0).map((app) => app.stop('SIGKILL')));
-  });
-
-  afterAll(async () => {
-    await db.drop();
-    await deleteRedisPrefix(prefix);
-  });
-
-  const serviceEnv = () => ({ ...db.env, REDIS_KEY_PREFIX: prefix });
+  const sandbox = appSandbox();
+  const serviceEnv = () => sandbox.serviceEnv();
 
   /** The allocator refuses to start without key material (test/e2e/allocation-startup.spec.ts). */
-  const keysFile = path.join(mkdtempSync(path.join(tmpdir(), 'mp-boot-keys-')), 'join-keys.json');
-  writeFileSync(keysFile, JSON.stringify({ 'boot-1': randomBytes(32).toString('base64') }));
   const appEnv: Partial<Record<AppName, Record<string, string>>> = {
-    allocator: { JOIN_KEYS_FILE: keysFile, JOIN_ACTIVE_KEY_ID: 'boot-1' },
+    allocator: { JOIN_KEYS_FILE: writeJoinKeys('boot-1'), JOIN_ACTIVE_KEY_ID: 'boot-1' },
   };
 
   /** Shutdown hooks ran to the end (Nest then re-raises SIGTERM, which is the exit status). */
@@ -55,8 +31,7 @@ describe('every app boots and reports its health', () => {
     extra: Record<string, string> = {},
   ) {
     const port = await freePort();
-    const app = startApp(name, { ...serviceEnv(), [portVariable]: String(port), ...extra });
-    running.push(app);
+    const app = sandbox.start(name, { ...serviceEnv(), [portVariable]: String(port), ...extra });
     return { app, healthUrl: `http://127.0.0.1:${port}/health`, port };
   }
 

@@ -1,20 +1,10 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import Ajv from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import {
-  freePort,
-  REPO_ROOT,
-  startApp,
-  waitForHttp,
-  type AppName,
-  type RunningApp,
-} from '../support/processes';
+import { appSandbox, writeJoinKeys } from '../support/app-sandbox';
+import { freePort, REPO_ROOT, waitForHttp, type AppName } from '../support/processes';
 import { exportedMetricNames, metricNames } from '../support/promql';
-import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
 
 const DOCKER = path.join(REPO_ROOT, 'docker');
 const DASHBOARDS = path.join(DOCKER, 'grafana/dashboards');
@@ -180,40 +170,21 @@ describe('dashboards and alert rules (docker/grafana, docker/prometheus)', () =>
   });
 
   describe('every metric a dashboard or rule names is exported by an app', () => {
-    let db: TestDatabase;
-    const prefix = testRedisPrefix();
-    const running: RunningApp[] = [];
-
-    beforeAll(async () => {
-      db = await createTestDatabase();
-    });
-
-    afterAll(async () => {
-      await Promise.all(running.splice(0).map((app) => app.stop()));
-      await db.drop();
-      await deleteRedisPrefix(prefix);
-    });
+    const sandbox = appSandbox();
 
     /** Starts an app as production runs it (dist/, its real modules) and reads its /metrics. */
     async function scrape(name: AppName): Promise<Set<string>> {
       const port = await freePort();
-      const env: Record<string, string> = {
-        ...db.env,
-        REDIS_KEY_PREFIX: prefix,
-        LOG_LEVEL: 'warn',
-      };
+      const env: Record<string, string> = { ...sandbox.serviceEnv(), LOG_LEVEL: 'warn' };
       if (name === 'api') env.API_PORT = String(port);
       else env.HEALTH_PORT = String(port);
       if (name === 'allocator') {
-        const keys = path.join(
-          mkdtempSync(path.join(tmpdir(), 'mp-monitoring-keys-')),
-          'join-keys.json',
-        );
-        writeFileSync(keys, JSON.stringify({ 'monitoring-1': randomBytes(32).toString('base64') }));
-        Object.assign(env, { JOIN_KEYS_FILE: keys, JOIN_ACTIVE_KEY_ID: 'monitoring-1' });
+        Object.assign(env, {
+          JOIN_KEYS_FILE: writeJoinKeys('monitoring-1'),
+          JOIN_ACTIVE_KEY_ID: 'monitoring-1',
+        });
       }
-      const app = startApp(name, env);
-      running.push(app);
+      sandbox.start(name, env);
       await waitForHttp(`http://127.0.0.1:${port}/health`);
       const response = await fetch(`http://127.0.0.1:${port}/metrics`);
       expect(response.status).toBe(200);
