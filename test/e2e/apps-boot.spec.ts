@@ -1,38 +1,22 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { freePort, runApp, startApp, waitFor, waitForHttp, type AppName, type RunningApp } from '../support/processes';
-import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
+import { appSandbox, writeJoinKeys } from '../support/app-sandbox';
+import {
+  freePort,
+  runApp,
+  waitFor,
+  waitForHttp,
+  type AppName,
+  type RunningApp,
+} from '../support/processes';
 
 type HealthBody = { status: string; details: Record<string, { status: string; message?: string }> };
 
 describe('every app boots and reports its health', () => {
-  let db: TestDatabase;
-  const prefix = testRedisPrefix();
-  const running: RunningApp[] = [];
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-
-  afterEach(async () => {
-    await Promise.all(running.splice(0).map((app) => app.stop('SIGKILL')));
-  });
-
-  afterAll(async () => {
-    await db.drop();
-    await deleteRedisPrefix(prefix);
-  });
-
-  const serviceEnv = () => ({ ...db.env, REDIS_KEY_PREFIX: prefix });
+  const sandbox = appSandbox();
+  const serviceEnv = () => sandbox.serviceEnv();
 
   /** The allocator refuses to start without key material (test/e2e/allocation-startup.spec.ts). */
-  const keysFile = path.join(mkdtempSync(path.join(tmpdir(), 'mp-boot-keys-')), 'join-keys.json');
-  writeFileSync(keysFile, JSON.stringify({ 'boot-1': randomBytes(32).toString('base64') }));
   const appEnv: Partial<Record<AppName, Record<string, string>>> = {
-    allocator: { JOIN_KEYS_FILE: keysFile, JOIN_ACTIVE_KEY_ID: 'boot-1' },
+    allocator: { JOIN_KEYS_FILE: writeJoinKeys('boot-1'), JOIN_ACTIVE_KEY_ID: 'boot-1' },
   };
 
   /** Shutdown hooks ran to the end (Nest then re-raises SIGTERM, which is the exit status). */
@@ -41,10 +25,13 @@ describe('every app boots and reports its health', () => {
     expect(app.output()).toMatch(/shutting down on SIGTERM[\s\S]*stopped cleanly/);
   }
 
-  async function startWithPort(name: AppName, portVariable: string, extra: Record<string, string> = {}) {
+  async function startWithPort(
+    name: AppName,
+    portVariable: string,
+    extra: Record<string, string> = {},
+  ) {
     const port = await freePort();
-    const app = startApp(name, { ...serviceEnv(), [portVariable]: String(port), ...extra });
-    running.push(app);
+    const app = sandbox.start(name, { ...serviceEnv(), [portVariable]: String(port), ...extra });
     return { app, healthUrl: `http://127.0.0.1:${port}/health`, port };
   }
 
@@ -64,7 +51,11 @@ describe('every app boots and reports its health', () => {
   it('api serves /health on API_PORT, and the game server reports the API it depends on', async () => {
     const api = await startWithPort('api', 'API_PORT');
     const apiHealth = (await waitForHttp(api.healthUrl)) as HealthBody;
-    expect(apiHealth.details).toMatchObject({ postgres: { status: 'up' }, redis: { status: 'up' } });
+    expect(apiHealth.details).toMatchObject({
+      postgres: { status: 'up' },
+      redis: { status: 'up' },
+    });
+    expect(await waitForHttp(api.healthUrl.replace('/health', '/live'))).toEqual({ status: 'ok' });
 
     const gameServer = await startWithPort('game-server', 'HEALTH_PORT', {
       MATCHPLANE_API_URL: `http://127.0.0.1:${api.port}`,
@@ -77,33 +68,56 @@ describe('every app boots and reports its health', () => {
     await expectCleanStop(gameServer.app);
   });
 
-  it('reports 503 naming Redis when Redis is unreachable, instead of crashing', async () => {
-    const { app, healthUrl } = await startWithPort('matcher', 'HEALTH_PORT', { REDIS_PORT: String(await freePort()) });
+  it('reports 503 naming Redis when Redis is unreachable, instead of crashing, while /live stays 200', async () => {
+    const { app, healthUrl } = await startWithPort('matcher', 'HEALTH_PORT', {
+      REDIS_PORT: String(await freePort()),
+    });
     const body = (await waitForHttp(healthUrl, 503)) as { details: HealthBody['details'] };
     expect(body.details.postgres).toEqual({ status: 'up' });
     expect(body.details.redis?.status).toBe('down');
     expect(app.child.exitCode).toBeNull();
     expect(app.output()).toMatch(/Redis at 127\.0\.0\.1:\d+ is unreachable/);
+    // Liveness (docker/k8s probes) must not restart an app for an outage it waits out.
+    expect(await waitForHttp(healthUrl.replace('/health', '/live'))).toEqual({ status: 'ok' });
   });
 
   it('waits for an unreachable database with a log line per retry rather than exiting', async () => {
-    const { app } = await startWithPort('dispatcher', 'HEALTH_PORT', { DATABASE_PORT: String(await freePort()) });
+    const { app } = await startWithPort('dispatcher', 'HEALTH_PORT', {
+      DATABASE_PORT: String(await freePort()),
+    });
     const retryLines = () => app.output().match(/is unreachable .*; retry \d+ in \d+ ms/g) ?? [];
-    await waitFor(() => Promise.resolve(retryLines().length >= 3 ? true : undefined), { what: 'three retry lines' });
+    await waitFor(() => Promise.resolve(retryLines().length >= 3 ? true : undefined), {
+      what: 'three retry lines',
+    });
     expect(app.child.exitCode).toBeNull();
   });
 
   it.each([
-    ['api', { API_PORT: 'eighty' }, /^api: Invalid configuration: API_PORT must be an integer from 1 to 65535 \(got "eighty"\)$/],
-    ['dispatcher', { DATABASE_PORT: '99999' }, /^dispatcher: Invalid configuration: DATABASE_PORT must be an integer/],
-    ['game-server', { MATCHPLANE_API_URL: 'not a url' }, /^game-server: Invalid configuration: MATCHPLANE_API_URL must be a URL/],
-  ] as const)('%s stops with one clear line on a malformed variable', async (name, env, expected) => {
-    const { code, output } = await runApp(name, { ...serviceEnv(), ...env });
-    expect(code).toBe(1);
-    const lines = output.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(expected);
-  });
+    [
+      'api',
+      { API_PORT: 'eighty' },
+      /^api: Invalid configuration: API_PORT must be an integer from 1 to 65535 \(got "eighty"\)$/,
+    ],
+    [
+      'dispatcher',
+      { DATABASE_PORT: '99999' },
+      /^dispatcher: Invalid configuration: DATABASE_PORT must be an integer/,
+    ],
+    [
+      'game-server',
+      { MATCHPLANE_API_URL: 'not a url' },
+      /^game-server: Invalid configuration: MATCHPLANE_API_URL must be a URL/,
+    ],
+  ] as const)(
+    '%s stops with one clear line on a malformed variable',
+    async (name, env, expected) => {
+      const { code, output } = await runApp(name, { ...serviceEnv(), ...env });
+      expect(code).toBe(1);
+      const lines = output.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(expected);
+    },
+  );
 
   it('maintenance refuses to start with an idempotency window shorter than the session lifetime, naming both', async () => {
     const { code, output } = await runApp('maintenance', {
@@ -118,7 +132,11 @@ describe('every app boots and reports its health', () => {
   });
 
   it('never prints a secret it was given, even when it is the value that failed validation', async () => {
-    const { code, output } = await runApp('api', { ...serviceEnv(), API_PORT: 'x', REDIS_PASSWORD: 's3cret-redis-pass' });
+    const { code, output } = await runApp('api', {
+      ...serviceEnv(),
+      API_PORT: 'x',
+      REDIS_PASSWORD: 's3cret-redis-pass',
+    });
     expect(code).toBe(1);
     expect(output).not.toContain('s3cret-redis-pass');
   });

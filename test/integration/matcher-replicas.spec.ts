@@ -8,6 +8,7 @@ import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import type { TicketResponse } from '@matchplane/contracts';
 import { formMatches, type MatchCandidate, type MatchingFunction } from '@matchplane/domain';
 import { runInTransaction } from '@matchplane/persistence';
+import { MetricsRegistry } from '@matchplane/observability';
 import { CandidateProjection } from '@matchplane/tickets';
 import { MatchCommitter } from '../../apps/matcher/src/match-committer';
 import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
@@ -81,6 +82,14 @@ describe(`${MatcherLoop.name} replicas`, () => {
     const response = await api.enqueue(player.token, mode);
     expect(response.statusCode).toBe(201);
     return { token: player.token, ticket: response.json<TicketResponse>(), regions: [...regions] };
+  }
+
+  async function leaseLosses(context: INestApplicationContext, mode: string): Promise<number> {
+    const metric = await context
+      .get(MetricsRegistry)
+      .getSingleMetric('matcher_lease_losses_total')
+      ?.get();
+    return metric?.values.find((v) => v.labels.mode === mode)?.value ?? 0;
   }
 
   const leaseHolders = () =>
@@ -276,6 +285,9 @@ describe(`${MatcherLoop.name} replicas`, () => {
     const report = await pass;
     expect(report?.aborted).toBe('lease lost');
     expect(report?.committed).toEqual([]);
+    // The loss is what the MatcherLeaseLost alert (docker/prometheus/alerts.yml) watches.
+    expect(await leaseLosses(a.context, 'duel')).toBe(1);
+    expect(await leaseLosses(b.context, 'duel')).toBe(0);
     const rows = await api.ds.query<{ state: string }[]>(
       `SELECT state FROM queue_tickets WHERE id = ANY($1::uuid[])`,
       [[x.ticket.id, y.ticket.id]],

@@ -16,6 +16,8 @@ export class MatcherMetrics {
   private readonly depth: Gauge<'mode'>;
   private readonly depthByRegion: Gauge<'mode' | 'region'>;
   private readonly leaseHeld: Gauge<'mode'>;
+  private readonly leaseLosses: Counter<'mode'>;
+  private readonly modesHeld = new Set<string>();
   private readonly regionsSeen = new Map<string, Set<string>>();
 
   constructor(@Inject(MetricsRegistry) registry: MetricsRegistry) {
@@ -64,6 +66,12 @@ export class MatcherMetrics {
       labelNames: ['mode'],
       registers,
     });
+    this.leaseLosses = new Counter({
+      name: 'matcher_lease_losses_total',
+      help: 'Times this replica held a mode lease and then found it gone (its session ended or the fence failed)',
+      labelNames: ['mode'],
+      registers,
+    });
   }
 
   pass(mode: string, seconds: number, depth: number, byRegion: ReadonlyMap<string, number>): void {
@@ -90,7 +98,13 @@ export class MatcherMetrics {
 
   lease(mode: string, held: boolean): void {
     this.leaseHeld.set({ mode }, held ? 1 : 0);
-    if (held) return;
+    if (held) {
+      // Zero from the first hold on, so an increase() alert sees the first loss too.
+      if (!this.modesHeld.has(mode)) this.leaseLosses.inc({ mode }, 0);
+      this.modesHeld.add(mode);
+      return;
+    }
+    if (this.modesHeld.delete(mode)) this.leaseLosses.inc({ mode });
     this.depth.remove({ mode });
     for (const region of this.regionsSeen.get(mode) ?? [])
       this.depthByRegion.remove({ mode, region });

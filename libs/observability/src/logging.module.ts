@@ -21,16 +21,26 @@ export class LoggingModule {
       imports: [
         LoggerModule.forRoot({
           pinoHttp: [
-            { name: appName, level: config.LOG_LEVEL, redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' } },
+            {
+              name: appName,
+              level: config.LOG_LEVEL,
+              redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+            },
             // Synchronous writes: Nest re-raises SIGTERM right after the shutdown hooks, and an
             // asynchronous stream would lose the last lines (the ones that say how it stopped).
             config.LOG_FORMAT === 'pretty'
-              ? pretty({ sync: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+              ? pretty({
+                  sync: true,
+                  singleLine: true,
+                  translateTime: 'SYS:HH:MM:ss.l',
+                  ignore: 'pid,hostname',
+                })
               : destination({ dest: 1, sync: true }),
           ],
           // Health probes and scrapes every few seconds would drown the request log.
           exclude: [
             { method: RequestMethod.GET, path: 'health' },
+            { method: RequestMethod.GET, path: 'live' },
             { method: RequestMethod.GET, path: 'metrics' },
           ],
         }),

@@ -13,9 +13,14 @@ import { MetricsRegistry } from '../metrics.registry';
 
 export type HealthProbe = () => Promise<unknown>;
 
+/** The answer of GET /live. */
+const LIVE_BODY = JSON.stringify({ status: 'ok' });
+
 /**
  * The small HTTP listener of a worker app (no Nest HTTP server): GET /health answers 200 with
- * the probe's result or 503 with its failure, GET /metrics serves the Prometheus registry.
+ * the probe's result or 503 with its failure (readiness), GET /live answers 200 whenever the
+ * process can answer at all (liveness: it never looks at PostgreSQL or Redis, so an outage of
+ * either does not get the app restarted), GET /metrics serves the Prometheus registry.
  */
 export class HealthListener {
   private server?: Server;
@@ -31,12 +36,19 @@ export class HealthListener {
       const reply = (status: number, body: string, type = 'application/json') => {
         res.writeHead(status, { 'content-type': type }).end(body);
       };
-      if (req.method !== 'GET') return reply(405, JSON.stringify({ message: 'only GET is served' }));
+      if (req.method !== 'GET')
+        return reply(405, JSON.stringify({ message: 'only GET is served' }));
+      if (path === '/live') return reply(200, LIVE_BODY);
       if (path === '/health') {
         this.probe().then(
           (result) => reply(200, JSON.stringify(result)),
           (error: unknown) =>
-            reply(503, JSON.stringify(error instanceof HttpException ? error.getResponse() : { status: 'error' })),
+            reply(
+              503,
+              JSON.stringify(
+                error instanceof HttpException ? error.getResponse() : { status: 'error' },
+              ),
+            ),
         );
         return;
       }
@@ -93,7 +105,11 @@ export class HealthEndpoint implements OnApplicationBootstrap, OnApplicationShut
 }
 
 /** Provides the worker's health endpoint, probing `checkClass` and serving the app's metrics. */
-export function healthEndpointProvider(checkClass: Type<HealthCheck>, host: string, port: number): Provider {
+export function healthEndpointProvider(
+  checkClass: Type<HealthCheck>,
+  host: string,
+  port: number,
+): Provider {
   return {
     provide: HealthEndpoint,
     inject: [checkClass, MetricsRegistry],

@@ -22,6 +22,12 @@ export class HealthController {
     return this.health.check();
   }
 
+  /** Liveness: the process answers; PostgreSQL and Redis are /health's business (readiness). */
+  @Get('live')
+  live(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
   @Get('metrics')
   @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
   scrape(): Promise<string> {

@@ -11,7 +11,8 @@ export class RedisHealthIndicator {
 
   async ping(key = 'redis', timeoutMs = 1_000): Promise<HealthIndicatorResult> {
     const session = this.indicators.check(key);
-    if (this.redis.status !== 'ready') return session.down({ message: `connection ${this.redis.status}` });
+    if (this.redis.status !== 'ready')
+      return session.down({ message: `connection ${this.redis.status}` });
     try {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
