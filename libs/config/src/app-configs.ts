@@ -1,4 +1,4 @@
-import { IsIn, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, ValidateIf } from 'class-validator';
+import { IsIn, IsNotEmpty, IsOptional, IsString, IsUrl, Matches, MinLength, ValidateIf } from 'class-validator';
 import { IsIntInRange, IsPort } from './validators';
 import { EnvVar } from './env-var.decorator';
 import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
@@ -154,6 +154,20 @@ export class ApiConfig extends ServiceConfig {
   })
   OPERATOR_TOKENS?: string = undefined;
 
+  @EnvVar({
+    description:
+      'Key that signs the operator console\'s session cookies (HMAC-SHA256), at least 32 characters; give every API replica the same one. Unset: derived from OPERATOR_TOKENS, so changing the tokens also logs every console session out',
+    secret: true,
+  })
+  @IsOptional()
+  @IsString()
+  @MinLength(32)
+  OPERATOR_CONSOLE_SECRET?: string = undefined;
+
+  @EnvVar({ description: 'Lifetime of an operator console session (s); the operator logs in again after it' })
+  @IsIntInRange(60, 86_400)
+  OPERATOR_CONSOLE_SESSION_SECONDS = 1_800;
+
   @sessionTtlSeconds()
   SESSION_TTL_SECONDS = 86_400;
 
@@ -238,6 +252,13 @@ export class ApiConfig extends ServiceConfig {
 
   @EnvVar({
     description:
+      'Operator console logins (POST /admin/login) one client address may attempt per window; 0: no limit. Guessing an operator token is hopeless, this keeps it quiet',
+  })
+  @IsIntInRange(0, 10_000_000)
+  API_RATE_LIMIT_OPERATOR_LOGINS_PER_ADDRESS = 20;
+
+  @EnvVar({
+    description:
       'Requests one game server (its workload credential and server id) may make on server routes per window; 0: no limit. A server makes a handful per match',
   })
   @IsIntInRange(0, 10_000_000)
@@ -245,7 +266,7 @@ export class ApiConfig extends ServiceConfig {
 
   @EnvVar({
     description:
-      'Requests one client address may make on player and server routes per window, whatever the credential (a flood of made-up tokens included); 0: no limit. Default 120,000 a minute: thousands of players behind one NAT',
+      'Requests one client address may make on player, server and operator console routes per window, whatever the credential (a flood of made-up tokens included); 0: no limit. Default 120,000 a minute: thousands of players behind one NAT',
   })
   @IsIntInRange(0, 100_000_000)
   API_RATE_LIMIT_REQUESTS_PER_ADDRESS = 120_000;

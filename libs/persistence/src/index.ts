@@ -5,5 +5,6 @@ export * from './persistence.module';
 export * from './redis.module';
 export * from './migrator';
 export * from './audit/audit.module';
+export * from './audit/audit.reader';
 export * from './audit/audit.writer';
 export * from './request.batcher';

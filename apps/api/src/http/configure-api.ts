@@ -20,6 +20,17 @@ export function fieldProblems(
   });
 }
 
+/** 400 VALIDATION_FAILED naming every field class-validator refused (DTOs and console forms alike). */
+export function validationFailed(errors: ValidationError[]): ApiError {
+  const problems = fieldProblems(errors);
+  return new ApiError(
+    400,
+    ErrorCode.VALIDATION_FAILED,
+    problems.map((p) => `${p.field}: ${p.problems.join(', ')}`).join('; '),
+    { errors: problems },
+  );
+}
+
 /** A JSON limit broken by a request: 400 JSON_TOO_DEEP, or VALIDATION_FAILED naming the field. */
 function jsonProblemError(problem: JsonProblem): ApiError {
   const detail = describeJsonProblem(problem);
@@ -66,15 +77,7 @@ export function configureApi(app: NestFastifyApplication): void {
       whitelist: true,
       forbidNonWhitelisted: true,
       transform: true,
-      exceptionFactory: (errors) => {
-        const problems = fieldProblems(errors);
-        return new ApiError(
-          400,
-          ErrorCode.VALIDATION_FAILED,
-          problems.map((p) => `${p.field}: ${p.problems.join(', ')}`).join('; '),
-          { errors: problems },
-        );
-      },
+      exceptionFactory: validationFailed,
     }),
   );
   const fastify = app.getHttpAdapter().getInstance();

@@ -18,7 +18,7 @@ import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persi
 import { PlayerStore } from '@matchplane/players';
 import {
   CandidateProjection,
-  ticketExplanationKey,
+  readTicketExplanation,
   TicketStore,
   type StoredTicket,
 } from '@matchplane/tickets';
@@ -289,14 +289,8 @@ export class QueueService {
     await this.projection.applyAfterCommit(ticket);
   }
 
-  private async explanation(ticketId: string): Promise<TicketExplanation | undefined> {
-    const raw = await this.redis.get(ticketExplanationKey(this.prefix, ticketId)).catch(() => null);
-    if (raw === null) return undefined;
-    try {
-      return JSON.parse(raw) as TicketExplanation;
-    } catch {
-      return undefined;
-    }
+  private explanation(ticketId: string): Promise<TicketExplanation | undefined> {
+    return readTicketExplanation(this.redis, this.prefix, ticketId);
   }
 }
 
