@@ -7,15 +7,13 @@ import { ConfigMap, Namespace, Secret, Service, ServiceAccount } from 'kubernete
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { parseAllDocuments } from 'yaml';
-import {
-  AllocatorConfig,
-  ApiConfig,
-  DispatcherConfig,
-  envVarDocs,
-  MaintenanceConfig,
-  MatcherConfig,
-  MigrateConfig,
-} from '@matchplane/config';
+import { envVarDocs } from '@matchplane/config';
+import { AllocatorConfig } from '../../apps/allocator/src/allocator.config';
+import { ApiConfig } from '../../apps/api/src/api.config';
+import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
+import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
+import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
+import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 import { appSandbox, writeJoinKeys } from '../support/app-sandbox';
 import { freePort, REPO_ROOT, waitForHttp } from '../support/processes';
 

@@ -234,6 +234,16 @@ describe('player routes refuse bad input and write nothing', () => {
         status: 415,
         code: 'UNSUPPORTED_MEDIA_TYPE',
       },
+      {
+        // Form bodies are parsed for the operator console's pages only.
+        name: 'answer: form body',
+        method: 'POST',
+        url: answer,
+        rawBody: `challengeId=${challenge.challengeId}&nonce=x`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        status: 415,
+        code: 'UNSUPPORTED_MEDIA_TYPE',
+      },
       // queue
       {
         name: 'options: no token',

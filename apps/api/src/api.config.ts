@@ -4,16 +4,9 @@ import {
   IsString,
   IsUrl,
   Matches,
+  MinLength,
 } from 'class-validator';
-import {
-  EnvVar,
-  IsIntInRange,
-  IsPort,
-  ServiceConfig,
-  noShowCooldownBaseSeconds,
-  noShowCooldownCapSeconds,
-  sessionTtlSeconds,
-} from '@matchplane/config';
+import { EnvVar, IsIntInRange, IsPort, ServiceConfig, noShowCooldownBaseSeconds, noShowCooldownCapSeconds, sessionTtlSeconds } from '@matchplane/config';
 
 export class ApiConfig extends ServiceConfig {
   @EnvVar({ description: 'Address the API binds' })
@@ -132,10 +125,33 @@ export class ApiConfig extends ServiceConfig {
 
   @EnvVar({
     description:
-      'Requests one client address may make on player and server routes per window, whatever the credential (a flood of made-up tokens included); 0: no limit. Default 120,000 a minute: thousands of players behind one NAT',
+      'Requests one client address may make on player, server and operator console routes per window, whatever the credential (a flood of made-up tokens included); 0: no limit. Default 120,000 a minute: thousands of players behind one NAT',
   })
   @IsIntInRange(0, 100_000_000)
   API_RATE_LIMIT_REQUESTS_PER_ADDRESS = 120_000;
+
+  @EnvVar({
+    description:
+      'Operator console logins (POST /admin/login) one client address may attempt per window; 0: no limit. Guessing an operator token is hopeless, this keeps it quiet',
+  })
+  @IsIntInRange(0, 10_000_000)
+  API_RATE_LIMIT_OPERATOR_LOGINS_PER_ADDRESS = 20;
+
+  @EnvVar({
+    description:
+      "Key that signs the operator console's session cookies (HMAC-SHA256), at least 32 characters; give every API replica the same one. Unset: derived from OPERATOR_TOKENS, so changing the tokens also logs every console session out",
+    secret: true,
+  })
+  @IsOptional()
+  @IsString()
+  @MinLength(32)
+  OPERATOR_CONSOLE_SECRET?: string = undefined;
+
+  @EnvVar({
+    description: 'Lifetime of an operator console session (s); the operator logs in again after it',
+  })
+  @IsIntInRange(60, 86_400)
+  OPERATOR_CONSOLE_SESSION_SECONDS = 1_800;
 
   @EnvVar({
     description:

@@ -348,6 +348,29 @@ export class MatchStore {
     return row ? { id: row.id, revision: Number(row.revision), fact: row.fact } : undefined;
   }
 
+  /** A player's most recent matches (newest state change first), for operators looking a player up. */
+  async recentOfPlayer(
+    playerId: string,
+    limit: number,
+  ): Promise<{ id: string; mode: string; region: string; state: string; stateChangedAt: Date }[]> {
+    const rows = await this.dataSource.query<
+      { id: string; mode: string; region: string; state: string; state_changed_at: Date }[]
+    >(
+      `SELECT m.id, m.mode, m.region, m.state, m.state_changed_at
+         FROM match_participants p JOIN matches m ON m.id = p.match_id
+        WHERE p.player_id = $1
+        ORDER BY m.state_changed_at DESC LIMIT $2`,
+      [playerId, limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      mode: row.mode,
+      region: row.region,
+      state: row.state,
+      stateChangedAt: row.state_changed_at,
+    }));
+  }
+
   /** The match's events still retained in the outbox, in revision order (after `afterRevision`). */
   async history(matchId: string, afterRevision = 0): Promise<MatchHistoryEvent[]> {
     const events = await retainedEvents(this.dataSource, 'match', matchId, afterRevision);

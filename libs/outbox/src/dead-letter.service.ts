@@ -66,6 +66,14 @@ export interface DeadLetterDetail extends DeadLetterSummary {
   history: DeliveryAttempt[];
 }
 
+/** Any outbox row as the operator console shows it: a dead letter, or one replayed and pending or delivered again. */
+export interface OutboxEventDetail extends Omit<DeadLetterDetail, 'deadLetteredAt'> {
+  status: OutboxRow['status'];
+  deadLetteredAt: Date | null;
+  publishedAt: Date | null;
+  nextAttemptAt: Date;
+}
+
 export interface ReplayedDeadLetter {
   id: string;
   event: string;
@@ -175,6 +183,27 @@ export class DeadLetterService {
     );
     if (!row) throw notFound(id);
     return { ...detailOf(row), history: await this.historyOf(this.dataSource.manager, id) };
+  }
+
+  /** Whatever state the row is in now (a replayed row is followed to its delivery), with its history. */
+  async inspect(id: string): Promise<OutboxEventDetail> {
+    assertId(id);
+    const [row] = await this.dataSource.query<OutboxRow[]>(
+      `SELECT ${OUTBOX_COLUMNS} FROM outbox WHERE id = $1`,
+      [id],
+    );
+    if (!row) throw notFound(id);
+    return {
+      ...summaryOf({ ...row, dead_lettered_at: row.dead_lettered_at as Date }),
+      playerIds: row.player_ids,
+      payload: row.payload,
+      createdAt: row.created_at,
+      status: row.status,
+      deadLetteredAt: row.dead_lettered_at,
+      publishedAt: row.published_at,
+      nextAttemptAt: row.next_attempt_at,
+      history: await this.historyOf(this.dataSource.manager, id),
+    };
   }
 
   /** Back to pending with the same id; attempts start again from 0 and it is due at once. */

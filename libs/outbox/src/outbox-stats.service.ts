@@ -18,6 +18,14 @@ export interface BlockedAggregate {
   waiting: number;
 }
 
+export interface EventDelivery {
+  id: string;
+  revision: number;
+  status: 'pending' | 'published' | 'dead';
+  attempts: number;
+  publishedAt: Date | null;
+}
+
 export interface OutboxStats {
   pending: {
     count: number;
@@ -44,6 +52,40 @@ export interface OutboxStats {
 @Injectable()
 export class OutboxStatsService {
   constructor(private readonly dataSource: DataSource) {}
+
+  /** Where each retained event of one aggregate stands in delivery, by revision (outbox_aggregate_revision_key). */
+  async deliveriesOf(aggregateType: string, aggregateId: string): Promise<EventDelivery[]> {
+    const rows = await this.dataSource.query<
+      {
+        id: string;
+        revision: string;
+        status: EventDelivery['status'];
+        attempts: number;
+        published_at: Date | null;
+      }[]
+    >(
+      `SELECT id, revision, status, attempts, published_at FROM outbox
+        WHERE aggregate_type = $1 AND aggregate_id = $2 ORDER BY revision`,
+      [aggregateType, aggregateId],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      revision: Number(row.revision),
+      status: row.status,
+      attempts: row.attempts,
+      publishedAt: row.published_at,
+    }));
+  }
+
+  /** Rows delivered (acked) in the last `seconds`, over outbox_published_at_idx: the recent delivery rate. */
+  async deliveredWithin(seconds: number): Promise<number> {
+    const [row] = await this.dataSource.query<{ count: string }[]>(
+      `SELECT count(*) AS count FROM outbox
+        WHERE status = 'published' AND published_at >= now() - make_interval(secs => $1)`,
+      [seconds],
+    );
+    return Number(row?.count ?? 0);
+  }
 
   async stats(): Promise<OutboxStats> {
     // One snapshot, so the figures agree with each other.

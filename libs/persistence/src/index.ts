@@ -5,6 +5,7 @@ export * from './persistence.module';
 export * from './redis.module';
 export * from './migrator';
 export * from './audit/audit.module';
+export * from './audit/audit.reader';
 export * from './audit/audit.writer';
 export * from './request.batcher';
 export * from './table-ownership';

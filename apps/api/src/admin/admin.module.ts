@@ -1,17 +1,21 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ApiConfig } from '../api.config';
 import { DeadLetterToolsModule } from './dead-letter-tools.module';
+import { OperatorConsoleModule } from './console/operator-console.module';
 import { DeadLettersController } from './dead-letters.controller';
 import { OperatorGuard } from './operator.guard';
 import { OutboxStatsController } from './outbox-stats.controller';
 
-/** Operator routes under /v1/admin and /api/v1/admin, every one behind {@link OperatorGuard}. */
+/**
+ * Operator routes under /v1/admin and /api/v1/admin, every one behind {@link OperatorGuard}, and
+ * the operator console under /admin (OperatorConsoleModule).
+ */
 @Module({})
 export class AdminModule {
   static forRoot(config: ApiConfig): DynamicModule {
     return {
       module: AdminModule,
-      imports: [DeadLetterToolsModule],
+      imports: [DeadLetterToolsModule, OperatorConsoleModule],
       controllers: [DeadLettersController, OutboxStatsController],
       providers: [{ provide: ApiConfig, useValue: config }, OperatorGuard],
     };

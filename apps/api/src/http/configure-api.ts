@@ -21,6 +21,15 @@ export function fieldProblems(
   });
 }
 
+/** 400 VALIDATION_FAILED naming every field class-validator refused (DTOs and console forms alike). */
+export function validationFailed(errors: ValidationError[]): CodedError {
+  const problems = fieldProblems(errors);
+  return new CodedError(ErrorCode.VALIDATION_FAILED,
+    problems.map((p) => `${p.field}: ${p.problems.join(', ')}`).join('; '),
+    { errors: problems },
+  );
+}
+
 /** A JSON limit broken by a request: 400 JSON_TOO_DEEP, or VALIDATION_FAILED naming the field. */
 function jsonProblemError(problem: JsonProblem): CodedError {
   const detail = describeJsonProblem(problem);
@@ -67,14 +76,7 @@ export function configureApi(app: NestFastifyApplication): void {
       whitelist: true,
       forbidNonWhitelisted: true,
       transform: true,
-      exceptionFactory: (errors) => {
-        const problems = fieldProblems(errors);
-        return new CodedError(
-          ErrorCode.VALIDATION_FAILED,
-          problems.map((p) => `${p.field}: ${p.problems.join(', ')}`).join('; '),
-          { errors: problems },
-        );
-      },
+      exceptionFactory: validationFailed,
     }),
   );
   const fastify = app.getHttpAdapter().getInstance();

@@ -10,6 +10,10 @@ export const RateLimitScope = {
   PROBE_CHALLENGE: 'probe-challenge',
   /** Routes behind ServerCredentialGuard: per workload credential and server id, and per address. */
   SERVER: 'server',
+  /** POST /admin/login: per client address. */
+  OPERATOR_LOGIN: 'operator-login',
+  /** Operator console pages (session cookie): per client address, like player and server routes. */
+  OPERATOR_CONSOLE: 'operator-console',
 } as const;
 export type RateLimitScope = (typeof RateLimitScope)[keyof typeof RateLimitScope];
 

@@ -98,8 +98,20 @@ function rateLimitSpecs(config: ApiConfig): Record<string, RateLimitSpec> {
         `${bearerDigest(request)}:${(request.params as { id?: string }).id ?? ''}`,
       who: 'requests of this game server',
     },
+    'operator-logins': {
+      scopes: [RateLimitScope.OPERATOR_LOGIN],
+      limit: config.API_RATE_LIMIT_OPERATOR_LOGINS_PER_ADDRESS,
+      byBearer: false,
+      tracker: addressOf,
+      who: 'operator console logins from this address',
+    },
     address: {
-      scopes: [RateLimitScope.PLAYER, RateLimitScope.SERVER],
+      scopes: [
+        RateLimitScope.PLAYER,
+        RateLimitScope.SERVER,
+        RateLimitScope.OPERATOR_LOGIN,
+        RateLimitScope.OPERATOR_CONSOLE,
+      ],
       limit: config.API_RATE_LIMIT_REQUESTS_PER_ADDRESS,
       byBearer: false,
       tracker: addressOf,

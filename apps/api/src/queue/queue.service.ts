@@ -19,7 +19,7 @@ import { PlayerStore } from '@matchplane/players';
 import {
   CandidateProjection,
   QueueWaitEstimates,
-  ticketExplanationKey,
+  readTicketExplanation,
   TicketStore,
   type StoredTicket,
 } from '@matchplane/tickets';
@@ -309,14 +309,8 @@ export class QueueService {
     return region === undefined ? null : this.waits.estimateSeconds(ticket.mode, region);
   }
 
-  private async explanation(ticketId: string): Promise<TicketExplanation | undefined> {
-    const raw = await this.redis.get(ticketExplanationKey(this.prefix, ticketId)).catch(() => null);
-    if (raw === null) return undefined;
-    try {
-      return JSON.parse(raw) as TicketExplanation;
-    } catch {
-      return undefined;
-    }
+  private explanation(ticketId: string): Promise<TicketExplanation | undefined> {
+    return readTicketExplanation(this.redis, this.prefix, ticketId);
   }
 }
 

@@ -1,0 +1,241 @@
+import type { AllocationRecord } from '@matchplane/allocation';
+import type { TicketExplanation } from '@matchplane/contracts';
+import type { MatchHistoryEvent, MatchSnapshot } from '@matchplane/domain';
+import type { EventDelivery } from '@matchplane/outbox';
+import type { StoredTicket } from '@matchplane/tickets';
+import { formatInstant, html, queryString } from './html';
+import { page } from './console.layout';
+import type { ConsoleSession } from './console-session';
+
+export function lookupPage(options: {
+  session: ConsoleSession;
+  id?: string;
+  error?: string;
+}): string {
+  return page({
+    title: 'Matches & players',
+    section: 'lookup',
+    session: options.session,
+    body: html`<form class="filters" method="get" action="/admin/lookup">
+        <label
+          >Match, ticket or player id<input
+            type="text"
+            name="id"
+            value="${options.id ?? ''}"
+            class="wide"
+            placeholder="uuid"
+            required
+        /></label>
+        <button>Look up</button>
+      </form>
+      ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}`,
+  });
+}
+
+export interface MatchView {
+  match: MatchSnapshot;
+  allocation?: AllocationRecord;
+  timeline: readonly MatchHistoryEvent[];
+  deliveries: readonly EventDelivery[];
+}
+
+export function matchPage(session: ConsoleSession, view: MatchView): string {
+  const { match, allocation, timeline } = view;
+  const deliveryByRevision = new Map(
+    view.deliveries.map((delivery) => [delivery.revision, delivery]),
+  );
+  const firstRetained = timeline[0] ? Number(timeline[0].revision) : undefined;
+  return page({
+    title: `Match ${match.id}`,
+    section: 'lookup',
+    session,
+    body: html`<dl class="facts">
+        <dt>State</dt>
+        <dd>
+          <span class="badge ${match.state}">${match.state}</span> · revision
+          ${match.revision}${match.failureReason ? ` · ${match.failureReason}` : ''}
+        </dd>
+        <dt>Mode</dt>
+        <dd>${match.mode}</dd>
+        <dt>Region</dt>
+        <dd>${match.region}</dd>
+        <dt>State changed</dt>
+        <dd>${formatInstant(match.stateChangedAt)}</dd>
+        <dt>Allocation</dt>
+        <dd>
+          ${
+            allocation
+              ? html`${allocation.provider} · server
+                  <span class="mono">${allocation.serverId}</span> at
+                  <span class="mono">${allocation.endpoint}</span> ·
+                  ${allocation.state}${allocation.registeredAt ? ` · registered ${formatInstant(allocation.registeredAt)}` : ''}${allocation.releasedAt ? ` · released ${formatInstant(allocation.releasedAt)}` : ''}`
+              : 'none yet'
+          }
+        </dd>
+      </dl>
+      <h2>Timeline</h2>
+      ${firstRetained !== undefined && firstRetained > 1 ? html`<p class="muted">Revisions before ${firstRetained} were purged by retention.</p>` : ''}
+      ${
+        timeline.length === 0
+          ? html`<p class="muted">No events retained.</p>`
+          : html`<table class="timeline">
+              <thead>
+                <tr>
+                  <th>Revision</th>
+                  <th>Event</th>
+                  <th>State</th>
+                  <th>Occurred</th>
+                  <th>Delivery</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${timeline.map((event) => {
+                  const delivery = deliveryByRevision.get(Number(event.revision));
+                  return html`<tr>
+                    <td>${Number(event.revision)}</td>
+                    <td>${event.event}</td>
+                    <td>
+                      ${event.payload.from ?? '—'} →
+                      <strong>${event.payload.to}</strong
+                      >${event.payload.reason ? ` (${event.payload.reason})` : ''}
+                    </td>
+                    <td>${formatInstant(event.occurredAt)}</td>
+                    <td>
+                      ${delivery ? html`<a href="/admin/dead-letters/${delivery.id}"><span class="badge ${delivery.status}">${delivery.status}</span></a>` : '—'}
+                    </td>
+                  </tr>`;
+                })}
+              </tbody>
+            </table>`
+      }
+      <h2>Participants</h2>
+      <table>
+        <thead>
+          <tr>
+            <th>Player</th>
+            <th>Ticket</th>
+            <th>Team</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${match.participants.map(
+            (participant) =>
+              html`<tr>
+                <td>
+                  <a class="mono" href="/admin/players/${participant.playerId}"
+                    >${participant.playerId}</a
+                  >
+                </td>
+                <td class="mono">${participant.ticketId}</td>
+                <td>${participant.team}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>`,
+  });
+}
+
+export interface PlayerView {
+  playerId: string;
+  ticket?: StoredTicket;
+  explanation?: TicketExplanation;
+  matches: readonly {
+    id: string;
+    mode: string;
+    region: string;
+    state: string;
+    stateChangedAt: Date;
+  }[];
+}
+
+export function playerPage(session: ConsoleSession, view: PlayerView): string {
+  const { ticket } = view;
+  return page({
+    title: `Player ${view.playerId}`,
+    section: 'lookup',
+    session,
+    body: html`<h2>Live ticket</h2>
+      ${
+        ticket
+          ? html`<dl class="facts">
+              <dt>Ticket</dt>
+              <dd class="mono">${ticket.id}</dd>
+              <dt>State</dt>
+              <dd>
+                <span class="badge ${ticket.state}">${ticket.state}</span> · revision
+                ${ticket.revision}
+              </dd>
+              <dt>Mode</dt>
+              <dd>${ticket.mode}</dd>
+              <dt>Queued</dt>
+              <dd>
+                ${formatInstant(ticket.enqueuedAt)} (last heartbeat
+                ${formatInstant(ticket.lastHeartbeatAt)})
+              </dd>
+              <dt>Predicted RTT</dt>
+              <dd>
+                ${
+                  Object.keys(ticket.predictedRtt).length === 0
+                    ? 'no region measured'
+                    : Object.entries(ticket.predictedRtt)
+                        .map(([region, ms]) => `${region} ${ms} ms`)
+                        .join(' · ')
+                }
+              </dd>
+              <dt>Why not matched yet</dt>
+              <dd data-explanation>
+                ${
+                  ticket.state !== 'SEARCHING'
+                    ? '— (not searching)'
+                    : view.explanation
+                      ? html`<strong>${view.explanation.code}</strong>: ${view.explanation.message}
+                          <span class="muted"
+                            >(matcher pass at ${view.explanation.evaluatedAt})</span
+                          >`
+                      : 'the matcher has not explained it yet'
+                }
+              </dd>
+              ${
+                ticket.matchId
+                  ? html`<dt>Match</dt>
+                      <dd>
+                        <a class="mono" href="/admin/matches/${ticket.matchId}"
+                          >${ticket.matchId}</a
+                        >
+                      </dd>`
+                  : ''
+              }
+            </dl>`
+          : html`<p class="muted">No live ticket.</p>`
+      }
+      <h2>Recent matches</h2>
+      ${
+        view.matches.length === 0
+          ? html`<p class="muted">None.</p>`
+          : html`<table>
+              <thead>
+                <tr>
+                  <th>Match</th>
+                  <th>Mode</th>
+                  <th>Region</th>
+                  <th>State</th>
+                  <th>State changed</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${view.matches.map(
+                  (match) =>
+                    html`<tr>
+                      <td><a class="mono" href="/admin/matches/${match.id}">${match.id}</a></td>
+                      <td>${match.mode}</td>
+                      <td>${match.region}</td>
+                      <td><span class="badge ${match.state}">${match.state}</span></td>
+                      <td>${formatInstant(match.stateChangedAt)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+      }
+      <p><a href="/admin/lookup${queryString({})}">Look up another id</a></p>`,
+  });
+}
