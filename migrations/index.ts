@@ -4,6 +4,7 @@ import { AllocationHandoff1764300000000 } from './1764300000000-allocation-hando
 import { ParticipantTicketHistory1764350000000 } from './1764350000000-participant-ticket-history';
 import { OutboxClaimOwners1764450000000 } from './1764450000000-outbox-claim-owners';
 import { TicketEndReason1764460000000 } from './1764460000000-ticket-end-reason';
+import { TraceContext1764530000000 } from './1764530000000-trace-context';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -16,4 +17,5 @@ export const allMigrations = [
   ParticipantTicketHistory1764350000000,
   OutboxClaimOwners1764450000000,
   TicketEndReason1764460000000,
+  TraceContext1764530000000,
 ];

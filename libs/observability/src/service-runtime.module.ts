@@ -4,6 +4,7 @@ import { ServiceConfig, type WorkerConfig } from '@matchplane/config';
 import { PersistenceModule, RedisModule, type DataSourceExtras } from '@matchplane/persistence';
 import { LifecycleLogger } from './lifecycle.logger';
 import { LoggingModule } from './logging.module';
+import { Tracing } from './tracing/tracing';
 import { MetricsRegistry } from './metrics.registry';
 import { AppHealthService } from './health/app-health.service';
 import { RedisHealthIndicator } from './health/redis.health';
@@ -49,6 +50,7 @@ export class ServiceRuntimeModule {
       ],
       providers: [
         { provide: MetricsRegistry, useValue: new MetricsRegistry(options.appName) },
+        { provide: Tracing, useFactory: () => new Tracing(options.appName, config) },
         // Libraries depend on the shared part of the config, whichever app's class it is.
         { provide: ServiceConfig, useValue: config },
         RedisHealthIndicator,
