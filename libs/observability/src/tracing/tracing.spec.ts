@@ -5,8 +5,12 @@ import { Tracing, tracesEndpoint } from './tracing';
 
 describe(Tracing.name, () => {
   // The export to a closed port fails at shutdown (logged, not thrown): not this test's subject.
-  beforeAll(() => Logger.overrideLogger(false));
-  afterAll(() => Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']));
+  beforeAll(() => {
+    Logger.overrideLogger(false);
+  });
+  afterAll(() => {
+    Logger.overrideLogger(['log', 'error', 'warn', 'debug', 'verbose', 'fatal']);
+  });
 
   it('takes the traces URL as it is, else the base URL plus /v1/traces, else none (tracing off)', () => {
     expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/custom' })).toBe(
