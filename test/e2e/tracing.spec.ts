@@ -110,7 +110,7 @@ describe('tracing: one trace from the API request through the dispatcher to the 
     );
 
     // The dispatcher delivers the event the request committed (the ticket's first state), in
-    // the request's trace.
+    // the request's trace ...
     const ticketCreated = await span(
       "the delivery of the older ticket's first event",
       (s) =>
@@ -119,11 +119,14 @@ describe('tracing: one trace from the API request through the dispatcher to the 
         s.attributes['matchplane.aggregate_id'] === tickets[0]!.id &&
         s.attributes['matchplane.revision'] === '1',
     );
-    expect(ticketCreated).toMatchObject({
-      traceId: older.traceId,
-      parentSpanId: request.spanId,
-      kind: SPAN_KIND_CONSUMER,
-    });
+    // ... under the request's commit (the transaction that wrote the ticket and its event).
+    const commit = await span(
+      'the commit of the older ticket request',
+      (s) =>
+        s.service === 'api' && s.name === 'transaction' && s.spanId === ticketCreated.parentSpanId,
+    );
+    expect(commit).toMatchObject({ traceId: older.traceId, parentSpanId: request.spanId });
+    expect(ticketCreated).toMatchObject({ traceId: older.traceId, kind: SPAN_KIND_CONSUMER });
 
     // The matcher forms the match in the older ticket's trace, linking the newer one's.
     const formed = await span(

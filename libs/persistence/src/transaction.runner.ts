@@ -1,3 +1,4 @@
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel';
 import { backoffDelayMs, sleep } from './backoff';
@@ -29,7 +30,9 @@ export class TransactionRetriesExhaustedError extends Error {
     readonly attempts: number,
     readonly lastError: unknown,
   ) {
-    super(`transaction failed after ${attempts} attempts: ${(lastError as Error)?.message ?? String(lastError)}`);
+    super(
+      `transaction failed after ${attempts} attempts: ${(lastError as Error)?.message ?? String(lastError)}`,
+    );
     this.name = 'TransactionRetriesExhaustedError';
   }
 }
@@ -44,10 +47,44 @@ export async function runInTransaction<T>(
   work: (manager: EntityManager) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
+  // Traced only inside a traced operation (an active span exists only while tracing is on): the
+  // commit becomes a span of its request's trace, and what it writes to the outbox carries it.
+  if (trace.getActiveSpan() === undefined) return runWithRetries(dataSource, work, options);
+  const isolation = options.isolation ?? 'READ COMMITTED';
+  return (
+    trace
+      // libs/observability's TRACER_NAME (persistence cannot import it: observability imports persistence).
+      .getTracer('matchplane')
+      .startActiveSpan(
+        'transaction',
+        { attributes: { 'db.system.name': 'postgresql', 'db.transaction.isolation': isolation } },
+        async (span) => {
+          try {
+            return await runWithRetries(dataSource, work, options, (attempt) =>
+              span.setAttribute('matchplane.attempts', attempt),
+            );
+          } catch (error) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message });
+            throw error;
+          } finally {
+            span.end();
+          }
+        },
+      )
+  );
+}
+
+async function runWithRetries<T>(
+  dataSource: DataSource,
+  work: (manager: EntityManager) => Promise<T>,
+  options: TransactionOptions,
+  onAttempt?: (attempt: number) => void,
+): Promise<T> {
   const isolation = options.isolation ?? 'READ COMMITTED';
   const maxAttempts = options.maxAttempts ?? 5;
   const baseMs = options.baseDelayMs ?? 10;
   for (let attempt = 1; ; attempt += 1) {
+    onAttempt?.(attempt);
     try {
       // READ COMMITTED is PostgreSQL's default: naming it would cost a SET TRANSACTION round trip
       // on every write (this assumes default_transaction_isolation is left at its default).
