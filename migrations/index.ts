@@ -5,6 +5,7 @@ import { ParticipantTicketHistory1764350000000 } from './1764350000000-participa
 import { OutboxClaimOwners1764450000000 } from './1764450000000-outbox-claim-owners';
 import { TicketEndReason1764460000000 } from './1764460000000-ticket-end-reason';
 import { AuditLogTargetIndex1764520000000 } from './1764520000000-audit-log-target-index';
+import { TraceContext1764530000000 } from './1764530000000-trace-context';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -18,4 +19,5 @@ export const allMigrations = [
   OutboxClaimOwners1764450000000,
   TicketEndReason1764460000000,
   AuditLogTargetIndex1764520000000,
+  TraceContext1764530000000,
 ];

@@ -5,6 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { SpanKind } from '@opentelemetry/api';
 import { Worker, type Job } from 'bullmq';
 import { AllocatorConfig } from './allocator.config';
 import {
@@ -12,6 +13,7 @@ import {
   ALLOCATION_QUEUE,
   type AllocationJobData,
 } from '@matchplane/allocation';
+import { contextFromTraceparent, inSpan } from '@matchplane/observability';
 import { backoffDelayMs, bullConnection } from '@matchplane/persistence';
 import { AllocationMetrics } from './allocation.metrics';
 import { AllocationService, type AllocationOutcome } from './allocation.service';
@@ -38,7 +40,22 @@ export class AllocationWorker implements OnApplicationBootstrap, OnApplicationSh
     const config = this.config;
     this.worker = new Worker<AllocationJobData, AllocationOutcome | 'failed'>(
       ALLOCATION_QUEUE,
-      (job) => this.process(job),
+      (job) =>
+        // Every attempt is a span of the match's trace, carried in the job by the dispatcher.
+        inSpan(
+          'allocate match',
+          {
+            kind: SpanKind.CONSUMER,
+            parent: contextFromTraceparent(job.data.traceparent),
+            attributes: {
+              'messaging.system': 'bullmq',
+              'messaging.destination.name': ALLOCATION_QUEUE,
+              'matchplane.match_id': job.data.matchId,
+              'matchplane.attempt': job.attemptsMade + 1,
+            },
+          },
+          () => this.process(job),
+        ),
       {
         connection: bullConnection(config),
         prefix: config.REDIS_KEY_PREFIX,

@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Link } from '@opentelemetry/api';
 import type { EntityManager } from 'typeorm';
 import { TicketHeartbeatTimeout } from '@matchplane/config';
 import { validCandidate, type MatchCandidate, type ProposedMatch } from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
+import { contextFromTraceparent, inSpan, linkToTraceparent } from '@matchplane/observability';
 import { TicketStore, type StoredTicket } from '@matchplane/tickets';
 import type { CommitSession } from './mode-lease';
 
@@ -117,7 +119,10 @@ export class MatchCommitter {
         rows.push(row);
       }
       if (drop) dropped.push(drop);
-      else committed.push(await this.write(manager, proposal, rows, now));
+      else
+        committed.push(
+          await this.traced(proposal, rows, () => this.write(manager, proposal, rows, now)),
+        );
     }
     return { committed, dropped };
   }
@@ -138,6 +143,39 @@ export class MatchCommitter {
     if (row.rating !== candidate.rating) return false;
     const rtt: unknown = row.predictedRtt[proposal.region];
     return typeof rtt === 'number' && Number.isFinite(rtt) && rtt >= 0 && rtt <= proposal.maxRttMs;
+  }
+
+  /**
+   * A match has many tickets and so many API requests behind it: its trace (the span under which
+   * match.formed and the tickets' MATCHED events are written, and so the dispatcher's and the
+   * allocator's work for it) continues the trace of its oldest ticket's request, the one that
+   * waited longest, with a link to every other ticket's request.
+   */
+  private traced<T>(
+    proposal: ProposedMatch,
+    rows: readonly StoredTicket[],
+    write: () => Promise<T>,
+  ): Promise<T> {
+    const oldestFirst = [...rows].sort(
+      (a, b) => a.enqueuedAt.getTime() - b.enqueuedAt.getTime() || a.id.localeCompare(b.id),
+    );
+    const links = oldestFirst
+      .slice(1)
+      .map((row) => linkToTraceparent(row.traceparent))
+      .filter((link): link is Link => link !== undefined);
+    return inSpan(
+      'form match',
+      {
+        parent: contextFromTraceparent(oldestFirst[0]?.traceparent),
+        links,
+        attributes: {
+          'matchplane.mode': proposal.mode,
+          'matchplane.region': proposal.region,
+          'matchplane.ticket_ids': oldestFirst.map((row) => row.id),
+        },
+      },
+      write,
+    );
   }
 
   private async write(

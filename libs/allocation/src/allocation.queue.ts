@@ -7,6 +7,11 @@ export const ALLOCATE_JOB = 'allocate';
 
 export interface AllocationJobData {
   matchId: string;
+  /**
+   * W3C trace context of whoever queued the job (the dispatcher's delivery of the match's
+   * ALLOCATING event), so the allocator's span joins the match's trace. Absent when not traced.
+   */
+  traceparent?: string;
 }
 
 /** The backoff type the allocator's worker computes from its own config. */

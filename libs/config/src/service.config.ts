@@ -1,4 +1,4 @@
-import { IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, IsUrl, Matches } from 'class-validator';
 import { DatabaseConfig } from './database.config';
 import { EnvVar } from './env-var.decorator';
 import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
@@ -63,7 +63,32 @@ export class ServiceConfig extends DatabaseConfig {
   })
   @IsIntInRange(10, 86_400)
   QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS = 600;
+
+  // Tracing: the standard OpenTelemetry variables; unset, no span is made or exported.
+  @EnvVar({
+    description:
+      'OTLP/HTTP base URL; traces go to <url>/v1/traces (unset, with OTEL_EXPORTER_OTLP_TRACES_ENDPOINT unset: tracing off)',
+  })
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string = undefined;
+
+  @EnvVar({ description: 'OTLP/HTTP traces URL, used as it is (overrides OTEL_EXPORTER_OTLP_ENDPOINT)' })
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string = undefined;
+
+  @EnvVar({ description: 'service.name of the spans this process exports (unset: the app name, e.g. dispatcher)' })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  OTEL_SERVICE_NAME?: string = undefined;
 }
+
+export type TracingConfig = Pick<
+  ServiceConfig,
+  'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SERVICE_NAME'
+>;
 
 /** Shared by the worker apps: they serve only health and metrics over HTTP. */
 export abstract class WorkerConfig extends ServiceConfig {

@@ -7,3 +7,5 @@ export * from './health/health.controller';
 export * from './service-runtime.module';
 export * from './bootstrap';
 export * from './lifecycle.logger';
+export * from './tracing/trace-context';
+export * from './tracing/tracing';

@@ -4,6 +4,7 @@ import { QueueWaitEstimateWindow, TicketHeartbeatTimeout, type ServiceConfig, ty
 import { PersistenceModule, RedisModule, type DataSourceExtras } from '@matchplane/persistence';
 import { LifecycleLogger } from './lifecycle.logger';
 import { LoggingModule } from './logging.module';
+import { Tracing } from './tracing/tracing';
 import { MetricsRegistry } from './metrics.registry';
 import { AppHealthService } from './health/app-health.service';
 import { RedisHealthIndicator } from './health/redis.health';
@@ -55,6 +56,7 @@ export class ServiceRuntimeModule {
         // Narrow options the libraries inject, never a whole config class.
         { provide: TicketHeartbeatTimeout, useValue: TicketHeartbeatTimeout.of(config) },
         { provide: QueueWaitEstimateWindow, useValue: QueueWaitEstimateWindow.of(config) },
+        { provide: Tracing, useFactory: () => new Tracing(options.appName, config) },
         RedisHealthIndicator,
         AppHealthService,
         LifecycleLogger,

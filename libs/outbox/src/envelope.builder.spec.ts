@@ -84,6 +84,7 @@ function rowOf(
     published_at: null,
     dead_lettered_at: null,
     created_at: t0,
+    traceparent: null,
   };
 }
 

@@ -1,4 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SpanKind } from '@opentelemetry/api';
+import { contextFromTraceparent, failSpan, inSpan } from '@matchplane/observability';
 import { backoffDelayMs } from '@matchplane/persistence';
 import { validateEnvelope } from './envelope.builder';
 import { PermanentDeliveryError } from './outbox-subscriber.decorator';
@@ -32,11 +34,40 @@ export class OutboxDelivery {
     @Inject(OUTBOX_DELIVERY_OPTIONS) readonly options: OutboxDeliveryOptions,
   ) {}
 
+  /**
+   * Traced as a CONSUMER span continuing the row's trace (its `traceparent`, when the writer was
+   * traced), with a child span per subscriber; what a subscriber hands on (the allocation job)
+   * carries the subscriber's span.
+   */
   async deliver(row: ClaimedRow): Promise<DeliveryResult> {
+    return inSpan(
+      `deliver ${row.event}`,
+      {
+        kind: SpanKind.CONSUMER,
+        parent: contextFromTraceparent(row.traceparent),
+        attributes: {
+          'messaging.system': 'matchplane.outbox',
+          'messaging.operation.type': 'process',
+          'messaging.message.id': row.id,
+          'matchplane.event': row.event,
+          'matchplane.aggregate_id': row.aggregate_id,
+          'matchplane.revision': row.revision,
+          'matchplane.attempt': row.attempts + 1,
+        },
+      },
+      async (span) => {
+        const result = await this.attempt(row);
+        if (span && !result.delivered) failSpan(span, result.error);
+        return result;
+      },
+    );
+  }
+
+  private async attempt(row: ClaimedRow): Promise<DeliveryResult> {
     try {
       const envelope = validateEnvelope(row);
-      for (const { subscriber } of this.subscribers.subscribersOf(envelope)) {
-        await subscriber.handle(envelope);
+      for (const { name, subscriber } of this.subscribers.subscribersOf(envelope)) {
+        await inSpan(`${name} ${envelope.event}`, {}, () => subscriber.handle(envelope));
       }
       return { id: row.id, token: row.claim_token, delivered: true };
     } catch (error) {

@@ -20,6 +20,8 @@ export interface OutboxRow {
   published_at: Date | null;
   dead_lettered_at: Date | null;
   created_at: Date;
+  /** W3C trace context of the transaction that wrote the row; null when it was not traced. */
+  traceparent: string | null;
 }
 
 export const OUTBOX_COLUMN_NAMES = [
@@ -41,6 +43,7 @@ export const OUTBOX_COLUMN_NAMES = [
   'published_at',
   'dead_lettered_at',
   'created_at',
+  'traceparent',
 ] as const satisfies readonly (keyof OutboxRow)[];
 
 export const OUTBOX_COLUMNS = OUTBOX_COLUMN_NAMES.join(', ');

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { activeTraceparent } from '@matchplane/observability';
 import type { OutboxEnvelope } from './envelope.builder';
 
 /** SQL and its parameters, for the caller to embed in a statement of its own. */
@@ -35,6 +36,9 @@ export class OutboxWriter {
   ): SqlFragment {
     if (envelopes.length === 0) throw new Error('appendSql needs at least one envelope');
     const parameters: unknown[] = [];
+    // One trace context for every row of the statement: the writer's active span (null when
+    // nothing is traced), so the dispatcher's delivery continues the trace that wrote the row.
+    const traceparent = `$${firstParameter + envelopes.length * 7}::text`;
     const tuples = envelopes.map((envelope, index) => {
       const base = firstParameter + index * 7;
       parameters.push(
@@ -46,10 +50,11 @@ export class OutboxWriter {
         envelope.playerIds,
         JSON.stringify(envelope.payload),
       );
-      return `($${base}, $${base + 1}, $${base + 2}::uuid, $${base + 3}::bigint, $${base + 4}::timestamptz, $${base + 5}::uuid[], $${base + 6}::jsonb)`;
+      return `($${base}, $${base + 1}, $${base + 2}::uuid, $${base + 3}::bigint, $${base + 4}::timestamptz, $${base + 5}::uuid[], $${base + 6}::jsonb, ${traceparent})`;
     });
+    parameters.push(activeTraceparent());
     const columns =
-      'event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload';
+      'event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload, traceparent';
     const sql = onlyIf
       ? `INSERT INTO outbox (${columns})
          SELECT * FROM (VALUES ${tuples.join(', ')}) AS e(${columns})

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { CodedError, LibraryErrorCode } from '@matchplane/errors';
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel';
 import { backoffDelayMs, sleep } from './backoff';
@@ -129,6 +130,39 @@ export async function runInTransaction<T>(
   work: (manager: EntityManager, unit: UnitOfWork) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
+  // Traced only inside a traced operation (an active span exists only while tracing is on): the
+  // commit becomes a span of its request's trace, and what it writes to the outbox carries it.
+  if (trace.getActiveSpan() === undefined) return runWithRetries(dataSource, work, options);
+  const isolation = options.isolation ?? 'READ COMMITTED';
+  return (
+    trace
+      // libs/observability's TRACER_NAME (persistence cannot import it: observability imports persistence).
+      .getTracer('matchplane')
+      .startActiveSpan(
+        'transaction',
+        { attributes: { 'db.system.name': 'postgresql', 'db.transaction.isolation': isolation } },
+        async (span) => {
+          try {
+            return await runWithRetries(dataSource, work, options, (attempt) =>
+              span.setAttribute('matchplane.attempts', attempt),
+            );
+          } catch (error) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.message });
+            throw error;
+          } finally {
+            span.end();
+          }
+        },
+      )
+  );
+}
+
+async function runWithRetries<T>(
+  dataSource: DataSource,
+  work: (manager: EntityManager, unit: UnitOfWork) => Promise<T>,
+  options: TransactionOptions,
+  onAttempt?: (attempt: number) => void,
+): Promise<T> {
   const isolation = options.isolation ?? 'READ COMMITTED';
   const maxAttempts = options.maxAttempts ?? 5;
   const baseMs = options.baseDelayMs ?? 10;
@@ -143,6 +177,7 @@ export async function runInTransaction<T>(
   };
   for (let attemptNumber = 1; ; attemptNumber += 1) {
     let committed: { result: T; unit: UnitOfWork };
+    onAttempt?.(attemptNumber);
     try {
       // READ COMMITTED is PostgreSQL's default: naming it would cost a SET TRANSACTION round trip
       // on every write (this assumes default_transaction_isolation is left at its default).

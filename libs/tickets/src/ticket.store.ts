@@ -12,6 +12,7 @@ import {
   type TicketSnapshot,
   type TicketState,
 } from '@matchplane/domain';
+import { activeTraceparent } from '@matchplane/observability';
 import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 
 /** A ticket as stored: the domain snapshot plus what the projection and the API read. */
@@ -21,6 +22,8 @@ export interface StoredTicket extends TicketSnapshot {
   readonly finishedAt?: Date;
   /** Why an ended ticket ended (the reason of the transition that ended it; none for COMPLETED). */
   readonly endReason?: TicketReason;
+  /** W3C trace context of the request that created the ticket (when traced): the matcher's link to it. */
+  readonly traceparent?: string;
 }
 
 /** The ticket moved on since the caller read it; nothing was written. */
@@ -54,10 +57,11 @@ interface TicketRow {
   finished_at: Date | null;
   end_reason: TicketReason | null;
   version_us: string;
+  traceparent: string | null;
 }
 
 const COLUMNS = `id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at, last_heartbeat_at,
-  match_id, updated_at, finished_at, end_reason, (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
+  match_id, updated_at, finished_at, end_reason, traceparent, (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
 
 const LIVE_STATES = `('SEARCHING', 'MATCHED', 'ASSIGNED', 'CONNECTED')`;
 
@@ -109,6 +113,7 @@ function toTicket(row: TicketRow): StoredTicket {
     ...(row.match_id === null ? {} : { matchId: row.match_id }),
     ...(row.finished_at === null ? {} : { finishedAt: row.finished_at }),
     ...(row.end_reason === null ? {} : { endReason: row.end_reason }),
+    ...(row.traceparent === null ? {} : { traceparent: row.traceparent }),
   };
 }
 
@@ -143,13 +148,13 @@ export class TicketStore {
   ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
     const change = createTicket(input, now);
     const { ticket } = change;
-    const events = this.outbox.appendSql(envelopesFor(change.events), 9);
+    const events = this.outbox.appendSql(envelopesFor(change.events), 10);
     // The ticket and its event in one statement.
     const rows = await manager.query<TicketRow[]>(
       `WITH created AS (
          INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
-                                    last_heartbeat_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp())
+                                    last_heartbeat_at, created_at, updated_at, traceparent)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp(), $9)
          RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
        SELECT * FROM created`,
@@ -162,6 +167,7 @@ export class TicketStore {
         JSON.stringify(ticket.predictedRtt),
         ticket.rating,
         now,
+        activeTraceparent(),
         ...events.parameters,
       ],
     );

@@ -8,6 +8,7 @@ import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import { describeJsonProblem, inspectJson, type JsonProblem } from './json-limits';
 import { ProblemFilter } from './problem.filter';
+import { traceRequests } from './request-tracing';
 
 /** Flattens class-validator errors (nested DTOs included) into per-field problems. */
 export function fieldProblems(
@@ -80,6 +81,7 @@ export function configureApi(app: NestFastifyApplication): void {
     }),
   );
   const fastify = app.getHttpAdapter().getInstance();
+  traceRequests(fastify);
   // Security headers on every answer (problem+json included). The API serves JSON only (the
   // OpenAPI document, no Swagger UI page), so helmet's strict defaults cost nothing; Fastify loads
   // the plugin before Nest's routes, so its hooks cover all of them.

@@ -8,11 +8,13 @@ import {
   type AllocationJobData,
 } from '@matchplane/allocation';
 import { MATCH_STATE_CHANGED } from '@matchplane/domain';
+import { activeTraceparent } from '@matchplane/observability';
 import { SubscribesTo, type OutboxEnvelope, type OutboxSubscriber } from '@matchplane/outbox';
 
 /**
  * Starts the allocation of every new match: a match entering ALLOCATING becomes one allocation
- * job, its id the match id, so a redelivered event (delivery is at least once) adds nothing.
+ * job, its id the match id, so a redelivered event (delivery is at least once) adds nothing. The
+ * job carries this delivery's trace context to the allocator.
  */
 @Injectable()
 @SubscribesTo(MATCH_STATE_CHANGED)
@@ -22,6 +24,11 @@ export class AllocationTriggerSubscriber implements OutboxSubscriber {
   async handle(envelope: OutboxEnvelope): Promise<void> {
     if (envelope.event !== MATCH_STATE_CHANGED || envelope.payload.to !== 'ALLOCATING') return;
     const matchId = envelope.aggregateId;
-    await this.queue.add(ALLOCATE_JOB, { matchId }, allocationJobOptions(matchId));
+    const traceparent = activeTraceparent();
+    await this.queue.add(
+      ALLOCATE_JOB,
+      traceparent ? { matchId, traceparent } : { matchId },
+      allocationJobOptions(matchId),
+    );
   }
 }
