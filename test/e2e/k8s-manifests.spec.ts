@@ -73,7 +73,7 @@ function readManifests(): Manifest[] {
     .flatMap((file) =>
       parseAllDocuments(readFileSync(path.join(K8S, file), 'utf8')).map((document) => {
         if (document.errors.length > 0) throw new Error(`${file}: ${document.errors[0]?.message}`);
-        return { ...(document.toJS() as Omit<Manifest, 'file'>), file };
+        return { ...(document.toJS() as Omit<Manifest, 'file'>), file } as Manifest;
       }),
     );
 }
@@ -81,7 +81,11 @@ function readManifests(): Manifest[] {
 const manifests = readManifests();
 const named = (kind: string, name: string) =>
   manifests.find((m) => m.kind === kind && m.metadata.name === name);
-const stringData = (kind: 'ConfigMap' | 'Secret', name: string): Record<string, string> => {
+const stringData = (
+  kind: 'ConfigMap' | 'Secret',
+  name: string | undefined,
+): Record<string, string> => {
+  if (name === undefined) throw new Error(`a ${kind} reference without a name`);
   const object = named(kind, name) as
     { data?: Record<string, string>; stringData?: Record<string, string> } | undefined;
   if (!object) throw new Error(`no ${kind} ${name} in docker/k8s`);

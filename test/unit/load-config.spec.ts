@@ -1,5 +1,12 @@
 import { IsNotEmpty, IsString, MinLength } from 'class-validator';
-import { ConfigError, EnvVar, IsIntInRange, ServiceConfig, loadConfig, redactedConfig } from '@matchplane/config';
+import {
+  ConfigError,
+  EnvVar,
+  IsIntInRange,
+  ServiceConfig,
+  loadConfig,
+  redactedConfig,
+} from '@matchplane/config';
 import { ApiConfig } from '../../apps/api/src/api.config';
 import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
 import { GameServerConfig } from '../../apps/game-server/src/game-server.config';

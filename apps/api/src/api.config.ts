@@ -1,12 +1,13 @@
+import { IsNotEmpty, IsOptional, IsString, IsUrl, Matches, MinLength } from 'class-validator';
 import {
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Matches,
-  MinLength,
-} from 'class-validator';
-import { EnvVar, IsIntInRange, IsPort, ServiceConfig, noShowCooldownBaseSeconds, noShowCooldownCapSeconds, sessionTtlSeconds } from '@matchplane/config';
+  EnvVar,
+  IsIntInRange,
+  IsPort,
+  ServiceConfig,
+  noShowCooldownBaseSeconds,
+  noShowCooldownCapSeconds,
+  sessionTtlSeconds,
+} from '@matchplane/config';
 
 export class ApiConfig extends ServiceConfig {
   @EnvVar({ description: 'Address the API binds' })

@@ -1,4 +1,12 @@
-import { EnvVar, IsIntInRange, WorkerConfig, healthPort, noShowCooldownBaseSeconds, noShowCooldownCapSeconds, sessionTtlSeconds } from '@matchplane/config';
+import {
+  EnvVar,
+  IsIntInRange,
+  WorkerConfig,
+  healthPort,
+  noShowCooldownBaseSeconds,
+  noShowCooldownCapSeconds,
+  sessionTtlSeconds,
+} from '@matchplane/config';
 import { retentionWindowProblems } from './retention/retention-policy';
 
 export class MaintenanceConfig extends WorkerConfig {

@@ -73,12 +73,17 @@ export class ServiceConfig extends DatabaseConfig {
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string = undefined;
 
-  @EnvVar({ description: 'OTLP/HTTP traces URL, used as it is (overrides OTEL_EXPORTER_OTLP_ENDPOINT)' })
+  @EnvVar({
+    description: 'OTLP/HTTP traces URL, used as it is (overrides OTEL_EXPORTER_OTLP_ENDPOINT)',
+  })
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string = undefined;
 
-  @EnvVar({ description: 'service.name of the spans this process exports (unset: the app name, e.g. dispatcher)' })
+  @EnvVar({
+    description:
+      'service.name of the spans this process exports (unset: the app name, e.g. dispatcher)',
+  })
   @IsOptional()
   @IsString()
   @IsNotEmpty()

@@ -19,12 +19,17 @@ import { CodedError, LibraryErrorCode } from '@matchplane/errors';
 import { RETRYABLE_SQLSTATES, sqlStateOf } from '@matchplane/persistence';
 
 /** The match moved on since the caller read it; nothing was written. */
-export class StaleMatchRevisionError extends CodedError<typeof LibraryErrorCode.STALE_MATCH_REVISION> {
+export class StaleMatchRevisionError extends CodedError<
+  typeof LibraryErrorCode.STALE_MATCH_REVISION
+> {
   constructor(
     readonly matchId: string,
     readonly expectedRevision: number,
   ) {
-    super(LibraryErrorCode.STALE_MATCH_REVISION, `match ${matchId} is no longer at revision ${expectedRevision}`);
+    super(
+      LibraryErrorCode.STALE_MATCH_REVISION,
+      `match ${matchId} is no longer at revision ${expectedRevision}`,
+    );
     this.name = 'StaleMatchRevisionError';
   }
 }

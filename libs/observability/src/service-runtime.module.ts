@@ -1,6 +1,11 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { QueueWaitEstimateWindow, TicketHeartbeatTimeout, type ServiceConfig, type WorkerConfig } from '@matchplane/config';
+import {
+  QueueWaitEstimateWindow,
+  TicketHeartbeatTimeout,
+  type ServiceConfig,
+  type WorkerConfig,
+} from '@matchplane/config';
 import { PersistenceModule, RedisModule, type DataSourceExtras } from '@matchplane/persistence';
 import { LifecycleLogger } from './lifecycle.logger';
 import { LoggingModule } from './logging.module';

@@ -32,11 +32,8 @@ export class PersistenceModule {
     return {
       module: PersistenceModule,
       global: true,
-      providers: [
-        { provide: DataSource, useValue: dataSource },
-        { provide: TransactionRunner, useValue: new TransactionRunner(dataSource) },
-      ],
-      exports: [DataSource, TransactionRunner],
+      providers: [{ provide: DataSource, useValue: dataSource }],
+      exports: [DataSource],
     };
   }
 }

@@ -25,7 +25,8 @@ export function fieldProblems(
 /** 400 VALIDATION_FAILED naming every field class-validator refused (DTOs and console forms alike). */
 export function validationFailed(errors: ValidationError[]): CodedError {
   const problems = fieldProblems(errors);
-  return new CodedError(ErrorCode.VALIDATION_FAILED,
+  return new CodedError(
+    ErrorCode.VALIDATION_FAILED,
     problems.map((p) => `${p.field}: ${p.problems.join(', ')}`).join('; '),
     { errors: problems },
   );

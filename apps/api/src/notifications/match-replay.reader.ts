@@ -5,7 +5,6 @@ import {
   type MatchEventsResponse,
   type ResyncMessage,
 } from '@matchplane/contracts';
-import { TERMINAL_MATCH_STATES } from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
 
 /**

@@ -74,7 +74,8 @@ export class ConsoleHttpSetup implements OnModuleInit, OnModuleDestroy {
       (request, body, done) => {
         if (!request.url.startsWith(`${CONSOLE_PATH}/`)) {
           return done(
-            new CodedError(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+            new CodedError(
+              ErrorCode.UNSUPPORTED_MEDIA_TYPE,
               'This route accepts application/json only',
             ),
             undefined,

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Header, Post, Req, Res, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { PublicRoute } from '@matchplane/contracts';
+import { PublicRoute } from '@matchplane/routing';
 import { RateLimit, RateLimitScope } from '../../http/rate-limit.decorator';
 import { presentFields } from './console-form';
 import { CONSOLE_PATH, ConsoleSessions, sessionCookie } from './console-session';

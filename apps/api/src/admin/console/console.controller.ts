@@ -261,8 +261,7 @@ export class ConsoleController {
     @Param('id') id: string,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    if (!UUID.test(id))
-      throw new CodedError(ErrorCode.VALIDATION_FAILED, 'A match id is a UUID');
+    if (!UUID.test(id)) throw new CodedError(ErrorCode.VALIDATION_FAILED, 'A match id is a UUID');
     const match = await this.matches.load(undefined, id);
     if (!match) throw new CodedError(ErrorCode.NOT_FOUND, `No match ${id}`);
     const [allocation, timeline, deliveries] = await Promise.all([
@@ -279,8 +278,7 @@ export class ConsoleController {
     @Param('id') id: string,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    if (!UUID.test(id))
-      throw new CodedError(ErrorCode.VALIDATION_FAILED, 'A player id is a UUID');
+    if (!UUID.test(id)) throw new CodedError(ErrorCode.VALIDATION_FAILED, 'A player id is a UUID');
     const [ticket, matches] = await Promise.all([
       this.tickets.liveTicketOf(this.dataSource.manager, id),
       this.matches.recentOfPlayer(id, PLAYER_RECENT_MATCHES),

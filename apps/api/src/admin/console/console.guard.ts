@@ -40,7 +40,8 @@ export class ConsoleGuard implements CanActivate {
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       const body = request.body as Record<string, unknown> | undefined;
       if (!this.sessions.csrfMatches(session, body?.[CSRF_FIELD])) {
-        throw new CodedError(ErrorCode.FORBIDDEN,
+        throw new CodedError(
+          ErrorCode.FORBIDDEN,
           'This form carries no valid CSRF token; reload the page and submit it again',
         );
       }
