@@ -35,6 +35,8 @@ describe('operator console in a headless browser', () => {
   let base: string;
   let deadIds: string[] = [];
   let matchIds: string[] = [];
+  /** Which console players each match took (four players make two matches, in any pairing). */
+  const playersByMatch = new Map<string, JourneyPlayer[]>();
 
   const metaKey = () => `${plane.prefix}:allocation:meta`;
 
@@ -105,7 +107,11 @@ describe('operator console in a headless browser', () => {
       );
       players.push(...queued);
       for (const player of queued) await player.enqueue();
-      matchIds = [...new Set(await Promise.all(queued.map((player) => player.waitForMatch())))];
+      const matchOfPlayer = await Promise.all(queued.map((player) => player.waitForMatch()));
+      matchOfPlayer.forEach((matchId, index) =>
+        playersByMatch.set(matchId, [...(playersByMatch.get(matchId) ?? []), queued[index]!]),
+      );
+      matchIds = [...playersByMatch.keys()];
       expect(matchIds).toHaveLength(2);
 
       await page.goto(`${base}/admin/login`);
@@ -228,9 +234,10 @@ describe('operator console in a headless browser', () => {
       await expect(page.locator('dl.facts').innerText()).resolves.toMatch(
         /Allocation\s+local · server/,
       );
-      await expect(page.locator('table').last().innerText()).resolves.toContain(
-        players[0]!.playerId.slice(0, 8),
-      );
+      const participants = await page.locator('table').last().innerText();
+      const expected = playersByMatch.get(matchId)!;
+      expect(expected).toHaveLength(2);
+      for (const player of expected) expect(participants).toContain(player.playerId);
       await screenshot('match');
     }));
 
