@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { readyPlayer, useControlPlane, type JourneyPlayer } from '../support/journey';
@@ -15,7 +16,10 @@ import { testRedis } from '../support/redis';
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOTS = path.join(REPO_ROOT, 'docs/img');
+/** The README's pictures are refreshed with CONSOLE_SCREENSHOTS_DIR=docs/img; a plain run keeps the checkout clean. */
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS_DIR
+  ? path.resolve(REPO_ROOT, process.env.CONSOLE_SCREENSHOTS_DIR)
+  : path.join(tmpdir(), 'matchplane-console-screenshots');
 const OPERATOR = { name: 'ops-alice', token: 'alice-console-token-0123456789abcdefghij' };
 
 describe('operator console in a headless browser', () => {
