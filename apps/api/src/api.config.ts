@@ -40,6 +40,13 @@ export class ApiConfig extends ServiceConfig {
   @IsIntInRange(100, 60_000)
   PROBE_CHALLENGE_TTL_MS = 5_000;
 
+  @EnvVar({
+    description:
+      'How long a party invite code may be used to join (s) from when the leader created the party',
+  })
+  @IsIntInRange(30, 86_400)
+  PARTY_INVITE_TTL_SECONDS = 900;
+
   @EnvVar({ description: 'Probe samples kept per player and region; the estimate is their median' })
   @IsIntInRange(1, 50)
   PROBE_SAMPLES_KEPT = 3;

@@ -129,7 +129,7 @@ export class MatchCommitter {
 
   /**
    * The row as locked still matches what the proposal was formed from: a valid candidate now
-   * (SEARCHING, heartbeating, a region measured), same player, mode and rating, and the match's
+   * (SEARCHING, heartbeating, a region measured), same player, mode, rating and party, and the match's
    * region still measured within the limit the match was formed under.
    */
   private stillFits(
@@ -141,6 +141,8 @@ export class MatchCommitter {
     if (!validCandidate(row, now, this.heartbeatTimeoutMs)) return false;
     if (row.playerId !== candidate.playerId || row.mode !== proposal.mode) return false;
     if (row.rating !== candidate.rating) return false;
+    // Screened whole against the candidates; the rows must still be that same party ticket.
+    if (row.party?.id !== candidate.party?.id) return false;
     const rtt: unknown = row.predictedRtt[proposal.region];
     return typeof rtt === 'number' && Number.isFinite(rtt) && rtt >= 0 && rtt <= proposal.maxRttMs;
   }

@@ -1,5 +1,6 @@
 import {
   isLabel,
+  PartyRoster,
   playersPerMatch,
   type MatchCandidate,
   type ModeRules,
@@ -16,7 +17,8 @@ export interface RejectedProposal {
  * locked: the function is replaceable studio code, so its output is data to check, not a promise.
  * A proposal is accepted only if it is of the pass's mode, has exactly teamSize players in each
  * of teamCount teams, names only this pass's candidates (player ids included), in a region every
- * participant measured, and shares no ticket or player with a proposal accepted before it.
+ * participant measured, keeps every party whole (all of its members, one team), and shares no
+ * ticket or player with a proposal accepted before it.
  */
 export function screenProposals(
   proposals: readonly ProposedMatch[],
@@ -27,8 +29,11 @@ export function screenProposals(
   const rejected: RejectedProposal[] = [];
   const usedTickets = new Set<string>();
   const usedPlayers = new Set<string>();
+  const parties = new PartyRoster(candidates.values());
   for (const proposal of proposals) {
-    const problem = proposalProblem(proposal, rules, candidates, usedTickets, usedPlayers);
+    const problem =
+      proposalProblem(proposal, rules, candidates, usedTickets, usedPlayers) ??
+      parties.problems(proposal)[0]?.problem;
     if (problem) {
       rejected.push({ proposal, problem });
       continue;

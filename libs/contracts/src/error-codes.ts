@@ -57,6 +57,22 @@ export const ErrorCode = {
    * will never be joinable; `matchState` and `endReason` say how. Stop waiting for an assignment.
    */
   MATCH_ENDED: 'MATCH_ENDED',
+  /** The player is in no party (GET/leave/disband/enqueue of the current party). */
+  PARTY_NOT_FOUND: 'PARTY_NOT_FOUND',
+  /** The player is in a party already: leave it first (a player is in at most one). */
+  PARTY_ALREADY_JOINED: 'PARTY_ALREADY_JOINED',
+  /** No party has this invite code, or its invite expired. */
+  PARTY_INVITE_INVALID: 'PARTY_INVITE_INVALID',
+  /** The party has as many members as the largest team of any mode. */
+  PARTY_FULL: 'PARTY_FULL',
+  /** Only the party's leader may do this (enqueue, disband). */
+  PARTY_LEADER_ONLY: 'PARTY_LEADER_ONLY',
+  /** The party is searching: its members cannot change until its ticket is cancelled or matched. */
+  PARTY_IN_QUEUE: 'PARTY_IN_QUEUE',
+  /** A party ticket needs at least two members (queue alone with POST /v1/queue/tickets). */
+  PARTY_TOO_SMALL: 'PARTY_TOO_SMALL',
+  /** The party has more members than a team of the mode asked for. */
+  PARTY_TOO_LARGE: 'PARTY_TOO_LARGE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -76,7 +92,12 @@ export interface ProblemDetails {
   matchState?: string;
   /** Why the match ended (e.g. NO_SHOW, ALLOCATION_FAILED), on MATCH_ENDED when it failed or was cancelled. */
   endReason?: string;
+  /**
+   * The party member a party enqueue was refused for (NO_LATENCY_MEASURED, TICKET_ALREADY_LIVE,
+   * COOLDOWN_ACTIVE on POST /v1/queue/party-tickets).
+   */
+  playerId?: string;
 }
 
 /** Members of a problem beyond RFC 9457's and our `code` that some codes carry. */
-export type ProblemExtensions = Pick<ProblemDetails, 'matchState' | 'endReason'>;
+export type ProblemExtensions = Pick<ProblemDetails, 'matchState' | 'endReason' | 'playerId'>;

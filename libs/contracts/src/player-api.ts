@@ -16,6 +16,11 @@ export const PlayerRoutes = {
   ticket: (ticketId: string) => `queue/tickets/${encodeURIComponent(ticketId)}`,
   ticketHeartbeat: (ticketId: string) => `queue/tickets/${encodeURIComponent(ticketId)}/heartbeat`,
   assignment: (matchId: string) => `matches/${encodeURIComponent(matchId)}/assignment`,
+  parties: 'parties',
+  partyJoin: 'parties/join',
+  currentParty: 'parties/current',
+  currentPartyLeave: 'parties/current/leave',
+  partyTickets: 'queue/party-tickets',
 } as const;
 
 /** POST /v1/sessions. `provider` defaults to "guest". */
@@ -116,6 +121,50 @@ export interface TicketResponse {
    * QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS.
    */
   estimatedWaitSeconds?: number | null;
+  /** Set on a party member's ticket: the party ticket shared by the party's tickets, and its size. */
+  partyTicketId?: string;
+  partySize?: number;
+}
+
+/** POST /v1/parties/join */
+export interface JoinPartyRequest {
+  /** The code the leader got from POST /v1/parties. */
+  inviteCode: string;
+}
+
+export interface PartyMember {
+  playerId: string;
+  joinedAt: string;
+  /** Whether the member has a server-measured RTT to at least one region (required to enqueue). */
+  probed: boolean;
+  /** Regions with a server-measured RTT, sorted. */
+  regionsMeasured: string[];
+}
+
+/** GET /v1/parties/current, and the answer of create, join and leave-free changes. */
+export interface PartyResponse {
+  partyId: string;
+  leaderId: string;
+  /** Oldest first (the leader first). */
+  members: PartyMember[];
+  /** The largest party a mode's team holds (the largest team size of the configured modes). */
+  maxSize: number;
+  inviteExpiresAt: string;
+  /** Only in the answer of POST /v1/parties, to the leader: the server keeps only its hash. */
+  inviteCode?: string;
+}
+
+/** POST /v1/queue/party-tickets (the leader): the party queues as one ticket. */
+export interface CreatePartyTicketRequest {
+  mode: string;
+}
+
+/** One ticket per member, sharing `partyTicketId`; each member heartbeats and may cancel its own. */
+export interface PartyTicketResponse {
+  partyTicketId: string;
+  partyId: string;
+  mode: string;
+  tickets: TicketResponse[];
 }
 
 /**

@@ -11,6 +11,8 @@ export const TABLE_OWNERS = {
   idempotency_keys: 'apps/api/src/idempotency',
   probe_challenges: 'apps/api/src/probes',
   player_latencies: 'apps/api/src/probes',
+  parties: 'apps/api/src/parties',
+  party_members: 'apps/api/src/parties',
   queue_tickets: 'libs/tickets',
   matches: 'libs/matches',
   match_participants: 'libs/matches',

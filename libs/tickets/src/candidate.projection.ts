@@ -5,7 +5,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
 import type { CandidateView, TicketState } from '@matchplane/domain';
 import { afterCommit } from '@matchplane/persistence';
-import { TicketStore, type StoredTicket } from './ticket.store';
+import { TicketStore, type StoredTicket, type TicketParty } from './ticket.store';
 
 /** What the projection holds per searching ticket: the matcher's view of a candidate. */
 export interface ProjectedCandidate extends CandidateView {
@@ -18,6 +18,8 @@ export interface ProjectedCandidate extends CandidateView {
   readonly lastHeartbeatAt: Date;
   readonly state: TicketState;
   readonly version: number;
+  /** A party member's ticket: its party ticket (the matcher keeps the party whole). */
+  readonly party?: TicketParty;
 }
 
 interface CandidateJson {
@@ -30,6 +32,7 @@ interface CandidateJson {
   lastHeartbeatAt: number;
   state: TicketState;
   version: number;
+  party?: TicketParty;
 }
 
 /**
@@ -241,6 +244,7 @@ export class CandidateProjection {
       lastHeartbeatAt: ticket.lastHeartbeatAt.getTime(),
       state: ticket.state,
       version: ticket.version,
+      ...(ticket.party ? { party: ticket.party } : {}),
     };
     return [
       this.candidateKey(ticket.id),

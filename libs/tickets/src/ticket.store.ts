@@ -24,6 +24,18 @@ export interface StoredTicket extends TicketSnapshot {
   readonly endReason?: TicketReason;
   /** W3C trace context of the request that created the ticket (when traced): the matcher's link to it. */
   readonly traceparent?: string;
+  /** Set on a party member's ticket: the party ticket it belongs to (see {@link TicketParty}). */
+  readonly party?: TicketParty;
+}
+
+/**
+ * The party ticket a member's ticket belongs to: one id per enqueue of a party, shared by one
+ * ticket per member, and the party's size. The tickets of a party ticket search, match and leave
+ * the queue together.
+ */
+export interface TicketParty {
+  readonly id: string;
+  readonly size: number;
 }
 
 /** The ticket moved on since the caller read it; nothing was written. */
@@ -58,10 +70,12 @@ interface TicketRow {
   end_reason: TicketReason | null;
   version_us: string;
   traceparent: string | null;
+  party_ticket_id: string | null;
+  party_size: number | null;
 }
 
 const COLUMNS = `id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at, last_heartbeat_at,
-  match_id, updated_at, finished_at, end_reason, traceparent, (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
+  match_id, updated_at, finished_at, end_reason, traceparent, party_ticket_id, party_size, (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
 
 const LIVE_STATES = `('SEARCHING', 'MATCHED', 'ASSIGNED', 'CONNECTED')`;
 
@@ -114,6 +128,9 @@ function toTicket(row: TicketRow): StoredTicket {
     ...(row.finished_at === null ? {} : { finishedAt: row.finished_at }),
     ...(row.end_reason === null ? {} : { endReason: row.end_reason }),
     ...(row.traceparent === null ? {} : { traceparent: row.traceparent }),
+    ...(row.party_ticket_id === null
+      ? {}
+      : { party: { id: row.party_ticket_id, size: Number(row.party_size) } }),
   };
 }
 
@@ -141,20 +158,23 @@ export class TicketStore {
     private readonly signal: OutboxSignal,
   ) {}
 
+  /** `party`: the party ticket this one is a member's (a party enqueue creates one per member). */
   async create(
     manager: EntityManager,
     input: NewTicket,
     now: Date,
+    party?: TicketParty,
   ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
     const change = createTicket(input, now);
     const { ticket } = change;
-    const events = this.outbox.appendSql(envelopesFor(change.events), 10);
+    const events = this.outbox.appendSql(envelopesFor(change.events), 12);
     // The ticket and its event in one statement.
     const rows = await manager.query<TicketRow[]>(
       `WITH created AS (
          INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
-                                    last_heartbeat_at, created_at, updated_at, traceparent)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp(), $9)
+                                    last_heartbeat_at, created_at, updated_at, traceparent,
+                                    party_ticket_id, party_size)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp(), $9, $10, $11)
          RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
        SELECT * FROM created`,
@@ -168,6 +188,8 @@ export class TicketStore {
         ticket.rating,
         now,
         activeTraceparent(),
+        party?.id ?? null,
+        party?.size ?? null,
         ...events.parameters,
       ],
     );
@@ -210,6 +232,19 @@ export class TicketStore {
     const rows = await manager.query<TicketRow[]>(
       `SELECT ${COLUMNS} FROM queue_tickets WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
       [ticketIds],
+    );
+    return rows.map(toTicket);
+  }
+
+  /**
+   * Locks the searching tickets of party ticket `partyTicketId` (FOR UPDATE, in id order, as
+   * {@link lockMany}) and answers them: what a member's cancel or expiry takes out with it.
+   */
+  async lockSearchingParty(manager: EntityManager, partyTicketId: string): Promise<StoredTicket[]> {
+    const rows = await manager.query<TicketRow[]>(
+      `SELECT ${COLUMNS} FROM queue_tickets
+        WHERE party_ticket_id = $1 AND state = 'SEARCHING' ORDER BY id FOR UPDATE`,
+      [partyTicketId],
     );
     return rows.map(toTicket);
   }

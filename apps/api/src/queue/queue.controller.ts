@@ -11,7 +11,12 @@ import {
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { ErrorCode, type QueueOptionsResponse, type TicketResponse } from '@matchplane/contracts';
+import {
+  ErrorCode,
+  type PartyTicketResponse,
+  type QueueOptionsResponse,
+  type TicketResponse,
+} from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
@@ -19,7 +24,7 @@ import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { RequiredIdempotencyKey } from '../idempotency/idempotency-key.decorator';
 import type { IdempotentOutcome } from '../idempotency/idempotency.store';
-import { CreateTicketBody } from './queue.dto';
+import { CreatePartyTicketBody, CreateTicketBody } from './queue.dto';
 import { QueueService } from './queue.service';
 
 const ticketId = new ParseUUIDPipe({
@@ -64,6 +69,18 @@ export class QueueController {
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<TicketResponse> {
     return send(reply, await this.queue.create(session.playerId, key, body.mode));
+  }
+
+  /** The party's leader queues the whole party (POST /v1/parties first). */
+  @Post('party-tickets')
+  @ApiHeader(IDEMPOTENCY_HEADER)
+  async createForParty(
+    @Body() body: CreatePartyTicketBody,
+    @CurrentSession() session: AuthenticatedSession,
+    @RequiredIdempotencyKey() key: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<PartyTicketResponse> {
+    return send(reply, await this.queue.createForParty(session.playerId, key, body.mode));
   }
 
   @Get('tickets/:id')

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Matches } from 'class-validator';
-import type { CreateTicketRequest } from '@matchplane/contracts';
+import type { CreatePartyTicketRequest, CreateTicketRequest } from '@matchplane/contracts';
 
 export class CreateTicketBody implements CreateTicketRequest {
   @ApiProperty({ description: 'A configured queue mode (GET /v1/queue/options)', example: 'duel' })
@@ -10,3 +10,5 @@ export class CreateTicketBody implements CreateTicketRequest {
   })
   mode!: string;
 }
+
+export class CreatePartyTicketBody extends CreateTicketBody implements CreatePartyTicketRequest {}

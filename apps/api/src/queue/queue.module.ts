@@ -2,12 +2,13 @@ import { Module } from '@nestjs/common';
 import { OutboxModule } from '@matchplane/outbox';
 import { TicketsModule } from '@matchplane/tickets';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { PartiesModule } from '../parties/parties.module';
 import { LatenciesModule } from '../probes/latencies.module';
 import { QueueController } from './queue.controller';
 import { QueuePolicyModule } from './queue-policy.module';
 import { QueueService } from './queue.service';
 
-/** Player queue routes; the tickets themselves belong to TicketsModule. */
+/** Player queue routes (solo and party tickets); the tickets themselves belong to TicketsModule. */
 @Module({
   imports: [
     TicketsModule,
@@ -15,6 +16,7 @@ import { QueueService } from './queue.service';
     IdempotencyModule,
     QueuePolicyModule,
     LatenciesModule,
+    PartiesModule,
   ],
   controllers: [QueueController],
   providers: [QueueService],

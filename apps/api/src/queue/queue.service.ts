@@ -7,12 +7,18 @@ import { RedisKeyspace } from '@matchplane/config';
 import { ApiConfig } from '../api.config';
 import {
   ErrorCode,
+  type PartyTicketResponse,
   type QueueOptionsResponse,
   type TicketExplanation,
   type TicketResponse,
 } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { isTerminalTicketState, measuredRegions } from '@matchplane/domain';
+import {
+  isTerminalTicketState,
+  measuredRegions,
+  type TicketCommand,
+  type TicketSnapshot,
+} from '@matchplane/domain';
 import { MetricsRegistry } from '@matchplane/observability';
 import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
@@ -22,6 +28,7 @@ import {
   readTicketExplanation,
   TicketStore,
   type StoredTicket,
+  type TicketParty,
 } from '@matchplane/tickets';
 import {
   idempotencyKeyId,
@@ -29,8 +36,16 @@ import {
   type IdempotentOutcome,
   type IdempotentRequest,
 } from '../idempotency/idempotency.store';
+import { PartyService } from '../parties/party.service';
 import { LatencyStore } from '../probes/latency.store';
 import { QueuePolicy } from './queue-policy';
+
+/** What a ticket is created from: a player allowed to queue, with its rating and estimates. */
+interface Entrant {
+  readonly playerId: string;
+  readonly rating: number;
+  readonly predictedRtt: Record<string, number>;
+}
 
 /** The API view of a ticket. */
 export function ticketResponse(
@@ -58,6 +73,7 @@ export function ticketResponse(
     ...(estimatedWaitSeconds !== undefined && ticket.state === 'SEARCHING'
       ? { estimatedWaitSeconds }
       : {}),
+    ...(ticket.party ? { partyTicketId: ticket.party.id, partySize: ticket.party.size } : {}),
   };
 }
 
@@ -94,6 +110,7 @@ export class QueueService {
     private readonly projection: CandidateProjection,
     private readonly waits: QueueWaitEstimates,
     private readonly policy: QueuePolicy,
+    private readonly parties: PartyService,
     private readonly dataSource: DataSource,
     @Inject(Redis) private readonly redis: Redis,
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
@@ -143,33 +160,8 @@ export class QueueService {
       { playerId, key, route: 'POST queue/tickets', input: { mode } },
       async (manager) => {
         const now = new Date();
-        const profile = await this.players.queueEntryProfile(manager, playerId);
-        if (!profile)
-          throw new CodedError(ErrorCode.UNAUTHENTICATED, 'The session belongs to no player');
-        if (profile.cooldownUntil && profile.cooldownUntil > now) {
-          const seconds = Math.ceil((profile.cooldownUntil.getTime() - now.getTime()) / 1000);
-          throw new CodedError(
-            ErrorCode.COOLDOWN_ACTIVE,
-            `A no-show penalty is in force for ${seconds} s more`,
-            {
-              retryAfterSeconds: seconds,
-            },
-          );
-        }
-        const live = await this.tickets.liveTicketOf(manager, playerId);
-        if (live) throw liveTicketConflict(live.id);
-        const predictedRtt = await this.latencies.estimates(manager, playerId, this.policy.regions);
-        if (Object.keys(predictedRtt).length === 0) {
-          throw new CodedError(
-            ErrorCode.NO_LATENCY_MEASURED,
-            'Probe at least one region (POST /v1/probes/{region}/challenge) before queueing',
-          );
-        }
-        const { ticket } = await this.createTicket(
-          manager,
-          { playerId, mode, rating: profile.rating, predictedRtt },
-          now,
-        );
+        const entrant = await this.entrant(manager, playerId, now);
+        const { ticket } = await this.createTicket(manager, { ...entrant, mode }, now);
         await this.projection.refreshAfterCommit(manager, ticket);
         return {
           status: 201,
@@ -178,6 +170,112 @@ export class QueueService {
       },
     );
     return outcome;
+  }
+
+  /**
+   * The leader queues the party as one party ticket: a ticket per member (each member heartbeats
+   * and may cancel its own; a cancel or expiry takes the whole party out), created together with
+   * one `ticket.state_changed` each. Every member must be allowed to queue alone (probed, no live
+   * ticket, no cooldown); a refusal names the member (problem member `playerId`).
+   */
+  async createForParty(
+    leaderId: string,
+    key: string,
+    mode: string,
+  ): Promise<IdempotentOutcome<PartyTicketResponse>> {
+    const { teamSize } = this.policy.mode(mode);
+    return this.idempotency.execute<PartyTicketResponse>(
+      { playerId: leaderId, key, route: 'POST queue/party-tickets', input: { mode } },
+      async (manager) => {
+        const now = new Date();
+        const party = await this.parties.leadersParty(manager, leaderId);
+        if (party.members.length < 2) {
+          throw new CodedError(
+            ErrorCode.PARTY_TOO_SMALL,
+            'A party ticket needs at least 2 members; invite someone, or queue alone (POST /v1/queue/tickets)',
+          );
+        }
+        if (party.members.length > teamSize) {
+          throw new CodedError(
+            ErrorCode.PARTY_TOO_LARGE,
+            `A party of ${party.members.length} cannot play ${mode}, whose teams have ${teamSize} players`,
+          );
+        }
+        // In player id order, so two enqueues touching the same players lock their rows alike.
+        const members = party.members.map((member) => member.playerId).sort();
+        const entrants: Entrant[] = [];
+        for (const member of members) entrants.push(await this.entrant(manager, member, now, true));
+        const partyTicket: TicketParty = { id: randomUUID(), size: entrants.length };
+        const tickets: StoredTicket[] = [];
+        for (const entrant of entrants) {
+          const { ticket } = await this.createTicket(
+            manager,
+            { ...entrant, mode },
+            now,
+            partyTicket,
+          );
+          await this.projection.refreshAfterCommit(manager, ticket);
+          tickets.push(ticket);
+        }
+        return {
+          status: 201,
+          body: {
+            partyTicketId: partyTicket.id,
+            partyId: party.id,
+            mode,
+            tickets: tickets.map((ticket) =>
+              ticketResponse(ticket, now, undefined, this.estimatedWait(ticket)),
+            ),
+          },
+        };
+      },
+    );
+  }
+
+  /**
+   * `playerId` as it may enter the queue now (its player row locked, so concurrent creates
+   * serialise): no cooldown, no live ticket, at least one region probed. `asMember`: the
+   * refusal names the player (a party enqueue).
+   */
+  private async entrant(
+    manager: EntityManager,
+    playerId: string,
+    now: Date,
+    asMember = false,
+  ): Promise<Entrant> {
+    const who = asMember ? `Party member ${playerId}: ` : '';
+    const extensions = asMember ? { extensions: { playerId } } : {};
+    const profile = await this.players.queueEntryProfile(manager, playerId);
+    if (!profile) {
+      throw new CodedError(ErrorCode.UNAUTHENTICATED, 'The session belongs to no player');
+    }
+    if (profile.cooldownUntil && profile.cooldownUntil > now) {
+      const seconds = Math.ceil((profile.cooldownUntil.getTime() - now.getTime()) / 1000);
+      throw new CodedError(
+        ErrorCode.COOLDOWN_ACTIVE,
+        `${who}A no-show penalty is in force for ${seconds} s more`,
+        { retryAfterSeconds: seconds, ...extensions },
+      );
+    }
+    const live = await this.tickets.liveTicketOf(manager, playerId);
+    if (live) {
+      throw asMember
+        ? new CodedError(
+            ErrorCode.TICKET_ALREADY_LIVE,
+            `${who}holds a live ticket (${live.id}); it must end first`,
+            extensions,
+          )
+        : liveTicketConflict(live.id);
+    }
+    const predictedRtt = await this.latencies.estimates(manager, playerId, this.policy.regions);
+    if (Object.keys(predictedRtt).length === 0) {
+      throw new CodedError(
+        ErrorCode.NO_LATENCY_MEASURED,
+        `${who}Probe at least one region (POST /v1/probes/{region}/challenge) before queueing`,
+        extensions,
+      );
+    }
+    return { playerId, rating: profile.rating, predictedRtt };
   }
 
   /**
@@ -268,13 +366,21 @@ export class QueueService {
             `Ticket ${ticketId} is ${current.state}: it has a match and can no longer be cancelled from the queue`,
           );
         }
-        const { ticket } = await this.tickets.transition(
+        // A party searches whole or not at all: the member's cancel takes its mates' tickets out.
+        const party = current.party
+          ? await this.tickets.lockSearchingParty(manager, current.party.id)
+          : [current];
+        const { tickets } = await this.tickets.transitionMany(
           manager,
-          current,
-          { to: 'CANCELLED', reason: 'PLAYER_CANCELLED' },
+          party,
+          (ticket: TicketSnapshot): TicketCommand =>
+            ticket.id === ticketId
+              ? { to: 'CANCELLED', reason: 'PLAYER_CANCELLED' }
+              : { to: 'CANCELLED', reason: 'PARTY_MEMBER_CANCELLED' },
           now,
         );
-        await this.projection.refreshAfterCommit(manager, ticket);
+        for (const ticket of tickets) await this.projection.refreshAfterCommit(manager, ticket);
+        const ticket = tickets.find((candidate) => candidate.id === ticketId) as StoredTicket;
         return { status: 200, body: ticketResponse(ticket, now) };
       },
     );
@@ -290,11 +396,12 @@ export class QueueService {
 
   private async createTicket(
     manager: EntityManager,
-    input: { playerId: string; mode: string; rating: number; predictedRtt: Record<string, number> },
+    input: Entrant & { mode: string },
     now: Date,
+    party?: TicketParty,
   ) {
     try {
-      return await this.tickets.create(manager, { id: randomUUID(), ...input }, now);
+      return await this.tickets.create(manager, { id: randomUUID(), ...input }, now, party);
     } catch (error) {
       // Two creates raced past the check above; the partial unique index decided.
       if (sqlStateOf(error) === '23505') throw liveTicketConflict();

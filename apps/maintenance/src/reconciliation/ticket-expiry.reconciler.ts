@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { DomainError } from '@matchplane/domain';
+import { DomainError, type TicketCommand } from '@matchplane/domain';
 import { runInTransaction } from '@matchplane/persistence';
 import type { CandidateProjection, TicketStore, StoredTicket } from '@matchplane/tickets';
 import {
@@ -14,8 +14,9 @@ import {
 /**
  * Expires searching tickets that missed their heartbeats, a batch per short transaction, each
  * through the ticket state machine (TicketStore.transition, so the domain's own heartbeat check
- * runs and the `ticket.state_changed` event is written with it). After commit the tickets leave
- * the candidate projection and the relay is woken.
+ * runs and the `ticket.state_changed` event is written with it). A party member's expiry expires
+ * its party's other searching tickets with it (PARTY_MEMBER_EXPIRED), one event each, in the same
+ * transaction. After commit the tickets leave the candidate projection and the relay is woken.
  */
 export class TicketExpiryReconciler implements ReconciliationStage {
   readonly name = 'expired_tickets';
@@ -45,14 +46,23 @@ export class TicketExpiryReconciler implements ReconciliationStage {
           const current = await this.tickets.load(manager, id);
           if (!current || current.state !== 'SEARCHING') continue;
           try {
-            const { ticket } = await this.tickets.transition(
+            // A silent party member takes its whole party out of the queue, mates included.
+            const party = current.party
+              ? await this.tickets.lockSearchingParty(manager, current.party.id)
+              : [current];
+            const { tickets } = await this.tickets.transitionMany(
               manager,
-              current,
-              { to: 'EXPIRED', heartbeatTimeoutMs },
+              party,
+              (ticket): TicketCommand =>
+                ticket.id === id
+                  ? { to: 'EXPIRED', heartbeatTimeoutMs }
+                  : { to: 'EXPIRED', reason: 'PARTY_MEMBER_EXPIRED' },
               now,
             );
-            await this.projection.refreshAfterCommit(manager, ticket);
-            done.push(ticket);
+            for (const ticket of tickets) {
+              await this.projection.refreshAfterCommit(manager, ticket);
+              done.push(ticket);
+            }
           } catch (error) {
             // The domain refuses before any SQL is sent, so the batch's transaction is still good.
             if (!(error instanceof DomainError)) throw error;

@@ -3,3 +3,5 @@ export * from './mode-rules';
 export * from './team-balance';
 export * from './unmatched-reason';
 export { withinRatingWindow } from './region-bucket';
+export * from './party-teams';
+export * from './party-integrity';

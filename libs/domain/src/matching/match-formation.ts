@@ -9,8 +9,8 @@ import {
   type ModeRules,
   type WideningStep,
 } from './mode-rules';
+import { balanceGroups, TeamPacking } from './party-teams';
 import { RegionBucket } from './region-bucket';
-import { balanceTeams } from './team-balance';
 import {
   compareText,
   duplicateTicket,
@@ -18,6 +18,8 @@ import {
   noRegion,
   noRegionWithinLimit,
   notEnoughPlayers,
+  partyIncomplete,
+  partyTooLarge,
   playerMatched,
   unknownMode,
   type RegionShortfall,
@@ -34,6 +36,16 @@ export interface MatchCandidate {
   /** ms per region; entries that are not finite numbers >= 0 count as not measured. */
   readonly predictedRtt: Readonly<Record<string, number>>;
   readonly enqueuedAt: Date;
+  /** Set when the ticket is one member's of a party ticket: the party plays whole or not at all. */
+  readonly party?: CandidateParty;
+}
+
+/** The party ticket a candidate belongs to: every member's candidate names the same one. */
+export interface CandidateParty {
+  /** The party ticket's id (one per enqueue of the party), shared by its members' tickets. */
+  readonly id: string;
+  /** How many players the party ticket has; all of them must be candidates for any to match. */
+  readonly size: number;
 }
 
 export interface ProposedParticipant {
@@ -44,6 +56,8 @@ export interface ProposedParticipant {
   readonly rating: number;
   /** This participant's predicted RTT to the match's region. */
   readonly rttMs: number;
+  /** The party ticket of a party member (see {@link PartyRoster}): its party is all here, on this team. */
+  readonly partyId?: string;
 }
 
 export interface ProposedMatch {
@@ -69,16 +83,32 @@ export interface MatchFormation {
 /** The signature studios implement to replace the matching policy (the matcher binds it to a token). */
 export type MatchingFunction = typeof formMatches;
 
-/** A candidate that passed screening, with what the pass reads from it precomputed. */
+/**
+ * A group that passed screening (a solo ticket, or a whole party), with what the pass reads from
+ * it precomputed. A group is matched whole, onto one team, or not at all.
+ */
 interface Entry {
+  /** The group's oldest ticket: its age is the group's. */
   readonly candidate: MatchCandidate;
+  /** Every ticket of the group, oldest first (the solo ticket alone for a solo). */
+  readonly members: readonly MatchCandidate[];
+  /** The members' mean rating: what the rating window compares. */
+  readonly rating: number;
   readonly pool: ModePool;
   readonly step: WideningStep;
   readonly waitedMs: number;
   /** Age order within its mode: 0 is the oldest (enqueuedAt, then ticketId). */
   readonly rank: number;
-  /** RTT per region of the pool (pool.regions order), NaN where not measured. */
+  /** Worst member's RTT per region of the pool (pool.regions order), NaN where any has not measured. */
   readonly rtt: Float64Array;
+  /** Sum of the members' RTT per region (NaN likewise). */
+  readonly rttSum: Float64Array;
+}
+
+/** Candidates of one mode that play together: one ticket, or all tickets of one party ticket. */
+interface Group {
+  readonly members: MatchCandidate[];
+  readonly regions: string[];
 }
 
 interface ModePool {
@@ -98,6 +128,8 @@ interface Option {
   readonly members: readonly Entry[];
   readonly worst: number;
   readonly sum: number;
+  /** A packing of `members` (same order) into teams that is known to fit. */
+  readonly teams: readonly number[];
 }
 
 /**
@@ -118,6 +150,13 @@ interface Option {
  * best by the same order wins. Such a candidate always exists when any region can fill: the
  * better region of a set can fill too, with a set at least as old member by member (and older
  * somewhere unless it is the same set), so following "better region" ends at one.
+ *
+ * Parties: a party ticket's members form one group, which counts as its size everywhere a ticket
+ * counts as one player, has its members' mean rating and its worst member's RTT per region, and
+ * is matched whole onto one team or not at all: partners are taken oldest first and a group that
+ * would not fit the room left (in players, or in any one team: {@link TeamPacking}) is passed
+ * over for younger ones. A party whose members are not all candidates waits (PARTY_INCOMPLETE).
+ * With solo tickets only, every group is one ticket and all of the below holds as stated.
  *
  * Guarantees, each tested as stated:
  * - Oldest first within the region: for every match, no ticket that was unmatched when the match
@@ -145,9 +184,11 @@ export function formMatches(
   const entriesOfPlayer = new Map<string, Entry[]>();
   for (const pool of pools) {
     for (const entry of pool.entries) {
-      const list = entriesOfPlayer.get(entry.candidate.playerId);
-      if (list) list.push(entry);
-      else entriesOfPlayer.set(entry.candidate.playerId, [entry]);
+      for (const member of entry.members) {
+        const list = entriesOfPlayer.get(member.playerId);
+        if (list) list.push(entry);
+        else entriesOfPlayer.set(member.playerId, [entry]);
+      }
     }
   }
   const inMatch = new Set<Entry>();
@@ -156,15 +197,15 @@ export function formMatches(
   // through the older ticket.
   const anchors = pools.flatMap((pool) => pool.entries).sort(byAge);
   for (const anchor of anchors) {
-    if (matchedTicketOfPlayer.has(anchor.candidate.playerId)) continue;
+    if (anchor.members.some((member) => matchedTicketOfPlayer.has(member.playerId))) continue;
     const option = bestOption(anchor);
     if (!option) continue;
     matches.push(proposal(anchor, option));
-    for (const member of option.members) {
-      inMatch.add(member);
-      matchedTicketOfPlayer.set(member.candidate.playerId, member.candidate.ticketId);
-      for (const entry of entriesOfPlayer.get(member.candidate.playerId) ?? []) {
-        setActive(entry, false);
+    for (const group of option.members) {
+      inMatch.add(group);
+      for (const member of group.members) {
+        matchedTicketOfPlayer.set(member.playerId, member.ticketId);
+        for (const entry of entriesOfPlayer.get(member.playerId) ?? []) setActive(entry, false);
       }
     }
   }
@@ -172,14 +213,15 @@ export function formMatches(
   const unmatched: { time: number; ticketId: string; reason: UnmatchedReason }[] = [...rejected];
   for (const entry of anchors) {
     if (inMatch.has(entry)) continue;
-    const { ticketId, playerId, enqueuedAt } = entry.candidate;
-    const matchedTicketId = matchedTicketOfPlayer.get(playerId);
-    unmatched.push({
-      time: enqueuedAt.getTime(),
-      ticketId,
-      reason:
-        matchedTicketId === undefined ? explain(entry) : playerMatched(playerId, matchedTicketId),
-    });
+    const reason = explain(entry);
+    for (const { ticketId, playerId, enqueuedAt } of entry.members) {
+      const matchedTicketId = matchedTicketOfPlayer.get(playerId);
+      unmatched.push({
+        time: enqueuedAt.getTime(),
+        ticketId,
+        reason: matchedTicketId === undefined ? reason : playerMatched(playerId, matchedTicketId),
+      });
+    }
   }
   unmatched.sort((a, b) => a.time - b.time || compareText(a.ticketId, b.ticketId));
   return Object.freeze({
@@ -265,9 +307,64 @@ function screen(
       });
       return false;
     });
-    pools.push(buildPool(modeRules, kept, now));
+    pools.push(buildPool(modeRules, groupParties(kept, modeRules, rejected), now));
   }
   return { pools, rejected };
+}
+
+/**
+ * Candidates (age order) into groups: each solo ticket alone, each party ticket's members
+ * together, in the order of each group's oldest ticket. A party missing members, larger than a
+ * team, or whose members disagree on its size is rejected whole; a party with no region every
+ * member measured is kept (and explained as such).
+ */
+function groupParties(
+  candidates: readonly { candidate: MatchCandidate; regions: string[] }[],
+  rules: ModeRules,
+  rejected: { time: number; ticketId: string; reason: UnmatchedReason }[],
+): Group[] {
+  const groups: Group[] = [];
+  const parties = new Map<string, Group>();
+  for (const { candidate, regions } of candidates) {
+    const partyId = candidate.party?.id;
+    if (partyId === undefined) {
+      groups.push({ members: [candidate], regions });
+      continue;
+    }
+    const party = parties.get(partyId);
+    if (party) {
+      party.members.push(candidate);
+      const measured = new Set(regions);
+      party.regions.splice(
+        0,
+        party.regions.length,
+        ...party.regions.filter((r) => measured.has(r)),
+      );
+    } else {
+      const group = { members: [candidate], regions: [...regions] };
+      parties.set(partyId, group);
+      groups.push(group);
+    }
+  }
+  return groups.filter((group) => {
+    const first = group.members[0];
+    const partyId = first?.party?.id;
+    if (!first?.party || partyId === undefined) return true;
+    const size = first.party.size;
+    let reason: UnmatchedReason | null = null;
+    if (group.members.some((member) => member.party?.size !== size)) {
+      reason = invalidCandidate([`the members of party ${partyId} disagree on its size`]);
+    } else if (size > rules.teamSize) {
+      reason = partyTooLarge(partyId, size, rules.teamSize);
+    } else if (group.members.length !== size) {
+      reason = partyIncomplete(partyId, size, group.members.length);
+    }
+    if (reason === null) return true;
+    for (const member of group.members) {
+      rejected.push({ time: member.enqueuedAt.getTime(), ticketId: member.ticketId, reason });
+    }
+    return false;
+  });
 }
 
 function candidateProblems(candidate: MatchCandidate): string[] {
@@ -279,32 +376,68 @@ function candidateProblems(candidate: MatchCandidate): string[] {
     problems.push('rating must be a finite number');
   }
   if (!isValidDate(candidate.enqueuedAt)) problems.push('enqueuedAt must be a valid Date');
+  if (candidate.party !== undefined) {
+    const party: unknown = candidate.party;
+    const { id, size } = (typeof party === 'object' && party !== null ? party : {}) as {
+      id?: unknown;
+      size?: unknown;
+    };
+    if (typeof id !== 'string' || !isUuid(id)) {
+      problems.push('party.id must be a canonical lowercase uuid');
+    }
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 1) {
+      problems.push('party.size must be an integer >= 1');
+    }
+  }
   return problems;
 }
 
-function buildPool(
-  rules: ModeRules,
-  accepted: readonly { candidate: MatchCandidate; regions: string[] }[],
-  now: Date,
-): ModePool {
+function buildPool(rules: ModeRules, accepted: readonly Group[], now: Date): ModePool {
   const regions = [...new Set(accepted.flatMap((item) => item.regions))].sort(compareText);
   const regionIndex = new Map(regions.map((region, index) => [region, index]));
   const ceilings = [...new Set(rules.widening.map((step) => step.maxRttMs))].sort((a, b) => a - b);
   const entries: Entry[] = [];
   const buckets: RegionBucket[][] = [];
   const pool: ModePool = { rules, regions, ceilings, buckets, entries };
-  accepted.forEach(({ candidate, regions: measured }, rank) => {
+  accepted.forEach(({ members, regions: measured }, rank) => {
+    const candidate = members[0] as MatchCandidate;
     const rtt = new Float64Array(regions.length).fill(Number.NaN);
+    const rttSum = new Float64Array(regions.length).fill(Number.NaN);
     for (const region of measured) {
-      rtt[regionIndex.get(region) ?? 0] = candidate.predictedRtt[region] ?? Number.NaN;
+      const index = regionIndex.get(region) ?? 0;
+      let worst = 0;
+      let sum = 0;
+      for (const member of members) {
+        const ms = member.predictedRtt[region] ?? Number.NaN;
+        worst = Math.max(worst, ms);
+        sum += ms;
+      }
+      rtt[index] = worst;
+      rttSum[index] = sum;
     }
+    const rating = members.reduce((total, member) => total + member.rating, 0) / members.length;
     // A ticket stamped ahead of `now` (another replica's clock) has simply not waited yet.
     const waitedMs = Math.max(0, now.getTime() - candidate.enqueuedAt.getTime());
-    entries.push({ candidate, pool, step: wideningStepAt(rules, waitedMs), waitedMs, rank, rtt });
+    entries.push({
+      candidate,
+      members,
+      rating,
+      pool,
+      step: wideningStepAt(rules, waitedMs),
+      waitedMs,
+      rank,
+      rtt,
+      rttSum,
+    });
   });
   // Sorted once here, so each bucket's own sort runs over already ordered input (linear).
   const byRating = entries
-    .map((entry) => ({ entry, rank: entry.rank, rating: entry.candidate.rating }))
+    .map((entry) => ({
+      entry,
+      rank: entry.rank,
+      rating: entry.rating,
+      players: entry.members.length,
+    }))
     .sort((a, b) => a.rating - b.rating || a.rank - b.rank);
   regions.forEach((_, region) => {
     buckets.push(
@@ -326,7 +459,8 @@ function buildPool(
  */
 function bestOption(anchor: Entry): Option | null {
   const { pool, step } = anchor;
-  const needed = playersPerMatch(pool.rules) - 1;
+  const { teamSize, teamCount } = pool.rules;
+  const needed = playersPerMatch(pool.rules) - anchor.members.length;
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
   setActive(anchor, false);
   const options: Option[] = [];
@@ -334,15 +468,31 @@ function bestOption(anchor: Entry): Option | null {
     if (!((anchor.rtt[region] ?? Number.NaN) <= step.maxRttMs)) return;
     const bucket = pool.buckets[region]?.[ceiling];
     if (!bucket) return;
-    const [lo, hi] = bucket.ratingRange(anchor.candidate.rating, step.ratingWindow);
+    const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
     if (bucket.count(lo, hi) < needed) return;
-    const members = [
-      anchor,
-      ...bucket.takeOldest(lo, hi, needed).map((rank) => entryAt(pool, rank)),
-    ];
+    // Oldest first, passing over a group that does not fit the room left (solos always fit).
+    const packing = new TeamPacking(teamSize, teamCount);
+    const teamOf = new Map<Entry, number>([[anchor, packing.add(anchor.members.length)]]);
+    let missing = needed;
+    const partners = bucket.takeOldestWhere(
+      lo,
+      hi,
+      (rank) => {
+        const size = entryAt(pool, rank).members.length;
+        if (size > missing || !packing.fits(size)) return false;
+        teamOf.set(entryAt(pool, rank), packing.add(size));
+        missing -= size;
+        return true;
+      },
+      () => missing === 0,
+    );
+    if (missing > 0) return;
+    const members = [anchor, ...partners.map((rank) => entryAt(pool, rank))];
     members.sort(byAge);
     const cost = regionCost(members, region);
-    if (cost) options.push({ region, members, ...cost });
+    if (cost) {
+      options.push({ region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0) });
+    }
   });
   let chosen: Option | null = null;
   for (const option of options) {
@@ -365,7 +515,7 @@ function regionCost(
     const rtt = member.rtt[region] ?? Number.NaN;
     if (Number.isNaN(rtt)) return null;
     worst = Math.max(worst, rtt);
-    sum += rtt;
+    sum += member.rttSum[region] ?? Number.NaN;
   }
   return { worst, sum };
 }
@@ -375,7 +525,7 @@ function bestRegionOf(members: readonly Entry[], pool: ModePool): number {
   for (let region = 0; region < pool.regions.length; region++) {
     const cost = regionCost(members, region);
     if (!cost) continue;
-    const option = { region, members, ...cost };
+    const option = { region, members, ...cost, teams: [] };
     if (!best || compareOptions(option, best) < 0) best = option;
   }
   return best?.region ?? -1;
@@ -388,25 +538,30 @@ function compareOptions(a: Option, b: Option): number {
 
 function proposal(anchor: Entry, option: Option): ProposedMatch {
   const { pool } = anchor;
-  const teams = balanceTeams(
-    option.members.map((member) => member.candidate.rating),
+  const regionName = pool.regions[option.region] ?? '';
+  const teams = balanceGroups(
+    option.members.map((group) => ({ ratings: group.members.map((member) => member.rating) })),
     pool.rules.teamSize,
     pool.rules.teamCount,
+    option.teams,
   );
   const participants = option.members
-    .map((member, index) =>
-      Object.freeze({
-        ticketId: member.candidate.ticketId,
-        playerId: member.candidate.playerId,
-        team: teams[index] ?? 0,
-        rating: member.candidate.rating,
-        rttMs: member.rtt[option.region] ?? Number.NaN,
-      }),
+    .flatMap((group, index) =>
+      group.members.map((member) =>
+        Object.freeze({
+          ticketId: member.ticketId,
+          playerId: member.playerId,
+          team: teams[index] ?? 0,
+          rating: member.rating,
+          rttMs: member.predictedRtt[regionName] ?? Number.NaN,
+          ...(member.party ? { partyId: member.party.id } : {}),
+        }),
+      ),
     )
     .sort((a, b) => a.team - b.team || compareText(a.playerId, b.playerId));
   return Object.freeze({
     mode: pool.rules.mode,
-    region: pool.regions[option.region] ?? '',
+    region: regionName,
     participants: Object.freeze(participants),
     worstRttMs: option.worst,
     sumRttMs: option.sum,
@@ -431,7 +586,7 @@ function explain(entry: Entry): UnmatchedReason {
     if (!nearest || rttMs < nearest.rttMs) nearest = { region: name, rttMs };
     const bucket = pool.buckets[region]?.[ceiling];
     if (rttMs > step.maxRttMs || !bucket) continue;
-    const [lo, hi] = bucket.ratingRange(entry.candidate.rating, step.ratingWindow);
+    const [lo, hi] = bucket.ratingRange(entry.rating, step.ratingWindow);
     const available = bucket.count(lo, hi);
     shortfalls.push({ region: name, rttMs, available, missing: Math.max(1, needed - available) });
   }

@@ -8,9 +8,10 @@ export function withinRatingWindow(rating: number, anchorRating: number, window:
 
 /**
  * The tickets of one mode that measured one region at or under one RTT ceiling, ordered by
- * rating, in a segment tree of (oldest age rank, active count). A rating window is a contiguous
+ * rating, in a segment tree of (oldest age rank, active players). A rating window is a contiguous
  * slot range, so "the k oldest unmatched tickets within the window" costs O(k log n) instead of a
- * scan of the pool; matched tickets are switched off in place.
+ * scan of the pool; matched tickets are switched off in place. An entry may stand for a party:
+ * its `players` (default 1) is what {@link count} adds up.
  */
 export class RegionBucket {
   private readonly width: number;
@@ -18,9 +19,13 @@ export class RegionBucket {
   private readonly active: Int32Array;
   private readonly ratings: Float64Array;
   private readonly slotOfRank: Int32Array;
+  private readonly playersOfSlot: Int32Array;
 
   /** `members` in any order; ranks must be distinct and below `rankCount`. */
-  constructor(members: readonly { rank: number; rating: number }[], rankCount: number) {
+  constructor(
+    members: readonly { rank: number; rating: number; players?: number }[],
+    rankCount: number,
+  ) {
     const sorted = [...members].sort((a, b) => a.rating - b.rating || a.rank - b.rank);
     let width = 1;
     while (width < sorted.length) width *= 2;
@@ -29,11 +34,13 @@ export class RegionBucket {
     this.active = new Int32Array(2 * width);
     this.ratings = new Float64Array(sorted.length);
     this.slotOfRank = new Int32Array(rankCount).fill(-1);
+    this.playersOfSlot = new Int32Array(sorted.length);
     sorted.forEach((member, slot) => {
       this.ratings[slot] = member.rating;
       this.slotOfRank[member.rank] = slot;
+      this.playersOfSlot[slot] = member.players ?? 1;
       this.oldest[width + slot] = member.rank;
-      this.active[width + slot] = 1;
+      this.active[width + slot] = member.players ?? 1;
     });
     for (let node = width - 1; node >= 1; node--) this.pull(node);
   }
@@ -53,7 +60,7 @@ export class RegionBucket {
     return [this.firstSlot((rating) => !tooLow(rating)), this.firstSlot(tooHigh)];
   }
 
-  /** Unmatched tickets in slots [lo, hi). */
+  /** Players of the unmatched tickets in slots [lo, hi). */
   count(lo: number, hi: number): number {
     let total = 0;
     for (let left = lo + this.width, right = hi + this.width; left < right;) {
@@ -81,13 +88,37 @@ export class RegionBucket {
     return taken;
   }
 
+  /**
+   * The age ranks of the unmatched tickets in slots [lo, hi) that `take` accepts, visited oldest
+   * first until `done()` or none is left; a ticket `take` refuses is passed over. Leaves the
+   * bucket as it found it.
+   */
+  takeOldestWhere(
+    lo: number,
+    hi: number,
+    take: (rank: number) => boolean,
+    done: () => boolean,
+  ): number[] {
+    const visited: number[] = [];
+    const taken: number[] = [];
+    while (!done()) {
+      const rank = this.oldestIn(lo, hi);
+      if (rank === NONE) break;
+      visited.push(rank);
+      this.setActive(rank, false);
+      if (take(rank)) taken.push(rank);
+    }
+    for (const rank of visited) this.setActive(rank, true);
+    return taken;
+  }
+
   /** Switches a ticket on or off; a ticket not in this bucket is ignored. */
   setActive(rank: number, active: boolean): void {
     const slot = this.slotOfRank[rank] ?? -1;
     if (slot < 0) return;
     let node = slot + this.width;
     this.oldest[node] = active ? rank : NONE;
-    this.active[node] = active ? 1 : 0;
+    this.active[node] = active ? (this.playersOfSlot[slot] ?? 1) : 0;
     for (node >>= 1; node >= 1; node >>= 1) this.pull(node);
   }
 

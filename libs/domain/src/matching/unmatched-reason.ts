@@ -14,6 +14,10 @@ export const UnmatchedCode = {
   DUPLICATE_TICKET: 'DUPLICATE_TICKET',
   /** The player was matched in this pass through another ticket (another mode). */
   PLAYER_MATCHED: 'PLAYER_MATCHED',
+  /** Some of the ticket's party are not in the pool (not searching, not heartbeating): a party plays whole or not at all. */
+  PARTY_INCOMPLETE: 'PARTY_INCOMPLETE',
+  /** The ticket's party has more players than a team of its mode (the API refuses that at enqueue). */
+  PARTY_TOO_LARGE: 'PARTY_TOO_LARGE',
 } as const;
 export type UnmatchedCode = (typeof UnmatchedCode)[keyof typeof UnmatchedCode];
 
@@ -58,7 +62,9 @@ export type UnmatchedReason =
   | ReasonOf<'UNKNOWN_MODE', { mode: string }>
   | ReasonOf<'INVALID_CANDIDATE', { problems: readonly string[] }>
   | ReasonOf<'DUPLICATE_TICKET', { playerId: string; olderTicketId: string }>
-  | ReasonOf<'PLAYER_MATCHED', { playerId: string; matchedTicketId: string }>;
+  | ReasonOf<'PLAYER_MATCHED', { playerId: string; matchedTicketId: string }>
+  | ReasonOf<'PARTY_INCOMPLETE', { partyId: string; size: number; present: number }>
+  | ReasonOf<'PARTY_TOO_LARGE', { partyId: string; size: number; teamSize: number }>;
 
 export interface UnmatchedTicket {
   readonly ticketId: string;
@@ -150,6 +156,22 @@ export function playerMatched(playerId: string, matchedTicketId: string): Unmatc
     code: 'PLAYER_MATCHED',
     message: 'player was matched through another ticket',
     details: { playerId, matchedTicketId },
+  });
+}
+
+export function partyIncomplete(partyId: string, size: number, present: number): UnmatchedReason {
+  return freeze({
+    code: 'PARTY_INCOMPLETE',
+    message: `${present} of the party's ${size} players can be matched now: waiting for the rest (searching and heartbeating)`,
+    details: { partyId, size, present },
+  });
+}
+
+export function partyTooLarge(partyId: string, size: number, teamSize: number): UnmatchedReason {
+  return freeze({
+    code: 'PARTY_TOO_LARGE',
+    message: `a party of ${size} cannot fit a team of ${teamSize}`,
+    details: { partyId, size, teamSize },
   });
 }
 

@@ -60,12 +60,18 @@ describe('ticket state machine', () => {
   it('asks for a reason exactly where one explains the change', () => {
     expect(ticketReasonsFor(null, 'SEARCHING')).toEqual([]);
     expect(ticketReasonsFor('MATCHED', 'SEARCHING')).toEqual(['MATCH_FAILED']);
-    expect(ticketReasonsFor('SEARCHING', 'CANCELLED')).toEqual(['PLAYER_CANCELLED']);
+    expect(ticketReasonsFor('SEARCHING', 'CANCELLED')).toEqual([
+      'PLAYER_CANCELLED',
+      'PARTY_MEMBER_CANCELLED',
+    ]);
     expect(ticketReasonsFor('ASSIGNED', 'CANCELLED')).toEqual([
       'PLAYER_CANCELLED',
       'MATCH_CANCELLED',
     ]);
-    expect(ticketReasonsFor('SEARCHING', 'EXPIRED')).toEqual(['HEARTBEAT_TIMEOUT']);
+    expect(ticketReasonsFor('SEARCHING', 'EXPIRED')).toEqual([
+      'HEARTBEAT_TIMEOUT',
+      'PARTY_MEMBER_EXPIRED',
+    ]);
     expect(ticketReasonsFor('ASSIGNED', 'FAILED')).toEqual(['NO_SHOW', 'MATCH_FAILED']);
     expect(ticketReasonsFor('CONNECTED', 'FAILED')).toEqual(['MATCH_FAILED']);
     expect(ticketReasonsFor('ASSIGNED', 'CONNECTED')).toEqual([]);

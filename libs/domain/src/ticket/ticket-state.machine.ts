@@ -37,6 +37,10 @@ export const TicketReason = {
   NO_SHOW: 'NO_SHOW',
   /** The ticket's match failed (a requeue says so too: the ticket is back because of it). */
   MATCH_FAILED: 'MATCH_FAILED',
+  /** Another member of the ticket's party cancelled its ticket: a party searches whole or not at all. */
+  PARTY_MEMBER_CANCELLED: 'PARTY_MEMBER_CANCELLED',
+  /** Another member of the ticket's party stopped heartbeating: the whole party left the queue. */
+  PARTY_MEMBER_EXPIRED: 'PARTY_MEMBER_EXPIRED',
 } as const;
 export type TicketReason = (typeof TicketReason)[keyof typeof TicketReason];
 
@@ -93,9 +97,9 @@ export function ticketReasonsFor(
     case 'CANCELLED':
       return isMatchedTicketState(from)
         ? ['PLAYER_CANCELLED', 'MATCH_CANCELLED']
-        : ['PLAYER_CANCELLED'];
+        : ['PLAYER_CANCELLED', 'PARTY_MEMBER_CANCELLED'];
     case 'EXPIRED':
-      return ['HEARTBEAT_TIMEOUT'];
+      return ['HEARTBEAT_TIMEOUT', 'PARTY_MEMBER_EXPIRED'];
     case 'FAILED':
       return from === 'ASSIGNED' ? ['NO_SHOW', 'MATCH_FAILED'] : ['MATCH_FAILED'];
     case 'SEARCHING':

@@ -47,11 +47,13 @@ export interface FailedMatch {
 export type TicketCommand =
   | { readonly to: 'MATCHED'; readonly matchId: string }
   | { readonly to: 'ASSIGNED' | 'CONNECTED' | 'COMPLETED'; readonly matchId: string }
-  | { readonly to: 'CANCELLED'; readonly reason: 'PLAYER_CANCELLED' }
+  | { readonly to: 'CANCELLED'; readonly reason: 'PLAYER_CANCELLED' | 'PARTY_MEMBER_CANCELLED' }
   | { readonly to: 'CANCELLED'; readonly reason: 'MATCH_CANCELLED'; readonly matchId: string }
   | { readonly to: 'FAILED'; readonly reason: 'NO_SHOW' | 'MATCH_FAILED'; readonly matchId: string }
   /** Refused (HEARTBEAT_NOT_EXPIRED) while the last heartbeat is within the timeout. */
   | { readonly to: 'EXPIRED'; readonly heartbeatTimeoutMs: number }
+  /** A party mate's ticket expired: this one leaves with it, heartbeating or not. */
+  | { readonly to: 'EXPIRED'; readonly reason: 'PARTY_MEMBER_EXPIRED' }
   | { readonly to: 'SEARCHING'; readonly failedMatch: FailedMatch };
 
 export interface NewTicket {
@@ -186,6 +188,7 @@ function guardCommand(
       assertSameMatch(ticket, command.matchId);
       return command.reason;
     case 'EXPIRED':
+      if ('reason' in command) return command.reason;
       if (!heartbeatExpired(ticket, now, command.heartbeatTimeoutMs)) {
         throw new DomainError(
           DomainErrorCode.HEARTBEAT_NOT_EXPIRED,

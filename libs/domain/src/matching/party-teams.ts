@@ -1,0 +1,157 @@
+import { DomainError, DomainErrorCode } from '../shared/domain.error';
+import { balanceTeams, EXACT_SPLIT_MAX_PLAYERS } from './team-balance';
+
+/** A party (or a solo player: a group of one) as team balance sees it: whole, on one team. */
+export interface TeamGroup {
+  /** The members' ratings; the group's weight in balance is their sum. */
+  readonly ratings: readonly number[];
+}
+
+/**
+ * Teams filling up as groups are added: each group goes whole into the team with the least room
+ * that still holds it (best fit, ties to the lowest index), so what is left stays as usable as
+ * possible for larger groups. Selection asks `fits` before adding: a group that fits nowhere is
+ * passed over, never split. Best fit can refuse a group a re-packing would have taken; that group
+ * only waits for the next match.
+ */
+export class TeamPacking {
+  private readonly free: number[];
+  private readonly teamOfGroup: number[] = [];
+
+  constructor(teamSize: number, teamCount: number) {
+    this.free = new Array<number>(teamCount).fill(teamSize);
+  }
+
+  fits(size: number): boolean {
+    return this.teamFor(size) >= 0;
+  }
+
+  /** Adds a group of `size` (it must fit) and answers its team. */
+  add(size: number): number {
+    const team = this.teamFor(size);
+    if (team < 0) {
+      throw new DomainError(DomainErrorCode.INVALID_ARGUMENT, `no team has room for ${size}`);
+    }
+    this.free[team] = (this.free[team] ?? 0) - size;
+    this.teamOfGroup.push(team);
+    return team;
+  }
+
+  /** The team of each group, in the order they were added. */
+  get teams(): readonly number[] {
+    return this.teamOfGroup;
+  }
+
+  private teamFor(size: number): number {
+    let best = -1;
+    this.free.forEach((room, team) => {
+      if (room >= size && (best < 0 || room < (this.free[best] ?? 0))) best = team;
+    });
+    return best;
+  }
+}
+
+/**
+ * The team (0-based) of each group, every group whole on one team and `teamSize` players per
+ * team, balanced by rating. Solo players only: exactly {@link balanceTeams}. Two teams of at most
+ * EXACT_SPLIT_MAX_PLAYERS: the split with the smallest rating-sum difference (the first team holds
+ * the group of the highest sum; the first minimum wins). Otherwise the largest groups go first,
+ * each to the team with the lowest rating sum that has room; if that greedy order cannot place
+ * every group, `feasible` (a packing known to work, e.g. the selection's) is used as is.
+ * Deterministic: ties go by position in `groups`.
+ */
+export function balanceGroups(
+  groups: readonly TeamGroup[],
+  teamSize: number,
+  teamCount: number,
+  feasible: readonly number[],
+): number[] {
+  const sizes = groups.map((group) => group.ratings.length);
+  const players = sizes.reduce((total, size) => total + size, 0);
+  if (players !== teamSize * teamCount || sizes.some((size) => size < 1 || size > teamSize)) {
+    throw new DomainError(
+      DomainErrorCode.INVALID_ARGUMENT,
+      `groups of ${sizes.join('/')} cannot form ${teamCount} teams of ${teamSize}`,
+    );
+  }
+  if (sizes.every((size) => size === 1)) {
+    return balanceTeams(
+      groups.map((group) => group.ratings[0] ?? 0),
+      teamSize,
+      teamCount,
+    );
+  }
+  const sums = groups.map((group) => group.ratings.reduce((total, rating) => total + rating, 0));
+  if (teamCount === 2 && players <= EXACT_SPLIT_MAX_PLAYERS) {
+    const exact = bestTwoWayGroupSplit(sizes, sums, teamSize);
+    if (exact) return exact;
+  }
+  return greedyGroups(sizes, sums, teamSize, teamCount) ?? [...feasible];
+}
+
+/** Exhaustive over at most 2^(groups - 1) splits (groups <= players <= EXACT_SPLIT_MAX_PLAYERS). */
+function bestTwoWayGroupSplit(
+  sizes: readonly number[],
+  sums: readonly number[],
+  teamSize: number,
+): number[] | null {
+  const order = sums
+    .map((sum, index) => ({ sum, index }))
+    .sort((a, b) => b.sum - a.sum || a.index - b.index);
+  const top = order[0];
+  if (!top) return null;
+  const rest = order.slice(1);
+  const total = sums.reduce((a, b) => a + b, 0);
+  let best: number | null = null;
+  let bestDifference = Number.POSITIVE_INFINITY;
+  for (let mask = 0; mask < 1 << rest.length; mask++) {
+    let size = sizes[top.index] ?? 0;
+    let first = top.sum;
+    rest.forEach((entry, bit) => {
+      if (mask & (1 << bit)) {
+        size += sizes[entry.index] ?? 0;
+        first += entry.sum;
+      }
+    });
+    if (size !== teamSize) continue;
+    const difference = Math.abs(first - (total - first));
+    if (difference < bestDifference) {
+      bestDifference = difference;
+      best = mask;
+    }
+  }
+  if (best === null) return null;
+  const chosen = best;
+  const teams = new Array<number>(sizes.length).fill(1);
+  teams[top.index] = 0;
+  rest.forEach((entry, bit) => {
+    if (chosen & (1 << bit)) teams[entry.index] = 0;
+  });
+  return teams;
+}
+
+function greedyGroups(
+  sizes: readonly number[],
+  sums: readonly number[],
+  teamSize: number,
+  teamCount: number,
+): number[] | null {
+  const free = new Array<number>(teamCount).fill(teamSize);
+  const totals = new Array<number>(teamCount).fill(0);
+  const teams = new Array<number>(sizes.length).fill(0);
+  const order = sizes
+    .map((size, index) => ({ size, sum: sums[index] ?? 0, index }))
+    .sort((a, b) => b.size - a.size || b.sum - a.sum || a.index - b.index);
+  for (const group of order) {
+    let chosen = -1;
+    for (let team = 0; team < teamCount; team++) {
+      if ((free[team] ?? 0) < group.size) continue;
+      if (chosen < 0 || (totals[team] ?? 0) < (totals[chosen] ?? 0)) chosen = team;
+    }
+    if (chosen < 0) return null;
+    free[chosen] = (free[chosen] ?? 0) - group.size;
+    totals[chosen] = (totals[chosen] ?? 0) + group.sum;
+    teams[group.index] = chosen;
+  }
+  return teams;
+}
