@@ -82,3 +82,46 @@ describe(screenProposals.name, () => {
     expect(rejected[0]?.problem).toMatch(/proposed twice$/);
   });
 });
+
+describe(`${screenProposals.name} with parties`, () => {
+  const pair: ModeRules = { ...duel, mode: 'pair', teamSize: 2 };
+  const party = { id: uuid(3, 1), size: 2 };
+  const pool = [1, 2, 3, 4, 5, 6].map((n) => ({
+    ...candidate(n),
+    mode: 'pair',
+    // The oldest two (largest n): the party is in the first match.
+    ...(n >= 5 ? { party } : {}),
+  }));
+  const byId = new Map(pool.map((c) => [c.ticketId, c]));
+  const [formed] = formMatches(pool, [pair], now).matches as [ProposedMatch];
+  const partyTeam = formed.participants.find((p) => p.partyId === party.id)?.team;
+
+  it('accepts a match that keeps the party whole on one team', () => {
+    expect(formed.participants.filter((p) => p.partyId === party.id)).toHaveLength(2);
+    expect(screenProposals([formed], pair, byId).accepted).toEqual([formed]);
+  });
+
+  it('rejects a match that splits the party across teams', () => {
+    // A party member and a solo of the other team trade places: still 2 and 2, the party split.
+    const solo = formed.participants.find((p) => p.team !== partyTeam);
+    const split = formed.participants.map((p) =>
+      p.ticketId === uuid(1, 6)
+        ? { ...p, team: solo?.team ?? 0 }
+        : p.ticketId === solo?.ticketId
+          ? { ...p, team: partyTeam ?? 0 }
+          : p,
+    );
+    const { rejected } = screenProposals([{ ...formed, participants: split }], pair, byId);
+    expect(rejected[0]?.problem).toMatch(/is split over 2 teams$/);
+  });
+
+  it('rejects a match holding only part of a party', () => {
+    const partial = formed.participants.map((p) =>
+      p.ticketId === uuid(1, 5)
+        ? { ...p, ticketId: uuid(1, 1), playerId: uuid(2, 1), partyId: undefined }
+        : p,
+    );
+    const { rejected } = screenProposals([{ ...formed, participants: partial }], pair, byId);
+    expect(rejected[0]?.problem).toMatch(/without 1 of its 2 players$/);
+  });
+});
