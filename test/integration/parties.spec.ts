@@ -224,6 +224,13 @@ describe('parties', () => {
         partySize: 2,
       });
     }
+    // Each member finds its own ticket on the party.
+    const view = (
+      await api.request('GET', '/v1/parties/current', { token: member.token })
+    ).json<PartyResponse>();
+    expect(Object.fromEntries(view.members.map((m) => [m.playerId, m.ticketId]))).toEqual(
+      Object.fromEntries(body.tickets.map((t) => [t.playerId, t.id])),
+    );
     const replay = await enqueueParty(leader, 'pair', key);
     expect(replay.statusCode).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');

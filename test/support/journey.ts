@@ -711,6 +711,22 @@ export class JourneyPlayer {
     return this.ticket;
   }
 
+  /**
+   * A party member once the leader queued the party: finds this member's own ticket of the party
+   * ticket and starts heartbeating it (every member heartbeats its own).
+   */
+  async followPartyTicket(timeoutMs = 30_000): Promise<TicketResponse> {
+    this.heartbeats?.stop();
+    this.assignment = undefined;
+    this.game = undefined;
+    const ticketId = await this.client.waitForPartyTicket({ timeoutMs, pollMs: this.pollMs });
+    this.ticket = await this.client.ticket(ticketId);
+    this.heartbeats = this.client.startHeartbeats(ticketId, {
+      onError: (error) => this.heartbeatErrors.push(error),
+    });
+    return this.ticket;
+  }
+
   /** Cancels the current ticket; the heartbeats stop. */
   async cancel(): Promise<TicketResponse> {
     const ticket = await this.client.cancel(this.ticketId);

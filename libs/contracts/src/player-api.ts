@@ -139,6 +139,8 @@ export interface PartyMember {
   probed: boolean;
   /** Regions with a server-measured RTT, sorted. */
   regionsMeasured: string[];
+  /** The member's live ticket of a party ticket (the party is queued or in a match), if any. */
+  ticketId?: string;
 }
 
 /** GET /v1/parties/current, and the answer of create, join and leave-free changes. */

@@ -3,8 +3,12 @@ import {
   matchEventsPath,
   PlayerRoutes,
   type AssignmentResponse,
+  type CreatePartyTicketRequest,
   type CreateSessionRequest,
   type CreateTicketRequest,
+  type JoinPartyRequest,
+  type PartyResponse,
+  type PartyTicketResponse,
   type MatchEventsResponse,
   type ProbeAnswerRequest,
   type ProbeAnswerResponse,
@@ -297,6 +301,84 @@ export class PlayerClient {
       body,
       retry: 'idempotency-key',
     });
+  }
+
+  // ---- Parties -------------------------------------------------------------------------------
+
+  /** Creates a party led by this player; the answer's `inviteCode` (shown once) lets others join. */
+  createParty(): Promise<PartyResponse> {
+    return this.required<PartyResponse>({
+      method: 'POST',
+      path: PlayerRoutes.parties,
+      retry: 'never',
+    });
+  }
+
+  /** Joins the party of `inviteCode`; joining a party one is already in answers it again. */
+  joinParty(inviteCode: string): Promise<PartyResponse> {
+    const body: JoinPartyRequest = { inviteCode };
+    return this.required<PartyResponse>({
+      method: 'POST',
+      path: PlayerRoutes.partyJoin,
+      body,
+      retry: 'safe',
+    });
+  }
+
+  /** This player's party: its members and whether each has probed (a party enqueue needs all). */
+  party(): Promise<PartyResponse> {
+    return this.required<PartyResponse>({
+      method: 'GET',
+      path: PlayerRoutes.currentParty,
+      retry: 'safe',
+    });
+  }
+
+  /** Leaves the party (the leader leaving disbands it). */
+  async leaveParty(): Promise<void> {
+    await this.send({ method: 'POST', path: PlayerRoutes.currentPartyLeave, retry: 'never' });
+  }
+
+  /** Disbands the party (the leader only). */
+  async disbandParty(): Promise<void> {
+    await this.send({ method: 'DELETE', path: PlayerRoutes.currentParty, retry: 'never' });
+  }
+
+  /**
+   * The leader queues the whole party for `mode`: one ticket per member, all matched together onto
+   * one team. Each member heartbeats its own ticket (the leader's client sees all of them here; a
+   * member's finds its own with `waitForPartyTicket`); a member's cancel or missed heartbeats take
+   * the whole party out.
+   */
+  enqueueParty(mode: string): Promise<PartyTicketResponse> {
+    const body: CreatePartyTicketRequest = { mode };
+    return this.required<PartyTicketResponse>({
+      method: 'POST',
+      path: PlayerRoutes.partyTickets,
+      body,
+      retry: 'idempotency-key',
+    });
+  }
+
+  /**
+   * A party member's own ticket once the leader queued the party: polls the party until this
+   * player's member entry names a live party ticket. Needs this client's session (createSession).
+   */
+  async waitForPartyTicket(options: WaitForTicketOptions = {}): Promise<string> {
+    const playerId = this.currentSession?.playerId;
+    if (!playerId) throw new Error('waitForPartyTicket needs a session made by createSession');
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const pollMs = options.pollMs ?? 500;
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const party = await this.party();
+      const ticketId = party.members.find((member) => member.playerId === playerId)?.ticketId;
+      if (ticketId) return ticketId;
+      if (Date.now() + pollMs > deadline) {
+        throw new Error(`the party was not queued within ${timeoutMs} ms`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
   }
 
   /** Tells the server the player is still waiting; a ticket without heartbeats expires. */

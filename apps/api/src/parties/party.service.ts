@@ -142,11 +142,13 @@ export class PartyService {
           this.policy.regions,
         );
         const regionsMeasured = Object.keys(estimates).sort();
+        const live = await this.tickets.liveTicketOf(this.dataSource.manager, member.playerId);
         return {
           playerId: member.playerId,
           joinedAt: member.joinedAt.toISOString(),
           probed: regionsMeasured.length > 0,
           regionsMeasured,
+          ...(live?.party ? { ticketId: live.id } : {}),
         };
       }),
     );

@@ -168,6 +168,7 @@ describe(balanceGroups.name, () => {
     for (let run = 0; run < 500; run++) {
       const teamSize = 2 + int(random, 4);
       const sizes: number[] = [];
+      const feasible: number[] = [];
       let left = teamSize * 2;
       // Sizes that are known to pack: fill each team with a random composition.
       for (let team = 0; team < 2; team++) {
@@ -175,6 +176,7 @@ describe(balanceGroups.name, () => {
         while (room > 0) {
           const size = 1 + int(random, room);
           sizes.push(size);
+          feasible.push(team);
           room -= size;
           left -= size;
         }
@@ -183,10 +185,9 @@ describe(balanceGroups.name, () => {
       const groups = sizes.map((size) => ({
         ratings: Array.from({ length: size }, () => 1000 + int(random, 40) * 25),
       }));
-      const feasible = sizes.map((_, index) => index);
       const teams = balanceGroups(groups, teamSize, 2, feasible);
-      const players = [0, 0];
-      const sums = [0, 0];
+      const players: [number, number] = [0, 0];
+      const sums: [number, number] = [0, 0];
       groups.forEach((group, index) => {
         const team = teams[index] as 0 | 1;
         players[team] += group.ratings.length;
@@ -210,7 +211,7 @@ describe(balanceGroups.name, () => {
           const total = totals.reduce((a, b) => a + b, 0);
           best = Math.min(best, Math.abs(total - 2 * first));
         }
-        expect(Math.abs((sums[0] ?? 0) - (sums[1] ?? 0))).toBe(best);
+        expect(Math.abs(sums[0] - sums[1])).toBe(best);
       }
     }
   });
