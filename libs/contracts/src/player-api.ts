@@ -109,8 +109,9 @@ export interface TicketResponse {
   matchId?: string;
   /**
    * Why the ticket ended, once it has (absent while live and for COMPLETED): PLAYER_CANCELLED,
-   * MATCH_CANCELLED, HEARTBEAT_TIMEOUT, NO_SHOW (this player never joined; a cooldown follows) or
-   * MATCH_FAILED (GET the match's assignment for the match's own end reason).
+   * MATCH_CANCELLED, HEARTBEAT_TIMEOUT, NO_SHOW (this player never joined; a cooldown follows),
+   * MATCH_FAILED (GET the match's assignment for the match's own end reason), or for a party
+   * member PARTY_MEMBER_CANCELLED / PARTY_MEMBER_EXPIRED (a party mate cancelled or went silent).
    */
   endReason?: string;
   /** Present while SEARCHING once a matcher pass has looked at the ticket. */
