@@ -196,7 +196,12 @@ describe(PlayerClient.name, () => {
         if (url.startsWith(replicas[0]!)) return Promise.reject(new TypeError('fetch failed'));
         return Promise.resolve(json(201, newTicket()));
       };
-      const client = new PlayerClient({ baseUrl: replicas, fetch, token: 'tok', retries: fastRetries });
+      const client = new PlayerClient({
+        baseUrl: replicas,
+        fetch,
+        token: 'tok',
+        retries: fastRetries,
+      });
 
       await expect(client.enqueue('duel')).resolves.toMatchObject({ id: 't-1' });
       await client.enqueue('duel');
@@ -212,9 +217,17 @@ describe(PlayerClient.name, () => {
     it('fails over on 502/503/504 from a replica, but not on an answer about the request', async () => {
       const replicas = ['http://api-0.test', 'http://api-1.test'];
       const { fetch, calls } = fakeFetch(
-        inOrder(problem(503, ErrorCode.DEPENDENCY_UNAVAILABLE), problem(409, ErrorCode.TICKET_ALREADY_LIVE)),
+        inOrder(
+          problem(503, ErrorCode.DEPENDENCY_UNAVAILABLE),
+          problem(409, ErrorCode.TICKET_ALREADY_LIVE),
+        ),
       );
-      const client = new PlayerClient({ baseUrl: replicas, fetch, token: 'tok', retries: fastRetries });
+      const client = new PlayerClient({
+        baseUrl: replicas,
+        fetch,
+        token: 'tok',
+        retries: fastRetries,
+      });
       await expect(client.enqueue('duel')).rejects.toMatchObject({ status: 409 });
       expect(calls.map((c) => c.url)).toEqual([
         `${replicas[0]}/v1/queue/tickets`,
@@ -223,7 +236,9 @@ describe(PlayerClient.name, () => {
     });
 
     it('refuses an empty list of replicas', () => {
-      expect(() => new PlayerClient({ baseUrl: [] })).toThrow('at least one API base URL is required');
+      expect(() => new PlayerClient({ baseUrl: [] })).toThrow(
+        'at least one API base URL is required',
+      );
     });
 
     it('gives up after the configured retries and throws the last failure', async () => {
@@ -595,5 +610,70 @@ describe(PlayerClient.name, () => {
       expect(seen[1]?.headers[IDEMPOTENCY_KEY_HEADER]).toMatch(/^[0-9a-f-]{36}$/);
       expect(seen[1]?.headers['content-type']).toBe('application/json');
     });
+  });
+});
+
+describe(`${PlayerClient.name} parties`, () => {
+  const session: SessionResponse = {
+    token: 'tok',
+    expiresAt: '2026-01-01T00:00:00.000Z',
+    playerId: 'p-2',
+  };
+  const party = (ticketId?: string) => ({
+    partyId: 'party-1',
+    leaderId: 'p-1',
+    maxSize: 4,
+    inviteExpiresAt: '2026-01-01T00:00:00.000Z',
+    members: [
+      { playerId: 'p-1', joinedAt: '', probed: true, regionsMeasured: ['eu'] },
+      {
+        playerId: 'p-2',
+        joinedAt: '',
+        probed: true,
+        regionsMeasured: ['eu'],
+        ...(ticketId ? { ticketId } : {}),
+      },
+    ],
+  });
+
+  it('calls the party routes, and queues the party with an Idempotency-Key', async () => {
+    const { fetch, calls } = fakeFetch(
+      inOrder(
+        json(201, { ...party(), inviteCode: 'mpi_x' }),
+        json(200, party()),
+        json(200, party()),
+        json(201, { partyTicketId: 'pt-1', partyId: 'party-1', mode: 'pair', tickets: [] }),
+        new Response(null, { status: 204 }),
+        new Response(null, { status: 204 }),
+      ),
+    );
+    const client = new PlayerClient({ baseUrl: BASE_URL, fetch, token: 'tok', retries: 0 });
+    await expect(client.createParty()).resolves.toMatchObject({ inviteCode: 'mpi_x' });
+    await client.joinParty('mpi_x');
+    await client.party();
+    await expect(client.enqueueParty('pair')).resolves.toMatchObject({ partyTicketId: 'pt-1' });
+    await client.leaveParty();
+    await client.disbandParty();
+    expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      'POST parties',
+      'POST parties/join',
+      'GET parties/current',
+      'POST queue/party-tickets',
+      'POST parties/current/leave',
+      'DELETE parties/current',
+    ]);
+    expect(calls[1]?.body).toEqual({ inviteCode: 'mpi_x' });
+    expect(calls[3]?.body).toEqual({ mode: 'pair' });
+    expect(calls[3]?.headers[IDEMPOTENCY_KEY_HEADER]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("waits for this member's own ticket of the party ticket", async () => {
+    const { fetch, calls } = fakeFetch(
+      inOrder(json(201, session), json(200, party()), json(200, party('t-9'))),
+    );
+    const client = new PlayerClient({ baseUrl: BASE_URL, fetch, retries: 0 });
+    await client.createSession();
+    await expect(client.waitForPartyTicket({ pollMs: 1, timeoutMs: 1_000 })).resolves.toBe('t-9');
+    expect(calls).toHaveLength(3);
   });
 });
