@@ -13,7 +13,6 @@ import type { StaticServer } from '@matchplane/allocation';
 import { KeySet } from '@matchplane/join-auth';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { MetricsRegistry } from '@matchplane/observability';
-import { OutboxSignal } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
 // The apps' real module graphs in process (libs never import apps; tests may).
@@ -168,8 +167,8 @@ export async function queuePlayers(
 
 /**
  * Commits a match of these players as the matcher's MatchCommitter does: in one transaction the
- * match is created (ALLOCATING, with its envelope) and every ticket moved to MATCHED; after commit
- * the relay is signalled and the tickets re-projected.
+ * match is created (ALLOCATING, with its envelope) and every ticket moved to MATCHED; the stores
+ * register the relay's wake-up and the tickets' re-projection for after the commit.
  */
 export async function commitMatch(
   api: PlayerApi,
@@ -180,7 +179,8 @@ export async function commitMatch(
   const matches = api.app.get(MatchStore, { strict: false });
   const tickets = api.app.get(TicketStore, { strict: false });
   const now = new Date();
-  const { matchId, moved } = await runInTransaction(api.ds, async (manager) => {
+  const projection = api.app.get(CandidateProjection, { strict: false });
+  const matchId = await runInTransaction(api.ds, async (manager) => {
     const rows: StoredTicket[] = [];
     for (const player of players) {
       const row = await tickets.load(manager, player.ticket.id, { forUpdate: true });
@@ -202,18 +202,17 @@ export async function commitMatch(
       },
       now,
     );
-    const movedRows: StoredTicket[] = [];
     for (const row of rows) {
-      movedRows.push(
-        (await tickets.transition(manager, row, { to: 'MATCHED', matchId: change.match.id }, now))
-          .ticket,
+      const { ticket } = await tickets.transition(
+        manager,
+        row,
+        { to: 'MATCHED', matchId: change.match.id },
+        now,
       );
+      await projection.refreshAfterCommit(manager, ticket);
     }
-    return { matchId: change.match.id, moved: movedRows };
+    return change.match.id;
   });
-  api.app.get(OutboxSignal, { strict: false }).committed();
-  const projection = api.app.get(CandidateProjection, { strict: false });
-  for (const ticket of moved) await projection.applyAfterCommit(ticket);
   return matchId;
 }
 
