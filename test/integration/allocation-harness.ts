@@ -9,19 +9,17 @@ import type { ServerHandOff, TicketResponse } from '@matchplane/contracts';
 import { loadConfig } from '@matchplane/config';
 import { AllocatorConfig } from '../../apps/allocator/src/allocator.config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
-import type { StaticServer } from '@matchplane/allocation';
+import { AllocationReleaseStage, type StaticServer } from '@matchplane/allocation';
 import { KeySet } from '@matchplane/join-auth';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { MetricsRegistry } from '@matchplane/observability';
-import { runInTransaction } from '@matchplane/persistence';
+import { runInTransaction, type StageBatch } from '@matchplane/persistence';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
 // The apps' real module graphs in process (libs never import apps; tests may).
 import { AllocatorModule } from '../../apps/allocator/src/allocator.module';
 import { AllocationStepHook } from '../../apps/allocator/src/allocation-step.hook';
 import { StaticHandOff } from '../../apps/allocator/src/providers/static-handoff';
-import { AllocationReleaseReconciler } from '../../apps/maintenance/src/reconciliation/allocation-release.reconciler';
 import { QueuedAllocationReleaser } from '../../apps/maintenance/src/reconciliation/queued-allocation.releaser';
-import type { StageBatch } from '../../apps/maintenance/src/reconciliation/reconciliation-case';
 import { startInProcessDispatcher, type InProcessDispatcher } from '../support/outbox-fixtures';
 import type { PlayerApi } from '../support/player-api';
 import { freePort, waitFor } from '../support/processes';
@@ -302,7 +300,7 @@ export function releaseRequests(api: PlayerApi): ReleaseRequests {
   const releaser = new QueuedAllocationReleaser(
     loadConfig(MaintenanceConfig, { ...api.db.env, REDIS_KEY_PREFIX: api.prefix }),
   );
-  const stage = new AllocationReleaseReconciler(api.ds, releaser, { batchSize: 10 });
+  const stage = new AllocationReleaseStage(api.ds, releaser, { batchSize: 10 });
   return {
     pass: () => stage.batch(new Date(), new Set()),
     close: () => releaser.onModuleDestroy(),

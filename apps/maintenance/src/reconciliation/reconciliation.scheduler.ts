@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { MaintenanceConfig } from '../maintenance.config';
 import { PassScheduler } from '../pass-scheduler';
-import { RECONCILIATION_CASES } from './reconciliation-case';
 import { LifecycleReconciler, type ReconciliationPassReport } from './lifecycle.reconciler';
 import { ReconciliationMetrics } from './reconciliation.metrics';
 
@@ -38,7 +37,7 @@ export class ReconciliationScheduler extends PassScheduler<ReconciliationPassRep
     const line = describeReconciliationPass(report);
     // Every few seconds: an idle pass is a debug line, one that did something is always shown.
     const eventful =
-      RECONCILIATION_CASES.some((name) => report.reconciled[name] > 0) ||
+      Object.values(report.reconciled).some((count) => count > 0) ||
       report.itemFailures.length > 0 ||
       report.stageErrors.length > 0 ||
       report.outcome !== 'complete';
@@ -52,7 +51,9 @@ export class ReconciliationScheduler extends PassScheduler<ReconciliationPassRep
 export function describeReconciliationPass(report: ReconciliationPassReport): string {
   const parts = [
     `reconciliation pass ${report.outcome.replace('_', ' ')} in ${report.durationMs} ms (${report.batches} batches)`,
-    `reconciled ${RECONCILIATION_CASES.map((name) => `${name}=${report.reconciled[name]}`).join(' ')}`,
+    `reconciled ${Object.entries(report.reconciled)
+      .map(([name, count]) => `${name}=${count}`)
+      .join(' ')}`,
   ];
   if (report.itemFailures.length > 0) {
     parts.push(`${report.itemFailures.length} left for the next pass`);
