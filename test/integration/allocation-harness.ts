@@ -9,20 +9,17 @@ import type { ServerHandOff, TicketResponse } from '@matchplane/contracts';
 import { loadConfig } from '@matchplane/config';
 import { AllocatorConfig } from '../../apps/allocator/src/allocator.config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
-import type { StaticServer } from '@matchplane/allocation';
+import { AllocationReleaseStage, type StaticServer } from '@matchplane/allocation';
 import { KeySet } from '@matchplane/join-auth';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { MetricsRegistry } from '@matchplane/observability';
-import { OutboxSignal } from '@matchplane/outbox';
-import { runInTransaction } from '@matchplane/persistence';
+import { runInTransaction, type StageBatch } from '@matchplane/persistence';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
 // The apps' real module graphs in process (libs never import apps; tests may).
 import { AllocatorModule } from '../../apps/allocator/src/allocator.module';
 import { AllocationStepHook } from '../../apps/allocator/src/allocation-step.hook';
 import { StaticHandOff } from '../../apps/allocator/src/providers/static-handoff';
-import { AllocationReleaseReconciler } from '../../apps/maintenance/src/reconciliation/allocation-release.reconciler';
 import { QueuedAllocationReleaser } from '../../apps/maintenance/src/reconciliation/queued-allocation.releaser';
-import type { StageBatch } from '../../apps/maintenance/src/reconciliation/reconciliation-case';
 import { startInProcessDispatcher, type InProcessDispatcher } from '../support/outbox-fixtures';
 import type { PlayerApi } from '../support/player-api';
 import { freePort, waitFor } from '../support/processes';
@@ -168,8 +165,8 @@ export async function queuePlayers(
 
 /**
  * Commits a match of these players as the matcher's MatchCommitter does: in one transaction the
- * match is created (ALLOCATING, with its envelope) and every ticket moved to MATCHED; after commit
- * the relay is signalled and the tickets re-projected.
+ * match is created (ALLOCATING, with its envelope) and every ticket moved to MATCHED; the stores
+ * register the relay's wake-up and the tickets' re-projection for after the commit.
  */
 export async function commitMatch(
   api: PlayerApi,
@@ -180,7 +177,8 @@ export async function commitMatch(
   const matches = api.app.get(MatchStore, { strict: false });
   const tickets = api.app.get(TicketStore, { strict: false });
   const now = new Date();
-  const { matchId, moved } = await runInTransaction(api.ds, async (manager) => {
+  const projection = api.app.get(CandidateProjection, { strict: false });
+  const matchId = await runInTransaction(api.ds, async (manager) => {
     const rows: StoredTicket[] = [];
     for (const player of players) {
       const row = await tickets.load(manager, player.ticket.id, { forUpdate: true });
@@ -202,18 +200,17 @@ export async function commitMatch(
       },
       now,
     );
-    const movedRows: StoredTicket[] = [];
     for (const row of rows) {
-      movedRows.push(
-        (await tickets.transition(manager, row, { to: 'MATCHED', matchId: change.match.id }, now))
-          .ticket,
+      const { ticket } = await tickets.transition(
+        manager,
+        row,
+        { to: 'MATCHED', matchId: change.match.id },
+        now,
       );
+      await projection.refreshAfterCommit(manager, ticket);
     }
-    return { matchId: change.match.id, moved: movedRows };
+    return change.match.id;
   });
-  api.app.get(OutboxSignal, { strict: false }).committed();
-  const projection = api.app.get(CandidateProjection, { strict: false });
-  for (const ticket of moved) await projection.applyAfterCommit(ticket);
   return matchId;
 }
 
@@ -303,7 +300,7 @@ export function releaseRequests(api: PlayerApi): ReleaseRequests {
   const releaser = new QueuedAllocationReleaser(
     loadConfig(MaintenanceConfig, { ...api.db.env, REDIS_KEY_PREFIX: api.prefix }),
   );
-  const stage = new AllocationReleaseReconciler(api.ds, releaser, { batchSize: 10 });
+  const stage = new AllocationReleaseStage(api.ds, releaser, { batchSize: 10 });
   return {
     pass: () => stage.batch(new Date(), new Set()),
     close: () => releaser.onModuleDestroy(),

@@ -10,8 +10,7 @@ import type {
   TicketResponse,
 } from '@matchplane/contracts';
 import { MatchStore } from '@matchplane/matches';
-import { CandidateProjection, TicketStore } from '@matchplane/tickets';
-import { TicketExpiryReconciler } from '../../apps/maintenance/src/reconciliation/ticket-expiry.reconciler';
+import { CandidateProjection, TicketExpiryStage, TicketStore } from '@matchplane/tickets';
 import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { MatcherModule } from '../../apps/matcher/src/matcher.module';
@@ -403,7 +402,7 @@ describe('parties', () => {
     });
     expect(beat.statusCode).toBe(200);
 
-    const expiry = new TicketExpiryReconciler(
+    const expiry = new TicketExpiryStage(
       api.ds,
       api.app.get(TicketStore),
       api.app.get(CandidateProjection),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { validCandidate } from '@matchplane/domain';
+import { PlayerStore } from '@matchplane/players';
 import { CandidateProjection } from '@matchplane/tickets';
 import type { TicketResponse } from '@matchplane/contracts';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
@@ -203,10 +204,11 @@ describe('player entry (sessions, probes, tickets, projection)', () => {
     it('a no-show cooldown: 429 COOLDOWN_ACTIVE with Retry-After', async () => {
       const player = await api.newPlayer();
       await api.probe(player.token, 'eu-west');
-      // The penalty writer arrives with the allocation issue; here the cooldown is set directly.
-      await api.ds.query(
-        `UPDATE players SET cooldown_until = now() + interval '90 seconds' WHERE id = $1`,
-        [player.playerId],
+      // The no-show penalty's own writer (the lifecycle calls it when a player misses a match).
+      await api.ds.transaction((manager) =>
+        api.app
+          .get(PlayerStore)
+          .penaliseNoShow(manager, player.playerId, new Date(), { baseMs: 90_000, capMs: 90_000 }),
       );
       const response = await api.enqueue(player.token, 'duel');
       expect(response.statusCode).toBe(429);

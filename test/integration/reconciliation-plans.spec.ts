@@ -1,11 +1,12 @@
 import type { DataSource } from 'typeorm';
-import { CLAIM_FINISHED_ALLOCATION_SQL, FINISHED_ALLOCATIONS_SQL } from '@matchplane/allocation';
+import {
+  ALLOCATING_MATCH_RULE,
+  CLAIM_FINISHED_ALLOCATION_SQL,
+  FINISHED_ALLOCATIONS_SQL,
+} from '@matchplane/allocation';
+import { STUCK_MATCH_RULES, stuckMatchRuleSql } from '@matchplane/matches';
 import { EXPIRED_TICKETS_SQL } from '@matchplane/tickets';
 import { LifecycleReconciler } from '../../apps/maintenance/src/reconciliation/lifecycle.reconciler';
-import {
-  STUCK_MATCH_RULES,
-  stuckMatchSql,
-} from '../../apps/maintenance/src/reconciliation/stuck-match.reconciler';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { indexesUsed, planOf, seqScans } from '../support/query-plan';
 
@@ -102,10 +103,13 @@ describe(`${LifecycleReconciler.name} query plans`, () => {
     expect(indexesUsed(nodes)).toContain('queue_tickets_heartbeat_idx');
   });
 
-  it.each(STUCK_MATCH_RULES.map((rule) => [rule.state, rule] as const))(
+  it.each([ALLOCATING_MATCH_RULE, ...STUCK_MATCH_RULES].map((rule) => [rule.state, rule] as const))(
     'claims stuck %s matches through matches_live_state_idx',
     async (_state, rule) => {
-      const nodes = await planOf(ds, stuckMatchSql(rule), [new Date(NOW.getTime() - 60_000), []]);
+      const nodes = await planOf(ds, stuckMatchRuleSql(rule), [
+        new Date(NOW.getTime() - 60_000),
+        [],
+      ]);
       expect(seqScans(nodes)).toEqual([]);
       expect(indexesUsed(nodes)).toContain('matches_live_state_idx');
       // The facts that decide the reason are looked up by key too.

@@ -6,3 +6,4 @@ export * from './allocation.module';
 export * from './workload-credential';
 export * from './static-servers';
 export * from './allocation.retention';
+export * from './allocation.reconciliation';

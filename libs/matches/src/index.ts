@@ -3,3 +3,4 @@ export * from './matches.module';
 export * from './match-lifecycle.service';
 export * from './matches.retention';
 export * from './durable-participants';
+export * from './matches.reconciliation';

@@ -10,3 +10,4 @@ export * from './audit/audit.writer';
 export * from './request.batcher';
 export * from './table-ownership';
 export * from './retention';
+export * from './reconciliation';

@@ -4,3 +4,4 @@ export * from './tickets.module';
 export * from './ticket-explanation';
 export * from './tickets.retention';
 export * from './queue-wait.estimates';
+export * from './tickets.reconciliation';

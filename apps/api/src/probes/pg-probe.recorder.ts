@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { ApiConfig } from '../api.config';
 import { runInTransaction } from '@matchplane/persistence';
 import { secretHash } from '@matchplane/players';
-import { TicketStore } from '@matchplane/tickets';
+import { CandidateProjection, TicketStore } from '@matchplane/tickets';
 import { LatencyStore } from './latency.store';
 import {
   ProbeRecorder,
@@ -36,6 +36,7 @@ export class PgProbeRecorder extends ProbeRecorder {
     private readonly dataSource: DataSource,
     private readonly latencies: LatencyStore,
     private readonly tickets: TicketStore,
+    private readonly projection: CandidateProjection,
     @Inject(ApiConfig) config: ApiConfig,
   ) {
     super();
@@ -110,7 +111,9 @@ export class PgProbeRecorder extends ProbeRecorder {
         measuredAt: receivedAt,
       });
       const ticket = await this.tickets.applyLatency(manager, playerId, region, estimateMs);
-      return { rttMs, estimateMs, samplesMs, ...(ticket ? { ticket } : {}) };
+      // A searching ticket now has this RTT: the matcher's candidate follows once this commits.
+      if (ticket) await this.projection.refreshAfterCommit(manager, ticket);
+      return { rttMs, estimateMs, samplesMs };
     });
   }
 }

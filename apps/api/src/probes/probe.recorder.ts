@@ -1,6 +1,5 @@
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import type { StoredTicket } from '@matchplane/tickets';
 
 export interface IssuedChallenge {
   readonly challengeId: string;
@@ -13,8 +12,6 @@ export interface RecordedProbe {
   readonly rttMs: number;
   readonly estimateMs: number;
   readonly samplesMs: number[];
-  /** The player's searching ticket after the estimate was written into it, if there is one. */
-  readonly ticket?: StoredTicket;
 }
 
 /** Why an answer was refused; each has its own code. */

@@ -17,7 +17,6 @@ import {
 import { CodedError } from '@matchplane/errors';
 import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
-import { CandidateProjection } from '@matchplane/tickets';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { CurrentSession, PlayerAuthGuard, ReceivedAt } from '../auth/player-auth.guard';
 import { QueuePolicy } from '../queue/queue-policy';
@@ -32,7 +31,6 @@ import { ProbeRecorder } from './probe.recorder';
 export class ProbesController {
   constructor(
     private readonly policy: QueuePolicy,
-    private readonly projection: CandidateProjection,
     @Optional() @Inject(ProbeRecorder) private readonly recorder?: ProbeRecorder,
   ) {}
 
@@ -64,7 +62,6 @@ export class ProbesController {
     const recorder = this.requireRecorder();
     this.policy.region(region);
     const recorded = await recorder.answer(session.playerId, region, body, receivedAt);
-    if (recorded.ticket) await this.projection.applyAfterCommit(recorded.ticket);
     return {
       region,
       rttMs: recorded.rttMs,

@@ -1,14 +1,11 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { sqlStateOf } from '@matchplane/persistence';
 import {
-  RECONCILIATION_CASES,
+  sqlStateOf,
   type ItemFailure,
-  type ReconciliationCase,
   type ReconciliationOptions,
   type ReconciliationStage,
-  type ReconciliationStageName,
-} from './reconciliation-case';
+} from '@matchplane/persistence';
 
 export interface ReconciliationPassOptions {
   /** The instant deadlines are measured from; by default the database's clock. */
@@ -21,7 +18,7 @@ export interface ReconciliationPassOptions {
 export type ReconciliationPassOutcome = 'complete' | 'budget_exhausted' | 'interrupted';
 
 export interface ReconciliationStageError {
-  stage: ReconciliationStageName;
+  stage: string;
   sqlState: string | undefined;
   message: string;
 }
@@ -31,10 +28,10 @@ export interface ReconciliationPassReport {
   outcome: ReconciliationPassOutcome;
   durationMs: number;
   batches: number;
-  /** Items this reconciler ended (each by the one replica that locked it). */
-  reconciled: Record<ReconciliationCase, number>;
+  /** Items this reconciler ended (each by the one replica that locked it), every stage's cases in order. */
+  reconciled: Record<string, number>;
   /** Items that could not be ended; each is retried at the next pass. */
-  itemFailures: (ItemFailure & { stage: ReconciliationStageName })[];
+  itemFailures: (ItemFailure & { stage: string })[];
   /** Stages that stopped for this pass (their batch failed as a whole). */
   stageErrors: ReconciliationStageError[];
 }
@@ -42,8 +39,9 @@ export interface ReconciliationPassReport {
 /**
  * One reconciliation pass: the stages take turns, one bounded batch each per round, so one
  * backlog (thousands of tickets expiring after a client outage) cannot starve the others, until
- * nothing is left or the budget is spent. Ended matches' allocations come last in a round, so a
- * match failed in a round has its server released in the same round. Any number of reconcilers
+ * nothing is left or the budget is spent. Stages come in their `order` (ended matches'
+ * allocations last, so a match failed in a round has its server released in the same round); the
+ * owning modules contribute them (ReconciliationContributions). Any number of reconcilers
  * may run against one database: every item is taken under a SKIP LOCKED row lock.
  */
 export class LifecycleReconciler {
@@ -51,15 +49,26 @@ export class LifecycleReconciler {
 
   constructor(
     private readonly dataSource: DataSource,
-    readonly stages: readonly ReconciliationStage[],
+    /** Read at each pass: the app's stages are discovered at module init, after this is built. */
+    private readonly stageSource: { readonly stages: readonly ReconciliationStage[] },
     private readonly options: Pick<ReconciliationOptions, 'batchSize' | 'passBudgetMs'>,
   ) {}
+
+  /** In the order a round takes them. */
+  get stages(): readonly ReconciliationStage[] {
+    return this.stageSource.stages;
+  }
+
+  /** Every case the stages count, in the order a pass reports them. */
+  get cases(): string[] {
+    return this.stages.flatMap((stage) => stage.cases);
+  }
 
   async pass({ now, signal }: ReconciliationPassOptions = {}): Promise<ReconciliationPassReport> {
     const started = performance.now();
     const deadline = started + this.options.passBudgetMs;
     const at = now ?? (await this.databaseNow());
-    const reconciled = zeroes();
+    const reconciled = Object.fromEntries(this.cases.map((name) => [name, 0]));
     const itemFailures: ReconciliationPassReport['itemFailures'] = [];
     const stageErrors: ReconciliationStageError[] = [];
     const skip = new Map(this.stages.map((stage) => [stage.name, new Set<string>()]));
@@ -82,7 +91,7 @@ export class LifecycleReconciler {
         try {
           const batch = await stage.batch(at, leftAlone);
           for (const [name, count] of Object.entries(batch.reconciled)) {
-            reconciled[name as ReconciliationCase] += count;
+            reconciled[name] = (reconciled[name] ?? 0) + count;
           }
           for (const failure of batch.failures) {
             leftAlone.add(failure.id);
@@ -115,11 +124,4 @@ export class LifecycleReconciler {
     if (!row) throw new Error('SELECT now() returned no row');
     return row.now;
   }
-}
-
-function zeroes(): Record<ReconciliationCase, number> {
-  return Object.fromEntries(RECONCILIATION_CASES.map((name) => [name, 0])) as Record<
-    ReconciliationCase,
-    number
-  >;
 }

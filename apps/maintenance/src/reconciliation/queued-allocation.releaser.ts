@@ -2,18 +2,16 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import {
   ALLOCATION_RELEASE_QUEUE,
+  AllocationReleaser,
   RELEASE_JOB,
   releaseJobId,
   releaseJobOptions,
   type AllocationReleaseJobData,
+  type AllocationReleaseOutcome,
+  type FinishedMatchAllocation,
 } from '@matchplane/allocation';
 import { MaintenanceConfig } from '../maintenance.config';
 import { bullConnection } from '@matchplane/persistence';
-import {
-  AllocationReleaser,
-  type AllocationReleaseOutcome,
-  type FinishedMatchAllocation,
-} from './allocation.releaser';
 
 /**
  * Hands the release to the allocator (ALLOCATION_RELEASE_QUEUE), which holds the providers and

@@ -1,21 +1,27 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { MetricsRegistry } from '@matchplane/observability';
-import { RECONCILIATION_CASES, RECONCILIATION_STAGES } from './reconciliation-case';
-import type { ReconciliationPassOutcome, ReconciliationPassReport } from './lifecycle.reconciler';
+import {
+  LifecycleReconciler,
+  type ReconciliationPassOutcome,
+  type ReconciliationPassReport,
+} from './lifecycle.reconciler';
 
 const PASS_RESULTS = ['complete', 'budget_exhausted', 'interrupted', 'failed'] as const;
 type PassResult = ReconciliationPassOutcome | 'failed';
 
 /** The reconciliation figures, recorded once per pass. */
 @Injectable()
-export class ReconciliationMetrics {
+export class ReconciliationMetrics implements OnApplicationBootstrap {
   private readonly reconciled: Counter<'case'>;
   private readonly failures: Counter<'stage'>;
   private readonly passes: Counter<'outcome'>;
   private readonly passDuration: Gauge;
 
-  constructor(@Inject(MetricsRegistry) registry: MetricsRegistry) {
+  constructor(
+    @Inject(MetricsRegistry) registry: MetricsRegistry,
+    private readonly reconciler: LifecycleReconciler,
+  ) {
     const registers = [registry];
     this.reconciled = new Counter({
       name: 'reconciliation_reconciled_total',
@@ -40,17 +46,19 @@ export class ReconciliationMetrics {
       help: 'Duration of the last reconciliation pass',
       registers,
     });
-    // Every series exists from the start, so rate() and absent() alerts work before the first pass.
-    for (const name of RECONCILIATION_CASES) this.reconciled.inc({ case: name }, 0);
-    for (const stage of RECONCILIATION_STAGES) this.failures.inc({ stage }, 0);
     for (const outcome of PASS_RESULTS) this.passes.inc({ outcome }, 0);
+  }
+
+  /** Every series exists from the start, so rate() and absent() alerts work before the first pass. */
+  onApplicationBootstrap(): void {
+    for (const name of this.reconciler.cases) this.reconciled.inc({ case: name }, 0);
+    for (const stage of this.reconciler.stages) this.failures.inc({ stage: stage.name }, 0);
   }
 
   recordPass(report: ReconciliationPassReport): void {
     this.count(report.outcome);
     this.passDuration.set(report.durationMs / 1_000);
-    for (const name of RECONCILIATION_CASES) {
-      const count = report.reconciled[name];
+    for (const [name, count] of Object.entries(report.reconciled)) {
       if (count > 0) this.reconciled.inc({ case: name }, count);
     }
     for (const failure of [...report.itemFailures, ...report.stageErrors]) {

@@ -1,10 +1,14 @@
 import { loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../maintenance.config';
 import { MATCH_STATES, isTerminalMatchState } from '@matchplane/domain';
-import { RECONCILIATION_CASES, RECONCILIATION_STAGES } from './reconciliation-case';
+import { ALLOCATING_MATCH_RULE } from '@matchplane/allocation';
+import { STUCK_MATCH_RULES, stuckMatchRuleSql } from '@matchplane/matches';
+import type { ReconciliationContribution, ReconciliationStage } from '@matchplane/persistence';
+import { assembleReconciliationStages } from './reconciliation-stage.registry';
 import { ReconciliationModule, reconciliationOptions } from './reconciliation.module';
 import { describeReconciliationPass } from './reconciliation.scheduler';
-import { STUCK_MATCH_RULES, stuckMatchSql } from './stuck-match.reconciler';
+
+const RULES = [ALLOCATING_MATCH_RULE, ...STUCK_MATCH_RULES];
 
 describe(ReconciliationModule.name, () => {
   it('takes its settings from the configuration, the heartbeat timeout from the shared one', () => {
@@ -26,16 +30,63 @@ describe(ReconciliationModule.name, () => {
 
   it('has one stuck-match rule, with its own stage, for every live match state', () => {
     const live = MATCH_STATES.filter((state) => !isTerminalMatchState(state));
-    expect(STUCK_MATCH_RULES.map((rule) => rule.state)).toEqual(live);
-    expect(new Set(STUCK_MATCH_RULES.map((rule) => rule.stage)).size).toBe(live.length);
-    for (const rule of STUCK_MATCH_RULES) {
-      expect(RECONCILIATION_STAGES).toContain(rule.stage);
-      expect(stuckMatchSql(rule)).toMatch(/LIMIT 1\s+FOR UPDATE OF m SKIP LOCKED$/);
+    expect(RULES.map((rule) => rule.state)).toEqual(live);
+    expect(new Set(RULES.map((rule) => rule.stage)).size).toBe(live.length);
+    for (const rule of RULES) {
+      expect(rule.cases).toEqual(
+        expect.arrayContaining([rule.verdict(false).case, rule.verdict(true).case]),
+      );
+      expect(stuckMatchRuleSql(rule)).toMatch(/LIMIT 1\s+FOR UPDATE OF m SKIP LOCKED$/);
     }
   });
 
+  describe(assembleReconciliationStages.name, () => {
+    const options = reconciliationOptions(loadConfig(MaintenanceConfig, {}));
+    const stage = (name: string, order: number, cases: string[]): ReconciliationStage => ({
+      name,
+      order,
+      cases,
+      batch: () => Promise.resolve({ reconciled: {}, taken: 0, failures: [] }),
+    });
+    const contributing = (...stages: ReconciliationStage[]): ReconciliationContribution => ({
+      reconciliationStages: () => stages,
+    });
+
+    it('orders the contributed stages by their order, whatever module came first', () => {
+      const stages = assembleReconciliationStages(
+        [
+          contributing(stage('finished_allocations', 90, ['released'])),
+          contributing(stage('expired_tickets', 10, ['expired'])),
+          contributing(stage('stuck', 20, ['failed'])),
+        ],
+        options,
+      );
+      expect(stages.map((s) => s.name)).toEqual([
+        'expired_tickets',
+        'stuck',
+        'finished_allocations',
+      ]);
+    });
+
+    it('refuses a stage or a case contributed twice, and no stage at all', () => {
+      expect(() =>
+        assembleReconciliationStages(
+          [contributing(stage('a', 1, ['x'])), contributing(stage('a', 2, ['y']))],
+          options,
+        ),
+      ).toThrow('stage a is contributed twice');
+      expect(() =>
+        assembleReconciliationStages(
+          [contributing(stage('a', 1, ['x'])), contributing(stage('b', 2, ['x']))],
+          options,
+        ),
+      ).toThrow('case x is counted by two stages');
+      expect(() => assembleReconciliationStages([], options)).toThrow('no module contributes');
+    });
+  });
+
   it('fails a stuck match for the reason its facts give', () => {
-    const verdicts = STUCK_MATCH_RULES.flatMap((rule) =>
+    const verdicts = RULES.flatMap((rule) =>
       [false, true].map((fact) => [rule.state, fact, rule.verdict(fact)] as const),
     );
     expect(verdicts).toEqual([
@@ -75,10 +126,19 @@ describe(ReconciliationModule.name, () => {
   });
 
   it('describes a pass in one line: every case counted, what was left and why', () => {
-    const reconciled = Object.fromEntries(RECONCILIATION_CASES.map((name) => [name, 0])) as Record<
-      (typeof RECONCILIATION_CASES)[number],
-      number
-    >;
+    const reconciled: Record<string, number> = Object.fromEntries(
+      [
+        'ticket_heartbeat_timeout',
+        'allocating_allocation_failed',
+        'allocating_registration_timeout',
+        'process_ready_registration_timeout',
+        'assignment_ready_no_show',
+        'assignment_ready_lifecycle_timeout',
+        'in_progress_lifecycle_timeout',
+        'allocation_released',
+        'allocation_release_requested',
+      ].map((name) => [name, 0]),
+    );
     reconciled.ticket_heartbeat_timeout = 12;
     reconciled.allocation_released = 1;
     const line = describeReconciliationPass({

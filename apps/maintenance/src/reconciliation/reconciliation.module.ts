@@ -1,19 +1,35 @@
 import { Module, type DynamicModule, type ModuleMetadata, type Type } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { MaintenanceConfig } from '../maintenance.config';
-import { MatchLifecycle, MatchesModule } from '@matchplane/matches';
+import {
+  AllocationReconciliation,
+  AllocationReconciliationModule,
+  AllocationReleaser,
+} from '@matchplane/allocation';
+import {
+  MatchReconciliation,
+  MatchReconciliationModule,
+  type MatchLifecycle,
+} from '@matchplane/matches';
 import { OutboxModule } from '@matchplane/outbox';
+import type { ReconciliationContribution, ReconciliationOptions } from '@matchplane/persistence';
 import { noShowPenaltyPolicy } from '@matchplane/players';
-import { CandidateProjection, TicketStore, TicketsModule } from '@matchplane/tickets';
-import { AllocationReleaseReconciler } from './allocation-release.reconciler';
-import { AllocationReleaser } from './allocation.releaser';
+import {
+  TicketReconciliation,
+  TicketReconciliationModule,
+  type CandidateProjection,
+  type TicketStore,
+} from '@matchplane/tickets';
+import { MaintenanceConfig } from '../maintenance.config';
 import { LifecycleReconciler } from './lifecycle.reconciler';
 import { QueuedAllocationReleaser } from './queued-allocation.releaser';
-import type { ReconciliationOptions } from './reconciliation-case';
+import {
+  assembleReconciliationStages,
+  RECONCILIATION_OPTIONS,
+  ReconciliationStages,
+} from './reconciliation-stage.registry';
 import { ReconciliationMetrics } from './reconciliation.metrics';
 import { ReconciliationScheduler } from './reconciliation.scheduler';
-import { StuckMatchReconciler } from './stuck-match.reconciler';
-import { TicketExpiryReconciler } from './ticket-expiry.reconciler';
 
 export function reconciliationOptions(config: MaintenanceConfig): ReconciliationOptions {
   return {
@@ -34,6 +50,18 @@ export interface ReconciliationModuleOptions {
   imports?: NonNullable<ModuleMetadata['imports']>;
 }
 
+/** The maintenance configuration for the releaser's module (QueuedAllocationReleaser reads Redis's). */
+@Module({})
+class ReconciliationConfigModule {
+  static of(config: MaintenanceConfig): DynamicModule {
+    return {
+      module: ReconciliationConfigModule,
+      providers: [{ provide: MaintenanceConfig, useValue: config }],
+      exports: [MaintenanceConfig],
+    };
+  }
+}
+
 export interface ReconciliationDependencies {
   dataSource: DataSource;
   tickets: TicketStore;
@@ -42,27 +70,31 @@ export interface ReconciliationDependencies {
   releaser: AllocationReleaser;
 }
 
-/** Every stage, in the order a round takes them (allocations last: see LifecycleReconciler). */
+/**
+ * The reconciler the module builds, from the same contributions, for a caller outside Nest (tests
+ * over another replica's pool, say).
+ */
 export function buildLifecycleReconciler(
   deps: ReconciliationDependencies,
   options: ReconciliationOptions,
 ): LifecycleReconciler {
-  const { dataSource } = deps;
+  const contributions: ReconciliationContribution[] = [
+    new TicketReconciliation(deps.dataSource, deps.tickets, deps.projection),
+    new MatchReconciliation(deps.dataSource, deps.lifecycle),
+    new AllocationReconciliation(deps.dataSource, deps.lifecycle, deps.releaser),
+  ];
   return new LifecycleReconciler(
-    dataSource,
-    [
-      new TicketExpiryReconciler(dataSource, deps.tickets, deps.projection, options),
-      ...new StuckMatchReconciler(dataSource, deps.lifecycle, options).stages(),
-      new AllocationReleaseReconciler(dataSource, deps.releaser, options),
-    ],
+    deps.dataSource,
+    { stages: assembleReconciliationStages(contributions, options) },
     options,
   );
 }
 
 /**
- * Lifecycle reconciliation: ends what no live writer will move on, through the tickets' and
- * matches' own stores, on its own loop. Allocations of ended matches are handed to the allocator
- * for release at their provider (or to `releaser`).
+ * Lifecycle reconciliation: ends what no live writer will move on, on its own loop. The stages
+ * come from the owning modules imported here (`@ReconcilesLifecycle()`: tickets, matches,
+ * allocations), each through its own stores. Allocations of ended matches are handed to the
+ * allocator for release at their provider (or to `releaser`).
  */
 @Module({})
 export class ReconciliationModule {
@@ -74,42 +106,29 @@ export class ReconciliationModule {
     return {
       module: ReconciliationModule,
       imports: [
+        DiscoveryModule,
         OutboxModule.forWriters(),
-        TicketsModule,
-        MatchesModule,
-        ...(moduleOptions.imports ?? []),
+        TicketReconciliationModule,
+        MatchReconciliationModule,
+        AllocationReconciliationModule.forReleaser(
+          moduleOptions.releaser ?? QueuedAllocationReleaser,
+          [ReconciliationConfigModule.of(config), ...(moduleOptions.imports ?? [])],
+        ),
       ],
       providers: [
         { provide: MaintenanceConfig, useValue: config },
-        {
-          provide: AllocationReleaser,
-          useClass: moduleOptions.releaser ?? QueuedAllocationReleaser,
-        },
+        { provide: RECONCILIATION_OPTIONS, useValue: options },
+        ReconciliationStages,
         {
           provide: LifecycleReconciler,
-          inject: [
-            DataSource,
-            TicketStore,
-            CandidateProjection,
-            MatchLifecycle,
-            AllocationReleaser,
-          ],
-          useFactory: (
-            dataSource: DataSource,
-            tickets: TicketStore,
-            projection: CandidateProjection,
-            lifecycle: MatchLifecycle,
-            releaser: AllocationReleaser,
-          ) =>
-            buildLifecycleReconciler(
-              { dataSource, tickets, projection, lifecycle, releaser },
-              options,
-            ),
+          inject: [DataSource, ReconciliationStages],
+          useFactory: (dataSource: DataSource, stages: ReconciliationStages) =>
+            new LifecycleReconciler(dataSource, stages, options),
         },
         ReconciliationMetrics,
         ReconciliationScheduler,
       ],
-      exports: [LifecycleReconciler, AllocationReleaser],
+      exports: [LifecycleReconciler, AllocationReconciliationModule],
     };
   }
 }

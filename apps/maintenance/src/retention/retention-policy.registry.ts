@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
+import { providersMarkedWith } from '../marked-providers';
 import { RETAINS_ROWS, type RetentionContribution } from '@matchplane/persistence';
 import { assembleRetentionPolicies, type RetentionPolicy } from './retention-policy';
 
@@ -14,18 +15,12 @@ export class RetentionPolicyRegistry {
   readonly policies: readonly RetentionPolicy[];
 
   constructor(discovery: DiscoveryService, reflector: Reflector) {
-    const contributions = new Set<RetentionContribution>();
-    for (const wrapper of discovery.getProviders()) {
-      const instance: unknown = wrapper.instance;
-      if (!instance || typeof instance !== 'object') continue;
-      const metatype: unknown =
-        !wrapper.metatype || wrapper.inject ? instance.constructor : wrapper.metatype;
-      if (typeof metatype !== 'function') continue;
-      if (reflector.get<boolean | undefined>(RETAINS_ROWS, metatype)) {
-        contributions.add(instance);
-      }
-    }
-    this.policies = assembleRetentionPolicies([...contributions]);
+    const contributions = providersMarkedWith<RetentionContribution>(
+      discovery,
+      reflector,
+      RETAINS_ROWS,
+    );
+    this.policies = assembleRetentionPolicies(contributions);
     this.logger.log(`retention policies: ${this.policies.map((policy) => policy.name).join(', ')}`);
   }
 }

@@ -61,7 +61,7 @@ describe('retention policies', () => {
     expect(() => retentionPurgerOptions(config)).toThrow(ConfigError);
   });
 
-  it('refuses an idempotency window shorter than a session or the clients\' retry horizon, naming both variables', () => {
+  it("refuses an idempotency window shorter than a session or the clients' retry horizon, naming both variables", () => {
     const config = {
       ...defaults,
       RETENTION_IDEMPOTENCY_KEYS_SECONDS: 1_800,

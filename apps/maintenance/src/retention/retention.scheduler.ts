@@ -1,60 +1,41 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type OnApplicationBootstrap,
-  type OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { MaintenanceConfig } from '../maintenance.config';
 import { OutboxStatsService, type OutboxStats } from '@matchplane/outbox';
-import { sqlStateOf } from '@matchplane/persistence';
+import { describeError, PassScheduler } from '../pass-scheduler';
 import { RETENTION_POLICIES } from './retention-policy';
 import { RetentionMetrics } from './retention.metrics';
-import { RetentionPurger, sleep, type RetentionPassReport } from './retention.purger';
+import { RetentionPurger, type RetentionPassReport } from './retention.purger';
 
-/**
- * Runs a retention pass, then waits RETENTION_PASS_INTERVAL_MS, until shutdown. A failed pass
- * (the database down, say) is one log line and a metric; the next pass simply tries again, so an
- * outage never becomes a crash loop. Shutdown stops the pass before its next batch.
- */
+/** Retention passes every RETENTION_PASS_INTERVAL_MS, each logged with the outbox's figures. */
 @Injectable()
-export class RetentionScheduler implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger(RetentionScheduler.name);
-  private readonly stopping = new AbortController();
-  private loop?: Promise<void>;
+export class RetentionScheduler extends PassScheduler<RetentionPassReport> {
+  protected readonly passName = 'retention pass';
 
   constructor(
     private readonly purger: RetentionPurger,
     private readonly outboxStats: OutboxStatsService,
     private readonly metrics: RetentionMetrics,
     @Inject(MaintenanceConfig) private readonly config: MaintenanceConfig,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.loop = this.run();
+  ) {
+    super();
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopping.abort();
-    await this.loop;
+  protected intervalMs(): number {
+    return this.config.RETENTION_PASS_INTERVAL_MS;
   }
 
-  /** One pass with its metrics and log line; never throws. Undefined when the pass failed. */
-  async runPass(): Promise<RetentionPassReport | undefined> {
-    const signal = this.stopping.signal;
-    let report: RetentionPassReport;
-    try {
-      report = await this.purger.pass({ signal });
-    } catch (error) {
-      this.metrics.recordFailure();
-      this.logger.warn(
-        `retention pass failed, next pass in ${this.config.RETENTION_PASS_INTERVAL_MS / 1_000} s: ${describeError(error)}`,
-      );
-      return undefined;
-    }
+  protected pass(signal: AbortSignal): Promise<RetentionPassReport> {
+    return this.purger.pass({ signal });
+  }
+
+  protected recordFailure(): void {
+    this.metrics.recordFailure();
+  }
+
+  protected async recordPass(report: RetentionPassReport): Promise<void> {
     this.metrics.recordPass(report);
     let stats: OutboxStats | undefined;
-    if (!signal.aborted) {
+    if (!this.stopping.signal.aborted) {
       stats = await this.outboxStats.stats().catch((error: unknown) => {
         this.logger.warn(`outbox figures unavailable: ${describeError(error)}`);
         return undefined;
@@ -62,14 +43,6 @@ export class RetentionScheduler implements OnApplicationBootstrap, OnApplication
       if (stats) this.metrics.recordOutbox(stats);
     }
     this.logger.log(describePass(report, stats));
-    return report;
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopping.signal.aborted) {
-      await this.runPass();
-      await sleep(this.config.RETENTION_PASS_INTERVAL_MS, this.stopping.signal);
-    }
   }
 }
 
@@ -106,12 +79,4 @@ export function describePass(report: RetentionPassReport, stats?: OutboxStats): 
 
 function round(value: number): number {
   return Math.round(value * 10) / 10;
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof AggregateError && error.errors.length > 0)
-    return describeError(error.errors[0]);
-  const message = error instanceof Error ? error.message || error.name : String(error);
-  const sqlState = sqlStateOf(error);
-  return sqlState ? `${message} (SQLSTATE ${sqlState})` : message;
 }

@@ -1,28 +1,33 @@
-import type { DataSource } from 'typeorm';
+import { Injectable, Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import type { LiveMatchState, MatchFailureReason } from '@matchplane/domain';
-import { hasAllocatedServerSql } from '@matchplane/allocation';
-import {
-  STUCK_MATCH_ALIAS,
-  someoneConnectedSql,
-  stuckMatchSql as stuckMatchClaimSql,
-  type MatchEnding,
-  type MatchLifecycle,
-} from '@matchplane/matches';
-import { runInTransaction } from '@matchplane/persistence';
 import {
   boundTransaction,
   cutoff,
   itemFailure,
-  type ReconciliationCase,
+  ReconcilesLifecycle,
+  runInTransaction,
+  type ReconciliationContribution,
   type ReconciliationOptions,
   type ReconciliationStage,
-  type ReconciliationStageName,
   type StageBatch,
-} from './reconciliation-case';
+} from '@matchplane/persistence';
+import { MatchLifecycle, type MatchEnding } from './match-lifecycle.service';
+import {
+  STUCK_MATCH_ALIAS,
+  someoneConnectedSql,
+  stuckMatchSql as stuckMatchClaimSql,
+} from './match.store';
+import { MatchesModule } from './matches.module';
 
 /** A live state nothing will move a match out of once its deadline has passed, and what ends it. */
 export interface StuckMatchRule {
-  stage: ReconciliationStageName;
+  /** The stage's name (reconciliation_failures_total's label). */
+  stage: string;
+  /** Where the stage comes in a round (see ReconciliationStage.order). */
+  order: number;
+  /** Every case the verdicts name. */
+  cases: readonly string[];
   state: LiveMatchState;
   deadlineMs(options: ReconciliationOptions): number;
   /**
@@ -35,26 +40,20 @@ export interface StuckMatchRule {
 
 export interface StuckMatchVerdict {
   reason: MatchFailureReason;
-  case: ReconciliationCase;
+  case: string;
   /** Nobody connected: every participant is a no-show, penalised as at initial connect. */
   nobodyConnected?: true;
 }
 
+/**
+ * The stuck-match rules whose facts this module owns. ALLOCATING's rule is the allocation module's
+ * (whether a server was allocated is its fact, and matches cannot import allocation).
+ */
 export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
   {
-    stage: 'allocating_matches',
-    state: 'ALLOCATING',
-    deadlineMs: (options) => options.allocatingTimeoutMs,
-    // A server was allocated (its endpoint stored) but never registered: the server's failure, not
-    // the provider's. Tickets are requeued either way (neither reason is a player's doing).
-    fact: hasAllocatedServerSql(STUCK_MATCH_ALIAS),
-    verdict: (allocated) =>
-      allocated
-        ? { reason: 'SERVER_REGISTRATION_TIMEOUT', case: 'allocating_registration_timeout' }
-        : { reason: 'ALLOCATION_FAILED', case: 'allocating_allocation_failed' },
-  },
-  {
     stage: 'process_ready_matches',
+    order: 21,
+    cases: ['process_ready_registration_timeout'],
     state: 'PROCESS_READY',
     deadlineMs: (options) => options.allocatingTimeoutMs,
     fact: 'true',
@@ -65,6 +64,8 @@ export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
   },
   {
     stage: 'assignment_ready_matches',
+    order: 22,
+    cases: ['assignment_ready_no_show', 'assignment_ready_lifecycle_timeout'],
     state: 'ASSIGNMENT_READY',
     deadlineMs: (options) => options.connectDeadlineMs,
     // The initial-connect report moves the match on; a recorded connect with the match left
@@ -77,6 +78,8 @@ export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
   },
   {
     stage: 'in_progress_matches',
+    order: 23,
+    cases: ['in_progress_lifecycle_timeout'],
     state: 'IN_PROGRESS',
     deadlineMs: (options) => options.maxMatchDurationMs,
     fact: 'true',
@@ -85,7 +88,7 @@ export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
 ];
 
 /** The claim of a rule's stuck match (MatchStore's statement). */
-export function stuckMatchSql(rule: StuckMatchRule): string {
+export function stuckMatchRuleSql(rule: StuckMatchRule): string {
   return stuckMatchClaimSql(rule.state, rule.fact);
 }
 
@@ -104,9 +107,11 @@ export class StuckMatchReconciler {
   ) {}
 
   /** One stage per rule, for the pass to take turns over. */
-  stages(): ReconciliationStage[] {
-    return STUCK_MATCH_RULES.map((rule) => ({
+  stages(rules: readonly StuckMatchRule[]): ReconciliationStage[] {
+    return rules.map((rule) => ({
       name: rule.stage,
+      order: rule.order,
+      cases: rule.cases,
       batch: (now, skip) => this.batch(rule, now, skip),
     }));
   }
@@ -152,3 +157,22 @@ export class StuckMatchReconciler {
     return result;
   }
 }
+
+/** Matches' reconciliation (the stuck-match rules above), for the maintenance app to discover. */
+@ReconcilesLifecycle()
+@Injectable()
+export class MatchReconciliation implements ReconciliationContribution {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly lifecycle: MatchLifecycle,
+  ) {}
+
+  reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[] {
+    return new StuckMatchReconciler(this.dataSource, this.lifecycle, options).stages(
+      STUCK_MATCH_RULES,
+    );
+  }
+}
+
+@Module({ imports: [MatchesModule], providers: [MatchReconciliation] })
+export class MatchReconciliationModule {}

@@ -1,15 +1,21 @@
-import type { DataSource } from 'typeorm';
+import { Injectable, Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { DomainError, type TicketCommand } from '@matchplane/domain';
-import { runInTransaction } from '@matchplane/persistence';
-import type { CandidateProjection, TicketStore, StoredTicket } from '@matchplane/tickets';
 import {
   boundTransaction,
   cutoff,
   itemFailure,
+  ReconcilesLifecycle,
+  runInTransaction,
   type ItemFailure,
+  type ReconciliationContribution,
+  type ReconciliationOptions,
   type ReconciliationStage,
   type StageBatch,
-} from './reconciliation-case';
+} from '@matchplane/persistence';
+import { CandidateProjection } from './candidate.projection';
+import { TicketStore, type StoredTicket } from './ticket.store';
+import { TicketsModule } from './tickets.module';
 
 /**
  * Expires searching tickets that missed their heartbeats, a batch per short transaction, each
@@ -18,8 +24,12 @@ import {
  * its party's other searching tickets with it (PARTY_MEMBER_EXPIRED), one event each, in the same
  * transaction. After commit the tickets leave the candidate projection and the relay is woken.
  */
-export class TicketExpiryReconciler implements ReconciliationStage {
+export class TicketExpiryStage implements ReconciliationStage {
   readonly name = 'expired_tickets';
+  /** SEARCHING, no heartbeat within TICKET_HEARTBEAT_TIMEOUT_MS: EXPIRED. */
+  readonly cases = ['ticket_heartbeat_timeout'] as const;
+  /** First in a round: a ticket expires before any match stage looks at its player. */
+  readonly order = 10;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -79,3 +89,21 @@ export class TicketExpiryReconciler implements ReconciliationStage {
     };
   }
 }
+
+/** Tickets' reconciliation, for the maintenance app to discover. */
+@ReconcilesLifecycle()
+@Injectable()
+export class TicketReconciliation implements ReconciliationContribution {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly tickets: TicketStore,
+    private readonly projection: CandidateProjection,
+  ) {}
+
+  reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[] {
+    return [new TicketExpiryStage(this.dataSource, this.tickets, this.projection, options)];
+  }
+}
+
+@Module({ imports: [TicketsModule], providers: [TicketReconciliation] })
+export class TicketReconciliationModule {}

@@ -1,0 +1,91 @@
+import { SetMetadata } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { sqlStateOf } from './transaction.runner';
+
+/**
+ * Lifecycle reconciliation, as its owners declare it: the module that owns a table contributes the
+ * stages that end its rows when no live writer will (`@ReconcilesLifecycle()` on a provider
+ * implementing {@link ReconciliationContribution}); the maintenance app discovers them, orders them
+ * and takes turns over them. It holds no table's SQL itself.
+ */
+export interface ReconciliationOptions {
+  /** Items one batch takes at most. */
+  readonly batchSize: number;
+  /** No batch starts after this long into a pass (ms). */
+  readonly passBudgetMs: number;
+  readonly heartbeatTimeoutMs: number;
+  /** For ALLOCATING and PROCESS_READY (ms). */
+  readonly allocatingTimeoutMs: number;
+  /** For ASSIGNMENT_READY (ms). */
+  readonly connectDeadlineMs: number;
+  /** For IN_PROGRESS (ms). */
+  readonly maxMatchDurationMs: number;
+  /** The cooldown of a match's no-shows when it fails NO_SHOW at the connect deadline. */
+  readonly noShowPenalty: { readonly baseMs: number; readonly capMs: number };
+}
+
+/** One item a batch took but could not end; it is left alone for the rest of the pass. */
+export interface ItemFailure {
+  id: string;
+  sqlState: string | undefined;
+  message: string;
+}
+
+export interface StageBatch {
+  /** Items ended, by case (one of the stage's {@link ReconciliationStage.cases}). */
+  reconciled: Record<string, number>;
+  /** Items the batch took (ended or failed); fewer than the batch size: nothing is left. */
+  taken: number;
+  failures: ItemFailure[];
+}
+
+/** One kind of work a pass does in bounded batches. */
+export interface ReconciliationStage {
+  /** Unique across the deployment; a label of reconciliation_failures_total. */
+  readonly name: string;
+  /** What the stage ends, one label of reconciliation_reconciled_total each. */
+  readonly cases: readonly string[];
+  /**
+   * Where the stage comes in a round, lowest first: a stage that releases what another ends runs
+   * after it (ended matches' allocations after the matches), so both happen in the same round.
+   */
+  readonly order: number;
+  /** One batch at `now`, leaving the ids in `skip` alone (they failed earlier in the pass). */
+  batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch>;
+}
+
+/** What one owning module contributes. */
+export interface ReconciliationContribution {
+  reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[];
+}
+
+export const RECONCILES_LIFECYCLE = Symbol('matchplane:reconciles-lifecycle');
+
+/** Marks a provider implementing {@link ReconciliationContribution}, for the maintenance app to discover. */
+export const ReconcilesLifecycle = (): ClassDecorator => SetMetadata(RECONCILES_LIFECYCLE, true);
+
+/**
+ * Reconciliation never queues behind live traffic for long: a lock it cannot take within this
+ * (a ticket a heartbeat is writing, say) fails that item or batch, which the next pass retries.
+ */
+const LOCK_TIMEOUT_MS = 1_000;
+const STATEMENT_TIMEOUT_MS = 30_000;
+
+export async function boundTransaction(manager: EntityManager): Promise<void> {
+  await manager.query(
+    `SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
+    [`${LOCK_TIMEOUT_MS}ms`, `${STATEMENT_TIMEOUT_MS}ms`],
+  );
+}
+
+export function itemFailure(id: string, error: unknown): ItemFailure {
+  return {
+    id,
+    sqlState: sqlStateOf(error),
+    message: error instanceof Error ? error.message || error.name : String(error),
+  };
+}
+
+export function cutoff(now: Date, ageMs: number): Date {
+  return new Date(now.getTime() - ageMs);
+}
