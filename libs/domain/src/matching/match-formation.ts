@@ -484,7 +484,8 @@ function bestOption(anchor: Entry): Option | null {
         missing -= size;
         return true;
       },
-      () => missing === 0,
+      // Done, or too few players left unvisited to fill it: stop rather than scan the window.
+      () => missing === 0 || bucket.count(lo, hi) < missing,
     );
     if (missing > 0) return;
     const members = [anchor, ...partners.map((rank) => entryAt(pool, rank))];

@@ -53,4 +53,38 @@ describe(RegionBucket.name, () => {
     expect(bucket.takeOldest(lo, hi, 2)).toEqual([]);
     expect(bucket.has(0)).toBe(false);
   });
+
+  it('counts players of parties and takes the oldest that fit, leaving the bucket as it was', () => {
+    // Ranks are ages (0 oldest); players 2 and 3 are parties.
+    const bucket = new RegionBucket(
+      [
+        { rank: 0, rating: 10, players: 3 },
+        { rank: 1, rating: 11 },
+        { rank: 2, rating: 12, players: 2 },
+        { rank: 3, rating: 13 },
+      ],
+      4,
+    );
+    expect(bucket.count(0, 4)).toBe(7);
+    const players = [3, 1, 2, 1];
+    let room = 3;
+    const visited: number[] = [];
+    const taken = bucket.takeOldestWhere(
+      0,
+      4,
+      (rank) => {
+        visited.push(rank);
+        const size = players[rank] ?? 1;
+        if (size > room || size === 3) return false;
+        room -= size;
+        return true;
+      },
+      () => room === 0,
+    );
+    expect(visited).toEqual([0, 1, 2]);
+    expect(taken).toEqual([1, 2]);
+    expect(bucket.count(0, 4)).toBe(7);
+    bucket.setActive(0, false);
+    expect(bucket.count(0, 4)).toBe(4);
+  });
 });
