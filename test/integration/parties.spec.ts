@@ -153,6 +153,26 @@ describe('parties', () => {
     ).toBe(404);
   });
 
+  it('replays a keyed party creation, invite code included', async () => {
+    const leader = await player();
+    const key = randomUUID();
+    const first = await api.request('POST', '/v1/parties', {
+      token: leader.token,
+      idempotencyKey: key,
+    });
+    expect(first.statusCode).toBe(201);
+    const again = await api.request('POST', '/v1/parties', {
+      token: leader.token,
+      idempotencyKey: key,
+    });
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json<PartyResponse>().inviteCode).toBe(first.json<PartyResponse>().inviteCode);
+    // Without the key, a second creation is refused: the player leads a party already.
+    const unkeyed = await api.request('POST', '/v1/parties', { token: leader.token });
+    expect(unkeyed.json<ProblemDetails>().code).toBe('PARTY_ALREADY_JOINED');
+  });
+
   it('refuses unknown and malformed invite codes and a full party', async () => {
     const stranger = await player();
     const unknown = await join(stranger, `mpi_${'A'.repeat(22)}`);

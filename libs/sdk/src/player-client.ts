@@ -305,12 +305,15 @@ export class PlayerClient {
 
   // ---- Parties -------------------------------------------------------------------------------
 
-  /** Creates a party led by this player; the answer's `inviteCode` (shown once) lets others join. */
+  /**
+   * Creates a party led by this player; the answer's `inviteCode` (shown once) lets others join.
+   * Retried with one Idempotency-Key, so a lost answer is replayed, code included.
+   */
   createParty(): Promise<PartyResponse> {
     return this.required<PartyResponse>({
       method: 'POST',
       path: PlayerRoutes.parties,
-      retry: 'never',
+      retry: 'idempotency-key',
     });
   }
 

@@ -1,10 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Post, Res, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import type { PartyResponse } from '@matchplane/contracts';
 import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { OptionalIdempotencyKey } from '../idempotency/idempotency-key.decorator';
+import { sendIdempotent } from '../idempotency/idempotent-reply';
 import { JoinPartyBody } from './party.dto';
 import { PartyService } from './party.service';
 
@@ -18,8 +21,17 @@ export class PartiesController {
   constructor(private readonly parties: PartyService) {}
 
   @Post()
-  create(@CurrentSession() session: AuthenticatedSession): Promise<PartyResponse> {
-    return this.parties.create(session.playerId);
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'With it, a retry replays the first answer (invite code included)',
+  })
+  async create(
+    @CurrentSession() session: AuthenticatedSession,
+    @OptionalIdempotencyKey() key: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<PartyResponse> {
+    return sendIdempotent(reply, await this.parties.create(session.playerId, key));
   }
 
   @Post('join')

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TicketsModule } from '@matchplane/tickets';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { LatenciesModule } from '../probes/latencies.module';
 import { QueuePolicyModule } from '../queue/queue-policy.module';
 import { PartiesController } from './parties.controller';
@@ -8,7 +9,7 @@ import { PartyStore } from './party.store';
 
 /** Owns `parties` and `party_members`; the queue's party enqueue uses PartyService. */
 @Module({
-  imports: [TicketsModule, LatenciesModule, QueuePolicyModule],
+  imports: [TicketsModule, IdempotencyModule, LatenciesModule, QueuePolicyModule],
   controllers: [PartiesController],
   providers: [PartyStore, PartyService],
   exports: [PartyService],

@@ -6,6 +6,7 @@ import { CodedError } from '@matchplane/errors';
 import { runInTransaction, sqlStateOf } from '@matchplane/persistence';
 import { TicketStore } from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
+import { IdempotencyStore, type IdempotentOutcome } from '../idempotency/idempotency.store';
 import { LatencyStore } from '../probes/latency.store';
 import { QueuePolicy } from '../queue/queue-policy';
 import { PartyStore, type StoredParty } from './party.store';
@@ -33,6 +34,7 @@ export class PartyService {
     private readonly parties: PartyStore,
     private readonly tickets: TicketStore,
     private readonly latencies: LatencyStore,
+    private readonly idempotency: IdempotencyStore,
     private readonly policy: QueuePolicy,
     private readonly dataSource: DataSource,
     @Inject(ApiConfig) config: ApiConfig,
@@ -41,19 +43,27 @@ export class PartyService {
     this.inviteTtlMs = config.PARTY_INVITE_TTL_SECONDS * 1000;
   }
 
-  async create(playerId: string): Promise<PartyResponse> {
-    const inviteCode = `mpi_${randomBytes(16).toString('base64url')}`;
-    const party = await this.transaction(async (manager) => {
+  /**
+   * With an Idempotency-Key (the SDK always sends one) a retry replays the first answer, invite
+   * code included: the code is shown only here, so a lost answer must not lose it.
+   */
+  async create(playerId: string, key?: string): Promise<IdempotentOutcome<PartyResponse>> {
+    const work = async (manager: EntityManager) => {
       if (await this.parties.partyOf(manager, playerId)) throw alreadyInParty();
+      const inviteCode = `mpi_${randomBytes(16).toString('base64url')}`;
       await this.parties.create(manager, {
         id: randomUUID(),
         leaderId: playerId,
         inviteCodeHash: inviteCodeHash(inviteCode),
         inviteExpiresAt: new Date(Date.now() + this.inviteTtlMs),
       });
-      return this.partyOf(manager, playerId);
-    });
-    return { ...(await this.response(party)), inviteCode };
+      const party = await this.partyOf(manager, playerId);
+      return { status: 201, body: { ...(await this.response(party, manager)), inviteCode } };
+    };
+    if (key === undefined) return { ...(await this.transaction(work)), replayed: false };
+    return this.uniquely(() =>
+      this.idempotency.execute({ playerId, key, route: 'POST parties', input: {} }, work),
+    );
   }
 
   async join(playerId: string, inviteCode: string): Promise<PartyResponse> {
@@ -133,16 +143,19 @@ export class PartyService {
     return party;
   }
 
-  private async response(party: StoredParty): Promise<PartyResponse> {
+  private async response(
+    party: StoredParty,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<PartyResponse> {
     const members = await Promise.all(
       party.members.map(async (member) => {
         const estimates = await this.latencies.estimates(
-          this.dataSource.manager,
+          manager,
           member.playerId,
           this.policy.regions,
         );
         const regionsMeasured = Object.keys(estimates).sort();
-        const live = await this.tickets.liveTicketOf(this.dataSource.manager, member.playerId);
+        const live = await this.tickets.liveTicketOf(manager, member.playerId);
         return {
           playerId: member.playerId,
           joinedAt: member.joinedAt.toISOString(),
@@ -161,9 +174,13 @@ export class PartyService {
     };
   }
 
-  private async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  private transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.uniquely(() => runInTransaction(this.dataSource, work));
+  }
+
+  private async uniquely<T>(run: () => Promise<T>): Promise<T> {
     try {
-      return await runInTransaction(this.dataSource, work);
+      return await run();
     } catch (error) {
       // Two requests raced past the check: the unique index on party_members.player_id decided.
       if (sqlStateOf(error) === '23505') throw alreadyInParty();

@@ -23,7 +23,7 @@ import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { RequiredIdempotencyKey } from '../idempotency/idempotency-key.decorator';
-import type { IdempotentOutcome } from '../idempotency/idempotency.store';
+import { sendIdempotent as send } from '../idempotency/idempotent-reply';
 import { CreatePartyTicketBody, CreateTicketBody } from './queue.dto';
 import { QueueService } from './queue.service';
 
@@ -39,13 +39,6 @@ const IDEMPOTENCY_HEADER = {
   description:
     'Unique per logical request; a retry with the same key and body replays the first answer',
 };
-
-/** Sends the stored (or fresh) status; a replay says so in a header. */
-function send<T>(reply: FastifyReply, outcome: IdempotentOutcome<T>): T {
-  void reply.status(outcome.status);
-  if (outcome.replayed) void reply.header('idempotent-replayed', 'true');
-  return outcome.body;
-}
 
 @ApiTags('queue')
 @ApiBearerAuth()
