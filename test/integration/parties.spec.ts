@@ -211,16 +211,28 @@ describe('parties', () => {
     });
     expect(notLeader.statusCode).toBe(403);
 
+    // A member who already queued alone is named too.
+    const leader2 = await player();
+    const queuedAlone = await player();
+    await party(leader2, queuedAlone);
+    expect((await api.enqueue(queuedAlone.token, 'duel')).statusCode).toBe(201);
+    const live = await enqueueParty(leader2, 'pair');
+    expect(live.statusCode).toBe(409);
+    expect(live.json<ProblemDetails>()).toMatchObject({
+      code: 'TICKET_ALREADY_LIVE',
+      playerId: queuedAlone.playerId,
+    });
+
     const alone = await player();
     await createParty(alone);
     const tooSmall = await enqueueParty(alone, 'pair');
     expect(tooSmall.json<ProblemDetails>().code).toBe('PARTY_TOO_SMALL');
     // Nothing was queued by any refusal.
-    const live = await api.ds.query<{ n: number }[]>(
+    const tickets = await api.ds.query<{ n: number }[]>(
       `SELECT count(*)::int AS n FROM queue_tickets WHERE player_id = ANY($1::uuid[])`,
-      [[leader.playerId, unprobed.playerId, alone.playerId]],
+      [[leader.playerId, unprobed.playerId, alone.playerId, leader2.playerId]],
     );
-    expect(live[0]?.n).toBe(0);
+    expect(tickets[0]?.n).toBe(0);
   });
 
   it('queues a party as one ticket per member, with an event each, idempotently', async () => {
