@@ -456,3 +456,100 @@ describe('parties', () => {
     expect(expired.sort()).toEqual([leader.playerId, member.playerId].sort());
   });
 });
+
+describe('parties and heartbeats in the matcher', () => {
+  const env = {
+    QUEUE_MODES: 'pair:2x2',
+    TICKET_HEARTBEAT_INTERVAL_MS: '1000',
+    TICKET_HEARTBEAT_TIMEOUT_MS: '1500',
+  };
+  let api: PlayerApi;
+  let matcher: INestApplicationContext;
+
+  beforeAll(async () => {
+    api = await startPlayerApi(env);
+    const config = loadConfig(MatcherConfig, {
+      ...api.db.env,
+      ...env,
+      REDIS_KEY_PREFIX: api.prefix,
+      LOG_LEVEL: 'silent',
+      HEALTH_HOST: '127.0.0.1',
+      HEALTH_PORT: String(await freePort()),
+      DATABASE_POOL_SIZE: '4',
+    });
+    matcher = await NestFactory.createApplicationContext(
+      MatcherModule.forRoot(config, { schedule: 'manual' }),
+      { logger: false, abortOnError: false },
+    );
+  });
+
+  afterAll(async () => {
+    await matcher?.close();
+    await api?.close();
+  });
+
+  it('holds a party back while one member is silent, and matches it whole once all heartbeat', async () => {
+    const sessions: SessionResponse[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      const session = await api.newPlayer();
+      expect((await api.probe(session.token, 'eu-west')).statusCode).toBe(200);
+      sessions.push(session);
+    }
+    const [leader, member, soloA, soloB] = sessions as [
+      SessionResponse,
+      SessionResponse,
+      SessionResponse,
+      SessionResponse,
+    ];
+    const created = (
+      await api.request('POST', '/v1/parties', { token: leader.token })
+    ).json<PartyResponse>();
+    await api.request('POST', '/v1/parties/join', {
+      token: member.token,
+      body: { inviteCode: created.inviteCode },
+    });
+    const partyTicket = (
+      await api.request('POST', '/v1/queue/party-tickets', {
+        token: leader.token,
+        body: { mode: 'pair' },
+        idempotencyKey: randomUUID(),
+      })
+    ).json<PartyTicketResponse>();
+    const ticketOf = new Map<string, string>(
+      partyTicket.tickets.map((t) => [t.playerId, t.id] as [string, string]),
+    );
+    for (const solo of [soloA, soloB]) {
+      ticketOf.set(
+        solo.playerId,
+        (await api.enqueue(solo.token, 'pair')).json<TicketResponse>().id,
+      );
+    }
+    const heartbeat = (session: SessionResponse) =>
+      api.request('POST', `/v1/queue/tickets/${ticketOf.get(session.playerId)}/heartbeat`, {
+        token: session.token,
+        idempotencyKey: randomUUID(),
+      });
+
+    // Everyone but the member keeps heartbeating past the timeout.
+    await new Promise((resolve) => setTimeout(resolve, 1_700));
+    for (const session of [leader, soloA, soloB])
+      expect((await heartbeat(session)).statusCode).toBe(200);
+    const held = await matcher.get(MatcherLoop).passNow('pair');
+    expect(held?.committed).toHaveLength(0);
+    const leaderView = (
+      await api.request('GET', `/v1/queue/tickets/${ticketOf.get(leader.playerId)}`, {
+        token: leader.token,
+      })
+    ).json<TicketResponse>();
+    expect(leaderView.explanation?.code).toBe('PARTY_INCOMPLETE');
+
+    // The member is back: the party plays, whole, on one team.
+    expect((await heartbeat(member)).statusCode).toBe(200);
+    const formed = await matcher.get(MatcherLoop).passNow('pair');
+    expect(formed?.committed).toHaveLength(1);
+    const participants = formed?.committed[0]?.proposal.participants ?? [];
+    const teamOf = new Map(participants.map((p) => [p.playerId, p.team]));
+    expect(participants).toHaveLength(4);
+    expect(teamOf.get(member.playerId)).toBe(teamOf.get(leader.playerId));
+  });
+});
