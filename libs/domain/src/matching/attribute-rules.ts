@@ -476,6 +476,21 @@ export function withinAttributeDistance(
   return Math.abs(value - anchorValue) <= maxDistance;
 }
 
+/**
+ * Attributes read back from JSON (the candidate projection): entries that are neither a string
+ * nor a finite number are dropped and anything but an object reads as none, so a corrupt or older
+ * candidate never throws in a pass.
+ */
+export function readTicketAttributes(value: unknown): TicketAttributes {
+  if (!isPlainObject(value)) return Object.freeze({});
+  const attributes: Record<string, AttributeValue> = {};
+  for (const name of Object.keys(value)) {
+    const read = attributeValueOf(value, name);
+    if (read !== undefined) attributes[name] = read;
+  }
+  return Object.freeze(attributes);
+}
+
 /** A numeric attribute value for distance rules: the number, or NaN when absent or not a number. */
 export function numericAttribute(attributes: unknown, name: string): number {
   const value = attributeValueOf(attributes, name);
