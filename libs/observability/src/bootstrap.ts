@@ -1,10 +1,5 @@
 import { NestFactory } from '@nestjs/core';
-import {
-  ConsoleLogger,
-  type DynamicModule,
-  type INestApplicationContext,
-  type Type,
-} from '@nestjs/common';
+import { ConsoleLogger, type DynamicModule, type INestApplicationContext, type Type } from '@nestjs/common';
 import { Logger } from 'nestjs-pino';
 import type { LoggingConfig } from '@matchplane/config';
 
@@ -26,9 +21,7 @@ export async function bootstrapWorker(
   appName: string,
   config: LoggingConfig,
 ): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(rootModule, {
-    logger: bootLogger(appName, config),
-  });
+  const app = await NestFactory.createApplicationContext(rootModule, { logger: bootLogger(appName, config) });
   app.useLogger(app.get(Logger));
   app.enableShutdownHooks();
   await app.init();

@@ -373,7 +373,7 @@ describe('the compiled payload schemas', () => {
     const target =
       leaf === undefined
         ? copy
-        : (copy[head] as Record<string, unknown>[] | undefined)?.[Number(index)];
+        : ((copy[head] as Record<string, unknown>[] | undefined)?.[Number(index)]);
     const key = leaf ?? head;
     if (!target || typeof target !== 'object') return copy;
     if (value === undefined) delete target[key];

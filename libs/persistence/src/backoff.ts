@@ -3,10 +3,7 @@ export function sleep(ms: number): Promise<void> {
 }
 
 /** "Full jitter" exponential backoff: a random delay in [0, min(cap, base * 2^(attempt-1))]. */
-export function backoffDelayMs(
-  attempt: number,
-  { baseMs, capMs }: { baseMs: number; capMs: number },
-): number {
+export function backoffDelayMs(attempt: number, { baseMs, capMs }: { baseMs: number; capMs: number }): number {
   const ceiling = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(Math.random() * ceiling);
 }
