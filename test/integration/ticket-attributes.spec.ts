@@ -1,16 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { loadConfig } from '@matchplane/config';
 import type { QueueOptionsResponse, TicketResponse } from '@matchplane/contracts';
-import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
-import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
-import { MatcherModule } from '../../apps/matcher/src/matcher.module';
+import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
+import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
-import { freePort } from '../support/processes';
 
 /** The skill distance widens from 5 to 50 once the anchor has waited this long. */
-const SKILL_WIDENS_AFTER_MS = 5_000;
+const SKILL_WIDENS_AFTER_MS = 6_000;
 
 const QUEUE_MODE_ATTRIBUTES = JSON.stringify({
   duel: {
@@ -46,33 +42,11 @@ describe('ticket attributes and rules', () => {
 
   beforeAll(async () => {
     api = await startPlayerApi({ QUEUE_MODE_ATTRIBUTES });
-    const config = loadConfig(MatcherConfig, {
-      ...api.db.env,
-      REDIS_KEY_PREFIX: api.prefix,
-      LOG_LEVEL: 'silent',
-      HEALTH_HOST: '127.0.0.1',
-      HEALTH_PORT: String(await freePort()),
-      DATABASE_POOL_SIZE: '4',
-      QUEUE_MODE_ATTRIBUTES,
-      // In process every probe is ~1 ms, but a loaded machine can stretch one past a tight limit.
-      MATCH_WIDENING: '0:400:100,10000:1000:200',
-    });
-    matcher = await NestFactory.createApplicationContext(
-      MatcherModule.forRoot(config, { schedule: 'manual' }),
-      { logger: false, abortOnError: false },
-    );
-    loop = matcher.get(MatcherLoop);
+    ({ context: matcher, loop } = await startInProcessMatcher(api, { QUEUE_MODE_ATTRIBUTES }));
   });
 
-  afterEach(async () => {
-    // Each test starts from an empty queue (a 409 for tickets already matched).
-    for (const { token, ticket } of queued.splice(0)) {
-      await api.request('DELETE', `/v1/queue/tickets/${ticket.id}`, {
-        token,
-        idempotencyKey: randomUUID(),
-      });
-    }
-  });
+  // Each test starts from an empty queue.
+  afterEach(() => cancelQueued(api, queued));
 
   afterAll(async () => {
     await matcher?.close();
