@@ -84,6 +84,7 @@ function newTicket(overrides: Partial<TicketResponse> = {}): TicketResponse {
     enqueuedAt: '2025-01-01T00:00:00.000Z',
     lastHeartbeatAt: '2025-01-01T00:00:00.000Z',
     waitSeconds: 0,
+    attributes: {},
     ...overrides,
   };
 }
@@ -96,7 +97,7 @@ const session: SessionResponse = {
 };
 
 const queueOptions: QueueOptionsResponse = {
-  modes: [{ mode: 'duel', teamSize: 1, teamCount: 2, queueDepth: 0 }],
+  modes: [{ mode: 'duel', teamSize: 1, teamCount: 2, queueDepth: 0, attributes: [] }],
   regions: ['eu-west', 'us-east'],
   heartbeatIntervalMs: 5,
 };
@@ -158,6 +159,23 @@ describe(PlayerClient.name, () => {
     });
   });
 
+  describe('queue tickets', () => {
+    it('sends the mode, and the attributes when given', async () => {
+      const { fetch, calls } = fakeFetch(
+        inOrder(json(201, newTicket()), json(201, newTicket({ attributes: { build: '1.5' } }))),
+      );
+      const client = new PlayerClient({ baseUrl: BASE_URL, fetch, token: 'tok' });
+      await client.enqueue('duel');
+      await expect(
+        client.enqueue('duel', { attributes: { build: '1.5', skill: 7 } }),
+      ).resolves.toMatchObject({ attributes: { build: '1.5' } });
+      expect(calls.map((c) => c.body)).toEqual([
+        { mode: 'duel' },
+        { mode: 'duel', attributes: { build: '1.5', skill: 7 } },
+      ]);
+    });
+  });
+
   describe('idempotent retries', () => {
     it('reuses the Idempotency-Key across retries of one enqueue and uses a fresh one for the next', async () => {
       const { fetch, calls } = fakeFetch(
@@ -196,7 +214,12 @@ describe(PlayerClient.name, () => {
         if (url.startsWith(replicas[0]!)) return Promise.reject(new TypeError('fetch failed'));
         return Promise.resolve(json(201, newTicket()));
       };
-      const client = new PlayerClient({ baseUrl: replicas, fetch, token: 'tok', retries: fastRetries });
+      const client = new PlayerClient({
+        baseUrl: replicas,
+        fetch,
+        token: 'tok',
+        retries: fastRetries,
+      });
 
       await expect(client.enqueue('duel')).resolves.toMatchObject({ id: 't-1' });
       await client.enqueue('duel');
@@ -212,9 +235,17 @@ describe(PlayerClient.name, () => {
     it('fails over on 502/503/504 from a replica, but not on an answer about the request', async () => {
       const replicas = ['http://api-0.test', 'http://api-1.test'];
       const { fetch, calls } = fakeFetch(
-        inOrder(problem(503, ErrorCode.DEPENDENCY_UNAVAILABLE), problem(409, ErrorCode.TICKET_ALREADY_LIVE)),
+        inOrder(
+          problem(503, ErrorCode.DEPENDENCY_UNAVAILABLE),
+          problem(409, ErrorCode.TICKET_ALREADY_LIVE),
+        ),
       );
-      const client = new PlayerClient({ baseUrl: replicas, fetch, token: 'tok', retries: fastRetries });
+      const client = new PlayerClient({
+        baseUrl: replicas,
+        fetch,
+        token: 'tok',
+        retries: fastRetries,
+      });
       await expect(client.enqueue('duel')).rejects.toMatchObject({ status: 409 });
       expect(calls.map((c) => c.url)).toEqual([
         `${replicas[0]}/v1/queue/tickets`,
@@ -223,7 +254,9 @@ describe(PlayerClient.name, () => {
     });
 
     it('refuses an empty list of replicas', () => {
-      expect(() => new PlayerClient({ baseUrl: [] })).toThrow('at least one API base URL is required');
+      expect(() => new PlayerClient({ baseUrl: [] })).toThrow(
+        'at least one API base URL is required',
+      );
     });
 
     it('gives up after the configured retries and throws the last failure', async () => {

@@ -3,7 +3,12 @@ import { createHash } from 'node:crypto';
 import Redis, { type ChainableCommander } from 'ioredis';
 import type { DataSource, EntityManager } from 'typeorm';
 import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
-import type { CandidateView, TicketState } from '@matchplane/domain';
+import {
+  readTicketAttributes,
+  type CandidateView,
+  type TicketAttributes,
+  type TicketState,
+} from '@matchplane/domain';
 import { afterCommit } from '@matchplane/persistence';
 import { TicketStore, type StoredTicket } from './ticket.store';
 
@@ -18,6 +23,8 @@ export interface ProjectedCandidate extends CandidateView {
   readonly lastHeartbeatAt: Date;
   readonly state: TicketState;
   readonly version: number;
+  /** Read back from JSON with readTicketAttributes (a candidate written before attributes: none). */
+  readonly attributes: TicketAttributes;
 }
 
 interface CandidateJson {
@@ -30,6 +37,7 @@ interface CandidateJson {
   lastHeartbeatAt: number;
   state: TicketState;
   version: number;
+  attributes?: unknown;
 }
 
 /**
@@ -183,6 +191,7 @@ export class CandidateProjection {
         ...json,
         enqueuedAt: new Date(json.enqueuedAt),
         lastHeartbeatAt: new Date(json.lastHeartbeatAt),
+        attributes: readTicketAttributes(json.attributes),
       });
     });
     if (gone.length > 0) await this.redis.zrem(this.modeIndexKey(mode), ...gone);
@@ -198,6 +207,7 @@ export class CandidateProjection {
       ...json,
       enqueuedAt: new Date(json.enqueuedAt),
       lastHeartbeatAt: new Date(json.lastHeartbeatAt),
+      attributes: readTicketAttributes(json.attributes),
     };
   }
 
@@ -241,6 +251,7 @@ export class CandidateProjection {
       lastHeartbeatAt: ticket.lastHeartbeatAt.getTime(),
       state: ticket.state,
       version: ticket.version,
+      attributes: ticket.attributes,
     };
     return [
       this.candidateKey(ticket.id),

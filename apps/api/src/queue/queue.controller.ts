@@ -63,7 +63,7 @@ export class QueueController {
     @RequiredIdempotencyKey() key: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<TicketResponse> {
-    return send(reply, await this.queue.create(session.playerId, key, body.mode));
+    return send(reply, await this.queue.create(session.playerId, key, body.mode, body.attributes));
   }
 
   @Get('tickets/:id')

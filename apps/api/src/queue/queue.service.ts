@@ -12,7 +12,7 @@ import {
   type TicketResponse,
 } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { isTerminalTicketState, measuredRegions } from '@matchplane/domain';
+import { isTerminalTicketState, measuredRegions, type TicketAttributes } from '@matchplane/domain';
 import { MetricsRegistry } from '@matchplane/observability';
 import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
@@ -52,6 +52,7 @@ export function ticketResponse(
     enqueuedAt: ticket.enqueuedAt.toISOString(),
     lastHeartbeatAt: ticket.lastHeartbeatAt.toISOString(),
     waitSeconds: Math.max(0, Math.round((end.getTime() - ticket.enqueuedAt.getTime()) / 100) / 10),
+    attributes: { ...ticket.attributes },
     ...(ticket.matchId ? { matchId: ticket.matchId } : {}),
     ...(ticket.endReason ? { endReason: ticket.endReason } : {}),
     ...(explanation && ticket.state === 'SEARCHING' ? { explanation } : {}),
@@ -127,6 +128,7 @@ export class QueueService {
         teamSize,
         teamCount,
         queueDepth: depths[mode] ?? 0,
+        attributes: this.policy.attributeOptions(mode),
       })),
       regions: [...this.policy.regions],
       heartbeatIntervalMs: this.policy.heartbeatIntervalMs,
@@ -137,10 +139,19 @@ export class QueueService {
     playerId: string,
     key: string,
     mode: string,
+    givenAttributes?: unknown,
   ): Promise<IdempotentOutcome<TicketResponse>> {
     this.policy.mode(mode);
+    const attributes = this.policy.attributes(mode, givenAttributes);
     const outcome = await this.idempotency.execute<TicketResponse>(
-      { playerId, key, route: 'POST queue/tickets', input: { mode } },
+      {
+        playerId,
+        key,
+        route: 'POST queue/tickets',
+        // As given, not resolved: a retry must send the same body, and a later default change
+        // must not turn a replay into IDEMPOTENCY_KEY_REUSED.
+        input: givenAttributes === undefined ? { mode } : { mode, attributes: givenAttributes },
+      },
       async (manager) => {
         const now = new Date();
         const profile = await this.players.queueEntryProfile(manager, playerId);
@@ -167,7 +178,7 @@ export class QueueService {
         }
         const { ticket } = await this.createTicket(
           manager,
-          { playerId, mode, rating: profile.rating, predictedRtt },
+          { playerId, mode, rating: profile.rating, predictedRtt, attributes },
           now,
         );
         await this.projection.refreshAfterCommit(manager, ticket);
@@ -290,7 +301,13 @@ export class QueueService {
 
   private async createTicket(
     manager: EntityManager,
-    input: { playerId: string; mode: string; rating: number; predictedRtt: Record<string, number> },
+    input: {
+      playerId: string;
+      mode: string;
+      rating: number;
+      predictedRtt: Record<string, number>;
+      attributes: TicketAttributes;
+    },
     now: Date,
   ) {
     try {

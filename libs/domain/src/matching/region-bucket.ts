@@ -81,6 +81,30 @@ export class RegionBucket {
     return taken;
   }
 
+  /**
+   * {@link takeOldest} among the tickets `accept` admits (by age rank): those it refuses are
+   * passed over, so the cost grows with how many are refused before `count` are found.
+   */
+  takeOldestWhere(
+    lo: number,
+    hi: number,
+    count: number,
+    accept: ((rank: number) => boolean) | undefined,
+  ): number[] {
+    if (!accept) return this.takeOldest(lo, hi, count);
+    const taken: number[] = [];
+    const passed: number[] = [];
+    while (taken.length < count) {
+      const rank = this.oldestIn(lo, hi);
+      if (rank === NONE) break;
+      (accept(rank) ? taken : passed).push(rank);
+      this.setActive(rank, false);
+    }
+    for (const rank of taken) this.setActive(rank, true);
+    for (const rank of passed) this.setActive(rank, true);
+    return taken;
+  }
+
   /** Switches a ticket on or off; a ticket not in this bucket is ignored. */
   setActive(rank: number, active: boolean): void {
     const slot = this.slotOfRank[rank] ?? -1;

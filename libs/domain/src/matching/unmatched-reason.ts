@@ -14,6 +14,11 @@ export const UnmatchedCode = {
   DUPLICATE_TICKET: 'DUPLICATE_TICKET',
   /** The player was matched in this pass through another ticket (another mode). */
   PLAYER_MATCHED: 'PLAYER_MATCHED',
+  /**
+   * Enough players are searching within the ticket's RTT and rating limits, but one of the mode's
+   * attribute rules keeps them apart (another build version, a skill too far away).
+   */
+  ATTRIBUTE_MISMATCH: 'ATTRIBUTE_MISMATCH',
 } as const;
 export type UnmatchedCode = (typeof UnmatchedCode)[keyof typeof UnmatchedCode];
 
@@ -58,7 +63,20 @@ export type UnmatchedReason =
   | ReasonOf<'UNKNOWN_MODE', { mode: string }>
   | ReasonOf<'INVALID_CANDIDATE', { problems: readonly string[] }>
   | ReasonOf<'DUPLICATE_TICKET', { playerId: string; olderTicketId: string }>
-  | ReasonOf<'PLAYER_MATCHED', { playerId: string; matchedTicketId: string }>;
+  | ReasonOf<'PLAYER_MATCHED', { playerId: string; matchedTicketId: string }>
+  | ReasonOf<'ATTRIBUTE_MISMATCH', AttributeMismatchDetails>;
+
+/** Which attribute rule blocks, and this ticket's values of its attributes (null: none). */
+export interface AttributeMismatchDetails {
+  readonly rule: 'equal' | 'distance';
+  readonly attributes: readonly string[];
+  readonly values: Readonly<Record<string, string | number | null>>;
+  /** The distance the ticket's wait accepts now (distance rules; null for equal rules). */
+  readonly maxDistance: number | null;
+  readonly playersPerMatch: number;
+  /** When the limits widen next: the rule's own steps for distance, RTT/rating for equal. */
+  readonly nextWideningInMs: number | null;
+}
 
 export interface UnmatchedTicket {
   readonly ticketId: string;
@@ -150,6 +168,30 @@ export function playerMatched(playerId: string, matchedTicketId: string): Unmatc
     code: 'PLAYER_MATCHED',
     message: 'player was matched through another ticket',
     details: { playerId, matchedTicketId },
+  });
+}
+
+export function attributeMismatch(details: AttributeMismatchDetails): UnmatchedReason {
+  const valueText = (name: string) => {
+    const value = details.values[name];
+    return value === null || value === undefined ? 'none' : JSON.stringify(value);
+  };
+  const message =
+    details.rule === 'equal'
+      ? `${details.attributes.join(' and ')} must equal yours (${details.attributes.map(valueText).join(', ')}): ` +
+        'players within your limits are searching, but with other values' +
+        wideningText(details.nextWideningInMs)
+      : `${details.attributes[0] ?? ''} must be within ${String(details.maxDistance)} of yours ` +
+        `(${valueText(details.attributes[0] ?? '')}): players within your other limits are further apart` +
+        wideningText(details.nextWideningInMs);
+  return freeze({
+    code: 'ATTRIBUTE_MISMATCH',
+    message,
+    details: {
+      ...details,
+      attributes: Object.freeze([...details.attributes]),
+      values: Object.freeze({ ...details.values }),
+    },
   });
 }
 
