@@ -35,6 +35,27 @@ const DISTANCE_MS: Readonly<Record<Region, Readonly<Record<Region, number>>>> = 
   'ap-southeast': { 'eu-west': 160, 'us-east': 220, 'us-west': 170, 'ap-southeast': 0 },
 };
 
+/**
+ * Client builds in the pool, as during a rollout: most players on the current build, some still
+ * on the previous one, a few already on the next. Tickets carry one as the `buildVersion`
+ * attribute, and both modes require it to be equal (no match of mixed builds: target 0).
+ */
+export const BENCH_BUILD_VERSIONS = ['1.4.0', '1.5.0', '1.6.0'] as const;
+const BUILD_WEIGHTS = [0.25, 0.65, 0.1] as const;
+const BUILD_RULES = [{ kind: 'equal', attribute: 'buildVersion' }] as const;
+
+/** QUEUE_MODE_ATTRIBUTES for the matcher app of the end-to-end bench: the same declaration. */
+export const BENCH_MODE_ATTRIBUTES = JSON.stringify({
+  duel: {
+    attributes: { buildVersion: { type: 'string', values: BENCH_BUILD_VERSIONS } },
+    rules: [{ equal: 'buildVersion' }],
+  },
+  squad: {
+    attributes: { buildVersion: { type: 'string', values: BENCH_BUILD_VERSIONS } },
+    rules: [{ equal: 'buildVersion' }],
+  },
+});
+
 /** A 1v1 and a 4v4, each widening 50 -> 100 -> 200 ms style as its wait grows. */
 export const BENCH_RULES: readonly ModeRules[] = [
   {
@@ -46,6 +67,7 @@ export const BENCH_RULES: readonly ModeRules[] = [
       { afterMs: 20_000, maxRttMs: 100, ratingWindow: 200 },
       { afterMs: 60_000, maxRttMs: 200, ratingWindow: 400 },
     ],
+    attributeRules: BUILD_RULES,
   },
   {
     mode: 'squad',
@@ -56,6 +78,7 @@ export const BENCH_RULES: readonly ModeRules[] = [
       { afterMs: 20_000, maxRttMs: 100, ratingWindow: 300 },
       { afterMs: 60_000, maxRttMs: 200, ratingWindow: 600 },
     ],
+    attributeRules: BUILD_RULES,
   },
 ];
 
@@ -99,6 +122,8 @@ export interface PureMatcherBenchResult {
   readonly matchable_upper_bound: number;
   /** Unmatched tickets that could still anchor a match among the leftovers (should be 0). */
   readonly left_matchable: number;
+  /** Proposed matches whose participants' build versions differ (must be 0). */
+  readonly mixed_build_matches: number;
   readonly matcher: QualityFigures;
   readonly fifo: QualityFigures;
   /** 1 - matcher mean worst RTT / FIFO mean worst RTT. */
@@ -167,6 +192,11 @@ export function benchPureMatcher(options: PureMatcherBenchOptions = {}): PureMat
     per_mode_pass_ms: perMode,
     matchable_upper_bound: matchableUpperBound,
     left_matchable: leftMatchable(pool, formation, now),
+    mixed_build_matches: mixedBuildMatches(
+      formation.matches.map((match) =>
+        match.participants.map((p) => byTicket.get(p.ticketId)?.attributes ?? {}),
+      ),
+    ),
     matcher,
     fifo,
     worst_rtt_reduction: round(1 - matcher.mean_worst_rtt_ms / fifo.mean_worst_rtt_ms, 3),
@@ -200,6 +230,16 @@ export function buildPool(
   now: Date,
 ): MatchCandidate[] {
   const random = prng(seed);
+  // Builds from a stream of their own, so the rest of the pool is what it was before builds.
+  const buildRandom = prng(seed ^ 0x5eed_b11d);
+  const build = (): string => {
+    let roll = buildRandom();
+    for (const [index, weight] of BUILD_WEIGHTS.entries()) {
+      roll -= weight;
+      if (roll < 0) return BENCH_BUILD_VERSIONS[index] ?? '1.5.0';
+    }
+    return '1.5.0';
+  };
   const uuid = () => {
     const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
     // Version 4 and variant bits, so the ids look like what crypto.randomUUID() makes.
@@ -239,6 +279,7 @@ export function buildPool(
       rating: Math.round(1500 + 300 * gaussian(random)),
       predictedRtt,
       enqueuedAt: new Date(now.getTime() - Math.floor(random() * maxAgeMs)),
+      attributes: { buildVersion: build() },
     });
   }
   return pool;
@@ -251,14 +292,17 @@ function gaussian(random: () => number): number {
 // ---- the baseline and the figures --------------------------------------------------------------
 
 /**
- * The naive matcher: per mode, consecutive candidates in enqueue order form a group, played in
- * the best region they all measured (lowest worst RTT); a group with no common region is lost.
+ * The naive matcher: per mode and build (builds cannot play together, naive or not), consecutive
+ * candidates in enqueue order form a group, played in the best region they all measured (lowest
+ * worst RTT); a group with no common region is lost.
  */
 function fifoMatches(pool: readonly MatchCandidate[]): PlayedMatch[] {
   const out: PlayedMatch[] = [];
-  for (const rules of BENCH_RULES) {
+  for (const [rules, build] of BENCH_RULES.flatMap((r) =>
+    BENCH_BUILD_VERSIONS.map((b) => [r, b] as const),
+  )) {
     const queue = pool
-      .filter((candidate) => candidate.mode === rules.mode)
+      .filter((candidate) => candidate.mode === rules.mode && buildOf(candidate) === build)
       .sort((a, b) => a.enqueuedAt.getTime() - b.enqueuedAt.getTime());
     const perMatch = playersPerMatch(rules);
     for (let start = 0; start + perMatch <= queue.length; start += perMatch) {
@@ -332,6 +376,7 @@ function leftMatchable(
         (other) =>
           other !== ticket &&
           other.mode === ticket.mode &&
+          buildOf(other) === buildOf(ticket) &&
           (other.predictedRtt[region] ?? Number.POSITIVE_INFINITY) <= step.maxRttMs &&
           withinRatingWindow(other.rating, ticket.rating, step.ratingWindow),
       );
@@ -340,6 +385,19 @@ function leftMatchable(
     if (fillable) count++;
   }
   return count;
+}
+
+function buildOf(candidate: MatchCandidate): unknown {
+  return candidate.attributes?.buildVersion;
+}
+
+/** Matches (each given as its participants' attributes) whose build versions are not all one. */
+export function mixedBuildMatches(
+  matches: readonly (readonly Readonly<Record<string, unknown>>[])[],
+): number {
+  return matches.filter(
+    (participants) => new Set(participants.map((attributes) => attributes.buildVersion)).size > 1,
+  ).length;
 }
 
 export function mean(values: readonly number[]): number {

@@ -26,11 +26,13 @@ import type { PassReport } from '../../apps/matcher/src/matching.pass';
 import { parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
 import { freePort, REPO_ROOT } from './bench.processes';
 import {
+  BENCH_MODE_ATTRIBUTES,
   BENCH_REGIONS,
   BENCH_RULES,
   benchPureMatcher,
   buildPool,
   mean,
+  mixedBuildMatches,
   percentile,
   round,
 } from './matcher-pure.bench';
@@ -99,6 +101,8 @@ async function main(): Promise<void> {
     worst_rtt_reduction: pure.worst_rtt_reduction,
     matchable_upper_bound: pure.matchable_upper_bound,
     left_matchable: pure.left_matchable,
+    // Committed matches (the real path) whose participants' build versions differ; target 0.
+    mixed_build_matches: e2e.mixedBuildMatches,
     e2e: {
       elapsed_ms: round(e2e.elapsedMs),
       passes: e2e.passes,
@@ -108,6 +112,7 @@ async function main(): Promise<void> {
       commit_batch: options.commitBatch,
       left_matchable_after_commit: e2e.leftMatchable,
       same_pool_as_pure_bench: samePool,
+      pure_mixed_build_matches: pure.mixed_build_matches,
     },
     node: process.version,
     timestamp: new Date().toISOString(),
@@ -115,6 +120,7 @@ async function main(): Promise<void> {
       pass_ms_at_most_250: pure.pass_ms.median <= 250,
       mean_worst_rtt_at_least_30pct_below_fifo: pure.worst_rtt_reduction >= 0.3,
       everyone_matchable_matched: pure.left_matchable === 0 && e2e.leftMatchable === 0,
+      no_mixed_build_matches: pure.mixed_build_matches === 0 && e2e.mixedBuildMatches === 0,
     },
   };
   process.stderr.write(
@@ -132,6 +138,7 @@ interface EndToEnd {
   dropped: number;
   proposedNotCommitted: number;
   leftMatchable: number;
+  mixedBuildMatches: number;
 }
 
 async function endToEnd(pool: readonly MatchCandidate[], options: Options): Promise<EndToEnd> {
@@ -177,6 +184,7 @@ async function endToEnd(pool: readonly MatchCandidate[], options: Options): Prom
       QUEUE_MODES: BENCH_RULES.map((r) => `${r.mode}:${r.teamSize}x${r.teamCount}`).join(','),
       PROBE_REGIONS: BENCH_REGIONS.join(','),
       MATCH_WIDENING_BY_MODE: BENCH_RULES.map((r) => `${r.mode}=${wideningText(r)}`).join(';'),
+      QUEUE_MODE_ATTRIBUTES: BENCH_MODE_ATTRIBUTES,
       MATCHER_COMMIT_BATCH: String(options.commitBatch),
     });
     context = await NestFactory.createApplicationContext(
@@ -221,7 +229,11 @@ async function endToEnd(pool: readonly MatchCandidate[], options: Options): Prom
       const last = reports.filter((report) => report.mode === rules.mode).at(-1);
       const left = await context.get(CandidateProjection).candidates(rules.mode);
       leftover += leftMatchable(
-        left.map((c) => ({ ...c, predictedRtt: c.predictedRtt as Record<string, number> })),
+        left.map((c) => ({
+          ...c,
+          predictedRtt: c.predictedRtt as Record<string, number>,
+          attributes: c.attributes,
+        })),
         [rules],
         last?.evaluatedAt ?? new Date(),
       );
@@ -240,6 +252,10 @@ async function endToEnd(pool: readonly MatchCandidate[], options: Options): Prom
         0,
       ),
       leftMatchable: leftover,
+      // From the committed rows themselves (attributes as PostgreSQL returned them).
+      mixedBuildMatches: mixedBuildMatches(
+        committed.map((match) => match.tickets.map((ticket) => ticket.attributes)),
+      ),
     };
   } finally {
     await context?.close().catch(() => undefined);
@@ -270,10 +286,10 @@ async function seed(dataSource: DataSource, pool: readonly MatchCandidate[]): Pr
     );
     await dataSource.query(
       `INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
-                                  last_heartbeat_at, created_at, updated_at)
-       SELECT t.id, t.player_id, t.mode, 'SEARCHING', 1, t.rtt, t.rating, t.enqueued_at, now(), t.enqueued_at, clock_timestamp()
-         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::float8[], $6::timestamptz[])
-           AS t(id, player_id, mode, rtt, rating, enqueued_at)`,
+                                  last_heartbeat_at, created_at, updated_at, attributes)
+       SELECT t.id, t.player_id, t.mode, 'SEARCHING', 1, t.rtt, t.rating, t.enqueued_at, now(), t.enqueued_at, clock_timestamp(), t.attributes
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::float8[], $6::timestamptz[], $7::jsonb[])
+           AS t(id, player_id, mode, rtt, rating, enqueued_at, attributes)`,
       [
         chunk.map((c) => c.ticketId),
         chunk.map((c) => c.playerId),
@@ -281,6 +297,7 @@ async function seed(dataSource: DataSource, pool: readonly MatchCandidate[]): Pr
         chunk.map((c) => JSON.stringify(c.predictedRtt)),
         chunk.map((c) => c.rating),
         chunk.map((c) => new Date(c.enqueuedAt.getTime() + shift)),
+        chunk.map((c) => JSON.stringify(c.attributes ?? {})),
       ],
     );
   }

@@ -3,7 +3,6 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { loadConfig } from '@matchplane/config';
 import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import type { ProbeChallengeResponse, TicketResponse } from '@matchplane/contracts';
 import { formMatches, type MatchingFunction } from '@matchplane/domain';
@@ -14,8 +13,8 @@ import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { MatcherModule, type MatcherModuleOptions } from '../../apps/matcher/src/matcher.module';
 import { MATCHING_FUNCTION } from '../../apps/matcher/src/matching-function';
 import { MatchingPass } from '../../apps/matcher/src/matching.pass';
+import { inProcessMatcherConfig } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
-import { freePort } from '../support/processes';
 import { testRedis } from '../support/redis';
 
 /*
@@ -44,18 +43,8 @@ describe(MatchingPass.name, () => {
   });
   afterAll(() => api.close());
 
-  async function matcherConfig(env: Record<string, string> = {}): Promise<MatcherConfig> {
-    return loadConfig(MatcherConfig, {
-      ...api.db.env,
-      REDIS_KEY_PREFIX: api.prefix,
-      LOG_LEVEL: 'silent',
-      HEALTH_HOST: '127.0.0.1',
-      HEALTH_PORT: String(await freePort()),
-      DATABASE_POOL_SIZE: '4',
-      // In process every probe is ~1 ms, but a loaded machine can stretch one past a tight limit.
-      MATCH_WIDENING: '0:400:100,10000:1000:200',
-      ...env,
-    });
+  function matcherConfig(env: Record<string, string> = {}): Promise<MatcherConfig> {
+    return inProcessMatcherConfig(api, env);
   }
 
   async function startMatcher(

@@ -1,12 +1,9 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { loadConfig } from '@matchplane/config';
-import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import type { QueueOptionsResponse, TicketResponse } from '@matchplane/contracts';
 import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
-import { MatcherModule } from '../../apps/matcher/src/matcher.module';
+import { startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
-import { freePort, waitFor } from '../support/processes';
+import { waitFor } from '../support/processes';
 
 /**
  * Queue statistics through the real player routes and a real matcher pass: the options route's
@@ -19,19 +16,7 @@ describe('queue depth and wait estimates', () => {
 
   beforeAll(async () => {
     api = await startPlayerApi();
-    const config = loadConfig(MatcherConfig, {
-      ...api.db.env,
-      REDIS_KEY_PREFIX: api.prefix,
-      LOG_LEVEL: 'silent',
-      HEALTH_HOST: '127.0.0.1',
-      HEALTH_PORT: String(await freePort()),
-      DATABASE_POOL_SIZE: '4',
-      MATCH_WIDENING: '0:400:100,10000:1000:200',
-    });
-    matcher = await NestFactory.createApplicationContext(
-      MatcherModule.forRoot(config, { schedule: 'manual' }),
-      { logger: false, abortOnError: false },
-    );
+    ({ context: matcher } = await startInProcessMatcher(api));
   });
 
   afterAll(async () => {

@@ -2,7 +2,12 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Link } from '@opentelemetry/api';
 import type { EntityManager } from 'typeorm';
 import { TicketHeartbeatTimeout } from '@matchplane/config';
-import { validCandidate, type MatchCandidate, type ProposedMatch } from '@matchplane/domain';
+import {
+  validCandidate,
+  type MatchCandidate,
+  type ProposedMatch,
+  type TicketAttributes,
+} from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
 import { contextFromTraceparent, inSpan, linkToTraceparent } from '@matchplane/observability';
 import { TicketStore, type StoredTicket } from '@matchplane/tickets';
@@ -129,7 +134,7 @@ export class MatchCommitter {
 
   /**
    * The row as locked still matches what the proposal was formed from: a valid candidate now
-   * (SEARCHING, heartbeating, a region measured), same player, mode, rating and party, and the match's
+   * (SEARCHING, heartbeating, a region measured), same player, mode, rating, attributes and party, and the match's
    * region still measured within the limit the match was formed under.
    */
   private stillFits(
@@ -141,6 +146,8 @@ export class MatchCommitter {
     if (!validCandidate(row, now, this.heartbeatTimeoutMs)) return false;
     if (row.playerId !== candidate.playerId || row.mode !== proposal.mode) return false;
     if (row.rating !== candidate.rating) return false;
+    // Attributes never change after creation; a difference is a projection that lies.
+    if (!sameAttributes(row.attributes, candidate.attributes ?? {})) return false;
     // Screened whole against the candidates; the rows must still be that same party ticket.
     if (row.party?.id !== candidate.party?.id) return false;
     const rtt: unknown = row.predictedRtt[proposal.region];
@@ -231,4 +238,9 @@ class MatchWriteError extends Error {
 
 function describe(proposal: ProposedMatch): string {
   return `${proposal.mode} match of ${proposal.participants.map((p) => p.ticketId).join(', ')}`;
+}
+
+function sameAttributes(a: TicketAttributes, b: TicketAttributes): boolean {
+  const names = Object.keys(a);
+  return names.length === Object.keys(b).length && names.every((name) => a[name] === b[name]);
 }

@@ -15,9 +15,27 @@ describe(matcherRules.name, () => {
           { afterMs: 10_000, maxRttMs: 100, ratingWindow: 200 },
           { afterMs: 30_000, maxRttMs: 200, ratingWindow: 400 },
         ],
+        attributeRules: [],
       },
       expect.objectContaining({ mode: 'squad', teamSize: 4, teamCount: 2 }),
     ]);
+  });
+
+  it('gives a mode the attribute rules QUEUE_MODE_ATTRIBUTES declares for it', () => {
+    const rules = matcherRules(
+      loadConfig(MatcherConfig, {
+        QUEUE_MODE_ATTRIBUTES: JSON.stringify({
+          squad: {
+            attributes: { buildVersion: { type: 'string', values: ['1', '2'] } },
+            rules: [{ equal: 'buildVersion' }],
+          },
+        }),
+      }),
+    );
+    expect(rules.find((r) => r.mode === 'squad')?.attributeRules).toEqual([
+      { kind: 'equal', attribute: 'buildVersion' },
+    ]);
+    expect(rules.find((r) => r.mode === 'duel')?.attributeRules).toEqual([]);
   });
 
   it('lets MATCH_WIDENING_BY_MODE override one mode, "inf" meaning any rating', () => {

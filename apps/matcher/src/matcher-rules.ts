@@ -1,4 +1,4 @@
-import { ConfigError, parseQueueModes } from '@matchplane/config';
+import { ConfigError, parseQueueModeAttributes, parseQueueModes } from '@matchplane/config';
 import { type MatcherConfig } from './matcher.config';
 import {
   assertModeRules,
@@ -32,7 +32,8 @@ function parseWideningByMode(raw: string | undefined): Map<string, string> {
 
 /**
  * The matcher's rules per mode: team shape from QUEUE_MODES (shared with the API), widening from
- * MATCH_WIDENING, overridden per mode by MATCH_WIDENING_BY_MODE. Throws a ConfigError naming the
+ * MATCH_WIDENING, overridden per mode by MATCH_WIDENING_BY_MODE, attribute rules from
+ * QUEUE_MODE_ATTRIBUTES. Throws a ConfigError naming the
  * variable when a step narrows or an override names an unknown mode, so a bad rule set stops the
  * matcher at start-up like a malformed variable does, never at its first pass.
  */
@@ -81,11 +82,18 @@ export function matcherRulesProblems(config: MatcherConfig): string[] {
 
 function buildRules(config: MatcherConfig): ModeRules[] {
   const overrides = parseWideningByMode(config.MATCH_WIDENING_BY_MODE);
-  const rules = parseQueueModes(config.QUEUE_MODES).map(({ mode, teamSize, teamCount }) => ({
+  const modes = parseQueueModes(config.QUEUE_MODES);
+  const attributes = parseQueueModeAttributes(
+    config.QUEUE_MODE_ATTRIBUTES,
+    modes.map(({ mode }) => mode),
+  );
+  const rules = modes.map(({ mode, teamSize, teamCount }) => ({
     mode,
     teamSize,
     teamCount,
     widening: parseWideningSteps(overrides.get(mode) ?? config.MATCH_WIDENING),
+    // Ticket attribute rules (QUEUE_MODE_ATTRIBUTES, shared with the API, which validates tickets).
+    attributeRules: attributes.get(mode)?.rules ?? [],
   }));
   assertModeRules(rules);
   return rules;

@@ -223,6 +223,7 @@ function toMatchCandidate(candidate: ProjectedCandidate): MatchCandidate {
     // ignored by the matching function as "not measured".
     predictedRtt: candidate.predictedRtt as Readonly<Record<string, number>>,
     enqueuedAt: candidate.enqueuedAt,
+    attributes: candidate.attributes,
     ...(candidate.party ? { party: candidate.party } : {}),
   };
 }

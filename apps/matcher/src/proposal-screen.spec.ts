@@ -81,6 +81,34 @@ describe(screenProposals.name, () => {
     expect(accepted).toEqual([first]);
     expect(rejected[0]?.problem).toMatch(/proposed twice$/);
   });
+
+  it('rejects a match whose participants differ on an equal attribute rule (a custom function cannot mix builds)', () => {
+    const versioned: ModeRules = {
+      ...duel,
+      attributeRules: [{ kind: 'equal', attribute: 'buildVersion' }],
+    };
+    const builds = new Map(
+      [...byId].map(([id, c], index) => [
+        id,
+        { ...c, attributes: { buildVersion: index % 2 === 0 ? '1.4.0' : '1.5.0' } },
+      ]),
+    );
+    // formMatches without the rule paired across builds; with it, the screen refuses.
+    const mixed = formed.filter(
+      (m) =>
+        m.participants.some((p) => builds.get(p.ticketId)?.attributes.buildVersion === '1.4.0') &&
+        m.participants.some((p) => builds.get(p.ticketId)?.attributes.buildVersion === '1.5.0'),
+    );
+    expect(mixed.length).toBeGreaterThan(0);
+    const { rejected } = screenProposals(mixed, versioned, builds);
+    expect(rejected.map((r) => r.problem)).toEqual(
+      mixed.map(() => 'participants differ on buildVersion, which must be equal'),
+    );
+    const same = new Map(
+      [...builds].map(([id, c]) => [id, { ...c, attributes: { buildVersion: '1' } }]),
+    );
+    expect(screenProposals(formed, versioned, same).rejected).toEqual([]);
+  });
 });
 
 describe(`${screenProposals.name} with parties`, () => {

@@ -1,4 +1,6 @@
 import {
+  equalRuleKey,
+  equalRules,
   isLabel,
   PartyRoster,
   playersPerMatch,
@@ -17,8 +19,9 @@ export interface RejectedProposal {
  * locked: the function is replaceable studio code, so its output is data to check, not a promise.
  * A proposal is accepted only if it is of the pass's mode, has exactly teamSize players in each
  * of teamCount teams, names only this pass's candidates (player ids included), in a region every
- * participant measured, keeps every party whole (all of its members, one team), and shares no
- * ticket or player with a proposal accepted before it.
+ * participant measured, whose participants agree on every equal attribute rule of the mode (a
+ * match of mixed build versions could not be played), keeps every party whole (all of its
+ * members, one team), and shares no ticket or player with a proposal accepted before it.
  */
 export function screenProposals(
   proposals: readonly ProposedMatch[],
@@ -59,6 +62,8 @@ function proposalProblem(
   if (proposal.participants.length !== playersPerMatch(rules)) {
     return `${proposal.participants.length} participants, ${rules.mode} needs ${playersPerMatch(rules)}`;
   }
+  const equal = equalRules(rules.attributeRules);
+  let equalKey: string | undefined;
   const perTeam = new Array<number>(rules.teamCount).fill(0);
   const tickets = new Set<string>();
   const players = new Set<string>();
@@ -78,6 +83,11 @@ function proposalProblem(
     if (typeof rtt !== 'number' || !Number.isFinite(rtt) || rtt < 0) {
       return `ticket ${ticketId} has not measured ${proposal.region}`;
     }
+    const key = equalRuleKey(equal, candidate.attributes);
+    if (equalKey !== undefined && key !== equalKey) {
+      return `participants differ on ${equal.map((rule) => rule.attribute).join(', ')}, which must be equal`;
+    }
+    equalKey = key;
     tickets.add(ticketId);
     players.add(playerId);
   }

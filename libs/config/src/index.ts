@@ -5,3 +5,4 @@ export * from './database.config';
 export * from './service.config';
 export * from './validators';
 export * from './queue-policy';
+export * from './queue-attributes';

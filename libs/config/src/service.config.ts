@@ -1,6 +1,7 @@
 import { IsNotEmpty, IsOptional, IsString, IsUrl, Matches } from 'class-validator';
 import { DatabaseConfig } from './database.config';
 import { EnvVar } from './env-var.decorator';
+import { IsQueueModeAttributes } from './queue-attributes';
 import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
 import { IsIntInRange, IsPort } from './validators';
 
@@ -41,6 +42,14 @@ export class ServiceConfig extends DatabaseConfig {
     'comma-separated mode:<team size>x<team count> entries, e.g. duel:1x2,squad:4x2',
   )
   QUEUE_MODES = 'duel:1x2,squad:4x2';
+
+  @EnvVar({
+    description:
+      'Ticket attributes and rules per mode, JSON: {"<mode>": {"attributes": {"<name>": {"type": "string", "values": [...]} | {"type": "number", "min": n, "max": n, "integer"?: true}, each with an optional "default" (without one it is required)}, "rules": [{"equal": "<name>"} | {"distance": "<name>", "widening": [{"afterMs": 0, "maxDistance": n}, ...]}]}}. Unset or a mode left out: no attributes (docs/ARCHITECTURE.md, "Ticket attributes and rules")',
+  })
+  @IsOptional()
+  @IsQueueModeAttributes()
+  QUEUE_MODE_ATTRIBUTES?: string = undefined;
 
   @EnvVar({ description: 'Regions players probe and matches are placed in, comma-separated' })
   @IsParsedList(parseRegions, 'comma-separated region names, e.g. eu-west,us-east')

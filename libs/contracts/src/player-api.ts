@@ -72,7 +72,22 @@ export interface QueueModeOption {
   teamCount: number;
   /** Tickets searching in this mode now (the candidate projection's count). */
   queueDepth: number;
+  /** The attributes a ticket of this mode may or must carry (QUEUE_MODE_ATTRIBUTES); [] for none. */
+  attributes: TicketAttributeOption[];
 }
+
+/** One attribute a mode declares: a string from `values`, or a number within [min, max]. */
+export type TicketAttributeOption =
+  | { name: string; type: 'string'; values: string[]; required: boolean; default?: string }
+  | {
+      name: string;
+      type: 'number';
+      min: number;
+      max: number;
+      integer: boolean;
+      required: boolean;
+      default?: number;
+    };
 
 /** GET /v1/queue/options: what a client may queue for and probe. */
 export interface QueueOptionsResponse {
@@ -84,6 +99,12 @@ export interface QueueOptionsResponse {
 /** POST /v1/queue/tickets */
 export interface CreateTicketRequest {
   mode: string;
+  /**
+   * The ticket's attributes as the mode declares them (GET /v1/queue/options, `modes[].attributes`):
+   * an unknown name, a wrong type, a value not allowed or out of range, or a missing required one
+   * is a 400 naming the attribute. Left out: every attribute takes its default.
+   */
+  attributes?: Record<string, string | number>;
 }
 
 /** Why a searching ticket is not matched yet, from the matcher's last pass. */
@@ -106,6 +127,8 @@ export interface TicketResponse {
   lastHeartbeatAt: string;
   /** Seconds since enqueue (until the ticket left the queue, if it has). */
   waitSeconds: number;
+  /** The ticket's attributes, defaults filled in; {} for a mode without attributes. */
+  attributes: Record<string, string | number>;
   matchId?: string;
   /**
    * Why the ticket ended, once it has (absent while live and for COMPLETED): PLAYER_CANCELLED,

@@ -84,6 +84,7 @@ function newTicket(overrides: Partial<TicketResponse> = {}): TicketResponse {
     enqueuedAt: '2025-01-01T00:00:00.000Z',
     lastHeartbeatAt: '2025-01-01T00:00:00.000Z',
     waitSeconds: 0,
+    attributes: {},
     ...overrides,
   };
 }
@@ -96,7 +97,7 @@ const session: SessionResponse = {
 };
 
 const queueOptions: QueueOptionsResponse = {
-  modes: [{ mode: 'duel', teamSize: 1, teamCount: 2, queueDepth: 0 }],
+  modes: [{ mode: 'duel', teamSize: 1, teamCount: 2, queueDepth: 0, attributes: [] }],
   regions: ['eu-west', 'us-east'],
   heartbeatIntervalMs: 5,
 };
@@ -155,6 +156,23 @@ describe(PlayerClient.name, () => {
       client.setToken('mp_sess_expired');
       await expect(client.endSession()).resolves.toBeUndefined();
       expect(client.token).toBeUndefined();
+    });
+  });
+
+  describe('queue tickets', () => {
+    it('sends the mode, and the attributes when given', async () => {
+      const { fetch, calls } = fakeFetch(
+        inOrder(json(201, newTicket()), json(201, newTicket({ attributes: { build: '1.5' } }))),
+      );
+      const client = new PlayerClient({ baseUrl: BASE_URL, fetch, token: 'tok' });
+      await client.enqueue('duel');
+      await expect(
+        client.enqueue('duel', { attributes: { build: '1.5', skill: 7 } }),
+      ).resolves.toMatchObject({ attributes: { build: '1.5' } });
+      expect(calls.map((c) => c.body)).toEqual([
+        { mode: 'duel' },
+        { mode: 'duel', attributes: { build: '1.5', skill: 7 } },
+      ]);
     });
   });
 

@@ -292,9 +292,15 @@ export class PlayerClient {
   /**
    * Queues for `mode`. The Idempotency-Key is fresh per call and reused by the SDK's own retries,
    * so a lost answer never creates a second ticket. Needs at least one measured region.
+   * `attributes`: the ticket's attributes as the mode declares them (queueOptions(),
+   * `modes[].attributes`), e.g. `{ buildVersion: '1.5.0' }`; a bad one is a 400 naming it.
    */
-  enqueue(mode: string): Promise<TicketResponse> {
-    const body: CreateTicketRequest = { mode };
+  enqueue(
+    mode: string,
+    options: { attributes?: Record<string, string | number> } = {},
+  ): Promise<TicketResponse> {
+    const body: CreateTicketRequest =
+      options.attributes === undefined ? { mode } : { mode, attributes: options.attributes };
     return this.required<TicketResponse>({
       method: 'POST',
       path: PlayerRoutes.tickets,

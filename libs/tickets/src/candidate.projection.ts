@@ -3,7 +3,12 @@ import { createHash } from 'node:crypto';
 import Redis, { type ChainableCommander } from 'ioredis';
 import type { DataSource, EntityManager } from 'typeorm';
 import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
-import type { CandidateView, TicketState } from '@matchplane/domain';
+import {
+  readTicketAttributes,
+  type CandidateView,
+  type TicketAttributes,
+  type TicketState,
+} from '@matchplane/domain';
 import { afterCommit } from '@matchplane/persistence';
 import { TicketStore, type StoredTicket, type TicketParty } from './ticket.store';
 
@@ -18,6 +23,8 @@ export interface ProjectedCandidate extends CandidateView {
   readonly lastHeartbeatAt: Date;
   readonly state: TicketState;
   readonly version: number;
+  /** Read back from JSON with readTicketAttributes (a candidate written before attributes: none). */
+  readonly attributes: TicketAttributes;
   /** A party member's ticket: its party ticket (the matcher keeps the party whole). */
   readonly party?: TicketParty;
 }
@@ -32,6 +39,7 @@ interface CandidateJson {
   lastHeartbeatAt: number;
   state: TicketState;
   version: number;
+  attributes?: unknown;
   party?: TicketParty;
 }
 
@@ -186,6 +194,7 @@ export class CandidateProjection {
         ...json,
         enqueuedAt: new Date(json.enqueuedAt),
         lastHeartbeatAt: new Date(json.lastHeartbeatAt),
+        attributes: readTicketAttributes(json.attributes),
       });
     });
     if (gone.length > 0) await this.redis.zrem(this.modeIndexKey(mode), ...gone);
@@ -201,6 +210,7 @@ export class CandidateProjection {
       ...json,
       enqueuedAt: new Date(json.enqueuedAt),
       lastHeartbeatAt: new Date(json.lastHeartbeatAt),
+      attributes: readTicketAttributes(json.attributes),
     };
   }
 
@@ -244,6 +254,7 @@ export class CandidateProjection {
       lastHeartbeatAt: ticket.lastHeartbeatAt.getTime(),
       state: ticket.state,
       version: ticket.version,
+      attributes: ticket.attributes,
       ...(ticket.party ? { party: ticket.party } : {}),
     };
     return [

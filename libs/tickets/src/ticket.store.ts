@@ -10,6 +10,7 @@ import {
   type TicketCommand,
   type TicketReason,
   type TicketSnapshot,
+  type TicketAttributes,
   type TicketState,
 } from '@matchplane/domain';
 import { activeTraceparent } from '@matchplane/observability';
@@ -24,6 +25,8 @@ export interface StoredTicket extends TicketSnapshot {
   readonly endReason?: TicketReason;
   /** W3C trace context of the request that created the ticket (when traced): the matcher's link to it. */
   readonly traceparent?: string;
+  /** As validated at creation (defaults filled in); `{}` for a mode without attributes. */
+  readonly attributes: TicketAttributes;
   /** Set on a party member's ticket: the party ticket it belongs to (see {@link TicketParty}). */
   readonly party?: TicketParty;
 }
@@ -70,12 +73,14 @@ interface TicketRow {
   end_reason: TicketReason | null;
   version_us: string;
   traceparent: string | null;
+  attributes: Record<string, string | number>;
   party_ticket_id: string | null;
   party_size: number | null;
 }
 
 const COLUMNS = `id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at, last_heartbeat_at,
-  match_id, updated_at, finished_at, end_reason, traceparent, party_ticket_id, party_size, (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
+  match_id, updated_at, finished_at, end_reason, traceparent, attributes, party_ticket_id, party_size,
+  (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
 
 const LIVE_STATES = `('SEARCHING', 'MATCHED', 'ASSIGNED', 'CONNECTED')`;
 
@@ -124,6 +129,7 @@ function toTicket(row: TicketRow): StoredTicket {
     lastHeartbeatAt: row.last_heartbeat_at,
     stateChangedAt: row.updated_at,
     version: Number(row.version_us),
+    attributes: row.attributes,
     ...(row.match_id === null ? {} : { matchId: row.match_id }),
     ...(row.finished_at === null ? {} : { finishedAt: row.finished_at }),
     ...(row.end_reason === null ? {} : { endReason: row.end_reason }),
@@ -167,14 +173,14 @@ export class TicketStore {
   ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
     const change = createTicket(input, now);
     const { ticket } = change;
-    const events = this.outbox.appendSql(envelopesFor(change.events), 12);
+    const events = this.outbox.appendSql(envelopesFor(change.events), 13);
     // The ticket and its event in one statement.
     const rows = await manager.query<TicketRow[]>(
       `WITH created AS (
          INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
-                                    last_heartbeat_at, created_at, updated_at, traceparent,
+                                    last_heartbeat_at, created_at, updated_at, traceparent, attributes,
                                     party_ticket_id, party_size)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp(), $9, $10, $11)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp(), $9, $10::jsonb, $11, $12)
          RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
        SELECT * FROM created`,
@@ -188,6 +194,7 @@ export class TicketStore {
         ticket.rating,
         now,
         activeTraceparent(),
+        JSON.stringify(ticket.attributes ?? {}),
         party?.id ?? null,
         party?.size ?? null,
         ...events.parameters,

@@ -1,7 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { parseQueueModes, parseRegions, type QueueMode } from '@matchplane/config';
+import {
+  parseQueueModeAttributes,
+  parseQueueModes,
+  parseRegions,
+  type QueueMode,
+} from '@matchplane/config';
+import {
+  MAX_ATTRIBUTES_PER_MODE,
+  NO_ATTRIBUTES,
+  resolveTicketAttributes,
+  type ModeAttributeSchema,
+  type TicketAttributes,
+} from '@matchplane/domain';
 import { ApiConfig } from '../api.config';
-import { ErrorCode } from '@matchplane/contracts';
+import { ErrorCode, type TicketAttributeOption } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 
 /** The configured modes and regions, with the lookups routes use to refuse unknown ones. */
@@ -10,9 +22,14 @@ export class QueuePolicy {
   readonly modes: readonly QueueMode[];
   readonly regions: readonly string[];
   readonly heartbeatIntervalMs: number;
+  private readonly attributeSchemas: ReadonlyMap<string, ModeAttributeSchema>;
 
   constructor(@Inject(ApiConfig) config: ApiConfig) {
     this.modes = parseQueueModes(config.QUEUE_MODES);
+    this.attributeSchemas = parseQueueModeAttributes(
+      config.QUEUE_MODE_ATTRIBUTES,
+      this.modes.map(({ mode }) => mode),
+    );
     this.regions = parseRegions(config.PROBE_REGIONS);
     this.heartbeatIntervalMs = config.TICKET_HEARTBEAT_INTERVAL_MS;
   }
@@ -38,5 +55,48 @@ export class QueuePolicy {
       );
     }
     return found;
+  }
+
+  /**
+   * The attributes a ticket of `mode` is stored with: `given` checked against the mode's
+   * declaration (QUEUE_MODE_ATTRIBUTES), defaults filled in. 400 VALIDATION_FAILED naming every
+   * attribute that is unknown, ill-typed, not an allowed value, out of range or missing.
+   */
+  attributes(mode: string, given: unknown): TicketAttributes {
+    if (given !== null && typeof given === 'object' && !Array.isArray(given)) {
+      const count = Object.keys(given).length;
+      // Before naming each one: a body of thousands of made-up names gets one line, not thousands.
+      if (count > MAX_ATTRIBUTES_PER_MODE) {
+        const problem = `at most ${MAX_ATTRIBUTES_PER_MODE} attributes, got ${count}`;
+        throw new CodedError(ErrorCode.VALIDATION_FAILED, `attributes: ${problem}`, {
+          errors: [{ field: 'attributes', problems: [problem] }],
+        });
+      }
+    }
+    const result = resolveTicketAttributes(this.attributeSchema(mode), given);
+    if ('attributes' in result) return result.attributes;
+    const errors = result.problems.map(({ attribute, message }) => ({
+      field: attribute === '' ? 'attributes' : `attributes.${attribute}`,
+      problems: [message],
+    }));
+    throw new CodedError(
+      ErrorCode.VALIDATION_FAILED,
+      errors.map(({ field, problems }) => `${field}: ${problems.join(', ')}`).join('; '),
+      { errors },
+    );
+  }
+
+  /** What GET /v1/queue/options tells clients about a mode's attributes. */
+  attributeOptions(mode: string): TicketAttributeOption[] {
+    return this.attributeSchema(mode).attributes.map((attribute) => {
+      const required = attribute.default === undefined;
+      return attribute.type === 'string'
+        ? { ...attribute, values: [...attribute.values], required }
+        : { ...attribute, required };
+    });
+  }
+
+  private attributeSchema(mode: string): ModeAttributeSchema {
+    return this.attributeSchemas.get(mode) ?? NO_ATTRIBUTES;
   }
 }

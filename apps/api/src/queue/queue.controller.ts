@@ -61,7 +61,7 @@ export class QueueController {
     @RequiredIdempotencyKey() key: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<TicketResponse> {
-    return send(reply, await this.queue.create(session.playerId, key, body.mode));
+    return send(reply, await this.queue.create(session.playerId, key, body.mode, body.attributes));
   }
 
   /** The party's leader queues the whole party (POST /v1/parties first). */
@@ -73,7 +73,10 @@ export class QueueController {
     @RequiredIdempotencyKey() key: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<PartyTicketResponse> {
-    return send(reply, await this.queue.createForParty(session.playerId, key, body.mode));
+    return send(
+      reply,
+      await this.queue.createForParty(session.playerId, key, body.mode, body.attributes),
+    );
   }
 
   @Get('tickets/:id')

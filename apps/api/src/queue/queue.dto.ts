@@ -1,6 +1,7 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsString, Matches } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsObject, IsString, Matches } from 'class-validator';
 import type { CreatePartyTicketRequest, CreateTicketRequest } from '@matchplane/contracts';
+import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
 
 export class CreateTicketBody implements CreateTicketRequest {
   @ApiProperty({ description: 'A configured queue mode (GET /v1/queue/options)', example: 'duel' })
@@ -9,6 +10,18 @@ export class CreateTicketBody implements CreateTicketRequest {
     message: 'mode must be a mode name (lowercase letters, digits, "-", "_")',
   })
   mode!: string;
+
+  // Checked against the mode's declaration by QueuePolicy.attributes (it depends on the mode).
+  @ApiPropertyOptional({
+    description:
+      "The ticket's attributes as its mode declares them (GET /v1/queue/options, modes[].attributes); unknown, ill-typed or out-of-range ones are a 400 naming the attribute",
+    example: { buildVersion: '1.5.0' },
+    type: 'object',
+    additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }] },
+  })
+  @IsOptionalNonNull()
+  @IsObject({ message: 'attributes must be an object of name -> string or number' })
+  attributes?: Record<string, string | number>;
 }
 
 export class CreatePartyTicketBody extends CreateTicketBody implements CreatePartyTicketRequest {}

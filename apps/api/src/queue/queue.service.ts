@@ -16,6 +16,7 @@ import { CodedError } from '@matchplane/errors';
 import {
   isTerminalTicketState,
   measuredRegions,
+  type TicketAttributes,
   type TicketCommand,
   type TicketSnapshot,
 } from '@matchplane/domain';
@@ -67,6 +68,7 @@ export function ticketResponse(
     enqueuedAt: ticket.enqueuedAt.toISOString(),
     lastHeartbeatAt: ticket.lastHeartbeatAt.toISOString(),
     waitSeconds: Math.max(0, Math.round((end.getTime() - ticket.enqueuedAt.getTime()) / 100) / 10),
+    attributes: { ...ticket.attributes },
     ...(ticket.matchId ? { matchId: ticket.matchId } : {}),
     ...(ticket.endReason ? { endReason: ticket.endReason } : {}),
     ...(explanation && ticket.state === 'SEARCHING' ? { explanation } : {}),
@@ -144,6 +146,7 @@ export class QueueService {
         teamSize,
         teamCount,
         queueDepth: depths[mode] ?? 0,
+        attributes: this.policy.attributeOptions(mode),
       })),
       regions: [...this.policy.regions],
       heartbeatIntervalMs: this.policy.heartbeatIntervalMs,
@@ -154,14 +157,23 @@ export class QueueService {
     playerId: string,
     key: string,
     mode: string,
+    givenAttributes?: unknown,
   ): Promise<IdempotentOutcome<TicketResponse>> {
     this.policy.mode(mode);
+    const attributes = this.policy.attributes(mode, givenAttributes);
     const outcome = await this.idempotency.execute<TicketResponse>(
-      { playerId, key, route: 'POST queue/tickets', input: { mode } },
+      {
+        playerId,
+        key,
+        route: 'POST queue/tickets',
+        // As given, not resolved: a retry must send the same body, and a later default change
+        // must not turn a replay into IDEMPOTENCY_KEY_REUSED.
+        input: givenAttributes === undefined ? { mode } : { mode, attributes: givenAttributes },
+      },
       async (manager) => {
         const now = new Date();
         const entrant = await this.entrant(manager, playerId, now);
-        const { ticket } = await this.createTicket(manager, { ...entrant, mode }, now);
+        const { ticket } = await this.createTicket(manager, { ...entrant, mode, attributes }, now);
         await this.projection.refreshAfterCommit(manager, ticket);
         return {
           status: 201,
@@ -182,10 +194,18 @@ export class QueueService {
     leaderId: string,
     key: string,
     mode: string,
+    givenAttributes?: unknown,
   ): Promise<IdempotentOutcome<PartyTicketResponse>> {
     const { teamSize } = this.policy.mode(mode);
+    // The leader's attributes are every member's: a party plays one build, one queue.
+    const attributes = this.policy.attributes(mode, givenAttributes);
     return this.idempotency.execute<PartyTicketResponse>(
-      { playerId: leaderId, key, route: 'POST queue/party-tickets', input: { mode } },
+      {
+        playerId: leaderId,
+        key,
+        route: 'POST queue/party-tickets',
+        input: givenAttributes === undefined ? { mode } : { mode, attributes: givenAttributes },
+      },
       async (manager) => {
         const now = new Date();
         const party = await this.parties.leadersParty(manager, leaderId);
@@ -210,7 +230,7 @@ export class QueueService {
         for (const entrant of entrants) {
           const { ticket } = await this.createTicket(
             manager,
-            { ...entrant, mode },
+            { ...entrant, mode, attributes },
             now,
             partyTicket,
           );
@@ -396,7 +416,7 @@ export class QueueService {
 
   private async createTicket(
     manager: EntityManager,
-    input: Entrant & { mode: string },
+    input: Entrant & { mode: string; attributes: TicketAttributes },
     now: Date,
     party?: TicketParty,
   ) {

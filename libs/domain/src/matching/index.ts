@@ -1,3 +1,4 @@
+export * from './attribute-rules';
 export * from './match-formation';
 export * from './mode-rules';
 export * from './team-balance';

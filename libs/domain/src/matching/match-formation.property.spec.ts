@@ -14,6 +14,7 @@ import {
 import { playersPerMatch, wideningStepAt, type ModeRules, type WideningStep } from './mode-rules';
 import { withinRatingWindow } from './region-bucket';
 import type { UnmatchedReason } from './unmatched-reason';
+import type { AttributeRule } from './attribute-rules';
 
 const now = new Date('2026-12-01T10:00:00.000Z');
 const REGIONS = ['ap-southeast', 'eu-west', 'us-east', 'us-west'];
@@ -109,6 +110,39 @@ function randomScenario(random: Random, maxCandidates = 60): Scenario {
   return { rules, candidates };
 }
 
+/**
+ * The scenario with attribute rules on some modes (an equal rule over a build of three values, a
+ * widening distance over a skill) and attributes on the candidates, some of them missing.
+ */
+function withAttributes(random: Random, scenario: Scenario): Scenario {
+  const rules = scenario.rules.map((rule): ModeRules => {
+    const attributeRules: AttributeRule[] = [];
+    if (random() < 0.7) attributeRules.push({ kind: 'equal', attribute: 'build' });
+    if (random() < 0.7) {
+      const first = Math.floor(random() * 4);
+      attributeRules.push({
+        kind: 'distance',
+        attribute: 'skill',
+        widening: [
+          { afterMs: 0, maxDistance: first },
+          {
+            afterMs: 5_000 + Math.floor(random() * 40) * 1_000,
+            maxDistance: first + 1 + Math.floor(random() * 8),
+          },
+        ],
+      });
+    }
+    return { ...rule, attributeRules };
+  });
+  const candidates = scenario.candidates.map((candidate) => {
+    const attributes: Record<string, string | number> = {};
+    if (random() > 0.05) attributes['build'] = pick(random, ['1.4', '1.5', '1.6']);
+    if (random() > 0.05) attributes['skill'] = Math.floor(random() * 20);
+    return { ...candidate, attributes };
+  });
+  return { rules, candidates };
+}
+
 // ---- reading the input, independently of the implementation ----
 
 function rttOf(candidate: MatchCandidate, region: string): number | undefined {
@@ -191,12 +225,37 @@ function bestRegion(members: readonly MatchCandidate[]): string | undefined {
   return best?.region;
 }
 
+/**
+ * Whether `c` may join `anchor` under the mode's attribute rules, read from the documentation:
+ * equal values (a missing value equals only a missing one), and numbers within the distance of
+ * the anchor's wait (a missing value is within only of a missing one).
+ */
+function attributesAllow(
+  rules: readonly AttributeRule[] | undefined,
+  anchor: MatchCandidate,
+  c: MatchCandidate,
+): boolean {
+  for (const rule of rules ?? []) {
+    const a = anchor.attributes?.[rule.attribute];
+    const b = c.attributes?.[rule.attribute];
+    if (rule.kind === 'equal' || a === undefined || b === undefined) {
+      if (a !== b) return false;
+      continue;
+    }
+    const waited = Math.max(0, now.getTime() - anchor.enqueuedAt.getTime());
+    const inForce = rule.widening.filter((step) => step.afterMs <= waited).at(-1);
+    if (Math.abs(Number(a) - Number(b)) > (inForce?.maxDistance ?? 0)) return false;
+  }
+  return true;
+}
+
 /** Tickets `anchor` could take under its own limits in `region` from `free`, oldest first. */
 function eligible(
   free: readonly MatchCandidate[],
   anchor: MatchCandidate,
   step: WideningStep,
   region: string,
+  attributeRules?: readonly AttributeRule[],
 ): MatchCandidate[] {
   return free
     .filter(
@@ -205,7 +264,8 @@ function eligible(
         c.mode === anchor.mode &&
         c.playerId !== anchor.playerId &&
         (rttOf(c, region) ?? Number.POSITIVE_INFINITY) <= step.maxRttMs &&
-        withinRatingWindow(c.rating, anchor.rating, step.ratingWindow),
+        withinRatingWindow(c.rating, anchor.rating, step.ratingWindow) &&
+        attributesAllow(attributeRules, anchor, c),
     )
     .sort(byAge);
 }
@@ -224,7 +284,10 @@ function referenceMatches(scenario: Scenario): string[] {
       null;
     for (const region of regionsOf(anchor)) {
       if ((rttOf(anchor, region) ?? Number.POSITIVE_INFINITY) > step.maxRttMs) continue;
-      const partners = eligible(free, anchor, step, region).slice(0, playersPerMatch(rules) - 1);
+      const partners = eligible(free, anchor, step, region, rules.attributeRules).slice(
+        0,
+        playersPerMatch(rules) - 1,
+      );
       if (partners.length < playersPerMatch(rules) - 1) continue;
       const members = [anchor, ...partners];
       const c = cost(members, region);
@@ -340,7 +403,7 @@ function checkFormation(scenario: Scenario, formation: MatchFormation): void {
     const free = pool.filter((c) => !usedBefore.has(c.playerId));
     const others = members.filter((m) => m !== anchor);
     const memberPlayers = new Set(members.map((m) => m.playerId));
-    for (const leftOut of eligible(free, anchor, step, match.region)) {
+    for (const leftOut of eligible(free, anchor, step, match.region, rules.attributeRules)) {
       if (memberPlayers.has(leftOut.playerId)) continue;
       for (const other of others) expect(older(leftOut, other)).toBe(false);
     }
@@ -476,6 +539,34 @@ describe(`${formMatches.name} on random pools`, () => {
         describeMatches(formMatches(scenario.candidates, scenario.rules, now).matches),
       ).toEqual(referenceMatches(scenario));
     }
+  });
+
+  it('with attribute rules: forms exactly the matches a whole-pool scan forms, none breaking a rule', () => {
+    const random = mulberry32(1313);
+    let matched = 0;
+    for (let iteration = 0; iteration < ITERATIONS; iteration++) {
+      const scenario = withAttributes(
+        random,
+        randomScenario(random, iteration % 20 === 0 ? 400 : 60),
+      );
+      const formation = formMatches(scenario.candidates, scenario.rules, now);
+      expect(describeMatches(formation.matches)).toEqual(referenceMatches(scenario));
+      const byTicket = new Map(scenario.candidates.map((c) => [c.ticketId, c]));
+      for (const match of formation.matches) {
+        const rules = rulesOf(scenario, match.mode);
+        const anchor = byTicket.get(match.anchorTicketId)!;
+        for (const participant of match.participants) {
+          const member = byTicket.get(participant.ticketId)!;
+          expect(attributesAllow(rules.attributeRules, anchor, member)).toBe(true);
+        }
+      }
+      matched += formation.matches.length;
+      // Shuffled input, same result.
+      expect(formMatches(shuffled(random, scenario.candidates), scenario.rules, now)).toEqual(
+        formation,
+      );
+    }
+    expect(matched).toBeGreaterThan(500);
   });
 
   it('gives the same result for the same candidates in any order', () => {

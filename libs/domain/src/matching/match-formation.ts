@@ -1,4 +1,16 @@
 import { measuredRegions } from '../candidate/candidate.policy';
+import {
+  attributeValueOf,
+  distanceRules,
+  equalRuleKey,
+  equalRules,
+  maxDistanceAt,
+  nextDistanceWideningInMs,
+  numericAttribute,
+  withinAttributeDistance,
+  type DistanceRule,
+  type TicketAttributes,
+} from './attribute-rules';
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
 import { assertNow, isLabel, isUuid, isValidDate } from '../shared/value.guards';
 import {
@@ -12,6 +24,7 @@ import {
 import { balanceGroups, TeamPacking } from './party-teams';
 import { RegionBucket } from './region-bucket';
 import {
+  attributeMismatch,
   compareText,
   duplicateTicket,
   invalidCandidate,
@@ -36,6 +49,8 @@ export interface MatchCandidate {
   /** ms per region; entries that are not finite numbers >= 0 count as not measured. */
   readonly predictedRtt: Readonly<Record<string, number>>;
   readonly enqueuedAt: Date;
+  /** The ticket's attributes (attribute-rules.ts), read by the mode's attribute rules; none: {}. */
+  readonly attributes?: TicketAttributes;
   /** Set when the ticket is one member's of a party ticket: the party plays whole or not at all. */
   readonly party?: CandidateParty;
 }
@@ -103,6 +118,10 @@ interface Entry {
   readonly rtt: Float64Array;
   /** Sum of the members' RTT per region (NaN likewise). */
   readonly rttSum: Float64Array;
+  /** Per distance rule of the pool: this ticket's value (NaN: none)... */
+  readonly distanceValues: Float64Array;
+  /** ...and the largest distance its wait accepts, when it anchors. */
+  readonly maxDistances: Float64Array;
 }
 
 /** Candidates of one mode that play together: one ticket, or all tickets of one party ticket. */
@@ -120,6 +139,14 @@ interface ModePool {
   /** buckets[region][ceiling]: who measured that region within that ceiling. */
   readonly buckets: readonly (readonly RegionBucket[])[];
   readonly entries: Entry[];
+  /**
+   * The values of the mode's equal rules every ticket here shares (equalRuleKey; '' without equal
+   * rules): a mode is split into one pool per such key, so tickets that must not meet never do.
+   */
+  readonly partition: string;
+  readonly distanceRules: readonly DistanceRule[];
+  /** Every pool of the mode, this one included: an explanation looks at the others. */
+  readonly siblings: readonly ModePool[];
 }
 
 interface Option {
@@ -150,6 +177,11 @@ interface Option {
  * best by the same order wins. Such a candidate always exists when any region can fill: the
  * better region of a set can fill too, with a set at least as old member by member (and older
  * somewhere unless it is the same set), so following "better region" ends at one.
+ *
+ * Attribute rules (attribute-rules.ts) narrow who may meet: a mode's equal rules split it into one
+ * pool per combination of values (so tickets that must not meet never share a search), and its
+ * distance rules admit a partner only within the anchor's widened distance, checked as the oldest
+ * partners are taken (the guarantees below then speak of tickets also within those rules).
  *
  * Parties: a party ticket's members form one group, which counts as its size everywhere a ticket
  * counts as one player, has its members' mean rating and its worst member's RTT per region, and
@@ -307,7 +339,22 @@ function screen(
       });
       return false;
     });
-    pools.push(buildPool(modeRules, groupParties(kept, modeRules, rejected), now));
+    // Equal rules split the mode: only tickets with the same values may meet (attribute-rules.ts).
+    const equal = equalRules(modeRules.attributeRules);
+    const partitions = new Map<string, typeof kept>();
+    for (const item of kept) {
+      const key = equalRuleKey(equal, item.candidate.attributes);
+      const partition = partitions.get(key);
+      if (partition) partition.push(item);
+      else partitions.set(key, [item]);
+    }
+    const siblings: ModePool[] = [];
+    for (const key of [...partitions.keys()].sort(compareText)) {
+      const groups = groupParties(partitions.get(key) ?? [], modeRules, rejected);
+      const pool = buildPool(modeRules, groups, now, key, siblings);
+      siblings.push(pool);
+      pools.push(pool);
+    }
   }
   return { pools, rejected };
 }
@@ -392,14 +439,31 @@ function candidateProblems(candidate: MatchCandidate): string[] {
   return problems;
 }
 
-function buildPool(rules: ModeRules, accepted: readonly Group[], now: Date): ModePool {
+function buildPool(
+  rules: ModeRules,
+  accepted: readonly Group[],
+  now: Date,
+  partition: string,
+  siblings: readonly ModePool[],
+): ModePool {
   const regions = [...new Set(accepted.flatMap((item) => item.regions))].sort(compareText);
   const regionIndex = new Map(regions.map((region, index) => [region, index]));
   const ceilings = [...new Set(rules.widening.map((step) => step.maxRttMs))].sort((a, b) => a - b);
   const entries: Entry[] = [];
   const buckets: RegionBucket[][] = [];
-  const pool: ModePool = { rules, regions, ceilings, buckets, entries };
+  const distance = distanceRules(rules.attributeRules);
+  const pool: ModePool = {
+    rules,
+    regions,
+    ceilings,
+    buckets,
+    entries,
+    partition,
+    distanceRules: distance,
+    siblings,
+  };
   accepted.forEach(({ members, regions: measured }, rank) => {
+    // The group's oldest ticket: its age, and its attributes (a party's members share them).
     const candidate = members[0] as MatchCandidate;
     const rtt = new Float64Array(regions.length).fill(Number.NaN);
     const rttSum = new Float64Array(regions.length).fill(Number.NaN);
@@ -418,6 +482,12 @@ function buildPool(rules: ModeRules, accepted: readonly Group[], now: Date): Mod
     const rating = members.reduce((total, member) => total + member.rating, 0) / members.length;
     // A ticket stamped ahead of `now` (another replica's clock) has simply not waited yet.
     const waitedMs = Math.max(0, now.getTime() - candidate.enqueuedAt.getTime());
+    const distanceValues = new Float64Array(distance.length);
+    const maxDistances = new Float64Array(distance.length);
+    distance.forEach((rule, index) => {
+      distanceValues[index] = numericAttribute(candidate.attributes, rule.attribute);
+      maxDistances[index] = maxDistanceAt(rule, waitedMs);
+    });
     entries.push({
       candidate,
       members,
@@ -428,6 +498,8 @@ function buildPool(rules: ModeRules, accepted: readonly Group[], now: Date): Mod
       rank,
       rtt,
       rttSum,
+      distanceValues,
+      maxDistances,
     });
   });
   // Sorted once here, so each bucket's own sort runs over already ordered input (linear).
@@ -462,6 +534,7 @@ function bestOption(anchor: Entry): Option | null {
   const { teamSize, teamCount } = pool.rules;
   const needed = playersPerMatch(pool.rules) - anchor.members.length;
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
+  const accept = distanceFilter(anchor);
   setActive(anchor, false);
   const options: Option[] = [];
   pool.regions.forEach((_, region) => {
@@ -478,6 +551,7 @@ function bestOption(anchor: Entry): Option | null {
       lo,
       hi,
       (rank) => {
+        if (accept && !accept(rank)) return false;
         const size = entryAt(pool, rank).members.length;
         if (size > missing || !packing.fits(size)) return false;
         teamOf.set(entryAt(pool, rank), packing.add(size));
@@ -578,8 +652,13 @@ function explain(entry: Entry): UnmatchedReason {
   const next = nextWideningInMs(pool.rules, waitedMs);
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
   const needed = playersPerMatch(pool.rules);
+  const refusedBy = new Set<number>();
+  const accept = distanceFilter(entry, refusedBy);
   const shortfalls: RegionShortfall[] = [];
   let nearest: { region: string; rttMs: number } | null = null;
+  // Whether an attribute rule is what keeps enough players apart in some region.
+  let equalBlocks = false;
+  let distanceBlocks = false;
   for (let region = 0; region < pool.regions.length; region++) {
     const name = pool.regions[region] ?? '';
     const rttMs = entry.rtt[region] ?? Number.NaN;
@@ -588,15 +667,132 @@ function explain(entry: Entry): UnmatchedReason {
     const bucket = pool.buckets[region]?.[ceiling];
     if (rttMs > step.maxRttMs || !bucket) continue;
     const [lo, hi] = bucket.ratingRange(entry.rating, step.ratingWindow);
-    const available = bucket.count(lo, hi);
+    const inRange = bucket.count(lo, hi);
+    // With distance rules, only those within them count (this ticket is always within its own).
+    const available = accept ? playersAccepted(bucket, lo, hi, needed, accept, pool) : inRange;
     shortfalls.push({ region: name, rttMs, available, missing: Math.max(1, needed - available) });
+    if (inRange >= needed && available < needed) distanceBlocks = true;
+    if (inRange < needed && inRange + inOtherPartitions(entry, name, ceiling) >= needed) {
+      equalBlocks = true;
+    }
   }
   if (shortfalls.length === 0 && nearest) return noRegionWithinLimit(step.maxRttMs, nearest, next);
+  if (!shortfalls.some((shortfall) => shortfall.available >= needed)) {
+    const blocking = attributeBlock(entry, equalBlocks, distanceBlocks, refusedBy, needed, next);
+    if (blocking) return blocking;
+  }
   return notEnoughPlayers(
     { playersPerMatch: needed, maxRttMs: step.maxRttMs, ratingWindow: step.ratingWindow },
     shortfalls,
     next,
   );
+}
+
+/**
+ * The attribute rule that keeps `entry` from a match its RTT and rating limits would allow: the
+ * equal rules when other pools of the mode would fill it, else the first distance rule that
+ * refused a partner. Null when neither is the cause.
+ */
+function attributeBlock(
+  entry: Entry,
+  equalBlocks: boolean,
+  distanceBlocks: boolean,
+  refusedBy: ReadonlySet<number>,
+  needed: number,
+  nextWidening: number | null,
+): UnmatchedReason | null {
+  const { pool, candidate } = entry;
+  if (equalBlocks) {
+    const names = equalRules(pool.rules.attributeRules).map((rule) => rule.attribute);
+    return attributeMismatch({
+      rule: 'equal',
+      attributes: names,
+      values: Object.fromEntries(
+        names.map((name) => [name, attributeValueOf(candidate.attributes, name) ?? null]),
+      ),
+      maxDistance: null,
+      playersPerMatch: needed,
+      nextWideningInMs: nextWidening,
+    });
+  }
+  const index = [...refusedBy].sort((a, b) => a - b)[0];
+  const rule = index === undefined ? undefined : pool.distanceRules[index];
+  if (!distanceBlocks || index === undefined || !rule) return null;
+  const value = entry.distanceValues[index] ?? Number.NaN;
+  return attributeMismatch({
+    rule: 'distance',
+    attributes: [rule.attribute],
+    values: { [rule.attribute]: Number.isNaN(value) ? null : value },
+    maxDistance: entry.maxDistances[index] ?? 0,
+    playersPerMatch: needed,
+    nextWideningInMs: nextDistanceWideningInMs(rule, entry.waitedMs),
+  });
+}
+
+/**
+ * Unmatched tickets of the mode's other pools (other values of its equal rules) that `entry`'s
+ * RTT ceiling and rating window would admit in `region`.
+ */
+function inOtherPartitions(entry: Entry, region: string, ceiling: number): number {
+  let total = 0;
+  for (const sibling of entry.pool.siblings) {
+    if (sibling === entry.pool) continue;
+    const bucket = sibling.buckets[sibling.regions.indexOf(region)]?.[ceiling];
+    if (!bucket) continue;
+    const [lo, hi] = bucket.ratingRange(entry.rating, entry.step.ratingWindow);
+    total += bucket.count(lo, hi);
+  }
+  return total;
+}
+
+/**
+ * The distance rules' test of partners for a search anchored by `anchor`, by age rank in its
+ * pool; undefined when the mode has none. Records the index of each rule that refused someone.
+ */
+function distanceFilter(
+  anchor: Entry,
+  refusedBy?: Set<number>,
+): ((rank: number) => boolean) | undefined {
+  const count = anchor.pool.distanceRules.length;
+  if (count === 0) return undefined;
+  return (rank) => {
+    const member = entryAt(anchor.pool, rank);
+    for (let index = 0; index < count; index++) {
+      const within = withinAttributeDistance(
+        member.distanceValues[index] ?? Number.NaN,
+        anchor.distanceValues[index] ?? Number.NaN,
+        anchor.maxDistances[index] ?? 0,
+      );
+      if (!within) {
+        refusedBy?.add(index);
+        return false;
+      }
+    }
+    return true;
+  };
+}
+
+/** Players of the oldest groups in slots [lo, hi) that `accept` admits, counted up to `needed`. */
+function playersAccepted(
+  bucket: RegionBucket,
+  lo: number,
+  hi: number,
+  needed: number,
+  accept: (rank: number) => boolean,
+  pool: ModePool,
+): number {
+  let players = 0;
+  bucket.takeOldestWhere(
+    lo,
+    hi,
+    (rank) => {
+      if (!accept(rank)) return false;
+      players += entryAt(pool, rank).members.length;
+      return true;
+    },
+    () => players >= needed,
+  );
+  return players;
 }
 
 function setActive(entry: Entry, active: boolean): void {

@@ -1,5 +1,6 @@
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
 import { isLabel } from '../shared/value.guards';
+import { attributeRulesProblems, type AttributeRule } from './attribute-rules';
 
 /**
  * The limits a ticket accepts once it has waited `afterMs`. Steps only ever widen, so a ticket's
@@ -19,6 +20,11 @@ export interface ModeRules {
   readonly teamCount: number;
   /** Sorted by `afterMs`, the first at 0 so every wait has a step. */
   readonly widening: readonly WideningStep[];
+  /**
+   * Rules over ticket attributes (attribute-rules.ts): equal values, or a numeric distance from
+   * the anchor's that widens with its wait. None when absent.
+   */
+  readonly attributeRules?: readonly AttributeRule[];
 }
 
 /** A sanity bound: the matcher and the roster are built for lobbies, not for whole shards. */
@@ -62,6 +68,7 @@ export function assertModeRules(rules: readonly ModeRules[]): void {
       problems.push(`${at}: teamSize * teamCount must be at most ${MAX_PLAYERS_PER_MATCH}`);
     }
     problems.push(...wideningProblems(rule.widening, `${at}.widening`));
+    problems.push(...attributeRulesProblems(rule.attributeRules, `${at}.attributeRules`));
   });
   if (problems.length > 0) {
     throw new DomainError(

@@ -90,8 +90,9 @@ export class RegionBucket {
 
   /**
    * The age ranks of the unmatched tickets in slots [lo, hi) that `take` accepts, visited oldest
-   * first until `done()` or none is left; a ticket `take` refuses is passed over. Leaves the
-   * bucket as it found it.
+   * first until `done()` or none is left; a ticket `take` refuses (another party size that does
+   * not fit, an attribute out of range) is passed over, so the cost grows with how many are
+   * refused. Leaves the bucket as it found it.
    */
   takeOldestWhere(
     lo: number,

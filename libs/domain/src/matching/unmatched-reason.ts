@@ -18,6 +18,11 @@ export const UnmatchedCode = {
   PARTY_INCOMPLETE: 'PARTY_INCOMPLETE',
   /** The ticket's party has more players than a team of its mode (the API refuses that at enqueue). */
   PARTY_TOO_LARGE: 'PARTY_TOO_LARGE',
+  /**
+   * Enough players are searching within the ticket's RTT and rating limits, but one of the mode's
+   * attribute rules keeps them apart (another build version, a skill too far away).
+   */
+  ATTRIBUTE_MISMATCH: 'ATTRIBUTE_MISMATCH',
 } as const;
 export type UnmatchedCode = (typeof UnmatchedCode)[keyof typeof UnmatchedCode];
 
@@ -64,7 +69,20 @@ export type UnmatchedReason =
   | ReasonOf<'DUPLICATE_TICKET', { playerId: string; olderTicketId: string }>
   | ReasonOf<'PLAYER_MATCHED', { playerId: string; matchedTicketId: string }>
   | ReasonOf<'PARTY_INCOMPLETE', { partyId: string; size: number; present: number }>
-  | ReasonOf<'PARTY_TOO_LARGE', { partyId: string; size: number; teamSize: number }>;
+  | ReasonOf<'PARTY_TOO_LARGE', { partyId: string; size: number; teamSize: number }>
+  | ReasonOf<'ATTRIBUTE_MISMATCH', AttributeMismatchDetails>;
+
+/** Which attribute rule blocks, and this ticket's values of its attributes (null: none). */
+export interface AttributeMismatchDetails {
+  readonly rule: 'equal' | 'distance';
+  readonly attributes: readonly string[];
+  readonly values: Readonly<Record<string, string | number | null>>;
+  /** The distance the ticket's wait accepts now (distance rules; null for equal rules). */
+  readonly maxDistance: number | null;
+  readonly playersPerMatch: number;
+  /** When the limits widen next: the rule's own steps for distance, RTT/rating for equal. */
+  readonly nextWideningInMs: number | null;
+}
 
 export interface UnmatchedTicket {
   readonly ticketId: string;
@@ -172,6 +190,30 @@ export function partyTooLarge(partyId: string, size: number, teamSize: number): 
     code: 'PARTY_TOO_LARGE',
     message: `a party of ${size} cannot fit a team of ${teamSize}`,
     details: { partyId, size, teamSize },
+  });
+}
+
+export function attributeMismatch(details: AttributeMismatchDetails): UnmatchedReason {
+  const valueText = (name: string) => {
+    const value = details.values[name];
+    return value === null || value === undefined ? 'none' : JSON.stringify(value);
+  };
+  const message =
+    details.rule === 'equal'
+      ? `${details.attributes.join(' and ')} must equal yours (${details.attributes.map(valueText).join(', ')}): ` +
+        'players within your limits are searching, but with other values' +
+        wideningText(details.nextWideningInMs)
+      : `${details.attributes[0] ?? ''} must be within ${String(details.maxDistance)} of yours ` +
+        `(${valueText(details.attributes[0] ?? '')}): players within your other limits are further apart` +
+        wideningText(details.nextWideningInMs);
+  return freeze({
+    code: 'ATTRIBUTE_MISMATCH',
+    message,
+    details: {
+      ...details,
+      attributes: Object.freeze([...details.attributes]),
+      values: Object.freeze({ ...details.values }),
+    },
   });
 }
 

@@ -67,7 +67,7 @@ function randomCommand(random: () => number, ticket: TicketSnapshot): TicketComm
 }
 
 function historyState(ticket: TicketSnapshot): TicketHistoryState {
-  const { rating: _r, predictedRtt: _p, lastHeartbeatAt: _h, ...rest } = ticket;
+  const { rating: _r, predictedRtt: _p, lastHeartbeatAt: _h, attributes: _a, ...rest } = ticket;
   return rest;
 }
 

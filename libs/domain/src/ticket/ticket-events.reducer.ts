@@ -22,7 +22,7 @@ export type TicketHistoryEvent = HistoryEvent<
   TicketStateChangedPayload
 >;
 
-/** What a ticket's events tell: heartbeats, RTTs and rating are not events, so they are not here. */
+/** What a ticket's events tell: heartbeats, RTTs, rating and attributes are not events, so they are not here. */
 export type TicketHistoryState = Pick<
   TicketSnapshot,
   'id' | 'playerId' | 'mode' | 'state' | 'revision' | 'enqueuedAt' | 'matchId' | 'stateChangedAt'

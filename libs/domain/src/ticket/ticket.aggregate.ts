@@ -3,6 +3,7 @@ import {
   type MatchFailureReason,
   type MatchState,
 } from '../match/match-state.machine';
+import type { TicketAttributes } from '../matching/attribute-rules';
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
 import { FIRST_REVISION, nextRevision } from '../shared/revision';
 import { assertNow, isLabel, isUuid, isValidDate } from '../shared/value.guards';
@@ -30,6 +31,11 @@ export interface TicketSnapshot {
   /** Set from MATCHED on; cleared by a requeue; kept when the ticket ends. */
   readonly matchId?: string;
   readonly stateChangedAt: Date;
+  /**
+   * Set at creation as the API validated them against the mode's declaration (attribute-rules.ts)
+   * and never changed; absent reads as none.
+   */
+  readonly attributes?: TicketAttributes;
 }
 
 /** What a requeue needs to know about the match that failed. */
@@ -62,6 +68,8 @@ export interface NewTicket {
   readonly mode: string;
   readonly rating: number;
   readonly predictedRtt?: Readonly<Record<string, number>>;
+  /** Already validated against the mode's declaration; only their shape is checked here. */
+  readonly attributes?: TicketAttributes;
 }
 
 export interface TicketChange {
@@ -82,6 +90,8 @@ export function createTicket(input: NewTicket, now: Date): TicketChange {
   // Only absence means "no probe yet"; a null is a caller's nil map and is refused, not papered over.
   const predictedRtt = input.predictedRtt === undefined ? {} : input.predictedRtt;
   problems.push(...rttProblems(predictedRtt));
+  const attributes = input.attributes === undefined ? {} : input.attributes;
+  problems.push(...attributesShapeProblems(attributes));
   if (problems.length > 0) {
     throw new DomainError(
       DomainErrorCode.INVALID_ARGUMENT,
@@ -98,6 +108,7 @@ export function createTicket(input: NewTicket, now: Date): TicketChange {
     revision: FIRST_REVISION,
     rating: input.rating,
     predictedRtt: Object.freeze({ ...predictedRtt }),
+    attributes: Object.freeze({ ...attributes }),
     enqueuedAt: new Date(at),
     lastHeartbeatAt: new Date(at),
     stateChangedAt: new Date(at),
@@ -248,6 +259,17 @@ export function assertTimeout(heartbeatTimeoutMs: number): void {
       `heartbeatTimeoutMs must be a finite number >= 0, got ${String(heartbeatTimeoutMs)}`,
     );
   }
+}
+
+function attributesShapeProblems(attributes: unknown): string[] {
+  if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes)) {
+    return ['attributes must be an object of name -> string or number, never null'];
+  }
+  return Object.entries(attributes).flatMap(([name, value]) =>
+    typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+      ? []
+      : [`attributes.${name} must be a string or a finite number`],
+  );
 }
 
 function rttProblems(predictedRtt: unknown): string[] {

@@ -182,6 +182,16 @@ export function playerPage(session: ConsoleSession, view: PlayerView): string {
                         .join(' · ')
                 }
               </dd>
+              <dt>Attributes</dt>
+              <dd>
+                ${
+                  Object.keys(ticket.attributes).length === 0
+                    ? 'none'
+                    : Object.entries(ticket.attributes)
+                        .map(([name, value]) => `${name} ${JSON.stringify(value)}`)
+                        .join(' · ')
+                }
+              </dd>
               <dt>Why not matched yet</dt>
               <dd data-explanation>
                 ${

@@ -1,0 +1,72 @@
+import { parseModeAttributeSchema, type ModeAttributeSchema } from '@matchplane/domain';
+import { ValidateBy, type ValidationArguments } from 'class-validator';
+import { parseQueueModes } from './queue-policy';
+
+/**
+ * QUEUE_MODE_ATTRIBUTES: a JSON object of mode -> declaration (see parseModeAttributeSchema in
+ * libs/domain for the shape). A mode it does not name takes no attributes. The API validates
+ * tickets against it and the matcher applies its rules, so both read this one variable.
+ */
+export function parseQueueModeAttributes(
+  raw: string | undefined,
+  modes: readonly string[] | undefined,
+): Map<string, ModeAttributeSchema> {
+  const { schemas, problems } = readQueueModeAttributes(raw, modes);
+  if (problems.length > 0) throw new Error(problems.join('; '));
+  return schemas;
+}
+
+function readQueueModeAttributes(
+  raw: string | undefined,
+  modes: readonly string[] | undefined,
+): { schemas: Map<string, ModeAttributeSchema>; problems: string[] } {
+  const schemas = new Map<string, ModeAttributeSchema>();
+  if (raw === undefined) return { schemas, problems: [] };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    return { schemas, problems: [`is not JSON (${(error as Error).message})`] };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return { schemas, problems: ['must be a JSON object of mode -> {attributes, rules}'] };
+  }
+  const problems: string[] = [];
+  for (const [mode, value] of Object.entries(parsed as Record<string, unknown>)) {
+    if (modes && !modes.includes(mode)) {
+      problems.push(`names mode ${JSON.stringify(mode)}, which QUEUE_MODES does not list`);
+      continue;
+    }
+    const { schema, problems: modeProblems } = parseModeAttributeSchema(value, mode);
+    problems.push(...modeProblems);
+    schemas.set(mode, schema);
+  }
+  return { schemas, problems };
+}
+
+function queueModesOf(object: object): string[] | undefined {
+  try {
+    return parseQueueModes((object as { QUEUE_MODES?: string }).QUEUE_MODES ?? '').map(
+      (mode) => mode.mode,
+    );
+  } catch {
+    return undefined; // QUEUE_MODES reports its own problem.
+  }
+}
+
+/** Validates QUEUE_MODE_ATTRIBUTES against the object's QUEUE_MODES, naming every problem. */
+export function IsQueueModeAttributes(): PropertyDecorator {
+  const problemsOf = (args: ValidationArguments) =>
+    typeof args.value === 'string'
+      ? readQueueModeAttributes(args.value, queueModesOf(args.object)).problems
+      : ['must be a string'];
+  return ValidateBy({
+    name: 'isQueueModeAttributes',
+    validator: {
+      validate: (_value: unknown, args?: ValidationArguments) =>
+        args !== undefined && problemsOf(args).length === 0,
+      defaultMessage: (args?: ValidationArguments) =>
+        args ? `${args.property} ${problemsOf(args).join('; ')}` : 'is invalid',
+    },
+  });
+}
