@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { loadConfig } from '@matchplane/config';
 import type {
   PartyResponse,
   PartyTicketResponse,
@@ -11,11 +9,9 @@ import type {
 } from '@matchplane/contracts';
 import { MatchStore } from '@matchplane/matches';
 import { CandidateProjection, TicketExpiryStage, TicketStore } from '@matchplane/tickets';
-import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
-import { MatcherModule } from '../../apps/matcher/src/matcher.module';
+import { startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
-import { freePort } from '../support/processes';
 
 /**
  * Parties through the real player routes, the real matcher (a pass of the matcher app's module)
@@ -35,19 +31,7 @@ describe('parties', () => {
 
   beforeAll(async () => {
     api = await startPlayerApi({ QUEUE_MODES });
-    const config = loadConfig(MatcherConfig, {
-      ...api.db.env,
-      REDIS_KEY_PREFIX: api.prefix,
-      LOG_LEVEL: 'silent',
-      HEALTH_HOST: '127.0.0.1',
-      HEALTH_PORT: String(await freePort()),
-      DATABASE_POOL_SIZE: '4',
-      QUEUE_MODES,
-    });
-    matcher = await NestFactory.createApplicationContext(
-      MatcherModule.forRoot(config, { schedule: 'manual' }),
-      { logger: false, abortOnError: false },
-    );
+    matcher = (await startInProcessMatcher(api, { QUEUE_MODES })).context;
   });
 
   afterAll(async () => {
@@ -468,19 +452,7 @@ describe('parties and heartbeats in the matcher', () => {
 
   beforeAll(async () => {
     api = await startPlayerApi(env);
-    const config = loadConfig(MatcherConfig, {
-      ...api.db.env,
-      ...env,
-      REDIS_KEY_PREFIX: api.prefix,
-      LOG_LEVEL: 'silent',
-      HEALTH_HOST: '127.0.0.1',
-      HEALTH_PORT: String(await freePort()),
-      DATABASE_POOL_SIZE: '4',
-    });
-    matcher = await NestFactory.createApplicationContext(
-      MatcherModule.forRoot(config, { schedule: 'manual' }),
-      { logger: false, abortOnError: false },
-    );
+    matcher = (await startInProcessMatcher(api, env)).context;
   });
 
   afterAll(async () => {
