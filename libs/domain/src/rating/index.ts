@@ -1,0 +1,2 @@
+export * from './skill-rating';
+export * from './match-rating';
