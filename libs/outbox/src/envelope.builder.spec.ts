@@ -440,7 +440,9 @@ describe(envelopesFor.name, () => {
       t0,
     );
     const events = [created, matched, requeued, cancelled].flatMap((change) => change.events);
-    expect(envelopesFor(events).map((e) => [e.revision, e.payload.to])).toEqual([
+    expect(
+      envelopesFor(events).map((e) => [e.revision, 'to' in e.payload && e.payload.to]),
+    ).toEqual([
       [1, 'SEARCHING'],
       [2, 'MATCHED'],
       [3, 'SEARCHING'],
