@@ -167,7 +167,13 @@ export class QueueService {
         }
         const { ticket } = await this.createTicket(
           manager,
-          { playerId, mode, rating: profile.rating, predictedRtt },
+          {
+            playerId,
+            mode,
+            rating: profile.rating,
+            ratingSigma: profile.ratingSigma,
+            predictedRtt,
+          },
           now,
         );
         await this.projection.refreshAfterCommit(manager, ticket);
@@ -290,7 +296,13 @@ export class QueueService {
 
   private async createTicket(
     manager: EntityManager,
-    input: { playerId: string; mode: string; rating: number; predictedRtt: Record<string, number> },
+    input: {
+      playerId: string;
+      mode: string;
+      rating: number;
+      ratingSigma: number;
+      predictedRtt: Record<string, number>;
+    },
     now: Date,
   ) {
     try {
