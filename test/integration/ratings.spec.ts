@@ -13,7 +13,7 @@ import {
   queuePlayers,
   serverCall,
   startDispatcherFor,
-  startInProcessAllocator,
+  startStaticAllocator,
   waitForHandOff,
   type InProcessAllocator,
   type QueuedPlayer,
@@ -49,19 +49,7 @@ describe(PlayerRatings.name, () => {
       OPERATOR_TOKENS: `ops=${OPERATOR_TOKEN}`,
     });
     dispatcher = await startDispatcherFor(api);
-    allocator = await startInProcessAllocator(
-      api,
-      {
-        JOIN_KEYS_FILE: keys.write('keys.json', ['k1']),
-        JOIN_ACTIVE_KEY_ID: 'k1',
-        ALLOCATION_PROVIDER: 'static',
-        STATIC_SERVERS: Array.from({ length: 6 }, (_, i) => `gs-${i}=127.0.0.1:${7300 + i}`).join(
-          ',',
-        ),
-        STATIC_HANDOFF_URL: 'http://{host}:{port}/handoff',
-      },
-      { handOff },
-    );
+    allocator = await startStaticAllocator(api, keys, handOff, { servers: 6, firstPort: 7300 });
   });
 
   afterAll(async () => {
