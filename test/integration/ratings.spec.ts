@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { ServerRoutes, SERVER_PROTOCOL_VERSION } from '@matchplane/contracts';
 import { DEFAULT_SKILL, displayRating } from '@matchplane/domain';
 import { PlayerRatings } from '@matchplane/players';
+import { CandidateProjection } from '@matchplane/tickets';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';
-import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import { startPlayerApi, type PlayerApi, type TicketResponse } from '../support/player-api';
 import { waitFor } from '../support/processes';
 import {
   CapturingHandOff,
@@ -11,6 +12,7 @@ import {
   KeyFiles,
   matchState,
   queuePlayers,
+  REGION,
   serverCall,
   startDispatcherFor,
   startStaticAllocator,
@@ -313,6 +315,22 @@ describe(PlayerRatings.name, () => {
     expect(missing.json()).toMatchObject({ status: 404, code: 'PLAYER_NOT_FOUND' });
     const malformed = await operator('GET', '/v1/admin/players/not-a-uuid/rating');
     expect(malformed.json()).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
+  });
+
+  it("queues a player with its rating and uncertainty, as the matcher's candidate reads them", async () => {
+    const session = await api.newPlayer();
+    expect((await api.probe(session.token, REGION)).statusCode).toBeLessThan(300);
+    const skill = { mu: 30, sigma: 2.5 };
+    const imported = await operator('POST', '/v1/admin/ratings/import', {
+      ratings: [{ playerId: session.playerId, ...skill }],
+    });
+    expect(imported.statusCode).toBe(200);
+    const created = await api.enqueue(session.token, 'pair');
+    expect(created.statusCode).toBe(201);
+    const candidate = await api.app
+      .get(CandidateProjection, { strict: false })
+      .candidate(created.json<TicketResponse>().id);
+    expect(candidate).toMatchObject({ rating: displayRating(skill), ratingSigma: 2.5 });
   });
 
   it('refuses the operator routes without an operator token (401) or with a wrong one (403)', async () => {
