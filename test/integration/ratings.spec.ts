@@ -156,6 +156,13 @@ describe(PlayerRatings.name, () => {
       // now() is the transaction's start: the same instant proves one transaction with COMPLETED.
       expect(event.created_at).toEqual(completed!.created_at);
     }
+    // A repeated report (the server retrying) is refused once the allocation is released, and
+    // rates nobody again.
+    expect((await result({ outcome: 'COMPLETED', winningTeam: 1 })).json()).toMatchObject({
+      status: 401,
+      code: 'ALLOCATION_ENDED',
+    });
+    expect(await skills(players)).toEqual(after);
     await waitFor(
       async () =>
         (await ratingEvents(players.map((p) => p.playerId))).every((e) => e.status === 'published')
