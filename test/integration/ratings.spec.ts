@@ -297,6 +297,15 @@ describe(PlayerRatings.name, () => {
         },
         'ratings.1.playerId',
       ],
+      [
+        {
+          ratings: [
+            { playerId: a!.playerId, mu: 30, sigma: 1 },
+            { playerId: b!.playerId, mu: 1e308, sigma: 1 },
+          ],
+        },
+        'ratings.1.mu',
+      ],
       [{ ratings: [] }, 'ratings'],
       [
         {

@@ -8,7 +8,9 @@ import {
   IsPositive,
   IsString,
   IsUUID,
+  Max,
   MaxLength,
+  Min,
   ValidateNested,
 } from 'class-validator';
 import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
@@ -19,6 +21,12 @@ import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
  */
 export const RATING_IMPORT_MAX_ENTRIES = 500;
 export const RATING_IMPORT_REASON_MAX_LENGTH = 500;
+/**
+ * Bounds on imported values, far outside anything openskill produces (mu around 0-50, sigma at
+ * most 25/3): a finite but huge mu would make an infinite display rating.
+ */
+export const RATING_IMPORT_MAX_ABS_MU = 1_000;
+export const RATING_IMPORT_MAX_SIGMA = 1_000;
 
 const FINITE = { allowNaN: false, allowInfinity: false };
 
@@ -27,13 +35,27 @@ export class RatingImportEntry {
   @IsUUID('all')
   playerId!: string;
 
-  @ApiProperty({ description: 'openskill mu (a new player: 25)', example: 27.5 })
+  @ApiProperty({
+    description: 'openskill mu (a new player: 25)',
+    example: 27.5,
+    minimum: -RATING_IMPORT_MAX_ABS_MU,
+    maximum: RATING_IMPORT_MAX_ABS_MU,
+  })
   @IsNumber(FINITE)
+  @Min(-RATING_IMPORT_MAX_ABS_MU)
+  @Max(RATING_IMPORT_MAX_ABS_MU)
   mu!: number;
 
-  @ApiProperty({ description: 'openskill sigma, > 0 (a new player: 25/3)', example: 4.2 })
+  @ApiProperty({
+    description: 'openskill sigma, > 0 (a new player: 25/3)',
+    example: 4.2,
+    minimum: 0,
+    exclusiveMinimum: true,
+    maximum: RATING_IMPORT_MAX_SIGMA,
+  })
   @IsNumber(FINITE)
   @IsPositive()
+  @Max(RATING_IMPORT_MAX_SIGMA)
   sigma!: number;
 }
 
