@@ -123,6 +123,32 @@ export async function startInProcessAllocator(
   return { app, config, close: () => app.close() };
 }
 
+/**
+ * The real allocator on the static provider: a pool of `servers` at 127.0.0.1 from `firstPort`
+ * (nothing listens; `handOff` captures what each server is handed) and one join key.
+ */
+export function startStaticAllocator(
+  api: PlayerApi,
+  keys: KeyFiles,
+  handOff: CapturingHandOff,
+  pool: { servers: number; firstPort: number },
+): Promise<InProcessAllocator> {
+  return startInProcessAllocator(
+    api,
+    {
+      JOIN_KEYS_FILE: keys.write('keys.json', ['k1']),
+      JOIN_ACTIVE_KEY_ID: 'k1',
+      ALLOCATION_PROVIDER: 'static',
+      STATIC_SERVERS: Array.from(
+        { length: pool.servers },
+        (_, i) => `gs-${i}=127.0.0.1:${pool.firstPort + i}`,
+      ).join(','),
+      STATIC_HANDOFF_URL: 'http://{host}:{port}/handoff',
+    },
+    { handOff },
+  );
+}
+
 export async function startDispatcherFor(api: PlayerApi): Promise<InProcessDispatcher> {
   return startInProcessDispatcher({
     ...api.db.env,

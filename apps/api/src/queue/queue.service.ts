@@ -178,7 +178,14 @@ export class QueueService {
         }
         const { ticket } = await this.createTicket(
           manager,
-          { playerId, mode, rating: profile.rating, predictedRtt, attributes },
+          {
+            playerId,
+            mode,
+            rating: profile.rating,
+            ratingSigma: profile.ratingSigma,
+            predictedRtt,
+            attributes,
+          },
           now,
         );
         await this.projection.refreshAfterCommit(manager, ticket);
@@ -305,6 +312,7 @@ export class QueueService {
       playerId: string;
       mode: string;
       rating: number;
+      ratingSigma: number;
       predictedRtt: Record<string, number>;
       attributes: TicketAttributes;
     },

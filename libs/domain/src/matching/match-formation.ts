@@ -22,7 +22,8 @@ import {
   type WideningStep,
 } from './mode-rules';
 import { RegionBucket } from './region-bucket';
-import { balanceTeams } from './team-balance';
+import { balanceSkillOf } from '../rating/skill-rating';
+import { balanceTeamsBySkill } from './team-balance';
 import {
   attributeMismatch,
   compareText,
@@ -44,6 +45,11 @@ export interface MatchCandidate {
   readonly playerId: string;
   readonly mode: string;
   readonly rating: number;
+  /**
+   * The uncertainty (openskill sigma) behind `rating`, for team balance; absent reads as known
+   * exactly (balance on `rating` alone).
+   */
+  readonly ratingSigma?: number;
   /** ms per region; entries that are not finite numbers >= 0 count as not measured. */
   readonly predictedRtt: Readonly<Record<string, number>>;
   readonly enqueuedAt: Date;
@@ -324,6 +330,10 @@ function candidateProblems(candidate: MatchCandidate): string[] {
   if (typeof candidate.rating !== 'number' || !Number.isFinite(candidate.rating)) {
     problems.push('rating must be a finite number');
   }
+  const { ratingSigma } = candidate;
+  if (ratingSigma !== undefined && !(Number.isFinite(ratingSigma) && ratingSigma > 0)) {
+    problems.push('ratingSigma must be a finite number > 0 when present');
+  }
   if (!isValidDate(candidate.enqueuedAt)) problems.push('enqueuedAt must be a valid Date');
   return problems;
 }
@@ -461,8 +471,8 @@ function compareOptions(a: Option, b: Option): number {
 
 function proposal(anchor: Entry, option: Option): ProposedMatch {
   const { pool } = anchor;
-  const teams = balanceTeams(
-    option.members.map((member) => member.candidate.rating),
+  const teams = balanceTeamsBySkill(
+    option.members.map((member) => balanceSkillOf(member.candidate)),
     pool.rules.teamSize,
     pool.rules.teamCount,
   );
