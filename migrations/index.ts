@@ -6,6 +6,7 @@ import { OutboxClaimOwners1764450000000 } from './1764450000000-outbox-claim-own
 import { TicketEndReason1764460000000 } from './1764460000000-ticket-end-reason';
 import { AuditLogTargetIndex1764520000000 } from './1764520000000-audit-log-target-index';
 import { TraceContext1764530000000 } from './1764530000000-trace-context';
+import { AllocationRegion1764630000000 } from './1764630000000-allocation-region';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -20,4 +21,5 @@ export const allMigrations = [
   TicketEndReason1764460000000,
   AuditLogTargetIndex1764520000000,
   TraceContext1764530000000,
+  AllocationRegion1764630000000,
 ];
