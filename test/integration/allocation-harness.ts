@@ -143,17 +143,24 @@ export interface QueuedPlayer {
   ticket: TicketResponse;
 }
 
-/** Players through the real routes: a guest session, a probe of REGION, a ticket in `mode`. */
+/**
+ * Players through the real routes: a guest session, probes (by default of REGION alone), a ticket
+ * in `mode`. `probeDelaysMs` names each region to probe and how long the player takes to answer
+ * its challenge: the server measures that as the player's RTT there.
+ */
 export async function queuePlayers(
   api: PlayerApi,
   count: number,
   mode: string,
+  probeDelaysMs: Readonly<Record<string, number>> = { [REGION]: 0 },
 ): Promise<QueuedPlayer[]> {
   const players: QueuedPlayer[] = [];
   for (let i = 0; i < count; i += 1) {
     const session = await api.newPlayer();
-    const probe = await api.probe(session.token, REGION);
-    if (probe.statusCode >= 300) throw new Error(`probe: ${probe.statusCode} ${probe.body}`);
+    for (const [region, delayMs] of Object.entries(probeDelaysMs)) {
+      const probe = await api.probe(session.token, region, delayMs);
+      if (probe.statusCode >= 300) throw new Error(`probe: ${probe.statusCode} ${probe.body}`);
+    }
     const created = await api.enqueue(session.token, mode);
     if (created.statusCode !== 201)
       throw new Error(`enqueue: ${created.statusCode} ${created.body}`);
@@ -176,6 +183,7 @@ export async function commitMatch(
   players: readonly QueuedPlayer[],
   mode: string,
   teamOf: (index: number) => number = (index) => index % 2,
+  region = REGION,
 ): Promise<string> {
   const matches = api.app.get(MatchStore, { strict: false });
   const tickets = api.app.get(TicketStore, { strict: false });
@@ -192,7 +200,7 @@ export async function commitMatch(
       manager,
       {
         mode,
-        region: REGION,
+        region,
         participants: rows.map((row, index) => ({
           playerId: row.playerId,
           ticketId: row.id,
