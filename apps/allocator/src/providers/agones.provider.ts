@@ -87,7 +87,7 @@ export class AgonesProvider extends AllocationProvider {
   constructor(@Inject(AllocatorConfig) private readonly config: AllocatorConfig) {
     super();
     this.namespace = config.AGONES_NAMESPACE;
-    // One client per cluster, made when first needed (in-cluster loading fails outside one).
+    // One client per cluster (API URL and token), shared by the regions whose Fleets run there.
     const clients = new Map<string, CustomObjectsApi>();
     const client = (apiUrl?: string, tokenFile?: string): CustomObjectsApi => {
       const key = `${apiUrl ?? ''}\n${tokenFile ?? ''}`;
