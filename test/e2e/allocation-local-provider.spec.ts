@@ -6,6 +6,7 @@ import {
   commitMatch,
   KeyFiles,
   listenOnLoopback,
+  matchEventPayloads,
   matchState,
   queuePlayers,
   startDispatcherFor,
@@ -85,11 +86,7 @@ describe(LocalProvider.name, () => {
 
   /** The server region the match's events carry, revision by revision. */
   async function eventServerRegions(matchId: string): Promise<(string | undefined)[]> {
-    const rows = await api.ds.query<{ payload: { serverRegion?: string } }[]>(
-      `SELECT payload FROM outbox WHERE aggregate_id = $1 ORDER BY revision`,
-      [matchId],
-    );
-    return rows.map((row) => row.payload.serverRegion);
+    return (await matchEventPayloads(api.ds, matchId)).map((payload) => payload.serverRegion);
   }
 
   it("launches a match's server labelled with the match's region, and the registered match carries it", async () => {

@@ -13,7 +13,9 @@ import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
 import {
+  allocationRegion,
   allocationState,
+  endAndRelease,
   cancelMatch,
   commitMatch,
   countRows,
@@ -190,6 +192,19 @@ class FakeAgones {
   }
 }
 
+/** The GameServer of `cluster` allocated to the match, once it was handed its credential. */
+function handedOffIn(cluster: FakeAgones, matchId: string) {
+  return waitFor(
+    () => {
+      const [server] = cluster.allocatedFor(matchId);
+      return Promise.resolve(
+        server?.annotations[AgonesHandOffAnnotations.CREDENTIAL] ? server : undefined,
+      );
+    },
+    { what: `hand-off of match ${matchId}` },
+  );
+}
+
 describe(AgonesProvider.name, () => {
   const keys = new KeyFiles();
   const agones = new FakeAgones('mp', 'mp-fleet', 3);
@@ -235,17 +250,7 @@ describe(AgonesProvider.name, () => {
     keys.remove();
   });
 
-  async function handedOff(matchId: string) {
-    return waitFor(
-      () => {
-        const [server] = agones.allocatedFor(matchId);
-        return Promise.resolve(
-          server?.annotations[AgonesHandOffAnnotations.CREDENTIAL] ? server : undefined,
-        );
-      },
-      { what: `hand-off of match ${matchId}` },
-    );
-  }
+  const handedOff = (matchId: string) => handedOffIn(agones, matchId);
 
   it('allocates a GameServer from the fleet and hands it its credential as annotations', async () => {
     const players = await queuePlayers(api, 2, 'duel');
@@ -377,25 +382,7 @@ describe(`${AgonesProvider.name} by region`, () => {
     keys.remove();
   });
 
-  function handedOffIn(cluster: FakeAgones, matchId: string) {
-    return waitFor(
-      () => {
-        const [server] = cluster.allocatedFor(matchId);
-        return Promise.resolve(
-          server?.annotations[AgonesHandOffAnnotations.CREDENTIAL] ? server : undefined,
-        );
-      },
-      { what: `hand-off of match ${matchId}` },
-    );
-  }
-
-  async function allocatedRegion(matchId: string): Promise<string | null | undefined> {
-    const [row] = await api.ds.query<{ region: string | null }[]>(
-      `SELECT region FROM allocations WHERE match_id = $1`,
-      [matchId],
-    );
-    return row?.region;
-  }
+  const allocatedRegion = (matchId: string) => allocationRegion(api.ds, matchId);
 
   it("allocates from the Fleet of the match's region, in that region's cluster, and releases there", async () => {
     const players = await queuePlayers(api, 2, 'duel', { 'us-east': 0 });
@@ -410,14 +397,7 @@ describe(`${AgonesProvider.name} by region`, () => {
     expect(await allocatedRegion(matchId)).toBe('us-east');
 
     // Reconciliation's release reaches the cluster the server runs in.
-    await cancelMatch(api, matchId);
-    const requests = releaseRequests(api);
-    try {
-      await requests.pass();
-      await waitForRelease(api, matchId);
-    } finally {
-      await requests.close();
-    }
+    await endAndRelease(api, matchId);
     expect(usCluster.servers.has(server.name)).toBe(false);
   });
 

@@ -318,6 +318,30 @@ export function releaseRequests(api: PlayerApi): ReleaseRequests {
   };
 }
 
+/** The region the match's allocation records (null: none recorded; undefined: no allocation). */
+export async function allocationRegion(
+  ds: DataSource,
+  matchId: string,
+): Promise<string | null | undefined> {
+  const [row] = await ds.query<{ region: string | null }[]>(
+    `SELECT region FROM allocations WHERE match_id = $1`,
+    [matchId],
+  );
+  return row?.region;
+}
+
+/** The payloads of the match's `match.state_changed` events, by revision, as consumers get them. */
+export async function matchEventPayloads(
+  ds: DataSource,
+  matchId: string,
+): Promise<{ to: string; region: string; serverRegion?: string }[]> {
+  const rows = await ds.query<{ payload: { to: string; region: string; serverRegion?: string } }[]>(
+    `SELECT payload FROM outbox WHERE aggregate_id = $1 ORDER BY revision`,
+    [matchId],
+  );
+  return rows.map((row) => row.payload);
+}
+
 export async function allocationState(
   ds: DataSource,
   matchId: string,

@@ -11,10 +11,12 @@ import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
 import {
+  allocationRegion,
   CapturingHandOff,
   commitMatch,
   countRows,
   KeyFiles,
+  matchEventPayloads,
   matchState,
   queuePlayers,
   serverCall,
@@ -94,20 +96,15 @@ describe(`${AllocationService.name} by region`, () => {
     return assignments;
   }
 
-  async function allocatedRegion(matchId: string): Promise<string | null | undefined> {
-    const [row] = await api.ds.query<{ region: string | null }[]>(
-      `SELECT region FROM allocations WHERE match_id = $1`,
-      [matchId],
-    );
-    return row?.region;
-  }
+  const allocatedRegion = (matchId: string) => allocationRegion(api.ds, matchId);
 
-  /** Each match.state_changed the match wrote, as its consumers receive it: (to, region, serverRegion). */
+  /** (to, region, serverRegion) of each match.state_changed the match wrote. */
   async function eventRegions(matchId: string) {
-    const rows = await api.ds.query<
-      { payload: { to: string; region: string; serverRegion?: string } }[]
-    >(`SELECT payload FROM outbox WHERE aggregate_id = $1 ORDER BY revision`, [matchId]);
-    return rows.map(({ payload }) => [payload.to, payload.region, payload.serverRegion]);
+    return (await matchEventPayloads(api.ds, matchId)).map((payload) => [
+      payload.to,
+      payload.region,
+      payload.serverRegion,
+    ]);
   }
 
   async function fallbacksCounted(allocator: InProcessAllocator) {
