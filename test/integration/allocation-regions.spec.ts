@@ -2,6 +2,7 @@ import {
   ServerRoutes,
   SERVER_PROTOCOL_VERSION,
   type AssignmentResponse,
+  type MatchEventsResponse,
   type ServerHandOff,
   type TicketResponse,
 } from '@matchplane/contracts';
@@ -188,6 +189,22 @@ describe(`${AllocationService.name} by region`, () => {
         ['ALLOCATING', 'eu-west', undefined],
         ['PROCESS_READY', 'eu-west', 'ap-southeast'],
         ['ASSIGNMENT_READY', 'eu-west', 'ap-southeast'],
+      ]);
+      // What a client catching up is sent says so too.
+      const history = await api.request('GET', `/v1/matches/${matchId}/events?after=0`, {
+        token: players[0]!.token,
+      });
+      expect(
+        history
+          .json<MatchEventsResponse>()
+          .messages.map((message) => [
+            message.state,
+            message.type === 'event' ? message.serverRegion : message.type,
+          ]),
+      ).toEqual([
+        ['ALLOCATING', undefined],
+        ['PROCESS_READY', 'ap-southeast'],
+        ['ASSIGNMENT_READY', 'ap-southeast'],
       ]);
       expect(await fallbacksCounted(allocator)).toEqual([
         { from: 'eu-west', to: 'ap-southeast', count: 1 },
