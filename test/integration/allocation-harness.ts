@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -67,6 +69,33 @@ export class KeyFiles {
 
   remove(): void {
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** The pooled servers' hand-off endpoint: records what the allocator processes POST. */
+export class HandOffSink {
+  readonly received: ServerHandOff[] = [];
+  private server?: Server;
+
+  async start(): Promise<number> {
+    this.server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        this.received.push(JSON.parse(body) as ServerHandOff);
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  of(matchId: string): ServerHandOff[] {
+    return this.received.filter((h) => h.matchId === matchId);
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 }
 
