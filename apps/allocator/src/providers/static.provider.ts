@@ -22,9 +22,9 @@ const LOOKUP_WINDOW = 16;
 
 /**
  * A fixed pool: STATIC_SERVERS serves any region, STATIC_SERVERS_BY_REGION a list per region (a
- * match is allocated only among its region's servers). The lease is the allocation row itself: a server is free when no
- * live allocation names it, and the partial unique index on allocations.server_id settles two
- * allocators picking the same one. Nothing outside PostgreSQL holds state, so a retry after a
+ * match is allocated only among the servers of the region asked for). The lease is the allocation
+ * row itself: a server is free when no live allocation names it, and the partial unique index on
+ * allocations.server_id settles two allocators picking the same one. Nothing outside PostgreSQL holds state, so a retry after a
  * crash simply finds the match's recorded allocation.
  */
 @Injectable()
@@ -32,7 +32,9 @@ export class StaticProvider extends AllocationProvider {
   readonly name = 'static' as const;
   override readonly regions: readonly string[] | undefined;
   private readonly servers: StaticServer[];
-  /** Round-robin start per region ('' for an any-region pool). */
+  /** The servers of each region, or of every region under '' for an any-region pool. */
+  private readonly pools = new Map<string, StaticServer[]>();
+  /** Round-robin start per pool. */
   private readonly next = new Map<string, number>();
 
   constructor(
@@ -43,23 +45,25 @@ export class StaticProvider extends AllocationProvider {
   ) {
     super();
     this.servers = staticPool(config);
+    for (const server of this.servers) {
+      const key = server.region ?? '';
+      const pool = this.pools.get(key);
+      if (pool) pool.push(server);
+      else this.pools.set(key, [server]);
+    }
     this.regions =
-      config.STATIC_SERVERS_BY_REGION === undefined
-        ? undefined
-        : [...new Set(this.servers.map((server) => server.region ?? ''))];
+      config.STATIC_SERVERS_BY_REGION === undefined ? undefined : [...this.pools.keys()];
   }
 
   async allocate(request: AllocationRequest, busy: ReadonlySet<string>): Promise<ProvidedServer> {
-    const pool = this.regions
-      ? this.servers.filter((server) => server.region === request.region)
-      : this.servers;
+    const key = this.regions ? request.region : '';
+    const pool = this.pools.get(key) ?? [];
     if (pool.length === 0) {
       throw new NoCapacityError(
         `STATIC_SERVERS_BY_REGION lists no server in region ${request.region} (match ${request.matchId})`,
       );
     }
     // Round-robin start, so concurrent allocations do not all race for the first free server.
-    const key = this.regions ? request.region : '';
     const turn = this.next.get(key) ?? 0;
     this.next.set(key, turn + 1);
     const start = turn % pool.length;
