@@ -8,6 +8,7 @@ import { AuditLogTargetIndex1764520000000 } from './1764520000000-audit-log-targ
 import { TraceContext1764530000000 } from './1764530000000-trace-context';
 import { PlayerSkill1764600000000 } from './1764600000000-player-skill';
 import { TicketAttributes1764610000000 } from './1764610000000-ticket-attributes';
+import { AllocationRegion1764630000000 } from './1764630000000-allocation-region';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -24,4 +25,5 @@ export const allMigrations = [
   TraceContext1764530000000,
   PlayerSkill1764600000000,
   TicketAttributes1764610000000,
+  AllocationRegion1764630000000,
 ];

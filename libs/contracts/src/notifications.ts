@@ -10,6 +10,8 @@ export interface StateNotification {
   revision: number;
   /** The state the aggregate entered; `RATED` for `rating.updated`. */
   state: string;
+  /** A match's game server's region, from PROCESS_READY on (see MatchEventMessage). */
+  serverRegion?: string;
   occurredAt: string;
   playerIds: string[];
 }

@@ -16,3 +16,4 @@ export * from './candidate/candidate.policy';
 export * from './latency/latency-estimate';
 export * from './matching';
 export * from './rating';
+export * from './placement/fallback-regions';

@@ -50,6 +50,7 @@ interface MatchRow {
   id: string;
   mode: string;
   region: string;
+  server_region: string | null;
   state: MatchState;
   revision: string;
   failure_reason: string | null;
@@ -225,7 +226,7 @@ export class MatchStore {
     const to = last.state;
     const events = this.outbox.appendSql(
       envelopesFor(changes.flatMap((change) => change.events)),
-      8,
+      9,
       'changed',
     );
     const rows = await manager.query<{ revision: string }[]>(
@@ -233,7 +234,8 @@ export class MatchStore {
          UPDATE matches
             SET state = $3, revision = revision + $7, state_changed_at = $4, updated_at = $4,
                 failure_reason = COALESCE($5, failure_reason),
-                finished_at = CASE WHEN $6 THEN $4 ELSE finished_at END
+                finished_at = CASE WHEN $6 THEN $4 ELSE finished_at END,
+                server_region = COALESCE($8, server_region)
           WHERE id = $1 AND revision = $2
           RETURNING revision
        ), appended AS (${events.sql})
@@ -246,6 +248,7 @@ export class MatchStore {
         last.failureReason ?? null,
         TERMINAL_MATCH_STATES.has(to),
         changes.length,
+        last.serverRegion ?? null,
         ...events.parameters,
       ],
     );
@@ -330,7 +333,7 @@ export class MatchStore {
     const runner = manager ?? this.dataSource.manager;
     // The match and its roster in one statement (one snapshot, one round trip).
     const rows = await runner.query<(MatchRow & { participants: MatchParticipant[] })[]>(
-      `SELECT m.id, m.mode, m.region, m.state, m.revision, m.failure_reason, m.state_changed_at,
+      `SELECT m.id, m.mode, m.region, m.server_region, m.state, m.revision, m.failure_reason, m.state_changed_at,
               coalesce((SELECT json_agg(json_build_object('playerId', p.player_id, 'ticketId', p.ticket_id, 'team', p.team)
                                         ORDER BY p.team, p.player_id)
                           FROM match_participants p WHERE p.match_id = m.id), '[]') AS participants
@@ -343,6 +346,7 @@ export class MatchStore {
       id: row.id,
       mode: row.mode,
       region: row.region,
+      ...(row.server_region !== null ? { serverRegion: row.server_region } : {}),
       state: row.state,
       revision: Number(row.revision),
       participants: row.participants,

@@ -123,6 +123,10 @@ class MatchStateChangedSchema {
   @IsLabel()
   region!: string;
 
+  @IfPresent()
+  @IsLabel()
+  serverRegion?: string;
+
   @IsLabel()
   mode!: string;
 

@@ -120,7 +120,14 @@ export class ServerLifecycleService {
           manager,
           match,
           match.state === 'ALLOCATING'
-            ? [{ to: 'PROCESS_READY' }, { to: 'ASSIGNMENT_READY' }]
+            ? [
+                // The region the allocator actually used goes on the match and its events.
+                {
+                  to: 'PROCESS_READY',
+                  ...(allocation.region === undefined ? {} : { serverRegion: allocation.region }),
+                },
+                { to: 'ASSIGNMENT_READY' },
+              ]
             : [{ to: 'ASSIGNMENT_READY' }],
           now,
         );

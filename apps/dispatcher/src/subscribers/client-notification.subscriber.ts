@@ -37,6 +37,9 @@ export class ClientNotificationSubscriber implements OutboxSubscriber {
       aggregateId: envelope.aggregateId,
       revision: Number(envelope.revision),
       state: notifiedState(envelope),
+      ...('serverRegion' in envelope.payload && envelope.payload.serverRegion !== undefined
+        ? { serverRegion: envelope.payload.serverRegion }
+        : {}),
       occurredAt: envelope.occurredAt.toISOString(),
       playerIds: [...envelope.playerIds],
     };
