@@ -6,8 +6,10 @@ import { OutboxClaimOwners1764450000000 } from './1764450000000-outbox-claim-own
 import { TicketEndReason1764460000000 } from './1764460000000-ticket-end-reason';
 import { AuditLogTargetIndex1764520000000 } from './1764520000000-audit-log-target-index';
 import { TraceContext1764530000000 } from './1764530000000-trace-context';
+import { PlayerSkill1764600000000 } from './1764600000000-player-skill';
 import { TicketAttributes1764610000000 } from './1764610000000-ticket-attributes';
 import { Parties1764620000000 } from './1764620000000-parties';
+import { AllocationRegion1764630000000 } from './1764630000000-allocation-region';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -22,6 +24,8 @@ export const allMigrations = [
   TicketEndReason1764460000000,
   AuditLogTargetIndex1764520000000,
   TraceContext1764530000000,
+  PlayerSkill1764600000000,
   TicketAttributes1764610000000,
   Parties1764620000000,
+  AllocationRegion1764630000000,
 ];

@@ -3,7 +3,10 @@
  * dispatcher, allocator and API processes to ASSIGNMENT_READY. With the static provider each
  * pooled "server" is a hand-off endpoint in this process that registers the moment it is handed
  * its credential; with the local provider the allocator launches the reference game server, which
- * fetches and verifies its roster before registering. Prints one JSON line last.
+ * fetches and verifies its roster before registering. Matches are formed in several regions and
+ * servers configured per region, with room in every region for all of its matches, so every
+ * allocation should land in its match's region (`wrong_region_allocations`, target 0). Prints one
+ * JSON line last.
  * `npm run bench:allocation -- --help`.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
@@ -50,7 +53,33 @@ const TAG = /^[a-z0-9_]{0,20}$/.test(process.env.BENCH_TAG ?? '')
 const DATABASE = `mp_bench_allocation${TAG ? `_${TAG}` : ''}`;
 const PREFIX = `mp_bench_alloc${TAG ? `_${TAG}` : ''}`;
 const LOCALHOST = '127.0.0.1';
-const REGION = 'eu-west';
+/** Matches are formed round-robin over these regions (each in the default PROBE_REGIONS). */
+const REGIONS = ['eu-west', 'us-east', 'ap-southeast'] as const;
+
+function regionOfMatch(index: number): string {
+  return REGIONS[index % REGIONS.length]!;
+}
+
+/** A player matched in `region`: near it (20 ms), farther from every other region (60 ms). */
+function predictedRttFor(region: string): Record<string, number> {
+  return Object.fromEntries(REGIONS.map((r) => [r, r === region ? 20 : 60]));
+}
+
+/**
+ * The static pool per region (STATIC_SERVERS_BY_REGION): each region room for every match formed
+ * there, so no allocation ever needs to leave its region.
+ */
+function poolByRegion(matches: number, host: string, port: number): string {
+  // One spare: the burst and paced phases each start their round-robin at the first region.
+  const perRegion = Math.ceil(matches / REGIONS.length) + 1;
+  return REGIONS.map(
+    (region) =>
+      `${region}=${Array.from(
+        { length: perRegion },
+        (_, i) => `bench-gs-${region}-${i}=${host}:${port}`,
+      ).join(',')}`,
+  ).join(';');
+}
 
 const FLAGS: FlagSpec[] = [
   {
@@ -98,6 +127,8 @@ interface PhaseFigures {
   matchedToAssignmentReadyMs: Percentiles;
   matchedToHandOffMs: Percentiles;
   handOffToAssignmentReadyMs: Percentiles;
+  /** Allocations in a region other than their match's (capacity exists in every region: target 0). */
+  wrongRegionAllocations: number;
   /** The dispatcher's part: commit to the allocation job being queued. */
   matchedToJobQueuedMs?: Percentiles;
   /** Waiting for an allocator worker slot. */
@@ -308,8 +339,11 @@ class Bench {
     return file;
   }
 
-  /** A searching ticket per player, written through the stores. */
-  async searchingTickets(count: number): Promise<{ playerId: string; ticketId: string }[]> {
+  /** A searching ticket per player, written through the stores; `regionOf(i)`: player i's nearest. */
+  async searchingTickets(
+    count: number,
+    regionOf: (index: number) => string,
+  ): Promise<{ playerId: string; ticketId: string }[]> {
     return runInTransaction(this.dataSource, async (manager) => {
       const out: { playerId: string; ticketId: string }[] = [];
       for (let i = 0; i < count; i += 1) {
@@ -320,7 +354,13 @@ class Bench {
         const ticketId = randomUUID();
         await this.tickets.create(
           manager,
-          { id: ticketId, playerId, mode: 'duel', rating: 1500, predictedRtt: { [REGION]: 20 } },
+          {
+            id: ticketId,
+            playerId,
+            mode: 'duel',
+            rating: 1500,
+            predictedRtt: predictedRttFor(regionOf(i)),
+          },
           new Date(),
         );
         out.push({ playerId, ticketId });
@@ -330,7 +370,10 @@ class Bench {
   }
 
   /** One duel committed as the matcher's MatchCommitter commits it; the relay is signalled after. */
-  async commitMatch(pair: readonly { playerId: string; ticketId: string }[]): Promise<string> {
+  async commitMatch(
+    pair: readonly { playerId: string; ticketId: string }[],
+    region: string,
+  ): Promise<string> {
     const matchId = await runInTransaction(this.dataSource, async (manager) => {
       const now = new Date();
       const rows = [];
@@ -340,7 +383,7 @@ class Bench {
         manager,
         {
           mode: 'duel',
-          region: REGION,
+          region,
           participants: rows.map((row, index) => ({
             playerId: row.playerId,
             ticketId: row.id,
@@ -365,7 +408,9 @@ class Bench {
 
   /** Commits `count` matches, all at once (rate 0) or at `rate` per second. */
   async commitMatches(count: number, rate: number): Promise<string[]> {
-    const tickets = await this.searchingTickets(count * 2);
+    const tickets = await this.searchingTickets(count * 2, (player) =>
+      regionOfMatch(Math.floor(player / 2)),
+    );
     // Statistics as a live database has them, so plans use the indexes they would in production.
     await this.dataSource.query('ANALYZE');
     const ids: string[] = [];
@@ -377,7 +422,7 @@ class Bench {
         if (due > Date.now()) await sleep(due - Date.now());
       }
       const pair = tickets.slice(i * 2, i * 2 + 2);
-      const commit = this.commitMatch(pair).then((id) => void ids.push(id));
+      const commit = this.commitMatch(pair, regionOfMatch(i)).then((id) => void ids.push(id));
       if (rate > 0) await commit;
       else commits.push(commit);
       if (commits.length >= 16) await Promise.all(commits.splice(0));
@@ -503,9 +548,17 @@ class Bench {
       );
     });
     const rows = await this.dataSource.query<
-      { id: string; created: Date; ready: Date; handed: Date }[]
+      {
+        id: string;
+        created: Date;
+        ready: Date;
+        handed: Date;
+        match_region: string;
+        server_region: string | null;
+      }[]
     >(
-      `SELECT m.id, m.created_at AS created, o.occurred_at AS ready, a.handed_off_at AS handed
+      `SELECT m.id, m.created_at AS created, o.occurred_at AS ready, a.handed_off_at AS handed,
+              m.region AS match_region, a.region AS server_region
          FROM matches m JOIN outbox o ON o.aggregate_id = m.id AND o.payload->>'to' = $2
          JOIN allocations a ON a.match_id = m.id
         WHERE m.id = ANY($1::uuid[])`,
@@ -526,6 +579,7 @@ class Bench {
       handOffToAssignmentReadyMs: percentiles(
         rows.map((r) => r.ready.getTime() - r.handed.getTime()),
       ),
+      wrongRegionAllocations: rows.filter((r) => r.server_region !== r.match_region).length,
       ...(await this.breakdown(rows, start ?? { scrapes: [], cpu: this.sampleCpu() })),
     };
   }
@@ -579,16 +633,13 @@ async function main(): Promise<void> {
 
     const servers = new InstantServers(apiUrl);
     const handOffPort = await servers.start();
-    const pool = Array.from(
-      { length: burst + paced },
-      (_, i) => `bench-gs-${i}=${LOCALHOST}:${handOffPort}`,
-    ).join(',');
+    const pool = poolByRegion(burst + paced, LOCALHOST, handOffPort);
     const allocatorEnv = {
       JOIN_KEYS_FILE: keyFile,
       JOIN_ACTIVE_KEY_ID: 'bench-1',
       ALLOCATOR_API_URL: apiUrl,
       ALLOCATION_PROVIDER: 'static',
-      STATIC_SERVERS: pool,
+      STATIC_SERVERS_BY_REGION: pool,
       STATIC_HANDOFF_URL: `http://{host}:{port}/handoff/{id}`,
       ...(Number(flags['allocator-concurrency']) > 0
         ? { ALLOCATOR_CONCURRENCY: String(flags['allocator-concurrency']) }
@@ -634,6 +685,7 @@ async function main(): Promise<void> {
           LOCAL_SERVER_ENTRY: path.join(REPO_ROOT, 'dist/apps/game-server/src/main.js'),
           LOCAL_SERVER_OUTPUT: 'ignore',
           LOCAL_SERVER_ENV: 'CONNECT_DEADLINE_MS=1000,LOG_LEVEL=warn',
+          LOCAL_SERVER_REGIONS: REGIONS.join(','),
         },
       );
       const localBefore = await bench.phaseStart();
@@ -647,6 +699,12 @@ async function main(): Promise<void> {
 
     const result = {
       bench: 'allocation',
+      regions: REGIONS,
+      // Target 0: every region has room for all of its matches.
+      wrong_region_allocations:
+        staticBurst.wrongRegionAllocations +
+        (staticPaced?.wrongRegionAllocations ?? 0) +
+        (localPhase?.wrongRegionAllocations ?? 0),
       static: {
         allocationsPerSecond: staticBurst.allocationsPerSecond,
         burst: staticBurst,

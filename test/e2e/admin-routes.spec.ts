@@ -21,6 +21,8 @@ const ADMIN_ROUTES: [method: 'GET' | 'POST', path: string][] = [
   ['POST', 'admin/dead-letters/replay'],
   ['POST', 'admin/dead-letters/1/discard'],
   ['GET', 'admin/outbox/stats'],
+  ['GET', 'admin/players/00000000-0000-4000-8000-000000000001/rating'],
+  ['POST', 'admin/ratings/import'],
 ];
 
 /** A request each route would accept from an operator (so only the guard can refuse it). */

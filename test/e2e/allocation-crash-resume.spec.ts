@@ -1,7 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ALLOCATION_STEPS, type AllocationStep } from '../../apps/allocator/src/allocator.config';
-import { ServerRoutes, type RosterResponse, type ServerHandOff } from '@matchplane/contracts';
+import { ServerRoutes, type RosterResponse } from '@matchplane/contracts';
 import { JoinTokenVerifier } from '@matchplane/join-auth';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
@@ -9,6 +7,7 @@ import { freePort, startApp, waitFor, type RunningApp } from '../support/process
 import {
   commitMatch,
   countRows,
+  HandOffSink,
   KeyFiles,
   queuePlayers,
   serverCall,
@@ -23,33 +22,6 @@ interface AllocationRow {
 
 interface ManifestRow {
   signature: Buffer;
-}
-
-/** The pooled servers' hand-off endpoint: records what the allocator processes POST. */
-class HandOffSink {
-  readonly received: ServerHandOff[] = [];
-  private server?: Server;
-
-  async start(): Promise<number> {
-    this.server = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      request.on('end', () => {
-        this.received.push(JSON.parse(body) as ServerHandOff);
-        response.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return (this.server.address() as AddressInfo).port;
-  }
-
-  of(matchId: string): ServerHandOff[] {
-    return this.received.filter((h) => h.matchId === matchId);
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
 }
 
 /**

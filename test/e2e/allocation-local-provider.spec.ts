@@ -6,6 +6,7 @@ import {
   commitMatch,
   KeyFiles,
   listenOnLoopback,
+  matchEventPayloads,
   matchState,
   queuePlayers,
   startDispatcherFor,
@@ -18,7 +19,8 @@ interface LocalAllocationRow {
   server_id: string;
   endpoint: string;
   state: string;
-  provider_ref: { port?: number; pid?: number };
+  region: string | null;
+  provider_ref: { port?: number; pid?: number; region?: string };
   server_image_digest: string | null;
   registered_at: Date | null;
 }
@@ -57,6 +59,8 @@ describe(LocalProvider.name, () => {
       LOCAL_SERVER_ENTRY: appEntry('game-server'),
       LOCAL_SERVER_OUTPUT: 'ignore',
       LOCAL_SERVER_ENV: 'CONNECT_DEADLINE_MS=1500,GAME_SERVER_IMAGE_DIGEST=sha256:local-e2e',
+      // Servers are launched for these regions only; ap-southeast has none.
+      LOCAL_SERVER_REGIONS: 'eu-west,us-east',
     });
   });
 
@@ -67,20 +71,57 @@ describe(LocalProvider.name, () => {
     keys.remove();
   });
 
-  it('runs a match on a launched game server that registers itself', async () => {
-    const players = await queuePlayers(api, 2, 'duel');
-    const matchId = await commitMatch(api, players, 'duel');
-
-    const registered = await waitFor(
+  function registration(matchId: string): Promise<LocalAllocationRow> {
+    return waitFor(
       async () => {
         const [row] = await api.ds.query<LocalAllocationRow[]>(
-          `SELECT server_id, endpoint, state, provider_ref, server_image_digest, registered_at FROM allocations WHERE match_id = $1`,
+          `SELECT server_id, endpoint, state, region, provider_ref, server_image_digest, registered_at FROM allocations WHERE match_id = $1`,
           [matchId],
         );
         return row?.registered_at ? row : undefined;
       },
       { timeoutMs: 30_000, what: 'the game server to register' },
     );
+  }
+
+  /** The server region the match's events carry, revision by revision. */
+  async function eventServerRegions(matchId: string): Promise<(string | undefined)[]> {
+    return (await matchEventPayloads(api.ds, matchId)).map((payload) => payload.serverRegion);
+  }
+
+  it("launches a match's server labelled with the match's region, and the registered match carries it", async () => {
+    const players = await queuePlayers(api, 2, 'duel', { 'us-east': 0 });
+    const matchId = await commitMatch(api, players, 'duel', undefined, 'us-east');
+    const registered = await registration(matchId);
+    expect(registered).toMatchObject({ region: 'us-east', provider_ref: { region: 'us-east' } });
+    expect((await eventServerRegions(matchId)).slice(0, 3)).toEqual([
+      undefined,
+      'us-east',
+      'us-east',
+    ]);
+  });
+
+  it('launches the server of a match formed for a region it has none in, in the nearest region it serves', async () => {
+    const players = await queuePlayers(api, 2, 'duel', {
+      'ap-southeast': 0,
+      'us-east': 80,
+      'eu-west': 20,
+    });
+    const matchId = await commitMatch(api, players, 'duel', undefined, 'ap-southeast');
+    const registered = await registration(matchId);
+    expect(registered).toMatchObject({ region: 'eu-west', provider_ref: { region: 'eu-west' } });
+    expect((await eventServerRegions(matchId)).slice(0, 3)).toEqual([
+      undefined,
+      'eu-west',
+      'eu-west',
+    ]);
+  });
+
+  it('runs a match on a launched game server that registers itself', async () => {
+    const players = await queuePlayers(api, 2, 'duel');
+    const matchId = await commitMatch(api, players, 'duel');
+
+    const registered = await registration(matchId);
     expect(registered).toMatchObject({
       server_id: `local-${matchId}`,
       endpoint: `127.0.0.1:${registered.provider_ref.port}`,

@@ -57,3 +57,73 @@ describe(loadJoinSigner.name, () => {
     expect(output).not.toContain(key);
   });
 });
+
+/**
+ * The per-region provider settings (issue 14) are checked at start-up: a malformed or inconsistent
+ * one is one line naming the variable, before the allocator connects to anything.
+ */
+describe('allocator region configuration', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mp-alloc-regions-'));
+  const keyFile = path.join(dir, 'keys.json');
+  writeFileSync(keyFile, JSON.stringify({ k1: randomBytes(32).toString('base64') }));
+  const keys = { JOIN_KEYS_FILE: keyFile, JOIN_ACTIVE_KEY_ID: 'k1' };
+  const staticProvider = {
+    ALLOCATION_PROVIDER: 'static',
+    STATIC_HANDOFF_URL: 'http://{host}:{port}/handoff',
+  };
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    [
+      'a static pool entry without its region',
+      { ...staticProvider, STATIC_SERVERS_BY_REGION: 'gs-1=10.0.0.1:7777' },
+      /STATIC_SERVERS_BY_REGION: region gs-1: "10.0.0.1:7777" is not id=host:port/,
+    ],
+    [
+      'both static pool forms',
+      {
+        ...staticProvider,
+        STATIC_SERVERS: 'gs-1=10.0.0.1:7777',
+        STATIC_SERVERS_BY_REGION: 'eu-west=gs-2=10.0.0.2:7777',
+      },
+      /set STATIC_SERVERS \(any region\) or STATIC_SERVERS_BY_REGION, not both/,
+    ],
+    [
+      'no static pool',
+      staticProvider,
+      /the static provider needs STATIC_SERVERS or STATIC_SERVERS_BY_REGION/,
+    ],
+    [
+      'a region no player can be matched in',
+      { ...staticProvider, STATIC_SERVERS_BY_REGION: 'mars=gs-1=10.0.0.1:7777' },
+      /regions name mars, which PROBE_REGIONS .* does not list/,
+    ],
+    [
+      'a cluster URL for a region without a Fleet',
+      {
+        ALLOCATION_PROVIDER: 'agones',
+        AGONES_FLEETS_BY_REGION: 'eu-west=fleet-eu',
+        AGONES_API_URLS_BY_REGION: 'us-east=https://k8s-us.example:6443',
+      },
+      /AGONES_API_URLS_BY_REGION: region us-east has no fleet in AGONES_FLEETS_BY_REGION/,
+    ],
+    [
+      'an unknown local region',
+      { ALLOCATION_PROVIDER: 'local', LOCAL_SERVER_REGIONS: 'eu-west,Mars' },
+      /LOCAL_SERVER_REGIONS must be comma-separated region names.*got "eu-west,Mars"/,
+    ],
+    [
+      'an unknown fallback policy',
+      { ALLOCATION_REGION_FALLBACK: 'closest' },
+      /ALLOCATION_REGION_FALLBACK must be one of the following values: nearest, none/,
+    ],
+  ])('refuses to start with %s', async (_, env, expected) => {
+    const { code, output } = await runApp('allocator', { HEALTH_PORT: '1', ...keys, ...env });
+    expect(code).toBe(1);
+    const lines = output.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^allocator: /);
+    expect(lines[0]).toMatch(expected);
+  });
+});

@@ -44,7 +44,8 @@ describe('journey: two players play a duel through the whole control plane', () 
       expect(rb.matchId).toBe(ra.matchId);
       const matchId = ra.matchId;
       expect(await matchTicketIds(plane.ds, matchId)).toEqual([a.ticketId, b.ticketId].sort());
-      expect(ra.assignment).toMatchObject({ matchId, region: 'eu-west' });
+      // The local provider here serves any region: the server runs in the match's own.
+      expect(ra.assignment).toMatchObject({ matchId, region: 'eu-west', serverRegion: 'eu-west' });
       expect(['ASSIGNMENT_READY', 'IN_PROGRESS']).toContain(ra.assignment.state);
       expect(rb.assignment.endpoint).toBe(ra.assignment.endpoint);
       expect(rb.assignment.serverId).toBe(ra.assignment.serverId);
@@ -74,6 +75,14 @@ describe('journey: two players play a duel through the whole control plane', () 
       for (const player of [a, b]) {
         await player.log.waitForState(matchId, 'COMPLETED');
         player.log.assertOrdered(matchId, HAPPY_PATH_STATES);
+        // From PROCESS_READY on, every notification says where the match's server runs.
+        expect(player.log.forMatch(matchId).map((event) => event.serverRegion)).toEqual([
+          undefined,
+          'eu-west',
+          'eu-west',
+          'eu-west',
+          'eu-west',
+        ]);
         expect(player.log.matchIds()).toEqual([matchId]);
         expect(player.log.connections).toEqual([{ state: 'connected', playerId: player.playerId }]);
       }

@@ -13,7 +13,9 @@ import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
 import {
+  allocationRegion,
   allocationState,
+  endAndRelease,
   cancelMatch,
   commitMatch,
   countRows,
@@ -190,6 +192,19 @@ class FakeAgones {
   }
 }
 
+/** The GameServer of `cluster` allocated to the match, once it was handed its credential. */
+function handedOffIn(cluster: FakeAgones, matchId: string) {
+  return waitFor(
+    () => {
+      const [server] = cluster.allocatedFor(matchId);
+      return Promise.resolve(
+        server?.annotations[AgonesHandOffAnnotations.CREDENTIAL] ? server : undefined,
+      );
+    },
+    { what: `hand-off of match ${matchId}` },
+  );
+}
+
 describe(AgonesProvider.name, () => {
   const keys = new KeyFiles();
   const agones = new FakeAgones('mp', 'mp-fleet', 3);
@@ -235,17 +250,7 @@ describe(AgonesProvider.name, () => {
     keys.remove();
   });
 
-  async function handedOff(matchId: string) {
-    return waitFor(
-      () => {
-        const [server] = agones.allocatedFor(matchId);
-        return Promise.resolve(
-          server?.annotations[AgonesHandOffAnnotations.CREDENTIAL] ? server : undefined,
-        );
-      },
-      { what: `hand-off of match ${matchId}` },
-    );
-  }
+  const handedOff = (matchId: string) => handedOffIn(agones, matchId);
 
   it('allocates a GameServer from the fleet and hands it its credential as annotations', async () => {
     const players = await queuePlayers(api, 2, 'duel');
@@ -340,5 +345,74 @@ describe(AgonesProvider.name, () => {
       },
     );
     expect((await matchState(api.ds, matchId)).failure_reason).toBe('ALLOCATION_FAILED');
+  });
+});
+
+describe(`${AgonesProvider.name} by region`, () => {
+  const keys = new KeyFiles();
+  // Two clusters: eu-west's Fleet in the default one (AGONES_API_URL), us-east's in its own.
+  const euCluster = new FakeAgones('mp', 'fleet-eu', 1);
+  const usCluster = new FakeAgones('mp', 'fleet-us', 2);
+  let api: PlayerApi;
+  let dispatcher: InProcessDispatcher;
+  let allocator: InProcessAllocator;
+
+  beforeAll(async () => {
+    const euUrl = await euCluster.start();
+    const usUrl = await usCluster.start();
+    api = await startPlayerApi();
+    dispatcher = await startDispatcherFor(api);
+    allocator = await startInProcessAllocator(api, {
+      JOIN_KEYS_FILE: keys.write('keys.json', ['k1']),
+      JOIN_ACTIVE_KEY_ID: 'k1',
+      ALLOCATION_PROVIDER: 'agones',
+      AGONES_API_URL: euUrl,
+      AGONES_NAMESPACE: 'mp',
+      AGONES_FLEETS_BY_REGION: 'eu-west=fleet-eu;us-east=fleet-us',
+      AGONES_API_URLS_BY_REGION: `us-east=${usUrl}`,
+    });
+  });
+
+  afterAll(async () => {
+    await allocator?.close();
+    await dispatcher?.close();
+    await api?.close();
+    await euCluster.stop();
+    await usCluster.stop();
+    keys.remove();
+  });
+
+  const allocatedRegion = (matchId: string) => allocationRegion(api.ds, matchId);
+
+  it("allocates from the Fleet of the match's region, in that region's cluster, and releases there", async () => {
+    const players = await queuePlayers(api, 2, 'duel', { 'us-east': 0 });
+    const matchId = await commitMatch(api, players, 'duel', undefined, 'us-east');
+    const server = await handedOffIn(usCluster, matchId);
+    expect(server.labels['agones.dev/fleet']).toBe('fleet-us');
+    expect(server.annotations).toMatchObject({
+      [AgonesHandOffAnnotations.MATCH_ID]: matchId,
+      'matchplane.dev/region': 'us-east',
+    });
+    expect(euCluster.allocationRequests).toHaveLength(0);
+    expect(await allocatedRegion(matchId)).toBe('us-east');
+
+    // Reconciliation's release reaches the cluster the server runs in.
+    await endAndRelease(api, matchId);
+    expect(usCluster.servers.has(server.name)).toBe(false);
+  });
+
+  it("falls back to the nearest region's Fleet when the match's own Fleet has no Ready server", async () => {
+    const first = await queuePlayers(api, 2, 'duel', { 'eu-west': 0 });
+    const firstMatch = await commitMatch(api, first, 'duel', undefined, 'eu-west');
+    expect((await handedOffIn(euCluster, firstMatch)).labels['agones.dev/fleet']).toBe('fleet-eu');
+    expect(await allocatedRegion(firstMatch)).toBe('eu-west');
+
+    // fleet-eu's only server is taken: the next eu-west match goes to us-east (measured ~20 ms).
+    const players = await queuePlayers(api, 2, 'duel', { 'eu-west': 0, 'us-east': 20 });
+    const matchId = await commitMatch(api, players, 'duel', undefined, 'eu-west');
+    const server = await handedOffIn(usCluster, matchId);
+    expect(server.annotations['matchplane.dev/region']).toBe('us-east');
+    expect(euCluster.allocatedFor(matchId)).toHaveLength(0);
+    expect(await allocatedRegion(matchId)).toBe('us-east');
   });
 });

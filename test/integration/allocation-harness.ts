@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -67,6 +69,33 @@ export class KeyFiles {
   }
 }
 
+/** The pooled servers' hand-off endpoint: records what the allocator processes POST. */
+export class HandOffSink {
+  readonly received: ServerHandOff[] = [];
+  private server?: Server;
+
+  async start(): Promise<number> {
+    this.server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        this.received.push(JSON.parse(body) as ServerHandOff);
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  of(matchId: string): ServerHandOff[] {
+    return this.received.filter((h) => h.matchId === matchId);
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
 /** Captures what the static provider hands each pooled server. */
 export class CapturingHandOff extends StaticHandOff {
   readonly handOffs: ServerHandOff[] = [];
@@ -123,6 +152,32 @@ export async function startInProcessAllocator(
   return { app, config, close: () => app.close() };
 }
 
+/**
+ * The real allocator on the static provider: a pool of `servers` at 127.0.0.1 from `firstPort`
+ * (nothing listens; `handOff` captures what each server is handed) and one join key.
+ */
+export function startStaticAllocator(
+  api: PlayerApi,
+  keys: KeyFiles,
+  handOff: CapturingHandOff,
+  pool: { servers: number; firstPort: number },
+): Promise<InProcessAllocator> {
+  return startInProcessAllocator(
+    api,
+    {
+      JOIN_KEYS_FILE: keys.write('keys.json', ['k1']),
+      JOIN_ACTIVE_KEY_ID: 'k1',
+      ALLOCATION_PROVIDER: 'static',
+      STATIC_SERVERS: Array.from(
+        { length: pool.servers },
+        (_, i) => `gs-${i}=127.0.0.1:${pool.firstPort + i}`,
+      ).join(','),
+      STATIC_HANDOFF_URL: 'http://{host}:{port}/handoff',
+    },
+    { handOff },
+  );
+}
+
 export async function startDispatcherFor(api: PlayerApi): Promise<InProcessDispatcher> {
   return startInProcessDispatcher({
     ...api.db.env,
@@ -140,17 +195,24 @@ export interface QueuedPlayer {
   ticket: TicketResponse;
 }
 
-/** Players through the real routes: a guest session, a probe of REGION, a ticket in `mode`. */
+/**
+ * Players through the real routes: a guest session, probes (by default of REGION alone), a ticket
+ * in `mode`. `probeDelaysMs` names each region to probe and how long the player takes to answer
+ * its challenge: the server measures that as the player's RTT there.
+ */
 export async function queuePlayers(
   api: PlayerApi,
   count: number,
   mode: string,
+  probeDelaysMs: Readonly<Record<string, number>> = { [REGION]: 0 },
 ): Promise<QueuedPlayer[]> {
   const players: QueuedPlayer[] = [];
   for (let i = 0; i < count; i += 1) {
     const session = await api.newPlayer();
-    const probe = await api.probe(session.token, REGION);
-    if (probe.statusCode >= 300) throw new Error(`probe: ${probe.statusCode} ${probe.body}`);
+    for (const [region, delayMs] of Object.entries(probeDelaysMs)) {
+      const probe = await api.probe(session.token, region, delayMs);
+      if (probe.statusCode >= 300) throw new Error(`probe: ${probe.statusCode} ${probe.body}`);
+    }
     const created = await api.enqueue(session.token, mode);
     if (created.statusCode !== 201)
       throw new Error(`enqueue: ${created.statusCode} ${created.body}`);
@@ -173,6 +235,7 @@ export async function commitMatch(
   players: readonly QueuedPlayer[],
   mode: string,
   teamOf: (index: number) => number = (index) => index % 2,
+  region = REGION,
 ): Promise<string> {
   const matches = api.app.get(MatchStore, { strict: false });
   const tickets = api.app.get(TicketStore, { strict: false });
@@ -190,7 +253,7 @@ export async function commitMatch(
       manager,
       {
         mode,
-        region: REGION,
+        region,
         participants: rows.map((row, index) => ({
           playerId: row.playerId,
           ticketId: row.id,
@@ -305,6 +368,30 @@ export function releaseRequests(api: PlayerApi): ReleaseRequests {
     pass: () => stage.batch(new Date(), new Set()),
     close: () => releaser.onModuleDestroy(),
   };
+}
+
+/** The region the match's allocation records (null: none recorded; undefined: no allocation). */
+export async function allocationRegion(
+  ds: DataSource,
+  matchId: string,
+): Promise<string | null | undefined> {
+  const [row] = await ds.query<{ region: string | null }[]>(
+    `SELECT region FROM allocations WHERE match_id = $1`,
+    [matchId],
+  );
+  return row?.region;
+}
+
+/** The payloads of the match's `match.state_changed` events, by revision, as consumers get them. */
+export async function matchEventPayloads(
+  ds: DataSource,
+  matchId: string,
+): Promise<{ to: string; region: string; serverRegion?: string }[]> {
+  const rows = await ds.query<{ payload: { to: string; region: string; serverRegion?: string } }[]>(
+    `SELECT payload FROM outbox WHERE aggregate_id = $1 ORDER BY revision`,
+    [matchId],
+  );
+  return rows.map((row) => row.payload);
 }
 
 export async function allocationState(

@@ -11,7 +11,7 @@ import {
   queuePlayers,
   serverCall,
   startDispatcherFor,
-  startInProcessAllocator,
+  startStaticAllocator,
   ticketStates,
   waitForHandOff,
   type InProcessAllocator,
@@ -33,19 +33,7 @@ describe(ServersController.name, () => {
       NO_SHOW_COOLDOWN_BASE_SECONDS: '60',
     });
     dispatcher = await startDispatcherFor(api);
-    allocator = await startInProcessAllocator(
-      api,
-      {
-        JOIN_KEYS_FILE: keys.write('keys.json', ['k1']),
-        JOIN_ACTIVE_KEY_ID: 'k1',
-        ALLOCATION_PROVIDER: 'static',
-        STATIC_SERVERS: Array.from({ length: 8 }, (_, i) => `gs-${i}=127.0.0.1:${7100 + i}`).join(
-          ',',
-        ),
-        STATIC_HANDOFF_URL: 'http://{host}:{port}/handoff',
-      },
-      { handOff },
-    );
+    allocator = await startStaticAllocator(api, keys, handOff, { servers: 8, firstPort: 7100 });
   });
 
   afterAll(async () => {

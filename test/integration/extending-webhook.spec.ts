@@ -155,7 +155,7 @@ describe('extending: a signed webhook outbox subscriber', () => {
       [4, 204],
     ]);
     expect(received.every((r) => r.signatureValid)).toBe(true);
-    expect(accepted(matchId).map((r) => r.body.payload.to)).toEqual([
+    expect(accepted(matchId).map((r) => 'to' in r.body.payload && r.body.payload.to)).toEqual([
       'ALLOCATING',
       'PROCESS_READY',
       'ASSIGNMENT_READY',

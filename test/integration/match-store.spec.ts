@@ -135,10 +135,18 @@ describe(MatchStore.name, () => {
             ? { to, reason: 'ALLOCATION_FAILED' }
             : to === 'CANCELLED'
               ? { to, reason: CANCEL_REASON }
-              : (({ to }) as MatchCommand);
+              : to === 'PROCESS_READY'
+                ? // The registering server's region (a fallback's on some): kept on the row.
+                  { to, serverRegion: index % 2 === 0 ? 'eu-west' : 'us-east' }
+                : (({ to }) as MatchCommand);
         state = (await store.transitionNow(match.id, command)).match.state;
       }
     }
+    const withServerRegion = await dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM matches WHERE id = ANY($1::uuid[]) AND server_region IS NOT NULL`,
+      [ids],
+    );
+    expect(withServerRegion[0]!.n).toBeGreaterThan(0);
     const all = await dataSource.query<{ id: string }[]>(`SELECT id FROM matches`);
     for (const { id } of all) {
       expect(foldMatchEvents(await store.history(id))).toEqual(await store.load(undefined, id));

@@ -33,6 +33,14 @@ class TicketOnlySubscriber implements OutboxSubscriber {
 }
 
 @Injectable()
+@SubscribesTo('rating.updated')
+class RatingOnlySubscriber implements OutboxSubscriber {
+  handle(_envelope: OutboxEnvelope): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+@Injectable()
 @SubscribesTo('match.state_changed', 'match.exploded')
 class ExplodingSubscriber implements OutboxSubscriber {
   handle(_envelope: OutboxEnvelope): Promise<void> {
@@ -85,7 +93,7 @@ const envelopeOf = (event: 'match.state_changed' | 'ticket.state_changed') =>
 
 describe(SubscriberRegistry.name, () => {
   it('refuses to start while an event type has no subscriber', async () => {
-    const error = await startFailure([MatchOnlySubscriber]);
+    const error = await startFailure([MatchOnlySubscriber, RatingOnlySubscriber]);
     expect(error).toBeInstanceOf(SubscriberRegistrationError);
     expect((error as Error).message).toBe(
       'outbox subscribers: event type "ticket.state_changed" has no subscriber',
@@ -93,7 +101,11 @@ describe(SubscriberRegistry.name, () => {
   });
 
   it('refuses to start when a subscriber names an unknown event type', async () => {
-    const error = await startFailure([ExplodingSubscriber, TicketOnlySubscriber]);
+    const error = await startFailure([
+      ExplodingSubscriber,
+      TicketOnlySubscriber,
+      RatingOnlySubscriber,
+    ]);
     expect(error).toBeInstanceOf(SubscriberRegistrationError);
     expect((error as Error).message).toBe(
       'outbox subscribers: ExplodingSubscriber subscribes to unknown event type "match.exploded"',
@@ -104,6 +116,7 @@ describe(SubscriberRegistry.name, () => {
     const error = await startFailure([
       MatchOnlySubscriber,
       TicketOnlySubscriber,
+      RatingOnlySubscriber,
       HandlerlessSubscriber,
     ]);
     expect((error as Error).message).toBe(
@@ -112,10 +125,15 @@ describe(SubscriberRegistry.name, () => {
   });
 
   it('hands each event type to exactly the providers that subscribe to it, an aliased one once', async () => {
-    const moduleRef = await registryWith(MatchOnlySubscriber, TicketOnlySubscriber, {
-      provide: 'match-subscriber-alias',
-      useExisting: MatchOnlySubscriber,
-    });
+    const moduleRef = await registryWith(
+      MatchOnlySubscriber,
+      TicketOnlySubscriber,
+      RatingOnlySubscriber,
+      {
+        provide: 'match-subscriber-alias',
+        useExisting: MatchOnlySubscriber,
+      },
+    );
     await moduleRef.init();
     const registry = moduleRef.get(SubscriberRegistry);
     const names = (event: 'match.state_changed' | 'ticket.state_changed') =>
@@ -129,6 +147,7 @@ describe(SubscriberRegistry.name, () => {
     const moduleRef = await registryWith(
       { provide: 'match-subscriber', useFactory: () => new MatchOnlySubscriber() },
       { provide: 'ticket-subscriber', useValue: new TicketOnlySubscriber() },
+      { provide: 'rating-subscriber', useValue: new RatingOnlySubscriber() },
     );
     await moduleRef.init();
     const registry = moduleRef.get(SubscriberRegistry);

@@ -41,8 +41,11 @@ export interface PlayerApi {
   ): Promise<InjectedResponse>;
   /** A new guest session through POST /v1/sessions. */
   newPlayer(): Promise<SessionResponse>;
-  /** One probe round trip (challenge, answer) through the real routes; answers the answer. */
-  probe(token: string, region: string): Promise<InjectedResponse>;
+  /**
+   * One probe round trip (challenge, answer) through the real routes, answering `delayMs` after the
+   * challenge (measured as that much more RTT); answers the answer.
+   */
+  probe(token: string, region: string, delayMs?: number): Promise<InjectedResponse>;
   enqueue(token: string, mode: string, key?: string): Promise<InjectedResponse>;
   close(): Promise<void>;
 }
@@ -121,10 +124,11 @@ export async function startPlayerApi(
         throw new Error(`session: ${response.statusCode} ${response.body}`);
       return response.json<SessionResponse>();
     },
-    async probe(token, region) {
+    async probe(token, region, delayMs = 0) {
       const challenge = await request('POST', `/v1/probes/${region}/challenge`, { token });
       if (challenge.statusCode !== 201) return challenge;
       const { challengeId, nonce } = challenge.json<ProbeChallengeResponse>();
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       return request('POST', `/v1/probes/${region}/answer`, {
         token,
         body: { challengeId, nonce },

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Histogram } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import { MetricsRegistry } from '@matchplane/observability';
 
 /** What one allocation run spends its time on (the `step` label of allocation_step_seconds). */
@@ -18,6 +18,7 @@ export class AllocationMetrics {
   private readonly wait: Histogram;
   private readonly step: Histogram<'step'>;
   private readonly run: Histogram<'outcome'>;
+  private readonly fallbacks: Counter<'from' | 'to'>;
 
   constructor(@Inject(MetricsRegistry) registry: MetricsRegistry) {
     const registers = [registry];
@@ -41,6 +42,16 @@ export class AllocationMetrics {
       buckets: BUCKETS,
       registers,
     });
+    this.fallbacks = new Counter({
+      name: 'allocation_region_fallbacks_total',
+      help: "Allocations whose match's region had no free server, by that region (from) and the region allocated in instead (to; none: no fallback region had one)",
+      labelNames: ['from', 'to'],
+      registers,
+    });
+  }
+
+  fellBack(from: string, to: string): void {
+    this.fallbacks.inc({ from, to });
   }
 
   waited(seconds: number): void {

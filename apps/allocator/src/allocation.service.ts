@@ -13,15 +13,17 @@ import {
 } from '@matchplane/allocation';
 import {
   isTerminalMatchState,
+  rankFallbackRegions,
   type MatchFailureReason,
   type MatchSnapshot,
 } from '@matchplane/domain';
 import { canonicalRosterOrder, JoinTokenSigner } from '@matchplane/join-auth';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { runInTransaction } from '@matchplane/persistence';
+import { TicketStore } from '@matchplane/tickets';
 import { AllocationMetrics } from './allocation.metrics';
 import { AllocationStepHook } from './allocation-step.hook';
-import { AllocationProvider } from './providers/allocation.provider';
+import { AllocationProvider, NoCapacityError } from './providers/allocation.provider';
 
 export type AllocationOutcome =
   'allocated' | 'already-allocated' | 'not-allocating' | 'no-match' | 'participant-left';
@@ -58,6 +60,7 @@ export class AllocationService {
     private readonly lifecycle: MatchLifecycle,
     private readonly allocations: AllocationStore,
     private readonly rosters: RosterStore,
+    private readonly tickets: TicketStore,
     private readonly provider: AllocationProvider,
     private readonly signer: JoinTokenSigner,
     private readonly hook: AllocationStepHook,
@@ -126,7 +129,9 @@ export class AllocationService {
     if (!marked)
       throw new Error(`the credential of match ${matchId} was replaced during its hand-off`);
     await this.hook.reached('handed-off', matchId);
-    this.logger.log(`match ${matchId} allocated ${allocation.serverId} at ${allocation.endpoint}`);
+    this.logger.log(
+      `match ${matchId} allocated ${allocation.serverId} at ${allocation.endpoint} in ${allocation.region ?? match.region}`,
+    );
     return 'allocated';
   }
 
@@ -140,11 +145,76 @@ export class AllocationService {
     await this.fail(matchId, 'ALLOCATION_FAILED');
   }
 
+  /**
+   * A server in the match's region; when that region has no free server, with
+   * ALLOCATION_REGION_FALLBACK=nearest and a provider configured per region, one in the next-best
+   * region for the match's players ({@link fallbackRegions}), counted per (from, to). Nowhere
+   * free: NoCapacityError, so the attempt is retried and the last one fails the match.
+   */
   private async allocate(match: MatchSnapshot, credentialHash: Buffer): Promise<AllocationRecord> {
+    try {
+      return await this.allocateIn(match, match.region, credentialHash);
+    } catch (error) {
+      const regions = this.provider.regions;
+      if (
+        !(error instanceof NoCapacityError) ||
+        this.config.ALLOCATION_REGION_FALLBACK === 'none' ||
+        regions === undefined
+      ) {
+        throw error;
+      }
+      const fallbacks = await this.fallbackRegions(match, regions);
+      for (const region of fallbacks) {
+        try {
+          const allocation = await this.allocateIn(match, region, credentialHash);
+          this.metrics.fellBack(match.region, region);
+          this.logger.warn(
+            `match ${match.id}: region ${match.region} has no free server, allocated in ${region}`,
+          );
+          return allocation;
+        } catch (fallbackError) {
+          if (!(fallbackError instanceof NoCapacityError)) throw fallbackError;
+        }
+      }
+      this.metrics.fellBack(match.region, 'none');
+      throw new NoCapacityError(
+        `${error.message}; no fallback region had a free server (tried ${fallbacks.join(', ') || 'none'} of those within ${this.config.ALLOCATION_FALLBACK_MAX_RTT_MS} ms of every player)`,
+      );
+    }
+  }
+
+  /**
+   * The regions the provider serves that every player of the match measured within
+   * ALLOCATION_FALLBACK_MAX_RTT_MS, best first. The RTTs are the tickets' predictions the matcher
+   * placed the match by (a matched ticket keeps them), read only when a fallback is needed.
+   */
+  private async fallbackRegions(
+    match: MatchSnapshot,
+    served: readonly string[],
+  ): Promise<string[]> {
+    const tickets = await this.tickets.loadMany(
+      this.dataSource.manager,
+      match.participants.map((participant) => participant.ticketId),
+    );
+    return rankFallbackRegions(
+      [...tickets.values()].map((ticket) => ticket.predictedRtt),
+      {
+        matchRegion: match.region,
+        maxWorstRttMs: this.config.ALLOCATION_FALLBACK_MAX_RTT_MS,
+        served,
+      },
+    ).map((option) => option.region);
+  }
+
+  private async allocateIn(
+    match: MatchSnapshot,
+    region: string,
+    credentialHash: Buffer,
+  ): Promise<AllocationRecord> {
     const busy = new Set<string>();
     for (;;) {
       const server = await this.metrics.timed('allocate', () =>
-        this.provider.allocate({ matchId: match.id, mode: match.mode, region: match.region }, busy),
+        this.provider.allocate({ matchId: match.id, mode: match.mode, region }, busy),
       );
       await this.hook.reached('allocated', match.id);
       try {
@@ -153,7 +223,7 @@ export class AllocationService {
             this.dataSource.manager,
             match.id,
             this.provider.name,
-            server,
+            { ...server, region: server.region ?? region },
             credentialHash,
           ),
         );

@@ -7,7 +7,15 @@ import {
   Matches,
   ValidateIf,
 } from 'class-validator';
-import { EnvVar, IsIntInRange, WorkerConfig, healthPort } from '@matchplane/config';
+import {
+  EnvVar,
+  IsIntInRange,
+  IsParsedList,
+  parseRegions,
+  WorkerConfig,
+  healthPort,
+} from '@matchplane/config';
+import { agonesRegions, localRegions, staticPool } from './allocation-regions';
 
 export const ALLOCATION_PROVIDERS = ['local', 'static', 'agones'] as const;
 export type AllocationProviderName = (typeof ALLOCATION_PROVIDERS)[number];
@@ -16,7 +24,44 @@ export type AllocationProviderName = (typeof ALLOCATION_PROVIDERS)[number];
 export const ALLOCATION_STEPS = ['allocated', 'persisted', 'published', 'handed-off'] as const;
 export type AllocationStep = (typeof ALLOCATION_STEPS)[number];
 
+/** What happens when a match's region has no free server (ALLOCATION_REGION_FALLBACK). */
+export const REGION_FALLBACK_POLICIES = ['nearest', 'none'] as const;
+export type RegionFallbackPolicy = (typeof REGION_FALLBACK_POLICIES)[number];
+
 export class AllocatorConfig extends WorkerConfig {
+  /** The chosen provider's per-region settings parse, and name only regions PROBE_REGIONS lists. */
+  static crossVariableProblems(config: AllocatorConfig): string[] {
+    let regions: readonly string[] | undefined;
+    try {
+      switch (config.ALLOCATION_PROVIDER) {
+        case 'static': {
+          const servers = staticPool(config);
+          regions = servers.some((server) => server.region !== undefined)
+            ? servers.map((server) => server.region ?? '')
+            : undefined;
+          break;
+        }
+        case 'agones': {
+          const fleets = agonesRegions(config);
+          regions = fleets ? [...fleets.keys()] : undefined;
+          break;
+        }
+        case 'local':
+          regions = localRegions(config.LOCAL_SERVER_REGIONS);
+          break;
+      }
+    } catch (error) {
+      return [(error as Error).message];
+    }
+    const known = new Set(parseRegions(config.PROBE_REGIONS));
+    const unknown = [...new Set(regions ?? [])].filter((region) => !known.has(region));
+    return unknown.length === 0
+      ? []
+      : [
+          `the ${config.ALLOCATION_PROVIDER} provider's regions name ${unknown.join(', ')}, which PROBE_REGIONS (${config.PROBE_REGIONS}) does not list: no match is ever formed there`,
+        ];
+  }
+
   @healthPort()
   HEALTH_PORT = 9103;
 
@@ -76,6 +121,20 @@ export class AllocatorConfig extends WorkerConfig {
   @IsIntInRange(0, 3_600_000)
   ALLOCATION_RETRY_CAP_MS = 30_000;
 
+  @EnvVar({
+    description:
+      "When a match's region has no free server: nearest (the next-best region for its players by their measured RTT, within ALLOCATION_FALLBACK_MAX_RTT_MS) or none (the attempt fails; after ALLOCATION_MAX_ATTEMPTS the match fails ALLOCATION_FAILED and its tickets are requeued at their priority). Only a provider configured per region can fall back",
+  })
+  @IsIn(REGION_FALLBACK_POLICIES)
+  ALLOCATION_REGION_FALLBACK: RegionFallbackPolicy = 'nearest';
+
+  @EnvVar({
+    description:
+      'nearest fallback: a region qualifies only if every player of the match measured it, and none at more than this RTT (ms)',
+  })
+  @IsIntInRange(1, 10_000)
+  ALLOCATION_FALLBACK_MAX_RTT_MS = 150;
+
   @EnvVar({ description: 'Allocations one allocator process works on at once' })
   @IsIntInRange(1, 1_000)
   ALLOCATOR_CONCURRENCY = 16;
@@ -118,13 +177,32 @@ export class AllocatorConfig extends WorkerConfig {
 
   @EnvVar({
     description:
-      'static provider: the pool, comma-separated id=host:port entries (required for static)',
+      'local provider: the regions it launches servers for, comma-separated (each server is labelled with its region); unset: any region',
   })
-  @ValidateIf((config: AllocatorConfig) => config.ALLOCATION_PROVIDER === 'static')
+  @IsOptional()
+  @IsParsedList(parseRegions, 'comma-separated region names, e.g. eu-west,us-east')
+  LOCAL_SERVER_REGIONS?: string = undefined;
+
+  @EnvVar({
+    description:
+      'static provider: one pool serving any region, comma-separated id=host:port entries (static needs this or STATIC_SERVERS_BY_REGION)',
+  })
+  @ValidateIf(
+    (config: AllocatorConfig) =>
+      config.ALLOCATION_PROVIDER === 'static' && config.STATIC_SERVERS !== undefined,
+  )
   @Matches(/^[A-Za-z0-9._-]{1,255}=[^,=\s]+:\d{1,5}(,[A-Za-z0-9._-]{1,255}=[^,=\s]+:\d{1,5})*$/, {
     message: 'must be comma-separated id=host:port entries when ALLOCATION_PROVIDER=static',
   })
   STATIC_SERVERS?: string = undefined;
+
+  @EnvVar({
+    description:
+      'static provider: a pool per region, ";"-separated region=servers entries whose servers are as in STATIC_SERVERS, e.g. eu-west=gs-1=10.0.0.5:7777,gs-2=10.0.0.6:7777;us-east=gs-3=10.1.0.5:7777',
+  })
+  @IsOptional()
+  @IsString()
+  STATIC_SERVERS_BY_REGION?: string = undefined;
 
   @EnvVar({
     description:
@@ -155,12 +233,42 @@ export class AllocatorConfig extends WorkerConfig {
   })
   AGONES_NAMESPACE = 'default';
 
-  @EnvVar({ description: 'agones provider: the Fleet allocated from (required for agones)' })
-  @ValidateIf((config: AllocatorConfig) => config.ALLOCATION_PROVIDER === 'agones')
+  @EnvVar({
+    description:
+      'agones provider: the one Fleet allocated from for any region (agones needs this or AGONES_FLEETS_BY_REGION)',
+  })
+  @ValidateIf(
+    (config: AllocatorConfig) =>
+      config.ALLOCATION_PROVIDER === 'agones' && config.AGONES_FLEET !== undefined,
+  )
   @Matches(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, {
     message: 'must be a Fleet name when ALLOCATION_PROVIDER=agones',
   })
   AGONES_FLEET?: string = undefined;
+
+  @EnvVar({
+    description:
+      'agones provider: the Fleet of each region, ";"-separated region=fleet entries, e.g. eu-west=gs-eu;us-east=gs-us',
+  })
+  @IsOptional()
+  @IsString()
+  AGONES_FLEETS_BY_REGION?: string = undefined;
+
+  @EnvVar({
+    description:
+      "agones provider: the Kubernetes API URL of a region whose Fleet runs in another cluster, ';'-separated region=url entries (a region not listed: AGONES_API_URL)",
+  })
+  @IsOptional()
+  @IsString()
+  AGONES_API_URLS_BY_REGION?: string = undefined;
+
+  @EnvVar({
+    description:
+      "agones provider: the bearer token file for a region's own cluster, ';'-separated region=path entries (a region not listed: AGONES_TOKEN_FILE)",
+  })
+  @IsOptional()
+  @IsString()
+  AGONES_TOKEN_FILES_BY_REGION?: string = undefined;
 
   @EnvVar({
     description:

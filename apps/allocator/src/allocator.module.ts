@@ -6,10 +6,12 @@ import {
   type Type,
 } from '@nestjs/common';
 import { AllocatorConfig } from './allocator.config';
-import { AllocationModule, parseStaticServers } from '@matchplane/allocation';
+import { AllocationModule } from '@matchplane/allocation';
 import { JoinTokenSigner } from '@matchplane/join-auth';
 import { MatchesModule } from '@matchplane/matches';
 import { ServiceRuntimeModule } from '@matchplane/observability';
+import { TicketsModule } from '@matchplane/tickets';
+import { staticPool } from './allocation-regions';
 import { AllocationMetrics } from './allocation.metrics';
 import { AllocationReleaseWorker } from './allocation-release.worker';
 import { AllocationStepHook } from './allocation-step.hook';
@@ -33,7 +35,7 @@ function providerFor(config: AllocatorConfig): Provider[] {
       return [use(LocalProvider)];
     case 'static':
       // A malformed pool refuses the start here rather than at the first match.
-      parseStaticServers(config.STATIC_SERVERS ?? '');
+      staticPool(config);
       return [use(StaticProvider), { provide: StaticHandOff, useClass: HttpStaticHandOff }];
     case 'agones':
       return [use(AgonesProvider)];
@@ -60,6 +62,7 @@ export class AllocatorModule {
       imports: [
         ServiceRuntimeModule.forWorker(config, { appName: 'allocator' }),
         MatchesModule,
+        TicketsModule,
         AllocationModule,
         ...(options.imports ?? []),
       ],

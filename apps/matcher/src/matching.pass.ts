@@ -219,6 +219,7 @@ function toMatchCandidate(candidate: ProjectedCandidate): MatchCandidate {
     playerId: candidate.playerId,
     mode: candidate.mode,
     rating: candidate.rating,
+    ...(candidate.ratingSigma === undefined ? {} : { ratingSigma: candidate.ratingSigma }),
     // validCandidate established it is an object with a measured region; other entries are
     // ignored by the matching function as "not measured".
     predictedRtt: candidate.predictedRtt as Readonly<Record<string, number>>,

@@ -23,6 +23,11 @@ export interface ProvidedServer {
   readonly endpoint: string;
   /** Provider-specific facts needed to resume or release (a GameServer name, a pid, a port). */
   readonly providerRef: Readonly<Record<string, unknown>>;
+  /**
+   * The region the server runs in: the match's own, or another after a fallback. Absent only on
+   * allocations recorded before regions were (migration 1764630000000).
+   */
+  readonly region?: string;
 }
 
 export interface AllocationRecord extends ProvidedServer {
@@ -50,13 +55,14 @@ interface AllocationRow {
   endpoint: string | null;
   provider_ref: Record<string, unknown>;
   state: AllocationState;
+  region: string | null;
   credential_hash: Buffer | null;
   handed_off_at: Date | null;
   registered_at: Date | null;
   released_at: Date | null;
 }
 
-const COLUMNS = `match_id, provider, server_id, endpoint, provider_ref, state, credential_hash,
+const COLUMNS = `match_id, provider, server_id, endpoint, provider_ref, state, region, credential_hash,
   handed_off_at, registered_at, released_at`;
 
 const QUALIFIED_COLUMNS = COLUMNS.split(',')
@@ -134,6 +140,7 @@ function toRecord(row: AllocationRow): AllocationRecord {
     endpoint: row.endpoint ?? '',
     providerRef: row.provider_ref,
     state: row.state,
+    ...(row.region !== null ? { region: row.region } : {}),
     ...(row.credential_hash ? { credentialHash: row.credential_hash } : {}),
     ...(row.handed_off_at ? { handedOffAt: row.handed_off_at } : {}),
     ...(row.registered_at ? { registeredAt: row.registered_at } : {}),
@@ -214,8 +221,8 @@ export class AllocationStore {
       // The match id is the only arbiter: a conflict there updates the credential and never
       // inserts, so only a fresh row can collide with another live match's server (23505).
       rows = await manager.query<AllocationRow[]>(
-        `INSERT INTO allocations (match_id, provider, server_id, endpoint, provider_ref, state, credential_hash)
-         VALUES ($1, $2, $3, $4, $5::jsonb, 'ALLOCATED', $6)
+        `INSERT INTO allocations (match_id, provider, server_id, endpoint, provider_ref, state, credential_hash, region)
+         VALUES ($1, $2, $3, $4, $5::jsonb, 'ALLOCATED', $6, $7)
          ON CONFLICT (match_id) DO UPDATE
            SET credential_hash = EXCLUDED.credential_hash, handed_off_at = NULL, updated_at = now()
            WHERE allocations.state IN ${LIVE}
@@ -227,6 +234,7 @@ export class AllocationStore {
           server.endpoint,
           JSON.stringify(server.providerRef),
           credentialHash,
+          server.region ?? null,
         ],
       );
     } catch (error) {

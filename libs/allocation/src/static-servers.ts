@@ -2,6 +2,8 @@ export interface StaticServer {
   readonly id: string;
   readonly host: string;
   readonly port: number;
+  /** The region it runs in; undefined for a pool that serves any region (STATIC_SERVERS). */
+  readonly region?: string;
 }
 
 /** "gs-1=10.0.0.5:7777,gs-2=10.0.0.6:7777" -> the pool; throws on a malformed or repeated entry. */

@@ -94,6 +94,11 @@ export interface MatchEventMessage {
   revision: number;
   /** The state the match entered at this revision. */
   state: string;
+  /**
+   * Where the match's game server runs, from PROCESS_READY on: the match's region, or another
+   * when its own had no free server (the allocator's fallback). Absent before.
+   */
+  serverRegion?: string;
   /** ISO 8601. */
   occurredAt: string;
 }

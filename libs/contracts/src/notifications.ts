@@ -5,11 +5,13 @@
 export interface StateNotification {
   event: string;
   aggregateType: string;
-  /** The match id for match events, the ticket id for ticket events. */
+  /** The match id for match events, the ticket id for ticket events, the player id for ratings. */
   aggregateId: string;
   revision: number;
-  /** The state the aggregate entered. */
+  /** The state the aggregate entered; `RATED` for `rating.updated`. */
   state: string;
+  /** A match's game server's region, from PROCESS_READY on (see MatchEventMessage). */
+  serverRegion?: string;
   occurredAt: string;
   playerIds: string[];
 }

@@ -201,8 +201,13 @@ export interface PartyTicketResponse {
 export interface AssignmentResponse {
   matchId: string;
   state: string;
-  /** The region the match was placed in. */
+  /** The region the match was placed in (where the matcher found its players' RTT best). */
   region: string;
+  /**
+   * The region its game server actually runs in: `region`, or the next-best region for the
+   * match's players when `region` had no free server (the allocator's fallback policy).
+   */
+  serverRegion: string;
   serverId: string;
   endpoint: string;
   team: number;

@@ -15,3 +15,5 @@ export * from './ticket/ticket-events.reducer';
 export * from './candidate/candidate.policy';
 export * from './latency/latency-estimate';
 export * from './matching';
+export * from './rating';
+export * from './placement/fallback-regions';

@@ -50,6 +50,7 @@ interface MatchRow {
   id: string;
   mode: string;
   region: string;
+  server_region: string | null;
   state: MatchState;
   revision: string;
   failure_reason: string | null;
@@ -225,7 +226,7 @@ export class MatchStore {
     const to = last.state;
     const events = this.outbox.appendSql(
       envelopesFor(changes.flatMap((change) => change.events)),
-      8,
+      9,
       'changed',
     );
     const rows = await manager.query<{ revision: string }[]>(
@@ -233,7 +234,8 @@ export class MatchStore {
          UPDATE matches
             SET state = $3, revision = revision + $7, state_changed_at = $4, updated_at = $4,
                 failure_reason = COALESCE($5, failure_reason),
-                finished_at = CASE WHEN $6 THEN $4 ELSE finished_at END
+                finished_at = CASE WHEN $6 THEN $4 ELSE finished_at END,
+                server_region = COALESCE($8, server_region)
           WHERE id = $1 AND revision = $2
           RETURNING revision
        ), appended AS (${events.sql})
@@ -246,6 +248,7 @@ export class MatchStore {
         last.failureReason ?? null,
         TERMINAL_MATCH_STATES.has(to),
         changes.length,
+        last.serverRegion ?? null,
         ...events.parameters,
       ],
     );
@@ -306,6 +309,19 @@ export class MatchStore {
   }
 
   /**
+   * The participants the game server reported connected (and never as a no-show), in `manager`'s
+   * transaction: who played, for the ratings of a completed match.
+   */
+  async connectedPlayerIds(manager: EntityManager, matchId: string): Promise<Set<string>> {
+    const rows = await manager.query<{ player_id: string }[]>(
+      `SELECT player_id FROM match_participants
+        WHERE match_id = $1 AND connected_at IS NOT NULL AND NOT no_show`,
+      [matchId],
+    );
+    return new Set(rows.map((row) => row.player_id));
+  }
+
+  /**
    * The match with its participants, in one statement. `forUpdate` locks the match row until the
    * caller's transaction ends, so its state cannot move under the caller's checks.
    */
@@ -317,7 +333,7 @@ export class MatchStore {
     const runner = manager ?? this.dataSource.manager;
     // The match and its roster in one statement (one snapshot, one round trip).
     const rows = await runner.query<(MatchRow & { participants: MatchParticipant[] })[]>(
-      `SELECT m.id, m.mode, m.region, m.state, m.revision, m.failure_reason, m.state_changed_at,
+      `SELECT m.id, m.mode, m.region, m.server_region, m.state, m.revision, m.failure_reason, m.state_changed_at,
               coalesce((SELECT json_agg(json_build_object('playerId', p.player_id, 'ticketId', p.ticket_id, 'team', p.team)
                                         ORDER BY p.team, p.player_id)
                           FROM match_participants p WHERE p.match_id = m.id), '[]') AS participants
@@ -330,6 +346,7 @@ export class MatchStore {
       id: row.id,
       mode: row.mode,
       region: row.region,
+      ...(row.server_region !== null ? { serverRegion: row.server_region } : {}),
       state: row.state,
       revision: Number(row.revision),
       participants: row.participants,

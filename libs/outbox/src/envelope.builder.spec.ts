@@ -288,6 +288,43 @@ describe(buildEnvelope.name, () => {
     });
   });
 
+  it('takes a rating event about one player, at any revision, addressed to that player alone', () => {
+    const playerId = randomUUID();
+    const rating: EnvelopeInput<'rating.updated'> = {
+      event: 'rating.updated',
+      aggregateType: 'player',
+      aggregateId: playerId,
+      revision: 3,
+      occurredAt: t0,
+      playerIds: [playerId],
+      payload: {
+        playerId,
+        reason: 'OPERATOR_IMPORT',
+        mu: 30,
+        sigma: 2,
+        rating: 1652,
+        previousMu: 25,
+        previousSigma: 25 / 3,
+        previousRating: 1500,
+      },
+    };
+    expect(buildEnvelope(rating).revision).toBe(3);
+    expect(buildEnvelope({ ...rating, revision: 1 }).revision).toBe(1);
+    expect(
+      fieldsOf(rejection(() => buildEnvelope({ ...rating, playerIds: [randomUUID()] }))),
+    ).toEqual(['playerIds']);
+    expect(
+      fieldsOf(
+        rejection(() =>
+          buildEnvelope({ ...rating, payload: { ...rating.payload, playerId: randomUUID() } }),
+        ),
+      ),
+    ).toEqual(['payload.playerId', 'playerIds']);
+    expect(
+      fieldsOf(rejection(() => buildEnvelope(mangled({ aggregateType: 'match' }, rating)))),
+    ).toEqual(['aggregateType']);
+  });
+
   it('requires the payload to name the same aggregate as the envelope', () => {
     const input = validInput();
     const error = rejection(() =>
@@ -440,7 +477,9 @@ describe(envelopesFor.name, () => {
       t0,
     );
     const events = [created, matched, requeued, cancelled].flatMap((change) => change.events);
-    expect(envelopesFor(events).map((e) => [e.revision, e.payload.to])).toEqual([
+    expect(
+      envelopesFor(events).map((e) => [e.revision, 'to' in e.payload && e.payload.to]),
+    ).toEqual([
       [1, 'SEARCHING'],
       [2, 'MATCHED'],
       [3, 'SEARCHING'],

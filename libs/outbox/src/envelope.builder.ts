@@ -312,14 +312,17 @@ function crossProblems(
   const [idField, payloadId] =
     event === 'match.state_changed'
       ? ['payload.matchId', (payload as EventPayloads['match.state_changed']).matchId]
-      : ['payload.ticketId', (payload as EventPayloads['ticket.state_changed']).ticketId];
+      : event === 'ticket.state_changed'
+        ? ['payload.ticketId', (payload as EventPayloads['ticket.state_changed']).ticketId]
+        : ['payload.playerId', (payload as EventPayloads['rating.updated']).playerId];
   if (isUuid(aggregateId) && payloadId !== aggregateId) {
     problems.push({
       field: idField,
       message: `must equal aggregateId ${aggregateId}, got ${payloadId}`,
     });
   }
-  if (revision !== undefined) {
+  // A state change's first revision is its creation; a rating has no creation event.
+  if (revision !== undefined && 'from' in payload) {
     const first = revision === 1;
     if (payload.from === null && !first) {
       problems.push({
@@ -360,6 +363,14 @@ function crossProblems(
         problems.push({
           field: 'playerIds',
           message: `a ticket event concerns its player alone, got ${playerIds.length} players`,
+        });
+      }
+      break;
+    case 'rating.updated':
+      if (playerIds.length !== 1 || playerIds[0] !== payloadId) {
+        problems.push({
+          field: 'playerIds',
+          message: `a rating event concerns its player alone (${String(payloadId)})`,
         });
       }
       break;

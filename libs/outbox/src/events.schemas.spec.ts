@@ -32,6 +32,21 @@ function ticketPayload(patch: Record<string, unknown> = {}): Record<string, unkn
   };
 }
 
+function ratingPayload(patch: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    playerId: playerA,
+    reason: 'MATCH_RESULT',
+    matchId: randomUUID(),
+    mu: 27.6,
+    sigma: 8.07,
+    rating: 1665.3,
+    previousMu: 25,
+    previousSigma: 25 / 3,
+    previousRating: 1500,
+    ...patch,
+  };
+}
+
 function without(payload: Record<string, unknown>, field: string): Record<string, unknown> {
   const { [field]: _omitted, ...rest } = payload;
   return rest;
@@ -41,10 +56,11 @@ const fields = (problems: { field: string }[]) => problems.map((problem) => prob
 
 describe('event registry', () => {
   it('knows exactly the events the domain emits, each with its aggregate type', () => {
-    expect(EVENT_TYPES).toEqual(['match.state_changed', 'ticket.state_changed']);
+    expect(EVENT_TYPES).toEqual(['match.state_changed', 'ticket.state_changed', 'rating.updated']);
     expect(AGGREGATE_TYPE_OF).toEqual({
       'match.state_changed': 'match',
       'ticket.state_changed': 'ticket',
+      'rating.updated': 'player',
     });
     expect(isEventType('match.state_changed')).toBe(true);
     expect(isEventType('match.created')).toBe(false);
@@ -282,6 +298,28 @@ describe('ticket.state_changed payload', () => {
   });
 });
 
+describe('rating.updated payload', () => {
+  const problemsOf = (payload: unknown) => payloadProblems('rating.updated', payload);
+
+  it('accepts a match result with its match and an import without one', () => {
+    expect(problemsOf(ratingPayload())).toEqual([]);
+    expect(problemsOf(without(ratingPayload({ reason: 'OPERATOR_IMPORT' }), 'matchId'))).toEqual(
+      [],
+    );
+  });
+
+  it.each([
+    ['a sigma of 0', ratingPayload({ sigma: 0 }), 'payload.sigma'],
+    ['an infinite mu', ratingPayload({ mu: Number.POSITIVE_INFINITY }), 'payload.mu'],
+    ['a NaN rating', ratingPayload({ previousRating: Number.NaN }), 'payload.previousRating'],
+    ['an unknown reason', ratingPayload({ reason: 'DECAY' }), 'payload.reason'],
+    ['a match result without its match', without(ratingPayload(), 'matchId'), 'payload.matchId'],
+    ['an import naming a match', ratingPayload({ reason: 'OPERATOR_IMPORT' }), 'payload.matchId'],
+  ])('rejects %s', (_, payload, field) => {
+    expect(fields(problemsOf(payload))).toEqual([field]);
+  });
+});
+
 describe('the compiled payload schemas', () => {
   /** Values a buggy writer might put anywhere: right and wrong types, near misses. */
   const VALUES: readonly (() => unknown)[] = [
@@ -300,7 +338,9 @@ describe('the compiled payload schemas', () => {
     () => 'ALLOCATION_FAILED',
     () => 'PLAYER_CANCELLED',
     () => 'MATCH_FAILED',
+    () => 'MATCH_RESULT',
     () => 0,
+    () => Number.POSITIVE_INFINITY,
     () => 1,
     () => -1,
     () => 1.5,
@@ -336,6 +376,9 @@ describe('the compiled payload schemas', () => {
     () => Object.assign(Object.create(null) as object, { a: 1 }),
   ];
   const FIELDS = [
+    'playerId',
+    'sigma',
+    'mu',
     'matchId',
     'ticketId',
     'from',
@@ -373,7 +416,7 @@ describe('the compiled payload schemas', () => {
     const target =
       leaf === undefined
         ? copy
-        : ((copy[head] as Record<string, unknown>[] | undefined)?.[Number(index)]);
+        : (copy[head] as Record<string, unknown>[] | undefined)?.[Number(index)];
     const key = leaf ?? head;
     if (!target || typeof target !== 'object') return copy;
     if (value === undefined) delete target[key];
@@ -394,6 +437,8 @@ describe('the compiled payload schemas', () => {
       'ticket.state_changed',
       () => ticketPayload({ from: 'MATCHED', to: 'SEARCHING', reason: 'MATCH_FAILED' }),
     ],
+    ['rating.updated', () => ratingPayload()],
+    ['rating.updated', () => without(ratingPayload({ reason: 'OPERATOR_IMPORT' }), 'matchId')],
   ];
 
   it('accepts exactly the payloads class-validator accepts, over single and double mutations of valid ones', () => {

@@ -7,6 +7,8 @@ import {
   IsArray,
   IsIn,
   IsInt,
+  IsNumber,
+  IsPositive,
   Min,
   ValidateBy,
   ValidateIf,
@@ -28,6 +30,7 @@ import {
   matchReasonsFor,
   MATCH_STATES,
   participantProblems,
+  RatingUpdateReason,
   TicketReason,
   ticketEventHasMatch,
   ticketReasonsFor,
@@ -120,6 +123,10 @@ class MatchStateChangedSchema {
   @IsLabel()
   region!: string;
 
+  @IfPresent()
+  @IsLabel()
+  serverRegion?: string;
+
   @IsLabel()
   mode!: string;
 
@@ -155,12 +162,52 @@ class TicketStateChangedSchema {
   reason?: TicketReason;
 }
 
+/** Finite (no NaN, no Infinity): a rating is stored as double precision and must be comparable. */
+const IsFiniteNumber = (): PropertyDecorator =>
+  IsNumber(
+    { allowNaN: false, allowInfinity: false },
+    { message: '$property must be a finite number' },
+  );
+
+class RatingUpdatedSchema {
+  @IsCanonicalUuid()
+  playerId!: string;
+
+  @IsIn(Object.values(RatingUpdateReason))
+  reason!: RatingUpdateReason;
+
+  @IfPresent()
+  @IsCanonicalUuid()
+  matchId?: string;
+
+  @IsFiniteNumber()
+  mu!: number;
+
+  @IsFiniteNumber()
+  @IsPositive()
+  sigma!: number;
+
+  @IsFiniteNumber()
+  rating!: number;
+
+  @IsFiniteNumber()
+  previousMu!: number;
+
+  @IsFiniteNumber()
+  @IsPositive()
+  previousSigma!: number;
+
+  @IsFiniteNumber()
+  previousRating!: number;
+}
+
 type Schema = new () => object;
 type Schemas = { [E in EventType]: Schema };
 
 const PAYLOAD_SCHEMAS: Schemas = {
   'match.state_changed': MatchStateChangedSchema,
   'ticket.state_changed': TicketStateChangedSchema,
+  'rating.updated': RatingUpdatedSchema,
 };
 
 type ValidationMetadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
@@ -298,6 +345,7 @@ class CompiledSchema {
 const COMPILED_SCHEMAS: { [E in EventType]: CompiledSchema } = {
   'match.state_changed': new CompiledSchema(MatchStateChangedSchema),
   'ticket.state_changed': new CompiledSchema(TicketStateChangedSchema),
+  'rating.updated': new CompiledSchema(RatingUpdatedSchema),
 };
 
 /**
@@ -346,6 +394,8 @@ function semanticProblems<E extends EventType>(
       return matchRules(payload as EventPayloads['match.state_changed']);
     case 'ticket.state_changed':
       return ticketRules(payload as EventPayloads['ticket.state_changed']);
+    case 'rating.updated':
+      return ratingRules(payload as EventPayloads['rating.updated']);
   }
   return [];
 }
@@ -389,6 +439,17 @@ function ticketRules(payload: EventPayloads['ticket.state_changed']): EnvelopePr
   }
   problems.push(...reasonProblems(ticketReasonsFor(from, to), reason, `${String(from)} -> ${to}`));
   return problems;
+}
+
+function ratingRules(payload: EventPayloads['rating.updated']): EnvelopeProblem[] {
+  const fromMatch = payload.reason === RatingUpdateReason.MATCH_RESULT;
+  if (fromMatch && payload.matchId === undefined) {
+    return [{ field: 'payload.matchId', message: 'a rating moved by a match result must name it' }];
+  }
+  if (!fromMatch && payload.matchId !== undefined) {
+    return [{ field: 'payload.matchId', message: `${payload.reason} concerns no match` }];
+  }
+  return [];
 }
 
 function reasonProblems(

@@ -1,9 +1,11 @@
 import {
   MATCH_STATE_CHANGED,
+  RATING_UPDATED,
   TICKET_STATE_CHANGED,
   type AggregateType,
   type DomainEventName,
   type MatchStateChangedPayload,
+  type RatingUpdatedPayload,
   type TicketStateChangedPayload,
 } from '@matchplane/domain';
 
@@ -11,13 +13,14 @@ import {
  * Every event type an outbox row may carry. The dispatcher refuses to start while one has no
  * subscriber, and the builder refuses any other.
  */
-export const EVENT_TYPES = [MATCH_STATE_CHANGED, TICKET_STATE_CHANGED] as const;
+export const EVENT_TYPES = [MATCH_STATE_CHANGED, TICKET_STATE_CHANGED, RATING_UPDATED] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The aggregate each event type belongs to: its `aggregate_id` is that aggregate's id. */
 export const AGGREGATE_TYPE_OF = {
   'match.state_changed': 'match',
   'ticket.state_changed': 'ticket',
+  'rating.updated': 'player',
 } as const satisfies Record<EventType, AggregateType>;
 export type AggregateTypeOf<E extends EventType> = (typeof AGGREGATE_TYPE_OF)[E];
 
@@ -25,6 +28,7 @@ export type AggregateTypeOf<E extends EventType> = (typeof AGGREGATE_TYPE_OF)[E]
 export interface EventPayloads {
   'match.state_changed': MatchStateChangedPayload;
   'ticket.state_changed': TicketStateChangedPayload;
+  'rating.updated': RatingUpdatedPayload;
 }
 
 type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

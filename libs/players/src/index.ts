@@ -8,3 +8,4 @@ export * from './players.module';
 export * from './jwt-identity.verifier';
 export * from './player-store.module';
 export * from './players.retention';
+export * from './player-ratings.service';

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { OutboxModule } from '@matchplane/outbox';
+import { PlayerRatings } from './player-ratings.service';
 import { PlayerStore } from './player.store';
 
 /**
@@ -7,3 +9,11 @@ import { PlayerStore } from './player.store';
  */
 @Module({ providers: [PlayerStore], exports: [PlayerStore] })
 export class PlayerStoreModule {}
+
+/** Players' ratings: the result route rates matches with it, the operator routes import and read. */
+@Module({
+  imports: [OutboxModule.forWriters()],
+  providers: [PlayerRatings],
+  exports: [PlayerRatings],
+})
+export class PlayerRatingsModule {}

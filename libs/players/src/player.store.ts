@@ -3,6 +3,8 @@ import type { EntityManager } from 'typeorm';
 
 export interface QueueEntryProfile {
   readonly rating: number;
+  /** The rating's uncertainty (openskill sigma), copied to the ticket for team balance. */
+  readonly ratingSigma: number;
   /** Set while a no-show penalty is in force. */
   readonly cooldownUntil?: Date;
 }
@@ -72,14 +74,16 @@ export class PlayerStore {
     manager: EntityManager,
     playerId: string,
   ): Promise<QueueEntryProfile | undefined> {
-    const rows = await manager.query<{ rating: number; cooldown_until: Date | null }[]>(
-      `SELECT rating, cooldown_until FROM players WHERE id = $1 FOR NO KEY UPDATE`,
-      [playerId],
-    );
+    const rows = await manager.query<
+      { rating: number; rating_sigma: number; cooldown_until: Date | null }[]
+    >(`SELECT rating, rating_sigma, cooldown_until FROM players WHERE id = $1 FOR NO KEY UPDATE`, [
+      playerId,
+    ]);
     const row = rows[0];
     if (!row) return undefined;
     return {
       rating: row.rating,
+      ratingSigma: row.rating_sigma,
       ...(row.cooldown_until ? { cooldownUntil: row.cooldown_until } : {}),
     };
   }

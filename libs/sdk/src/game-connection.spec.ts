@@ -239,6 +239,7 @@ describe('PlayerClient: assignment, joining and notifications', () => {
     matchId: MATCH,
     state: 'ASSIGNMENT_READY',
     region: 'eu-west',
+    serverRegion: 'eu-west',
     serverId: 'local-1',
     endpoint: '127.0.0.1:7000',
     team: 0,

@@ -18,6 +18,8 @@ export interface ProjectedCandidate extends CandidateView {
   readonly playerId: string;
   readonly mode: string;
   readonly rating: number;
+  /** The rating's uncertainty; absent in a candidate projected before ratings had one. */
+  readonly ratingSigma?: number;
   readonly predictedRtt: unknown;
   readonly enqueuedAt: Date;
   readonly lastHeartbeatAt: Date;
@@ -34,6 +36,7 @@ interface CandidateJson {
   playerId: string;
   mode: string;
   rating: number;
+  ratingSigma?: number;
   predictedRtt: unknown;
   enqueuedAt: number;
   lastHeartbeatAt: number;
@@ -249,6 +252,7 @@ export class CandidateProjection {
       playerId: ticket.playerId,
       mode: ticket.mode,
       rating: ticket.rating,
+      ratingSigma: ticket.ratingSigma,
       predictedRtt: ticket.predictedRtt,
       enqueuedAt: ticket.enqueuedAt.getTime(),
       lastHeartbeatAt: ticket.lastHeartbeatAt.getTime(),

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import {
   createTicket,
+  DEFAULT_SKILL,
   isTerminalTicketState,
   transitionTicket,
   type NewTicket,
@@ -18,6 +19,8 @@ import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 
 /** A ticket as stored: the domain snapshot plus what the projection and the API read. */
 export interface StoredTicket extends TicketSnapshot {
+  /** The uncertainty (openskill sigma) of the player's rating when the ticket was created. */
+  readonly ratingSigma: number;
   /** updated_at in µs, set by every write (clock_timestamp()): orders projection updates of one ticket. */
   readonly version: number;
   readonly finishedAt?: Date;
@@ -65,6 +68,7 @@ interface TicketRow {
   revision: string;
   predicted_rtt: Record<string, number>;
   rating: number;
+  rating_sigma: number;
   enqueued_at: Date;
   last_heartbeat_at: Date;
   match_id: string | null;
@@ -78,7 +82,7 @@ interface TicketRow {
   party_size: number | null;
 }
 
-const COLUMNS = `id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at, last_heartbeat_at,
+const COLUMNS = `id, player_id, mode, state, revision, predicted_rtt, rating, rating_sigma, enqueued_at, last_heartbeat_at,
   match_id, updated_at, finished_at, end_reason, traceparent, attributes, party_ticket_id, party_size,
   (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
 
@@ -124,6 +128,7 @@ function toTicket(row: TicketRow): StoredTicket {
     state: row.state,
     revision: Number(row.revision),
     rating: row.rating,
+    ratingSigma: row.rating_sigma,
     predictedRtt: row.predicted_rtt,
     enqueuedAt: row.enqueued_at,
     lastHeartbeatAt: row.last_heartbeat_at,
@@ -164,23 +169,24 @@ export class TicketStore {
     private readonly signal: OutboxSignal,
   ) {}
 
+  /** `ratingSigma`: the player's rating uncertainty (default openskill's prior), for team balance. */
   /** `party`: the party ticket this one is a member's (a party enqueue creates one per member). */
   async create(
     manager: EntityManager,
-    input: NewTicket,
+    input: NewTicket & { readonly ratingSigma?: number },
     now: Date,
     party?: TicketParty,
   ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
     const change = createTicket(input, now);
     const { ticket } = change;
-    const events = this.outbox.appendSql(envelopesFor(change.events), 13);
+    const events = this.outbox.appendSql(envelopesFor(change.events), 14);
     // The ticket and its event in one statement.
     const rows = await manager.query<TicketRow[]>(
       `WITH created AS (
          INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
-                                    last_heartbeat_at, created_at, updated_at, traceparent, attributes,
+                                    last_heartbeat_at, created_at, updated_at, traceparent, attributes, rating_sigma,
                                     party_ticket_id, party_size)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp(), $9, $10::jsonb, $11, $12)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp(), $9, $10::jsonb, $11, $12, $13)
          RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
        SELECT * FROM created`,
@@ -195,6 +201,7 @@ export class TicketStore {
         now,
         activeTraceparent(),
         JSON.stringify(ticket.attributes ?? {}),
+        input.ratingSigma ?? DEFAULT_SKILL.sigma,
         party?.id ?? null,
         party?.size ?? null,
         ...events.parameters,

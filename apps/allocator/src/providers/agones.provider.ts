@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CustomObjectsApi, HttpError, KubeConfig } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { AllocatorConfig } from '../allocator.config';
+import { agonesRegions } from '../allocation-regions';
 import { AGONES_MATCH_LABEL, AgonesHandOffAnnotations } from '@matchplane/contracts';
 import type { AllocationRecord, ProvidedServer } from '@matchplane/allocation';
 import {
@@ -37,53 +38,100 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A Kubernetes API client: `apiUrl` with the token in `tokenFile`, or the in-cluster account. */
+function customObjectsApi(
+  apiUrl: string | undefined,
+  tokenFile: string | undefined,
+): CustomObjectsApi {
+  const kube = new KubeConfig();
+  if (apiUrl) {
+    const token = tokenFile ? readFileSync(tokenFile, 'utf8').trim() : undefined;
+    kube.loadFromOptions({
+      clusters: [{ name: 'agones', server: apiUrl, skipTLSVerify: false }],
+      users: [{ name: 'allocator', ...(token ? { token } : {}) }],
+      contexts: [{ name: 'agones', cluster: 'agones', user: 'allocator' }],
+      currentContext: 'agones',
+    });
+  } else {
+    kube.loadFromCluster();
+  }
+  return kube.makeApiClient(CustomObjectsApi);
+}
+
+/** Where one region's servers come from: its Fleet, through its cluster's API. */
+interface FleetTarget {
+  readonly fleet: string;
+  readonly api: CustomObjectsApi;
+}
+
 /**
- * Agones: a GameServerAllocation from AGONES_FLEET through the Kubernetes API. The allocation
- * labels the GameServer with the match id, and its first selector asks for an already Allocated
- * server carrying that label, so a retried allocation (after a crash before the endpoint was
- * stored) gets the same server back instead of a second one. The credential goes to the server
- * as annotations (AgonesHandOffAnnotations), which it reads through the Agones SDK.
+ * Agones: a GameServerAllocation through the Kubernetes API, from AGONES_FLEET for any region or
+ * from the match's region's Fleet (AGONES_FLEETS_BY_REGION), in that region's cluster when
+ * AGONES_API_URLS_BY_REGION names one. The allocation labels the GameServer with the match id,
+ * and its first selector asks for an already Allocated server carrying that label (in any Fleet of
+ * the cluster), so a retried allocation (after a crash before the endpoint was stored) gets the
+ * same server back instead of a second one. The credential goes to the server as annotations
+ * (AgonesHandOffAnnotations), which it reads through the Agones SDK.
  */
 @Injectable()
 export class AgonesProvider extends AllocationProvider {
   readonly name = 'agones' as const;
-  private readonly api: CustomObjectsApi;
+  override readonly regions: readonly string[] | undefined;
   private readonly namespace: string;
-  private readonly fleet: string;
+  /** AGONES_FLEET's, serving any region; undefined with AGONES_FLEETS_BY_REGION. */
+  private readonly anyRegion?: FleetTarget;
+  private readonly byRegion = new Map<string, FleetTarget>();
+  /** The default cluster's client, for allocations recorded without a region. */
+  private readonly defaultApi: () => CustomObjectsApi;
 
   constructor(@Inject(AllocatorConfig) private readonly config: AllocatorConfig) {
     super();
-    if (!config.AGONES_FLEET) throw new Error('AGONES_FLEET is required for the agones provider');
-    this.fleet = config.AGONES_FLEET;
     this.namespace = config.AGONES_NAMESPACE;
-    const kube = new KubeConfig();
-    if (config.AGONES_API_URL) {
-      const token = config.AGONES_TOKEN_FILE
-        ? readFileSync(config.AGONES_TOKEN_FILE, 'utf8').trim()
-        : undefined;
-      kube.loadFromOptions({
-        clusters: [{ name: 'agones', server: config.AGONES_API_URL, skipTLSVerify: false }],
-        users: [{ name: 'allocator', ...(token ? { token } : {}) }],
-        contexts: [{ name: 'agones', cluster: 'agones', user: 'allocator' }],
-        currentContext: 'agones',
-      });
+    // One client per cluster (API URL and token), shared by the regions whose Fleets run there.
+    const clients = new Map<string, CustomObjectsApi>();
+    const client = (apiUrl?: string, tokenFile?: string): CustomObjectsApi => {
+      const key = `${apiUrl ?? ''}\n${tokenFile ?? ''}`;
+      let api = clients.get(key);
+      if (!api) {
+        api = customObjectsApi(apiUrl, tokenFile);
+        clients.set(key, api);
+      }
+      return api;
+    };
+    this.defaultApi = () => client(config.AGONES_API_URL, config.AGONES_TOKEN_FILE);
+    const regions = agonesRegions(config);
+    this.regions = regions ? [...regions.keys()] : undefined;
+    if (regions) {
+      for (const [region, target] of regions) {
+        this.byRegion.set(
+          region,
+          target.apiUrl === undefined
+            ? { fleet: target.fleet, api: this.defaultApi() }
+            : {
+                fleet: target.fleet,
+                api: client(target.apiUrl, target.tokenFile ?? config.AGONES_TOKEN_FILE),
+              },
+        );
+      }
     } else {
-      kube.loadFromCluster();
+      this.anyRegion = { fleet: config.AGONES_FLEET ?? '', api: this.defaultApi() };
     }
-    this.api = kube.makeApiClient(CustomObjectsApi);
   }
 
   async allocate(request: AllocationRequest): Promise<ProvidedServer> {
+    const target = this.byRegion.get(request.region) ?? this.anyRegion;
+    if (!target) {
+      throw new NoCapacityError(
+        `AGONES_FLEETS_BY_REGION names no Fleet in region ${request.region} (match ${request.matchId})`,
+      );
+    }
     const body = {
       apiVersion: 'allocation.agones.dev/v1',
       kind: 'GameServerAllocation',
       spec: {
         selectors: [
-          {
-            matchLabels: { [FLEET_LABEL]: this.fleet, [AGONES_MATCH_LABEL]: request.matchId },
-            gameServerState: 'Allocated',
-          },
-          { matchLabels: { [FLEET_LABEL]: this.fleet }, gameServerState: 'Ready' },
+          { matchLabels: { [AGONES_MATCH_LABEL]: request.matchId }, gameServerState: 'Allocated' },
+          { matchLabels: { [FLEET_LABEL]: target.fleet }, gameServerState: 'Ready' },
         ],
         metadata: {
           labels: { [AGONES_MATCH_LABEL]: request.matchId },
@@ -96,7 +144,7 @@ export class AgonesProvider extends AllocationProvider {
     };
     let response: { body: unknown };
     try {
-      response = await this.api.createNamespacedCustomObject(
+      response = await target.api.createNamespacedCustomObject(
         'allocation.agones.dev',
         'v1',
         this.namespace,
@@ -111,7 +159,7 @@ export class AgonesProvider extends AllocationProvider {
     const status = statusOf(response.body);
     if (status.state !== 'Allocated') {
       throw new NoCapacityError(
-        `fleet ${this.fleet} had no Ready GameServer for match ${request.matchId} (${status.state ?? 'no state'})`,
+        `fleet ${target.fleet} had no Ready GameServer for match ${request.matchId} (${status.state ?? 'no state'})`,
       );
     }
     const wanted = this.config.AGONES_PORT_NAME;
@@ -126,7 +174,12 @@ export class AgonesProvider extends AllocationProvider {
       endpoint: status.address.includes(':')
         ? `[${status.address}]:${port}`
         : `${status.address}:${port}`,
-      providerRef: { gameServer: status.gameServerName, namespace: this.namespace },
+      providerRef: {
+        gameServer: status.gameServerName,
+        namespace: this.namespace,
+        fleet: target.fleet,
+      },
+      region: request.region,
     };
   }
 
@@ -141,7 +194,7 @@ export class AgonesProvider extends AllocationProvider {
       },
     };
     try {
-      await this.api.patchNamespacedCustomObject(
+      await this.apiOf(input.allocation).patchNamespacedCustomObject(
         'agones.dev',
         'v1',
         this.namespace,
@@ -164,7 +217,7 @@ export class AgonesProvider extends AllocationProvider {
   /** Deleting an Allocated GameServer is how Agones gives it back; the Fleet replaces it. */
   async release(allocation: AllocationRecord): Promise<void> {
     try {
-      await this.api.deleteNamespacedCustomObject(
+      await this.apiOf(allocation).deleteNamespacedCustomObject(
         'agones.dev',
         'v1',
         this.namespace,
@@ -175,5 +228,12 @@ export class AgonesProvider extends AllocationProvider {
       if (error instanceof HttpError && error.statusCode === 404) return;
       throw new Error(`release of GameServer ${allocation.serverId} failed: ${describe(error)}`);
     }
+  }
+
+  /** The cluster an allocation's GameServer runs in: its region's (the default one for any region). */
+  private apiOf(allocation: AllocationRecord): CustomObjectsApi {
+    const target =
+      allocation.region === undefined ? undefined : this.byRegion.get(allocation.region);
+    return target?.api ?? this.defaultApi();
   }
 }

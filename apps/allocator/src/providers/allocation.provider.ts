@@ -4,6 +4,7 @@ import type { AllocationRecord, ProvidedServer } from '@matchplane/allocation';
 export interface AllocationRequest {
   readonly matchId: string;
   readonly mode: string;
+  /** The region to allocate in: the match's own, or a fallback region (its `regions` only). */
   readonly region: string;
 }
 
@@ -30,7 +31,18 @@ export class NoCapacityError extends Error {
 export abstract class AllocationProvider {
   abstract readonly name: AllocationProviderName;
 
-  /** A server for the match; `busy` lists servers found taken by another live match meanwhile. */
+  /**
+   * The regions this provider has servers in, each allocated from separately. Undefined: one pool
+   * serving any region (every match is allocated from it, so a full pool leaves nowhere to fall
+   * back to). A region the provider does not serve answers {@link NoCapacityError}.
+   */
+  readonly regions?: readonly string[];
+
+  /**
+   * A server for the match in `request.region` (answering its region; an any-region pool may leave
+   * it out, and the request's region is recorded); `busy` lists servers found taken by another
+   * live match meanwhile.
+   */
   abstract allocate(request: AllocationRequest, busy: ReadonlySet<string>): Promise<ProvidedServer>;
 
   /**

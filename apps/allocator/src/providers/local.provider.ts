@@ -5,8 +5,10 @@ import path from 'node:path';
 import { AllocatorConfig } from '../allocator.config';
 import { GameServerEnv } from '@matchplane/contracts';
 import type { AllocationRecord, ProvidedServer } from '@matchplane/allocation';
+import { localRegions } from '../allocation-regions';
 import {
   AllocationProvider,
+  NoCapacityError,
   type AllocationRequest,
   type ServerHandOffInput,
 } from './allocation.provider';
@@ -42,10 +44,13 @@ function isAlive(pid: number): boolean {
  * GameServerEnv variables. The port is chosen at allocation (it is the signed endpoint); the
  * process starts at hand-off, when its credential exists. A retried hand-off stops the match's
  * earlier process first (its credential was just replaced). The servers stop with the allocator.
+ * With LOCAL_SERVER_REGIONS it launches servers only for those regions, each labelled with its
+ * region (the allocation's region and `providerRef.region`), as a region's own hosts would.
  */
 @Injectable()
 export class LocalProvider extends AllocationProvider implements OnApplicationShutdown {
   readonly name = 'local' as const;
+  override readonly regions: readonly string[] | undefined;
   private readonly logger = new Logger(LocalProvider.name);
   private readonly children = new Map<string, ChildProcess>();
 
@@ -53,6 +58,7 @@ export class LocalProvider extends AllocationProvider implements OnApplicationSh
 
   constructor(@Inject(AllocatorConfig) private readonly config: AllocatorConfig) {
     super();
+    this.regions = localRegions(config.LOCAL_SERVER_REGIONS);
     this.extraEnv = Object.fromEntries(
       (config.LOCAL_SERVER_ENV ?? '')
         .split(',')
@@ -62,12 +68,18 @@ export class LocalProvider extends AllocationProvider implements OnApplicationSh
   }
 
   async allocate(request: AllocationRequest): Promise<ProvidedServer> {
+    if (this.regions && !this.regions.includes(request.region)) {
+      throw new NoCapacityError(
+        `LOCAL_SERVER_REGIONS does not list region ${request.region} (match ${request.matchId})`,
+      );
+    }
     const host = this.config.LOCAL_SERVER_HOST;
     const port = await freePort(host);
     return {
       serverId: `local-${request.matchId}`,
       endpoint: host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`,
-      providerRef: { port },
+      providerRef: { port, region: request.region },
+      region: request.region,
     };
   }
 

@@ -1,10 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { AuditModule } from '@matchplane/persistence';
+import { PlayerRatingsModule } from '@matchplane/players';
 import { ApiConfig } from '../api.config';
 import { DeadLetterToolsModule } from './dead-letter-tools.module';
 import { OperatorConsoleModule } from './console/operator-console.module';
 import { DeadLettersController } from './dead-letters.controller';
 import { OperatorGuard } from './operator.guard';
 import { OutboxStatsController } from './outbox-stats.controller';
+import { PlayerRatingsAdmin } from './player-ratings.admin';
+import { RatingsController } from './ratings.controller';
 
 /**
  * Operator routes under /v1/admin and /api/v1/admin, every one behind {@link OperatorGuard}, and
@@ -15,9 +19,9 @@ export class AdminModule {
   static forRoot(config: ApiConfig): DynamicModule {
     return {
       module: AdminModule,
-      imports: [DeadLetterToolsModule, OperatorConsoleModule],
-      controllers: [DeadLettersController, OutboxStatsController],
-      providers: [{ provide: ApiConfig, useValue: config }, OperatorGuard],
+      imports: [DeadLetterToolsModule, OperatorConsoleModule, PlayerRatingsModule, AuditModule],
+      controllers: [DeadLettersController, OutboxStatsController, RatingsController],
+      providers: [{ provide: ApiConfig, useValue: config }, OperatorGuard, PlayerRatingsAdmin],
     };
   }
 }

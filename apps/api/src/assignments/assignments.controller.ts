@@ -76,6 +76,8 @@ export class AssignmentsController {
       matchId: id,
       state: match.state,
       region: match.region,
+      // Recorded at registration, before ASSIGNMENT_READY; a match older than that records none.
+      serverRegion: match.serverRegion ?? match.region,
       serverId: assignment.serverId,
       endpoint: assignment.endpoint,
       team: participant.team,

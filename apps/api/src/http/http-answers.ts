@@ -57,6 +57,7 @@ export const HTTP_ANSWERS: Readonly<Record<AnyErrorCode, HttpAnswer>> = {
   [ErrorCode.TICKET_ALREADY_LIVE]: { status: 409 },
   [ErrorCode.COOLDOWN_ACTIVE]: { status: 429 },
   [ErrorCode.TICKET_NOT_FOUND]: { status: 404 },
+  [ErrorCode.PLAYER_NOT_FOUND]: { status: 404 },
   [ErrorCode.TICKET_NOT_CANCELLABLE]: { status: 409 },
   [ErrorCode.TICKET_FINISHED]: { status: 409 },
   [ErrorCode.PARTY_NOT_FOUND]: { status: 404 },

@@ -51,6 +51,9 @@ export class MatchReplayReader {
       matchId,
       revision: Number(event.revision),
       state: event.payload.to,
+      ...(event.payload.serverRegion === undefined
+        ? {}
+        : { serverRegion: event.payload.serverRegion }),
       occurredAt: event.occurredAt.toISOString(),
     }));
     const base = { matchId, state: match.state, revision: match.revision };

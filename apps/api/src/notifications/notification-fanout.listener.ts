@@ -177,6 +177,7 @@ function isStateNotification(data: unknown): data is StateNotification {
     Number.isSafeInteger(n.revision) &&
     n.revision >= 1 &&
     typeof n.state === 'string' &&
+    (n.serverRegion === undefined || typeof n.serverRegion === 'string') &&
     typeof n.occurredAt === 'string' &&
     Array.isArray(n.playerIds) &&
     n.playerIds.every((id) => typeof id === 'string')

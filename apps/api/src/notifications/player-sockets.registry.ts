@@ -274,6 +274,7 @@ function liveEvent(notification: StateNotification): LiveEvent {
     matchId: notification.aggregateId,
     revision: notification.revision,
     state: notification.state,
+    ...(notification.serverRegion === undefined ? {} : { serverRegion: notification.serverRegion }),
     occurredAt: notification.occurredAt,
   };
   return {

@@ -45,6 +45,7 @@ import { QueuePolicy } from './queue-policy';
 interface Entrant {
   readonly playerId: string;
   readonly rating: number;
+  readonly ratingSigma: number;
   readonly predictedRtt: Record<string, number>;
 }
 
@@ -295,7 +296,7 @@ export class QueueService {
         extensions,
       );
     }
-    return { playerId, rating: profile.rating, predictedRtt };
+    return { playerId, rating: profile.rating, ratingSigma: profile.ratingSigma, predictedRtt };
   }
 
   /**

@@ -18,7 +18,7 @@ import {
   TransactionRetriesExhaustedError,
   type TransactionOptions,
 } from '@matchplane/persistence';
-import { noShowPenaltyPolicy, type NoShowPenaltyPolicy } from '@matchplane/players';
+import { noShowPenaltyPolicy, PlayerRatings, type NoShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
 import { ServerRouteMetrics, type ServerRoute } from './server-route.metrics';
 import type { InitialConnectBody, MatchResultBody, RegisterServerBody } from './servers.dto';
@@ -67,6 +67,7 @@ export class ServerLifecycleService {
     private readonly allocations: AllocationStore,
     private readonly rosters: RosterStore,
     private readonly projection: CandidateProjection,
+    private readonly ratings: PlayerRatings,
     private readonly metrics: ServerRouteMetrics,
     @Inject(ApiConfig) private readonly config: ApiConfig,
   ) {
@@ -119,7 +120,14 @@ export class ServerLifecycleService {
           manager,
           match,
           match.state === 'ALLOCATING'
-            ? [{ to: 'PROCESS_READY' }, { to: 'ASSIGNMENT_READY' }]
+            ? [
+                // The region the allocator actually used goes on the match and its events.
+                {
+                  to: 'PROCESS_READY',
+                  ...(allocation.region === undefined ? {} : { serverRegion: allocation.region }),
+                },
+                { to: 'ASSIGNMENT_READY' },
+              ]
             : [{ to: 'ASSIGNMENT_READY' }],
           now,
         );
@@ -278,9 +286,10 @@ export class ServerLifecycleService {
   }
 
   /**
-   * The end of the match: COMPLETED (from IN_PROGRESS, connected tickets COMPLETED) or FAILED
-   * SERVER_REPORTED_FAILURE (from any live state). The allocation is released with the reported
-   * result: a static server's lease is free again, and local and Agones servers exit by themselves.
+   * The end of the match: COMPLETED (from IN_PROGRESS, connected tickets COMPLETED, connected
+   * players rated) or FAILED SERVER_REPORTED_FAILURE (from any live state). The allocation is
+   * released with the reported result: a static server's lease is free again, and local and
+   * Agones servers exit by themselves.
    */
   async result(allocation: AllocationRecord, body: MatchResultBody): Promise<MatchResultResponse> {
     return this.commit('result', async (manager, now) => {
@@ -327,6 +336,15 @@ export class ServerLifecycleService {
       );
       const moved = await this.moveTickets(manager, change.match, now, (ticket) =>
         ticket.state === 'CONNECTED' ? { to: 'COMPLETED', matchId: match.id } : undefined,
+      );
+      // Ratings move with the COMPLETED they result from (rule: libs/domain rateMatch).
+      const connected = await this.matches.connectedPlayerIds(manager, match.id);
+      await this.ratings.rateMatchResult(
+        manager,
+        match.id,
+        match.participants.map((p) => ({ ...p, connected: connected.has(p.playerId) })),
+        body,
+        now,
       );
       await this.allocations.release(manager, match.id, { state: 'RELEASED', now, result: report });
       return { response: answer(change.match), tickets: moved };

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AllocationModule } from '@matchplane/allocation';
 import { MatchesModule } from '@matchplane/matches';
 import { OutboxModule } from '@matchplane/outbox';
+import { PlayerRatingsModule } from '@matchplane/players';
 import { TicketsModule } from '@matchplane/tickets';
 import { ServerCredentialGuard } from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
@@ -10,7 +11,13 @@ import { ServersController } from './servers.controller';
 
 /** Game-server routes: register, roster, initial connect and result, under the workload credential. */
 @Module({
-  imports: [AllocationModule, MatchesModule, TicketsModule, OutboxModule.forWriters()],
+  imports: [
+    AllocationModule,
+    MatchesModule,
+    TicketsModule,
+    PlayerRatingsModule,
+    OutboxModule.forWriters(),
+  ],
   controllers: [ServersController],
   providers: [ServerCredentialGuard, ServerLifecycleService, ServerRouteMetrics],
 })

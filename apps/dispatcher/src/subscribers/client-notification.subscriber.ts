@@ -3,6 +3,7 @@ import { ClientProxy } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
 import { RedisKeyspace } from '@matchplane/config';
 import { notificationPattern, type StateNotification } from '@matchplane/contracts';
+import { RATING_UPDATED } from '@matchplane/domain';
 import {
   EVENT_TYPES,
   SubscribesTo,
@@ -35,10 +36,22 @@ export class ClientNotificationSubscriber implements OutboxSubscriber {
       aggregateType: envelope.aggregateType,
       aggregateId: envelope.aggregateId,
       revision: Number(envelope.revision),
-      state: envelope.payload.to,
+      state: notifiedState(envelope),
+      ...('serverRegion' in envelope.payload && envelope.payload.serverRegion !== undefined
+        ? { serverRegion: envelope.payload.serverRegion }
+        : {}),
       occurredAt: envelope.occurredAt.toISOString(),
       playerIds: [...envelope.playerIds],
     };
     await lastValueFrom(this.client.emit(this.pattern, notification), { defaultValue: undefined });
   }
+}
+
+/**
+ * What the notification reports as the aggregate's state: the state a match or ticket entered;
+ * a rating has no states, so its event says RATED. (The API's fan-out sends match events to
+ * sockets only; the others are published for any listener of the pattern.)
+ */
+function notifiedState(envelope: OutboxEnvelope): string {
+  return envelope.event === RATING_UPDATED ? 'RATED' : envelope.payload.to;
 }

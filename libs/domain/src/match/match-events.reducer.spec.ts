@@ -47,7 +47,11 @@ function randomCommand(random: () => number, from: MatchState): MatchCommand {
       return { to, reason: pick(random, Object.values(MatchFailureReason)) };
     case 'CANCELLED':
       return { to, reason: pick(random, Object.values(MatchCancelReason)) };
-    case 'PROCESS_READY':
+    case 'PROCESS_READY': {
+      // The registering server's region: the match's own, a fallback's, or (older servers) none.
+      const serverRegion = pick(random, ['eu-west', 'us-east', undefined]);
+      return serverRegion === undefined ? { to } : { to, serverRegion };
+    }
     case 'ASSIGNMENT_READY':
     case 'IN_PROGRESS':
     case 'COMPLETED':
@@ -163,6 +167,22 @@ describe(foldMatchEvents.name, () => {
       (h: MatchStateChanged[]) => [
         h[0]!,
         { ...h[1]!, payload: { ...h[1]!.payload, region: 'us-east' } },
+      ],
+    ],
+    [
+      'a server region that changes',
+      (h: MatchStateChanged[]) => [
+        h[0]!,
+        { ...h[1]!, payload: { ...h[1]!.payload, serverRegion: 'us-east' } },
+        { ...h[2]!, payload: { ...h[2]!.payload, serverRegion: 'eu-west' } },
+      ],
+    ],
+    [
+      'a server region that disappears',
+      (h: MatchStateChanged[]) => [
+        h[0]!,
+        { ...h[1]!, payload: { ...h[1]!.payload, serverRegion: 'us-east' } },
+        h[2]!,
       ],
     ],
     [

@@ -79,16 +79,36 @@ export function applyMatchEvent(
   if (!sameIdSet(event.playerIds, matchPlayerIds(base))) {
     throw inconsistent(`${where}: playerIds are not exactly the participants`);
   }
+  const serverRegion = expectServerRegion(where, current, payload);
   return Object.freeze({
     id: base.id,
     mode: base.mode,
     region: base.region,
+    ...(serverRegion === undefined ? {} : { serverRegion }),
     state: payload.to,
     revision,
     participants: base.participants,
     ...(reason === undefined ? {} : { failureReason: reason }),
     stateChangedAt: occurredAt,
   });
+}
+
+/** Absent until a server registered; then kept, never changed (it may first appear at any state). */
+function expectServerRegion(
+  where: string,
+  current: MatchSnapshot | undefined,
+  payload: MatchStateChangedPayload,
+): string | undefined {
+  const known = current?.serverRegion;
+  if (payload.serverRegion === undefined) {
+    if (known !== undefined) throw inconsistent(`${where}: serverRegion ${known} disappeared`);
+    return undefined;
+  }
+  if (!isLabel(payload.serverRegion))
+    throw inconsistent(`${where}: serverRegion must be a 1-64 character name`);
+  if (known !== undefined && known !== payload.serverRegion)
+    throw inconsistent(`${where}: serverRegion changed during the match`);
+  return payload.serverRegion;
 }
 
 type MatchIdentity = Pick<MatchSnapshot, 'id' | 'mode' | 'region' | 'participants'>;

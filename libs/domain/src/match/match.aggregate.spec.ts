@@ -200,6 +200,23 @@ describe(transitionMatch.name, () => {
     expect(match).toMatchObject({ state: 'COMPLETED', revision: 5 });
   });
 
+  it("records the server's region at PROCESS_READY and carries it in every later event", () => {
+    const { match } = newMatch();
+    expect(match.serverRegion).toBeUndefined();
+    const ready = transitionMatch(
+      match,
+      { to: 'PROCESS_READY', serverRegion: 'us-east' },
+      later(1),
+    );
+    expect(ready.match).toMatchObject({ region: 'eu-west', serverRegion: 'us-east' });
+    expect(ready.events[0]!.payload).toMatchObject({ region: 'eu-west', serverRegion: 'us-east' });
+    const failed = transitionMatch(ready.match, { to: 'FAILED', reason: 'SERVER_LOST' }, later(2));
+    expect(failed.events[0]!.payload.serverRegion).toBe('us-east');
+    expect(
+      codeOf(() => transitionMatch(match, { to: 'PROCESS_READY', serverRegion: '' }, later(1))),
+    ).toBe('INVALID_ARGUMENT');
+  });
+
   it('records why a match failed or was cancelled, in the snapshot and the event', () => {
     const { match } = newMatch();
     const failed = transitionMatch(match, { to: 'FAILED', reason: 'ALLOCATION_FAILED' }, later(1));

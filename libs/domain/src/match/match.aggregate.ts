@@ -16,6 +16,11 @@ export interface MatchSnapshot {
   readonly id: string;
   readonly mode: string;
   readonly region: string;
+  /**
+   * The region its game server was actually allocated in, from PROCESS_READY on: `region`, or
+   * another after the allocator fell back (a full region). Absent before a server registered.
+   */
+  readonly serverRegion?: string;
   readonly state: MatchState;
   readonly revision: number;
   /** Everyone matched, no-shows included: they stay participants and every event concerns them. */
@@ -26,7 +31,9 @@ export interface MatchSnapshot {
 }
 
 export type MatchCommand =
-  | { readonly to: 'PROCESS_READY' | 'ASSIGNMENT_READY' | 'IN_PROGRESS' | 'COMPLETED' }
+  /** `serverRegion`: where the registering server runs (set once; a later one must agree). */
+  | { readonly to: 'PROCESS_READY'; readonly serverRegion?: string }
+  | { readonly to: 'ASSIGNMENT_READY' | 'IN_PROGRESS' | 'COMPLETED' }
   | { readonly to: 'FAILED'; readonly reason: MatchFailureReason }
   | { readonly to: 'CANCELLED'; readonly reason: MatchCancelReason };
 
@@ -99,9 +106,27 @@ export function transitionMatch(
       { matchId: match.id, to: command.to, reason },
     );
   }
+  const serverRegion = command.to === 'PROCESS_READY' ? command.serverRegion : undefined;
+  if (serverRegion !== undefined) {
+    if (!isLabel(serverRegion)) {
+      throw new DomainError(
+        DomainErrorCode.INVALID_ARGUMENT,
+        `serverRegion must be a 1-64 character name, got ${String(serverRegion)}`,
+        { matchId: match.id },
+      );
+    }
+    if (match.serverRegion !== undefined && match.serverRegion !== serverRegion) {
+      throw new DomainError(
+        DomainErrorCode.INVALID_ARGUMENT,
+        `match ${match.id} is served from ${match.serverRegion}, not ${serverRegion}`,
+        { matchId: match.id },
+      );
+    }
+  }
   const { failureReason: _previous, ...rest } = match;
   const next: MatchSnapshot = Object.freeze({
     ...rest,
+    ...(serverRegion === undefined ? {} : { serverRegion }),
     participants: canonicalRoster(match.participants),
     state: command.to,
     revision: nextRevision(match.revision),
@@ -133,6 +158,7 @@ function matchStateChanged(match: MatchSnapshot, from: MatchState | null): Match
       to: match.state,
       ...(match.failureReason === undefined ? {} : { reason: match.failureReason }),
       region: match.region,
+      ...(match.serverRegion === undefined ? {} : { serverRegion: match.serverRegion }),
       mode: match.mode,
       participants: match.participants,
     }),

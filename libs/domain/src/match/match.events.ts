@@ -22,6 +22,12 @@ export interface MatchStateChangedPayload {
   /** Present exactly when `to` is FAILED or CANCELLED. */
   readonly reason?: MatchEndReason;
   readonly region: string;
+  /**
+   * The region the match's game server runs in, from PROCESS_READY on (differs from `region`
+   * only after an allocation fell back to another region). Absent before: consumers that do not
+   * know it ignore it.
+   */
+  readonly serverRegion?: string;
   readonly mode: string;
   readonly participants: readonly MatchParticipant[];
 }

@@ -188,6 +188,23 @@ describe(formMatches.name, () => {
     expect(sums).toEqual([2900, 2900]);
   });
 
+  it('balances on the mean behind each rating, so equal ratings with different uncertainty split', () => {
+    // The same display rating (a conservative estimate) hides a higher mean where sigma is
+    // larger: two newcomers (openskill's prior sigma) and two settled players must not pair up.
+    const sigmas = [1, 1, 25 / 3, 25 / 3];
+    const formation = formMatches(
+      sigmas.map((ratingSigma, i) =>
+        newCandidate(i + 1, { eu: 20 }, { mode: 'squad', rating: 1500, ratingSigma }),
+      ),
+      [squad],
+      now,
+    );
+    const teamOf = (n: number) =>
+      formation.matches[0]?.participants.find((p) => p.ticketId === uuid(1, n))?.team;
+    expect(teamOf(3)).not.toBe(teamOf(4));
+    expect(teamOf(1)).not.toBe(teamOf(2));
+  });
+
   describe('widening', () => {
     it('matches a pair whose only common region is 80 ms once both waited past the 100 ms step', () => {
       const pair = (waitedMs: number) => [

@@ -23,6 +23,7 @@ import {
 } from './mode-rules';
 import { balanceGroups, TeamPacking } from './party-teams';
 import { RegionBucket } from './region-bucket';
+import { balanceSkillOf } from '../rating/skill-rating';
 import {
   attributeMismatch,
   compareText,
@@ -46,6 +47,11 @@ export interface MatchCandidate {
   readonly playerId: string;
   readonly mode: string;
   readonly rating: number;
+  /**
+   * The uncertainty (openskill sigma) behind `rating`, for team balance; absent reads as known
+   * exactly (balance on `rating` alone).
+   */
+  readonly ratingSigma?: number;
   /** ms per region; entries that are not finite numbers >= 0 count as not measured. */
   readonly predictedRtt: Readonly<Record<string, number>>;
   readonly enqueuedAt: Date;
@@ -422,6 +428,10 @@ function candidateProblems(candidate: MatchCandidate): string[] {
   if (typeof candidate.rating !== 'number' || !Number.isFinite(candidate.rating)) {
     problems.push('rating must be a finite number');
   }
+  const { ratingSigma } = candidate;
+  if (ratingSigma !== undefined && !(Number.isFinite(ratingSigma) && ratingSigma > 0)) {
+    problems.push('ratingSigma must be a finite number > 0 when present');
+  }
   if (!isValidDate(candidate.enqueuedAt)) problems.push('enqueuedAt must be a valid Date');
   if (candidate.party !== undefined) {
     const party: unknown = candidate.party;
@@ -615,7 +625,7 @@ function proposal(anchor: Entry, option: Option): ProposedMatch {
   const { pool } = anchor;
   const regionName = pool.regions[option.region] ?? '';
   const teams = balanceGroups(
-    option.members.map((group) => ({ ratings: group.members.map((member) => member.rating) })),
+    option.members.map((group) => ({ skills: group.members.map(balanceSkillOf) })),
     pool.rules.teamSize,
     pool.rules.teamCount,
     option.teams,

@@ -182,8 +182,13 @@ describe(balanceGroups.name, () => {
         }
       }
       expect(left).toBe(0);
-      const groups = sizes.map((size) => ({
-        ratings: Array.from({ length: size }, () => 1000 + int(random, 40) * 25),
+      const ratingsOf = sizes.map((size) =>
+        Array.from({ length: size }, () => 1000 + int(random, 40) * 25),
+      );
+      // Uncertainty 0: the balance is on means alone, which the brute force below checks.
+      const groups = ratingsOf.map((ratings) => ({
+        ratings,
+        skills: ratings.map((mean) => ({ mean, uncertainty: 0 })),
       }));
       const teams = balanceGroups(groups, teamSize, 2, feasible);
       const players: [number, number] = [0, 0];

@@ -1,10 +1,10 @@
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
-import { balanceTeams, EXACT_SPLIT_MAX_PLAYERS } from './team-balance';
+import { balanceTeamsBySkill, EXACT_SPLIT_MAX_PLAYERS, type BalanceSkill } from './team-balance';
 
 /** A party (or a solo player: a group of one) as team balance sees it: whole, on one team. */
 export interface TeamGroup {
-  /** The members' ratings; the group's weight in balance is their sum. */
-  readonly ratings: readonly number[];
+  /** The members' skills; the group weighs their summed means (and summed variances). */
+  readonly skills: readonly BalanceSkill[];
 }
 
 /**
@@ -53,9 +53,10 @@ export class TeamPacking {
 
 /**
  * The team (0-based) of each group, every group whole on one team and `teamSize` players per
- * team, balanced by rating. Solo players only: exactly {@link balanceTeams}. Two teams of at most
- * EXACT_SPLIT_MAX_PLAYERS: the split with the smallest rating-sum difference (the first team holds
- * the group of the highest sum; the first minimum wins). Otherwise the largest groups go first,
+ * team, balanced by skill. Solo players only: exactly {@link balanceTeamsBySkill}. Two teams of at
+ * most EXACT_SPLIT_MAX_PLAYERS: the split with the smallest imbalance as balanceTeamsBySkill
+ * measures it (mean sums' difference plus the teams' standard deviations' difference; the first
+ * team holds the group of the highest mean sum; the first minimum wins). Otherwise the largest groups go first,
  * each to the team with the lowest rating sum that has room; if that greedy order cannot place
  * every group, `feasible` (a packing known to work, e.g. the selection's) is used as is.
  * Deterministic: ties go by position in `groups`.
@@ -66,7 +67,7 @@ export function balanceGroups(
   teamCount: number,
   feasible: readonly number[],
 ): number[] {
-  const sizes = groups.map((group) => group.ratings.length);
+  const sizes = groups.map((group) => group.skills.length);
   const players = sizes.reduce((total, size) => total + size, 0);
   if (players !== teamSize * teamCount || sizes.some((size) => size < 1 || size > teamSize)) {
     throw new DomainError(
@@ -75,15 +76,18 @@ export function balanceGroups(
     );
   }
   if (sizes.every((size) => size === 1)) {
-    return balanceTeams(
-      groups.map((group) => group.ratings[0] ?? 0),
+    return balanceTeamsBySkill(
+      groups.map((group) => group.skills[0] ?? { mean: 0, uncertainty: 0 }),
       teamSize,
       teamCount,
     );
   }
-  const sums = groups.map((group) => group.ratings.reduce((total, rating) => total + rating, 0));
+  const sums = groups.map((group) => group.skills.reduce((total, skill) => total + skill.mean, 0));
+  const variances = groups.map((group) =>
+    group.skills.reduce((total, skill) => total + skill.uncertainty ** 2, 0),
+  );
   if (teamCount === 2 && players <= EXACT_SPLIT_MAX_PLAYERS) {
-    const exact = bestTwoWayGroupSplit(sizes, sums, teamSize);
+    const exact = bestTwoWayGroupSplit(sizes, sums, variances, teamSize);
     if (exact) return exact;
   }
   return greedyGroups(sizes, sums, teamSize, teamCount) ?? [...feasible];
@@ -93,6 +97,7 @@ export function balanceGroups(
 function bestTwoWayGroupSplit(
   sizes: readonly number[],
   sums: readonly number[],
+  variances: readonly number[],
   teamSize: number,
 ): number[] | null {
   const order = sums
@@ -102,19 +107,24 @@ function bestTwoWayGroupSplit(
   if (!top) return null;
   const rest = order.slice(1);
   const total = sums.reduce((a, b) => a + b, 0);
+  const totalVariance = variances.reduce((a, b) => a + b, 0);
   let best: number | null = null;
   let bestDifference = Number.POSITIVE_INFINITY;
   for (let mask = 0; mask < 1 << rest.length; mask++) {
     let size = sizes[top.index] ?? 0;
     let first = top.sum;
+    let firstVariance = variances[top.index] ?? 0;
     rest.forEach((entry, bit) => {
       if (mask & (1 << bit)) {
         size += sizes[entry.index] ?? 0;
         first += entry.sum;
+        firstVariance += variances[entry.index] ?? 0;
       }
     });
     if (size !== teamSize) continue;
-    const difference = Math.abs(first - (total - first));
+    const difference =
+      Math.abs(first - (total - first)) +
+      Math.abs(Math.sqrt(firstVariance) - Math.sqrt(totalVariance - firstVariance));
     if (difference < bestDifference) {
       bestDifference = difference;
       best = mask;

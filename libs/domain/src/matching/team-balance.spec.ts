@@ -1,5 +1,5 @@
 import { DomainError } from '../shared/domain.error';
-import { balanceTeams, EXACT_SPLIT_MAX_PLAYERS } from './team-balance';
+import { balanceTeams, balanceTeamsBySkill, EXACT_SPLIT_MAX_PLAYERS } from './team-balance';
 
 function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
@@ -91,6 +91,43 @@ describe(balanceTeams.name, () => {
       const ratings = Array.from({ length: 2 * teamSize }, () => Math.round(random() * 3000));
       const [first = 0, second = 0] = teamSums(ratings, balanceTeams(ratings, teamSize, 2), 2);
       expect(Math.abs(first - second)).toBe(bestDifference(ratings));
+    }
+  });
+});
+
+describe(balanceTeamsBySkill.name, () => {
+  it('spreads uncertain players over both teams where the means alone cannot tell splits apart', () => {
+    // Two veterans and two newcomers, all of the same mean: by means every split is even, and the
+    // mean-only balance stacks both newcomers on one team (the first split in mask order).
+    const skills = [
+      { mean: 1500, uncertainty: 40 },
+      { mean: 1500, uncertainty: 40 },
+      { mean: 1500, uncertainty: 400 },
+      { mean: 1500, uncertainty: 400 },
+    ];
+    expect(
+      balanceTeams(
+        skills.map((s) => s.mean),
+        2,
+        2,
+      ),
+    ).toEqual([0, 0, 1, 1]);
+    const teams = balanceTeamsBySkill(skills, 2, 2);
+    expect(teams[2]).not.toBe(teams[3]);
+    expect(teams[0]).not.toBe(teams[1]);
+  });
+
+  it('answers what balanceTeams answers when every uncertainty is 0', () => {
+    const random = mulberry32(7);
+    for (let round = 0; round < 200; round++) {
+      const ratings = Array.from({ length: 8 }, () => Math.round(1000 + random() * 1000));
+      expect(
+        balanceTeamsBySkill(
+          ratings.map((mean) => ({ mean, uncertainty: 0 })),
+          4,
+          2,
+        ),
+      ).toEqual(balanceTeams(ratings, 4, 2));
     }
   });
 });

@@ -20,19 +20,47 @@ export function balanceTeams(
   teamSize: number,
   teamCount: number,
 ): number[] {
-  if (ratings.length !== teamSize * teamCount) {
+  return balanceTeamsBySkill(
+    ratings.map((mean) => ({ mean, uncertainty: 0 })),
+    teamSize,
+    teamCount,
+  );
+}
+
+/** A player's skill as team balancing reads it: the mean estimate and its standard deviation. */
+export interface BalanceSkill {
+  readonly mean: number;
+  readonly uncertainty: number;
+}
+
+/**
+ * Like {@link balanceTeams}, on skills with their uncertainty. The exact two-team split minimises
+ * |difference of mean sums| + |difference of team standard deviations| (a team's is the root of
+ * its players' summed variances): the larger of the gaps between the teams' pessimistic (mean -
+ * sd) and optimistic (mean + sd) strengths. Two splits with equal means so go to the one that
+ * spreads the uncertain (new, returning) players over both teams instead of stacking one team
+ * with them, whose real strength could then be far from what the match was balanced for. The
+ * snake draft (more than 10 players or teams) orders by mean alone. With every uncertainty 0 this
+ * is exactly the mean-only balance.
+ */
+export function balanceTeamsBySkill(
+  skills: readonly BalanceSkill[],
+  teamSize: number,
+  teamCount: number,
+): number[] {
+  if (skills.length !== teamSize * teamCount) {
     throw new DomainError(
       DomainErrorCode.INVALID_ARGUMENT,
-      `${ratings.length} ratings cannot form ${teamCount} teams of ${teamSize}`,
+      `${skills.length} ratings cannot form ${teamCount} teams of ${teamSize}`,
     );
   }
-  const order = ratings
-    .map((rating, index) => ({ rating, index }))
-    .sort((a, b) => b.rating - a.rating || a.index - b.index);
-  const teams = new Array<number>(ratings.length).fill(0);
-  if (teamCount === 2 && ratings.length <= EXACT_SPLIT_MAX_PLAYERS) {
+  const order = skills
+    .map((skill, index) => ({ skill, index }))
+    .sort((a, b) => b.skill.mean - a.skill.mean || a.index - b.index);
+  const teams = new Array<number>(skills.length).fill(0);
+  if (teamCount === 2 && skills.length <= EXACT_SPLIT_MAX_PLAYERS) {
     const inFirstTeam = bestTwoWaySplit(
-      order.map((entry) => entry.rating),
+      order.map((entry) => entry.skill),
       teamSize,
     );
     order.forEach((entry, rank) => (teams[entry.index] = inFirstTeam[rank] ? 0 : 1));
@@ -47,24 +75,35 @@ export function balanceTeams(
 }
 
 /**
- * The split of `sorted` (descending) into two halves with the smallest sum difference; the first
+ * The split of `sorted` (descending by mean) into two halves with the smallest imbalance (see
+ * {@link balanceTeamsBySkill}); the first
  * team always holds the top-rated player (which also removes the mirror-image duplicates), and
  * the first minimum in mask order wins, so the result is deterministic.
  */
-function bestTwoWaySplit(sorted: readonly number[], teamSize: number): boolean[] {
+function bestTwoWaySplit(sorted: readonly BalanceSkill[], teamSize: number): boolean[] {
   const rest = sorted.length - 1;
   let bestMask = -1;
   let bestDifference = Number.POSITIVE_INFINITY;
   for (let mask = 0; mask < 1 << rest; mask++) {
     if (popCount(mask) !== teamSize - 1) continue;
-    let first = sorted[0] ?? 0;
+    let first = sorted[0]?.mean ?? 0;
+    let firstVariance = (sorted[0]?.uncertainty ?? 0) ** 2;
     let second = 0;
+    let secondVariance = 0;
     for (let bit = 0; bit < rest; bit++) {
-      const rating = sorted[bit + 1] ?? 0;
-      if (mask & (1 << bit)) first += rating;
-      else second += rating;
+      const skill = sorted[bit + 1];
+      const mean = skill?.mean ?? 0;
+      const variance = (skill?.uncertainty ?? 0) ** 2;
+      if (mask & (1 << bit)) {
+        first += mean;
+        firstVariance += variance;
+      } else {
+        second += mean;
+        secondVariance += variance;
+      }
     }
-    const difference = Math.abs(first - second);
+    const difference =
+      Math.abs(first - second) + Math.abs(Math.sqrt(firstVariance) - Math.sqrt(secondVariance));
     if (difference < bestDifference) {
       bestDifference = difference;
       bestMask = mask;

@@ -1,6 +1,7 @@
 export const AggregateType = {
   MATCH: 'match',
   TICKET: 'ticket',
+  PLAYER: 'player',
 } as const;
 export type AggregateType = (typeof AggregateType)[keyof typeof AggregateType];
 

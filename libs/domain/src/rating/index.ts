@@ -1,0 +1,3 @@
+export * from './skill-rating';
+export * from './match-rating';
+export * from './rating.events';
