@@ -90,6 +90,8 @@ export interface PureMatcherBenchOptions {
   readonly seed?: number;
   /** Oldest ticket age, seconds; ages are spread uniformly over [0, maxAgeSeconds]. */
   readonly maxAgeSeconds?: number;
+  /** Share of all players who queue in parties of 2-4 (squad only: a duel team is one player); 0.3. */
+  readonly partyShare?: number;
   /** Called with progress lines (the CLI prints them to stderr). */
   readonly log?: (line: string) => void;
 }
@@ -106,6 +108,8 @@ export interface QualityFigures {
    * step: the price a fresh player pays when an older anchor's widened limits govern the match.
    */
   readonly over_own_ceiling_pct: number;
+  /** |mean rating of team 0 - mean rating of team 1|, averaged over matches. */
+  readonly mean_abs_team_rating_gap: number;
 }
 
 export interface PureMatcherBenchResult {
@@ -124,6 +128,13 @@ export interface PureMatcherBenchResult {
   readonly left_matchable: number;
   /** Proposed matches whose participants' build versions differ (must be 0). */
   readonly mixed_build_matches: number;
+  /** Players in parties, and parties the pass split or matched in part (must be 0). */
+  readonly party_players: number;
+  readonly parties: number;
+  readonly parties_split: number;
+  /** The matcher's mean team rating gap, and 1 - it / the FIFO grouping's (target >= 0.4). */
+  readonly mean_abs_team_rating_gap: number;
+  readonly team_rating_gap_reduction: number;
   readonly matcher: QualityFigures;
   readonly fifo: QualityFigures;
   /** 1 - matcher mean worst RTT / FIFO mean worst RTT. */
@@ -137,9 +148,18 @@ export function benchPureMatcher(options: PureMatcherBenchOptions = {}): PureMat
   const seed = options.seed ?? 20261201;
   const log = options.log ?? (() => undefined);
   const now = new Date('2026-12-01T10:00:00.000Z');
-  const pool = buildPool(size, seed, (options.maxAgeSeconds ?? 120) * 1_000, now);
+  const pool = buildPool(
+    size,
+    seed,
+    (options.maxAgeSeconds ?? 120) * 1_000,
+    now,
+    options.partyShare ?? DEFAULT_PARTY_SHARE,
+  );
+  const partyPlayers = pool.filter((candidate) => candidate.party).length;
+  const partyCount = new Set(pool.flatMap((candidate) => candidate.party?.id ?? [])).size;
   log(
-    `pool: ${pool.length} candidates, ${BENCH_REGIONS.length} regions, ${BENCH_RULES.length} modes`,
+    `pool: ${pool.length} candidates (${partyPlayers} in ${partyCount} parties), ` +
+      `${BENCH_REGIONS.length} regions, ${BENCH_RULES.length} modes`,
   );
 
   const timed = (run: () => MatchFormation) => {
@@ -172,6 +192,7 @@ export function benchPureMatcher(options: PureMatcherBenchOptions = {}): PureMat
     formation.matches.map((match) => ({
       region: match.region,
       members: match.participants.flatMap((p) => byTicket.get(p.ticketId) ?? []),
+      teams: match.participants.flatMap((p) => (byTicket.has(p.ticketId) ? [p.team] : [])),
     })),
     now,
   );
@@ -196,6 +217,14 @@ export function benchPureMatcher(options: PureMatcherBenchOptions = {}): PureMat
       formation.matches.map((match) =>
         match.participants.map((p) => byTicket.get(p.ticketId)?.attributes ?? {}),
       ),
+    ),
+    party_players: partyPlayers,
+    parties: partyCount,
+    parties_split: splitParties(pool, formation.matches),
+    mean_abs_team_rating_gap: matcher.mean_abs_team_rating_gap,
+    team_rating_gap_reduction: round(
+      1 - matcher.mean_abs_team_rating_gap / fifo.mean_abs_team_rating_gap,
+      3,
     ),
     matcher,
     fifo,
@@ -223,11 +252,14 @@ function prng(seed: number): () => number {
   };
 }
 
+export const DEFAULT_PARTY_SHARE = 0.3;
+
 export function buildPool(
   size: number,
   seed: number,
   maxAgeMs: number,
   now: Date,
+  partyShare = DEFAULT_PARTY_SHARE,
 ): MatchCandidate[] {
   const random = prng(seed);
   // Builds from a stream of their own, so the rest of the pool is what it was before builds.
@@ -282,6 +314,47 @@ export function buildPool(
       attributes: { buildVersion: build() },
     });
   }
+  return formParties(pool, seed, partyShare);
+}
+
+/**
+ * Turns runs of squad players into parties until `share` of the whole pool is in one: 2-4 friends
+ * who queue together (the leader's enqueue time and build), live near each other (each member's
+ * RTT the leader's plus 0-15 ms) and keep their own ratings. From a PRNG stream of its own, so a
+ * share of 0 leaves the pool exactly as it was.
+ */
+function formParties(pool: MatchCandidate[], seed: number, share: number): MatchCandidate[] {
+  const random = prng(seed ^ 0x9a27_1e55);
+  const squad = pool.flatMap((candidate, index) => (candidate.mode === 'squad' ? [index] : []));
+  const wanted = Math.floor(share * pool.length);
+  let inParties = 0;
+  let next = 0;
+  while (inParties < wanted) {
+    const partySize = Math.min(2 + Math.floor(random() * 3), wanted - inParties);
+    if (partySize < 2 || next + partySize > squad.length) break;
+    const indexes = squad.slice(next, next + partySize);
+    next += partySize;
+    const leader = pool[indexes[0]!]!;
+    const party = {
+      id: `${leader.ticketId.slice(0, 24)}${String(next).padStart(12, '0')}`,
+      size: partySize,
+    };
+    for (const index of indexes) {
+      const member = pool[index]!;
+      const predictedRtt: Record<string, number> = {};
+      for (const [region, rtt] of Object.entries(leader.predictedRtt)) {
+        predictedRtt[region] = member === leader ? rtt : rtt + Math.floor(random() * 16);
+      }
+      pool[index] = {
+        ...member,
+        predictedRtt,
+        enqueuedAt: leader.enqueuedAt,
+        ...(leader.attributes ? { attributes: leader.attributes } : {}),
+        party,
+      };
+    }
+    inParties += partySize;
+  }
   return pool;
 }
 
@@ -301,26 +374,77 @@ function fifoMatches(pool: readonly MatchCandidate[]): PlayedMatch[] {
   for (const [rules, build] of BENCH_RULES.flatMap((r) =>
     BENCH_BUILD_VERSIONS.map((b) => [r, b] as const),
   )) {
-    const queue = pool
-      .filter((candidate) => candidate.mode === rules.mode && buildOf(candidate) === build)
-      .sort((a, b) => a.enqueuedAt.getTime() - b.enqueuedAt.getTime());
-    const perMatch = playersPerMatch(rules);
-    for (let start = 0; start + perMatch <= queue.length; start += perMatch) {
-      const members = queue.slice(start, start + perMatch);
+    const units = groupsInEnqueueOrder(
+      pool.filter((candidate) => candidate.mode === rules.mode && buildOf(candidate) === build),
+    );
+    for (const { members, teams } of packInOrder(units, rules)) {
       let best: { region: Region; worst: number } | undefined;
       for (const region of BENCH_REGIONS) {
         const worst = worstRtt(members, region);
         if (worst !== undefined && (!best || worst < best.worst)) best = { region, worst };
       }
-      if (best) out.push({ region: best.region, members });
+      if (best) out.push({ region: best.region, members, teams });
     }
   }
   return out;
 }
 
+/** Solo tickets, and each party's tickets together, oldest first. */
+function groupsInEnqueueOrder(candidates: readonly MatchCandidate[]): MatchCandidate[][] {
+  const groups = new Map<string, MatchCandidate[]>();
+  for (const candidate of candidates) {
+    const key = candidate.party?.id ?? candidate.ticketId;
+    groups.set(key, [...(groups.get(key) ?? []), candidate]);
+  }
+  return [...groups.values()].sort(
+    (a, b) => a[0]!.enqueuedAt.getTime() - b[0]!.enqueuedAt.getTime(),
+  );
+}
+
+/**
+ * FIFO's teams: each group, in enqueue order, onto the first team with room for all of it (teams
+ * filled in order, no balancing); a group that fits no team of the match being filled waits for
+ * the next one. Only full matches are played.
+ */
+function packInOrder(
+  groups: readonly MatchCandidate[][],
+  rules: ModeRules,
+): { members: MatchCandidate[]; teams: number[] }[] {
+  const out: { members: MatchCandidate[]; teams: number[] }[] = [];
+  let deferred: MatchCandidate[][] = [];
+  let next = 0;
+  for (;;) {
+    const room = Array.from({ length: rules.teamCount }, () => rules.teamSize);
+    let free = rules.teamSize * rules.teamCount;
+    const members: MatchCandidate[] = [];
+    const teams: number[] = [];
+    const stillDeferred: MatchCandidate[][] = [];
+    const place = (group: MatchCandidate[]): void => {
+      const team = free === 0 ? -1 : room.findIndex((left) => left >= group.length);
+      if (team < 0) {
+        stillDeferred.push(group);
+        return;
+      }
+      room[team]! -= group.length;
+      free -= group.length;
+      for (const member of group) {
+        members.push(member);
+        teams.push(team);
+      }
+    };
+    for (const group of deferred) place(group);
+    while (free > 0 && next < groups.length) place(groups[next++]!);
+    if (free > 0) return out;
+    out.push({ members, teams });
+    deferred = stillDeferred;
+  }
+}
+
 interface PlayedMatch {
   readonly region: string;
   readonly members: readonly MatchCandidate[];
+  /** Each member's team (same order). */
+  readonly teams: readonly number[];
 }
 
 function worstRtt(members: readonly MatchCandidate[], region: string): number | undefined {
@@ -348,12 +472,56 @@ function quality(matches: readonly PlayedMatch[], now: Date): QualityFigures {
       mean(matches.map((match) => Math.max(...ratings(match)) - Math.min(...ratings(match)))),
     ),
     over_own_ceiling_pct: round((100 * overOwnCeiling) / Math.max(1, players.length)),
+    mean_abs_team_rating_gap: round(mean(matches.map(teamRatingGap))),
   };
+}
+
+/** |mean rating of team 0 - mean rating of team 1| (the bench's modes have two teams). */
+function teamRatingGap(match: PlayedMatch): number {
+  const sums = [0, 0];
+  const counts = [0, 0];
+  match.members.forEach((member, index) => {
+    const team = match.teams[index] ?? 0;
+    sums[team] = (sums[team] ?? 0) + member.rating;
+    counts[team] = (counts[team] ?? 0) + 1;
+  });
+  return Math.abs(sums[0]! / Math.max(1, counts[0]!) - sums[1]! / Math.max(1, counts[1]!));
+}
+
+/**
+ * Parties the matches split (members on two teams or in two matches) or matched in part, by a
+ * plain scan of the pool's party ids that shares nothing with the domain's party checks.
+ */
+export function splitParties(
+  pool: readonly MatchCandidate[],
+  matches: readonly { readonly participants: readonly { ticketId: string; team: number }[] }[],
+): number {
+  const placed = new Map<string, string>();
+  matches.forEach((match, index) => {
+    for (const participant of match.participants) {
+      placed.set(participant.ticketId, `${index}/${participant.team}`);
+    }
+  });
+  const seats = new Map<string, (string | undefined)[]>();
+  for (const candidate of pool) {
+    if (!candidate.party) continue;
+    const list = seats.get(candidate.party.id) ?? [];
+    list.push(placed.get(candidate.ticketId));
+    seats.set(candidate.party.id, list);
+  }
+  let split = 0;
+  for (const list of seats.values()) {
+    if (list.every((seat) => seat === undefined)) continue;
+    if (new Set(list).size > 1) split += 1;
+  }
+  return split;
 }
 
 /**
  * Unmatched tickets that could anchor a match among the unmatched under their own limits, by a
- * plain scan that shares nothing with formMatches' index.
+ * plain scan that shares nothing with formMatches' index. A party counts as one group (its mean
+ * rating, its worst member's RTT, its size), and a group's partners must pack into whole teams
+ * (first fit, largest groups first); the count is of tickets.
  */
 function leftMatchable(
   pool: readonly MatchCandidate[],
@@ -363,28 +531,43 @@ function leftMatchable(
   const matched = new Set(
     formation.matches.flatMap((match) => match.participants.map((p) => p.ticketId)),
   );
-  const left = pool.filter((candidate) => !matched.has(candidate.ticketId));
+  const groups = groupsInEnqueueOrder(pool.filter((candidate) => !matched.has(candidate.ticketId)));
+  const rttOf = (group: MatchCandidate[], region: string) =>
+    worstRtt(group, region) ?? Number.POSITIVE_INFINITY;
+  const ratingOf = (group: MatchCandidate[]) => mean(group.map((member) => member.rating));
   let count = 0;
-  for (const ticket of left) {
-    const rules = BENCH_RULES.find((r) => r.mode === ticket.mode);
-    if (!rules) continue;
-    const step = wideningStepAt(rules, Math.max(0, now.getTime() - ticket.enqueuedAt.getTime()));
+  for (const group of groups) {
+    const anchor = group[0]!;
+    const rules = BENCH_RULES.find((r) => r.mode === anchor.mode);
+    if (!rules || group.length > rules.teamSize) continue;
+    const step = wideningStepAt(rules, Math.max(0, now.getTime() - anchor.enqueuedAt.getTime()));
     const fillable = BENCH_REGIONS.some((region) => {
-      const own = ticket.predictedRtt[region];
-      if (own === undefined || own > step.maxRttMs) return false;
-      const partners = left.filter(
+      if (rttOf(group, region) > step.maxRttMs) return false;
+      const partners = groups.filter(
         (other) =>
-          other !== ticket &&
-          other.mode === ticket.mode &&
-          buildOf(other) === buildOf(ticket) &&
-          (other.predictedRtt[region] ?? Number.POSITIVE_INFINITY) <= step.maxRttMs &&
-          withinRatingWindow(other.rating, ticket.rating, step.ratingWindow),
+          other !== group &&
+          other[0]!.mode === anchor.mode &&
+          buildOf(other[0]!) === buildOf(anchor) &&
+          rttOf(other, region) <= step.maxRttMs &&
+          withinRatingWindow(ratingOf(other), ratingOf(group), step.ratingWindow),
       );
-      return partners.length >= playersPerMatch(rules) - 1;
+      return fillsTeams([group, ...partners], rules);
     });
-    if (fillable) count++;
+    if (fillable) count += group.length;
   }
   return count;
+}
+
+/** Whether groups (the first always seated) fill every team: first fit, largest first. */
+function fillsTeams(groups: readonly MatchCandidate[][], rules: ModeRules): boolean {
+  const room = Array.from({ length: rules.teamCount }, () => rules.teamSize);
+  const [first, ...rest] = groups;
+  for (const group of [first!, ...rest.sort((a, b) => b.length - a.length)]) {
+    const team = room.findIndex((free) => free >= group.length);
+    if (team >= 0) room[team]! -= group.length;
+    else if (group === first) return false;
+  }
+  return room.every((free) => free === 0);
 }
 
 function buildOf(candidate: MatchCandidate): unknown {
@@ -438,6 +621,11 @@ const FLAGS: FlagSpec[] = [
     description: 'oldest ticket age, seconds',
     int: { min: 0, max: 86_400, default: 120 },
   },
+  {
+    name: 'party-share',
+    description: 'percent of players who queue in parties of 2-4 (squad)',
+    int: { min: 0, max: 90, default: Math.round(DEFAULT_PARTY_SHARE * 100) },
+  },
   { name: 'help', description: 'print this help', switch: true },
 ];
 
@@ -461,6 +649,7 @@ function main(): void {
     passes: flags.passes as number,
     seed: flags.seed as number,
     maxAgeSeconds: flags['max-age'] as number,
+    partyShare: (flags['party-share'] as number) / 100,
     log: (line) => process.stderr.write(`[bench:matcher] ${line}\n`),
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);

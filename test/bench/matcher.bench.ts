@@ -31,10 +31,12 @@ import {
   BENCH_RULES,
   benchPureMatcher,
   buildPool,
+  DEFAULT_PARTY_SHARE,
   mean,
   mixedBuildMatches,
   percentile,
   round,
+  splitParties,
 } from './matcher-pure.bench';
 
 const DATABASE = 'mp_bench_matcher';
@@ -48,6 +50,7 @@ interface Options {
   passes: number;
   seed: number;
   maxAgeSeconds: number;
+  partyShare: number;
   commitBatch: number;
 }
 
@@ -64,6 +67,7 @@ async function main(): Promise<void> {
     passes: options.passes,
     seed: options.seed,
     maxAgeSeconds: options.maxAgeSeconds,
+    partyShare: options.partyShare,
     log: (line) => progress(`pure: ${line}`),
   });
 
@@ -73,6 +77,7 @@ async function main(): Promise<void> {
     options.seed,
     options.maxAgeSeconds * 1_000,
     BENCH_NOW,
+    options.partyShare,
   );
   const samePool =
     formMatches(pool, BENCH_RULES, BENCH_NOW).matches.length === pure.matcher.matches;
@@ -103,6 +108,12 @@ async function main(): Promise<void> {
     left_matchable: pure.left_matchable,
     // Committed matches (the real path) whose participants' build versions differ; target 0.
     mixed_build_matches: e2e.mixedBuildMatches,
+    party_players: pure.party_players,
+    parties: pure.parties,
+    // Parties split or matched in part, by the pure pass and by the committed matches; target 0.
+    parties_split: pure.parties_split + e2e.partiesSplit,
+    mean_abs_team_rating_gap: pure.mean_abs_team_rating_gap,
+    team_rating_gap_reduction: pure.team_rating_gap_reduction,
     e2e: {
       elapsed_ms: round(e2e.elapsedMs),
       passes: e2e.passes,
@@ -113,6 +124,8 @@ async function main(): Promise<void> {
       left_matchable_after_commit: e2e.leftMatchable,
       same_pool_as_pure_bench: samePool,
       pure_mixed_build_matches: pure.mixed_build_matches,
+      pure_parties_split: pure.parties_split,
+      committed_parties_split: e2e.partiesSplit,
     },
     node: process.version,
     timestamp: new Date().toISOString(),
@@ -121,6 +134,8 @@ async function main(): Promise<void> {
       mean_worst_rtt_at_least_30pct_below_fifo: pure.worst_rtt_reduction >= 0.3,
       everyone_matchable_matched: pure.left_matchable === 0 && e2e.leftMatchable === 0,
       no_mixed_build_matches: pure.mixed_build_matches === 0 && e2e.mixedBuildMatches === 0,
+      no_parties_split: pure.parties_split === 0 && e2e.partiesSplit === 0,
+      team_rating_gap_at_least_40pct_below_fifo: pure.team_rating_gap_reduction >= 0.4,
     },
   };
   process.stderr.write(
@@ -139,6 +154,7 @@ interface EndToEnd {
   proposedNotCommitted: number;
   leftMatchable: number;
   mixedBuildMatches: number;
+  partiesSplit: number;
 }
 
 async function endToEnd(pool: readonly MatchCandidate[], options: Options): Promise<EndToEnd> {
@@ -256,6 +272,10 @@ async function endToEnd(pool: readonly MatchCandidate[], options: Options): Prom
       mixedBuildMatches: mixedBuildMatches(
         committed.map((match) => match.tickets.map((ticket) => ticket.attributes)),
       ),
+      partiesSplit: splitParties(
+        pool,
+        committed.map((match) => match.proposal),
+      ),
     };
   } finally {
     await context?.close().catch(() => undefined);
@@ -286,10 +306,12 @@ async function seed(dataSource: DataSource, pool: readonly MatchCandidate[]): Pr
     );
     await dataSource.query(
       `INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
-                                  last_heartbeat_at, created_at, updated_at, attributes)
-       SELECT t.id, t.player_id, t.mode, 'SEARCHING', 1, t.rtt, t.rating, t.enqueued_at, now(), t.enqueued_at, clock_timestamp(), t.attributes
-         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::float8[], $6::timestamptz[], $7::jsonb[])
-           AS t(id, player_id, mode, rtt, rating, enqueued_at, attributes)`,
+                                  last_heartbeat_at, created_at, updated_at, attributes, party_ticket_id, party_size)
+       SELECT t.id, t.player_id, t.mode, 'SEARCHING', 1, t.rtt, t.rating, t.enqueued_at, now(), t.enqueued_at, clock_timestamp(), t.attributes,
+              t.party_ticket_id, t.party_size
+         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::float8[], $6::timestamptz[], $7::jsonb[],
+                     $8::uuid[], $9::int[])
+           AS t(id, player_id, mode, rtt, rating, enqueued_at, attributes, party_ticket_id, party_size)`,
       [
         chunk.map((c) => c.ticketId),
         chunk.map((c) => c.playerId),
@@ -298,6 +320,8 @@ async function seed(dataSource: DataSource, pool: readonly MatchCandidate[]): Pr
         chunk.map((c) => c.rating),
         chunk.map((c) => new Date(c.enqueuedAt.getTime() + shift)),
         chunk.map((c) => JSON.stringify(c.attributes ?? {})),
+        chunk.map((c) => c.party?.id ?? null),
+        chunk.map((c) => c.party?.size ?? null),
       ],
     );
   }
@@ -351,6 +375,11 @@ const FLAGS: FlagSpec[] = [
     int: { min: 0, max: 86_400, default: 120 },
   },
   {
+    name: 'party-share',
+    description: 'percent of players who queue in parties of 2-4 (squad)',
+    int: { min: 0, max: 90, default: Math.round(DEFAULT_PARTY_SHARE * 100) },
+  },
+  {
     name: 'commit-batch',
     description: 'matches per commit transaction (MATCHER_COMMIT_BATCH)',
     int: { min: 1, max: 1_000, default: 16 },
@@ -373,6 +402,7 @@ function optionsFrom(argv: readonly string[]): Options {
       passes: flags.passes as number,
       seed: flags.seed as number,
       maxAgeSeconds: flags['max-age'] as number,
+      partyShare: (flags['party-share'] as number) / 100,
       commitBatch: flags['commit-batch'] as number,
     };
   } catch (error) {
