@@ -12,7 +12,7 @@ import {
   queuePlayers,
   serverCall,
   startDispatcherFor,
-} from '../integration/allocation-harness';
+} from '../support/allocation-harness';
 
 interface AllocationRow {
   server_id: string;

@@ -13,7 +13,7 @@ import {
   startInProcessAllocator,
   ticketStates,
   type InProcessAllocator,
-} from '../integration/allocation-harness';
+} from '../support/allocation-harness';
 
 interface LocalAllocationRow {
   server_id: string;

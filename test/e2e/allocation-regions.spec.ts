@@ -9,7 +9,7 @@ import {
   KeyFiles,
   queuePlayers,
   startDispatcherFor,
-} from '../integration/allocation-harness';
+} from '../support/allocation-harness';
 
 /**
  * The allocator as a process, with the static provider configured per region: each match is

@@ -29,7 +29,7 @@ import {
   startDispatcherFor,
   startInProcessAllocator,
   type InProcessAllocator,
-} from './allocation-harness';
+} from '../support/allocation-harness';
 
 interface FakeGameServer {
   name: string;

@@ -17,7 +17,7 @@ import {
   startInProcessAllocator,
   ticketStates,
   type InProcessAllocator,
-} from './allocation-harness';
+} from '../support/allocation-harness';
 
 const REGISTER = { protocolVersion: SERVER_PROTOCOL_VERSION, imageDigest: 'sha256:test' };
 const MATCHES = 24;

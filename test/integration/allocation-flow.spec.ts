@@ -24,7 +24,7 @@ import {
   ticketStates,
   waitForHandOff,
   type InProcessAllocator,
-} from './allocation-harness';
+} from '../support/allocation-harness';
 
 /**
  * The production path from a committed match to the game server's own roster read: the matcher's

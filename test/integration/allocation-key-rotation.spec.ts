@@ -12,7 +12,7 @@ import {
   startInProcessAllocator,
   waitForHandOff,
   type InProcessAllocator,
-} from './allocation-harness';
+} from '../support/allocation-harness';
 
 const OLD = 'mp-2026-01';
 const NEW = 'mp-2026-07';

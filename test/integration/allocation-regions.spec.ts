@@ -27,7 +27,7 @@ import {
   waitForHandOff,
   type InProcessAllocator,
   type QueuedPlayer,
-} from './allocation-harness';
+} from '../support/allocation-harness';
 
 /**
  * Region-aware allocation with the static provider configured per region: a match is hosted in

@@ -18,7 +18,7 @@ import {
   waitForHandOff,
   waitForRelease,
   type InProcessAllocator,
-} from './allocation-harness';
+} from '../support/allocation-harness';
 
 /*
  * A match that ends without its server reporting (cancelled, or failed by reconciliation) keeps its

@@ -12,7 +12,7 @@ import {
   serverCall,
   startInProcessAllocator,
   type InProcessAllocator,
-} from './allocation-harness';
+} from '../support/allocation-harness';
 
 /**
  * Under a burst every new match costs one allocation and one registration, and their cost is

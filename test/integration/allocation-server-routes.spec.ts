@@ -16,7 +16,7 @@ import {
   waitForHandOff,
   type InProcessAllocator,
   type QueuedPlayer,
-} from './allocation-harness';
+} from '../support/allocation-harness';
 
 const REGISTER = { protocolVersion: SERVER_PROTOCOL_VERSION, imageDigest: 'sha256:test' };
 

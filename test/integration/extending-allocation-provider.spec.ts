@@ -26,7 +26,7 @@ import {
   REGION,
   serverCall,
   startDispatcherFor,
-} from './allocation-harness';
+} from '../support/allocation-harness';
 
 const FLEET: readonly StudioServer[] = [
   { id: 'studio-eu-1', region: REGION, endpoint: '127.0.0.1:7801', rack: 'ams-a' },

@@ -18,7 +18,7 @@ import {
 import { outboxRows } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { freePort, waitFor } from '../support/processes';
-import { commitMatch, queuePlayers } from './allocation-harness';
+import { commitMatch, queuePlayers } from '../support/allocation-harness';
 
 const SECRET = 'studio-webhook-secret-for-the-example-only';
 

@@ -19,7 +19,7 @@ import {
   waitForHandOff,
   type InProcessAllocator,
   type QueuedPlayer,
-} from './allocation-harness';
+} from '../support/allocation-harness';
 
 /*
  * Ratings through production code: players queue through the player routes, a match is committed

@@ -22,9 +22,9 @@ import { AllocatorModule } from '../../apps/allocator/src/allocator.module';
 import { AllocationStepHook } from '../../apps/allocator/src/allocation-step.hook';
 import { StaticHandOff } from '../../apps/allocator/src/providers/static-handoff';
 import { QueuedAllocationReleaser } from '../../apps/maintenance/src/reconciliation/queued-allocation.releaser';
-import { startInProcessDispatcher, type InProcessDispatcher } from '../support/outbox-fixtures';
-import type { PlayerApi } from '../support/player-api';
-import { freePort, waitFor } from '../support/processes';
+import { startInProcessDispatcher, type InProcessDispatcher } from './outbox-fixtures';
+import type { PlayerApi } from './player-api';
+import { freePort, waitFor } from './processes';
 
 /*
  * The allocation suites' shared setup: the API's real module graph in process (players, queue and
