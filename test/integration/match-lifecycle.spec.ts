@@ -2,13 +2,13 @@ import { runInTransaction } from '@matchplane/persistence';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { PlayerStore } from '@matchplane/players';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
-import type { TicketResponse } from '@matchplane/contracts';
+import { commitMatch, queuePlayers } from '../support/allocation-harness';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 
 /*
  * What a match's ending does to its players' tickets. Tickets come from the real queue routes; the
- * match is formed through MatchStore and TicketStore exactly as the matcher commits one.
+ * match is formed by the allocation harness's commitMatch, exactly as the matcher commits one.
  */
 describe(MatchLifecycle.name, () => {
   let api: PlayerApi;
@@ -28,37 +28,11 @@ describe(MatchLifecycle.name, () => {
   });
   afterAll(() => api.close());
 
+  /** Two players queued through the routes, matched as the matcher commits a match. */
   async function matchedPair() {
-    const queued: TicketResponse[] = [];
-    for (let i = 0; i < 2; i += 1) {
-      const player = await api.newPlayer();
-      await api.probe(player.token, 'eu-west');
-      queued.push((await api.enqueue(player.token, 'duel')).json<TicketResponse>());
-    }
-    const matchId = await runInTransaction(api.ds, async (manager) => {
-      const change = await matches.create(manager, {
-        mode: 'duel',
-        region: 'eu-west',
-        participants: queued.map((t, team) => ({
-          playerId: t.playerId,
-          ticketId: t.id,
-          team,
-          rating: 1500,
-        })),
-      });
-      for (const t of queued) {
-        const current = (await tickets.load(manager, t.id, { forUpdate: true }))!;
-        await tickets.transition(
-          manager,
-          current,
-          { to: 'MATCHED', matchId: change.match.id },
-          new Date(),
-        );
-      }
-      return change.match.id;
-    });
-    for (const t of queued) await projection.apply((await tickets.load(api.ds.manager, t.id))!);
-    return { matchId, queued };
+    const players = await queuePlayers(api, 2, 'duel');
+    const matchId = await commitMatch(api, players, 'duel');
+    return { matchId, queued: players.map((player) => player.ticket) };
   }
 
   const ticketRows = (ids: string[]) =>
