@@ -253,6 +253,10 @@ describe('operator console in a headless browser', () => {
       await page.goto(`${base}/admin/lookup?id=${lonely.ticketId}`);
       expect(new URL(page.url()).pathname).toBe(`/admin/players/${lonely.playerId}`);
       await reloadUntil(page.url(), '[data-explanation]', /[A-Z_]+: /);
+      // A new player holds openskill's prior: mu 25, sigma 25/3, shown as 1500.
+      await expect(page.locator('[data-rating]').innerText()).resolves.toMatch(
+        /^1500 \(mu 25\.00, sigma 8\.33\) · never rated$/,
+      );
       await screenshot('player');
     }));
 

@@ -21,6 +21,7 @@ import { CodedError } from '@matchplane/errors';
 import { MatchStore } from '@matchplane/matches';
 import { DEAD_LETTER_AUDIT, DeadLetterService, OutboxStatsService } from '@matchplane/outbox';
 import { AuditReader } from '@matchplane/persistence';
+import { PlayerRatings } from '@matchplane/players';
 import { readTicketExplanation, TicketStore } from '@matchplane/tickets';
 import { RateLimit, RateLimitScope } from '../../http/rate-limit.decorator';
 import {
@@ -82,6 +83,7 @@ export class ConsoleController {
     private readonly matches: MatchStore,
     private readonly allocations: AllocationStore,
     private readonly tickets: TicketStore,
+    private readonly ratings: PlayerRatings,
     private readonly dataSource: DataSource,
     private readonly redis: Redis,
     private readonly config: ApiConfig,
@@ -279,14 +281,18 @@ export class ConsoleController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     if (!UUID.test(id)) throw new CodedError(ErrorCode.VALIDATION_FAILED, 'A player id is a UUID');
-    const [ticket, matches] = await Promise.all([
+    const [ticket, matches, rating] = await Promise.all([
       this.tickets.liveTicketOf(this.dataSource.manager, id),
       this.matches.recentOfPlayer(id, PLAYER_RECENT_MATCHES),
+      this.ratings.read(this.dataSource.manager, id),
     ]);
     const explanation =
       ticket?.state === 'SEARCHING'
         ? await readTicketExplanation(this.redis, this.config.REDIS_KEY_PREFIX, ticket.id)
         : undefined;
-    sendPage(reply, playerPage(sessionOf(request), { playerId: id, ticket, explanation, matches }));
+    sendPage(
+      reply,
+      playerPage(sessionOf(request), { playerId: id, ticket, explanation, matches, rating }),
+    );
   }
 }

@@ -2,6 +2,7 @@ import type { AllocationRecord } from '@matchplane/allocation';
 import type { TicketExplanation } from '@matchplane/contracts';
 import type { MatchHistoryEvent, MatchSnapshot } from '@matchplane/domain';
 import type { EventDelivery } from '@matchplane/outbox';
+import type { StoredRating } from '@matchplane/players';
 import type { StoredTicket } from '@matchplane/tickets';
 import { formatInstant, html, queryString } from './html';
 import { page } from './console.layout';
@@ -137,6 +138,8 @@ export function matchPage(session: ConsoleSession, view: MatchView): string {
 
 export interface PlayerView {
   playerId: string;
+  /** Undefined: no such player. */
+  rating?: StoredRating;
   ticket?: StoredTicket;
   explanation?: TicketExplanation;
   matches: readonly {
@@ -154,7 +157,27 @@ export function playerPage(session: ConsoleSession, view: PlayerView): string {
     title: `Player ${view.playerId}`,
     section: 'lookup',
     session,
-    body: html`<h2>Live ticket</h2>
+    body: html`<h2>Rating</h2>
+      <dl class="facts">
+        <dt>Rating</dt>
+        <dd data-rating>
+          ${
+            view.rating
+              ? html`<strong>${Math.round(view.rating.rating)}</strong>
+                  <span class="muted"
+                    >(mu ${view.rating.mu.toFixed(2)}, sigma ${view.rating.sigma.toFixed(2)})</span
+                  >
+                  ·
+                  ${
+                    view.rating.updatedAt
+                      ? `changed ${view.rating.revision} times, last ${formatInstant(view.rating.updatedAt)}`
+                      : 'never rated'
+                  }`
+              : 'no such player'
+          }
+        </dd>
+      </dl>
+      <h2>Live ticket</h2>
       ${
         ticket
           ? html`<dl class="facts">

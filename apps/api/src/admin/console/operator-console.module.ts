@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AllocationModule } from '@matchplane/allocation';
 import { MatchesModule } from '@matchplane/matches';
 import { AuditModule } from '@matchplane/persistence';
+import { PlayerRatingsModule } from '@matchplane/players';
 import { TicketsModule } from '@matchplane/tickets';
 import { DeadLetterToolsModule } from '../dead-letter-tools.module';
 import { ConsoleHttpSetup } from './console-http.setup';
@@ -12,7 +13,14 @@ import { ConsoleGuard } from './console.guard';
 
 /** The operator console under /admin: server-rendered pages and Bull Board, behind a console session. */
 @Module({
-  imports: [DeadLetterToolsModule, AuditModule, MatchesModule, AllocationModule, TicketsModule],
+  imports: [
+    DeadLetterToolsModule,
+    AuditModule,
+    MatchesModule,
+    AllocationModule,
+    TicketsModule,
+    PlayerRatingsModule,
+  ],
   controllers: [ConsoleLoginController, ConsoleController],
   providers: [ConsoleSessions, ConsoleGuard, ConsoleHttpSetup],
 })
