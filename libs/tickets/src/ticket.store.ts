@@ -251,10 +251,37 @@ export class TicketStore {
   }
 
   /**
+   * Ends a searching ticket, and with it its party's other searching tickets (a party searches
+   * whole or not at all): `own` for the ticket, `mates` for the rest, one statement and one event
+   * per ticket. A solo ticket is just transitioned. Answers every ticket it moved.
+   */
+  async endWithParty(
+    manager: EntityManager,
+    current: StoredTicket,
+    own: TicketCommand,
+    mates: TicketCommand,
+    now: Date,
+  ): Promise<StoredTicket[]> {
+    const party = current.party
+      ? await this.lockSearchingParty(manager, current.party.id)
+      : [current];
+    const { tickets } = await this.transitionMany(
+      manager,
+      party,
+      (ticket) => (ticket.id === current.id ? own : mates),
+      now,
+    );
+    return tickets;
+  }
+
+  /**
    * Locks the searching tickets of party ticket `partyTicketId` (FOR UPDATE, in id order, as
    * {@link lockMany}) and answers them: what a member's cancel or expiry takes out with it.
    */
-  async lockSearchingParty(manager: EntityManager, partyTicketId: string): Promise<StoredTicket[]> {
+  private async lockSearchingParty(
+    manager: EntityManager,
+    partyTicketId: string,
+  ): Promise<StoredTicket[]> {
     const rows = await manager.query<TicketRow[]>(
       `SELECT ${COLUMNS} FROM queue_tickets
         WHERE party_ticket_id = $1 AND state = 'SEARCHING' ORDER BY id FOR UPDATE`,

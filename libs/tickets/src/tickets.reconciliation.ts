@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DomainError, type TicketCommand } from '@matchplane/domain';
+import { DomainError } from '@matchplane/domain';
 import {
   boundTransaction,
   cutoff,
@@ -57,16 +57,11 @@ export class TicketExpiryStage implements ReconciliationStage {
           if (!current || current.state !== 'SEARCHING') continue;
           try {
             // A silent party member takes its whole party out of the queue, mates included.
-            const party = current.party
-              ? await this.tickets.lockSearchingParty(manager, current.party.id)
-              : [current];
-            const { tickets } = await this.tickets.transitionMany(
+            const tickets = await this.tickets.endWithParty(
               manager,
-              party,
-              (ticket): TicketCommand =>
-                ticket.id === id
-                  ? { to: 'EXPIRED', heartbeatTimeoutMs }
-                  : { to: 'EXPIRED', reason: 'PARTY_MEMBER_EXPIRED' },
+              current,
+              { to: 'EXPIRED', heartbeatTimeoutMs },
+              { to: 'EXPIRED', reason: 'PARTY_MEMBER_EXPIRED' },
               now,
             );
             for (const ticket of tickets) {

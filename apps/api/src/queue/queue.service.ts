@@ -13,13 +13,7 @@ import {
   type TicketResponse,
 } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import {
-  isTerminalTicketState,
-  measuredRegions,
-  type TicketAttributes,
-  type TicketCommand,
-  type TicketSnapshot,
-} from '@matchplane/domain';
+import { isTerminalTicketState, measuredRegions, type TicketAttributes } from '@matchplane/domain';
 import { MetricsRegistry } from '@matchplane/observability';
 import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
@@ -388,16 +382,11 @@ export class QueueService {
           );
         }
         // A party searches whole or not at all: the member's cancel takes its mates' tickets out.
-        const party = current.party
-          ? await this.tickets.lockSearchingParty(manager, current.party.id)
-          : [current];
-        const { tickets } = await this.tickets.transitionMany(
+        const tickets = await this.tickets.endWithParty(
           manager,
-          party,
-          (ticket: TicketSnapshot): TicketCommand =>
-            ticket.id === ticketId
-              ? { to: 'CANCELLED', reason: 'PLAYER_CANCELLED' }
-              : { to: 'CANCELLED', reason: 'PARTY_MEMBER_CANCELLED' },
+          current,
+          { to: 'CANCELLED', reason: 'PLAYER_CANCELLED' },
+          { to: 'CANCELLED', reason: 'PARTY_MEMBER_CANCELLED' },
           now,
         );
         for (const ticket of tickets) await this.projection.refreshAfterCommit(manager, ticket);
