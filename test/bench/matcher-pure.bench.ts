@@ -14,6 +14,7 @@ import {
   type MatchFormation,
   type ModeRules,
 } from '@matchplane/domain';
+import { mulberry32 as prng } from '../support/seeded-random';
 import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
 
 export const BENCH_REGIONS = ['eu-west', 'us-east', 'us-west', 'ap-southeast'] as const;
@@ -239,18 +240,6 @@ export function benchPureMatcher(options: PureMatcherBenchOptions = {}): PureMat
 }
 
 // ---- the pool ----------------------------------------------------------------------------------
-
-/** mulberry32: tiny, seeded, and the same on every machine. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export const DEFAULT_PARTY_SHARE = 0.3;
 

@@ -15,21 +15,12 @@ import { playersPerMatch, wideningStepAt, type ModeRules, type WideningStep } fr
 import { withinRatingWindow } from './region-bucket';
 import type { UnmatchedReason } from './unmatched-reason';
 import type { AttributeRule } from './attribute-rules';
+import { mulberry32 } from '../../../../test/support/seeded-random';
 
 const now = new Date('2026-12-01T10:00:00.000Z');
 const REGIONS = ['ap-southeast', 'eu-west', 'us-east', 'us-west'];
 const ITERATIONS = 400;
 
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 type Random = () => number;
 
 function pick<T>(random: Random, items: readonly T[]): T {

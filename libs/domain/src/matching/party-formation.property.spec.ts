@@ -7,21 +7,12 @@ import { formMatches, type MatchCandidate, type MatchFormation } from './match-f
 import { type ModeRules } from './mode-rules';
 import { partiesSplit } from './party-integrity';
 import { balanceGroups } from './party-teams';
+import { mulberry32 } from '../../../../test/support/seeded-random';
 
 const now = new Date('2026-12-01T10:00:00.000Z');
 const REGIONS = ['eu-west', 'us-east', 'us-west'];
 const ITERATIONS = 400;
 
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 type Random = () => number;
 
 const int = (random: Random, below: number) => Math.floor(random() * below);

@@ -1,15 +1,5 @@
 import { RegionBucket, withinRatingWindow } from './region-bucket';
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../../../test/support/seeded-random';
 
 describe(RegionBucket.name, () => {
   it('answers like a scan of the pool while tickets are switched off and on', () => {

@@ -1,16 +1,6 @@
 import { DomainError } from '../shared/domain.error';
 import { balanceTeams, balanceTeamsBySkill, EXACT_SPLIT_MAX_PLAYERS } from './team-balance';
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../../../../test/support/seeded-random';
 
 function teamSums(
   ratings: readonly number[],
