@@ -10,6 +10,7 @@ import { PlayerSkill1764600000000 } from './1764600000000-player-skill';
 import { TicketAttributes1764610000000 } from './1764610000000-ticket-attributes';
 import { Parties1764620000000 } from './1764620000000-parties';
 import { AllocationRegion1764630000000 } from './1764630000000-allocation-region';
+import { Backfill1764640000000 } from './1764640000000-backfill';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -28,4 +29,5 @@ export const allMigrations = [
   TicketAttributes1764610000000,
   Parties1764620000000,
   AllocationRegion1764630000000,
+  Backfill1764640000000,
 ];

@@ -18,6 +18,8 @@ import { JoinTokenSigner } from '@matchplane/join-auth';
 import { newSignedRoster, newTestKeys } from '../../apps/game-server/src/game-server.factories';
 import { freePort, startApp, waitFor, type RunningApp } from '../support/processes';
 
+/** The routes of the match itself (one path per server). */
+type MatchRoute = 'register' | 'roster' | 'initialConnect' | 'result';
 const SERVER_ID = 'gs-e2e-1';
 const CREDENTIAL = 'mp_srv_e2e_workload_credential_value';
 const { keys, file: keyFile } = newTestKeys('mp-e2e-1');
@@ -60,11 +62,11 @@ class ControlPlaneStandIn {
   }
 
   /** `route` answers 503 DEPENDENCY_UNAVAILABLE for `ms` from its first call on. */
-  outage(route: keyof typeof ServerRoutes, ms: number): void {
+  outage(route: MatchRoute, ms: number): void {
     this.outages.set(`/v1/${ServerRoutes[route](SERVER_ID)}`, { ms });
   }
 
-  callsTo(route: keyof typeof ServerRoutes): RecordedCall[] {
+  callsTo(route: MatchRoute): RecordedCall[] {
     const routePath = `/v1/${ServerRoutes[route](SERVER_ID)}`;
     return this.calls.filter((call) => call.path === routePath);
   }

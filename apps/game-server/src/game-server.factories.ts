@@ -5,6 +5,7 @@ import {
   KeySet,
   type JoinTokenSigner,
   type UnsignedJoinClaims,
+  manifestRevision,
 } from '@matchplane/join-auth';
 
 // Test factories for the game server's specs (integration and e2e); the app never imports them.
@@ -94,7 +95,8 @@ export function signRosterEntries(
     endpoint: roster.endpoint,
     mode: 'duel',
     region: 'eu-west',
+    revision: manifestRevision(manifest),
     entries: entries.map((entry) => byPlayer.get(entry.playerId)!),
-    manifest,
+    manifest: { ...manifest, revision: manifestRevision(manifest) },
   };
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { SignedRosterManifest } from '@matchplane/join-auth';
+import { manifestRevision, type SignedRosterManifest } from '@matchplane/join-auth';
 import {
   DURABLE_PARTICIPANTS_SQL,
   toDurable,
@@ -25,10 +25,16 @@ export interface Assignment {
  */
 export type PublishOutcome = 'published' | 'already-published' | 'participants-changed';
 
-/** One published roster: its assignments in canonical order and the manifest over them. */
+/**
+ * One published roster revision: the manifest over the whole roster, the players it lists
+ * (ascending) and the assignments it adds (revision 1: everyone's; a backfill's: the added
+ * players', the others keep the ones they hold).
+ */
 export interface RosterToPublish {
   readonly assignments: readonly Assignment[];
   readonly manifest: SignedRosterManifest;
+  /** Every player the revision lists; defaults to the assignments' players (revision 1). */
+  readonly playerIds?: readonly string[];
 }
 
 export interface LiveRosterEntry extends Assignment {
@@ -63,7 +69,12 @@ interface ManifestRow {
   key_id: string;
   signature: Buffer;
   published_at: Date;
+  revision: number;
+  player_ids: string[] | null;
 }
+
+const MANIFEST_COLUMNS =
+  'match_id, server_id, entry_count, digest, key_id, signature, published_at, revision, player_ids';
 
 function toAssignment(row: AssignmentRow): Assignment {
   return {
@@ -87,8 +98,17 @@ function toManifest(row: ManifestRow): SignedRosterManifest {
     entryCount: row.entry_count,
     // published_at is written as exactly the signed issuedAt (ms), so this reproduces it.
     issuedAt: row.published_at.getTime(),
+    // Revision 1 is signed without the field (version 1 bytes), as the signer returned it.
+    ...(row.revision > 1 ? { revision: row.revision } : {}),
     signature: row.signature.toString('base64url'),
   };
+}
+
+/** The assignments a manifest row lists, in canonical order (NULL: every one of the match). */
+function listedBy(row: ManifestRow, assignments: readonly Assignment[]): Assignment[] {
+  if (row.player_ids === null) return [...assignments];
+  const listed = new Set(row.player_ids);
+  return assignments.filter((a) => listed.has(a.playerId));
 }
 
 /** What one join key id still signs (see {@link RosterStore.joinKeyUsage}). */
@@ -109,32 +129,36 @@ export interface JoinKeyUsage {
 @Injectable()
 export class RosterStore {
   /**
-   * Publishes a roster once, in one statement: the manifest and every assignment, only while the
-   * match's durable participants are exactly the roster's players (re-checked in the statement's
-   * own snapshot), and only if the match has no roster yet (an earlier attempt's stands: its
-   * tokens may be out already).
+   * Publishes a roster revision once, in one statement: the manifest and the assignments it adds,
+   * only while the match's durable participants are exactly the revision's players (re-checked in
+   * the statement's own snapshot), only if it is the next revision (revision 1: the match has no
+   * roster yet; a backfill's: the one after the newest), and only once (an earlier attempt's
+   * stands: its tokens may be out already).
    */
   async publish(manager: EntityManager, roster: RosterToPublish): Promise<PublishOutcome> {
     const { manifest, assignments } = roster;
-    if (assignments.length !== manifest.entryCount) {
+    const playerIds = [...(roster.playerIds ?? assignments.map((a) => a.playerId))].sort();
+    if (playerIds.length !== manifest.entryCount) {
       throw new Error(
-        `roster of match ${manifest.matchId}: ${assignments.length} entries, manifest says ${manifest.entryCount}`,
+        `roster of match ${manifest.matchId}: ${playerIds.length} entries, manifest says ${manifest.entryCount}`,
       );
     }
+    const revision = manifestRevision(manifest);
     const [row] = await manager.query<{ complete: boolean; published: boolean }[]>(
       `WITH durable AS (${DURABLE_PARTICIPANTS_SQL}),
             gate AS (
-              SELECT ARRAY(SELECT player_id FROM durable ORDER BY 1)
-                       = ARRAY(SELECT unnest($7::uuid[]) ORDER BY 1) AS complete),
+              SELECT ARRAY(SELECT player_id FROM durable ORDER BY 1) = $7::uuid[] AS complete,
+                     (SELECT COALESCE(max(revision), 0) FROM roster_manifests WHERE match_id = $1)
+                       = $13::int - 1 AS next),
             manifest AS (
-              INSERT INTO roster_manifests (match_id, server_id, entry_count, digest, key_id, signature, published_at)
-              SELECT $1, $2, $9, $10, $4, $11, $12 FROM gate WHERE gate.complete
-              ON CONFLICT (match_id) DO NOTHING
+              INSERT INTO roster_manifests (match_id, server_id, entry_count, digest, key_id, signature, published_at, revision, player_ids)
+              SELECT $1, $2, $9, $10, $4, $11, $12, $13, $7 FROM gate WHERE gate.complete AND gate.next
+              ON CONFLICT (match_id, revision) DO NOTHING
               RETURNING match_id),
             assigned AS (
               INSERT INTO assignments (match_id, player_id, server_id, endpoint, join_token, key_id, issued_at, expires_at)
               SELECT $1, a.player_id, $2, $3, a.join_token, $4, $5, $6
-                FROM unnest($7::uuid[], $8::text[]) AS a(player_id, join_token)
+                FROM unnest($8::uuid[], $14::text[]) AS a(player_id, join_token)
                WHERE EXISTS (SELECT 1 FROM manifest))
        SELECT (SELECT complete FROM gate) AS complete,
               EXISTS (SELECT 1 FROM manifest) AS published`,
@@ -145,16 +169,38 @@ export class RosterStore {
         manifest.keyId,
         assignments[0]?.issuedAt ?? new Date(manifest.issuedAt),
         assignments[0]?.expiresAt ?? new Date(manifest.issuedAt),
+        playerIds,
         assignments.map((a) => a.playerId),
-        assignments.map((a) => a.joinToken),
         manifest.entryCount,
         Buffer.from(manifest.digest, 'hex'),
         Buffer.from(manifest.signature, 'base64url'),
         new Date(manifest.issuedAt),
+        revision,
+        assignments.map((a) => a.joinToken),
       ],
     );
     if (row?.published) return 'published';
     return row?.complete ? 'already-published' : 'participants-changed';
+  }
+
+  /**
+   * The newest roster revision as signed: its manifest and the assignments it lists, in
+   * canonical order. What a server that already reported who came is served.
+   */
+  async signedRoster(
+    manager: EntityManager,
+    matchId: string,
+  ): Promise<{ manifest: SignedRosterManifest; assignments: Assignment[] } | undefined> {
+    const [row] = await manager.query<ManifestRow[]>(
+      `SELECT ${MANIFEST_COLUMNS} FROM roster_manifests
+        WHERE match_id = $1 ORDER BY revision DESC LIMIT 1`,
+      [matchId],
+    );
+    if (!row) return undefined;
+    return {
+      manifest: toManifest(row),
+      assignments: listedBy(row, await this.assignments(manager, matchId)),
+    };
   }
 
   async manifest(
@@ -162,8 +208,8 @@ export class RosterStore {
     matchId: string,
   ): Promise<SignedRosterManifest | undefined> {
     const rows = await manager.query<ManifestRow[]>(
-      `SELECT match_id, server_id, entry_count, digest, key_id, signature, published_at
-         FROM roster_manifests WHERE match_id = $1`,
+      `SELECT ${MANIFEST_COLUMNS} FROM roster_manifests
+        WHERE match_id = $1 ORDER BY revision DESC LIMIT 1`,
       [matchId],
     );
     return rows[0] ? toManifest(rows[0]) : undefined;
@@ -194,7 +240,7 @@ export class RosterStore {
   }
 
   /**
-   * The published roster for `serverId`, served only while it is still exactly the durable
+   * The newest published roster revision for `serverId`, served only while it is still exactly the durable
    * participants (DURABLE_PARTICIPANTS_SQL), each holding an assignment to this server
    * that has not expired at `now`. Manifest, participants and assignments in one statement, so
    * one snapshot whatever the caller's isolation.
@@ -215,6 +261,7 @@ export class RosterStore {
       })[]
     >(
       `SELECT r.match_id, r.server_id, r.entry_count, r.digest, r.key_id, r.signature, r.published_at,
+              r.revision, r.player_ids,
               (SELECT COALESCE(json_agg(d ORDER BY d.player_id), '[]'::json)
                  FROM (${DURABLE_PARTICIPANTS_SQL}) d) AS durable,
               (SELECT COALESCE(json_agg(json_build_object(
@@ -224,7 +271,8 @@ export class RosterStore {
                         'expires_at_ms', round(extract(epoch FROM a.expires_at) * 1000))
                       ORDER BY a.player_id), '[]'::json)
                  FROM assignments a WHERE a.match_id = $1) AS assignments
-         FROM roster_manifests r WHERE r.match_id = $1`,
+         FROM roster_manifests r WHERE r.match_id = $1
+        ORDER BY r.revision DESC LIMIT 1`,
       [matchId],
     );
     if (!row) return { ok: false, problem: 'the roster is not published yet' };
@@ -233,12 +281,15 @@ export class RosterStore {
       return { ok: false, problem: 'the roster was published for another server' };
     }
     const durable = row.durable.map(toDurable);
-    const assignments = row.assignments.map(({ issued_at_ms, expires_at_ms, ...a }) =>
-      toAssignment({
-        ...a,
-        issued_at: new Date(issued_at_ms),
-        expires_at: new Date(expires_at_ms),
-      }),
+    const assignments = listedBy(
+      row,
+      row.assignments.map(({ issued_at_ms, expires_at_ms, ...a }) =>
+        toAssignment({
+          ...a,
+          issued_at: new Date(issued_at_ms),
+          expires_at: new Date(expires_at_ms),
+        }),
+      ),
     );
     const problem = rosterProblem(durable, assignments, serverId, now);
     if (problem !== undefined) return { ok: false, problem };

@@ -9,6 +9,13 @@ export const ServerRoutes = {
   roster: (serverId: string) => `servers/${encodeURIComponent(serverId)}/roster`,
   initialConnect: (serverId: string) => `servers/${encodeURIComponent(serverId)}/initial-connect`,
   result: (serverId: string) => `servers/${encodeURIComponent(serverId)}/result`,
+  backfills: (serverId: string) => `servers/${encodeURIComponent(serverId)}/backfills`,
+  backfill: (serverId: string, requestId: string) =>
+    `servers/${encodeURIComponent(serverId)}/backfills/${encodeURIComponent(requestId)}`,
+  backfillAccept: (serverId: string, requestId: string) =>
+    `servers/${encodeURIComponent(serverId)}/backfills/${encodeURIComponent(requestId)}/accept`,
+  backfillConnect: (serverId: string, requestId: string) =>
+    `servers/${encodeURIComponent(serverId)}/backfills/${encodeURIComponent(requestId)}/connect`,
 } as const;
 
 /** Environment the allocator's providers hand a game server (the local provider sets these). */
@@ -81,6 +88,12 @@ export interface RosterManifestView {
   digest: string;
   entryCount: number;
   issuedAt: number;
+  /**
+   * The roster revision the manifest signs: 1 for the roster the match was allocated with, one
+   * more for each backfill the allocator published. Signed (libs/join-auth), so a server cannot
+   * be handed an older roster as the newest.
+   */
+  revision: number;
   signature: string;
 }
 
@@ -91,6 +104,8 @@ export interface RosterResponse {
   endpoint: string;
   mode: string;
   region: string;
+  /** The newest published roster revision (manifest.revision). */
+  revision: number;
   entries: RosterEntryView[];
   manifest: RosterManifestView;
 }
@@ -121,4 +136,64 @@ export interface MatchResultResponse {
   matchId: string;
   state: string;
   revision: number;
+}
+
+/**
+ * A backfill request's states. OPEN: waiting for the matcher; MATCHED: the matcher added players
+ * to the match; PUBLISHED: the allocator published a roster revision carrying them (fetch and
+ * verify it, then accept); ASSIGNED: the server accepted and the players were told to connect;
+ * FILLED: the server reported who connected (terminal). CANCELLED (by the server, or because the
+ * match ended) and EXPIRED (no fill within the time limit) are terminal too.
+ */
+export const BACKFILL_STATES = [
+  'OPEN',
+  'MATCHED',
+  'PUBLISHED',
+  'ASSIGNED',
+  'FILLED',
+  'CANCELLED',
+  'EXPIRED',
+] as const;
+export type BackfillStateView = (typeof BACKFILL_STATES)[number];
+
+/** POST /v1/servers/{id}/backfills: fill `slots` open places on `team` within the time limit. */
+export interface BackfillRequestBody {
+  /** 0-based team index of the match. */
+  team: number;
+  /** How many players to add, 1 to the team's size. */
+  slots: number;
+  /** How long the matcher may search before the request EXPIRES; default 30, at most 300. */
+  timeoutSeconds?: number;
+}
+
+export interface BackfillResponse {
+  requestId: string;
+  matchId: string;
+  team: number;
+  slots: number;
+  state: BackfillStateView;
+  /** Why a request was CANCELLED (SERVER_CANCELLED, MATCH_ENDED, NOT_ACCEPTED) or EXPIRED. */
+  reason?: string;
+  expiresAt: string;
+  /** The players the matcher added (from MATCHED on), ascending. */
+  playerIds: string[];
+  /** The roster revision that carries them (from PUBLISHED on). */
+  rosterRevision?: number;
+  /** The request's own revision (its events' revision). */
+  revision: number;
+}
+
+/** POST /v1/servers/{id}/backfills/{requestId}/accept: the server verified this roster revision. */
+export interface BackfillAcceptRequest {
+  rosterRevision: number;
+}
+
+/** POST /v1/servers/{id}/backfills/{requestId}/connect: who of the added players connected. */
+export interface BackfillConnectRequest {
+  connectedPlayerIds: string[];
+}
+
+export interface BackfillConnectResponse extends BackfillResponse {
+  /** Added players who never connected (penalised as no-shows). */
+  noShowPlayerIds: string[];
 }

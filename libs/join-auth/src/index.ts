@@ -21,6 +21,7 @@ export {
   compareRosterEntries,
   encodeRosterDigestInput,
   encodeRosterManifest,
+  manifestRevision,
   ROSTER_DIGEST_BYTES,
   rosterDigest,
   type RosterEntry,

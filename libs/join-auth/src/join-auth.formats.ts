@@ -10,5 +10,7 @@ export const JoinAuthFormat = {
   ROSTER_DIGEST_V1: 0x02,
   /** Roster manifest, version 1. */
   ROSTER_MANIFEST_V1: 0x03,
+  /** Roster manifest, version 2: version 1's fields and the roster revision (backfill). */
+  ROSTER_MANIFEST_V2: 0x04,
 } as const;
 export type JoinAuthFormat = (typeof JoinAuthFormat)[keyof typeof JoinAuthFormat];

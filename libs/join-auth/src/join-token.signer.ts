@@ -17,6 +17,8 @@ export interface RosterToSign {
   readonly entries: readonly RosterEntry[];
   /** Unix epoch milliseconds. */
   readonly issuedAt: number;
+  /** The roster revision (RosterManifest.revision); absent for the match's first roster. */
+  readonly revision?: number;
 }
 
 /** Signs join tokens and roster manifests with the active key of a key set (the allocator's side). */
@@ -57,6 +59,7 @@ export class JoinTokenSigner {
       digest: rosterDigest(roster.matchId, roster.serverId, roster.entries).toString('hex'),
       entryCount: roster.entries.length,
       issuedAt: roster.issuedAt,
+      ...(roster.revision === undefined ? {} : { revision: roster.revision }),
     };
     const signature = this.macOf(encodeRosterManifest(manifest)).toString('base64url');
     return { ...manifest, signature };

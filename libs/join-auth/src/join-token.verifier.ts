@@ -203,6 +203,7 @@ export class JoinTokenVerifier {
       digest: m.digest,
       entryCount: m.entryCount,
       issuedAt: m.issuedAt,
+      ...(m.revision === undefined ? {} : { revision: m.revision }),
     };
 
     const keyCheck = this.checkMac(signed.keyId, encodeRosterManifest(signed), signature, (keyId) =>

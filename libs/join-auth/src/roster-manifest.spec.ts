@@ -74,15 +74,17 @@ describe(rosterDigest.name, () => {
 });
 
 describe(encodeRosterManifest.name, () => {
+  const firstRoster = {
+    matchId: '11111111-1111-4111-8111-111111111111',
+    serverId: 'gs-1',
+    keyId: 'k1',
+    digest: 'ab'.repeat(32),
+    entryCount: 2,
+    issuedAt: 0x0102,
+  };
+
   it('lays the manifest out as documented: tag, key, match, server, raw digest, count, time', () => {
-    const manifest = {
-      matchId: '11111111-1111-4111-8111-111111111111',
-      serverId: 'gs-1',
-      keyId: 'k1',
-      digest: 'ab'.repeat(32),
-      entryCount: 2,
-      issuedAt: 0x0102,
-    };
+    const manifest = firstRoster;
     const expected = [
       '03', // format tag: roster manifest v1
       '0002' + hex('k1'),
@@ -94,6 +96,22 @@ describe(encodeRosterManifest.name, () => {
     ].join('');
     expect(encodeRosterManifest(manifest).toString('hex')).toBe(expected);
   });
+
+  it('signs a backfill revision as version 2: version 1 fields, then the uint32 revision', () => {
+    const manifest = firstRoster;
+    const v1 = encodeRosterManifest(manifest).toString('hex');
+    expect(encodeRosterManifest({ ...manifest, revision: 1 }).toString('hex')).toBe(v1);
+    expect(encodeRosterManifest({ ...manifest, revision: 3 }).toString('hex')).toBe(
+      '04' + v1.slice(2) + '00000003',
+    );
+  });
+
+  it('refuses a revision that is not a positive uint32', () => {
+    const manifest = firstRoster;
+    for (const revision of [0, -1, 1.5, 2 ** 32]) {
+      expect(() => encodeRosterManifest({ ...manifest, revision })).toThrow(/revision/);
+    }
+  });
 });
 
 describe(`${JoinTokenVerifier.name} roster`, () => {
@@ -102,6 +120,15 @@ describe(`${JoinTokenVerifier.name} roster`, () => {
   const expectation: RosterExpectation = { serverId, matchId, now: T0 + 1000 };
   const verify = (m: unknown, e: readonly RosterEntry[], x: Partial<RosterExpectation> = {}) =>
     reasonOf(verifier.verifyRoster(m, e, { ...expectation, ...x }));
+
+  it('accepts a backfill revision and refuses it relabelled as another revision', () => {
+    const revised = signer.signRoster({ matchId, serverId, entries, issuedAt: T0, revision: 2 });
+    expect(revised.revision).toBe(2);
+    expect(verify(revised, entries)).toBe('OK');
+    expect(verify({ ...revised, revision: 3 }, entries)).toBe('BAD_SIGNATURE');
+    const { revision: _revision, ...asFirst } = revised;
+    expect(verify(asFirst, entries)).toBe('BAD_SIGNATURE');
+  });
 
   it('accepts the roster exactly as signed and returns its manifest', () => {
     const { signature: _signature, ...unsigned } = manifest;

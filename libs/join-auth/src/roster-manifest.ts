@@ -24,6 +24,17 @@ export interface RosterManifest {
   readonly entryCount: number;
   /** Unix epoch milliseconds. */
   readonly issuedAt: number;
+  /**
+   * Which roster of the match this is: absent or 1 for the roster the match was allocated with
+   * (signed as version 1 bytes, unchanged), 2 and up for each revision a backfill published
+   * (version 2 bytes, which sign the revision), so an older roster is never taken for a newer.
+   */
+  readonly revision?: number;
+}
+
+/** The roster revision a manifest signs (absent: the first). */
+export function manifestRevision(manifest: Pick<RosterManifest, 'revision'>): number {
+  return manifest.revision ?? 1;
 }
 
 /** A manifest with its HMAC-SHA256 over the manifest bytes, unpadded base64url. */
@@ -168,13 +179,24 @@ export function rosterManifestProblem(manifest: unknown): string | undefined {
     return 'entryCount must be an integer from 1 to 2^32 - 1';
   }
   if (!isInstant(m.issuedAt)) return 'issuedAt must be a non-negative integer of epoch ms';
+  if (
+    m.revision !== undefined &&
+    (typeof m.revision !== 'number' ||
+      !Number.isSafeInteger(m.revision) ||
+      m.revision < 1 ||
+      m.revision > UINT32_MAX)
+  ) {
+    return 'revision must be an integer from 1 to 2^32 - 1';
+  }
   return undefined;
 }
 
 /**
  * The manifest bytes the signature covers: format tag 0x03, keyId, matchId, serverId
  * (uint16-prefixed UTF-8), the digest (32 raw bytes), entryCount (uint32), issuedAt (uint64
- * epoch ms), all big-endian.
+ * epoch ms), all big-endian. A revision above 1 is signed as tag 0x04 with the same fields and
+ * the revision (uint32) last; revision 1 keeps the version 1 bytes, so rosters signed before
+ * backfill existed still verify.
  */
 export function encodeRosterManifest(manifest: RosterManifest): Buffer {
   const problem = rosterManifestProblem(manifest);
@@ -184,13 +206,14 @@ export function encodeRosterManifest(manifest: RosterManifest): Buffer {
       `invalid roster manifest: ${problem}`,
     );
   }
-  return new ByteWriter()
-    .u8(JoinAuthFormat.ROSTER_MANIFEST_V1)
+  const revision = manifestRevision(manifest);
+  const writer = new ByteWriter()
+    .u8(revision === 1 ? JoinAuthFormat.ROSTER_MANIFEST_V1 : JoinAuthFormat.ROSTER_MANIFEST_V2)
     .str16(manifest.keyId)
     .str16(manifest.matchId)
     .str16(manifest.serverId)
     .fixed(Buffer.from(manifest.digest, 'hex'))
     .u32(manifest.entryCount)
-    .u64(manifest.issuedAt)
-    .toBuffer();
+    .u64(manifest.issuedAt);
+  return (revision === 1 ? writer : writer.u32(revision)).toBuffer();
 }

@@ -16,6 +16,7 @@ export const TABLE_OWNERS = {
   queue_tickets: 'libs/tickets',
   matches: 'libs/matches',
   match_participants: 'libs/matches',
+  backfill_requests: 'libs/matches',
   allocations: 'libs/allocation',
   assignments: 'libs/allocation',
   roster_manifests: 'libs/allocation',

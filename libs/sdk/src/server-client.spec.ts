@@ -78,6 +78,7 @@ const roster: RosterResponse = {
   endpoint: '127.0.0.1:7777',
   mode: 'duel',
   region: 'eu-west',
+  revision: 1,
   entries: [
     {
       playerId: '22222222-2222-4222-8222-222222222222',
@@ -93,6 +94,7 @@ const roster: RosterResponse = {
     digest: 'ab'.repeat(32),
     entryCount: 1,
     issuedAt: 1_767_225_600_000,
+    revision: 1,
     signature: 'sig',
   },
 };

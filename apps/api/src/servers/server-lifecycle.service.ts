@@ -11,6 +11,7 @@ import {
   type RosterResponse,
 } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
+import { manifestRevision, type SignedRosterManifest } from '@matchplane/join-auth';
 import { isTerminalMatchState, type MatchSnapshot, type TicketCommand } from '@matchplane/domain';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import {
@@ -163,7 +164,7 @@ export class ServerLifecycleService {
         if (isTerminalMatchState(match.state)) throw stateConflict(match, 'its roster is closed');
         const roster = await this.rosters.liveRoster(manager, match.id, allocation.serverId, now);
         let entries: RosterResponse['entries'] | undefined;
-        let manifest: RosterResponse['manifest'] | undefined;
+        let manifest: SignedRosterManifest | undefined;
         if (roster.ok) {
           entries = roster.entries.map((e) => ({
             playerId: e.playerId,
@@ -173,9 +174,10 @@ export class ServerLifecycleService {
           }));
           manifest = roster.manifest;
         } else if (match.state === 'IN_PROGRESS') {
-          manifest = await this.rosters.manifest(manager, match.id);
+          const signed = await this.rosters.signedRoster(manager, match.id);
+          manifest = signed?.manifest;
           const teams = new Map(match.participants.map((p) => [p.playerId, p.team]));
-          entries = (await this.rosters.assignments(manager, match.id)).map((a) => ({
+          entries = signed?.assignments.map((a) => ({
             playerId: a.playerId,
             team: teams.get(a.playerId) ?? 0,
             joinToken: a.joinToken,
@@ -195,8 +197,9 @@ export class ServerLifecycleService {
           endpoint: allocation.endpoint,
           mode: match.mode,
           region: match.region,
+          revision: manifestRevision(manifest),
           entries,
-          manifest,
+          manifest: { ...manifest, revision: manifestRevision(manifest) },
         };
       },
       { isolation: 'REPEATABLE READ' },
