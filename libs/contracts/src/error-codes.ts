@@ -75,6 +75,15 @@ export const ErrorCode = {
   PARTY_TOO_SMALL: 'PARTY_TOO_SMALL',
   /** The party has more members than a team of the mode asked for. */
   PARTY_TOO_LARGE: 'PARTY_TOO_LARGE',
+  /** No backfill request of this server's match has this id. */
+  BACKFILL_NOT_FOUND: 'BACKFILL_NOT_FOUND',
+  /**
+   * The backfill request is not in a state for this call (e.g. accepting one not yet PUBLISHED,
+   * cancelling one already ASSIGNED), or a team already has a live request.
+   */
+  BACKFILL_CONFLICT: 'BACKFILL_CONFLICT',
+  /** The team is full (no no-show or leaver to replace) or has fewer open places than asked. */
+  BACKFILL_NO_OPEN_SLOTS: 'BACKFILL_NO_OPEN_SLOTS',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
