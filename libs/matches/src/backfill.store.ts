@@ -16,6 +16,7 @@ import {
   type TicketAttributes,
 } from '@matchplane/domain';
 import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import { CodedError, LibraryErrorCode } from '@matchplane/errors';
 
 /** A backfill request and what the matcher fills it against. */
 export interface BackfillRecord extends BackfillSnapshot {
@@ -80,11 +81,15 @@ function toRecord(row: BackfillRow): BackfillRecord {
 }
 
 /** The request moved on since the caller read it; nothing was written. */
-export class StaleBackfillRevisionError extends Error {
-  override name = 'StaleBackfillRevisionError';
-
+export class StaleBackfillRevisionError extends CodedError<
+  typeof LibraryErrorCode.STALE_BACKFILL_REVISION
+> {
   constructor(readonly requestId: string) {
-    super(`backfill request ${requestId} changed since it was read`);
+    super(
+      LibraryErrorCode.STALE_BACKFILL_REVISION,
+      `backfill request ${requestId} changed since it was read`,
+    );
+    this.name = 'StaleBackfillRevisionError';
   }
 }
 

@@ -306,6 +306,20 @@ export class MatchStore {
     return change;
   }
 
+  /** The tickets of the participants backfill request `requestId` added to the match. */
+  async participantsAddedBy(
+    manager: EntityManager,
+    matchId: string,
+    requestId: string,
+  ): Promise<string[]> {
+    const rows = await manager.query<{ ticket_id: string }[]>(
+      `SELECT ticket_id FROM match_participants
+        WHERE match_id = $1 AND backfill_request_id = $2 ORDER BY ticket_id`,
+      [matchId, requestId],
+    );
+    return rows.map((row) => row.ticket_id);
+  }
+
   /** The mean rating-at-match of a team's participants still in the match (not no-shows). */
   async teamRating(
     manager: EntityManager,
