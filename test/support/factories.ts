@@ -111,26 +111,29 @@ export class TestFactories {
   }
 
   /**
-   * Factories over a bare test database: the stores built as their modules build them, waking
-   * relays through `signal`. No candidate projection, match lifecycle or probe recorder here (they
-   * need the app's graph): use {@link TestFactories.of} for those.
+   * Factories over a bare test database: the stores built as their modules build them. The ticket
+   * and match stores wake relays through `signal` (without one they are not available). No
+   * candidate projection, match lifecycle or probe recorder here (they need the app's graph): use
+   * {@link TestFactories.of} for those.
    */
-  static standalone(ds: DataSource, signal: OutboxSignal): TestFactories {
+  static standalone(ds: DataSource, signal?: OutboxSignal): TestFactories {
     const outbox = new OutboxWriter();
     const built = new Map<unknown, unknown>([
       [PlayerStore, new PlayerStore()],
       [SessionStore, new SessionStore(ds)],
-      [TicketStore, new TicketStore(outbox, signal)],
-      [MatchStore, new MatchStore(ds, outbox, signal)],
       [AllocationStore, new AllocationStore()],
       [RosterStore, new RosterStore()],
       [IdempotencyStore, new IdempotencyStore(ds)],
       [OutboxWriter, outbox],
       [OutboxRepository, new OutboxRepository(ds)],
     ]);
+    if (signal) {
+      built.set(TicketStore, new TicketStore(outbox, signal));
+      built.set(MatchStore, new MatchStore(ds, outbox, signal));
+    }
     return new TestFactories(ds, (type) => {
       const writer = built.get(type);
-      if (!writer) throw new Error(`${type.name} needs the app's module graph (TestFactories.of)`);
+      if (!writer) throw new Error(`${type.name}: not available to these standalone factories`);
       return writer as never;
     });
   }
