@@ -1,7 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { INestApplicationContext, Type } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { createTicket } from '@matchplane/domain';
+import {
+  createMatch,
+  createTicket,
+  transitionMatch,
+  transitionTicket,
+  type DomainEvent,
+} from '@matchplane/domain';
 import {
   AllocationStore,
   RosterStore,
@@ -17,6 +23,7 @@ import {
   type OutboxSignal,
   returnedRows,
   type DeliveryResult,
+  type OutboxEnvelope,
 } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 import {
@@ -523,22 +530,52 @@ export class TestFactories {
    * through the OutboxWriter, created at `createdAt` (aged: the column defaults to now()).
    */
   async outboxEvents(count: number, createdAt = new Date()): Promise<string[]> {
+    const envelopes = Array.from({ length: count }, () =>
+      aggregateEnvelope('ticket.state_changed', randomUUID(), 1, createdAt),
+    );
+    return this.appendOutbox(envelopes, createdAt);
+  }
+
+  /**
+   * One pending event through the OutboxWriter: revision `revision` (1 to 5) of a ticket's or a
+   * match's way to COMPLETED, as its store appends it, created at `createdAt` (aged).
+   */
+  async outboxEvent(
+    options: {
+      event?: 'ticket.state_changed' | 'match.state_changed';
+      aggregateId?: string;
+      revision?: number;
+      createdAt?: Date;
+    } = {},
+  ): Promise<string> {
+    const createdAt = options.createdAt ?? new Date();
+    const envelope = aggregateEnvelope(
+      options.event ?? 'match.state_changed',
+      options.aggregateId ?? randomUUID(),
+      options.revision ?? 1,
+      createdAt,
+    );
+    const [id] = await this.appendOutbox([envelope], createdAt);
+    return id!;
+  }
+
+  private async appendOutbox(envelopes: OutboxEnvelope[], createdAt: Date): Promise<string[]> {
     const writer = this.writer(OutboxWriter);
-    const aggregateIds = Array.from({ length: count }, () => randomUUID());
-    for (let start = 0; start < count; start += 1_000) {
-      const envelopes = aggregateIds
-        .slice(start, start + 1_000)
-        .flatMap((id) =>
-          envelopesFor(
-            createTicket({ id, playerId: randomUUID(), mode: 'duel', rating: 1500 }, createdAt)
-              .events,
-          ),
-        );
-      await runInTransaction(this.ds, (manager) => writer.append(manager, envelopes));
+    for (let start = 0; start < envelopes.length; start += 1_000) {
+      const batch = envelopes.slice(start, start + 1_000);
+      await runInTransaction(this.ds, (manager) => writer.append(manager, batch));
     }
     const rows = await this.ds.query<{ id: string }[]>(
-      `UPDATE outbox SET created_at = $2 WHERE aggregate_id = ANY($1::uuid[]) RETURNING id`,
-      [aggregateIds, createdAt],
+      `UPDATE outbox o SET created_at = $4
+         FROM unnest($1::text[], $2::uuid[], $3::bigint[]) AS e(aggregate_type, aggregate_id, revision)
+        WHERE (o.aggregate_type, o.aggregate_id, o.revision) = (e.aggregate_type, e.aggregate_id, e.revision)
+        RETURNING o.id`,
+      [
+        envelopes.map((e) => e.aggregateType),
+        envelopes.map((e) => e.aggregateId),
+        envelopes.map((e) => e.revision.toString()),
+        createdAt,
+      ],
     );
     return returnedRows<{ id: string }>(rows).map((row) => row.id);
   }
@@ -549,63 +586,93 @@ export class TestFactories {
     times: { publishedAt: Date; createdAt?: Date },
   ): Promise<string[]> {
     const ids = await this.outboxEvents(count, times.createdAt ?? times.publishedAt);
-    await this.settle(ids, () => ({ delivered: true }));
-    await this.ds.query(`UPDATE outbox SET published_at = $2 WHERE id = ANY($1::bigint[])`, [
-      ids,
-      times.publishedAt,
-    ]);
+    await this.publishOutbox(ids, times.publishedAt);
     return ids;
   }
 
-  /** Events a subscriber refused for good, dead-lettered as a dispatcher settles them, aged to `deadAt`. */
+  /** Events dead-lettered as a dispatcher does it (see {@link deadLetterOutbox}), aged to `deadAt`. */
   async deadLetteredOutboxEvents(
     count: number,
     times: { deadAt: Date; createdAt: Date },
   ): Promise<string[]> {
     const ids = await this.outboxEvents(count, times.createdAt);
-    await this.settle(ids, () => ({
-      delivered: false,
-      error: 'Error: subscriber down',
-      permanent: true,
-      retryDelayMs: 0,
-    }));
-    await this.ds.query(`UPDATE outbox SET dead_lettered_at = $2 WHERE id = ANY($1::bigint[])`, [
-      ids,
-      times.deadAt,
-    ]);
+    await this.deadLetterOutbox(ids, { deadAt: times.deadAt });
     return ids;
   }
 
+  /** Delivers and acks these rows as a dispatcher settles them; published_at aged to `publishedAt`. */
+  async publishOutbox(ids: readonly string[], publishedAt?: Date): Promise<void> {
+    await this.settle(ids, undefined);
+    if (publishedAt) {
+      await this.ds.query(`UPDATE outbox SET published_at = $2 WHERE id = ANY($1::bigint[])`, [
+        ids,
+        publishedAt,
+      ]);
+    }
+  }
+
   /**
-   * Claims these rows as a dispatcher does (by whole due heads: other rows it claims on the way
-   * keep a claim whose owner never heartbeats, which any real dispatcher takes over at once) and
-   * settles them with `outcome`.
+   * Fails every delivery of these rows, as a dispatcher settles a subscriber's error, until they
+   * reach `attempts` (default 1) and are dead-lettered; dead_lettered_at aged to `deadAt`.
+   */
+  async deadLetterOutbox(
+    ids: readonly string[],
+    options: { attempts?: number; error?: string; deadAt?: Date } = {},
+  ): Promise<void> {
+    await this.settle(ids, {
+      error: options.error ?? 'Error: subscriber down',
+      attempts: options.attempts ?? 1,
+    });
+    if (options.deadAt) {
+      await this.ds.query(`UPDATE outbox SET dead_lettered_at = $2 WHERE id = ANY($1::bigint[])`, [
+        ids,
+        options.deadAt,
+      ]);
+    }
+  }
+
+  /**
+   * Claims and settles these rows as a dispatcher does, round after round, until each is
+   * published (`failure` undefined) or dead. Each round claims every due head under a new owner
+   * that never heartbeats, so the other rows it claims on the way are free again for the next.
    */
   private async settle(
     ids: readonly string[],
-    outcome: () =>
-      | { delivered: true }
-      | { delivered: false; error: string; permanent: boolean; retryDelayMs: number },
+    failure: { error: string; attempts: number } | undefined,
   ): Promise<void> {
     const repository = this.writer(OutboxRepository);
-    const wanted = new Set(ids);
-    const stamp = { token: randomUUID(), owner: randomUUID() };
-    const claimed: DeliveryResult[] = [];
-    while (claimed.length < wanted.size) {
-      const heads = await repository.claimHeads(10_000, stamp, {
-        leaseMs: 10 * MINUTE,
-        ownerTimeoutMs: 10 * MINUTE,
-      });
-      const mine = heads.filter((head) => wanted.has(head.id));
-      if (mine.length === 0) throw new Error('outbox rows not claimable');
-      claimed.push(...mine.map((head) => ({ id: head.id, token: stamp.token, ...outcome() })));
-    }
-    for (let start = 0; start < claimed.length; start += 1_000) {
-      const settlement = await repository.settle(claimed.slice(start, start + 1_000), undefined, {
-        maxAttempts: 10,
-      });
-      if (settlement.refused.length > 0)
-        throw new Error(`settle refused ${settlement.refused.join(', ')}`);
+    const unsettled = new Set(ids);
+    for (let round = 0; unsettled.size > 0; round += 1) {
+      if (round > 1_000) throw new Error(`outbox rows never settled: ${[...unsettled].join(', ')}`);
+      const token = randomUUID();
+      const heads = await repository.claimHeads(
+        10_000,
+        { token, owner: randomUUID() },
+        { leaseMs: 10 * MINUTE, ownerTimeoutMs: 10 * MINUTE },
+      );
+      const results: DeliveryResult[] = heads
+        .filter((head) => unsettled.has(head.id))
+        .map((head) =>
+          failure
+            ? {
+                id: head.id,
+                token,
+                delivered: false,
+                error: failure.error,
+                permanent: false,
+                retryDelayMs: 0,
+              }
+            : { id: head.id, token, delivered: true },
+        );
+      if (results.length === 0) throw new Error('outbox rows not claimable');
+      for (let start = 0; start < results.length; start += 1_000) {
+        const settlement = await repository.settle(results.slice(start, start + 1_000), undefined, {
+          maxAttempts: failure?.attempts ?? 1,
+        });
+        for (const id of settlement.published) unsettled.delete(id);
+        for (const failed of settlement.failed)
+          if (failed.deadLettered) unsettled.delete(failed.id);
+      }
     }
   }
 
@@ -617,4 +684,48 @@ export class TestFactories {
       return undefined;
     }
   }
+}
+
+/**
+ * The envelope of revision `revision` (1 to 5) of a ticket or a match on its way to COMPLETED,
+ * computed by libs/domain as its store computes it: what that store would append.
+ */
+function aggregateEnvelope(
+  event: 'ticket.state_changed' | 'match.state_changed',
+  aggregateId: string,
+  revision: number,
+  at: Date,
+): OutboxEnvelope {
+  let events: readonly DomainEvent[];
+  if (event === 'ticket.state_changed') {
+    const matchId = randomUUID();
+    let change = createTicket(
+      { id: aggregateId, playerId: randomUUID(), mode: 'duel', rating: 1500 },
+      at,
+    );
+    for (const to of (['MATCHED', 'ASSIGNED', 'CONNECTED', 'COMPLETED'] as const).slice(
+      0,
+      revision - 1,
+    )) {
+      change = transitionTicket(change.ticket, { to, matchId }, at);
+    }
+    events = change.events;
+  } else {
+    const participants = [0, 1].map((team) => ({
+      playerId: randomUUID(),
+      ticketId: randomUUID(),
+      team,
+    }));
+    let change = createMatch(
+      { id: aggregateId, mode: 'duel', region: DEFAULT_REGION, participants },
+      at,
+    );
+    for (const to of FORWARD.slice(0, revision - 1)) {
+      change = transitionMatch(change.match, { to }, at);
+    }
+    events = change.events;
+  }
+  const [envelope] = envelopesFor(events);
+  if (!envelope || envelope.revision !== revision) throw new Error(`no revision ${revision}`);
+  return envelope;
 }
