@@ -213,6 +213,36 @@ export class TestFactories {
   }
 
   /**
+   * A request of the player's under `key` still running: IdempotencyStore has claimed the key in
+   * its transaction and the request's work has not finished. `abandon()` fails the work, so the
+   * transaction rolls back and the key is free again.
+   */
+  async runningRequest(
+    playerId: string,
+    key: string,
+    route: string,
+  ): Promise<{ abandon(): Promise<void> }> {
+    let claimed!: () => void;
+    let abandon!: () => void;
+    const keyClaimed = new Promise<void>((resolve) => (claimed = resolve));
+    const abandoned = new Promise<void>((resolve) => (abandon = resolve));
+    const running = this.writer(IdempotencyStore)
+      .execute({ playerId, key, route, input: {} }, async () => {
+        claimed();
+        await abandoned;
+        throw new Error('request abandoned by the test');
+      })
+      .catch(() => undefined);
+    await keyClaimed;
+    return {
+      abandon: async () => {
+        abandon();
+        await running;
+      },
+    };
+  }
+
+  /**
    * `count` completed keys of one player's heartbeats (a batch at a time, as the heartbeat route
    * claims them), aged one second apart from `newestAt` back.
    */
