@@ -642,15 +642,21 @@ export class TestFactories {
   }
 
   /**
-   * Fails every delivery of these rows, as a dispatcher settles a subscriber's error, until they
-   * reach `attempts` (default 1) and are dead-lettered; dead_lettered_at aged to `deadAt`.
+   * Fails every delivery of these rows, as a dispatcher settles a subscriber's error (`error`, or
+   * `error(attempt)`), until they reach `attempts` (default 1) and are dead-lettered;
+   * dead_lettered_at aged to `deadAt`.
    */
   async deadLetterOutbox(
     ids: readonly string[],
-    options: { attempts?: number; error?: string; deadAt?: Date } = {},
+    options: {
+      attempts?: number;
+      error?: string | ((attempt: number) => string);
+      deadAt?: Date;
+    } = {},
   ): Promise<void> {
+    const error = options.error ?? 'Error: subscriber down';
     await this.settle(ids, {
-      error: options.error ?? 'Error: subscriber down',
+      error: typeof error === 'string' ? () => error : error,
       attempts: options.attempts ?? 1,
     });
     if (options.deadAt) {
@@ -668,7 +674,7 @@ export class TestFactories {
    */
   private async settle(
     ids: readonly string[],
-    failure: { error: string; attempts: number } | undefined,
+    failure: { error: (attempt: number) => string; attempts: number } | undefined,
   ): Promise<void> {
     const repository = this.writer(OutboxRepository);
     const unsettled = new Set(ids);
@@ -688,7 +694,7 @@ export class TestFactories {
                 id: head.id,
                 token,
                 delivered: false,
-                error: failure.error,
+                error: failure.error(head.attempts + 1),
                 permanent: false,
                 retryDelayMs: 0,
               }
