@@ -63,7 +63,10 @@ const minus = (at: Date, ms: number) => new Date(at.getTime() - ms);
 /** Where the factories find the production writers: an app's module graph, or built by hand. */
 type WriterSource = <T>(type: Type<T> | (abstract new (...args: never[]) => T)) => T;
 
-/** A match's way forward, as the allocator, registration and the initial-connect report move it. */
+/**
+ * A match's way forward, as registration, the initial-connect report and the result move it
+ * (ServerLifecycleService, at the wall clock; {@link TestFactories.advanceMatch} dates each step).
+ */
 export type ForwardMatchState = 'PROCESS_READY' | 'ASSIGNMENT_READY' | 'IN_PROGRESS' | 'COMPLETED';
 
 const FORWARD: readonly ForwardMatchState[] = [
@@ -79,7 +82,8 @@ const TICKET_STEP: Partial<Record<ForwardMatchState, 'ASSIGNED' | 'CONNECTED' | 
   COMPLETED: 'COMPLETED',
 };
 
-export interface FinishedMatch {
+/** A match and its participants' tickets, in the order they were matched. */
+export interface FormedMatch {
   matchId: string;
   ticketIds: string[];
 }
@@ -381,7 +385,7 @@ export class TestFactories {
   }
 
   /** A duel of two new players' tickets, enqueued and matched at `at`; its id and ticket ids. */
-  async duel(at = new Date()): Promise<FinishedMatch> {
+  async duel(at = new Date()): Promise<FormedMatch> {
     const ticketIds: string[] = [];
     for (let i = 0; i < 2; i += 1) {
       ticketIds.push((await this.searchingTicket(await this.player(), { at })).id);
@@ -391,9 +395,10 @@ export class TestFactories {
 
   /**
    * Moves a match forward to `to`, one transaction per step, its tickets with it (ASSIGNED,
-   * CONNECTED, COMPLETED) as the roster publication, registration and the server's reports do;
-   * at IN_PROGRESS every participant's connect is recorded. `ticketsAt` dates the tickets' steps
-   * when they are to differ from the match's.
+   * CONNECTED, COMPLETED) through MatchStore and TicketStore, as ServerLifecycleService's
+   * registration, initial-connect and result do; at IN_PROGRESS every participant's connect is
+   * recorded. Store-level rather than through that service: each step is dated `at` (`ticketsAt`
+   * for the tickets' steps when they are to differ), and PROCESS_READY alone can be reached.
    */
   async advanceMatch(
     matchId: string,
@@ -535,7 +540,7 @@ export class TestFactories {
   async finishedMatch(
     finishedAt: Date,
     options: { allocation?: 'ALLOCATED' | 'RELEASED' | 'FAILED'; ticketsFinishedAt?: Date } = {},
-  ): Promise<FinishedMatch> {
+  ): Promise<FormedMatch> {
     const ticketsAt = options.ticketsFinishedAt ?? finishedAt;
     const start = minus(new Date(Math.min(finishedAt.getTime(), ticketsAt.getTime())), 30 * MINUTE);
     const duel = await this.duel(start);
