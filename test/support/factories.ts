@@ -237,7 +237,8 @@ export class TestFactories {
         throw new Error('request abandoned by the test');
       })
       .catch(() => undefined);
-    await keyClaimed;
+    const holding = await Promise.race([keyClaimed.then(() => true), running.then(() => false)]);
+    if (!holding) throw new Error(`the request under key ${key} ended without holding it`);
     return {
       abandon: async () => {
         abandon();
