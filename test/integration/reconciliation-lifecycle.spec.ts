@@ -4,7 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import type { TicketResponse } from '@matchplane/contracts';
-import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { BackfillStore, MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { PlayerStore } from '@matchplane/players';
 import { OutboxSignal, OutboxWriter, outboxWakeChannel } from '@matchplane/outbox';
 import {
@@ -122,7 +122,14 @@ describe(LifecycleReconciler.name, () => {
         dataSource: ds,
         tickets,
         projection,
-        lifecycle: new MatchLifecycle(ds, ownMatches, tickets, projection, new PlayerStore()),
+        lifecycle: new MatchLifecycle(
+          ds,
+          ownMatches,
+          tickets,
+          projection,
+          new PlayerStore(),
+          new BackfillStore(new OutboxWriter(), signal),
+        ),
         releaser,
       },
       { ...DEFAULTS, ...overrides },
