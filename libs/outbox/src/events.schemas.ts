@@ -111,19 +111,10 @@ class ParticipantSchema {
   team!: number;
 }
 
-class MatchStateChangedSchema {
+/** What every match event carries: the match, where it runs, its mode and whole roster. */
+class MatchEventSchema {
   @IsCanonicalUuid()
   matchId!: string;
-
-  @NullOrIn(MATCH_STATES)
-  from!: MatchState | null;
-
-  @IsIn(MATCH_STATES)
-  to!: MatchState;
-
-  @IfPresent()
-  @IsIn(MATCH_END_REASONS)
-  reason?: MatchEndReason;
 
   @IsLabel()
   region!: string;
@@ -140,6 +131,18 @@ class MatchStateChangedSchema {
   @ValidateNested({ each: true })
   @Type(() => ParticipantSchema)
   participants!: ParticipantSchema[];
+}
+
+class MatchStateChangedSchema extends MatchEventSchema {
+  @NullOrIn(MATCH_STATES)
+  from!: MatchState | null;
+
+  @IsIn(MATCH_STATES)
+  to!: MatchState;
+
+  @IfPresent()
+  @IsIn(MATCH_END_REASONS)
+  reason?: MatchEndReason;
 }
 
 class TicketStateChangedSchema {
@@ -206,28 +209,9 @@ class RatingUpdatedSchema {
   previousRating!: number;
 }
 
-class MatchParticipantsAddedSchema {
-  @IsCanonicalUuid()
-  matchId!: string;
-
+class MatchParticipantsAddedSchema extends MatchEventSchema {
   @IsIn(MATCH_STATES)
   state!: MatchState;
-
-  @IsLabel()
-  region!: string;
-
-  @IfPresent()
-  @IsLabel()
-  serverRegion?: string;
-
-  @IsLabel()
-  mode!: string;
-
-  @IsArray()
-  @ArrayMinSize(1)
-  @ValidateNested({ each: true })
-  @Type(() => ParticipantSchema)
-  participants!: ParticipantSchema[];
 
   @IsArray()
   @ArrayMinSize(1)
