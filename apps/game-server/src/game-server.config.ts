@@ -1,10 +1,4 @@
-import {
-  IsNotEmpty,
-  IsString,
-  IsUrl,
-  Matches,
-  ValidateIf,
-} from 'class-validator';
+import { IsNotEmpty, IsString, IsUrl, Matches, ValidateIf } from 'class-validator';
 import { EnvVar, IsIntInRange, IsPort, LoggingConfig } from '@matchplane/config';
 
 /**

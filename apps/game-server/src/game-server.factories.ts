@@ -48,36 +48,81 @@ export function newSignedRoster(spec: RosterSpec): RosterResponse {
   const matchId = spec.matchId ?? randomUUID();
   const endpoint = spec.endpoint ?? '127.0.0.1:7777';
   const issuedAt = spec.issuedAt ?? Date.now();
-  const expiresAt = issuedAt + (spec.lifetimeMs ?? 300_000);
-  const views: RosterEntryView[] = spec.players.map((player) => {
-    const claims: UnsignedJoinClaims = {
-      matchId,
-      playerId: player.playerId ?? randomUUID(),
-      serverId: spec.serverId,
-      endpoint,
-      issuedAt,
-      expiresAt,
-      ...player.claims,
-    };
-    return {
-      playerId: claims.playerId,
-      team: player.team,
-      joinToken: (player.signer ?? spec.signer).sign(claims),
-      expiresAt: new Date(claims.expiresAt).toISOString(),
-    };
-  });
+  const binding = { matchId, serverId: spec.serverId, endpoint, issuedAt };
   return signRosterEntries(
     spec.signer,
-    { matchId, serverId: spec.serverId, endpoint, issuedAt },
-    views,
+    binding,
+    spec.players.map((player) =>
+      signEntry(spec.signer, binding, issuedAt + (spec.lifetimeMs ?? 300_000), player),
+    ),
   );
 }
 
-/** Publishes `views` (sorted into canonical order) with a manifest `signer` signs over them. */
+export interface RosterRevisionSpec {
+  /** Signs the manifest, and every added token without its own signer. */
+  signer: JoinTokenSigner;
+  /** The roster the backfill revises; its entries keep their tokens. */
+  base: RosterResponse;
+  /** The revision the manifest signs; default the base's plus one. */
+  revision?: number;
+  /** Players dropped from the base (no-shows). */
+  drop?: readonly string[];
+  /** Players the backfill adds, with new tokens. */
+  add: RosterPlayerSpec[];
+  /** Epoch ms the added tokens and the manifest are issued at; default now. */
+  issuedAt?: number;
+  /** Added tokens' lifetime; default 5 minutes. */
+  lifetimeMs?: number;
+}
+
+/** A later roster revision as a backfill publishes it: the base's entries unchanged, less `drop`, plus `add`. */
+export function newRosterRevision(spec: RosterRevisionSpec): RosterResponse {
+  const { base } = spec;
+  const issuedAt = spec.issuedAt ?? Date.now();
+  const binding = {
+    matchId: base.matchId,
+    serverId: base.serverId,
+    endpoint: base.endpoint,
+    issuedAt,
+  };
+  const kept = base.entries.filter((entry) => !(spec.drop ?? []).includes(entry.playerId));
+  const added = spec.add.map((player) =>
+    signEntry(spec.signer, binding, issuedAt + (spec.lifetimeMs ?? 300_000), player),
+  );
+  return signRosterEntries(spec.signer, binding, [...kept, ...added], {
+    revision: spec.revision ?? base.revision + 1,
+  });
+}
+
+function signEntry(
+  signer: JoinTokenSigner,
+  binding: { matchId: string; serverId: string; endpoint: string; issuedAt: number },
+  expiresAt: number,
+  player: RosterPlayerSpec,
+): RosterEntryView {
+  const claims: UnsignedJoinClaims = {
+    ...binding,
+    playerId: player.playerId ?? randomUUID(),
+    expiresAt,
+    ...player.claims,
+  };
+  return {
+    playerId: claims.playerId,
+    team: player.team,
+    joinToken: (player.signer ?? signer).sign(claims),
+    expiresAt: new Date(claims.expiresAt).toISOString(),
+  };
+}
+
+/**
+ * Publishes `views` (sorted into canonical order) with a manifest `signer` signs over them, as
+ * roster revision `revision` when given (absent: the first roster, signed without one).
+ */
 export function signRosterEntries(
   signer: JoinTokenSigner,
   roster: { matchId: string; serverId: string; endpoint: string; issuedAt: number },
   views: readonly RosterEntryView[],
+  options: { revision?: number } = {},
 ): RosterResponse {
   const byPlayer = new Map(views.map((view) => [view.playerId, view]));
   const entries = canonicalRosterOrder(
@@ -88,6 +133,7 @@ export function signRosterEntries(
     serverId: roster.serverId,
     entries,
     issuedAt: roster.issuedAt,
+    ...(options.revision === undefined ? {} : { revision: options.revision }),
   });
   return {
     matchId: roster.matchId,

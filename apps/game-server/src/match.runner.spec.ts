@@ -13,6 +13,8 @@ function roster(players: [string, number][]): VerifiedRoster {
     endpoint: '127.0.0.1:7777',
     mode: 'duel',
     keyId: 'k1',
+    revision: 1,
+    tokens: new Map(players.map(([playerId]) => [playerId, `token-of-${playerId}`])),
     players: new Map(players.map(([playerId, team]) => [playerId, { playerId, team }])),
     teams: [...new Set(players.map(([, team]) => team))].sort((a, b) => a - b),
   };
