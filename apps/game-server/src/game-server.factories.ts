@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { RosterEntryView, RosterResponse } from '@matchplane/contracts';
+import type { VerifiedRoster } from './roster.gate';
 import {
   canonicalRosterOrder,
   KeySet,
@@ -144,5 +145,20 @@ export function signRosterEntries(
     revision: manifestRevision(manifest),
     entries: entries.map((entry) => byPlayer.get(entry.playerId)!),
     manifest: { ...manifest, revision: manifestRevision(manifest) },
+  };
+}
+
+/** A roster as the gate hands it on once verified, for specs of what comes after the gate. */
+export function newVerifiedRoster(players: readonly (readonly [string, number])[]): VerifiedRoster {
+  return {
+    matchId: '44444444-4444-4444-8444-444444444444',
+    serverId: 'gs-1',
+    endpoint: '127.0.0.1:7777',
+    mode: 'duel',
+    keyId: 'k1',
+    revision: 1,
+    tokens: new Map(players.map(([playerId]) => [playerId, `token-of-${playerId}`])),
+    players: new Map(players.map(([playerId, team]) => [playerId, { playerId, team }])),
+    teams: [...new Set(players.map(([, team]) => team))].sort((a, b) => a - b),
   };
 }
