@@ -1,5 +1,5 @@
 import { runInTransaction } from '@matchplane/persistence';
-import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { MatchLifecycle, MatchStore, BackfillStore } from '@matchplane/matches';
 import { PlayerStore } from '@matchplane/players';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
 import { commitMatch, queuePlayers } from '../support/allocation-harness';
@@ -24,7 +24,14 @@ describe(MatchLifecycle.name, () => {
     tickets = api.app.get(TicketStore);
     projection = api.app.get(CandidateProjection);
     matches = new MatchStore(api.ds, new OutboxWriter(), signal);
-    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, new PlayerStore());
+    lifecycle = new MatchLifecycle(
+      api.ds,
+      matches,
+      tickets,
+      projection,
+      new PlayerStore(),
+      new BackfillStore(new OutboxWriter(), signal),
+    );
   });
   afterAll(() => api.close());
 

@@ -4,7 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import type { TicketResponse } from '@matchplane/contracts';
-import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { MatchLifecycle, MatchStore, BackfillStore } from '@matchplane/matches';
 import { PlayerStore } from '@matchplane/players';
 import { OutboxSignal, OutboxWriter, outboxWakeChannel } from '@matchplane/outbox';
 import {
@@ -93,7 +93,14 @@ describe(LifecycleReconciler.name, () => {
     projection = api.app.get(CandidateProjection);
     // The API forms no matches, so the match side is assembled here over the API's own signal.
     matches = new MatchStore(api.ds, new OutboxWriter(), signal);
-    lifecycle = new MatchLifecycle(api.ds, matches, tickets, projection, new PlayerStore());
+    lifecycle = new MatchLifecycle(
+      api.ds,
+      matches,
+      tickets,
+      projection,
+      new PlayerStore(),
+      new BackfillStore(new OutboxWriter(), signal),
+    );
     releaser = new RecordingReleaser();
   });
 
@@ -124,7 +131,14 @@ describe(LifecycleReconciler.name, () => {
         dataSource: ds,
         tickets,
         projection,
-        lifecycle: new MatchLifecycle(ds, ownMatches, tickets, projection, new PlayerStore()),
+        lifecycle: new MatchLifecycle(
+          ds,
+          ownMatches,
+          tickets,
+          projection,
+          new PlayerStore(),
+          new BackfillStore(new OutboxWriter(), signal),
+        ),
         releaser,
       },
       { ...DEFAULTS, ...overrides },

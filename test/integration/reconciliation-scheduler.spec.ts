@@ -5,7 +5,7 @@ import { ALLOCATION_RELEASE_QUEUE, releaseJobId } from '@matchplane/allocation';
 import { loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import type { TicketResponse } from '@matchplane/contracts';
-import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { MatchLifecycle, MatchStore, BackfillStore } from '@matchplane/matches';
 import { PlayerStore } from '@matchplane/players';
 import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { bullConnection, runInTransaction } from '@matchplane/persistence';
@@ -153,10 +153,14 @@ describe(ReconciliationScheduler.name, () => {
        VALUES ($1, 'local', 'server-1', '127.0.0.1:7777', 'ALLOCATED')`,
       [matchId],
     );
-    await new MatchLifecycle(api.ds, matches, tickets, projection, new PlayerStore()).cancelNow(
-      matchId,
-      'OPERATOR_CANCELLED',
-    );
+    await new MatchLifecycle(
+      api.ds,
+      matches,
+      tickets,
+      projection,
+      new PlayerStore(),
+      new BackfillStore(new OutboxWriter(), signal),
+    ).cancelNow(matchId, 'OPERATOR_CANCELLED');
 
     const releases = new Queue(ALLOCATION_RELEASE_QUEUE, {
       connection: bullConnection(api.config),

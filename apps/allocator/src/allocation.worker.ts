@@ -11,8 +11,10 @@ import { AllocatorConfig } from './allocator.config';
 import {
   ALLOCATION_BACKOFF,
   ALLOCATION_QUEUE,
+  BACKFILL_JOB,
   type AllocationJobData,
 } from '@matchplane/allocation';
+import { BackfillPublisher, type BackfillPublishOutcome } from './backfill-publisher';
 import { contextFromTraceparent, inSpan } from '@matchplane/observability';
 import { backoffDelayMs, bullConnection } from '@matchplane/persistence';
 import { AllocationMetrics } from './allocation.metrics';
@@ -28,17 +30,21 @@ import { AllocationService, type AllocationOutcome } from './allocation.service'
 @Injectable()
 export class AllocationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AllocationWorker.name);
-  private worker?: Worker<AllocationJobData, AllocationOutcome | 'failed'>;
+  private worker?: Worker<AllocationJobData, AllocationOutcome | BackfillPublishOutcome | 'failed'>;
 
   constructor(
     private readonly allocations: AllocationService,
+    private readonly backfills: BackfillPublisher,
     private readonly metrics: AllocationMetrics,
     @Inject(AllocatorConfig) private readonly config: AllocatorConfig,
   ) {}
 
   onApplicationBootstrap(): void {
     const config = this.config;
-    this.worker = new Worker<AllocationJobData, AllocationOutcome | 'failed'>(
+    this.worker = new Worker<
+      AllocationJobData,
+      AllocationOutcome | BackfillPublishOutcome | 'failed'
+    >(
       ALLOCATION_QUEUE,
       (job) =>
         // Every attempt is a span of the match's trace, carried in the job by the dispatcher.
@@ -54,7 +60,10 @@ export class AllocationWorker implements OnApplicationBootstrap, OnApplicationSh
               'matchplane.attempt': job.attemptsMade + 1,
             },
           },
-          () => this.process(job),
+          () =>
+            job.name === BACKFILL_JOB && job.data.backfillRequestId
+              ? this.publishBackfill(job, job.data.backfillRequestId)
+              : this.process(job),
         ),
       {
         connection: bullConnection(config),
@@ -107,9 +116,30 @@ export class AllocationWorker implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
+  /**
+   * A backfill's roster revision, retried with the allocation backoff; after the last attempt the
+   * request is left MATCHED and reconciliation cancels it at its deadline (players requeued).
+   */
+  private async publishBackfill(
+    job: Job<AllocationJobData>,
+    requestId: string,
+  ): Promise<BackfillPublishOutcome | 'failed'> {
+    const attempt = job.attemptsMade + 1;
+    try {
+      return await this.backfills.run(job.data.matchId, requestId);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.logger.warn(
+        `backfill ${requestId} of match ${job.data.matchId}, attempt ${attempt}/${this.config.ALLOCATION_MAX_ATTEMPTS}: ${message}`,
+      );
+      if (attempt >= this.config.ALLOCATION_MAX_ATTEMPTS) return 'failed';
+      throw error;
+    }
+  }
+
   /** A job BullMQ failed without our handler's say (it stalled too often): fail the match. */
   private async onFailed(job: Job<AllocationJobData> | undefined, error: Error): Promise<void> {
-    if (!job || !/stalled/i.test(error.message)) return;
+    if (!job || job.name === BACKFILL_JOB || !/stalled/i.test(error.message)) return;
     await this.allocations.giveUp(job.data.matchId, error).catch((failure: unknown) => {
       this.logger.error(
         `could not fail match ${job.data.matchId}: ${failure instanceof Error ? failure.message : String(failure)}`,

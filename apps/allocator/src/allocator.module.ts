@@ -20,6 +20,7 @@ import { AllocationWorker } from './allocation.worker';
 import { JoinKeyMetrics } from './join-key.metrics';
 import { loadJoinSigner } from './join-keys.loader';
 import { AgonesProvider } from './providers/agones.provider';
+import { BackfillPublisher } from './backfill-publisher';
 import { AllocationProvider } from './providers/allocation.provider';
 import { LocalProvider } from './providers/local.provider';
 import { StaticProvider } from './providers/static.provider';
@@ -75,6 +76,7 @@ export class AllocatorModule {
         AllocationStepHook,
         AllocationMetrics,
         AllocationService,
+        BackfillPublisher,
         AllocationWorker,
         AllocationReleaseWorker,
         JoinKeyMetrics,

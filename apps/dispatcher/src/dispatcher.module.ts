@@ -11,13 +11,20 @@ import { DispatcherLease } from './dispatcher.lease';
 import { DispatcherMetrics } from './dispatcher.metrics';
 import { OutboxBacklogMetrics } from './outbox-backlog.metrics';
 import { OutboxRelay } from './outbox.relay';
-import { ClientNotificationSubscriber, NOTIFICATIONS_CLIENT } from './subscribers/client-notification.subscriber';
+import {
+  ClientNotificationSubscriber,
+  NOTIFICATIONS_CLIENT,
+} from './subscribers/client-notification.subscriber';
 import { AllocationTriggerSubscriber } from './subscribers/allocation-trigger.subscriber';
+import { BackfillTriggerSubscriber } from './subscribers/backfill-trigger.subscriber';
 
 @Module({})
 export class DispatcherModule {
   /** `extraImports`: modules contributing more `@SubscribesTo` providers (webhooks, tests). */
-  static forRoot(config: DispatcherConfig, extraImports: DynamicModule['imports'] = []): DynamicModule {
+  static forRoot(
+    config: DispatcherConfig,
+    extraImports: DynamicModule['imports'] = [],
+  ): DynamicModule {
     return {
       module: DispatcherModule,
       imports: [
@@ -54,6 +61,7 @@ export class DispatcherModule {
         OutboxBacklogMetrics,
         ClientNotificationSubscriber,
         AllocationTriggerSubscriber,
+        BackfillTriggerSubscriber,
       ],
     };
   }

@@ -18,7 +18,15 @@ export class OutboxBacklogMetrics implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const gauge = (name: string, help: string, read: (stats: OutboxStats, set: (value: number, labels?: Record<string, string>) => void) => void, labelNames: string[] = []) =>
+    const gauge = (
+      name: string,
+      help: string,
+      read: (
+        stats: OutboxStats,
+        set: (value: number, labels?: Record<string, string>) => void,
+      ) => void,
+      labelNames: string[] = [],
+    ) =>
       new Gauge({
         name,
         help,
@@ -27,7 +35,8 @@ export class OutboxBacklogMetrics implements OnModuleInit {
         collect: async function (this: Gauge) {
           const stats = await scrape();
           this.reset();
-          if (stats) read(stats, (value, labels) => (labels ? this.set(labels, value) : this.set(value)));
+          if (stats)
+            read(stats, (value, labels) => (labels ? this.set(labels, value) : this.set(value)));
         },
       });
     const scrape = () => {
@@ -40,17 +49,27 @@ export class OutboxBacklogMetrics implements OnModuleInit {
         .finally(() => setImmediate(() => (this.pendingScrape = undefined)));
       return this.pendingScrape;
     };
-    gauge('outbox_pending_events', 'Outbox rows waiting for delivery', (s, set) => set(s.pending.count));
-    gauge('outbox_oldest_pending_age_seconds', 'Age of the oldest pending outbox row', (s, set) => set(s.pending.oldestAgeSeconds ?? 0));
+    gauge('outbox_pending_events', 'Outbox rows waiting for delivery', (s, set) =>
+      set(s.pending.count),
+    );
+    gauge('outbox_oldest_pending_age_seconds', 'Age of the oldest pending outbox row', (s, set) =>
+      set(s.pending.oldestAgeSeconds ?? 0),
+    );
     gauge(
       'outbox_dead_letters',
       'Dead-lettered outbox rows by event type',
       (s, set) => s.deadLetters.byEvent.forEach(({ event, count }) => set(count, { event })),
       ['event'],
     );
-    gauge('outbox_blocked_aggregates', 'Aggregates whose oldest pending event is failing', (s, set) => set(s.blockedAggregates.count));
-    gauge('outbox_events_behind_blocked', 'Events waiting behind a failing event of their aggregate', (s, set) =>
-      set(s.blockedAggregates.waitingBehind),
+    gauge(
+      'outbox_blocked_aggregates',
+      'Aggregates whose oldest pending event is failing',
+      (s, set) => set(s.blockedAggregates.count),
+    );
+    gauge(
+      'outbox_events_behind_blocked',
+      'Events waiting behind a failing event of their aggregate',
+      (s, set) => set(s.blockedAggregates.waitingBehind),
     );
   }
 }

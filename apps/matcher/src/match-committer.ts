@@ -4,11 +4,12 @@ import type { EntityManager } from 'typeorm';
 import { TicketHeartbeatTimeout } from '@matchplane/config';
 import {
   validCandidate,
+  type BackfillPick,
   type MatchCandidate,
   type ProposedMatch,
   type TicketAttributes,
 } from '@matchplane/domain';
-import { MatchStore } from '@matchplane/matches';
+import { BackfillStore, MatchStore } from '@matchplane/matches';
 import { contextFromTraceparent, inSpan, linkToTraceparent } from '@matchplane/observability';
 import { TicketStore, type StoredTicket } from '@matchplane/tickets';
 import type { CommitSession } from './mode-lease';
@@ -35,6 +36,23 @@ export interface DroppedMatch {
   readonly ticketId?: string;
 }
 
+/** A backfill request the matcher filled: its players joined the running match. */
+export interface CommittedBackfill {
+  readonly requestId: string;
+  readonly matchId: string;
+  /** The added players' tickets as committed (MATCHED), for the projection. */
+  readonly tickets: readonly StoredTicket[];
+}
+
+/** Why a backfill pick was not committed; the request stays OPEN for the next pass. */
+export type BackfillDropReason =
+  /** The request is no longer OPEN (cancelled, expired) or its match no longer IN_PROGRESS. */
+  'request_closed' | DropReason;
+
+export type BackfillOutcome =
+  | { readonly committed: CommittedBackfill }
+  | { readonly dropped: BackfillDropReason; readonly ticketId?: string };
+
 export interface CommitOutcome {
   readonly committed: CommittedMatch[];
   readonly dropped: DroppedMatch[];
@@ -55,6 +73,7 @@ export class MatchCommitter {
 
   constructor(
     private readonly matches: MatchStore,
+    private readonly backfills: BackfillStore,
     private readonly tickets: TicketStore,
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
   ) {
@@ -93,6 +112,88 @@ export class MatchCommitter {
       outcome.dropped.push(...one.dropped);
     }
     return outcome;
+  }
+
+  /**
+   * Fills one backfill request in one transaction on the lease's session: the match row, then the
+   * request, then the picked tickets are locked (the order every writer of them takes), the
+   * request must still be OPEN and its match IN_PROGRESS, and every picked ticket still SEARCHING
+   * and as it was picked; then the players join the match (`match.participants_added`), their
+   * tickets go MATCHED and the request MATCHED, with their events. Anything else leaves the
+   * request OPEN for the next pass.
+   */
+  async commitBackfill(
+    session: CommitSession,
+    pick: BackfillPick,
+    seen: ReadonlyMap<string, MatchCandidate>,
+  ): Promise<BackfillOutcome> {
+    const { need } = pick;
+    return session.transaction(async (manager): Promise<BackfillOutcome> => {
+      const now = new Date();
+      const match = await this.matches.load(manager, need.matchId, { forUpdate: true });
+      const request = await this.backfills.load(manager, need.requestId, { forUpdate: true });
+      if (
+        match?.state !== 'IN_PROGRESS' ||
+        request?.state !== 'OPEN' ||
+        request.expiresAt.getTime() <= now.getTime()
+      ) {
+        return { dropped: 'request_closed' };
+      }
+      const ids = pick.candidates.map((candidate) => candidate.ticketId);
+      const locked = new Map(
+        (await this.tickets.lockSearching(manager, ids)).map((row) => [row.id, row]),
+      );
+      const rows: StoredTicket[] = [];
+      for (const id of ids) {
+        const row = locked.get(id);
+        const candidate = seen.get(id);
+        if (!row || !candidate) return { dropped: 'ticket_unavailable', ticketId: id };
+        if (!this.stillFitsBackfill(row, candidate, need.serverRegion, now)) {
+          return { dropped: 'ticket_changed', ticketId: id };
+        }
+        rows.push(row);
+      }
+      await this.matches.addParticipants(
+        manager,
+        match,
+        rows.map((row) => ({
+          playerId: row.playerId,
+          ticketId: row.id,
+          team: need.team,
+          rating: row.rating,
+        })),
+        request.id,
+        now,
+      );
+      const { tickets } = await this.tickets.transitionMany(
+        manager,
+        rows,
+        () => ({ to: 'MATCHED', matchId: match.id }),
+        now,
+      );
+      await this.backfills.transition(
+        manager,
+        request,
+        { to: 'MATCHED', playerIds: rows.map((row) => row.playerId) },
+        now,
+      );
+      return { committed: { requestId: request.id, matchId: match.id, tickets } };
+    });
+  }
+
+  /** As {@link stillFits}, against the running match's server region. */
+  private stillFitsBackfill(
+    row: StoredTicket,
+    candidate: MatchCandidate,
+    serverRegion: string,
+    now: Date,
+  ): boolean {
+    if (!validCandidate(row, now, this.heartbeatTimeoutMs)) return false;
+    if (row.playerId !== candidate.playerId || row.rating !== candidate.rating) return false;
+    if (!sameAttributes(row.attributes, candidate.attributes ?? {})) return false;
+    if (row.party?.id !== candidate.party?.id) return false;
+    const rtt: unknown = row.predictedRtt[serverRegion];
+    return typeof rtt === 'number' && Number.isFinite(rtt) && rtt >= 0;
   }
 
   private async commitIn(

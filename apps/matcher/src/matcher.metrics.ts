@@ -11,6 +11,7 @@ import type { DropReason } from './match-committer';
 export class MatcherMetrics {
   private readonly passDuration: Histogram<'mode'>;
   private readonly formed: Counter<'mode'>;
+  private readonly backfills: Counter<'mode'>;
   private readonly dropped: Counter<'mode' | 'reason'>;
   private readonly timeToMatch: Histogram<'mode'>;
   private readonly depth: Gauge<'mode'>;
@@ -46,6 +47,12 @@ export class MatcherMetrics {
       help: 'From enqueue to the commit of the match, per matched ticket',
       labelNames: ['mode'],
       buckets: [0.5, 1, 2, 5, 10, 20, 30, 45, 60, 90, 120, 180, 300, 600],
+      registers,
+    });
+    this.backfills = new Counter({
+      name: 'matcher_backfills_filled_total',
+      help: 'Backfill requests the matcher filled (players added to a running match)',
+      labelNames: ['mode'],
       registers,
     });
     this.depth = new Gauge({
@@ -90,6 +97,10 @@ export class MatcherMetrics {
   committed(mode: string, waitedSeconds: readonly number[]): void {
     this.formed.inc({ mode });
     for (const seconds of waitedSeconds) this.timeToMatch.observe({ mode }, seconds);
+  }
+
+  backfilled(mode: string): void {
+    this.backfills.inc({ mode });
   }
 
   droppedMatch(mode: string, reason: DropReason | 'invalid_proposal'): void {

@@ -5,6 +5,7 @@ import {
   candidateRejection,
   measuredRegions,
   noRegion,
+  selectBackfill,
   type MatchCandidate,
   type MatchingFunction,
   type ModeRules,
@@ -16,7 +17,13 @@ import {
   TicketStore,
   type ProjectedCandidate,
 } from '@matchplane/tickets';
-import { MatchCommitter, type CommittedMatch, type DroppedMatch } from './match-committer';
+import { BackfillStore } from '@matchplane/matches';
+import {
+  MatchCommitter,
+  type CommittedBackfill,
+  type CommittedMatch,
+  type DroppedMatch,
+} from './match-committer';
 import { MatcherMetrics } from './matcher.metrics';
 import { MATCHER_RULES, MATCHING_FUNCTION, type MatcherRules } from './matching-function';
 import { LeaseLostError, type CommitSession } from './mode-lease';
@@ -33,6 +40,8 @@ export interface PassReport {
   readonly proposed: number;
   readonly committed: readonly CommittedMatch[];
   readonly dropped: readonly DroppedMatch[];
+  /** Backfill requests filled before matching (their players left the pool). */
+  readonly backfilled: readonly CommittedBackfill[];
   /** Proposals the screen refused (a matching function bug), with why. */
   readonly rejected: number;
   /** The pass stopped before committing everything: the lease was lost or a batch failed. */
@@ -55,6 +64,7 @@ export class MatchingPass {
   constructor(
     private readonly projection: CandidateProjection,
     private readonly committer: MatchCommitter,
+    private readonly backfills: BackfillStore,
     private readonly explanations: TicketExplanations,
     private readonly metrics: MatcherMetrics,
     private readonly tickets: TicketStore,
@@ -82,7 +92,20 @@ export class MatchingPass {
     const { matchable, explained, byRegion } = this.screenCandidates(projected, now);
     const seen = new Map(matchable.map((candidate) => [candidate.ticketId, candidate]));
 
-    const formation = this.matchingFunction(matchable, [rules], now);
+    // Running matches short of players first: what fills them never reaches the function.
+    const backfilled: CommittedBackfill[] = [];
+    let pool = matchable;
+    let aborted: string | undefined;
+    try {
+      pool = await this.backfill(session, matchable, seen, rules, now, backfilled);
+    } catch (error) {
+      aborted =
+        error instanceof LeaseLostError
+          ? 'lease lost'
+          : `backfill failed: ${(error as Error).message}`;
+    }
+
+    const formation = this.matchingFunction(pool, [rules], now);
     const { accepted, rejected } = screenProposals(formation.matches, rules, seen);
     for (const { proposal, problem } of rejected) {
       this.metrics.droppedMatch(mode, 'invalid_proposal');
@@ -104,8 +127,7 @@ export class MatchingPass {
 
     const committed: CommittedMatch[] = [];
     const dropped: DroppedMatch[] = [];
-    let aborted: string | undefined;
-    for (const batch of chunks(accepted, this.config.MATCHER_COMMIT_BATCH)) {
+    for (const batch of aborted ? [] : chunks(accepted, this.config.MATCHER_COMMIT_BATCH)) {
       if (signal?.aborted) {
         aborted = 'shutting down';
         break;
@@ -136,10 +158,46 @@ export class MatchingPass {
       proposed: formation.matches.length,
       committed,
       dropped,
+      backfilled,
       rejected: rejected.length,
       durationMs,
       ...(aborted ? { aborted } : {}),
     };
+  }
+
+  /**
+   * Fills the mode's OPEN backfill requests (one read per pass) from `matchable`, a request per
+   * transaction; returns the candidates left for matching. A pick that could not be committed
+   * leaves its request OPEN and its candidates out of this pass (re-projected from their rows).
+   */
+  private async backfill(
+    session: CommitSession,
+    matchable: readonly MatchCandidate[],
+    seen: ReadonlyMap<string, MatchCandidate>,
+    rules: ModeRules,
+    now: Date,
+    backfilled: CommittedBackfill[],
+  ): Promise<MatchCandidate[]> {
+    const needs = await this.backfills.openNeeds(
+      this.dataSource.manager,
+      rules.mode,
+      this.config.MATCHER_COMMIT_BATCH,
+    );
+    if (needs.length === 0) return [...matchable];
+    const { picks, remaining } = selectBackfill(needs, matchable, rules, now);
+    for (const pick of picks) {
+      const outcome = await this.committer.commitBackfill(session, pick, seen);
+      if ('committed' in outcome) {
+        backfilled.push(outcome.committed);
+        this.metrics.backfilled(rules.mode);
+        const { tickets } = outcome.committed;
+        await Promise.all(tickets.map((ticket) => this.projection.applyAfterCommit(ticket)));
+        await this.explanations.clear(tickets.map((ticket) => ticket.id)).catch(() => undefined);
+      } else if (outcome.ticketId) {
+        await this.reprojectTickets([outcome.ticketId]);
+      }
+    }
+    return remaining;
   }
 
   /** The candidates the matching function may see, and an explanation for each one it may not. */
@@ -205,7 +263,11 @@ export class MatchingPass {
    * otherwise be proposed, and its partners dropped with it, at every pass until the next rebuild.
    */
   private async reproject(dropped: readonly DroppedMatch[]): Promise<void> {
-    const ids = [...new Set(dropped.flatMap((drop) => (drop.ticketId ? [drop.ticketId] : [])))];
+    await this.reprojectTickets(dropped.flatMap((drop) => (drop.ticketId ? [drop.ticketId] : [])));
+  }
+
+  private async reprojectTickets(ticketIds: readonly string[]): Promise<void> {
+    const ids = [...new Set(ticketIds)];
     for (const id of ids) {
       const row = await this.tickets.load(this.dataSource.manager, id).catch(() => undefined);
       if (row) await this.projection.applyAfterCommit(row);

@@ -5,8 +5,16 @@ export const ALLOCATION_QUEUE = 'allocation';
 
 export const ALLOCATE_JOB = 'allocate';
 
+/**
+ * Publish the roster revision of a filled backfill request (the job's `backfillRequestId`) on
+ * the match's allocated server: signed by the allocator, which holds the join keys.
+ */
+export const BACKFILL_JOB = 'backfill';
+
 export interface AllocationJobData {
   matchId: string;
+  /** Set on a {@link BACKFILL_JOB}: the request whose players the revision adds. */
+  backfillRequestId?: string;
   /**
    * W3C trace context of whoever queued the job (the dispatcher's delivery of the match's
    * ALLOCATING event), so the allocator's span joins the match's trace. Absent when not traced.
@@ -30,6 +38,11 @@ export function allocationJobOptions(matchId: string): JobsOptions {
     removeOnComplete: { age: 3_600, count: 10_000 },
     removeOnFail: { age: 7 * 86_400 },
   };
+}
+
+/** One backfill job per request (BullMQ refuses ':' in custom ids); retried like an allocation. */
+export function backfillJobOptions(requestId: string): JobsOptions {
+  return { ...allocationJobOptions(requestId), jobId: `backfill-${requestId}` };
 }
 
 /**

@@ -1,7 +1,13 @@
-import type { MatchStateChanged } from './match/match.events';
+import type { BackfillStateChanged } from './backfill/backfill';
+import type { MatchParticipantsAdded, MatchStateChanged } from './match/match.events';
 import type { RatingUpdated } from './rating/rating.events';
 import type { TicketStateChanged } from './ticket/ticket.events';
 
 /** Every event a libs/domain transition can return, keyed by `event`. */
-export type DomainEvent = MatchStateChanged | TicketStateChanged | RatingUpdated;
+export type DomainEvent =
+  | MatchStateChanged
+  | MatchParticipantsAdded
+  | TicketStateChanged
+  | RatingUpdated
+  | BackfillStateChanged;
 export type DomainEventName = DomainEvent['event'];

@@ -17,3 +17,4 @@ export * from './latency/latency-estimate';
 export * from './matching';
 export * from './rating';
 export * from './placement/fallback-regions';
+export * from './backfill/backfill';

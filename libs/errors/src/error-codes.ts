@@ -35,6 +35,8 @@ export const LibraryErrorCode = {
   STALE_MATCH_REVISION: 'STALE_MATCH_REVISION',
   /** A ticket moved on since the caller read it; nothing was written. */
   STALE_TICKET_REVISION: 'STALE_TICKET_REVISION',
+  /** A backfill request moved on since the caller read it; nothing was written. */
+  STALE_BACKFILL_REVISION: 'STALE_BACKFILL_REVISION',
   /** No match with that id. */
   MATCH_NOT_FOUND: 'MATCH_NOT_FOUND',
   /** A transaction kept failing on serialization failures or deadlocks, retries spent. */

@@ -4,3 +4,4 @@ export * from './match-lifecycle.service';
 export * from './matches.retention';
 export * from './durable-participants';
 export * from './matches.reconciliation';
+export * from './backfill.store';

@@ -7,6 +7,7 @@ import {
   type MatchChange,
   type MatchFailureReason,
   type MatchParticipant,
+  type BackfillReason,
   type MatchSnapshot,
   type TicketCommand,
 } from '@matchplane/domain';
@@ -14,6 +15,7 @@ import { runInTransaction } from '@matchplane/persistence';
 import { PlayerStore, type NoShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
 import { MatchStore } from './match.store';
+import { BackfillStore, type BackfillRecord } from './backfill.store';
 
 export interface MatchEnding {
   readonly change: MatchChange;
@@ -36,7 +38,53 @@ export class MatchLifecycle {
     private readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
     private readonly players: PlayerStore,
+    /** The backfill requests it ends with their match (reconciliation expires them with it). */
+    readonly backfills: BackfillStore,
   ) {}
+
+  /**
+   * Cancels a live backfill request in `manager`'s transaction (the caller holds the match's row
+   * lock): the request CANCELLED with `reason`, and the players it added who have not got in yet
+   * (their ticket still MATCHED or ASSIGNED to this match) back to the queue with their priority.
+   */
+  async cancelBackfill(
+    manager: EntityManager,
+    request: BackfillRecord,
+    reason: BackfillReason,
+    now: Date,
+  ): Promise<{ request: BackfillRecord; tickets: StoredTicket[] }> {
+    const cancelled = await this.backfills.transition(
+      manager,
+      request,
+      { to: 'CANCELLED', reason },
+      now,
+    );
+    const moved: StoredTicket[] = [];
+    const added = await this.matches.participantsAddedBy(manager, request.matchId, request.id);
+    for (const ticketId of added) {
+      const ticket = await this.tickets.load(manager, ticketId, { forUpdate: true });
+      if (ticket?.matchId !== request.matchId) continue;
+      if (ticket.state !== 'MATCHED' && ticket.state !== 'ASSIGNED') continue;
+      const { ticket: requeued } = await this.tickets.transition(
+        manager,
+        ticket,
+        { to: 'SEARCHING', backfillCancelled: { matchId: request.matchId } },
+        now,
+      );
+      await this.projection.refreshAfterCommit(manager, requeued);
+      moved.push(requeued);
+    }
+    return { request: cancelled, tickets: moved };
+  }
+
+  /** Every live backfill request of a match that ended is cancelled (MATCH_ENDED). */
+  async endBackfills(manager: EntityManager, matchId: string, now: Date): Promise<StoredTicket[]> {
+    const moved: StoredTicket[] = [];
+    for (const request of await this.backfills.liveOfMatch(manager, matchId)) {
+      moved.push(...(await this.cancelBackfill(manager, request, 'MATCH_ENDED', now)).tickets);
+    }
+    return moved;
+  }
 
   /**
    * The no-show plan for the players who never joined `match`, in `manager`'s transaction: each
@@ -113,6 +161,7 @@ export class MatchLifecycle {
           }
         : { to: 'FAILED', reason: 'MATCH_FAILED', matchId: ticketMatchId },
     );
+    await this.endBackfills(manager, matchId, now);
     return { change, tickets };
   }
 
@@ -134,6 +183,7 @@ export class MatchLifecycle {
       reason: 'MATCH_CANCELLED',
       matchId: ticketMatchId,
     }));
+    await this.endBackfills(manager, matchId, now);
     return { change, tickets };
   }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
+  addParticipants,
   createMatch,
   isMatchEndReason,
   transitionMatch,
@@ -11,6 +12,7 @@ import {
   type MatchCommand,
   type MatchHistoryEvent,
   type MatchParticipant,
+  type MatchParticipantsChange,
   type MatchSnapshot,
   type MatchState,
 } from '@matchplane/domain';
@@ -257,6 +259,82 @@ export class MatchStore {
   }
 
   /**
+   * A backfill's players join the running match `current` (read under its row lock in this
+   * transaction): their participant rows and the match's `match.participants_added`, in one
+   * statement, revision + 1 under `WHERE revision = $n`.
+   */
+  async addParticipants(
+    manager: EntityManager,
+    current: MatchSnapshot,
+    added: readonly NewParticipant[],
+    backfillRequestId: string,
+    now: Date,
+  ): Promise<MatchParticipantsChange> {
+    const change = addParticipants(
+      current,
+      added.map(({ playerId, ticketId, team }) => ({ playerId, ticketId, team })),
+      backfillRequestId,
+      now,
+    );
+    const events = this.outbox.appendSql(envelopesFor(change.events), 9, 'changed');
+    const rows = await manager.query<{ revision: string }[]>(
+      `WITH changed AS (
+         UPDATE matches SET revision = revision + 1, updated_at = $3
+          WHERE id = $1 AND revision = $2
+          RETURNING revision
+       ), roster AS (
+         INSERT INTO match_participants (match_id, player_id, ticket_id, team, rating_at_match, backfill_request_id)
+         SELECT $1, p.player_id, p.ticket_id, p.team, p.rating, $8
+           FROM unnest($4::uuid[], $5::uuid[], $6::int[], $7::float8[]) AS p(player_id, ticket_id, team, rating)
+          WHERE EXISTS (SELECT 1 FROM changed)
+       ), appended AS (${events.sql})
+       SELECT revision FROM changed`,
+      [
+        current.id,
+        current.revision,
+        now,
+        added.map((p) => p.playerId),
+        added.map((p) => p.ticketId),
+        added.map((p) => p.team),
+        added.map((p) => p.rating),
+        backfillRequestId,
+        ...events.parameters,
+      ],
+    );
+    if (rows.length !== 1) throw new StaleMatchRevisionError(current.id, current.revision);
+    await this.signal.wakeAfterCommit(manager);
+    return change;
+  }
+
+  /** The tickets of the participants backfill request `requestId` added to the match. */
+  async participantsAddedBy(
+    manager: EntityManager,
+    matchId: string,
+    requestId: string,
+  ): Promise<string[]> {
+    const rows = await manager.query<{ ticket_id: string }[]>(
+      `SELECT ticket_id FROM match_participants
+        WHERE match_id = $1 AND backfill_request_id = $2 ORDER BY ticket_id`,
+      [matchId, requestId],
+    );
+    return rows.map((row) => row.ticket_id);
+  }
+
+  /** The mean rating-at-match of a team's participants still in the match (not no-shows). */
+  async teamRating(
+    manager: EntityManager,
+    matchId: string,
+    team: number,
+  ): Promise<number | undefined> {
+    const [row] = await manager.query<{ rating: number | null }[]>(
+      `SELECT avg(rating_at_match) AS rating FROM match_participants
+        WHERE match_id = $1 AND team = $2 AND NOT no_show`,
+      [matchId, team],
+    );
+    return row?.rating ?? undefined;
+  }
+
+  /**
    * A transition on its own: the match is read, the transition computed and written in one
    * statement (two round trips, no transaction around them), then the relay is woken. A
    * concurrent writer's win is re-read and re-computed (never double-applied: each attempt is
@@ -397,7 +475,7 @@ export class MatchStore {
   async history(matchId: string, afterRevision = 0): Promise<MatchHistoryEvent[]> {
     const events = await retainedEvents(this.dataSource, 'match', matchId, afterRevision);
     return events.map((envelope) => {
-      if (envelope.event !== 'match.state_changed')
+      if (envelope.event !== 'match.state_changed' && envelope.event !== 'match.participants_added')
         throw new Error(`unexpected ${envelope.event} on match ${matchId}`);
       return envelope;
     });

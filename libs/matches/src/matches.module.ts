@@ -4,14 +4,15 @@ import { PlayerStoreModule } from '@matchplane/players';
 import { TicketsModule } from '@matchplane/tickets';
 import { MatchLifecycle } from './match-lifecycle.service';
 import { MatchStore } from './match.store';
+import { BackfillStore } from './backfill.store';
 
 /**
- * Owns `matches` and `match_participants`; other modules change matches only through MatchStore,
+ * Owns `matches`, `match_participants` and `backfill_requests`; other modules change matches only through MatchStore,
  * and end them through MatchLifecycle (which moves the tickets with them).
  */
 @Module({
   imports: [OutboxModule.forWriters(), TicketsModule, PlayerStoreModule],
-  providers: [MatchStore, MatchLifecycle],
-  exports: [MatchStore, MatchLifecycle],
+  providers: [MatchStore, MatchLifecycle, BackfillStore],
+  exports: [MatchStore, MatchLifecycle, BackfillStore],
 })
 export class MatchesModule {}

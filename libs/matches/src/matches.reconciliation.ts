@@ -158,6 +158,60 @@ export class StuckMatchReconciler {
   }
 }
 
+/**
+ * Backfill requests past their deadline, one transaction per batch (`FOR UPDATE SKIP LOCKED`, so
+ * replicas and the live routes never act twice): an OPEN one EXPIRES (TIMED_OUT); a filled one the
+ * allocator never published or the server never accepted is CANCELLED (NOT_ACCEPTED) and the
+ * players it added go back to the queue with their priority.
+ */
+export class OverdueBackfillReconciler {
+  static readonly CASES = ['backfill_expired', 'backfill_not_accepted'] as const;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly lifecycle: MatchLifecycle,
+    private readonly options: ReconciliationOptions,
+  ) {}
+
+  stage(): ReconciliationStage {
+    return {
+      name: 'overdue_backfills',
+      order: 24,
+      cases: OverdueBackfillReconciler.CASES,
+      batch: (now) => this.batch(now),
+    };
+  }
+
+  async batch(now: Date): Promise<StageBatch> {
+    return runInTransaction(this.dataSource, async (manager) => {
+      await boundTransaction(manager);
+      const overdue = await this.lifecycle.backfills.lockOverdue(
+        manager,
+        now,
+        this.options.batchSize,
+      );
+      const result: StageBatch = { reconciled: {}, taken: overdue.length, failures: [] };
+      for (const request of overdue) {
+        let ended: string;
+        if (request.state === 'OPEN') {
+          await this.lifecycle.backfills.transition(
+            manager,
+            request,
+            { to: 'EXPIRED', reason: 'TIMED_OUT' },
+            now,
+          );
+          ended = 'backfill_expired';
+        } else {
+          await this.lifecycle.cancelBackfill(manager, request, 'NOT_ACCEPTED', now);
+          ended = 'backfill_not_accepted';
+        }
+        result.reconciled[ended] = (result.reconciled[ended] ?? 0) + 1;
+      }
+      return result;
+    });
+  }
+}
+
 /** Matches' reconciliation (the stuck-match rules above), for the maintenance app to discover. */
 @ReconcilesLifecycle()
 @Injectable()
@@ -168,9 +222,12 @@ export class MatchReconciliation implements ReconciliationContribution {
   ) {}
 
   reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[] {
-    return new StuckMatchReconciler(this.dataSource, this.lifecycle, options).stages(
-      STUCK_MATCH_RULES,
-    );
+    return [
+      ...new StuckMatchReconciler(this.dataSource, this.lifecycle, options).stages(
+        STUCK_MATCH_RULES,
+      ),
+      new OverdueBackfillReconciler(this.dataSource, this.lifecycle, options).stage(),
+    ];
   }
 }
 

@@ -56,14 +56,78 @@ const fields = (problems: { field: string }[]) => problems.map((problem) => prob
 
 describe('event registry', () => {
   it('knows exactly the events the domain emits, each with its aggregate type', () => {
-    expect(EVENT_TYPES).toEqual(['match.state_changed', 'ticket.state_changed', 'rating.updated']);
+    expect(EVENT_TYPES).toEqual([
+      'match.state_changed',
+      'match.participants_added',
+      'ticket.state_changed',
+      'rating.updated',
+      'backfill.state_changed',
+    ]);
     expect(AGGREGATE_TYPE_OF).toEqual({
       'match.state_changed': 'match',
+      'match.participants_added': 'match',
       'ticket.state_changed': 'ticket',
       'rating.updated': 'player',
+      'backfill.state_changed': 'backfill',
     });
     expect(isEventType('match.state_changed')).toBe(true);
     expect(isEventType('match.created')).toBe(false);
+  });
+});
+
+describe('backfill payloads', () => {
+  const requestId = '33333333-3333-4333-8333-333333333333';
+  const matchId = '44444444-4444-4444-8444-444444444444';
+  const player = '55555555-5555-4555-8555-555555555555';
+  const backfill = (overrides: Record<string, unknown> = {}) => ({
+    requestId,
+    matchId,
+    mode: 'squad',
+    team: 1,
+    slots: 1,
+    from: 'OPEN',
+    to: 'MATCHED',
+    playerIds: [player],
+    expiresAt: '2026-12-03T18:00:00.000Z',
+    ...overrides,
+  });
+
+  it('accepts each step of a backfill request and refuses a skipped one or a missing reason', () => {
+    const problemsOf = (payload: unknown) => payloadProblems('backfill.state_changed', payload);
+    expect(problemsOf(backfill({ from: null, to: 'OPEN', playerIds: [] }))).toEqual([]);
+    expect(problemsOf(backfill())).toEqual([]);
+    expect(problemsOf(backfill({ from: 'MATCHED', to: 'PUBLISHED', rosterRevision: 2 }))).toEqual(
+      [],
+    );
+    expect(problemsOf(backfill({ to: 'EXPIRED', reason: 'TIMED_OUT', playerIds: [] }))).toEqual([]);
+    expect(problemsOf(backfill({ from: 'OPEN', to: 'FILLED' }))[0]?.field).toBe('payload.to');
+    expect(problemsOf(backfill({ to: 'CANCELLED', playerIds: [] }))[0]?.field).toBe(
+      'payload.reason',
+    );
+    expect(problemsOf(backfill({ playerIds: [] }))[0]?.field).toBe('payload.playerIds');
+    expect(problemsOf(backfill({ playerIds: ['nope'] }))[0]?.field).toBe('payload.playerIds');
+  });
+
+  it('accepts players added to a match only when they are on the roster it carries', () => {
+    const problemsOf = (payload: unknown) => payloadProblems('match.participants_added', payload);
+    const stayed = {
+      playerId: '66666666-6666-4666-8666-666666666666',
+      ticketId: requestId,
+      team: 0,
+    };
+    const added = { playerId: player, ticketId: '77777777-7777-4777-8777-777777777777', team: 1 };
+    const payload = {
+      matchId,
+      state: 'IN_PROGRESS',
+      region: 'eu-west',
+      mode: 'squad',
+      participants: [stayed, added],
+      added: [added],
+      backfillRequestId: requestId,
+    };
+    expect(problemsOf(payload)).toEqual([]);
+    expect(problemsOf({ ...payload, participants: [stayed] })[0]?.field).toBe('payload.added');
+    expect(problemsOf({ ...payload, added: [] })[0]?.field).toBe('payload.added');
   });
 });
 

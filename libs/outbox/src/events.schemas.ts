@@ -20,6 +20,10 @@ import {
   type MetadataStorage,
 } from 'class-validator';
 import {
+  BACKFILL_STATES,
+  BackfillReason,
+  backfillReasonsFor,
+  canTransitionBackfill,
   canTransitionMatch,
   canTransitionTicket,
   isIsoInstant,
@@ -35,6 +39,7 @@ import {
   ticketEventHasMatch,
   ticketReasonsFor,
   TICKET_STATES,
+  type BackfillState,
   type MatchEndReason,
   type MatchState,
   type TicketState,
@@ -201,11 +206,93 @@ class RatingUpdatedSchema {
   previousRating!: number;
 }
 
+class MatchParticipantsAddedSchema {
+  @IsCanonicalUuid()
+  matchId!: string;
+
+  @IsIn(MATCH_STATES)
+  state!: MatchState;
+
+  @IsLabel()
+  region!: string;
+
+  @IfPresent()
+  @IsLabel()
+  serverRegion?: string;
+
+  @IsLabel()
+  mode!: string;
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ValidateNested({ each: true })
+  @Type(() => ParticipantSchema)
+  participants!: ParticipantSchema[];
+
+  @IsArray()
+  @ArrayMinSize(1)
+  @ValidateNested({ each: true })
+  @Type(() => ParticipantSchema)
+  added!: ParticipantSchema[];
+
+  @IsCanonicalUuid()
+  backfillRequestId!: string;
+}
+
+class BackfillStateChangedSchema {
+  @IsCanonicalUuid()
+  requestId!: string;
+
+  @IsCanonicalUuid()
+  matchId!: string;
+
+  @IsLabel()
+  mode!: string;
+
+  @IsInt()
+  @Min(0)
+  team!: number;
+
+  @IsInt()
+  @Min(1)
+  slots!: number;
+
+  @NullOrIn(BACKFILL_STATES)
+  from!: BackfillState | null;
+
+  @IsIn(BACKFILL_STATES)
+  to!: BackfillState;
+
+  @IfPresent()
+  @IsIn(Object.values(BackfillReason))
+  reason?: BackfillReason;
+
+  @IsArray()
+  @ValidateBy(
+    {
+      name: 'isCanonicalUuid',
+      validator: { validate: (value: unknown) => isUuid(value) },
+    },
+    { each: true, message: 'each must be a canonical lowercase uuid' },
+  )
+  playerIds!: string[];
+
+  @IfPresent()
+  @IsInt()
+  @Min(2)
+  rosterRevision?: number;
+
+  @IsIsoInstant()
+  expiresAt!: string;
+}
+
 type Schema = new () => object;
 type Schemas = { [E in EventType]: Schema };
 
 const PAYLOAD_SCHEMAS: Schemas = {
   'match.state_changed': MatchStateChangedSchema,
+  'match.participants_added': MatchParticipantsAddedSchema,
+  'backfill.state_changed': BackfillStateChangedSchema,
   'ticket.state_changed': TicketStateChangedSchema,
   'rating.updated': RatingUpdatedSchema,
 };
@@ -344,6 +431,8 @@ class CompiledSchema {
 
 const COMPILED_SCHEMAS: { [E in EventType]: CompiledSchema } = {
   'match.state_changed': new CompiledSchema(MatchStateChangedSchema),
+  'match.participants_added': new CompiledSchema(MatchParticipantsAddedSchema),
+  'backfill.state_changed': new CompiledSchema(BackfillStateChangedSchema),
   'ticket.state_changed': new CompiledSchema(TicketStateChangedSchema),
   'rating.updated': new CompiledSchema(RatingUpdatedSchema),
 };
@@ -396,6 +485,10 @@ function semanticProblems<E extends EventType>(
       return ticketRules(payload as EventPayloads['ticket.state_changed']);
     case 'rating.updated':
       return ratingRules(payload as EventPayloads['rating.updated']);
+    case 'match.participants_added':
+      return participantsAddedRules(payload as EventPayloads['match.participants_added']);
+    case 'backfill.state_changed':
+      return backfillRules(payload as EventPayloads['backfill.state_changed']);
   }
   return [];
 }
@@ -412,6 +505,40 @@ function matchRules(payload: EventPayloads['match.state_changed']): EnvelopeProb
   problems.push(...reasonProblems(matchReasonsFor(to), reason, `${to}`));
   for (const message of participantProblems(payload.participants)) {
     problems.push({ field: 'payload.participants', message });
+  }
+  return problems;
+}
+
+function participantsAddedRules(
+  payload: EventPayloads['match.participants_added'],
+): EnvelopeProblem[] {
+  const problems = participantProblems(payload.participants).map((message) => ({
+    field: 'payload.participants',
+    message,
+  }));
+  const roster = new Set(payload.participants.map((p) => `${p.playerId}/${p.ticketId}/${p.team}`));
+  if (!payload.added.every((p) => roster.has(`${p.playerId}/${p.ticketId}/${p.team}`))) {
+    problems.push({ field: 'payload.added', message: 'every added player must be on the roster' });
+  }
+  return problems;
+}
+
+function backfillRules(payload: EventPayloads['backfill.state_changed']): EnvelopeProblem[] {
+  const { from, to, reason } = payload;
+  const problems: EnvelopeProblem[] = [];
+  if (from === null ? to !== 'OPEN' : !canTransitionBackfill(from, to)) {
+    problems.push({
+      field: 'payload.to',
+      message: `${String(from)} -> ${to} is not a backfill transition`,
+    });
+  }
+  problems.push(...reasonProblems(backfillReasonsFor(to), reason, `${to}`));
+  const filled = to !== 'OPEN' && to !== 'EXPIRED' && (from !== 'OPEN' || to !== 'CANCELLED');
+  if (filled && payload.playerIds.length !== payload.slots) {
+    problems.push({
+      field: 'payload.playerIds',
+      message: `a filled request names its ${payload.slots} players`,
+    });
   }
   return problems;
 }

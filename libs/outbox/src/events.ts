@@ -1,9 +1,13 @@
 import {
+  BACKFILL_STATE_CHANGED,
+  MATCH_PARTICIPANTS_ADDED,
   MATCH_STATE_CHANGED,
   RATING_UPDATED,
   TICKET_STATE_CHANGED,
   type AggregateType,
+  type BackfillStateChangedPayload,
   type DomainEventName,
+  type MatchParticipantsAddedPayload,
   type MatchStateChangedPayload,
   type RatingUpdatedPayload,
   type TicketStateChangedPayload,
@@ -13,7 +17,13 @@ import {
  * Every event type an outbox row may carry. The dispatcher refuses to start while one has no
  * subscriber, and the builder refuses any other.
  */
-export const EVENT_TYPES = [MATCH_STATE_CHANGED, TICKET_STATE_CHANGED, RATING_UPDATED] as const;
+export const EVENT_TYPES = [
+  MATCH_STATE_CHANGED,
+  MATCH_PARTICIPANTS_ADDED,
+  TICKET_STATE_CHANGED,
+  RATING_UPDATED,
+  BACKFILL_STATE_CHANGED,
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The aggregate each event type belongs to: its `aggregate_id` is that aggregate's id. */
@@ -21,6 +31,8 @@ export const AGGREGATE_TYPE_OF = {
   'match.state_changed': 'match',
   'ticket.state_changed': 'ticket',
   'rating.updated': 'player',
+  'match.participants_added': 'match',
+  'backfill.state_changed': 'backfill',
 } as const satisfies Record<EventType, AggregateType>;
 export type AggregateTypeOf<E extends EventType> = (typeof AGGREGATE_TYPE_OF)[E];
 
@@ -29,6 +41,8 @@ export interface EventPayloads {
   'match.state_changed': MatchStateChangedPayload;
   'ticket.state_changed': TicketStateChangedPayload;
   'rating.updated': RatingUpdatedPayload;
+  'match.participants_added': MatchParticipantsAddedPayload;
+  'backfill.state_changed': BackfillStateChangedPayload;
 }
 
 type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

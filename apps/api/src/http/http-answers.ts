@@ -102,6 +102,10 @@ export const HTTP_ANSWERS: Readonly<Record<AnyErrorCode, HttpAnswer>> = {
     ...conflict,
     detail: (message) => `${message}; read it again and retry`,
   },
+  [LibraryErrorCode.STALE_BACKFILL_REVISION]: {
+    ...conflict,
+    detail: (message) => `${message}; read it again and retry`,
+  },
   [LibraryErrorCode.MATCH_NOT_FOUND]: { status: 404, as: ErrorCode.NOT_FOUND },
   [LibraryErrorCode.TRANSACTION_RETRIES_EXHAUSTED]: {
     status: 503,

@@ -6,6 +6,7 @@ import {
   type ResyncMessage,
 } from '@matchplane/contracts';
 import { MatchStore } from '@matchplane/matches';
+import { matchStateAfter } from '@matchplane/domain';
 
 /**
  * What a client that has seen a match up to some revision is missing, from the match's retained
@@ -50,7 +51,7 @@ export class MatchReplayReader {
       event: event.event,
       matchId,
       revision: Number(event.revision),
-      state: event.payload.to,
+      state: matchStateAfter(event),
       ...(event.payload.serverRegion === undefined
         ? {}
         : { serverRegion: event.payload.serverRegion }),

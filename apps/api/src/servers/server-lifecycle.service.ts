@@ -340,6 +340,8 @@ export class ServerLifecycleService {
       const moved = await this.moveTickets(manager, change.match, now, (ticket) =>
         ticket.state === 'CONNECTED' ? { to: 'COMPLETED', matchId: match.id } : undefined,
       );
+      // A backfill under way ends with the match: players it added who had not got in requeue.
+      moved.push(...(await this.lifecycle.endBackfills(manager, match.id, now)));
       // Ratings move with the COMPLETED they result from (rule: libs/domain rateMatch).
       const connected = await this.matches.connectedPlayerIds(manager, match.id);
       await this.ratings.rateMatchResult(

@@ -1,19 +1,51 @@
-import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  ParseUUIDPipe,
+  Post,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiBearerAuth, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { AllocationRecord } from '@matchplane/allocation';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import {
+  ErrorCode,
+  type BackfillConnectResponse,
+  type BackfillResponse,
   type InitialConnectResponse,
   type MatchResultResponse,
   type RegisterServerResponse,
   type RosterResponse,
 } from '@matchplane/contracts';
 import { contractPaths } from '@matchplane/routing';
+import { CodedError } from '@matchplane/errors';
 import { CurrentAllocation, ServerCredentialGuard } from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
-import { InitialConnectBody, MatchResultBody, RegisterServerBody } from './servers.dto';
+import { ServerBackfillService } from './server-backfill.service';
+import {
+  BackfillAcceptBody,
+  BackfillConnectBody,
+  BackfillRequestBody,
+  InitialConnectBody,
+  MatchResultBody,
+  RegisterServerBody,
+} from './servers.dto';
 
 const SERVER_ID = { name: 'id', description: 'The server id the allocator gave this server' };
+const REQUEST_ID_PIPE = new ParseUUIDPipe({
+  version: undefined,
+  exceptionFactory: () =>
+    new CodedError(ErrorCode.VALIDATION_FAILED, 'The backfill request id must be a UUID'),
+});
+const REQUEST_ID = {
+  name: 'requestId',
+  description: 'A backfill request of this server',
+  format: 'uuid',
+};
 
 /** The game-server contract (libs/contracts server-api.ts), behind the workload credential. */
 @ApiTags('servers')
@@ -23,7 +55,10 @@ const SERVER_ID = { name: 'id', description: 'The server id the allocator gave t
 @RateLimit(RateLimitScope.SERVER)
 @Controller(contractPaths('servers'))
 export class ServersController {
-  constructor(private readonly servers: ServerLifecycleService) {}
+  constructor(
+    private readonly servers: ServerLifecycleService,
+    private readonly backfills: ServerBackfillService,
+  ) {}
 
   @Post(':id/register')
   @HttpCode(200)
@@ -55,5 +90,55 @@ export class ServersController {
     @Body() body: MatchResultBody,
   ): Promise<MatchResultResponse> {
     return this.servers.result(allocation, body);
+  }
+
+  /** Ask for players to fill open places on a team of the running match (backfill). */
+  @Post(':id/backfills')
+  @HttpCode(201)
+  requestBackfill(
+    @CurrentAllocation() allocation: AllocationRecord,
+    @Body() body: BackfillRequestBody,
+  ): Promise<BackfillResponse> {
+    return this.backfills.request(allocation, body);
+  }
+
+  @Get(':id/backfills/:requestId')
+  @ApiParam(REQUEST_ID)
+  backfill(
+    @CurrentAllocation() allocation: AllocationRecord,
+    @Param('requestId', REQUEST_ID_PIPE) requestId: string,
+  ): Promise<BackfillResponse> {
+    return this.backfills.status(allocation, requestId);
+  }
+
+  @Delete(':id/backfills/:requestId')
+  @ApiParam(REQUEST_ID)
+  cancelBackfill(
+    @CurrentAllocation() allocation: AllocationRecord,
+    @Param('requestId', REQUEST_ID_PIPE) requestId: string,
+  ): Promise<BackfillResponse> {
+    return this.backfills.cancel(allocation, requestId);
+  }
+
+  @Post(':id/backfills/:requestId/accept')
+  @HttpCode(200)
+  @ApiParam(REQUEST_ID)
+  acceptBackfill(
+    @CurrentAllocation() allocation: AllocationRecord,
+    @Param('requestId', REQUEST_ID_PIPE) requestId: string,
+    @Body() body: BackfillAcceptBody,
+  ): Promise<BackfillResponse> {
+    return this.backfills.accept(allocation, requestId, body);
+  }
+
+  @Post(':id/backfills/:requestId/connect')
+  @HttpCode(200)
+  @ApiParam(REQUEST_ID)
+  backfillConnect(
+    @CurrentAllocation() allocation: AllocationRecord,
+    @Param('requestId', REQUEST_ID_PIPE) requestId: string,
+    @Body() body: BackfillConnectBody,
+  ): Promise<BackfillConnectResponse> {
+    return this.backfills.connect(allocation, requestId, body);
   }
 }

@@ -12,7 +12,11 @@ import {
   Max,
   Min,
 } from 'class-validator';
+import { MAX_BACKFILL_SLOTS } from '@matchplane/domain';
 import type {
+  BackfillAcceptRequest,
+  BackfillConnectRequest,
+  BackfillRequestBody as BackfillRequest,
   InitialConnectRequest,
   MatchResultRequest,
   RegisterServerRequest,
@@ -67,4 +71,50 @@ export class MatchResultBody implements MatchResultRequest {
   @IsOptionalNonNull()
   @IsObject()
   scores?: Record<string, number>;
+}
+
+export class BackfillRequestBody implements BackfillRequest {
+  @ApiProperty({ description: '0-based team index of the match', example: 1 })
+  @IsInt()
+  @Min(0)
+  @Max(1_000)
+  team!: number;
+
+  @ApiProperty({ description: 'How many players to add (at most the open places)', example: 1 })
+  @IsInt()
+  @Min(1)
+  @Max(MAX_BACKFILL_SLOTS)
+  slots!: number;
+
+  @ApiPropertyOptional({
+    description: 'How long the matcher may search before the request EXPIRES (default 30)',
+    minimum: 1,
+    maximum: 300,
+  })
+  @IsOptionalNonNull()
+  @IsInt()
+  @Min(1)
+  @Max(300)
+  timeoutSeconds?: number;
+}
+
+export class BackfillAcceptBody implements BackfillAcceptRequest {
+  @ApiProperty({ description: 'The roster revision the server fetched and verified', example: 2 })
+  @IsInt()
+  @Min(2)
+  @Max(2 ** 31 - 1)
+  rosterRevision!: number;
+}
+
+export class BackfillConnectBody implements BackfillConnectRequest {
+  @ApiProperty({
+    description: 'The added players who connected',
+    type: [String],
+    format: 'uuid',
+  })
+  @IsArray()
+  @ArrayMaxSize(MAX_BACKFILL_SLOTS)
+  @ArrayUnique({ message: 'connectedPlayerIds must not repeat a player' })
+  @IsUUID('all', { each: true, message: 'each connectedPlayerIds entry must be a UUID' })
+  connectedPlayerIds!: string[];
 }

@@ -6,10 +6,11 @@ import { PlayerRatingsModule } from '@matchplane/players';
 import { TicketsModule } from '@matchplane/tickets';
 import { ServerCredentialGuard } from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
+import { ServerBackfillService } from './server-backfill.service';
 import { ServerRouteMetrics } from './server-route.metrics';
 import { ServersController } from './servers.controller';
 
-/** Game-server routes: register, roster, initial connect and result, under the workload credential. */
+/** Game-server routes: register, roster, initial connect, backfill and result, under the workload credential. */
 @Module({
   imports: [
     AllocationModule,
@@ -19,6 +20,11 @@ import { ServersController } from './servers.controller';
     OutboxModule.forWriters(),
   ],
   controllers: [ServersController],
-  providers: [ServerCredentialGuard, ServerLifecycleService, ServerRouteMetrics],
+  providers: [
+    ServerCredentialGuard,
+    ServerLifecycleService,
+    ServerBackfillService,
+    ServerRouteMetrics,
+  ],
 })
 export class ServersModule {}

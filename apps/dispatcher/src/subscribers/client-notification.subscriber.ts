@@ -48,10 +48,12 @@ export class ClientNotificationSubscriber implements OutboxSubscriber {
 }
 
 /**
- * What the notification reports as the aggregate's state: the state a match or ticket entered;
- * a rating has no states, so its event says RATED. (The API's fan-out sends match events to
- * sockets only; the others are published for any listener of the pattern.)
+ * What the notification reports as the aggregate's state: the state a match, ticket or backfill
+ * request entered (players added to a match leave its state as it was); a rating has no states,
+ * so its event says RATED. (The API's fan-out sends match events to sockets only; the others are
+ * published for any listener of the pattern.)
  */
 function notifiedState(envelope: OutboxEnvelope): string {
-  return envelope.event === RATING_UPDATED ? 'RATED' : envelope.payload.to;
+  if (envelope.event === RATING_UPDATED) return 'RATED';
+  return 'to' in envelope.payload ? envelope.payload.to : envelope.payload.state;
 }

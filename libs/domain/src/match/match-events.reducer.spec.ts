@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../shared/domain.error';
 import {
+  addParticipants,
   createMatch,
   transitionMatch,
   type MatchCommand,
@@ -236,5 +237,53 @@ describe(foldMatchEvents.name, () => {
     expect(fails(() => foldMatchEvents([...created.events, { ...failed, payload }])).code).toBe(
       'INCONSISTENT_HISTORY',
     );
+  });
+
+  describe('players added by a backfill', () => {
+    function running() {
+      const created = newMatch(4);
+      let match = created.match;
+      const history: MatchHistoryEvent[] = [...created.events];
+      for (const to of ['PROCESS_READY', 'ASSIGNMENT_READY', 'IN_PROGRESS'] as const) {
+        const change = transitionMatch(match, { to }, t0);
+        match = change.match;
+        history.push(...change.events);
+      }
+      return { match, history };
+    }
+    const newcomer = () => ({ playerId: randomUUID(), ticketId: randomUUID(), team: 1 });
+
+    it('folds the grown roster, and later events carry it', () => {
+      const { match, history } = running();
+      const added = addParticipants(match, [newcomer()], randomUUID(), t0);
+      const completed = transitionMatch(added.match, { to: 'COMPLETED' }, t0);
+      expect(added.match.participants).toHaveLength(5);
+      expect(added.match.state).toBe('IN_PROGRESS');
+      expect(foldMatchEvents([...history, ...added.events, ...completed.events])).toStrictEqual(
+        completed.match,
+      );
+    });
+
+    it('refuses players added outside IN_PROGRESS, twice, or to a team the match lacks', () => {
+      const { match } = running();
+      const created = newMatch(2);
+      expect(fails(() => addParticipants(created.match, [newcomer()], randomUUID(), t0)).code).toBe(
+        'ILLEGAL_TRANSITION',
+      );
+      const twice = { ...newcomer(), playerId: match.participants[0]!.playerId };
+      expect(fails(() => addParticipants(match, [twice], randomUUID(), t0)).code).toBe(
+        'INVALID_ARGUMENT',
+      );
+      expect(
+        fails(() => addParticipants(match, [{ ...newcomer(), team: 7 }], randomUUID(), t0)).code,
+      ).toBe('INVALID_ARGUMENT');
+    });
+
+    it('refuses a history whose added players are not on the roster it carries', () => {
+      const { match, history } = running();
+      const added = addParticipants(match, [newcomer()], randomUUID(), t0).events[0]!;
+      const shrunk = { ...added, payload: { ...added.payload, participants: match.participants } };
+      expect(fails(() => foldMatchEvents([...history, shrunk])).code).toBe('INCONSISTENT_HISTORY');
+    });
   });
 });

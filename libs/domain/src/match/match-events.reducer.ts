@@ -9,14 +9,17 @@ import {
 import { FIRST_REVISION } from '../shared/revision';
 import { isLabel, isUuid } from '../shared/value.guards';
 import {
+  addedParticipantProblems,
   canonicalRoster,
   matchPlayerIds,
   participantProblems,
   type MatchSnapshot,
 } from './match.aggregate';
 import {
+  MATCH_PARTICIPANTS_ADDED,
   MATCH_STATE_CHANGED,
   type MatchParticipant,
+  type MatchParticipantsAddedPayload,
   type MatchStateChangedPayload,
 } from './match.events';
 import {
@@ -24,10 +27,13 @@ import {
   isMatchState,
   matchReasonsFor,
   type MatchEndReason,
+  type MatchState,
 } from './match-state.machine';
 
-/** A `match.state_changed` as a transition returns it, or as the outbox delivers it. */
-export type MatchHistoryEvent = HistoryEvent<typeof MATCH_STATE_CHANGED, MatchStateChangedPayload>;
+/** A match event as a transition returns it, or as the outbox delivers it. */
+export type MatchHistoryEvent =
+  | HistoryEvent<typeof MATCH_STATE_CHANGED, MatchStateChangedPayload>
+  | HistoryEvent<typeof MATCH_PARTICIPANTS_ADDED, MatchParticipantsAddedPayload>;
 
 /**
  * The match its events describe, oldest first. Without `since`, the history must start at the
@@ -50,6 +56,9 @@ export function applyMatchEvent(
   event: MatchHistoryEvent,
 ): MatchSnapshot {
   const where = `match ${event.aggregateId} r${String(event.revision)}`;
+  if (event.event === MATCH_PARTICIPANTS_ADDED && event.aggregateType === 'match') {
+    return participantsAdded(where, current, event);
+  }
   if (event.event !== MATCH_STATE_CHANGED || event.aggregateType !== 'match') {
     throw inconsistent(
       `${where}: ${String(event.event)} on ${event.aggregateType} is not a match event`,
@@ -93,6 +102,57 @@ export function applyMatchEvent(
   });
 }
 
+/** A backfill's players joined: same state and identity, the roster grown by exactly `added`. */
+function participantsAdded(
+  where: string,
+  current: MatchSnapshot | undefined,
+  event: HistoryEvent<typeof MATCH_PARTICIPANTS_ADDED, MatchParticipantsAddedPayload>,
+): MatchSnapshot {
+  if (current === undefined)
+    throw inconsistent(`${where}: a match history starts with its creation`);
+  if (event.aggregateId !== current.id) {
+    throw inconsistent(`${where}: belongs to another match than ${current.id}`, {
+      matchId: current.id,
+    });
+  }
+  const revision = expectRevision(event, current.revision + 1);
+  expectOccurredAt(event);
+  const { payload } = event;
+  if (payload.matchId !== current.id || payload.state !== current.state) {
+    throw inconsistent(`${where}: players were added to another match or in another state`);
+  }
+  if (current.state !== 'IN_PROGRESS') {
+    throw inconsistent(`${where}: players join by backfill only while IN_PROGRESS`);
+  }
+  if (
+    payload.mode !== current.mode ||
+    payload.region !== current.region ||
+    payload.serverRegion !== current.serverRegion
+  ) {
+    throw inconsistent(`${where}: mode or region changed during the match`);
+  }
+  const problems = addedParticipantProblems(current.participants, payload.added);
+  const participants = canonicalRoster([...current.participants, ...payload.added]);
+  if (
+    problems.length > 0 ||
+    participantProblems(payload.participants).length > 0 ||
+    !sameRoster(canonicalRoster(payload.participants), participants)
+  ) {
+    throw inconsistent(`${where}: the roster is not the earlier one with the added players`, {
+      problems,
+    });
+  }
+  if (
+    !sameIdSet(
+      event.playerIds,
+      participants.map((p) => p.playerId),
+    )
+  ) {
+    throw inconsistent(`${where}: playerIds are not exactly the participants`);
+  }
+  return Object.freeze({ ...current, revision, participants });
+}
+
 /** Absent until a server registered; then kept, never changed (it may first appear at any state). */
 function expectServerRegion(
   where: string,
@@ -113,7 +173,10 @@ function expectServerRegion(
 
 type MatchIdentity = Pick<MatchSnapshot, 'id' | 'mode' | 'region' | 'participants'>;
 
-function creation(where: string, event: MatchHistoryEvent): MatchIdentity {
+function creation(
+  where: string,
+  event: HistoryEvent<typeof MATCH_STATE_CHANGED, MatchStateChangedPayload>,
+): MatchIdentity {
   const { payload } = event;
   if (payload.from !== null || payload.to !== 'ALLOCATING') {
     throw inconsistent(
@@ -194,4 +257,9 @@ function sameRoster(
       );
     })
   );
+}
+
+/** The match's state after `event` (a participants-added event leaves it as it was). */
+export function matchStateAfter(event: Pick<MatchHistoryEvent, 'payload'>): MatchState {
+  return 'to' in event.payload ? event.payload.to : event.payload.state;
 }

@@ -1,7 +1,13 @@
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
 import { FIRST_REVISION, nextRevision } from '../shared/revision';
 import { assertNow, isLabel, isUuid } from '../shared/value.guards';
-import { MATCH_STATE_CHANGED, type MatchParticipant, type MatchStateChanged } from './match.events';
+import {
+  MATCH_PARTICIPANTS_ADDED,
+  MATCH_STATE_CHANGED,
+  type MatchParticipant,
+  type MatchParticipantsAdded,
+  type MatchStateChanged,
+} from './match.events';
 import {
   canTransitionMatch,
   isMatchState,
@@ -137,6 +143,78 @@ export function transitionMatch(
     match: next,
     events: Object.freeze([matchStateChanged(next, match.state)]),
   });
+}
+
+export interface MatchParticipantsChange {
+  readonly match: MatchSnapshot;
+  readonly events: readonly MatchParticipantsAdded[];
+}
+
+/**
+ * A backfill's players join the running match (revision + 1, state unchanged): only while it is
+ * IN_PROGRESS, only players and tickets not on the roster yet, each on an existing team.
+ */
+export function addParticipants(
+  match: MatchSnapshot,
+  added: readonly MatchParticipant[],
+  backfillRequestId: string,
+  now: Date,
+): MatchParticipantsChange {
+  assertNow(now);
+  if (match.state !== 'IN_PROGRESS') {
+    throw new DomainError(
+      DomainErrorCode.ILLEGAL_TRANSITION,
+      `match ${match.id} is ${match.state}: players join by backfill only while IN_PROGRESS`,
+      { aggregateType: 'match', aggregateId: match.id, from: match.state, to: match.state },
+    );
+  }
+  const problems = addedParticipantProblems(match.participants, added);
+  if (!isUuid(backfillRequestId)) problems.push('backfillRequestId must be a canonical uuid');
+  if (problems.length > 0) {
+    throw new DomainError(
+      DomainErrorCode.INVALID_ARGUMENT,
+      `invalid backfill of match ${match.id}: ${problems.join('; ')}`,
+      { matchId: match.id, problems },
+    );
+  }
+  const next: MatchSnapshot = Object.freeze({
+    ...match,
+    participants: canonicalRoster([...match.participants, ...added]),
+    revision: nextRevision(match.revision),
+  });
+  const event: MatchParticipantsAdded = Object.freeze({
+    event: MATCH_PARTICIPANTS_ADDED,
+    aggregateType: 'match',
+    aggregateId: next.id,
+    revision: next.revision,
+    occurredAt: new Date(now.getTime()),
+    playerIds: Object.freeze([...matchPlayerIds(next)]),
+    payload: Object.freeze({
+      matchId: next.id,
+      state: next.state,
+      region: next.region,
+      ...(next.serverRegion === undefined ? {} : { serverRegion: next.serverRegion }),
+      mode: next.mode,
+      participants: next.participants,
+      added: canonicalRoster(added),
+      backfillRequestId,
+    }),
+  });
+  return Object.freeze({ match: next, events: Object.freeze([event]) });
+}
+
+/** Problems with players added to a roster: none twice, none already there, teams that exist. */
+export function addedParticipantProblems(
+  roster: readonly MatchParticipant[],
+  added: readonly MatchParticipant[],
+): string[] {
+  if (!Array.isArray(added) || added.length === 0) return ['added must be a non-empty list'];
+  const problems = participantProblems([...roster, ...added]);
+  const teams = new Set(roster.map((p) => p.team));
+  for (const participant of added) {
+    if (!teams.has(participant.team)) problems.push(`team ${participant.team} is not in the match`);
+  }
+  return problems;
 }
 
 /** Every participant, no-shows included, in roster order. */

@@ -37,3 +37,31 @@ export type MatchStateChanged = DomainEventOf<
   'match',
   MatchStateChangedPayload
 >;
+
+export const MATCH_PARTICIPANTS_ADDED = 'match.participants_added';
+
+/**
+ * A backfill added players to a running match (the state does not change). Carries the whole
+ * roster after the change, as every match event does, and which participants are new.
+ */
+export interface MatchParticipantsAddedPayload {
+  readonly matchId: string;
+  /** The match's state, unchanged (IN_PROGRESS). */
+  readonly state: MatchState;
+  readonly region: string;
+  readonly serverRegion?: string;
+  readonly mode: string;
+  readonly participants: readonly MatchParticipant[];
+  readonly added: readonly MatchParticipant[];
+  /** The backfill request that found them. */
+  readonly backfillRequestId: string;
+}
+
+export type MatchParticipantsAdded = DomainEventOf<
+  typeof MATCH_PARTICIPANTS_ADDED,
+  'match',
+  MatchParticipantsAddedPayload
+>;
+
+/** Every event a match emits. */
+export type MatchEvent = MatchStateChanged | MatchParticipantsAdded;

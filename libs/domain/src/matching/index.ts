@@ -6,3 +6,4 @@ export * from './unmatched-reason';
 export { withinRatingWindow } from './region-bucket';
 export * from './party-teams';
 export * from './party-integrity';
+export * from './backfill-selection';

@@ -2,6 +2,7 @@ export const AggregateType = {
   MATCH: 'match',
   TICKET: 'ticket',
   PLAYER: 'player',
+  BACKFILL: 'backfill',
 } as const;
 export type AggregateType = (typeof AggregateType)[keyof typeof AggregateType];
 

@@ -59,7 +59,10 @@ describe('ticket state machine', () => {
 
   it('asks for a reason exactly where one explains the change', () => {
     expect(ticketReasonsFor(null, 'SEARCHING')).toEqual([]);
-    expect(ticketReasonsFor('MATCHED', 'SEARCHING')).toEqual(['MATCH_FAILED']);
+    expect(ticketReasonsFor('MATCHED', 'SEARCHING')).toEqual([
+      'MATCH_FAILED',
+      'BACKFILL_CANCELLED',
+    ]);
     expect(ticketReasonsFor('SEARCHING', 'CANCELLED')).toEqual([
       'PLAYER_CANCELLED',
       'PARTY_MEMBER_CANCELLED',

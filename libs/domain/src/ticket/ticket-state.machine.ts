@@ -41,6 +41,11 @@ export const TicketReason = {
   PARTY_MEMBER_CANCELLED: 'PARTY_MEMBER_CANCELLED',
   /** Another member of the ticket's party stopped heartbeating: the whole party left the queue. */
   PARTY_MEMBER_EXPIRED: 'PARTY_MEMBER_EXPIRED',
+  /**
+   * A backfill added the ticket to a running match, then was cancelled before the player got in
+   * (by the server, unaccepted in time, or the match ended): the ticket searches again.
+   */
+  BACKFILL_CANCELLED: 'BACKFILL_CANCELLED',
 } as const;
 export type TicketReason = (typeof TicketReason)[keyof typeof TicketReason];
 
@@ -103,7 +108,7 @@ export function ticketReasonsFor(
     case 'FAILED':
       return from === 'ASSIGNED' ? ['NO_SHOW', 'MATCH_FAILED'] : ['MATCH_FAILED'];
     case 'SEARCHING':
-      return ['MATCH_FAILED'];
+      return ['MATCH_FAILED', 'BACKFILL_CANCELLED'];
     case 'MATCHED':
     case 'ASSIGNED':
     case 'CONNECTED':

@@ -60,7 +60,12 @@ export type TicketCommand =
   | { readonly to: 'EXPIRED'; readonly heartbeatTimeoutMs: number }
   /** A party mate's ticket expired: this one leaves with it, heartbeating or not. */
   | { readonly to: 'EXPIRED'; readonly reason: 'PARTY_MEMBER_EXPIRED' }
-  | { readonly to: 'SEARCHING'; readonly failedMatch: FailedMatch };
+  | { readonly to: 'SEARCHING'; readonly failedMatch: FailedMatch }
+  /**
+   * The backfill that added the ticket to a running match was cancelled before the player got
+   * in (the server cancelled it or never accepted it, or the match ended): back to the queue.
+   */
+  | { readonly to: 'SEARCHING'; readonly backfillCancelled: { readonly matchId: string } };
 
 export interface NewTicket {
   readonly id: string;
@@ -209,6 +214,10 @@ function guardCommand(
       }
       return 'HEARTBEAT_TIMEOUT';
     case 'SEARCHING': {
+      if ('backfillCancelled' in command) {
+        assertSameMatch(ticket, command.backfillCancelled.matchId);
+        return 'BACKFILL_CANCELLED';
+      }
       const { failedMatch } = command;
       assertSameMatch(ticket, failedMatch.matchId);
       if (!matchFailureAllowsRequeue(failedMatch.failedFrom, failedMatch.reason)) {

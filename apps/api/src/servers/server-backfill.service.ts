@@ -1,0 +1,321 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { AllocationRecord } from '@matchplane/allocation';
+import { parseQueueModes } from '@matchplane/config';
+import {
+  ErrorCode,
+  type BackfillConnectResponse,
+  type BackfillResponse,
+} from '@matchplane/contracts';
+import { isMatchedTicketState, type MatchSnapshot } from '@matchplane/domain';
+import { CodedError } from '@matchplane/errors';
+import {
+  BackfillStore,
+  MatchLifecycle,
+  MatchStore,
+  type BackfillRecord,
+} from '@matchplane/matches';
+import { runInTransaction } from '@matchplane/persistence';
+import { noShowPenaltyPolicy, type NoShowPenaltyPolicy } from '@matchplane/players';
+import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { ApiConfig } from '../api.config';
+import type { BackfillAcceptBody, BackfillConnectBody, BackfillRequestBody } from './servers.dto';
+
+/** Without `timeoutSeconds`, how long the matcher may search. */
+export const DEFAULT_BACKFILL_TIMEOUT_SECONDS = 30;
+
+export function toBackfillResponse(request: BackfillRecord): BackfillResponse {
+  return {
+    requestId: request.id,
+    matchId: request.matchId,
+    team: request.team,
+    slots: request.slots,
+    state: request.state,
+    ...(request.reason === undefined ? {} : { reason: request.reason }),
+    expiresAt: request.expiresAt.toISOString(),
+    playerIds: [...request.playerIds],
+    ...(request.rosterRevision === undefined ? {} : { rosterRevision: request.rosterRevision }),
+    revision: request.revision,
+  };
+}
+
+/**
+ * The game server's backfill routes (issue 14). Each is one READ COMMITTED transaction that
+ * locks the match row, then the request, then tickets (the order the matcher's fill and every
+ * match writer take), answers the current state when the step already happened (a server may
+ * repeat any call), and otherwise moves the request, the tickets and the match through their
+ * stores with their events.
+ */
+@Injectable()
+export class ServerBackfillService {
+  private readonly teamSizes: ReadonlyMap<string, number>;
+  private readonly penalty: NoShowPenaltyPolicy;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly matches: MatchStore,
+    private readonly backfills: BackfillStore,
+    private readonly lifecycle: MatchLifecycle,
+    private readonly tickets: TicketStore,
+    private readonly projection: CandidateProjection,
+    @Inject(ApiConfig) config: ApiConfig,
+  ) {
+    this.teamSizes = new Map(
+      parseQueueModes(config.QUEUE_MODES).map(({ mode, teamSize }) => [mode, teamSize]),
+    );
+    this.penalty = noShowPenaltyPolicy(config);
+  }
+
+  /**
+   * Opens a request for `slots` places on `team` of the server's running match: 409 unless the
+   * match is IN_PROGRESS, the team has that many open places (its size less the players still in
+   * it) and no other live request.
+   */
+  async request(
+    allocation: AllocationRecord,
+    body: BackfillRequestBody,
+  ): Promise<BackfillResponse> {
+    return this.inTransaction(async (manager, now) => {
+      const match = await this.lockMatch(manager, allocation);
+      if (match.state !== 'IN_PROGRESS') {
+        throw new CodedError(
+          ErrorCode.MATCH_STATE_CONFLICT,
+          `Match ${match.id} is ${match.state}: only a match in progress is backfilled`,
+        );
+      }
+      const members = match.participants.filter((p) => p.team === body.team);
+      if (members.length === 0) {
+        throw new CodedError(
+          ErrorCode.VALIDATION_FAILED,
+          `team must be a team of match ${match.id} (${[...new Set(match.participants.map((p) => p.team))].join(', ')})`,
+        );
+      }
+      const live = await this.backfills.liveOfMatch(manager, match.id);
+      if (live.some((request) => request.team === body.team)) {
+        throw new CodedError(
+          ErrorCode.BACKFILL_CONFLICT,
+          `Team ${body.team} of match ${match.id} already has a backfill request under way`,
+        );
+      }
+      const tickets = await this.tickets.loadMany(
+        manager,
+        members.map((p) => p.ticketId),
+      );
+      const stillIn = [...tickets.values()].filter(
+        (ticket) => ticket.matchId === match.id && isMatchedTicketState(ticket.state),
+      );
+      const teamSize = this.teamSizes.get(match.mode) ?? members.length;
+      const open = teamSize - stillIn.length;
+      if (body.slots > open) {
+        throw new CodedError(
+          ErrorCode.BACKFILL_NO_OPEN_SLOTS,
+          `Team ${body.team} of match ${match.id} has ${Math.max(0, open)} open places (${stillIn.length} of ${teamSize} players still in it), not ${body.slots}`,
+        );
+      }
+      const anchor = stillIn[0] ?? tickets.values().next().value;
+      const teamRating = await this.matches.teamRating(manager, match.id, body.team);
+      const request = await this.backfills.open(
+        manager,
+        {
+          matchId: match.id,
+          mode: match.mode,
+          team: body.team,
+          slots: body.slots,
+          serverRegion: match.serverRegion ?? allocation.region ?? match.region,
+          teamRating: teamRating ?? anchor?.rating ?? 0,
+          attributes: anchor?.attributes ?? {},
+          expiresAt: new Date(
+            now.getTime() + (body.timeoutSeconds ?? DEFAULT_BACKFILL_TIMEOUT_SECONDS) * 1_000,
+          ),
+        },
+        now,
+      );
+      return toBackfillResponse(request);
+    });
+  }
+
+  async status(allocation: AllocationRecord, requestId: string): Promise<BackfillResponse> {
+    const request = await this.backfills.load(this.dataSource.manager, requestId);
+    return toBackfillResponse(this.ofThisMatch(allocation, requestId, request));
+  }
+
+  /**
+   * Cancels a request not yet accepted (OPEN, MATCHED, PUBLISHED): the players it added who have
+   * not got in go back to the queue with their priority. An ended request answers as it is; one
+   * the server already accepted is a 409 (its players were told to connect).
+   */
+  async cancel(allocation: AllocationRecord, requestId: string): Promise<BackfillResponse> {
+    return this.inTransaction(async (manager, now) => {
+      await this.lockMatch(manager, allocation);
+      const request = await this.lockRequest(manager, allocation, requestId);
+      if (request.state === 'ASSIGNED') {
+        throw new CodedError(
+          ErrorCode.BACKFILL_CONFLICT,
+          `Backfill request ${request.id} was accepted: its players were told to connect; report who did`,
+        );
+      }
+      if (
+        request.state !== 'OPEN' &&
+        request.state !== 'MATCHED' &&
+        request.state !== 'PUBLISHED'
+      ) {
+        return toBackfillResponse(request);
+      }
+      const cancelled = await this.lifecycle.cancelBackfill(
+        manager,
+        request,
+        'SERVER_CANCELLED',
+        now,
+      );
+      return toBackfillResponse(cancelled.request);
+    });
+  }
+
+  /**
+   * The server fetched and verified roster revision `rosterRevision`, which carries the added
+   * players: their tickets go ASSIGNED (they are told to connect) and the request ASSIGNED.
+   */
+  async accept(
+    allocation: AllocationRecord,
+    requestId: string,
+    body: BackfillAcceptBody,
+  ): Promise<BackfillResponse> {
+    return this.inTransaction(async (manager, now) => {
+      const match = await this.lockMatch(manager, allocation);
+      const request = await this.lockRequest(manager, allocation, requestId);
+      const accepted = request.state === 'ASSIGNED' || request.state === 'FILLED';
+      if (
+        request.rosterRevision !== body.rosterRevision ||
+        (!accepted && request.state !== 'PUBLISHED')
+      ) {
+        throw new CodedError(
+          ErrorCode.BACKFILL_CONFLICT,
+          `Backfill request ${request.id} is ${request.state}${request.rosterRevision === undefined ? '' : ` with roster revision ${request.rosterRevision}`}: roster revision ${body.rosterRevision} cannot be accepted`,
+        );
+      }
+      if (accepted) return toBackfillResponse(request);
+      const added = await this.addedTickets(manager, match, request);
+      const { tickets } = await this.tickets.transitionMany(
+        manager,
+        added.filter((ticket) => ticket.state === 'MATCHED'),
+        () => ({ to: 'ASSIGNED', matchId: match.id }),
+        now,
+      );
+      await this.refresh(manager, tickets);
+      const assigned = await this.backfills.transition(manager, request, { to: 'ASSIGNED' }, now);
+      return toBackfillResponse(assigned);
+    });
+  }
+
+  /**
+   * Who of the added players connected: their tickets CONNECTED and their connection recorded;
+   * the others are no-shows, penalised as at initial connect. The request is FILLED.
+   */
+  async connect(
+    allocation: AllocationRecord,
+    requestId: string,
+    body: BackfillConnectBody,
+  ): Promise<BackfillConnectResponse> {
+    return this.inTransaction(async (manager, now) => {
+      const match = await this.lockMatch(manager, allocation);
+      const request = await this.lockRequest(manager, allocation, requestId);
+      const addedIds = new Set(request.playerIds);
+      const unknown = body.connectedPlayerIds.filter((id) => !addedIds.has(id));
+      if (unknown.length > 0) {
+        throw new CodedError(
+          ErrorCode.UNKNOWN_PARTICIPANT,
+          `Not players of backfill request ${request.id}: ${unknown.join(', ')}`,
+        );
+      }
+      const connected = new Set(body.connectedPlayerIds);
+      const noShowPlayerIds = request.playerIds.filter((id) => !connected.has(id));
+      if (request.state === 'FILLED') return { ...toBackfillResponse(request), noShowPlayerIds };
+      if (request.state !== 'ASSIGNED') {
+        throw new CodedError(
+          ErrorCode.BACKFILL_CONFLICT,
+          `Backfill request ${request.id} is ${request.state}: only an accepted request takes a connect report`,
+        );
+      }
+      await this.matches.recordConnections(
+        manager,
+        match.id,
+        { connected: body.connectedPlayerIds, noShows: [] },
+        now,
+      );
+      const noShows = match.participants.filter((p) => noShowPlayerIds.includes(p.playerId));
+      const penalised = await this.lifecycle.penaliseNoShows(
+        manager,
+        match,
+        noShows,
+        now,
+        this.penalty,
+      );
+      const added = await this.addedTickets(manager, match, request);
+      const { tickets } = await this.tickets.transitionMany(
+        manager,
+        added.filter((ticket) => ticket.state === 'ASSIGNED' && connected.has(ticket.playerId)),
+        () => ({ to: 'CONNECTED', matchId: match.id }),
+        now,
+      );
+      await this.refresh(manager, [...penalised, ...tickets]);
+      const filled = await this.backfills.transition(manager, request, { to: 'FILLED' }, now);
+      return { ...toBackfillResponse(filled), noShowPlayerIds };
+    });
+  }
+
+  /** The added players' tickets still bound to the match, locked in id order. */
+  private async addedTickets(
+    manager: EntityManager,
+    match: MatchSnapshot,
+    request: BackfillRecord,
+  ): Promise<StoredTicket[]> {
+    const ids = await this.matches.participantsAddedBy(manager, match.id, request.id);
+    const locked = await this.tickets.lockMany(manager, ids);
+    return locked.filter((ticket) => ticket.matchId === match.id);
+  }
+
+  private async refresh(manager: EntityManager, tickets: readonly StoredTicket[]): Promise<void> {
+    for (const ticket of tickets) await this.projection.refreshAfterCommit(manager, ticket);
+  }
+
+  private async lockMatch(
+    manager: EntityManager,
+    allocation: AllocationRecord,
+  ): Promise<MatchSnapshot> {
+    const match = await this.matches.load(manager, allocation.matchId, { forUpdate: true });
+    if (!match)
+      throw new CodedError(ErrorCode.NOT_FOUND, `Match ${allocation.matchId} no longer exists`);
+    return match;
+  }
+
+  private async lockRequest(
+    manager: EntityManager,
+    allocation: AllocationRecord,
+    requestId: string,
+  ): Promise<BackfillRecord> {
+    const request = await this.backfills.load(manager, requestId, { forUpdate: true });
+    return this.ofThisMatch(allocation, requestId, request);
+  }
+
+  /** 404 for an unknown request and for another match's (one answer: ids cannot be probed). */
+  private ofThisMatch(
+    allocation: AllocationRecord,
+    requestId: string,
+    request: BackfillRecord | undefined,
+  ): BackfillRecord {
+    if (request?.matchId !== allocation.matchId) {
+      throw new CodedError(
+        ErrorCode.BACKFILL_NOT_FOUND,
+        `Match ${allocation.matchId} has no backfill request ${requestId}`,
+      );
+    }
+    return request;
+  }
+
+  private inTransaction<T>(work: (manager: EntityManager, now: Date) => Promise<T>): Promise<T> {
+    return runInTransaction(this.dataSource, (manager) => work(manager, new Date()), {
+      maxAttempts: 5,
+      baseDelayMs: 5,
+    });
+  }
+}
