@@ -43,7 +43,7 @@ export interface ServerClientOptions {
  * initial-connect, result and the backfill accept, connect and cancel are idempotent by route
  * semantics (a repeat of the same report is answered like the first) and the roster and a
  * backfill's state are reads, so they go without an Idempotency-Key; requesting a backfill
- * creates one, so it carries a key. Once the match has ended and its
+ * creates one (see requestBackfill). Once the match has ended and its
  * allocation is released, the credential is refused (401 ALLOCATION_ENDED). Errors are
  * MatchplaneApiError (the API answered) or MatchplaneNetworkError (it did not).
  */
@@ -126,8 +126,9 @@ export class ServerClient {
 
   /**
    * Asks the control plane to fill `slots` open places on `team` from the queue (201, state
-   * OPEN). Sent with an Idempotency-Key that every retry reuses, so a retry after a lost answer
-   * does not open a second request.
+   * OPEN). A retry cannot open a second request: the API keeps one live request per team and
+   * answers 409 BACKFILL_CONFLICT. The call carries an Idempotency-Key that every retry reuses, so
+   * an API that replays keyed answers can answer a retry after a lost answer with the first.
    */
   requestBackfill(body: BackfillRequestBody): Promise<BackfillResponse> {
     return this.required({
