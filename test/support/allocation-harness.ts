@@ -326,7 +326,7 @@ export function waitForHandOff(
 /** A game server's call: the route with its workload credential. */
 export function serverCall(
   api: PlayerApi,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'DELETE',
   route: string,
   credential: string | undefined,
   body?: unknown,

@@ -111,7 +111,11 @@ export class BackfillStore {
     input: NewBackfillRequest,
     now: Date,
   ): Promise<BackfillRecord> {
-    const change = openBackfill({ id: randomUUID(), ...input }, now);
+    const change = openBackfill(
+      { id: randomUUID(), ...input },
+      now,
+      await this.audience(manager, input.matchId),
+    );
     const { request } = change;
     const events = this.outbox.appendSql(envelopesFor(change.events), 13);
     await manager.query(
@@ -206,6 +210,15 @@ export class BackfillStore {
     return rows.map(toRecord);
   }
 
+  /** Whom a request's events concern: the match's players (its added players come with it). */
+  private async audience(manager: EntityManager, matchId: string): Promise<string[]> {
+    const rows = await manager.query<{ player_id: string }[]>(
+      `SELECT player_id FROM match_participants WHERE match_id = $1`,
+      [matchId],
+    );
+    return rows.map((row) => row.player_id);
+  }
+
   /** Applies one transition to `current` (read in this transaction) with its envelope. */
   async transition(
     manager: EntityManager,
@@ -213,7 +226,12 @@ export class BackfillStore {
     command: BackfillCommand,
     now: Date,
   ): Promise<BackfillRecord> {
-    const change: BackfillChange = transitionBackfill(current, command, now);
+    const change: BackfillChange = transitionBackfill(
+      current,
+      command,
+      now,
+      await this.audience(manager, current.matchId),
+    );
     const next = change.request;
     const events = this.outbox.appendSql(envelopesFor(change.events), 9, 'changed');
     const rows = await manager.query<{ id: string }[]>(

@@ -301,6 +301,21 @@ function playerIdProblems(playerIds: unknown): EnvelopeProblem[] {
 }
 
 /** The rules that tie the payload to the rest of the envelope. */
+/** The payload field that names the event's aggregate, and its value. */
+function aggregateIdField(event: EventType, payload: EventPayloads[EventType]): [string, unknown] {
+  switch (event) {
+    case 'match.state_changed':
+    case 'match.participants_added':
+      return ['payload.matchId', (payload as EventPayloads[typeof event]).matchId];
+    case 'ticket.state_changed':
+      return ['payload.ticketId', (payload as EventPayloads[typeof event]).ticketId];
+    case 'rating.updated':
+      return ['payload.playerId', (payload as EventPayloads[typeof event]).playerId];
+    case 'backfill.state_changed':
+      return ['payload.requestId', (payload as EventPayloads[typeof event]).requestId];
+  }
+}
+
 function crossProblems(
   event: EventType,
   payload: EventPayloads[EventType],
@@ -309,16 +324,11 @@ function crossProblems(
   playerIds: readonly unknown[],
 ): EnvelopeProblem[] {
   const problems: EnvelopeProblem[] = [];
-  const [idField, payloadId] =
-    event === 'match.state_changed'
-      ? ['payload.matchId', (payload as EventPayloads['match.state_changed']).matchId]
-      : event === 'ticket.state_changed'
-        ? ['payload.ticketId', (payload as EventPayloads['ticket.state_changed']).ticketId]
-        : ['payload.playerId', (payload as EventPayloads['rating.updated']).playerId];
+  const [idField, payloadId] = aggregateIdField(event, payload);
   if (isUuid(aggregateId) && payloadId !== aggregateId) {
     problems.push({
       field: idField,
-      message: `must equal aggregateId ${aggregateId}, got ${payloadId}`,
+      message: `must equal aggregateId ${aggregateId}, got ${String(payloadId)}`,
     });
   }
   // A state change's first revision is its creation; a rating has no creation event.
@@ -337,8 +347,9 @@ function crossProblems(
     }
   }
   switch (event) {
-    case 'match.state_changed': {
-      const participants = (payload as EventPayloads['match.state_changed']).participants.map(
+    case 'match.state_changed':
+    case 'match.participants_added': {
+      const participants = (payload as EventPayloads[typeof event]).participants.map(
         (p) => p.playerId,
       );
       const addressed = new Set(playerIds);
@@ -374,6 +385,17 @@ function crossProblems(
         });
       }
       break;
+    case 'backfill.state_changed': {
+      const addressed = new Set(playerIds);
+      const added = (payload as EventPayloads[typeof event]).playerIds;
+      if (!added.every((id) => addressed.has(id))) {
+        problems.push({
+          field: 'playerIds',
+          message: 'must include every player the request added',
+        });
+      }
+      break;
+    }
   }
   return problems;
 }

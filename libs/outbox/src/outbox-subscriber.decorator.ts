@@ -13,7 +13,8 @@ export interface OutboxSubscriber {
 }
 
 /** Marks an {@link OutboxSubscriber} provider and names the event types it receives. */
-export const SubscribesTo = (...events: string[]): ClassDecorator => SetMetadata(OUTBOX_SUBSCRIBER, events);
+export const SubscribesTo = (...events: string[]): ClassDecorator =>
+  SetMetadata(OUTBOX_SUBSCRIBER, events);
 
 /**
  * Thrown by a subscriber for an event it can never accept (retrying cannot help): the row is

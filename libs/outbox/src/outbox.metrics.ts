@@ -12,12 +12,27 @@ export class OutboxMetrics {
 
   constructor(@Inject(MetricsRegistry) registry: MetricsRegistry) {
     const registers = [registry];
-    this.delivered = new Counter({ name: 'outbox_delivered_total', help: 'Events delivered to every subscriber and acked', labelNames: ['event'], registers });
-    this.failed = new Counter({ name: 'outbox_delivery_failures_total', help: 'Failed delivery attempts', labelNames: ['event'], registers });
-    this.deadLettered = new Counter({ name: 'outbox_dead_lettered_total', help: 'Events moved to the dead letters', labelNames: ['event'], registers });
+    this.delivered = new Counter({
+      name: 'outbox_delivered_total',
+      help: 'Events delivered to every subscriber and acked',
+      labelNames: ['event'],
+      registers,
+    });
+    this.failed = new Counter({
+      name: 'outbox_delivery_failures_total',
+      help: 'Failed delivery attempts',
+      labelNames: ['event'],
+      registers,
+    });
+    this.deadLettered = new Counter({
+      name: 'outbox_dead_lettered_total',
+      help: 'Events moved to the dead letters',
+      labelNames: ['event'],
+      registers,
+    });
     this.refused = new Counter({
       name: 'outbox_settlements_refused_total',
-      help: 'Acks and failure records refused because the claim they named was no longer the row\'s (taken over)',
+      help: "Acks and failure records refused because the claim they named was no longer the row's (taken over)",
       registers,
     });
     this.commitToDelivery = new Histogram({

@@ -1,6 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { OutboxDelivery, OUTBOX_DELIVERY_OPTIONS, type OutboxDeliveryOptions } from './outbox.delivery';
+import {
+  OutboxDelivery,
+  OUTBOX_DELIVERY_OPTIONS,
+  type OutboxDeliveryOptions,
+} from './outbox.delivery';
 import { OutboxMetrics } from './outbox.metrics';
 import { OutboxRepository } from './outbox.repository';
 import { OutboxDispatchersRepository } from './outbox-dispatchers.repository';
@@ -13,7 +17,11 @@ import { SubscriberRegistry } from './subscriber.registry';
 export class OutboxModule {
   /** For apps that write state changes: the writer and the post-commit signal. */
   static forWriters(): DynamicModule {
-    return { module: OutboxModule, providers: [OutboxWriter, OutboxSignal], exports: [OutboxWriter, OutboxSignal] };
+    return {
+      module: OutboxModule,
+      providers: [OutboxWriter, OutboxSignal],
+      exports: [OutboxWriter, OutboxSignal],
+    };
   }
 
   /** For the dispatcher: claims and their owners, delivery to the discovered subscribers, settlement. */

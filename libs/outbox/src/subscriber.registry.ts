@@ -36,7 +36,8 @@ export class SubscriberRegistry implements OnModuleInit {
       if (!instance || typeof instance !== 'object' || seen.has(instance)) continue;
       // useValue providers have no metatype and useFactory/useExisting ones carry the factory
       // there, so the decorated class is the instance's own (as @nestjs/bullmq finds processors).
-      const metatype: unknown = !wrapper.metatype || wrapper.inject ? instance.constructor : wrapper.metatype;
+      const metatype: unknown =
+        !wrapper.metatype || wrapper.inject ? instance.constructor : wrapper.metatype;
       if (typeof metatype !== 'function') continue;
       seen.add(instance);
       const events = this.reflector.get<string[] | undefined>(OUTBOX_SUBSCRIBER, metatype);
@@ -60,7 +61,8 @@ export class SubscriberRegistry implements OnModuleInit {
     for (const event of EVENT_TYPES) {
       if (!this.byEvent.has(event)) problems.push(`event type "${event}" has no subscriber`);
     }
-    if (problems.length > 0) throw new SubscriberRegistrationError(`outbox subscribers: ${problems.join('; ')}`);
+    if (problems.length > 0)
+      throw new SubscriberRegistrationError(`outbox subscribers: ${problems.join('; ')}`);
     for (const [event, list] of this.byEvent) {
       this.logger.log(`${event} -> ${list.map((entry) => entry.name).join(', ')}`);
     }

@@ -7,6 +7,7 @@ import { CodedError } from '@matchplane/errors';
 import { contractPaths } from '@matchplane/routing';
 import { isTerminalMatchState } from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
+import { TicketStore } from '@matchplane/tickets';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
@@ -30,6 +31,7 @@ export class AssignmentsController {
     private readonly dataSource: DataSource,
     private readonly matches: MatchStore,
     private readonly rosters: RosterStore,
+    private readonly tickets: TicketStore,
   ) {}
 
   @Get(':id/assignment')
@@ -68,6 +70,19 @@ export class AssignmentsController {
         `Match ${id} is ${match.state}: an assignment is served from ASSIGNMENT_READY until the match ends`,
         { extensions: { matchState: match.state } },
       );
+    }
+    // A player a backfill added to the running match is served once the server accepted the
+    // roster revision that carries them (their ticket ASSIGNED), not before: the server would
+    // refuse them.
+    if (match.state === 'IN_PROGRESS') {
+      const ticket = await this.tickets.load(manager, participant.ticketId);
+      if (ticket?.matchId === id && ticket.state === 'MATCHED') {
+        throw new CodedError(
+          ErrorCode.ASSIGNMENT_NOT_READY,
+          `Match ${id} is taking this player in as a backfill: the server has not accepted its roster yet`,
+          { extensions: { matchState: match.state } },
+        );
+      }
     }
     const assignment = await this.rosters.assignmentFor(manager, id, session.playerId);
     if (!assignment)

@@ -143,8 +143,16 @@ function invalid(message: string, details: Record<string, unknown>): DomainError
   return new DomainError(DomainErrorCode.INVALID_ARGUMENT, message, details);
 }
 
-/** A new request: OPEN at revision 1, announced by a `backfill.state_changed` from null. */
-export function openBackfill(input: NewBackfill, now: Date): BackfillChange {
+/**
+ * A new request: OPEN at revision 1, announced by a `backfill.state_changed` from null.
+ * `audience`: the match's players, whom every event of the request concerns (with the players it
+ * adds).
+ */
+export function openBackfill(
+  input: NewBackfill,
+  now: Date,
+  audience: readonly string[],
+): BackfillChange {
   assertNow(now);
   const problems: string[] = [];
   if (!isUuid(input.id)) problems.push('id must be a canonical lowercase uuid');
@@ -169,7 +177,10 @@ export function openBackfill(input: NewBackfill, now: Date): BackfillChange {
     expiresAt: new Date(input.expiresAt.getTime()),
     stateChangedAt: new Date(now.getTime()),
   });
-  return Object.freeze({ request, events: Object.freeze([stateChanged(request, null)]) });
+  return Object.freeze({
+    request,
+    events: Object.freeze([stateChanged(request, null, audience)]),
+  });
 }
 
 /** The snapshot after `command` (revision + 1) and its event; throws on an illegal one. */
@@ -177,6 +188,7 @@ export function transitionBackfill(
   request: BackfillSnapshot,
   command: BackfillCommand,
   now: Date,
+  audience: readonly string[],
 ): BackfillChange {
   assertNow(now);
   if (!canTransitionBackfill(request.state, command.to)) {
@@ -230,19 +242,23 @@ export function transitionBackfill(
   });
   return Object.freeze({
     request: next,
-    events: Object.freeze([stateChanged(next, request.state)]),
+    events: Object.freeze([stateChanged(next, request.state, audience)]),
   });
 }
 
-function stateChanged(request: BackfillSnapshot, from: BackfillState | null): BackfillStateChanged {
+function stateChanged(
+  request: BackfillSnapshot,
+  from: BackfillState | null,
+  audience: readonly string[],
+): BackfillStateChanged {
   return Object.freeze({
     event: BACKFILL_STATE_CHANGED,
     aggregateType: 'backfill',
     aggregateId: request.id,
     revision: request.revision,
     occurredAt: new Date(request.stateChangedAt.getTime()),
-    // The added players follow their own request: they learn of it as they learn of their match.
-    playerIds: Object.freeze([...request.playerIds]),
+    // The match's players and the added ones: whom the request concerns.
+    playerIds: Object.freeze([...new Set([...audience, ...request.playerIds])].sort()),
     payload: Object.freeze({
       requestId: request.id,
       matchId: request.matchId,

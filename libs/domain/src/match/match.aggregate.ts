@@ -208,7 +208,9 @@ export function addedParticipantProblems(
   roster: readonly MatchParticipant[],
   added: readonly MatchParticipant[],
 ): string[] {
-  if (!Array.isArray(added) || added.length === 0) return ['added must be a non-empty list'];
+  // Typed input, checked as data: the fold hands in payloads read back from JSON.
+  const list: unknown = added;
+  if (!Array.isArray(list) || list.length === 0) return ['added must be a non-empty list'];
   const problems = participantProblems([...roster, ...added]);
   const teams = new Set(roster.map((p) => p.team));
   for (const participant of added) {
