@@ -75,13 +75,13 @@ export class BackfillRunner {
       });
     } catch (error) {
       this.logger.warn(
-        `backfill of team ${team} (${slots} slots) not requested: ${describeError(error)}; playing on short-handed`,
+        `backfill of team ${team} (${plural(slots, 'slot')}) not requested: ${describeError(error)}; playing on short-handed`,
       );
       return;
     }
     const id = request.requestId;
     this.logger.log(
-      `backfill ${id} requested: team ${team}, ${slots} slots, ${request.state} until ${request.expiresAt}`,
+      `backfill ${id} requested: team ${team}, ${plural(slots, 'slot')}, ${request.state} until ${request.expiresAt}`,
     );
 
     let step = 'poll the request';
@@ -242,4 +242,8 @@ export class BackfillRunner {
 
 function reasonOf(request: BackfillResponse): string {
   return request.reason !== undefined ? ` (${request.reason})` : '';
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
