@@ -4,7 +4,7 @@ import type { ServerClient } from '@matchplane/sdk';
 import { describeError, isUnavailable } from './api-failures';
 import type { JoinListener } from './join.listener';
 import { sleep } from './match.runner';
-import type { RosterGate, VerifiedRoster } from './roster.gate';
+import type { RosterGate, RosterPlayer, VerifiedRoster } from './roster.gate';
 
 export interface BackfillRunnerOptions {
   /** How long the matcher may search before a request expires (BACKFILL_TIMEOUT_SECONDS). */
@@ -179,7 +179,8 @@ export class BackfillRunner {
     request: BackfillResponse,
     wanted: number,
   ): Promise<string | undefined> {
-    let current = this.players.currentRoster();
+    const current = this.players.currentRoster();
+    let next: { roster: VerifiedRoster; added: readonly RosterPlayer[] } | undefined;
     if (current.revision < wanted) {
       const published = await this.client.roster();
       const check = this.gate.checkRevision(
@@ -194,17 +195,20 @@ export class BackfillRunner {
       if (check.roster.revision < wanted) {
         return `roster revision ${check.roster.revision} is older than the request's ${wanted}`;
       }
-      this.players.takeRevision(check.roster, check.added);
-      current = check.roster;
-      this.logger.log(
-        `roster revision ${current.revision} verified (${current.players.size} players, manifest key ${JSON.stringify(current.keyId)}): admitting added players ${JSON.stringify(check.added.map((p) => `${p.playerId} team ${p.team}`))}`,
-      );
+      next = check;
     }
+    const roster = next?.roster ?? current;
     const misplaced = request.playerIds.filter(
-      (playerId) => current.players.get(playerId)?.team !== request.team,
+      (playerId) => roster.players.get(playerId)?.team !== request.team,
     );
     if (misplaced.length > 0) {
-      return `roster revision ${current.revision} does not place ${JSON.stringify(misplaced)} on team ${request.team}`;
+      return `roster revision ${roster.revision} does not place ${JSON.stringify(misplaced)} on team ${request.team}`;
+    }
+    if (next !== undefined) {
+      this.players.takeRevision(next.roster, next.added);
+      this.logger.log(
+        `roster revision ${roster.revision} verified (${roster.players.size} players, manifest key ${JSON.stringify(roster.keyId)}): admitting added players ${JSON.stringify(next.added.map((p) => `${p.playerId} team ${p.team}`))}`,
+      );
     }
     return undefined;
   }
