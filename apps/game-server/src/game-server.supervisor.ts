@@ -6,7 +6,12 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { GameServerConfig } from './game-server.config';
-import { JoinCloseCode, SERVER_PROTOCOL_VERSION, type RosterResponse } from '@matchplane/contracts';
+import {
+  JoinCloseCode,
+  SERVER_PROTOCOL_VERSION,
+  type MatchResultRequest,
+  type RosterResponse,
+} from '@matchplane/contracts';
 import { isMatchState, isTerminalMatchState } from '@matchplane/domain';
 import { JoinTokenVerifier, KeySet } from '@matchplane/join-auth';
 import { ServerClient } from '@matchplane/sdk';
@@ -41,9 +46,10 @@ const RETRY_CAP_MS = 2_000;
 
 /**
  * The dedicated server's one run: fetch and verify the roster, register, accept players until
- * everyone is in or the connect deadline passes, report initial-connect, play (backfilling
- * teams the no-shows left short meanwhile), report the result, exit. A roster that fails verification ends the run before registering, so the match
- * fails by the control plane's registration timeout rather than running with the wrong players.
+ * everyone is in or the connect deadline passes, report initial-connect, play (backfilling the
+ * teams no-shows left short meanwhile), report the result, exit. A roster that fails
+ * verification ends the run before registering, so the match fails by the control plane's
+ * registration timeout rather than running with the wrong players.
  */
 @Injectable()
 export class GameServerSupervisor implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -194,7 +200,7 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
       const stopBackfilling = () => backfilling.abort();
       signal.addEventListener('abort', stopBackfilling, { once: true });
       const backfill = this.backfill(client, gate, players, connected, backfilling.signal);
-      let result;
+      let result: MatchResultRequest | undefined;
       try {
         result = await new MatchRunner(players, {
           durationMs: this.config.MATCH_DURATION_MS,
