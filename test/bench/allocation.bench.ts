@@ -20,7 +20,15 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
 import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
-import { SERVER_PROTOCOL_VERSION, ServerRoutes, type ServerHandOff } from '@matchplane/contracts';
+import {
+  SERVER_PROTOCOL_VERSION,
+  ServerRoutes,
+  type BackfillResponse,
+  type RosterResponse,
+  type ServerHandOff,
+} from '@matchplane/contracts';
+import { JoinTokenVerifier, KeySet } from '@matchplane/join-auth';
+import { PlayerClient } from '@matchplane/sdk';
 import { MatchStore } from '@matchplane/matches';
 import { allMigrations } from '@matchplane/migrations';
 import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
@@ -107,6 +115,12 @@ const FLAGS: FlagSpec[] = [
     description: 'Matches per second of the local phase',
     int: { min: 1, max: 100, default: 1 },
   },
+  {
+    name: 'backfill',
+    description:
+      'Static provider: backfills, one at a time, each of a no-show in a running 2x2 match (0: none)',
+    int: { min: 0, max: 1_000, default: 40 },
+  },
   { name: 'allocators', description: 'Allocator processes', int: { min: 1, max: 8, default: 1 } },
   {
     name: 'allocator-concurrency',
@@ -186,6 +200,8 @@ class InstantServers {
   private server?: Server;
   registered = 0;
   failures: string[] = [];
+  /** The latest hand-off of each match, once its registration was taken. */
+  readonly registeredMatches = new Map<string, ServerHandOff>();
 
   constructor(private readonly apiUrl: string) {}
 
@@ -223,14 +239,41 @@ class InstantServers {
         imageDigest: 'sha256:bench',
       }),
     }).catch((error: unknown) => ({ status: 0, text: () => Promise.resolve(String(error)) }));
-    if (response.status === 200) this.registered += 1;
-    else this.failures.push(`${response.status} ${await response.text()}`);
+    if (response.status === 200) {
+      this.registered += 1;
+      this.registeredMatches.set(handOff.matchId, handOff);
+    } else this.failures.push(`${response.status} ${await response.text()}`);
     return response.status;
   }
 
   stop(): Promise<void> {
     return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
+}
+
+interface BackfillFigures {
+  backfills: number;
+  failures: number;
+  firstFailures?: string[];
+  /** From the server's request to its connect report for the added player (target p99 <= 1,000). */
+  backfill_request_to_player_connected_ms: Percentiles;
+}
+
+/** A game server's calls with the credential it was handed; anything but 2xx throws. */
+function serverCalls(apiUrl: string, handOff: ServerHandOff) {
+  return async <T = unknown>(method: 'GET' | 'POST', route: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${apiUrl}/v1/${route}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${handOff.credential}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    if (response.status >= 300) throw new Error(`${method} ${route}: ${response.status} ${text}`);
+    return JSON.parse(text) as T;
+  };
 }
 
 class Bench {
@@ -261,6 +304,8 @@ class Bench {
       REDIS_PORT: String(this.service.REDIS_PORT),
       REDIS_KEY_PREFIX: PREFIX,
       LOG_LEVEL: 'warn',
+      // 'pair' (2x2) for the backfill phase: a team keeps a player when its other one is a no-show.
+      QUEUE_MODES: 'duel:1x2,pair:2x2',
       ...(this.service.REDIS_PASSWORD ? { REDIS_PASSWORD: this.service.REDIS_PASSWORD } : {}),
       ...(c.DATABASE_PASSWORD ? { DATABASE_PASSWORD: c.DATABASE_PASSWORD } : {}),
     };
@@ -343,6 +388,7 @@ class Bench {
   async searchingTickets(
     count: number,
     regionOf: (index: number) => string,
+    mode = 'duel',
   ): Promise<{ playerId: string; ticketId: string }[]> {
     return runInTransaction(this.dataSource, async (manager) => {
       const out: { playerId: string; ticketId: string }[] = [];
@@ -357,7 +403,7 @@ class Bench {
           {
             id: ticketId,
             playerId,
-            mode: 'duel',
+            mode,
             rating: 1500,
             predictedRtt: predictedRttFor(regionOf(i)),
           },
@@ -369,10 +415,11 @@ class Bench {
     });
   }
 
-  /** One duel committed as the matcher's MatchCommitter commits it; the relay is signalled after. */
+  /** One match committed as the matcher's MatchCommitter commits it; the relay is signalled after. */
   async commitMatch(
     pair: readonly { playerId: string; ticketId: string }[],
     region: string,
+    mode = 'duel',
   ): Promise<string> {
     const matchId = await runInTransaction(this.dataSource, async (manager) => {
       const now = new Date();
@@ -382,12 +429,12 @@ class Bench {
       const change = await this.matches.create(
         manager,
         {
-          mode: 'duel',
+          mode,
           region,
           participants: rows.map((row, index) => ({
             playerId: row.playerId,
             ticketId: row.id,
-            team: index,
+            team: index % 2,
             rating: row.rating,
           })),
         },
@@ -584,6 +631,99 @@ class Bench {
     };
   }
 
+  /**
+   * Backfills, one at a time: a 2x2 match is committed, allocated and registered (the instant
+   * servers), and its server reports initial connect without player 1 (a no-show), so the match
+   * goes on short. Then, as a dedicated server and a player would: the server requests one place
+   * on team 1, a player (the SDK: session, probe, enqueue) queues, the real matcher fills the
+   * request, the allocator publishes roster revision 2, the server polls the request, fetches and
+   * verifies the revision and accepts it, the player fetches its assignment and verifies its join
+   * token, and the server reports it connected. Timed: the request's POST to the connect report.
+   */
+  async backfills(
+    count: number,
+    apiUrl: string,
+    servers: InstantServers,
+    verifier: JoinTokenVerifier,
+  ): Promise<BackfillFigures> {
+    const samples: number[] = [];
+    const failures: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const region = regionOfMatch(i);
+      const players = await this.searchingTickets(4, () => region, 'pair');
+      const matchId = await this.commitMatch(players, region, 'pair');
+      await waitUntil(() => servers.registeredMatches.has(matchId), `match ${matchId} registered`);
+      const handOff = servers.registeredMatches.get(matchId)!;
+      const server = serverCalls(apiUrl, handOff);
+      await server('POST', ServerRoutes.initialConnect(handOff.serverId), {
+        connectedPlayerIds: players.filter((_, p) => p !== 1).map((p) => p.playerId),
+      });
+      const player = new PlayerClient({ baseUrl: apiUrl });
+      await player.createSession();
+      await player.probeAll([region]);
+
+      const started = performance.now();
+      const request = await server<BackfillResponse>(
+        'POST',
+        ServerRoutes.backfills(handOff.serverId),
+        {
+          team: 1,
+          slots: 1,
+          timeoutSeconds: 30,
+        },
+      );
+      const ticket = await player.enqueue('pair');
+      let published: BackfillResponse | undefined;
+      await waitUntil(
+        async () => {
+          published = await server<BackfillResponse>(
+            'GET',
+            ServerRoutes.backfill(handOff.serverId, request.requestId),
+          );
+          return published.state === 'PUBLISHED' || published.state === 'EXPIRED';
+        },
+        `backfill ${request.requestId} published`,
+        { intervalMs: 25, timeoutMs: 35_000 },
+      );
+      if (published?.state !== 'PUBLISHED') {
+        failures.push(`${request.requestId}: ${published?.state}`);
+        continue;
+      }
+      const roster = await server<RosterResponse>('GET', ServerRoutes.roster(handOff.serverId));
+      const now = Date.now();
+      const expect = { serverId: handOff.serverId, matchId, now };
+      const entries = roster.entries.map((e) => ({ playerId: e.playerId, token: e.joinToken }));
+      const check = verifier.verifyRoster(roster.manifest, entries, expect);
+      if (!check.ok || roster.revision !== 2) {
+        failures.push(`${matchId}: revision ${roster.revision} ${check.ok ? 'ok' : check.reason}`);
+        continue;
+      }
+      await server('POST', ServerRoutes.backfillAccept(handOff.serverId, request.requestId), {
+        rosterRevision: roster.revision,
+      });
+      const matched = await player.waitForTicket(ticket.id, (t) => t.matchId !== undefined, {
+        timeoutMs: 10_000,
+        pollMs: 25,
+      });
+      const assignment = await player.waitForAssignment(matched.matchId!, { pollMs: 25 });
+      if (!verifier.verify(assignment.joinToken, expect).ok) {
+        failures.push(`${matchId}: the added player's token did not verify`);
+        continue;
+      }
+      await server('POST', ServerRoutes.backfillConnect(handOff.serverId, request.requestId), {
+        connectedPlayerIds: [player.session!.playerId],
+      });
+      samples.push(performance.now() - started);
+      await server('POST', ServerRoutes.result(handOff.serverId), { outcome: 'COMPLETED' });
+    }
+    return {
+      backfills: samples.length,
+      failures: failures.length,
+      ...(failures.length > 0 ? { firstFailures: failures.slice(0, 3) } : {}),
+      backfill_request_to_player_connected_ms: percentiles(samples),
+    };
+  }
+
   async deletePrefix(): Promise<void> {
     let cursor = '0';
     do {
@@ -666,6 +806,16 @@ async function main(): Promise<void> {
       staticPaced = await bench.measure(pacedIds, 120_000, pacedBefore);
       progress(`  ${JSON.stringify(staticPaced)}`);
     }
+    let backfill: BackfillFigures | undefined;
+    const backfills = Number(flags.backfill);
+    if (backfills > 0) {
+      progress(`static, backfill: ${backfills} no-shows replaced one at a time`);
+      const matcher = await bench.start('matcher', 'dist/apps/matcher/src/main.js', {});
+      const verifier = new JoinTokenVerifier(KeySet.loadFile(keyFile));
+      backfill = await bench.backfills(backfills, apiUrl, servers, verifier);
+      progress(`  ${JSON.stringify(backfill)}`);
+      await bench.stop([matcher]);
+    }
     if (servers.failures.length > 0)
       progress(`register failures: ${servers.failures.slice(0, 3).join(' | ')}`);
     await bench.stop(allocators);
@@ -713,6 +863,7 @@ async function main(): Promise<void> {
       ...(localPhase
         ? { local: { ratePerSecond: Number(flags['local-rate']), ...localPhase } }
         : {}),
+      ...(backfill ? { backfill } : {}),
     };
     progress(
       `results written to ${writeResults(REPO_ROOT, 'test/bench/results/allocation.json', result)}`,

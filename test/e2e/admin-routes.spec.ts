@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { TestFactories } from '../support/factories';
 import { freePort, startApp, waitForHttp, type RunningApp } from '../support/processes';
 import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
 
@@ -40,15 +40,12 @@ function adminRequest(
   };
 }
 
+/** An event written by the OutboxWriter and dead-lettered by OutboxRepository.settle (test/support/factories.ts). */
 async function newDeadLetter(ds: DataSource): Promise<string> {
-  const [row] = await ds.query<{ id: string }[]>(
-    `INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload,
-                         status, attempts, last_error, dead_lettered_at)
-     VALUES ('match.state_changed', 'match', $1, 1, now(), '{}', '{}', 'dead', 10, 'Error: boom', now())
-     RETURNING id`,
-    [randomUUID()],
-  );
-  return row!.id;
+  const f = TestFactories.standalone(ds);
+  const id = await f.outboxEvent();
+  await f.deadLetterOutbox([id], { attempts: 10, error: 'Error: boom' });
+  return id;
 }
 
 describe('admin routes on the running API', () => {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { TestFactories } from '../support/factories';
 import { REPO_ROOT, freePort } from '../support/processes';
 import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
 
@@ -48,31 +49,26 @@ function jsonLines<T = Record<string, unknown>>(text: string): T[] {
   return lines(text).map((line) => JSON.parse(line) as T);
 }
 
+/**
+ * An event written by the OutboxWriter and dead-lettered after `attempts` failed deliveries (each
+ * failing with "Error: attempt n failed"), as the dispatcher does it (test/support/factories.ts).
+ */
 async function newDeadLetter(
   ds: DataSource,
-  seed: { event?: string; aggregateId?: string; revision?: number; attempts?: number } = {},
+  seed: {
+    event?: 'ticket.state_changed' | 'match.state_changed';
+    aggregateId?: string;
+    revision?: number;
+    attempts?: number;
+  } = {},
 ): Promise<string> {
-  const attempts = seed.attempts ?? 2;
-  const [row] = await ds.query<{ id: string }[]>(
-    `INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload,
-                         status, attempts, last_error, dead_lettered_at)
-     VALUES ($1, 'match', $2, $3, now(), '{}', '{"state":"ALLOCATING"}', 'dead', $4, $5,
-             clock_timestamp())
-     RETURNING id`,
-    [
-      seed.event ?? 'match.state_changed',
-      seed.aggregateId ?? randomUUID(),
-      seed.revision ?? 1,
-      attempts,
-      `Error: attempt ${attempts} failed`,
-    ],
-  );
-  await ds.query(
-    `INSERT INTO outbox_delivery_attempts (outbox_id, attempt, error)
-     SELECT $1, g, 'Error: attempt ' || g || ' failed' FROM generate_series(1, $2) g`,
-    [row!.id, attempts],
-  );
-  return row!.id;
+  const f = TestFactories.standalone(ds);
+  const id = await f.outboxEvent(seed);
+  await f.deadLetterOutbox([id], {
+    attempts: seed.attempts ?? 2,
+    error: (attempt) => `Error: attempt ${attempt} failed`,
+  });
+  return id;
 }
 
 describe('dlq CLI', () => {
@@ -167,14 +163,14 @@ describe('dlq CLI', () => {
     );
     expect(detail).toMatchObject({
       id,
-      payload: { state: 'ALLOCATING' },
+      payload: { from: null, to: 'ALLOCATING' },
       lastError: 'Error: attempt 3 failed',
     });
     expect(detail?.history.map((entry) => entry.attempt)).toEqual([1, 2, 3]);
 
     const table = await dlq(['show', id]);
     expect(table.stdout).toContain('delivery attempts:');
-    expect(table.stdout).toContain('"state": "ALLOCATING"');
+    expect(table.stdout).toContain('"to": "ALLOCATING"');
   });
 
   it('show of an unknown id says so and exits 1', async () => {
@@ -280,7 +276,7 @@ describe('dlq CLI', () => {
       event: 'match.state_changed',
       aggregateId,
       revision: 4,
-      payload: { state: 'ALLOCATING' },
+      payload: { from: 'ASSIGNMENT_READY', to: 'IN_PROGRESS' },
     });
   });
 

@@ -8,6 +8,7 @@ import { ApiConfig } from '../../apps/api/src/api.config';
 import { ApiModule } from '../../apps/api/src/api.module';
 import { configureApi, createApiAdapter } from '../../apps/api/src/http/configure-api';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { TestFactories } from '../support/factories';
 import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
 
 /*
@@ -18,22 +19,22 @@ import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
 
 const ALICE_TOKEN = 'alice-token-0123456789abcdefghijklmnop';
 
+/**
+ * An event written by the OutboxWriter and dead-lettered after ten failed deliveries, as the
+ * dispatcher does it (test/support/factories.ts).
+ */
 async function newDeadLetter(
   ds: DataSource,
-  seed: { event?: string; aggregateId?: string; revision?: number } = {},
-) {
-  const [row] = await ds.query<{ id: string }[]>(
-    `INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload,
-                         status, attempts, last_error, dead_lettered_at)
-     VALUES ($1, 'match', $2, $3, now(), '{}', '{"state":"ALLOCATING"}', 'dead', 10, 'Error: boom', clock_timestamp())
-     RETURNING id`,
-    [seed.event ?? 'match.state_changed', seed.aggregateId ?? randomUUID(), seed.revision ?? 1],
-  );
-  await ds.query(
-    `INSERT INTO outbox_delivery_attempts (outbox_id, attempt, error) VALUES ($1, 10, 'Error: boom')`,
-    [row!.id],
-  );
-  return row!.id;
+  seed: {
+    event?: 'ticket.state_changed' | 'match.state_changed';
+    aggregateId?: string;
+    revision?: number;
+  } = {},
+): Promise<string> {
+  const f = TestFactories.standalone(ds);
+  const id = await f.outboxEvent(seed);
+  await f.deadLetterOutbox([id], { attempts: 10, error: 'Error: boom' });
+  return id;
 }
 
 describe('admin dead-letter routes (in process)', () => {
@@ -110,8 +111,8 @@ describe('admin dead-letter routes (in process)', () => {
     expect(shown.status).toBe(200);
     expect(shown.body).toMatchObject({
       id: replayable,
-      payload: { state: 'ALLOCATING' },
-      history: [{ attempt: 10, error: 'Error: boom' }],
+      payload: { from: null, to: 'ALLOCATING' },
+      history: Array.from({ length: 10 }, (_, i) => ({ attempt: i + 1, error: 'Error: boom' })),
     });
 
     const replayed = await request('POST', `${base}/admin/dead-letters/${replayable}/replay`, {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TicketResponse } from '@matchplane/contracts';
 import { CandidateProjection } from '@matchplane/tickets';
+import { TestFactories } from '../support/factories';
 import { startPlayerApi, type InjectedResponse, type PlayerApi } from '../support/player-api';
 import { freePort } from '../support/processes';
 import { RoundTrips } from '../support/round-trips';
@@ -162,15 +163,14 @@ describe('Batched heartbeats', () => {
     const held = await queued();
     const neighbours = await Promise.all(Array.from({ length: 3 }, queued));
     const heldKey = randomUUID();
-    const runner = api.ds.createQueryRunner();
-    await runner.connect();
-    await runner.startTransaction();
+    // A first request with that key still running (on another replica): its key claimed, its
+    // transaction open.
+    const first = await TestFactories.of(api).runningRequest(
+      held.playerId,
+      heldKey,
+      'POST queue/tickets/:id/heartbeat',
+    );
     try {
-      // Stands in for a first request still running on another replica: its key is uncommitted.
-      await runner.query(
-        `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state) VALUES ($1, $2, '\\x00', 'POST queue/tickets/:id/heartbeat', 'in_progress')`,
-        [held.playerId, heldKey],
-      );
       const [blocked, ...others] = await Promise.all([
         inject(held.token, held.ticketId, heldKey),
         ...neighbours.map((player) => inject(player.token, player.ticketId, randomUUID())),
@@ -184,8 +184,7 @@ describe('Batched heartbeats', () => {
         expect(other.json<TicketResponse>().id).toBe(neighbours[index]!.ticketId);
       }
     } finally {
-      await runner.rollbackTransaction();
-      await runner.release();
+      await first.abandon();
     }
     // Its key was released with the rollback: the retry runs.
     expect((await inject(held.token, held.ticketId, heldKey)).statusCode).toBe(200);

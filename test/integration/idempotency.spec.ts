@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TicketResponse } from '@matchplane/contracts';
+import { TestFactories } from '../support/factories';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 
 /** Idempotency keys through HTTP: replays answer the original, conflicts are refused, races mutate once. */
@@ -122,15 +123,13 @@ describe('Idempotency-Key on the queue routes', () => {
   it('a request whose key another transaction still holds waits, then answers 409 IDEMPOTENCY_KEY_IN_PROGRESS', async () => {
     const player = await probedPlayer();
     const key = randomUUID();
-    const runner = api.ds.createQueryRunner();
-    await runner.connect();
-    await runner.startTransaction();
+    // A first request with that key still running: its key claimed, its transaction open.
+    const first = await TestFactories.of(api).runningRequest(
+      player.playerId,
+      key,
+      'POST queue/tickets',
+    );
     try {
-      // Stands in for a first request still running: its key row is inserted and uncommitted.
-      await runner.query(
-        `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state) VALUES ($1, $2, '\\x00', 'POST queue/tickets', 'in_progress')`,
-        [player.playerId, key],
-      );
       const started = Date.now();
       const waiting = await api.enqueue(player.token, 'duel', key);
       expect([waiting.statusCode, waiting.json().code]).toEqual([
@@ -140,8 +139,7 @@ describe('Idempotency-Key on the queue routes', () => {
       expect(waiting.headers['retry-after']).toBe('1');
       expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     } finally {
-      await runner.rollbackTransaction();
-      await runner.release();
+      await first.abandon();
     }
     expect(
       await count(`SELECT count(*) AS n FROM queue_tickets WHERE player_id = $1`, [

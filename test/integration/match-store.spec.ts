@@ -14,9 +14,15 @@ import {
 
 const CANCEL_REASON = Object.values(MatchCancelReason)[0]!;
 import { MatchStore, StaleMatchRevisionError, type NewParticipant } from '@matchplane/matches';
-import { buildEnvelope, InvalidEnvelopeError, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import {
+  buildEnvelope,
+  InvalidEnvelopeError,
+  OutboxSignal,
+  OutboxWriter,
+} from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/database';
+import { TestFactories } from '../support/factories';
 import { testRedis, testRedisPrefix } from '../support/redis';
 import { RoundTrips } from '../support/round-trips';
 
@@ -25,13 +31,16 @@ describe(MatchStore.name, () => {
   let dataSource: DataSource;
   let redis: Redis;
   let store: MatchStore;
+  let factories: TestFactories;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     dataSource = await db.dataSource();
     redis = testRedis();
     const config = loadConfig(ServiceConfig, { ...db.env, REDIS_KEY_PREFIX: testRedisPrefix() });
-    store = new MatchStore(dataSource, new OutboxWriter(), new OutboxSignal(redis, config));
+    const signal = new OutboxSignal(redis, config);
+    store = new MatchStore(dataSource, new OutboxWriter(), signal);
+    factories = TestFactories.standalone(dataSource, signal);
   });
 
   afterAll(async () => {
@@ -39,20 +48,17 @@ describe(MatchStore.name, () => {
     await db.drop();
   });
 
-  /**
-   * Players and their SEARCHING tickets are the match's preconditions. Their own stores arrive
-   * with the player-entry work; until then this fixture writes the two rows a match refers to.
-   */
+  /** Players and their SEARCHING tickets (the match's preconditions), made by their own stores. */
   async function participants(count: number): Promise<NewParticipant[]> {
     const result: NewParticipant[] = [];
     for (let index = 0; index < count; index += 1) {
-      const [player] = await dataSource.query<{ id: string }[]>(`INSERT INTO players DEFAULT VALUES RETURNING id`);
-      const [ticket] = await dataSource.query<{ id: string }[]>(
-        `INSERT INTO queue_tickets (id, player_id, mode, state, rating, enqueued_at, last_heartbeat_at, predicted_rtt)
-         VALUES (gen_random_uuid(), $1, 'duel', 'SEARCHING', 1500, now(), now(), '{"eu-west": 20}') RETURNING id`,
-        [player!.id],
-      );
-      result.push({ playerId: player!.id, ticketId: ticket!.id, team: index % 2, rating: 1500 });
+      const ticket = await factories.searchingTicket(await factories.player());
+      result.push({
+        playerId: ticket.playerId,
+        ticketId: ticket.id,
+        team: index % 2,
+        rating: ticket.rating,
+      });
     }
     return result;
   }
@@ -70,7 +76,9 @@ describe(MatchStore.name, () => {
     );
     expect(await store.load(undefined, match.id)).toEqual(match);
     const rows = await outboxRowsOf(match.id);
-    expect(rows).toEqual([{ revision: '1', player_ids: expect.arrayContaining(players.map((p) => p.playerId)) }]);
+    expect(rows).toEqual([
+      { revision: '1', player_ids: expect.arrayContaining(players.map((p) => p.playerId)) },
+    ]);
   });
 
   it('leaves nothing committed when the envelope of the change is invalid', async () => {
@@ -80,21 +88,34 @@ describe(MatchStore.name, () => {
     // builder throws inside the transaction, so the match written before it rolls back too.
     await expect(
       dataSource.transaction(async (manager) => {
-        const { events } = await store.create(manager, { id, mode: 'duel', region: 'eu-west', participants: players });
+        const { events } = await store.create(manager, {
+          id,
+          mode: 'duel',
+          region: 'eu-west',
+          participants: players,
+        });
         await new OutboxWriter().append(manager, [buildEnvelope({ ...events[0]!, revision: -1 })]);
       }),
     ).rejects.toBeInstanceOf(InvalidEnvelopeError);
     expect(await store.load(undefined, id)).toBeUndefined();
-    expect(await dataSource.query(`SELECT 1 FROM match_participants WHERE match_id = $1`, [id])).toEqual([]);
+    expect(
+      await dataSource.query(`SELECT 1 FROM match_participants WHERE match_id = $1`, [id]),
+    ).toEqual([]);
     expect(await outboxRowsOf(id)).toEqual([]);
   });
 
   it('applies one of two concurrent transitions on the same revision and rejects the other cleanly', async () => {
     const { match } = await dataSource.transaction(async (manager) =>
-      store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
+      store.create(manager, {
+        mode: 'duel',
+        region: 'eu-west',
+        participants: await participants(2),
+      }),
     );
     const attempt = () =>
-      dataSource.transaction((manager) => store.transition(manager, match.id, { to: 'PROCESS_READY' }, { expectedRevision: 1 }));
+      dataSource.transaction((manager) =>
+        store.transition(manager, match.id, { to: 'PROCESS_READY' }, { expectedRevision: 1 }),
+      );
     const results = await Promise.allSettled([attempt(), attempt()]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.find((r) => r.status === 'rejected');
@@ -105,7 +126,11 @@ describe(MatchStore.name, () => {
 
   it('re-reads and re-computes a transition that lost a race, never double-applying it', async () => {
     const { match } = await dataSource.transaction(async (manager) =>
-      store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
+      store.create(manager, {
+        mode: 'duel',
+        region: 'eu-west',
+        participants: await participants(2),
+      }),
     );
     const results = await Promise.allSettled([
       store.transitionNow(match.id, { to: 'FAILED', reason: 'ALLOCATION_FAILED' }),
@@ -123,7 +148,11 @@ describe(MatchStore.name, () => {
     const ids: string[] = [];
     for (let index = 0; index < 12; index += 1) {
       const { match } = await dataSource.transaction(async (manager) =>
-        store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
+        store.create(manager, {
+          mode: 'duel',
+          region: 'eu-west',
+          participants: await participants(2),
+        }),
       );
       ids.push(match.id);
       let state = match.state;
@@ -138,7 +167,7 @@ describe(MatchStore.name, () => {
               : to === 'PROCESS_READY'
                 ? // The registering server's region (a fallback's on some): kept on the row.
                   { to, serverRegion: index % 2 === 0 ? 'eu-west' : 'us-east' }
-                : (({ to }) as MatchCommand);
+                : ({ to } as MatchCommand);
         state = (await store.transitionNow(match.id, command)).match.state;
       }
     }
@@ -156,7 +185,11 @@ describe(MatchStore.name, () => {
 
   describe('round trips per write (counted at the driver: one commit per event is the floor)', () => {
     const kinds = (statements: readonly string[]) =>
-      statements.map((statement) => /^(WITH|SELECT|INSERT|UPDATE|START TRANSACTION|COMMIT)\b/.exec(statement)?.[1] ?? statement);
+      statements.map(
+        (statement) =>
+          /^(WITH|SELECT|INSERT|UPDATE|START TRANSACTION|COMMIT)\b/.exec(statement)?.[1] ??
+          statement,
+      );
 
     it('creating a match in a transaction is one statement: the match, its roster and its event', async () => {
       const roster = await participants(2);
@@ -172,7 +205,11 @@ describe(MatchStore.name, () => {
 
     it('a transition on its own is a read and one write statement, with no transaction around them', async () => {
       const { match } = await runInTransaction(dataSource, async (manager) =>
-        store.create(manager, { mode: 'duel', region: 'eu-west', participants: await participants(2) }),
+        store.create(manager, {
+          mode: 'duel',
+          region: 'eu-west',
+          participants: await participants(2),
+        }),
       );
       for (const step of [{ to: 'PROCESS_READY' }, { to: 'ASSIGNMENT_READY' }] as MatchCommand[]) {
         const recorder = RoundTrips.start();

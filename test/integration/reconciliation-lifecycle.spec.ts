@@ -4,7 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import type { TicketResponse } from '@matchplane/contracts';
-import { MatchLifecycle, MatchStore, BackfillStore } from '@matchplane/matches';
+import { BackfillStore, MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { PlayerStore } from '@matchplane/players';
 import { OutboxSignal, OutboxWriter, outboxWakeChannel } from '@matchplane/outbox';
 import {
@@ -26,16 +26,17 @@ import {
   buildLifecycleReconciler,
   reconciliationOptions,
 } from '../../apps/maintenance/src/reconciliation/reconciliation.module';
+import { TestFactories } from '../support/factories';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
 import { testRedis } from '../support/redis';
 
 /*
  * Lifecycle reconciliation over the real stores. Tickets come from the real queue routes; matches
- * are formed through MatchStore and TicketStore as the matcher commits one, and moved on through
- * MatchStore as the allocator and the game-server routes will. Rows are aged by handing the
- * reconciler a later `now`, never by editing timestamps. Each test has its own database, so the
- * counts a pass reports are exactly this test's.
+ * are formed, allocated and moved on by the factories (test/support/factories.ts) through the
+ * stores the matcher, the allocator and the game-server routes write with. Rows are aged by
+ * handing the reconciler a later `now`, never by editing timestamps. Each test has its own
+ * database, so the counts a pass reports are exactly this test's.
  */
 
 const DEFAULTS = reconciliationOptions(loadConfig(MaintenanceConfig, {}));
@@ -69,8 +70,6 @@ interface TicketRow {
   finished_at: Date | null;
 }
 
-type Forward = 'PROCESS_READY' | 'ASSIGNMENT_READY' | 'IN_PROGRESS' | 'COMPLETED';
-
 const later = (ms: number) => new Date(Date.now() + ms);
 
 describe(LifecycleReconciler.name, () => {
@@ -79,7 +78,7 @@ describe(LifecycleReconciler.name, () => {
   let tickets: TicketStore;
   let projection: CandidateProjection;
   let matches: MatchStore;
-  let lifecycle: MatchLifecycle;
+  let f: TestFactories;
   let releaser: RecordingReleaser;
   const extraDataSources: DataSource[] = [];
   const subscribers: Redis[] = [];
@@ -91,16 +90,8 @@ describe(LifecycleReconciler.name, () => {
     signal = api.app.get(OutboxSignal);
     tickets = api.app.get(TicketStore);
     projection = api.app.get(CandidateProjection);
-    // The API forms no matches, so the match side is assembled here over the API's own signal.
-    matches = new MatchStore(api.ds, new OutboxWriter(), signal);
-    lifecycle = new MatchLifecycle(
-      api.ds,
-      matches,
-      tickets,
-      projection,
-      new PlayerStore(),
-      new BackfillStore(new OutboxWriter(), signal),
-    );
+    matches = api.app.get(MatchStore, { strict: false });
+    f = TestFactories.of(api);
     releaser = new RecordingReleaser();
   });
 
@@ -171,60 +162,7 @@ describe(LifecycleReconciler.name, () => {
     pair?: TicketResponse[],
   ): Promise<{ matchId: string; pair: TicketResponse[] }> {
     const players = pair ?? (await queued(2));
-    const matchId = await runInTransaction(api.ds, async (manager) => {
-      const change = await matches.create(manager, {
-        mode: 'duel',
-        region: 'eu-west',
-        participants: players.map((t, team) => ({
-          playerId: t.playerId,
-          ticketId: t.id,
-          team,
-          rating: 1500,
-        })),
-      });
-      for (const t of players) {
-        const current = (await tickets.load(manager, t.id, { forUpdate: true }))!;
-        await tickets.transition(
-          manager,
-          current,
-          { to: 'MATCHED', matchId: change.match.id },
-          new Date(),
-        );
-      }
-      return change.match.id;
-    });
-    for (const t of players) await projection.apply((await tickets.load(api.ds.manager, t.id))!);
-    return { matchId, pair: players };
-  }
-
-  /** Moves a match on as registration and the initial-connect report will, tickets with it. */
-  async function advance(matchId: string, pair: TicketResponse[], to: Forward): Promise<void> {
-    const path: Forward[] = ['PROCESS_READY', 'ASSIGNMENT_READY', 'IN_PROGRESS', 'COMPLETED'];
-    const ticketStep: Partial<Record<Forward, 'ASSIGNED' | 'CONNECTED' | 'COMPLETED'>> = {
-      ASSIGNMENT_READY: 'ASSIGNED',
-      IN_PROGRESS: 'CONNECTED',
-      COMPLETED: 'COMPLETED',
-    };
-    for (const state of path.slice(0, path.indexOf(to) + 1)) {
-      await runInTransaction(api.ds, async (manager) => {
-        await matches.transition(manager, matchId, { to: state });
-        const step = ticketStep[state];
-        if (!step) return;
-        for (const t of pair) {
-          const current = (await tickets.load(manager, t.id, { forUpdate: true }))!;
-          await tickets.transition(manager, current, { to: step, matchId }, new Date());
-        }
-      });
-    }
-  }
-
-  async function allocate(matchId: string, state: 'REQUESTED' | 'ALLOCATED'): Promise<void> {
-    // The allocator (being written) owns this row; the test stands in for its first write.
-    await api.ds.query(
-      `INSERT INTO allocations (match_id, provider, server_id, endpoint, state)
-       VALUES ($1, 'local', $2, CASE WHEN $3 = 'ALLOCATED' THEN '127.0.0.1:7777' END, $3)`,
-      [matchId, `server-${randomUUID()}`, state],
-    );
+    return { matchId: await f.match(players.map((t) => t.id)), pair: players };
   }
 
   const events = (aggregateId: string) =>
@@ -393,7 +331,7 @@ describe(LifecycleReconciler.name, () => {
 
   it('fails an ALLOCATING match whose allocated server never registered with SERVER_REGISTRATION_TIMEOUT, and releases that server', async () => {
     const { matchId, pair } = await formMatch();
-    await allocate(matchId, 'ALLOCATED');
+    await f.allocate(matchId);
 
     const report = await reconciler({ heartbeatTimeoutMs: 3_600_000 }).pass({
       now: later(DEFAULTS.allocatingTimeoutMs + SECOND),
@@ -415,7 +353,7 @@ describe(LifecycleReconciler.name, () => {
 
   it('fails a match stuck PROCESS_READY with SERVER_REGISTRATION_TIMEOUT and requeues its tickets', async () => {
     const { matchId, pair } = await formMatch();
-    await advance(matchId, pair, 'PROCESS_READY');
+    await f.advanceMatch(matchId, 'PROCESS_READY');
 
     const report = await reconciler({ heartbeatTimeoutMs: 3_600_000 }).pass({
       now: later(DEFAULTS.allocatingTimeoutMs + SECOND),
@@ -433,7 +371,7 @@ describe(LifecycleReconciler.name, () => {
 
   it('fails an ASSIGNMENT_READY match nobody connected to by the connect deadline with NO_SHOW, ending its tickets', async () => {
     const { matchId, pair } = await formMatch();
-    await advance(matchId, pair, 'ASSIGNMENT_READY');
+    await f.advanceMatch(matchId, 'ASSIGNMENT_READY');
 
     const early = await reconciler().pass({ now: later(DEFAULTS.connectDeadlineMs - 5 * SECOND) });
     expect(acted(early)).toEqual({});
@@ -473,7 +411,7 @@ describe(LifecycleReconciler.name, () => {
 
   it('fails an ASSIGNMENT_READY match whose connect was recorded but that never started with LIFECYCLE_TIMEOUT, not NO_SHOW', async () => {
     const { matchId, pair } = await formMatch();
-    await advance(matchId, pair, 'ASSIGNMENT_READY');
+    await f.advanceMatch(matchId, 'ASSIGNMENT_READY');
     // What the initial-connect route records for a player who joined.
     await runInTransaction(api.ds, (manager) =>
       matches.recordConnections(
@@ -491,8 +429,8 @@ describe(LifecycleReconciler.name, () => {
 
   it('fails a match IN_PROGRESS past the maximum duration with LIFECYCLE_TIMEOUT and releases its server', async () => {
     const { matchId, pair } = await formMatch();
-    await allocate(matchId, 'ALLOCATED');
-    await advance(matchId, pair, 'IN_PROGRESS');
+    await f.allocate(matchId);
+    await f.advanceMatch(matchId, 'IN_PROGRESS');
 
     const early = await reconciler().pass({
       now: later(DEFAULTS.maxMatchDurationMs - 60 * SECOND),
@@ -514,21 +452,21 @@ describe(LifecycleReconciler.name, () => {
 
   it('releases the live allocation of every ended match through the port, once, and no other', async () => {
     const completed = await formMatch();
-    await allocate(completed.matchId, 'ALLOCATED');
-    await advance(completed.matchId, completed.pair, 'COMPLETED');
+    await f.allocate(completed.matchId);
+    await f.advanceMatch(completed.matchId, 'COMPLETED');
     const cancelled = await formMatch();
-    await allocate(cancelled.matchId, 'REQUESTED');
-    await lifecycle.cancelNow(cancelled.matchId, 'OPERATOR_CANCELLED');
+    await f.allocate(cancelled.matchId);
+    await f.cancelMatch(cancelled.matchId);
     const live = await formMatch();
-    await allocate(live.matchId, 'ALLOCATED');
-    await advance(live.matchId, live.pair, 'IN_PROGRESS');
+    await f.allocate(live.matchId);
+    await f.advanceMatch(live.matchId, 'IN_PROGRESS');
 
     const report = await reconciler().pass({ now: new Date() });
     expect(acted(report)).toEqual({ allocation_released: 2 });
     expect(releaser.released.map((a) => [a.matchId, a.state, a.matchState]).sort()).toEqual(
       [
         [completed.matchId, 'ALLOCATED', 'COMPLETED'],
-        [cancelled.matchId, 'REQUESTED', 'CANCELLED'],
+        [cancelled.matchId, 'ALLOCATED', 'CANCELLED'],
       ].sort(),
     );
     expect((await allocationState(completed.matchId))?.released_at).toBeInstanceOf(Date);
@@ -543,8 +481,8 @@ describe(LifecycleReconciler.name, () => {
     const first = await formMatch();
     const second = await formMatch();
     for (const m of [first, second]) {
-      await allocate(m.matchId, 'ALLOCATED');
-      await advance(m.matchId, m.pair, 'COMPLETED');
+      await f.allocate(m.matchId);
+      await f.advanceMatch(m.matchId, 'COMPLETED');
     }
     releaser.failFor.add(first.matchId);
 
@@ -593,7 +531,7 @@ describe(LifecycleReconciler.name, () => {
     const stuck: { matchId: string; pair: TicketResponse[] }[] = [];
     for (let i = 0; i < 6; i += 1) {
       const formed = await formMatch();
-      await allocate(formed.matchId, 'ALLOCATED');
+      await f.allocate(formed.matchId);
       stuck.push(formed);
     }
     // Small batches, so the two interleave over many transactions.

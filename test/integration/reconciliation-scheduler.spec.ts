@@ -5,13 +5,11 @@ import { ALLOCATION_RELEASE_QUEUE, releaseJobId } from '@matchplane/allocation';
 import { loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import type { TicketResponse } from '@matchplane/contracts';
-import { MatchLifecycle, MatchStore, BackfillStore } from '@matchplane/matches';
-import { PlayerStore } from '@matchplane/players';
-import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
-import { bullConnection, runInTransaction } from '@matchplane/persistence';
-import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import { bullConnection } from '@matchplane/persistence';
+import { CandidateProjection } from '@matchplane/tickets';
 import { MaintenanceModule } from '../../apps/maintenance/src/maintenance.module';
 import { ReconciliationScheduler } from '../../apps/maintenance/src/reconciliation/reconciliation.scheduler';
+import { TestFactories } from '../support/factories';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { freePort, waitFor } from '../support/processes';
 
@@ -122,45 +120,10 @@ describe(ReconciliationScheduler.name, () => {
 
   it('asks the allocator to release an ended match’s server, once while the request waits', async () => {
     const pair = [await queued(), await queued()];
-    const signal = api.app.get(OutboxSignal);
-    const tickets = api.app.get(TicketStore);
-    const projection = api.app.get(CandidateProjection);
-    const matches = new MatchStore(api.ds, new OutboxWriter(), signal);
-    const matchId = await runInTransaction(api.ds, async (manager) => {
-      const { match } = await matches.create(manager, {
-        mode: 'duel',
-        region: 'eu-west',
-        participants: pair.map((t, team) => ({
-          playerId: t.playerId,
-          ticketId: t.id,
-          team,
-          rating: 1500,
-        })),
-      });
-      for (const t of pair) {
-        const current = (await tickets.load(manager, t.id, { forUpdate: true }))!;
-        await tickets.transition(
-          manager,
-          current,
-          { to: 'MATCHED', matchId: match.id },
-          new Date(),
-        );
-      }
-      return match.id;
-    });
-    await api.ds.query(
-      `INSERT INTO allocations (match_id, provider, server_id, endpoint, state)
-       VALUES ($1, 'local', 'server-1', '127.0.0.1:7777', 'ALLOCATED')`,
-      [matchId],
-    );
-    await new MatchLifecycle(
-      api.ds,
-      matches,
-      tickets,
-      projection,
-      new PlayerStore(),
-      new BackfillStore(new OutboxWriter(), signal),
-    ).cancelNow(matchId, 'OPERATOR_CANCELLED');
+    const f = TestFactories.of(api);
+    const matchId = await f.match(pair.map((t) => t.id));
+    await f.allocate(matchId);
+    await f.cancelMatch(matchId);
 
     const releases = new Queue(ALLOCATION_RELEASE_QUEUE, {
       connection: bullConnection(api.config),

@@ -1,4 +1,3 @@
-import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '@matchplane/config';
@@ -14,16 +13,20 @@ import {
   type RetentionPassReport,
   type RetentionPurgerOptions,
 } from '../../apps/maintenance/src/retention/retention.purger';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import type { TestDatabase } from '../support/database';
+import { TestFactories } from '../support/factories';
+import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
 
 /*
- * Rows are seeded by SQL at controlled instants and every pass runs at a fixed `now`: these tests
- * are about which rows the purge deletes, not about the paths that write them.
+ * Rows are made by the production writers (test/support/factories.ts) at controlled instants, and
+ * every pass runs at a fixed `now`: these tests are about which rows the purge deletes, and the
+ * rows they delete are the ones the writers write.
  */
 
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
 const HOUR = 3_600 * SECOND;
 const DAY = 24 * HOUR;
 
@@ -43,162 +46,6 @@ function purgerOptions(overrides: Partial<RetentionPurgerOptions> = {}): Retenti
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Factories
-
-async function newPlayer(ds: DataSource): Promise<string> {
-  const [row] = await ds.query<{ id: string }[]>(`INSERT INTO players DEFAULT VALUES RETURNING id`);
-  return row!.id;
-}
-
-async function newIdempotencyKey(
-  ds: DataSource,
-  playerId: string,
-  createdAt: Date,
-): Promise<string> {
-  const key = randomUUID();
-  await ds.query(
-    `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state, response_status, response_body,
-                                   created_at, completed_at)
-     VALUES ($1, $2, $3, 'POST /v1/tickets', 'completed', 201, '{}', $4, $4)`,
-    [playerId, key, randomBytes(32), createdAt],
-  );
-  return key;
-}
-
-async function newOutboxRow(
-  ds: DataSource,
-  row: { status: 'pending' | 'published' | 'dead'; at?: Date; createdAt: Date },
-): Promise<string> {
-  const [inserted] = await ds.query<{ id: string }[]>(
-    `INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload,
-                         status, published_at, dead_lettered_at, attempts, created_at)
-     VALUES ('match.state_changed', 'match', $1, 1, $2, ARRAY[$3]::uuid[], '{}', $4,
-             CASE WHEN $4 = 'published' THEN $5::timestamptz END,
-             CASE WHEN $4 = 'dead' THEN $5::timestamptz END,
-             CASE WHEN $4 = 'dead' THEN 10 ELSE 0 END, $2)
-     RETURNING id`,
-    [randomUUID(), row.createdAt, randomUUID(), row.status, row.at ?? null],
-  );
-  if (row.status === 'dead') {
-    await ds.query(
-      `INSERT INTO outbox_delivery_attempts (outbox_id, attempt, error, attempted_at) VALUES ($1, 10, 'Error: down', $2)`,
-      [inserted!.id, row.at],
-    );
-  }
-  return inserted!.id;
-}
-
-async function newSession(
-  ds: DataSource,
-  playerId: string,
-  times: { expiresAt: Date; revokedAt?: Date },
-): Promise<string> {
-  const [row] = await ds.query<{ id: string }[]>(
-    `INSERT INTO sessions (player_id, token_hash, created_at, expires_at, revoked_at)
-     VALUES ($1, $2, $3::timestamptz - interval '1 day', $3, $4) RETURNING id`,
-    [playerId, randomBytes(32), times.expiresAt, times.revokedAt ?? null],
-  );
-  return row!.id;
-}
-
-async function newProbeChallenge(
-  ds: DataSource,
-  playerId: string,
-  expiresAt: Date,
-  answered: boolean,
-): Promise<string> {
-  const [row] = await ds.query<{ id: string }[]>(
-    `INSERT INTO probe_challenges (player_id, region, nonce_hash, issued_at, expires_at, answered_at, rtt_ms)
-     VALUES ($1, 'eu-west', $2, $3::timestamptz - interval '5 seconds', $3,
-             CASE WHEN $4 THEN $3::timestamptz - interval '4 seconds' END, CASE WHEN $4 THEN 42 END)
-     RETURNING id`,
-    [playerId, randomBytes(32), expiresAt, answered],
-  );
-  return row!.id;
-}
-
-type TicketState = 'COMPLETED' | 'CANCELLED' | 'EXPIRED' | 'FAILED';
-
-async function newFinishedTicket(
-  ds: DataSource,
-  playerId: string,
-  finishedAt: Date,
-  options: { state?: TicketState; matchId?: string } = {},
-): Promise<string> {
-  const [row] = await ds.query<{ id: string }[]>(
-    `INSERT INTO queue_tickets (player_id, mode, state, rating, enqueued_at, last_heartbeat_at, match_id,
-                                created_at, finished_at)
-     VALUES ($1, 'duel', $2, 1500, $3::timestamptz - interval '10 minutes', $3::timestamptz - interval '5 minutes',
-             $4, $3::timestamptz - interval '10 minutes', $3)
-     RETURNING id`,
-    [playerId, options.state ?? 'CANCELLED', finishedAt, options.matchId ?? null],
-  );
-  return row!.id;
-}
-
-type AllocationState = 'REQUESTED' | 'ALLOCATED' | 'RELEASED' | 'FAILED';
-
-interface SeededMatch {
-  matchId: string;
-  ticketIds: string[];
-}
-
-/**
- * A finished match with everything hanging off it: two participants with their (finished)
- * tickets and assignments, an allocation and a signed roster.
- */
-async function newFinishedMatch(
-  ds: DataSource,
-  finishedAt: Date,
-  options: { allocation?: AllocationState; ticketsFinishedAt?: Date } = {},
-): Promise<SeededMatch> {
-  const [match] = await ds.query<{ id: string }[]>(
-    `INSERT INTO matches (mode, region, state, revision, created_at, state_changed_at, finished_at)
-     VALUES ('duel', 'eu-west', 'COMPLETED', 5, $1::timestamptz - interval '30 minutes', $1, $1) RETURNING id`,
-    [finishedAt],
-  );
-  const matchId = match!.id;
-  const serverId = `server-${randomUUID()}`;
-  const ticketIds: string[] = [];
-  for (const team of [0, 1]) {
-    const playerId = await newPlayer(ds);
-    const ticketId = await newFinishedTicket(
-      ds,
-      playerId,
-      options.ticketsFinishedAt ?? finishedAt,
-      {
-        state: 'COMPLETED',
-        matchId,
-      },
-    );
-    ticketIds.push(ticketId);
-    await ds.query(
-      `INSERT INTO match_participants (match_id, player_id, ticket_id, team, rating_at_match, connected_at)
-       VALUES ($1, $2, $3, $4, 1500, $5::timestamptz - interval '20 minutes')`,
-      [matchId, playerId, ticketId, team, finishedAt],
-    );
-    await ds.query(
-      `INSERT INTO assignments (match_id, player_id, server_id, endpoint, join_token, key_id, issued_at, expires_at)
-       VALUES ($1, $2, $3, '127.0.0.1:7777', 'token', 'k1', $4::timestamptz - interval '25 minutes',
-               $4::timestamptz - interval '20 minutes')`,
-      [matchId, playerId, serverId, finishedAt],
-    );
-  }
-  const allocation = options.allocation ?? 'RELEASED';
-  await ds.query(
-    `INSERT INTO allocations (match_id, provider, server_id, endpoint, state, released_at)
-     VALUES ($1, 'local', $2, '127.0.0.1:7777', $3, CASE WHEN $3 = 'RELEASED' THEN $4::timestamptz END)`,
-    [matchId, serverId, allocation, finishedAt],
-  );
-  await ds.query(
-    `INSERT INTO roster_manifests (match_id, server_id, entry_count, digest, key_id, signature, published_at)
-     VALUES ($1, $2, 2, $3, 'k1', $4, $5::timestamptz - interval '25 minutes')`,
-    [matchId, serverId, randomBytes(32), randomBytes(32), finishedAt],
-  );
-  return { matchId, ticketIds };
-}
-
 async function count(ds: DataSource, sql: string, params: unknown[] = []): Promise<number> {
   const [row] = await ds.query<{ n: number }[]>(`SELECT count(*)::int AS n FROM ${sql}`, params);
   return row!.n;
@@ -209,67 +56,72 @@ const present = (ds: DataSource, table: string, column: string, values: string[]
 
 // ---------------------------------------------------------------------------------------------
 
-/** Seeds rows whose window column is `at`; returns how many of them are still there. */
-type BoundarySeed = (ds: DataSource, at: Date) => Promise<() => Promise<number>>;
+/** Makes rows whose window column is `at`; returns how many of them are still there. */
+type BoundarySeed = (f: TestFactories, at: Date) => Promise<() => Promise<number>>;
 
 const BOUNDARY_SEEDS: Record<RetentionPolicyName, BoundarySeed> = {
-  outbox_dead_letters: async (ds, at) => {
-    const id = await newOutboxRow(ds, { status: 'dead', at, createdAt: ago(HOUR, at) });
-    return () => present(ds, 'outbox', 'id', [id]);
+  outbox_dead_letters: async (f, at) => {
+    const ids = await f.deadLetteredOutboxEvents(1, { deadAt: at, createdAt: ago(HOUR, at) });
+    return () => present(f.ds, 'outbox', 'id', ids);
   },
-  outbox_published: async (ds, at) => {
-    const id = await newOutboxRow(ds, { status: 'published', at, createdAt: ago(SECOND, at) });
-    return () => present(ds, 'outbox', 'id', [id]);
+  outbox_published: async (f, at) => {
+    const ids = await f.publishedOutboxEvents(1, { publishedAt: at, createdAt: ago(SECOND, at) });
+    return () => present(f.ds, 'outbox', 'id', ids);
   },
-  idempotency_keys: async (ds, at) => {
-    const key = await newIdempotencyKey(ds, await newPlayer(ds), at);
-    return () => present(ds, 'idempotency_keys', 'key', [key]);
+  idempotency_keys: async (f, at) => {
+    const key = await f.idempotencyKey(await f.player(), at);
+    return () => present(f.ds, 'idempotency_keys', 'key', [key]);
   },
-  sessions_expired: async (ds, at) => {
-    const id = await newSession(ds, await newPlayer(ds), { expiresAt: at });
-    return () => present(ds, 'sessions', 'id', [id]);
+  sessions_expired: async (f, at) => {
+    const id = await f.session(await f.player(), { expiresAt: at });
+    return () => present(f.ds, 'sessions', 'id', [id]);
   },
-  sessions_revoked: async (ds, at) => {
+  sessions_revoked: async (f, at) => {
     // Revoked long before it would have expired: revocation alone starts the window.
-    const id = await newSession(ds, await newPlayer(ds), {
+    const id = await f.session(await f.player(), {
       expiresAt: new Date(NOW.getTime() + DAY),
       revokedAt: at,
     });
-    return () => present(ds, 'sessions', 'id', [id]);
+    return () => present(f.ds, 'sessions', 'id', [id]);
   },
-  probe_challenges: async (ds, at) => {
-    const playerId = await newPlayer(ds);
+  probe_challenges: async (f, at) => {
+    const playerId = await f.player();
     const ids = [
-      await newProbeChallenge(ds, playerId, at, true),
-      await newProbeChallenge(ds, playerId, at, false),
+      await f.probeChallenge(playerId, { expiresAt: at, answered: true }),
+      await f.probeChallenge(playerId, { expiresAt: at, answered: false }),
     ];
-    return () => present(ds, 'probe_challenges', 'id', ids);
+    return () => present(f.ds, 'probe_challenges', 'id', ids);
   },
-  matches: async (ds, at) => {
+  matches: async (f, at) => {
     // Its tickets finished recently, so only the match is past a window.
-    const { matchId } = await newFinishedMatch(ds, at, { ticketsFinishedAt: ago(HOUR) });
-    return () => present(ds, 'matches', 'id', [matchId]);
+    const { matchId } = await f.finishedMatch(at, { ticketsFinishedAt: ago(HOUR) });
+    return () => present(f.ds, 'matches', 'id', [matchId]);
   },
-  queue_tickets: async (ds, at) => {
-    const id = await newFinishedTicket(ds, await newPlayer(ds), at, { state: 'EXPIRED' });
-    return () => present(ds, 'queue_tickets', 'id', [id]);
+  queue_tickets: async (f, at) => {
+    const id = await f.endedTicket(await f.player(), { at, state: 'EXPIRED' });
+    return () => present(f.ds, 'queue_tickets', 'id', [id]);
   },
 };
 
 describe(RetentionPurger.name, () => {
+  let api: PlayerApi | undefined;
   let db: TestDatabase;
   let ds: DataSource;
+  let f: TestFactories;
   let purger: RetentionPurger;
 
+  /** A new private database with the API's module graph over it: the writers the factories use. */
   async function freshDatabase(options: Partial<RetentionPurgerOptions> = {}): Promise<void> {
-    await db?.drop();
-    db = await createTestDatabase();
-    ds = await db.dataSource();
+    await api?.close();
+    api = await startPlayerApi();
+    db = api.db;
+    ds = api.ds;
+    f = TestFactories.of(api);
     purger = new RetentionPurger(ds, purgerOptions(options));
   }
 
   afterAll(async () => {
-    await db?.drop();
+    await api?.close();
   });
 
   describe('window boundaries', () => {
@@ -280,8 +132,8 @@ describe(RetentionPurger.name, () => {
       async (policy) => {
         const cutoff = ago(windowMs(policy));
         const seed = BOUNDARY_SEEDS[policy];
-        const inside = await seed(ds, new Date(cutoff.getTime() + SECOND));
-        const past = await seed(ds, new Date(cutoff.getTime() - SECOND));
+        const inside = await seed(f, new Date(cutoff.getTime() + SECOND));
+        const past = await seed(f, new Date(cutoff.getTime() - SECOND));
         const rows = await inside();
 
         const report = await purger.pass({ now: NOW });
@@ -298,7 +150,7 @@ describe(RetentionPurger.name, () => {
     it('reports as lag how long ago the oldest deletable row passed its window', async () => {
       // A pass that ran out of budget at once (0 ms) deletes nothing and still measures.
       purger = new RetentionPurger(ds, purgerOptions({ passBudgetMs: 0 }));
-      await BOUNDARY_SEEDS.queue_tickets(ds, ago(windowMs('queue_tickets') + 90 * SECOND));
+      await BOUNDARY_SEEDS.queue_tickets(f, ago(windowMs('queue_tickets') + 90 * SECOND));
 
       const report = await purger.pass({ now: NOW });
 
@@ -308,10 +160,10 @@ describe(RetentionPurger.name, () => {
     });
 
     it('deletes a match with its participants, assignments, allocation and roster, and unlinks its tickets', async () => {
-      const past = await newFinishedMatch(ds, ago(windowMs('matches') + SECOND), {
+      const past = await f.finishedMatch(ago(windowMs('matches') + SECOND), {
         ticketsFinishedAt: ago(HOUR),
       });
-      const kept = await newFinishedMatch(ds, ago(windowMs('matches') - SECOND), {
+      const kept = await f.finishedMatch(ago(windowMs('matches') - SECOND), {
         ticketsFinishedAt: ago(HOUR),
       });
 
@@ -340,14 +192,16 @@ describe(RetentionPurger.name, () => {
 
     it('keeps a finished match whose allocation is still live (its server unreleased)', async () => {
       const finishedAt = ago(windowMs('matches') + DAY);
+      // ALLOCATED: the live state the allocator records. REQUESTED, the other one the hold names,
+      // no writer records (yet), so no test can make one.
       const live = await Promise.all(
-        (['REQUESTED', 'ALLOCATED'] as const).map((allocation) =>
-          newFinishedMatch(ds, finishedAt, { allocation, ticketsFinishedAt: ago(HOUR) }),
+        (['ALLOCATED', 'ALLOCATED'] as const).map((allocation) =>
+          f.finishedMatch(finishedAt, { allocation, ticketsFinishedAt: ago(HOUR) }),
         ),
       );
       const done = await Promise.all(
         (['RELEASED', 'FAILED'] as const).map((allocation) =>
-          newFinishedMatch(ds, finishedAt, { allocation, ticketsFinishedAt: ago(HOUR) }),
+          f.finishedMatch(finishedAt, { allocation, ticketsFinishedAt: ago(HOUR) }),
         ),
       );
 
@@ -374,7 +228,7 @@ describe(RetentionPurger.name, () => {
     });
 
     it('keeps a ticket past its window while a retained match lists it, and purges it with that match', async () => {
-      const match = await newFinishedMatch(ds, ago(DAY), {
+      const match = await f.finishedMatch(ago(DAY), {
         ticketsFinishedAt: ago(windowMs('queue_tickets') + DAY),
       });
 
@@ -400,21 +254,19 @@ describe(RetentionPurger.name, () => {
     it('keeps every key younger than the oldest dead letter minus the margin, whatever the window says', async () => {
       const margin = config.RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS * SECOND;
       const deadCreatedAt = ago(10 * DAY);
-      await newOutboxRow(ds, { status: 'dead', at: ago(9 * DAY), createdAt: deadCreatedAt });
-      const playerId = await newPlayer(ds);
+      await f.deadLetteredOutboxEvents(1, { deadAt: ago(9 * DAY), createdAt: deadCreatedAt });
+      const playerId = await f.player();
       const guardCutoff = ago(margin, deadCreatedAt);
-      const olderThanGuard = await newIdempotencyKey(ds, playerId, ago(SECOND, guardCutoff));
-      const youngerThanGuard = await newIdempotencyKey(
-        ds,
+      const olderThanGuard = await f.idempotencyKey(playerId, ago(SECOND, guardCutoff));
+      const youngerThanGuard = await f.idempotencyKey(
         playerId,
         new Date(guardCutoff.getTime() + SECOND),
       );
-      const pastWindowOnly = await newIdempotencyKey(
-        ds,
+      const pastWindowOnly = await f.idempotencyKey(
         playerId,
         ago(windowMs('idempotency_keys') + HOUR),
       );
-      const insideWindow = await newIdempotencyKey(ds, playerId, ago(HOUR));
+      const insideWindow = await f.idempotencyKey(playerId, ago(HOUR));
 
       const report = await purger.pass({ now: NOW });
 
@@ -436,12 +288,11 @@ describe(RetentionPurger.name, () => {
     });
 
     it('purges the held keys once the dead letter is gone', async () => {
-      const deadId = await newOutboxRow(ds, {
-        status: 'dead',
-        at: ago(4 * DAY),
+      const [deadId] = await f.deadLetteredOutboxEvents(1, {
+        deadAt: ago(4 * DAY),
         createdAt: ago(5 * DAY),
       });
-      const key = await newIdempotencyKey(ds, await newPlayer(ds), ago(3 * DAY));
+      const key = await f.idempotencyKey(await f.player(), ago(3 * DAY));
 
       expect((await purger.pass({ now: NOW })).purged.idempotency_keys).toBe(0);
       await ds.query(`DELETE FROM outbox WHERE id = $1`, [deadId]); // an operator's discard
@@ -454,8 +305,8 @@ describe(RetentionPurger.name, () => {
 
     it('lets a dead letter leaving its own window release the keys in the same pass', async () => {
       const deadAt = ago(windowMs('outbox_dead_letters') + SECOND);
-      await newOutboxRow(ds, { status: 'dead', at: deadAt, createdAt: ago(HOUR, deadAt) });
-      const key = await newIdempotencyKey(ds, await newPlayer(ds), ago(3 * DAY));
+      await f.deadLetteredOutboxEvents(1, { deadAt, createdAt: ago(HOUR, deadAt) });
+      const key = await f.idempotencyKey(await f.player(), ago(3 * DAY));
 
       const report = await purger.pass({ now: NOW });
 
@@ -464,9 +315,9 @@ describe(RetentionPurger.name, () => {
     });
 
     it('is not held back by published or pending rows', async () => {
-      await newOutboxRow(ds, { status: 'published', at: ago(5 * DAY), createdAt: ago(5 * DAY) });
-      await newOutboxRow(ds, { status: 'pending', createdAt: ago(5 * DAY) });
-      const key = await newIdempotencyKey(ds, await newPlayer(ds), ago(3 * DAY));
+      await f.publishedOutboxEvents(1, { publishedAt: ago(5 * DAY), createdAt: ago(5 * DAY) });
+      await f.outboxEvents(1, ago(5 * DAY));
+      const key = await f.idempotencyKey(await f.player(), ago(3 * DAY));
 
       const report = await purger.pass({ now: NOW });
 
@@ -480,7 +331,7 @@ describe(RetentionPurger.name, () => {
 
     it('stops a pass when its budget is spent and goes on in the next', async () => {
       const total = 20_000;
-      await seedIdempotencyBacklog(ds, total, ago(3 * DAY));
+      await f.idempotencyKeys(await f.player(), total, ago(3 * DAY));
       const budgeted = new RetentionPurger(
         ds,
         purgerOptions({ batchSize: 100, passBudgetMs: 300, batchPauseMs: 5, pressurePauseMs: 5 }),
@@ -508,8 +359,8 @@ describe(RetentionPurger.name, () => {
     });
 
     it('takes the policies in turn, so one backlog does not starve the others', async () => {
-      await seedIdempotencyBacklog(ds, 20_000, ago(3 * DAY));
-      const ticket = await newFinishedTicket(ds, await newPlayer(ds), ago(30 * DAY));
+      await f.idempotencyKeys(await f.player(), 20_000, ago(3 * DAY));
+      const ticket = await f.endedTicket(await f.player(), { at: ago(30 * DAY) });
       const budgeted = new RetentionPurger(ds, purgerOptions({ batchSize: 20, passBudgetMs: 200 }));
 
       const report = await budgeted.pass({ now: NOW });
@@ -521,7 +372,7 @@ describe(RetentionPurger.name, () => {
     });
 
     it('stops before its next batch when aborted', async () => {
-      await seedIdempotencyBacklog(ds, 2_000, ago(3 * DAY));
+      await f.idempotencyKeys(await f.player(), 2_000, ago(3 * DAY));
       const slow = new RetentionPurger(
         ds,
         purgerOptions({ batchSize: 100, batchPauseMs: 60_000, pressurePauseMs: 60_000 }),
@@ -560,9 +411,8 @@ describe(RetentionPurger.name, () => {
         await waitFor(async () =>
           (await pressured.pressure('sessions')).lockWaiters >= 3 ? true : undefined,
         );
-        const playerId = await newPlayer(ds);
-        for (let i = 0; i < 25; i += 1)
-          await newSession(ds, playerId, { expiresAt: ago(30 * DAY) });
+        const playerId = await f.player();
+        for (let i = 0; i < 25; i += 1) await f.session(playerId, { expiresAt: ago(30 * DAY) });
 
         const report = await pressured.pass({ now: NOW });
 
@@ -583,12 +433,9 @@ describe(RetentionPurger.name, () => {
     it('counts a table as under pressure when autovacuum is far behind on it', async () => {
       const probe = new RetentionPurger(ds, purgerOptions());
       await ds.query(`ALTER TABLE probe_challenges SET (autovacuum_enabled = false)`);
-      const playerId = await newPlayer(ds);
-      await ds.query(
-        `INSERT INTO probe_challenges (player_id, region, nonce_hash, issued_at, expires_at)
-         SELECT $1, 'eu-west', '\\x00', now(), now() FROM generate_series(1, 1000)`,
-        [playerId],
-      );
+      const playerId = await f.player();
+      // Issued and left unanswered: inserts only, no dead tuple before the DELETE below.
+      await inLanes(1_000, () => f.probeChallenge(playerId));
       expect(await probe.pressure('probe_challenges')).toMatchObject({ vacuumBehind: false });
 
       // A never-vacuumed table triggers autovacuum at 50 dead tuples: 1000 is far past twice that.
@@ -625,7 +472,9 @@ describe(RetentionPurger.name, () => {
     });
 
     it('delete every eligible row exactly once between them, their counts adding up, without errors', async () => {
-      const eligible = await seedMixedBacklog(ds, 3_000);
+      // 1,500 a policy (each made by its writer, a statement or a transaction a row): batches of
+      // 50 still interleave over thirty and more of them per policy.
+      const eligible = await seedMixedBacklog(f, 1_500);
       const before = await tableCounts(ds);
       const options = purgerOptions({ batchSize: 50 });
       const replicas = [new RetentionPurger(ds, options), new RetentionPurger(other, options)];
@@ -646,7 +495,7 @@ describe(RetentionPurger.name, () => {
         purgedTogether[name] = reports.reduce((sum, report) => sum + report.purged[name], 0);
       }
       expect(purgedTogether).toEqual(eligible);
-      // Both took part: batches of 50 over thousands of rows interleave.
+      // Both took part: batches of 50 over thousands of rows in all interleave.
       for (const report of reports.slice(0, 2)) {
         expect(Object.values(report.purged).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
       }
@@ -682,19 +531,18 @@ async function connect(db: TestDatabase): Promise<Client> {
   return client;
 }
 
-async function seedIdempotencyBacklog(
-  ds: DataSource,
-  rows: number,
-  createdAt: Date,
-): Promise<void> {
-  const playerId = await newPlayer(ds);
-  await ds.query(
-    `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state, created_at)
-     SELECT $1, 'k-' || g, '\\x00', 'POST /v1/tickets/heartbeat', 'in_progress',
-            $2::timestamptz - make_interval(secs => g)
-       FROM generate_series(1, $3) g`,
-    [playerId, createdAt, rows],
-  );
+const LANES = 6;
+
+/** `count` calls of `fn`, LANES at a time (the writers write a row a statement); `fn` learns its lane. */
+async function inLanes(count: number, fn: (lane: number) => Promise<unknown>): Promise<void> {
+  let started = 0;
+  const run = async (lane: number) => {
+    while (started < count) {
+      started += 1;
+      await fn(lane);
+    }
+  };
+  await Promise.all(Array.from({ length: LANES }, (_, lane) => run(lane)));
 }
 
 /**
@@ -702,74 +550,54 @@ async function seedIdempotencyBacklog(
  * with it), plus a row inside its window for each; returns the rows a pass at NOW may delete.
  */
 async function seedMixedBacklog(
-  ds: DataSource,
+  f: TestFactories,
   n: number,
 ): Promise<Record<RetentionPolicyName, number>> {
-  const players = [await newPlayer(ds), await newPlayer(ds)];
   const past = (policy: RetentionPolicyName) => ago(windowMs(policy) + HOUR);
   const inside = (policy: RetentionPolicyName) => ago(windowMs(policy) - HOUR);
+  const both = async (
+    policy: RetentionPolicyName,
+    make: (at: Date, count: number) => Promise<unknown>,
+  ) => {
+    await make(past(policy), n);
+    await make(inside(policy), 1);
+  };
   // Older than the dead letters kept below too (their created_at less the margin holds keys back).
-  await seedIdempotencyBacklog(ds, n, ago(windowMs('outbox_dead_letters') + DAY));
-  for (const [status, column, policy] of [
-    ['published', 'published_at', 'outbox_published'],
-    ['dead', 'dead_lettered_at', 'outbox_dead_letters'],
-  ] as const) {
-    for (const at of [past(policy), inside(policy)]) {
-      await ds.query(
-        `INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload,
-                             status, ${column}, created_at)
-         SELECT 'match.state_changed', 'match', gen_random_uuid(), 1, $1, '{}', '{}', $2, $1, $1
-           FROM generate_series(1, $3)`,
-        [at, status, at === inside(policy) ? 1 : n],
-      );
-    }
-  }
-  for (const at of [past('sessions_expired'), inside('sessions_expired')]) {
-    await ds.query(
-      `INSERT INTO sessions (player_id, token_hash, expires_at)
-       SELECT $1, gen_random_uuid()::text::bytea, $2 FROM generate_series(1, $3)`,
-      [players[0], at, at === inside('sessions_expired') ? 1 : n],
-    );
-  }
-  for (const at of [past('sessions_revoked'), inside('sessions_revoked')]) {
-    await ds.query(
-      `INSERT INTO sessions (player_id, token_hash, expires_at, revoked_at)
-       SELECT $1, gen_random_uuid()::text::bytea, $2::timestamptz + interval '1 day', $3
-         FROM generate_series(1, $4)`,
-      [players[0], NOW, at, at === inside('sessions_revoked') ? 1 : n],
-    );
-  }
-  for (const at of [past('probe_challenges'), inside('probe_challenges')]) {
-    await ds.query(
-      `INSERT INTO probe_challenges (player_id, region, nonce_hash, issued_at, expires_at)
-       SELECT $1, 'eu-west', '\\x00', $2, $2 FROM generate_series(1, $3)`,
-      [players[0], at, at === inside('probe_challenges') ? 1 : n],
-    );
-  }
-  for (const at of [past('queue_tickets'), inside('queue_tickets')]) {
-    await ds.query(
-      `INSERT INTO queue_tickets (player_id, mode, state, rating, enqueued_at, last_heartbeat_at, finished_at)
-       SELECT $1, 'duel', 'CANCELLED', 1500, $2, $2, $2 FROM generate_series(1, $3)`,
-      [players[0], at, at === inside('queue_tickets') ? 1 : n],
-    );
-  }
+  await f.idempotencyKeys(await f.player(), n, ago(windowMs('outbox_dead_letters') + DAY));
+  await both('outbox_published', (at, count) =>
+    f.publishedOutboxEvents(count, { publishedAt: at, createdAt: at }),
+  );
+  await both('outbox_dead_letters', (at, count) =>
+    f.deadLetteredOutboxEvents(count, { deadAt: at, createdAt: at }),
+  );
+  const playerId = await f.player();
+  await both('sessions_expired', (at, count) =>
+    inLanes(count, () => f.session(playerId, { expiresAt: at })),
+  );
+  await both('sessions_revoked', (at, count) =>
+    inLanes(count, () =>
+      f.session(playerId, { expiresAt: new Date(NOW.getTime() + DAY), revokedAt: at }),
+    ),
+  );
+  await both('probe_challenges', (at, count) =>
+    inLanes(count, () => f.probeChallenge(playerId, { expiresAt: at })),
+  );
+  // A player has one live ticket at a time: each lane's tickets are its own player's.
+  const lanePlayers: string[] = [];
+  for (let lane = 0; lane < LANES; lane += 1) lanePlayers.push(await f.player());
+  await both('queue_tickets', (at, count) =>
+    inLanes(count, (lane) => f.endedTicket(lanePlayers[lane]!, { at })),
+  );
   const matches = Math.floor(n / 3);
-  for (const at of [past('matches'), inside('matches')]) {
-    await ds.query(
-      `WITH m AS (
-         INSERT INTO matches (mode, region, state, finished_at)
-         SELECT 'duel', 'eu-west', 'COMPLETED', $1 FROM generate_series(1, $2)
-         RETURNING id
-       ), t AS (
-         INSERT INTO queue_tickets (player_id, mode, state, rating, enqueued_at, last_heartbeat_at, match_id, finished_at)
-         SELECT p.id, 'duel', 'COMPLETED', 1500, $1, $1, m.id, $1
-           FROM m CROSS JOIN unnest($3::uuid[]) AS p(id)
-         RETURNING id, player_id, match_id
-       )
-       INSERT INTO match_participants (match_id, player_id, ticket_id, team, rating_at_match)
-       SELECT match_id, player_id, id, 0, 1500 FROM t`,
-      [at, at === inside('matches') ? 1 : matches, players],
-    );
+  for (const [at, count] of [
+    [past('matches'), matches],
+    [inside('matches'), 1],
+  ] as const) {
+    // Ended by an operator, its tickets with it (at the same instant).
+    await inLanes(count, async () => {
+      const { matchId } = await f.duel(ago(10 * MINUTE, at));
+      await f.cancelMatch(matchId, at);
+    });
   }
   return {
     outbox_dead_letters: n,

@@ -6,8 +6,11 @@ import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config
 import { MaintenanceModule } from '../../apps/maintenance/src/maintenance.module';
 import { RetentionScheduler } from '../../apps/maintenance/src/retention/retention.scheduler';
 import { createTestDatabase, withAdminClient, type TestDatabase } from '../support/database';
+import { TestFactories } from '../support/factories';
 import { freePort, waitFor } from '../support/processes';
 import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
+
+const DAY = 86_400_000;
 
 /*
  * The real MaintenanceModule booted in this process (PostgreSQL, Redis, health listener and all),
@@ -75,28 +78,18 @@ async function startMaintenance(
   return maintenance;
 }
 
+/** `rows` completed keys of a new player's, the newest `ageDays` old, through IdempotencyStore. */
 async function seedIdempotencyKeys(ds: DataSource, rows: number, ageDays: number): Promise<void> {
-  const [player] = await ds.query<{ id: string }[]>(
-    `INSERT INTO players DEFAULT VALUES RETURNING id`,
-  );
-  await ds.query(
-    `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state, created_at)
-     SELECT $1, 'k-' || g, '\\x00', 'POST /v1/tickets/heartbeat', 'in_progress',
-            now() - make_interval(days => $2) - make_interval(secs => g)
-       FROM generate_series(1, $3) g`,
-    [player!.id, ageDays, rows],
-  );
+  const f = TestFactories.standalone(ds);
+  await f.idempotencyKeys(await f.player(), rows, new Date(Date.now() - ageDays * DAY));
 }
 
+/** An outbox event through the OutboxWriter, left pending or dead-lettered as a dispatcher does. */
 async function seedOutbox(ds: DataSource, status: 'pending' | 'dead'): Promise<void> {
+  const f = TestFactories.standalone(ds);
   // Created just now, so the dead letter holds back no key this suite seeds (all days old).
-  await ds.query(
-    `INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload, status,
-                         dead_lettered_at, attempts)
-     VALUES ('match.state_changed', 'match', gen_random_uuid(), 1, now(), '{}', '{}', $1,
-             CASE WHEN $1 = 'dead' THEN now() END, CASE WHEN $1 = 'dead' THEN 10 ELSE 0 END)`,
-    [status],
-  );
+  if (status === 'pending') await f.outboxEvents(1);
+  else await f.deadLetteredOutboxEvents(1, { deadAt: new Date(), createdAt: new Date() });
 }
 
 describe(RetentionScheduler.name, () => {

@@ -13,15 +13,15 @@ import { AllocatorConfig } from '../../apps/allocator/src/allocator.config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import { AllocationReleaseStage, type StaticServer } from '@matchplane/allocation';
 import { KeySet } from '@matchplane/join-auth';
-import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { MatchLifecycle } from '@matchplane/matches';
 import { MetricsRegistry } from '@matchplane/observability';
-import { runInTransaction, type StageBatch } from '@matchplane/persistence';
-import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import type { StageBatch } from '@matchplane/persistence';
 // The apps' real module graphs in process (libs never import apps; tests may).
 import { AllocatorModule } from '../../apps/allocator/src/allocator.module';
 import { AllocationStepHook } from '../../apps/allocator/src/allocation-step.hook';
 import { StaticHandOff } from '../../apps/allocator/src/providers/static-handoff';
 import { QueuedAllocationReleaser } from '../../apps/maintenance/src/reconciliation/queued-allocation.releaser';
+import { TestFactories } from './factories';
 import { startInProcessDispatcher, type InProcessDispatcher } from './outbox-fixtures';
 import type { PlayerApi } from './player-api';
 import { freePort, waitFor } from './processes';
@@ -226,55 +226,21 @@ export async function queuePlayers(
 }
 
 /**
- * Commits a match of these players as the matcher's MatchCommitter does: in one transaction the
- * match is created (ALLOCATING, with its envelope) and every ticket moved to MATCHED; the stores
- * register the relay's wake-up and the tickets' re-projection for after the commit.
+ * Commits a match of these players as the matcher's MatchCommitter does (see
+ * {@link TestFactories.match}): the match created ALLOCATING and every ticket MATCHED in one
+ * transaction, the relay's wake-up and the tickets' re-projection after the commit.
  */
-export async function commitMatch(
+export function commitMatch(
   api: PlayerApi,
   players: readonly QueuedPlayer[],
   mode: string,
   teamOf: (index: number) => number = (index) => index % 2,
   region = REGION,
 ): Promise<string> {
-  const matches = api.app.get(MatchStore, { strict: false });
-  const tickets = api.app.get(TicketStore, { strict: false });
-  const now = new Date();
-  const projection = api.app.get(CandidateProjection, { strict: false });
-  const matchId = await runInTransaction(api.ds, async (manager) => {
-    const rows: StoredTicket[] = [];
-    for (const player of players) {
-      const row = await tickets.load(manager, player.ticket.id, { forUpdate: true });
-      if (!row || row.state !== 'SEARCHING')
-        throw new Error(`ticket ${player.ticket.id} is not searching`);
-      rows.push(row);
-    }
-    const change = await matches.create(
-      manager,
-      {
-        mode,
-        region,
-        participants: rows.map((row, index) => ({
-          playerId: row.playerId,
-          ticketId: row.id,
-          team: teamOf(index),
-          rating: row.rating,
-        })),
-      },
-      now,
-    );
-    for (const row of rows) {
-      const { ticket } = await tickets.transition(
-        manager,
-        row,
-        { to: 'MATCHED', matchId: change.match.id },
-        now,
-      );
-      await projection.refreshAfterCommit(manager, ticket);
-    }
-    return change.match.id;
-  });
-  return matchId;
+  return TestFactories.of(api).match(
+    players.map((player) => player.ticket.id),
+    { mode, region, teamOf },
+  );
 }
 
 export async function matchState(
