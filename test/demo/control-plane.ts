@@ -49,6 +49,19 @@ export class ControlPlaneView {
       : undefined;
   }
 
+  /** Resolves once the match is in `state`; a terminal state other than it is an error. */
+  async untilState(matchId: string, state: string): Promise<void> {
+    for (;;) {
+      const row = await this.match(matchId);
+      if (row?.state === state) return;
+      if (row && ['COMPLETED', 'FAILED', 'CANCELLED'].includes(row.state))
+        throw new Error(
+          `match ${matchId} ended ${row.state}${row.failureReason ? ` (${row.failureReason})` : ''} instead of reaching ${state}`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
   async close(): Promise<void> {
     await this.pool.end().catch(() => undefined);
   }

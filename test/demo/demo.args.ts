@@ -11,6 +11,8 @@ export interface DemoArgs {
   database: string;
   redisPrefix: string;
   logs: boolean;
+  /** The backfill scenario (--backfill). */
+  backfill: boolean;
 }
 
 export const DEMO_USAGE = `usage: npm run demo -- [options]
@@ -24,8 +26,15 @@ players through matches with the SDK and prints a timeline. Exit 0 once every ma
   --timeout <s>        give up after this long (default 180)
   --database <name>    database, recreated every run; must contain "demo" (default matchplane_demo)
   --redis-prefix <p>   Redis key prefix, cleared every run; must contain "demo" (default mpdemo)
+  --backfill           one 2v2 (mode pair) where one player never connects: the match plays on
+                       short-handed, a late player queues and the game server backfills it
+                       (sets --players 4 and --mode pair; --duration at least 15000)
   --logs               also echo every app's output to stderr
   -h, --help           this text`;
+
+/** The backfill scenario's mode, which the stack offers beside the default ones (QUEUE_MODES). */
+export const BACKFILL_MODE = { mode: 'pair', spec: 'pair:2x2' } as const;
+const BACKFILL_MIN_DURATION_MS = 15_000;
 
 export type ParsedDemoArgs = { ok: true; args: DemoArgs } | { ok: false; problem?: string };
 
@@ -45,6 +54,7 @@ export function parseDemoArgs(argv: readonly string[]): ParsedDemoArgs {
         database: { type: 'string' },
         'redis-prefix': { type: 'string' },
         logs: { type: 'boolean' },
+        backfill: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -52,12 +62,20 @@ export function parseDemoArgs(argv: readonly string[]): ParsedDemoArgs {
     return { ok: false, problem: (error as Error).message };
   }
   if (values.help) return { ok: false };
+  const backfill = values.backfill ?? false;
+  if (backfill && (values.players !== undefined || values.mode !== undefined))
+    return { ok: false, problem: '--backfill sets --players and --mode itself' };
   const players = integer(values.players, 4);
   if (players === undefined || players < 2 || players > 64)
     return { ok: false, problem: '--players must be an integer from 2 to 64' };
-  const durationMs = integer(values.duration, 3_000);
+  const durationMs = integer(values.duration, backfill ? BACKFILL_MIN_DURATION_MS : 3_000);
   if (durationMs === undefined || durationMs < 500 || durationMs > 120_000)
     return { ok: false, problem: '--duration must be an integer from 500 to 120000 (ms)' };
+  if (backfill && durationMs < BACKFILL_MIN_DURATION_MS)
+    return {
+      ok: false,
+      problem: `--backfill needs --duration of at least ${BACKFILL_MIN_DURATION_MS} (ms): the backfill happens during the game`,
+    };
   const timeoutSeconds = integer(values.timeout, 180);
   if (timeoutSeconds === undefined || timeoutSeconds < 10)
     return { ok: false, problem: '--timeout must be an integer of at least 10 (s)' };
@@ -65,12 +83,13 @@ export function parseDemoArgs(argv: readonly string[]): ParsedDemoArgs {
     ok: true,
     args: {
       players,
-      mode: values.mode,
+      mode: backfill ? BACKFILL_MODE.mode : values.mode,
       durationMs,
       timeoutMs: timeoutSeconds * 1000,
       database: values.database ?? 'matchplane_demo',
       redisPrefix: values['redis-prefix'] ?? 'mpdemo',
       logs: values.logs ?? false,
+      backfill,
     },
   };
 }

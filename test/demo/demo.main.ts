@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { QueueModeOption } from '@matchplane/contracts';
 import { PlayerClient } from '@matchplane/sdk';
 import { ControlPlaneView } from './control-plane';
-import { DEMO_USAGE, parseDemoArgs, type DemoArgs } from './demo.args';
+import { BACKFILL_MODE, DEMO_USAGE, parseDemoArgs, type DemoArgs } from './demo.args';
 import { DemoFailure, describeError, within } from './failure';
 import { locationFor } from './locations';
 import { MatchBoard } from './match-board';
@@ -41,8 +41,11 @@ async function main(args: DemoArgs): Promise<number | undefined> {
       gameServerEnv: {
         MATCH_DURATION_MS: String(args.durationMs),
         MATCH_TICK_INTERVAL_MS: '500',
-        CONNECT_DEADLINE_MS: '8000',
+        CONNECT_DEADLINE_MS: args.backfill ? '5000' : '8000',
       },
+      ...(args.backfill
+        ? { serviceEnv: { QUEUE_MODES: `duel:1x2,${BACKFILL_MODE.spec},squad:4x2` } }
+        : {}),
       heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
       echoLogs: args.logs,
     },
@@ -88,33 +91,40 @@ async function main(args: DemoArgs): Promise<number | undefined> {
       `playing ${mode.mode}: ${args.players / matchSize} match(es) of ${matchSize}; players live in simulated cities (their HTTP client delays each probe answer by the city's RTT to the region)`,
     );
 
-    const board = new MatchBoard(timeline, view, matchSize, (failure) => failWith(failure));
-    for (let i = 0; i < args.players; i += 1) {
-      const location = locationFor(i, args.players, matchSize);
-      players.push(
-        new SimulatedPlayer(
-          {
-            label: `P${i + 1} ${location.city}`,
-            location,
-            apiUrl: demoStack.apiUrl,
-            mode: mode.mode,
-            options,
-            samples: 3,
-            matchTimeoutMs: 60_000,
-            matchDurationMs: args.durationMs,
-          },
-          timeline,
-          board,
-          view,
-        ),
+    const plane = view;
+    const board = new MatchBoard(timeline, plane, matchSize, (failure) => failWith(failure));
+    const newPlayer = (i: number, role?: 'no-show' | 'late'): SimulatedPlayer => {
+      // A late player lives where the no-show did, so the match's region suits it too.
+      const location = locationFor(role === 'late' ? i - 1 : i, args.players, matchSize);
+      return new SimulatedPlayer(
+        {
+          label: `P${i + 1} ${location.city}`,
+          location,
+          apiUrl: demoStack.apiUrl,
+          mode: mode.mode,
+          options,
+          samples: 3,
+          matchTimeoutMs: 60_000,
+          matchDurationMs: args.durationMs,
+          ...(role ? { role } : {}),
+        },
+        timeline,
+        board,
+        plane,
       );
-    }
-    const outcomes = await Promise.all(
-      players.map(async (player, i) => {
+    };
+    for (let i = 0; i < args.players; i += 1)
+      players.push(newPlayer(i, args.backfill && i === args.players - 1 ? 'no-show' : undefined));
+    const late = args.backfill
+      ? backfillLate(demoStack, plane, players.at(-1)!, newPlayer(args.players, 'late'))
+      : [];
+    const outcomes = await Promise.all([
+      ...players.map(async (player, i) => {
         await new Promise((resolve) => setTimeout(resolve, i * PLAYER_STAGGER_MS));
         return player.play();
       }),
-    );
+      ...late,
+    ]);
 
     // Every client saw COMPLETED; the control plane agrees?
     for (const matchId of board.ids()) {
@@ -147,6 +157,52 @@ async function main(args: DemoArgs): Promise<number | undefined> {
   }
   timeline.note('demo', 'done');
   return 0;
+}
+
+/**
+ * The backfill scenario: once the no-show's match is IN_PROGRESS short-handed, `late` queues and
+ * the game server backfills it. The game server's backfill steps (its log lines, from the
+ * allocator's output) join the timeline.
+ */
+function backfillLate(
+  demoStack: DemoStack,
+  view: ControlPlaneView,
+  noShow: SimulatedPlayer,
+  late: SimulatedPlayer,
+): Promise<PlayerOutcome>[] {
+  demoStack.watch('allocator', (line) => {
+    const step = gameServerBackfillStep(line);
+    if (step !== undefined) timeline.note('game server', step);
+  });
+  const played = (async () => {
+    const matchId = await noShow.matchId;
+    await within(
+      view.untilState(matchId, 'IN_PROGRESS'),
+      60_000,
+      `match ${short(matchId)} to be IN_PROGRESS`,
+      'allocator',
+    );
+    timeline.note(
+      'demo',
+      `match ${short(matchId)} is IN_PROGRESS one player short; a late player queues now`,
+    );
+    players.push(late);
+    return late.play();
+  })();
+  return [played];
+}
+
+/** A game server's log line about a backfill (pretty format), as the timeline shows it. */
+function gameServerBackfillStep(line: string): string | undefined {
+  const parsed = /^\[[^\]]+\] \w+ \(game-server\): (.*) \{"context":"(\w+)"\}$/.exec(line);
+  if (!parsed) return undefined;
+  const [, message = '', context] = parsed;
+  if (context !== 'BackfillRunner' && !/backfill/i.test(message)) return undefined;
+  // Ids as short as the rest of the timeline shows them (a player's is its guest id).
+  return message.replace(
+    /\b([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g,
+    '$1',
+  );
 }
 
 /** Ends the players, stops the stack (SIGTERM) and reports how each app ended. */

@@ -31,11 +31,17 @@ export interface PlayerSettings {
   readonly matchTimeoutMs: number;
   /** The game's length, to bound the wait for its end. */
   readonly matchDurationMs: number;
+  /**
+   * `no-show`: takes its assignment but never connects. `late`: queues while a match is short of
+   * a no-show and is backfilled into it, so it joins once the game server accepted the backfill.
+   */
+  readonly role?: 'no-show' | 'late';
 }
 
 export interface PlayerOutcome {
   readonly matchId: string;
   readonly team: number;
+  /** False for a no-show. */
   readonly won: boolean;
 }
 
@@ -87,6 +93,9 @@ export class SimulatedPlayer {
   private connection: GameConnection | undefined;
   private lastHeartbeatState: string | undefined;
   private ticks = 0;
+  private onMatched: (matchId: string) => void = () => undefined;
+  /** The match this player was put in, once it was. */
+  readonly matchId = new Promise<string>((resolve) => (this.onMatched = resolve));
 
   constructor(
     private readonly settings: PlayerSettings,
@@ -163,9 +172,10 @@ export class SimulatedPlayer {
         'matcher',
       );
     this.log(
-      `ticket ${short(ticket.id)} ${mine.state} into match ${short(matchId)} after ${mine.waitSeconds.toFixed(1)} s in the queue`,
+      `ticket ${short(ticket.id)} ${mine.state} into match ${short(matchId)} after ${mine.waitSeconds.toFixed(1)} s in the queue${this.settings.role === 'late' ? ' (a backfill: the match is already under way)' : ''}`,
     );
     this.board.matched(matchId, { label, predictedRttMs: mine.predictedRttMs });
+    this.onMatched(matchId);
 
     const ready = await this.step(
       this.feed.first(
@@ -177,6 +187,9 @@ export class SimulatedPlayer {
     );
     if (!JOINABLE.has(ready.state))
       await this.ended(matchId, ready.state, 'before it could be joined');
+    // A backfilled player is told to connect by its ticket going ASSIGNED: the game server has
+    // verified and accepted the roster revision that carries it.
+    if (this.settings.role === 'late') await this.untilAssigned(ticket.id);
 
     const assignment = await this.step(
       this.client.assignment(matchId),
@@ -187,7 +200,8 @@ export class SimulatedPlayer {
     this.log(
       `assignment: server ${assignment.serverId} at ${assignment.endpoint}, team ${assignment.team}`,
     );
-    this.board.assigned(matchId, label, assignment.team);
+    this.board.assigned(matchId, this.boardLabel(), assignment.team);
+    if (this.settings.role === 'no-show') return this.noShow(matchId, ticket.id, assignment.team);
 
     this.connection = await this.step(
       this.client.joinMatch(assignment, { onMessage: (message) => this.game(message) }),
@@ -280,7 +294,9 @@ export class SimulatedPlayer {
   private game(message: GameServerMessage): void {
     switch (message.type) {
       case 'started':
-        this.log(`game started (${message.durationMs} ms)`);
+        this.log(
+          `game ${this.settings.role === 'late' ? 'under way' : 'started'} (${message.durationMs} ms${this.settings.role === 'late' ? ' left' : ''})`,
+        );
         return;
       case 'tick':
         this.ticks += 1;
@@ -288,6 +304,51 @@ export class SimulatedPlayer {
       case 'joined':
       case 'ended':
         return;
+    }
+  }
+
+  private boardLabel(): string {
+    const { label, role } = this.settings;
+    return role === 'no-show'
+      ? `${label} (no-show)`
+      : role === 'late'
+        ? `${label} (backfill)`
+        : label;
+  }
+
+  /** Never connects; waits for the match to end and shows what became of its ticket. */
+  private async noShow(matchId: string, ticketId: string, team: number): Promise<PlayerOutcome> {
+    this.log('does not connect to the game server (a no-show)');
+    const final = await this.step(
+      this.feed.first((e) => e.matchId === matchId && TERMINAL.has(e.state)),
+      this.settings.matchDurationMs + 60_000,
+      `the end of match ${short(matchId)}`,
+      'allocator',
+    );
+    const after = await this.client.ticket(ticketId);
+    this.log(
+      `match ${short(matchId)} ${final.state} without it; ticket ${short(ticketId)} ${after.state}${after.endReason ? ` (${after.endReason})` : ''}`,
+    );
+    this.close();
+    await this.client.endSession().catch(() => undefined);
+    return { matchId, team, won: false };
+  }
+
+  /** Polls the ticket until it is ASSIGNED (told to connect); a ticket that ends instead fails the demo. */
+  private async untilAssigned(ticketId: string): Promise<void> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const ticket = await this.client.ticket(ticketId);
+      if (ticket.state === 'ASSIGNED') {
+        this.log(`ticket ${short(ticketId)} ASSIGNED: the game server accepted the backfill`);
+        return;
+      }
+      if (ticket.state !== 'MATCHED' || Date.now() > deadline)
+        throw new DemoFailure(
+          `${this.settings.label}'s backfill ticket is ${ticket.state}${ticket.endReason ? ` (${ticket.endReason})` : ''}, not ASSIGNED`,
+          'allocator',
+        );
+      await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
 

@@ -40,6 +40,8 @@ export interface StackOptions {
   logDir: string;
   /** Extra environment of the game servers the allocator's local provider launches. */
   gameServerEnv: Readonly<Record<string, string>>;
+  /** Extra environment of every app (e.g. QUEUE_MODES, which they share). */
+  serviceEnv?: Readonly<Record<string, string>>;
   /** Every service's TICKET_HEARTBEAT_INTERVAL_MS (the timeout is 5x). */
   heartbeatIntervalMs: number;
   /** Also echo every app's output to stderr, prefixed with its name. */
@@ -58,6 +60,7 @@ export interface ChildExit {
 class StackChild {
   readonly exited: Promise<number | string>;
   private readonly lines: string[] = [];
+  private readonly watchers: ((line: string) => void)[] = [];
   private partial = '';
   private readonly log: WriteStream;
   stopping = false;
@@ -108,7 +111,13 @@ class StackChild {
     for (const line of parts) this.keep(line);
   }
 
+  /** Calls `watcher` with every later line of output. */
+  watch(watcher: (line: string) => void): void {
+    this.watchers.push(watcher);
+  }
+
   private keep(line: string): void {
+    for (const watcher of this.watchers) watcher(line);
     this.lines.push(line);
     if (this.lines.length > LINES_KEPT) this.lines.splice(0, this.lines.length - LINES_KEPT);
     if (this.echo) process.stderr.write(`  [${this.app}] ${line}\n`);
@@ -220,6 +229,11 @@ export class DemoStack {
     return this.children.get(app)?.tail(count) ?? [];
   }
 
+  /** Calls `watcher` with each line `app` writes from now on (the allocator's include its game servers'). */
+  watch(app: StackApp, watcher: (line: string) => void): void {
+    this.children.get(app)?.watch(watcher);
+  }
+
   logFile(app: StackApp): string {
     return path.join(this.options.logDir, `${app}.log`);
   }
@@ -267,6 +281,7 @@ export class DemoStack {
       REDIS_KEY_PREFIX: this.options.redisPrefix,
       TICKET_HEARTBEAT_INTERVAL_MS: String(this.options.heartbeatIntervalMs),
       TICKET_HEARTBEAT_TIMEOUT_MS: String(this.options.heartbeatIntervalMs * 5),
+      ...this.options.serviceEnv,
     };
   }
 

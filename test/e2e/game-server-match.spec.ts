@@ -8,6 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { WebSocket } from 'ws';
 import {
   ServerRoutes,
+  type BackfillAcceptRequest,
+  type BackfillConnectRequest,
+  type BackfillConnectResponse,
+  type BackfillRequestBody,
+  type BackfillResponse,
   type InitialConnectRequest,
   type InitialConnectResponse,
   type MatchResultRequest,
@@ -15,7 +20,12 @@ import {
   type RosterResponse,
 } from '@matchplane/contracts';
 import { JoinTokenSigner } from '@matchplane/join-auth';
-import { newSignedRoster, newTestKeys } from '../../apps/game-server/src/game-server.factories';
+import { GameConnection, GameJoinRefusedError } from '@matchplane/sdk';
+import {
+  newRosterRevision,
+  newSignedRoster,
+  newTestKeys,
+} from '../../apps/game-server/src/game-server.factories';
 import { freePort, startApp, waitFor, type RunningApp } from '../support/processes';
 
 /** The routes of the match itself (one path per server). */
@@ -34,14 +44,19 @@ interface RecordedCall {
 /**
  * The control plane's server routes as libs/contracts/src/server-api.ts describes them, answered
  * from memory: it serves the roster the test signed and records what the game server reports.
+ * A backfill request stays OPEN unless the test planned one: then its first poll finds it MATCHED
+ * with the planned revision's added players, the second PUBLISHED, and the roster route serves
+ * that revision from then on.
  */
 class ControlPlaneStandIn {
   readonly calls: RecordedCall[] = [];
   private readonly server: Server;
   /** Routes that answer 503 for a while from their first call (the database restarting). */
   private readonly outages = new Map<string, { ms: number; endsAt?: number }>();
+  private readonly backfills = new Map<string, BackfillResponse>();
+  private plannedRevision: RosterResponse | undefined;
 
-  constructor(private readonly roster: RosterResponse) {
+  constructor(private roster: RosterResponse) {
     this.server = createServer((req, res) => {
       void this.answer(req).then(({ status, body }) => {
         const type = status >= 400 ? 'application/problem+json' : 'application/json';
@@ -64,6 +79,19 @@ class ControlPlaneStandIn {
   /** `route` answers 503 DEPENDENCY_UNAVAILABLE for `ms` from its first call on. */
   outage(route: MatchRoute, ms: number): void {
     this.outages.set(`/v1/${ServerRoutes[route](SERVER_ID)}`, { ms });
+  }
+
+  /** The next backfill request is filled by publishing `revision` (signed, or tampered with). */
+  planBackfill(revision: RosterResponse): void {
+    this.plannedRevision = revision;
+  }
+
+  /** Backfill calls as `METHOD last-path-segment` (the request id for GET and DELETE), with bodies. */
+  backfillCalls(): { call: string; body: unknown }[] {
+    const prefix = `/v1/${ServerRoutes.backfills(SERVER_ID)}`;
+    return this.calls
+      .filter((c) => c.path.startsWith(prefix))
+      .map((c) => ({ call: `${c.method} ${c.path.slice(prefix.length) || '/'}`, body: c.body }));
   }
 
   callsTo(route: MatchRoute): RecordedCall[] {
@@ -115,6 +143,72 @@ class ControlPlaneStandIn {
     }
     if (route === `POST /v1/${ServerRoutes.result(SERVER_ID)}`) {
       return { status: 200, body: { matchId, state: 'COMPLETED', revision: 5 } };
+    }
+    if (route === `POST /v1/${ServerRoutes.backfills(SERVER_ID)}`) {
+      const { team, slots } = call.body as BackfillRequestBody;
+      const request: BackfillResponse = {
+        requestId: randomUUID(),
+        matchId,
+        team,
+        slots,
+        state: 'OPEN',
+        expiresAt: new Date(Date.now() + 30_000).toISOString(),
+        playerIds: [],
+        revision: 1,
+      };
+      this.backfills.set(request.requestId, request);
+      return { status: 201, body: request };
+    }
+    return this.answerBackfill(call);
+  }
+
+  private answerBackfill(call: RecordedCall): { status: number; body: unknown } {
+    const [requestId = '', action] = call.path
+      .slice(`/v1/${ServerRoutes.backfills(SERVER_ID)}/`.length)
+      .split('/');
+    const request = this.backfills.get(decodeURIComponent(requestId));
+    if (request === undefined) return problem(404, 'NOT_FOUND');
+    const next = (changes: Partial<BackfillResponse>): BackfillResponse => {
+      const updated = { ...request, ...changes, revision: request.revision + 1 };
+      this.backfills.set(request.requestId, updated);
+      return updated;
+    };
+    const planned = this.plannedRevision;
+    const route = `${call.method} ${action ?? ''}`;
+    if (route === 'GET ') {
+      if (planned === undefined || !['OPEN', 'MATCHED'].includes(request.state)) {
+        return { status: 200, body: request };
+      }
+      if (request.state === 'OPEN') {
+        const held = new Set(this.roster.entries.map((entry) => entry.playerId));
+        const added = planned.entries.map((e) => e.playerId).filter((id) => !held.has(id));
+        return { status: 200, body: next({ state: 'MATCHED', playerIds: added }) };
+      }
+      this.roster = planned;
+      return {
+        status: 200,
+        body: next({ state: 'PUBLISHED', rosterRevision: planned.revision }),
+      };
+    }
+    if (route === 'DELETE ') {
+      if (['ASSIGNED', 'FILLED'].includes(request.state)) return problem(409, 'BACKFILL_CONFLICT');
+      return { status: 200, body: next({ state: 'CANCELLED', reason: 'SERVER_CANCELLED' }) };
+    }
+    if (route === 'POST accept') {
+      const { rosterRevision } = call.body as BackfillAcceptRequest;
+      if (request.state !== 'PUBLISHED' || rosterRevision !== request.rosterRevision) {
+        return problem(409, 'BACKFILL_CONFLICT');
+      }
+      return { status: 200, body: next({ state: 'ASSIGNED' }) };
+    }
+    if (route === 'POST connect') {
+      const { connectedPlayerIds } = call.body as BackfillConnectRequest;
+      if (request.state !== 'ASSIGNED') return problem(409, 'BACKFILL_CONFLICT');
+      const body: BackfillConnectResponse = {
+        ...next({ state: 'FILLED' }),
+        noShowPlayerIds: request.playerIds.filter((id) => !connectedPlayerIds.includes(id)),
+      };
+      return { status: 200, body };
     }
     return problem(404, 'NOT_FOUND');
   }
@@ -426,6 +520,151 @@ describe('game server (reference dedicated server) against a control-plane stand
       expect.objectContaining({ outcome: 'COMPLETED', winningTeam: 1 }),
     ]);
     expect(app.output()).toMatch(/connect deadline \(1000 ms\) passed/);
+
+    // The short team's backfill was requested; nobody came, so it was withdrawn as the match ended.
+    const backfills = api.backfillCalls();
+    expect(backfills[0]).toEqual({
+      call: 'POST /',
+      body: { team: 0, slots: 1, timeoutSeconds: 30 },
+    });
+    expect(backfills.at(-1)?.call).toMatch(/^DELETE \/[0-9a-f-]{36}$/);
+    expect(backfills.slice(1, -1).every((b) => b.call.startsWith('GET '))).toBe(true);
+    expect(app.output()).toMatch(/the match ended while OPEN[\s\S]*CANCELLED \(SERVER_CANCELLED\)/);
+  });
+
+  describe('backfill of a no-show', () => {
+    /** A duel whose team 0 player never shows, and the revision 2 that replaces them. */
+    function shortDuel(port: number): {
+      roster: RosterResponse;
+      present: RosterResponse['entries'][number];
+      revision2: RosterResponse;
+      added: RosterResponse['entries'][number];
+    } {
+      const roster = duel(port);
+      const present = roster.entries.find((entry) => entry.team === 1)!;
+      const absent = roster.entries.find((entry) => entry.team === 0)!;
+      const revision2 = newRosterRevision({
+        signer,
+        base: roster,
+        drop: [absent.playerId],
+        add: [{ team: 0 }],
+      });
+      const added = revision2.entries.find((entry) => entry.team === 0)!;
+      return { roster, present, revision2, added };
+    }
+
+    /** Waits until the game server made a backfill call matching `pattern`. */
+    function backfillCall(
+      api: ControlPlaneStandIn,
+      app: RunningApp,
+      pattern: RegExp,
+    ): Promise<true> {
+      return waitFor(
+        () => Promise.resolve(api.backfillCalls().some((b) => pattern.test(b.call)) || undefined),
+        { timeoutMs: 10_000, what: `a backfill call ${String(pattern)}; output:\n${app.output()}` },
+      );
+    }
+
+    async function playShortHanded(
+      published: RosterResponse,
+      present: RosterResponse['entries'][number],
+      port: number,
+      revision: RosterResponse,
+    ): Promise<{ app: RunningApp; api: ControlPlaneStandIn; player: Player }> {
+      const api = new ControlPlaneStandIn(published);
+      api.planBackfill(revision);
+      const { app } = await launch(
+        published,
+        port,
+        { CONNECT_DEADLINE_MS: '1500', MATCH_DURATION_MS: '4000', BACKFILL_POLL_MS: '100' },
+        api,
+      );
+      await registered(api, app);
+      const player = await join(port, present.joinToken);
+      await joined(player);
+      return { app, api, player };
+    }
+
+    it('requests the missing slot, verifies and accepts revision 2, admits the added player and reports them connected', async () => {
+      const port = await freePort();
+      const { roster, present, revision2, added } = shortDuel(port);
+      const { app, api, player } = await playShortHanded(roster, present, port, revision2);
+
+      await backfillCall(api, app, /\/accept$/);
+      const late = await GameConnection.join({
+        endpoint: `127.0.0.1:${port}`,
+        joinToken: added.joinToken,
+      });
+      expect({ playerId: late.playerId, team: late.team }).toEqual({
+        playerId: added.playerId,
+        team: 0,
+      });
+
+      expect(await exitWithin(app, 15_000)).toBe(0);
+      expect(await late.ended).toMatchObject({ outcome: 'COMPLETED' });
+      expect(late.messages[0]).toMatchObject({ type: 'started' });
+      expect(late.ticks().length).toBeGreaterThan(0);
+      expect(player.messages.at(-1)).toMatchObject({ type: 'ended', outcome: 'COMPLETED' });
+
+      const backfills = api.backfillCalls();
+      const requestPath = /^GET (\/[0-9a-f-]{36})$/.exec(backfills[1]?.call ?? '')?.[1];
+      expect(backfills[0]).toEqual({
+        call: 'POST /',
+        body: { team: 0, slots: 1, timeoutSeconds: 30 },
+      });
+      expect(backfills.slice(-2)).toEqual([
+        { call: `POST ${requestPath}/accept`, body: { rosterRevision: 2 } },
+        { call: `POST ${requestPath}/connect`, body: { connectedPlayerIds: [added.playerId] } },
+      ]);
+      expect(api.callsTo('roster')).toHaveLength(2);
+
+      // The added player scored for team 0.
+      const [result] = api.callsTo('result').map((c) => c.body as MatchResultRequest);
+      expect(result?.scores?.[added.playerId]).toBeGreaterThan(0);
+      expect(Object.keys(result?.scores ?? {})).toContain(present.playerId);
+
+      const output = app.output();
+      expect(output).toMatch(/team 0 short 1: requesting backfill/);
+      expect(output).toMatch(/backfill [0-9a-f-]{36}: PUBLISHED.*roster revision 2/);
+      expect(output).toMatch(/roster revision 2 verified/);
+      expect(output).toMatch(/accepted roster revision 2: ASSIGNED/);
+      expect(output).toMatch(/joined on team 0 \(backfill\)/);
+      expect(output).toMatch(/FILLED: no-shows \[\]/);
+      expect(output).not.toContain(added.joinToken);
+    }, 40_000);
+
+    it('refuses a tampered revision 2, cancels the request and keeps the added player out', async () => {
+      const port = await freePort();
+      const { roster, present, revision2, added } = shortDuel(port);
+      const [claims = ''] = added.joinToken.split('.');
+      const forged = `${claims}.${Buffer.alloc(32, 9).toString('base64url')}`;
+      const tampered = {
+        ...revision2,
+        entries: revision2.entries.map((e) =>
+          e.playerId === added.playerId ? { ...e, joinToken: forged } : e,
+        ),
+      };
+      const { app, api } = await playShortHanded(roster, present, port, tampered);
+
+      await backfillCall(api, app, /^DELETE /);
+      const refused = await GameConnection.join({
+        endpoint: `127.0.0.1:${port}`,
+        joinToken: added.joinToken,
+      }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(GameJoinRefusedError);
+      expect(refused).toMatchObject({ code: 4410 });
+
+      expect(await exitWithin(app, 15_000)).toBe(0);
+      const calls = api.backfillCalls().map((b) => b.call);
+      expect(calls.some((c) => c.endsWith('/accept') || c.endsWith('/connect'))).toBe(false);
+      expect(calls.filter((c) => c.startsWith('DELETE'))).toHaveLength(1);
+      expect(api.callsTo('result').map((c) => c.body)).toEqual([
+        expect.objectContaining({ outcome: 'COMPLETED', winningTeam: 1 }),
+      ]);
+      expect(app.output()).toMatch(
+        /roster revision 2 refused \(ROSTER_DIGEST_MISMATCH\).*cancelling the request/,
+      );
+    }, 40_000);
   });
 
   it('on SIGTERM mid-match reports the match FAILED, tells players it is going away, and stops cleanly', async () => {

@@ -11,11 +11,16 @@ import {
   KeySet,
 } from '@matchplane/join-auth';
 import {
+  newRosterRevision,
   newSignedRoster,
   newTestKeys,
   signRosterEntries,
 } from '../../apps/game-server/src/game-server.factories';
-import { RosterGate, type RosterCheck } from '../../apps/game-server/src/roster.gate';
+import {
+  RosterGate,
+  type RosterCheck,
+  type RosterRevisionCheck,
+} from '../../apps/game-server/src/roster.gate';
 
 const SERVER_ID = 'gs-eu-west-1';
 const NOW = 1_767_225_600_000;
@@ -40,7 +45,7 @@ function duel(overrides: Partial<Parameters<typeof newSignedRoster>[0]> = {}): R
   });
 }
 
-function reasonOf(check: RosterCheck): string {
+function reasonOf(check: RosterCheck | RosterRevisionCheck): string {
   return check.ok ? 'OK' : check.reason;
 }
 
@@ -178,6 +183,70 @@ describe(RosterGate.name, () => {
     expect(reasonOf(gateFor(roster).check({ ...roster, entries: [] }, NOW))).toBe(
       'ROSTER_COUNT_MISMATCH',
     );
+  });
+
+  describe('a later roster revision (backfill)', () => {
+    const first = duel();
+    const gate = gateFor(first);
+    const verified = gate.check(first, NOW);
+    if (!verified.ok) throw new Error(`fixture roster rejected: ${verified.reason}`);
+    const current = verified.roster;
+    const connected = first.entries.map((entry) => entry.playerId);
+    const second = newRosterRevision({
+      signer: newSigner,
+      base: first,
+      add: [{ team: 0 }],
+      issuedAt: NOW + 1_000,
+    });
+    const check = (next: RosterResponse, from = current): string =>
+      reasonOf(gate.checkRevision(from, next, NOW + 1_000, connected));
+
+    it('takes revision 2 with the added player', () => {
+      expect(check(second)).toBe('OK');
+    });
+
+    it('refuses revision 2 truncated, reordered or altered', () => {
+      expect(check({ ...second, entries: second.entries.slice(0, -1) })).toBe(
+        'ROSTER_COUNT_MISMATCH',
+      );
+      expect(check({ ...second, entries: [...second.entries].reverse() })).toBe(
+        'ROSTER_NOT_CANONICAL',
+      );
+      const [head, ...rest] = second.entries;
+      const otherToken = rest[0]!.joinToken;
+      expect(check({ ...second, entries: [{ ...head!, joinToken: otherToken }, ...rest] })).toBe(
+        'ROSTER_DIGEST_MISMATCH',
+      );
+    });
+
+    it('refuses revision 2 relabelled as another revision, signed or not', () => {
+      // The manifest signs its revision (format 0x04): relabelling it breaks the signature.
+      const relabelled = { ...second, revision: 3, manifest: { ...second.manifest, revision: 3 } };
+      expect(check(relabelled)).toBe('BAD_SIGNATURE');
+      // The response's own revision is not signed; it must agree with the manifest's.
+      expect(check({ ...second, revision: 3 })).toBe('REVISION_MISMATCH');
+      // The first roster relabelled as revision 2 (signed as format 0x03, claiming 0x04).
+      expect(check({ ...first, revision: 2, manifest: { ...first.manifest, revision: 2 } })).toBe(
+        'BAD_SIGNATURE',
+      );
+    });
+
+    it('refuses a revision that is not newer than the current one', () => {
+      expect(check(first)).toBe('STALE_REVISION');
+      const adopted = gate.checkRevision(current, second, NOW + 1_000, connected);
+      if (!adopted.ok) throw new Error(`revision 2 rejected: ${adopted.reason}`);
+      expect(check(second, adopted.roster)).toBe('STALE_REVISION');
+      expect(check(first, adopted.roster)).toBe('STALE_REVISION');
+      const third = newRosterRevision({
+        signer: newSigner,
+        base: second,
+        add: [{ team: 1 }],
+        issuedAt: NOW + 2_000,
+      });
+      expect(reasonOf(gate.checkRevision(adopted.roster, third, NOW + 2_000, connected))).toBe(
+        'OK',
+      );
+    });
   });
 
   describe('admit', () => {

@@ -32,6 +32,7 @@ describe(GameServerConfig.name, () => {
     expect(config.MATCHPLANE_SERVER_PORT).toBe(7777);
     expect(config.HEALTH_PORT).toBe(0);
     expect(config.CONNECT_DEADLINE_MS).toBe(10_000);
+    expect(config.BACKFILL_ON_NO_SHOW).toBe(true);
     expect(redactedConfig(config).MATCHPLANE_SERVER_CREDENTIAL).toBe('[redacted]');
   });
 
@@ -55,5 +56,17 @@ describe(GameServerConfig.name, () => {
     expect(found).toMatch(/MATCHPLANE_MATCH_ID must be a lowercase uuid/);
     expect(found).toMatch(/MATCHPLANE_SERVER_PORT must be an integer from 1 to 65535/);
     expect(found).not.toContain('mp_srv_secret_value');
+  });
+
+  it('reads BACKFILL_ON_NO_SHOW as true or false only', () => {
+    expect(loadConfig(GameServerConfig, { BACKFILL_ON_NO_SHOW: 'false' }).BACKFILL_ON_NO_SHOW).toBe(
+      false,
+    );
+    expect(loadConfig(GameServerConfig, { BACKFILL_ON_NO_SHOW: 'true' }).BACKFILL_ON_NO_SHOW).toBe(
+      true,
+    );
+    expect(problems({ BACKFILL_ON_NO_SHOW: 'yes' })).toEqual([
+      'BACKFILL_ON_NO_SHOW must be true or false (got "yes")',
+    ]);
   });
 });

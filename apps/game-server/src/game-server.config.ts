@@ -1,11 +1,5 @@
-import {
-  IsNotEmpty,
-  IsString,
-  IsUrl,
-  Matches,
-  ValidateIf,
-} from 'class-validator';
-import { EnvVar, IsIntInRange, IsPort, LoggingConfig } from '@matchplane/config';
+import { IsNotEmpty, IsString, IsUrl, Matches, ValidateIf } from 'class-validator';
+import { EnvVar, IsFlag, IsIntInRange, IsPort, LoggingConfig } from '@matchplane/config';
 
 /**
  * The reference game server holds no database or Redis credentials: in production it runs in a
@@ -115,6 +109,24 @@ export class GameServerConfig extends LoggingConfig {
   @EnvVar({ description: 'How long a connection may take to send its join message (ms)' })
   @IsIntInRange(100, 60_000)
   JOIN_HANDSHAKE_TIMEOUT_MS = 5_000;
+
+  @EnvVar({
+    description:
+      'When initial-connect leaves a team short (no-shows), ask the control plane to backfill its open slots from the queue while the match plays (true or false)',
+  })
+  @IsFlag()
+  BACKFILL_ON_NO_SHOW = true;
+
+  @EnvVar({
+    description:
+      'How long the matcher may search for backfill players before the request expires (s)',
+  })
+  @IsIntInRange(1, 300)
+  BACKFILL_TIMEOUT_SECONDS = 30;
+
+  @EnvVar({ description: 'Interval at which a backfill request is polled until published (ms)' })
+  @IsIntInRange(50, 60_000)
+  BACKFILL_POLL_MS = 250;
 
   @EnvVar({ description: 'Length of the (trivial) match the reference server plays (ms)' })
   @IsIntInRange(0, 3_600_000)

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { RosterEntryView, RosterResponse } from '@matchplane/contracts';
+import type { VerifiedRoster } from './roster.gate';
 import {
   canonicalRosterOrder,
   KeySet,
@@ -48,36 +49,81 @@ export function newSignedRoster(spec: RosterSpec): RosterResponse {
   const matchId = spec.matchId ?? randomUUID();
   const endpoint = spec.endpoint ?? '127.0.0.1:7777';
   const issuedAt = spec.issuedAt ?? Date.now();
-  const expiresAt = issuedAt + (spec.lifetimeMs ?? 300_000);
-  const views: RosterEntryView[] = spec.players.map((player) => {
-    const claims: UnsignedJoinClaims = {
-      matchId,
-      playerId: player.playerId ?? randomUUID(),
-      serverId: spec.serverId,
-      endpoint,
-      issuedAt,
-      expiresAt,
-      ...player.claims,
-    };
-    return {
-      playerId: claims.playerId,
-      team: player.team,
-      joinToken: (player.signer ?? spec.signer).sign(claims),
-      expiresAt: new Date(claims.expiresAt).toISOString(),
-    };
-  });
+  const binding = { matchId, serverId: spec.serverId, endpoint, issuedAt };
   return signRosterEntries(
     spec.signer,
-    { matchId, serverId: spec.serverId, endpoint, issuedAt },
-    views,
+    binding,
+    spec.players.map((player) =>
+      signEntry(spec.signer, binding, issuedAt + (spec.lifetimeMs ?? 300_000), player),
+    ),
   );
 }
 
-/** Publishes `views` (sorted into canonical order) with a manifest `signer` signs over them. */
+export interface RosterRevisionSpec {
+  /** Signs the manifest, and every added token without its own signer. */
+  signer: JoinTokenSigner;
+  /** The roster the backfill revises; its entries keep their tokens. */
+  base: RosterResponse;
+  /** The revision the manifest signs; default the base's plus one. */
+  revision?: number;
+  /** Players dropped from the base (no-shows). */
+  drop?: readonly string[];
+  /** Players the backfill adds, with new tokens. */
+  add: RosterPlayerSpec[];
+  /** Epoch ms the added tokens and the manifest are issued at; default now. */
+  issuedAt?: number;
+  /** Added tokens' lifetime; default 5 minutes. */
+  lifetimeMs?: number;
+}
+
+/** A later roster revision as a backfill publishes it: the base's entries unchanged, less `drop`, plus `add`. */
+export function newRosterRevision(spec: RosterRevisionSpec): RosterResponse {
+  const { base } = spec;
+  const issuedAt = spec.issuedAt ?? Date.now();
+  const binding = {
+    matchId: base.matchId,
+    serverId: base.serverId,
+    endpoint: base.endpoint,
+    issuedAt,
+  };
+  const kept = base.entries.filter((entry) => !(spec.drop ?? []).includes(entry.playerId));
+  const added = spec.add.map((player) =>
+    signEntry(spec.signer, binding, issuedAt + (spec.lifetimeMs ?? 300_000), player),
+  );
+  return signRosterEntries(spec.signer, binding, [...kept, ...added], {
+    revision: spec.revision ?? base.revision + 1,
+  });
+}
+
+function signEntry(
+  signer: JoinTokenSigner,
+  binding: { matchId: string; serverId: string; endpoint: string; issuedAt: number },
+  expiresAt: number,
+  player: RosterPlayerSpec,
+): RosterEntryView {
+  const claims: UnsignedJoinClaims = {
+    ...binding,
+    playerId: player.playerId ?? randomUUID(),
+    expiresAt,
+    ...player.claims,
+  };
+  return {
+    playerId: claims.playerId,
+    team: player.team,
+    joinToken: (player.signer ?? signer).sign(claims),
+    expiresAt: new Date(claims.expiresAt).toISOString(),
+  };
+}
+
+/**
+ * Publishes `views` (sorted into canonical order) with a manifest `signer` signs over them, as
+ * roster revision `revision` when given (absent: the first roster, signed without one).
+ */
 export function signRosterEntries(
   signer: JoinTokenSigner,
   roster: { matchId: string; serverId: string; endpoint: string; issuedAt: number },
   views: readonly RosterEntryView[],
+  options: { revision?: number } = {},
 ): RosterResponse {
   const byPlayer = new Map(views.map((view) => [view.playerId, view]));
   const entries = canonicalRosterOrder(
@@ -88,6 +134,7 @@ export function signRosterEntries(
     serverId: roster.serverId,
     entries,
     issuedAt: roster.issuedAt,
+    ...(options.revision === undefined ? {} : { revision: options.revision }),
   });
   return {
     matchId: roster.matchId,
@@ -98,5 +145,20 @@ export function signRosterEntries(
     revision: manifestRevision(manifest),
     entries: entries.map((entry) => byPlayer.get(entry.playerId)!),
     manifest: { ...manifest, revision: manifestRevision(manifest) },
+  };
+}
+
+/** A roster as the gate hands it on once verified, for specs of what comes after the gate. */
+export function newVerifiedRoster(players: readonly (readonly [string, number])[]): VerifiedRoster {
+  return {
+    matchId: '44444444-4444-4444-8444-444444444444',
+    serverId: 'gs-1',
+    endpoint: '127.0.0.1:7777',
+    mode: 'duel',
+    keyId: 'k1',
+    revision: 1,
+    tokens: new Map(players.map(([playerId]) => [playerId, `token-of-${playerId}`])),
+    players: new Map(players.map(([playerId, team]) => [playerId, { playerId, team }])),
+    teams: [...new Set(players.map(([, team]) => team))].sort((a, b) => a - b),
   };
 }

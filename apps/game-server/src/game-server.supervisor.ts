@@ -6,10 +6,17 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { GameServerConfig } from './game-server.config';
-import { JoinCloseCode, SERVER_PROTOCOL_VERSION, type RosterResponse } from '@matchplane/contracts';
+import {
+  JoinCloseCode,
+  SERVER_PROTOCOL_VERSION,
+  type MatchResultRequest,
+  type RosterResponse,
+} from '@matchplane/contracts';
 import { isMatchState, isTerminalMatchState } from '@matchplane/domain';
 import { JoinTokenVerifier, KeySet } from '@matchplane/join-auth';
-import { MatchplaneApiError, MatchplaneNetworkError, ServerClient } from '@matchplane/sdk';
+import { ServerClient } from '@matchplane/sdk';
+import { describeError as describe, isTransient, isUnavailable } from './api-failures';
+import { BackfillRunner, shortTeams } from './backfill.runner';
 import { JoinListener } from './join.listener';
 import { MatchRunner, sleep } from './match.runner';
 import { RosterGate } from './roster.gate';
@@ -39,9 +46,10 @@ const RETRY_CAP_MS = 2_000;
 
 /**
  * The dedicated server's one run: fetch and verify the roster, register, accept players until
- * everyone is in or the connect deadline passes, report initial-connect, play, report the
- * result, exit. A roster that fails verification ends the run before registering, so the match
- * fails by the control plane's registration timeout rather than running with the wrong players.
+ * everyone is in or the connect deadline passes, report initial-connect, play (backfilling the
+ * teams no-shows left short meanwhile), report the result, exit. A roster that fails
+ * verification ends the run before registering, so the match fails by the control plane's
+ * registration timeout rather than running with the wrong players.
  */
 @Injectable()
 export class GameServerSupervisor implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -188,10 +196,22 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
       }
 
       step = 'play';
-      const result = await new MatchRunner(roster, players, {
-        durationMs: this.config.MATCH_DURATION_MS,
-        tickIntervalMs: this.config.MATCH_TICK_INTERVAL_MS,
-      }).play(signal);
+      const backfilling = new AbortController();
+      const stopBackfilling = () => backfilling.abort();
+      signal.addEventListener('abort', stopBackfilling, { once: true });
+      const backfill = this.backfill(client, gate, players, connected, backfilling.signal);
+      let result: MatchResultRequest | undefined;
+      try {
+        result = await new MatchRunner(players, {
+          durationMs: this.config.MATCH_DURATION_MS,
+          tickIntervalMs: this.config.MATCH_TICK_INTERVAL_MS,
+        }).play(signal);
+      } finally {
+        // The match is over (or interrupted): a backfill still under way is withdrawn first.
+        signal.removeEventListener('abort', stopBackfilling);
+        backfilling.abort();
+        await backfill;
+      }
       if (result === undefined) return await this.abandon(client, registered);
       this.logger.log(
         `match over: ${result.outcome}, winning team ${result.winningTeam ?? 'none'}; reporting the result`,
@@ -219,6 +239,37 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
     } finally {
       await players.close();
     }
+  }
+
+  /**
+   * When initial-connect left teams short and BACKFILL_ON_NO_SHOW is on, fills their open slots
+   * while the match plays (BackfillRunner); resolves once every request has ended, which `signal`
+   * (the match ending) hastens. Never rejects.
+   */
+  private backfill(
+    client: ServerClient,
+    gate: RosterGate,
+    players: JoinListener,
+    connected: readonly string[],
+    signal: AbortSignal,
+  ): Promise<void> {
+    const short = shortTeams(players.currentRoster(), connected);
+    if (short.length === 0) return Promise.resolve();
+    const described = short.map(({ team, slots }) => `team ${team} short ${slots}`).join(', ');
+    if (!this.config.BACKFILL_ON_NO_SHOW) {
+      this.logger.log(`${described}; BACKFILL_ON_NO_SHOW is off: playing on short-handed`);
+      return Promise.resolve();
+    }
+    this.logger.log(`${described}: requesting backfill while the match plays`);
+    return new BackfillRunner(client, gate, players, {
+      timeoutSeconds: this.config.BACKFILL_TIMEOUT_SECONDS,
+      pollMs: this.config.BACKFILL_POLL_MS,
+      connectDeadlineMs: this.config.CONNECT_DEADLINE_MS,
+    })
+      .run(short, signal)
+      .catch((error: unknown) => {
+        this.logger.error(`backfill failed unexpectedly: ${describe(error)}`);
+      });
   }
 
   /** Retries until the roster is served or ROSTER_WAIT_MS has passed; only transient failures are retried. */
@@ -305,23 +356,4 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
 
 function isOver(state: string): boolean {
   return isMatchState(state) && isTerminalMatchState(state);
-}
-
-/** The roster may be missing for a moment (or the API restarting); a refusal is final. */
-function isTransient(error: unknown): boolean {
-  return (
-    isUnavailable(error) ||
-    (error instanceof MatchplaneApiError && (error.status === 404 || error.status === 409))
-  );
-}
-
-/** The control plane could not take a request just now; a 4xx other than 429 is its answer. */
-function isUnavailable(error: unknown): boolean {
-  if (error instanceof MatchplaneNetworkError) return true;
-  return error instanceof MatchplaneApiError && (error.status === 429 || error.status >= 500);
-}
-
-/** Error messages here never carry the credential: SDK errors name only method and path. */
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -24,7 +24,8 @@ const CLOSE_GRACE_MS = 1_000;
 /**
  * Accepts players over WebSocket at /join: the first message must be the join message, whose
  * token is verified offline by the roster gate; one open connection per player. Keeps the set of
- * connected players for initial-connect and the match.
+ * connected players for initial-connect and the match. Once joining has closed, only the players
+ * a backfill's roster revision added may still join, while their window is open.
  */
 export class JoinListener {
   private readonly logger = new Logger(JoinListener.name);
@@ -32,13 +33,22 @@ export class JoinListener {
   private readonly sockets: WebSocketServer;
   private readonly connections = new Map<string, WebSocket>();
   private joining = true;
-  private waiters: (() => void)[] = [];
+  private waiters: { playerIds: readonly string[]; wake: () => void }[] = [];
+  private roster: VerifiedRoster;
+  /** Every player of every roster revision taken, by id: who the match's result counts. */
+  private readonly everyone: Map<string, RosterPlayer>;
+  /** Players a backfill added who may join after joining has closed. */
+  private readonly latecomers = new Set<string>();
+  /** When the match started and for how long, for the `started` a latecomer is sent. */
+  private match: { startedAt: number; durationMs: number } | undefined;
 
   constructor(
     private readonly gate: RosterGate,
-    private readonly roster: VerifiedRoster,
+    roster: VerifiedRoster,
     private readonly options: JoinListenerOptions,
   ) {
+    this.roster = roster;
+    this.everyone = new Map(roster.players);
     this.server = createServer((_req, res) => {
       res.writeHead(426, { 'content-type': 'text/plain', upgrade: 'websocket' });
       res.end(`connect with a WebSocket to ${JOIN_PATH}\n`);
@@ -70,13 +80,55 @@ export class JoinListener {
   }
 
   connectedPlayers(): RosterPlayer[] {
-    return this.connectedPlayerIds().flatMap((id) => this.roster.players.get(id) ?? []);
+    return this.connectedPlayerIds().flatMap((id) => this.everyone.get(id) ?? []);
+  }
+
+  /** The newest roster revision taken: who may join. */
+  currentRoster(): VerifiedRoster {
+    return this.roster;
+  }
+
+  /**
+   * The current roster widened to every player of every revision taken (a later revision drops
+   * the no-shows), so the result scores everyone who was on the match.
+   */
+  playedRoster(): VerifiedRoster {
+    const players = new Map(this.everyone);
+    const teams = [...new Set([...players.values()].map((player) => player.team))];
+    return { ...this.roster, players, teams: teams.sort((a, b) => a - b) };
   }
 
   /** Resolves once every rostered player has an open connection. */
   everyoneConnected(): Promise<void> {
-    if (this.allConnected()) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return this.connected([...this.roster.players.keys()]);
+  }
+
+  /** Resolves once each of `playerIds` has an open connection. */
+  connected(playerIds: readonly string[]): Promise<void> {
+    if (playerIds.every((id) => this.connections.has(id))) return Promise.resolve();
+    return new Promise((wake) => this.waiters.push({ playerIds, wake }));
+  }
+
+  /**
+   * Takes a later roster revision (RosterGate.checkRevision passed it) and opens joining to the
+   * players it added, even after joining has closed, until closeLateJoining.
+   */
+  takeRevision(roster: VerifiedRoster, added: readonly RosterPlayer[]): void {
+    this.roster = roster;
+    for (const player of added) {
+      this.everyone.set(player.playerId, player);
+      this.latecomers.add(player.playerId);
+    }
+  }
+
+  /** Ends the join window of these added players; one not connected by now is refused with 4410. */
+  closeLateJoining(playerIds: readonly string[]): void {
+    for (const id of playerIds) this.latecomers.delete(id);
+  }
+
+  /** The match started now for `durationMs`: a player joining later is sent `started` with what is left. */
+  markStarted(durationMs: number): void {
+    this.match = { startedAt: Date.now(), durationMs };
   }
 
   /** From now on every new connection is refused with 4410. */
@@ -101,6 +153,7 @@ export class JoinListener {
    */
   async closeAll(code: JoinCloseCode, reason: string, final?: ServerMessage): Promise<void> {
     this.joining = false;
+    this.latecomers.clear();
     if (final !== undefined) this.broadcast(final);
     const closing = [...this.sockets.clients].map((socket) => closeAndWait(socket, code, reason));
     await Promise.all(closing);
@@ -128,7 +181,7 @@ export class JoinListener {
   }
 
   private admit(socket: WebSocket, data: RawData, isBinary: boolean): void {
-    if (!this.joining) {
+    if (!this.joining && this.latecomers.size === 0) {
       this.logger.warn('join refused (4410): joining is closed');
       return refuse(socket, JoinCloseCode.JOINING_CLOSED, 'joining is closed');
     }
@@ -156,6 +209,11 @@ export class JoinListener {
     }
 
     const { playerId, team } = admission.player;
+    const late = !this.joining;
+    if (late && !this.latecomers.has(playerId)) {
+      this.logger.warn(`join refused (4410): joining is closed to player ${playerId}`);
+      return refuse(socket, JoinCloseCode.JOINING_CLOSED, 'joining is closed');
+    }
     if (this.connections.has(playerId)) {
       this.logger.warn(`join refused (4409): player ${playerId} is already connected`);
       return refuse(socket, JoinCloseCode.DUPLICATE, 'player is already connected');
@@ -167,19 +225,23 @@ export class JoinListener {
       this.logger.log(`player ${playerId} disconnected (${code})`);
     });
     this.send(playerId, { type: 'joined', playerId, team });
-    this.logger.log(
-      `player ${playerId} joined on team ${team} (${this.connections.size}/${this.roster.players.size} connected)`,
-    );
-    if (this.allConnected()) {
-      const waiters = this.waiters;
-      this.waiters = [];
-      for (const wake of waiters) wake();
+    if (this.match !== undefined) {
+      const remainingMs = this.match.durationMs - (Date.now() - this.match.startedAt);
+      this.send(playerId, { type: 'started', durationMs: Math.max(0, remainingMs) });
     }
+    this.logger.log(
+      `player ${playerId} joined on team ${team}${late ? ' (backfill)' : ''} (${this.connections.size}/${this.roster.players.size} connected)`,
+    );
+    const [ready, waiting] = partition(this.waiters, (waiter) =>
+      waiter.playerIds.every((id) => this.connections.has(id)),
+    );
+    this.waiters = waiting;
+    for (const waiter of ready) waiter.wake();
   }
+}
 
-  private allConnected(): boolean {
-    return this.connections.size === this.roster.players.size;
-  }
+function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(test), items.filter((item) => !test(item))];
 }
 
 function refuse(socket: WebSocket, code: JoinCloseCode, reason: string): void {

@@ -1,22 +1,12 @@
 import { decideResult, MatchRunner } from './match.runner';
 import { parseJoinMessage } from './join.protocol';
-import type { VerifiedRoster } from './roster.gate';
+import { newVerifiedRoster } from './game-server.factories';
 
 const A = '11111111-1111-4111-8111-111111111111';
 const B = '22222222-2222-4222-8222-222222222222';
 const C = '33333333-3333-4333-8333-333333333333';
 
-function roster(players: [string, number][]): VerifiedRoster {
-  return {
-    matchId: '44444444-4444-4444-8444-444444444444',
-    serverId: 'gs-1',
-    endpoint: '127.0.0.1:7777',
-    mode: 'duel',
-    keyId: 'k1',
-    players: new Map(players.map(([playerId, team]) => [playerId, { playerId, team }])),
-    teams: [...new Set(players.map(([, team]) => team))].sort((a, b) => a - b),
-  };
-}
+const roster = newVerifiedRoster;
 
 describe(MatchRunner.name, () => {
   describe(decideResult.name, () => {

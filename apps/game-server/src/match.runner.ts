@@ -11,13 +11,13 @@ export interface MatchRunnerOptions {
 /**
  * The reference server's trivial match: for `durationMs` it sends every connected player a tick
  * each `tickIntervalMs`, and a player scores one point per tick received. The team with the most
- * points wins; a tie goes to the lowest team index, so the outcome is deterministic.
+ * points wins; a tie goes to the lowest team index, so the outcome is deterministic. The roster
+ * is the listener's: players a backfill adds during the match score and count for their team.
  */
 export class MatchRunner {
   private readonly logger = new Logger(MatchRunner.name);
 
   constructor(
-    private readonly roster: VerifiedRoster,
     private readonly players: JoinListener,
     private readonly options: MatchRunnerOptions,
   ) {}
@@ -25,10 +25,11 @@ export class MatchRunner {
   /** Plays the match to its end; undefined when `signal` aborted it first. */
   async play(signal: AbortSignal): Promise<MatchResultRequest | undefined> {
     const { durationMs, tickIntervalMs } = this.options;
-    const scores = new Map<string, number>([...this.roster.players.keys()].map((id) => [id, 0]));
+    const scores = new Map<string, number>();
     this.players.broadcast({ type: 'started', durationMs });
+    this.players.markStarted(durationMs);
     this.logger.log(
-      `match ${this.roster.matchId} started with ${this.players.connectedPlayerIds().length} players for ${durationMs} ms`,
+      `match ${this.players.currentRoster().matchId} started with ${this.players.connectedPlayerIds().length} players for ${durationMs} ms`,
     );
 
     const startedAt = Date.now();
@@ -44,7 +45,9 @@ export class MatchRunner {
         }
       }
     }
-    return decideResult(this.roster, scores);
+    const played = this.players.playedRoster();
+    for (const playerId of played.players.keys()) scores.set(playerId, scores.get(playerId) ?? 0);
+    return decideResult(played, scores);
   }
 }
 

@@ -1,5 +1,5 @@
 import { ValidateBy, buildMessage } from 'class-validator';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 
 /** An integer within [min, max], parsed from its decimal string; one clear message when not. */
 export function IsIntInRange(min: number, max: number): PropertyDecorator {
@@ -21,4 +21,22 @@ export function IsIntInRange(min: number, max: number): PropertyDecorator {
 
 export function IsPort(): PropertyDecorator {
   return IsIntInRange(1, 65535);
+}
+
+/** A switch written `true` or `false` (exactly), read as a boolean; one clear message when not. */
+export function IsFlag(): PropertyDecorator {
+  const validate = ValidateBy({
+    name: 'isFlag',
+    validator: {
+      validate: (value: unknown) => typeof value === 'boolean',
+      defaultMessage: buildMessage((prefix) => `${prefix}$property must be true or false`),
+    },
+  });
+  const parse = Transform(({ value }: { value: unknown }) =>
+    value === 'true' ? true : value === 'false' ? false : value,
+  );
+  return (target, key) => {
+    parse(target, key);
+    validate(target, key);
+  };
 }

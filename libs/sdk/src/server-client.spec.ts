@@ -2,6 +2,8 @@ import {
   ErrorCode,
   IDEMPOTENCY_KEY_HEADER,
   SERVER_PROTOCOL_VERSION,
+  type BackfillConnectResponse,
+  type BackfillResponse,
   type InitialConnectResponse,
   type MatchResultResponse,
   type RegisterServerResponse,
@@ -141,6 +143,88 @@ describe(ServerClient.name, () => {
       { connectedPlayerIds: playerIds },
       { outcome: 'COMPLETED', winningTeam: 0, scores: { [playerIds[0]!]: 3 } },
     ]);
+  });
+
+  describe('backfill', () => {
+    const REQUEST_ID = 'bf/1 2';
+    const encodedRequest = encodeURIComponent(REQUEST_ID);
+    const ADDED = '33333333-3333-4333-8333-333333333333';
+    const backfill = (state: BackfillResponse['state']): BackfillResponse => ({
+      requestId: REQUEST_ID,
+      matchId: MATCH_ID,
+      team: 1,
+      slots: 1,
+      state,
+      expiresAt: '2026-01-01T00:00:30.000Z',
+      playerIds: state === 'OPEN' ? [] : [ADDED],
+      ...(state === 'OPEN' ? {} : { rosterRevision: 2 }),
+      revision: 1,
+    });
+
+    it('calls each backfill route under /v1 with the workload credential and the contract bodies', async () => {
+      const filled: BackfillConnectResponse = { ...backfill('FILLED'), noShowPlayerIds: [] };
+      const { fetch, calls } = fakeFetch(
+        json(201, backfill('OPEN')),
+        json(200, backfill('PUBLISHED')),
+        json(200, backfill('ASSIGNED')),
+        json(200, filled),
+        json(200, { ...backfill('CANCELLED'), reason: 'SERVER_CANCELLED' }),
+      );
+      const client = newClient(fetch);
+
+      await expect(
+        client.requestBackfill({ team: 1, slots: 1, timeoutSeconds: 30 }),
+      ).resolves.toEqual(backfill('OPEN'));
+      await expect(client.backfill(REQUEST_ID)).resolves.toEqual(backfill('PUBLISHED'));
+      await expect(client.acceptBackfill(REQUEST_ID, 2)).resolves.toEqual(backfill('ASSIGNED'));
+      await expect(client.reportBackfillConnect(REQUEST_ID, [ADDED])).resolves.toEqual(filled);
+      await expect(client.cancelBackfill(REQUEST_ID)).resolves.toMatchObject({
+        state: 'CANCELLED',
+        reason: 'SERVER_CANCELLED',
+      });
+
+      const backfills = `${BASE_URL}/v1/servers/${encodedServer}/backfills`;
+      expect(calls.map((c) => `${c.method} ${c.url}`)).toEqual([
+        `POST ${backfills}`,
+        `GET ${backfills}/${encodedRequest}`,
+        `POST ${backfills}/${encodedRequest}/accept`,
+        `POST ${backfills}/${encodedRequest}/connect`,
+        `DELETE ${backfills}/${encodedRequest}`,
+      ]);
+      expect(calls.every((c) => c.headers.authorization === `Bearer ${CREDENTIAL}`)).toBe(true);
+      expect(calls.map((c) => c.body)).toEqual([
+        { team: 1, slots: 1, timeoutSeconds: 30 },
+        undefined,
+        { rosterRevision: 2 },
+        { connectedPlayerIds: [ADDED] },
+        undefined,
+      ]);
+    });
+
+    it('retries a backfill request with one Idempotency-Key, so a lost answer does not open a second', async () => {
+      const { fetch, calls } = fakeFetch(
+        networkError(),
+        problem(503, ErrorCode.DEPENDENCY_UNAVAILABLE),
+        json(201, backfill('OPEN')),
+      );
+      await expect(newClient(fetch).requestBackfill({ team: 1, slots: 1 })).resolves.toEqual(
+        backfill('OPEN'),
+      );
+      expect(calls).toHaveLength(3);
+      const keys = calls.map((c) => c.headers[IDEMPOTENCY_KEY_HEADER]);
+      expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(new Set(keys).size).toBe(1);
+    });
+
+    it('throws the refusal of a backfill step as a typed MatchplaneApiError', async () => {
+      const { fetch, calls } = fakeFetch(problem(409, ErrorCode.BACKFILL_CONFLICT));
+      await expect(newClient(fetch).cancelBackfill(REQUEST_ID)).rejects.toMatchObject({
+        status: 409,
+        code: ErrorCode.BACKFILL_CONFLICT,
+        request: { method: 'DELETE', path: `servers/${encodedServer}/backfills/${encodedRequest}` },
+      });
+      expect(calls).toHaveLength(1);
+    });
   });
 
   it('retries network errors and 5xx without an Idempotency-Key, since the routes are idempotent', async () => {

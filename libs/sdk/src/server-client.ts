@@ -1,6 +1,11 @@
 import {
   ErrorCode,
   ServerRoutes,
+  type BackfillAcceptRequest,
+  type BackfillConnectRequest,
+  type BackfillConnectResponse,
+  type BackfillRequestBody,
+  type BackfillResponse,
   type InitialConnectRequest,
   type InitialConnectResponse,
   type MatchResultRequest,
@@ -34,9 +39,11 @@ export interface ServerClientOptions {
 
 /**
  * A dedicated game server's typed client of the Matchplane server routes, authenticated with its
- * workload credential. Every call is retried on network errors and 5xx without an Idempotency-Key:
- * register, initial-connect and result are idempotent by route semantics (a repeat of the same
- * report is answered like the first), and the roster is a read. Once the match has ended and its
+ * workload credential. Every call is retried on network errors and 5xx. Register,
+ * initial-connect, result and the backfill accept, connect and cancel are idempotent by route
+ * semantics (a repeat of the same report is answered like the first) and the roster and a
+ * backfill's state are reads, so they go without an Idempotency-Key; requesting a backfill
+ * creates one (see requestBackfill). Once the match has ended and its
  * allocation is released, the credential is refused (401 ALLOCATION_ENDED). Errors are
  * MatchplaneApiError (the API answered) or MatchplaneNetworkError (it did not).
  */
@@ -117,12 +124,72 @@ export class ServerClient {
     }
   }
 
+  /**
+   * Asks the control plane to fill `slots` open places on `team` from the queue (201, state
+   * OPEN). A retry cannot open a second request: the API keeps one live request per team and
+   * answers 409 BACKFILL_CONFLICT. The call carries an Idempotency-Key that every retry reuses, so
+   * an API that replays keyed answers can answer a retry after a lost answer with the first.
+   */
+  requestBackfill(body: BackfillRequestBody): Promise<BackfillResponse> {
+    return this.required({
+      method: 'POST',
+      path: ServerRoutes.backfills(this.serverId),
+      body,
+      retry: 'idempotency-key',
+    });
+  }
+
+  /** A backfill request's current state (poll it until PUBLISHED or terminal). */
+  backfill(requestId: string): Promise<BackfillResponse> {
+    return this.required({ method: 'GET', path: ServerRoutes.backfill(this.serverId, requestId) });
+  }
+
+  /**
+   * Withdraws a backfill request (CANCELLED, reason SERVER_CANCELLED); refused with 409
+   * BACKFILL_CONFLICT once ASSIGNED or FILLED.
+   */
+  cancelBackfill(requestId: string): Promise<BackfillResponse> {
+    return this.required({
+      method: 'DELETE',
+      path: ServerRoutes.backfill(this.serverId, requestId),
+    });
+  }
+
+  /**
+   * The server verified roster revision `rosterRevision` (the request's) and admits its added
+   * players: the request becomes ASSIGNED and they are told to connect. A repeat answers the
+   * current state.
+   */
+  acceptBackfill(requestId: string, rosterRevision: number): Promise<BackfillResponse> {
+    const body: BackfillAcceptRequest = { rosterRevision };
+    return this.required({
+      method: 'POST',
+      path: ServerRoutes.backfillAccept(this.serverId, requestId),
+      body,
+    });
+  }
+
+  /** Which of the request's added players connected; the rest are no-shows (state FILLED). */
+  reportBackfillConnect(
+    requestId: string,
+    connectedPlayerIds: readonly string[],
+  ): Promise<BackfillConnectResponse> {
+    const body: BackfillConnectRequest = { connectedPlayerIds: [...connectedPlayerIds] };
+    return this.required({
+      method: 'POST',
+      path: ServerRoutes.backfillConnect(this.serverId, requestId),
+      body,
+    });
+  }
+
   /** A call whose success always has a body; an empty one is a contract violation worth a clear error. */
-  private async required<T>(request: Omit<TransportRequest, 'token' | 'retry'>): Promise<T> {
+  private async required<T>(
+    request: Omit<TransportRequest, 'token' | 'retry'> & { retry?: TransportRequest['retry'] },
+  ): Promise<T> {
     const body = await this.http.request<T>({
+      retry: 'safe',
       ...request,
       token: this.credential,
-      retry: 'safe',
     });
     if (body === undefined) {
       throw new Error(`${request.method} ${request.path} answered without a body`);
