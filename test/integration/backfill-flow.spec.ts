@@ -145,11 +145,21 @@ describe('backfill', () => {
     expect(opened.statusCode).toBe(201);
     const request = opened.json<BackfillResponse>();
     expect(request).toMatchObject({ matchId, team: 1, slots: 1, state: 'OPEN', playerIds: [] });
+    // The same request again (a retry whose answer was lost) is answered with the first;
+    // another for the team is refused while the first is under way.
     const twice = await call(given, 'POST', ServerRoutes.backfills(serverId), {
       team: 1,
       slots: 1,
     });
-    expect([twice.statusCode, twice.json().code]).toEqual([409, 'BACKFILL_CONFLICT']);
+    expect([twice.statusCode, twice.json<BackfillResponse>().requestId]).toEqual([
+      200,
+      request.requestId,
+    ]);
+    const other = await call(given, 'POST', ServerRoutes.backfills(serverId), {
+      team: 1,
+      slots: 2,
+    });
+    expect([other.statusCode, other.json().code]).toEqual([409, 'BACKFILL_CONFLICT']);
 
     // A player queues; the matcher's next pass adds them to the running match, not a new one.
     const [late] = await queuePlayers(api, 1, 'pair');

@@ -126,9 +126,10 @@ export class ServerClient {
 
   /**
    * Asks the control plane to fill `slots` open places on `team` from the queue (201, state
-   * OPEN). A retry cannot open a second request: the API keeps one live request per team and
-   * answers 409 BACKFILL_CONFLICT. The call carries an Idempotency-Key that every retry reuses, so
-   * an API that replays keyed answers can answer a retry after a lost answer with the first.
+   * OPEN). A retry cannot open a second request: the API keeps one live request per team, and
+   * answers the same request again (same team and places, still OPEN) with the one it opened (200),
+   * so a retry after a lost answer keeps the request id; a different one is 409 BACKFILL_CONFLICT.
+   * The call also carries an Idempotency-Key that every retry reuses.
    */
   requestBackfill(body: BackfillRequestBody): Promise<BackfillResponse> {
     return this.required({

@@ -69,12 +69,13 @@ export class ServerBackfillService {
   /**
    * Opens a request for `slots` places on `team` of the server's running match: 409 unless the
    * match is IN_PROGRESS, the team has that many open places (its size less the players still in
-   * it) and no other live request.
+   * it) and no other live request. The same request again while the first is still OPEN answers
+   * that one (`created: false`), so a server retrying after a lost answer keeps its request id.
    */
   async request(
     allocation: AllocationRecord,
     body: BackfillRequestBody,
-  ): Promise<BackfillResponse> {
+  ): Promise<{ created: boolean; response: BackfillResponse }> {
     return this.inTransaction(async (manager, now) => {
       const match = await this.lockMatch(manager, allocation);
       if (match.state !== 'IN_PROGRESS') {
@@ -90,11 +91,17 @@ export class ServerBackfillService {
           `team must be a team of match ${match.id} (${[...new Set(match.participants.map((p) => p.team))].join(', ')})`,
         );
       }
-      const live = await this.backfills.liveOfMatch(manager, match.id);
-      if (live.some((request) => request.team === body.team)) {
+      const live = (await this.backfills.liveOfMatch(manager, match.id)).find(
+        (request) => request.team === body.team,
+      );
+      // A repeat (a retry whose answer was lost) gets the request it made; anything else waits.
+      if (live?.slots === body.slots && live.state === 'OPEN') {
+        return { created: false, response: toBackfillResponse(live) };
+      }
+      if (live) {
         throw new CodedError(
           ErrorCode.BACKFILL_CONFLICT,
-          `Team ${body.team} of match ${match.id} already has a backfill request under way`,
+          `Team ${body.team} of match ${match.id} already has a backfill request under way (${live.id}, ${live.slots} places, ${live.state})`,
         );
       }
       const tickets = await this.tickets.loadMany(
@@ -130,7 +137,7 @@ export class ServerBackfillService {
         },
         now,
       );
-      return toBackfillResponse(request);
+      return { created: true, response: toBackfillResponse(request) };
     });
   }
 

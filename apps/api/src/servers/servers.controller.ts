@@ -7,9 +7,11 @@ import {
   Param,
   ParseUUIDPipe,
   Post,
+  Res,
   UseGuards,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import type { AllocationRecord } from '@matchplane/allocation';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import {
@@ -92,14 +94,19 @@ export class ServersController {
     return this.servers.result(allocation, body);
   }
 
-  /** Ask for players to fill open places on a team of the running match (backfill). */
+  /**
+   * Ask for players to fill open places on a team of the running match (backfill): 201 with the
+   * new request, or 200 with the one a repeat of the same request opened while it is still OPEN.
+   */
   @Post(':id/backfills')
-  @HttpCode(201)
-  requestBackfill(
+  async requestBackfill(
     @CurrentAllocation() allocation: AllocationRecord,
     @Body() body: BackfillRequestBody,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<BackfillResponse> {
-    return this.backfills.request(allocation, body);
+    const { created, response } = await this.backfills.request(allocation, body);
+    void reply.status(created ? 201 : 200);
+    return response;
   }
 
   @Get(':id/backfills/:requestId')
