@@ -6,6 +6,7 @@ import {
   measuredRegions,
   noRegion,
   selectBackfill,
+  type BackfillNeed,
   type MatchCandidate,
   type MatchingFunction,
   type ModeRules,
@@ -20,6 +21,7 @@ import {
 import { BackfillStore } from '@matchplane/matches';
 import {
   MatchCommitter,
+  type BackfillOutcome,
   type CommittedBackfill,
   type CommittedMatch,
   type DroppedMatch,
@@ -178,15 +180,34 @@ export class MatchingPass {
     now: Date,
     backfilled: CommittedBackfill[],
   ): Promise<MatchCandidate[]> {
-    const needs = await this.backfills.openNeeds(
-      this.dataSource.manager,
-      rules.mode,
-      this.config.MATCHER_COMMIT_BATCH,
-    );
+    let needs: BackfillNeed[];
+    try {
+      needs = await this.backfills.openNeeds(
+        this.dataSource.manager,
+        rules.mode,
+        this.config.MATCHER_COMMIT_BATCH,
+      );
+    } catch (error) {
+      // Backfill waits for the next pass; forming new matches does not wait for it.
+      this.logger.warn(
+        `open backfill requests of ${rules.mode} not read: ${(error as Error).message}`,
+      );
+      return [...matchable];
+    }
     if (needs.length === 0) return [...matchable];
     const { picks, remaining } = selectBackfill(needs, matchable, rules, now);
     for (const pick of picks) {
-      const outcome = await this.committer.commitBackfill(session, pick, seen);
+      let outcome: BackfillOutcome;
+      try {
+        outcome = await this.committer.commitBackfill(session, pick, seen);
+      } catch (error) {
+        if (error instanceof LeaseLostError) throw error;
+        // One request that cannot be written must not stop the mode's matching: it stays OPEN.
+        this.logger.warn(
+          `backfill ${pick.need.requestId} of match ${pick.need.matchId} not written: ${(error as Error).message}`,
+        );
+        continue;
+      }
       if ('committed' in outcome) {
         backfilled.push(outcome.committed);
         this.metrics.backfilled(rules.mode);
