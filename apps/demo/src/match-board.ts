@@ -1,5 +1,4 @@
 import type { GameEnded } from '@matchplane/sdk';
-import type { ControlPlaneView } from './control-plane';
 import { DemoFailure } from './failure';
 import { explainPlacement, type PlacedParticipant } from './placement';
 import { short, type Timeline } from './timeline';
@@ -9,25 +8,37 @@ interface BoardMatch {
   readonly participants: PlacedParticipant[];
   readonly teams: Map<string, number>;
   region?: string;
-  mode?: string;
+  announced?: boolean;
   winningTeam?: number;
   formedAt: number;
   completedAt?: number;
 }
 
+/** A match state one player's notifications delivered. */
+export interface ObservedState {
+  readonly matchId: string;
+  readonly state: string;
+  readonly revision: number;
+}
+
+const TERMINAL: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
+
 /**
- * What the demo knows about each match across its players: once every participant has seen its
- * ticket MATCHED, the match's region (from the control plane) and why it was placed there (from
- * the participants' tickets); at the end, one summary line per match.
+ * What the demo knows about each match across its players, all of it from the player API as any
+ * game client sees it: once every participant has seen its ticket MATCHED and one holds its
+ * assignment, the match's region (from the assignment) and why it was placed there (from the
+ * participants' tickets); the match's latest state, as the players' notifications tell it; at
+ * the end, one summary line per match.
  */
 export class MatchBoard {
   private readonly matches = new Map<string, BoardMatch>();
+  private readonly states = new Map<string, ObservedState>();
+  private readonly stateWaiters: { readonly matchId: string; readonly check: () => boolean }[] = [];
 
   constructor(
     private readonly timeline: Timeline,
-    private readonly view: ControlPlaneView,
+    private readonly mode: string,
     private readonly matchSize: number,
-    private readonly fail: (failure: DemoFailure) => void,
   ) {}
 
   get size(): number {
@@ -43,21 +54,50 @@ export class MatchBoard {
     const match = this.entry(matchId);
     match.participants.push(participant);
     match.participants.sort((a, b) => byLabel(a.label, b.label));
-    if (match.participants.length === this.matchSize) {
-      this.announce(match).catch((error: unknown) =>
-        this.fail(
-          new DemoFailure(
-            `could not read match ${short(matchId)}: ${(error as Error).message}`,
-            undefined,
-            { cause: error },
-          ),
-        ),
-      );
-    }
+    this.announce(match);
   }
 
-  assigned(matchId: string, label: string, team: number): void {
-    this.entry(matchId).teams.set(label, team);
+  /** A participant got its assignment: its team, and the region the match was placed in. */
+  assigned(matchId: string, label: string, team: number, region: string): void {
+    const match = this.entry(matchId);
+    match.teams.set(label, team);
+    match.region ??= region;
+    this.announce(match);
+  }
+
+  /** A participant was notified of the match's state (each participant is told the same). */
+  observed(event: ObservedState): void {
+    const known = this.states.get(event.matchId);
+    if (known && known.revision >= event.revision) return;
+    this.states.set(event.matchId, event);
+    for (const waiter of [...this.stateWaiters])
+      if (waiter.matchId === event.matchId && waiter.check())
+        this.stateWaiters.splice(this.stateWaiters.indexOf(waiter), 1);
+  }
+
+  /** The match's latest state its participants were notified of. */
+  stateOf(matchId: string): string | undefined {
+    return this.states.get(matchId)?.state;
+  }
+
+  /** Resolves once a participant is notified that the match is in `state`; a terminal state other than it is an error. */
+  untilState(matchId: string, state: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const current = this.stateOf(matchId);
+        if (current === state) resolve();
+        else if (current !== undefined && TERMINAL.has(current))
+          reject(
+            new DemoFailure(
+              `match ${short(matchId)} ended ${current} instead of reaching ${state}`,
+              'allocator',
+            ),
+          );
+        else return false;
+        return true;
+      };
+      if (!check()) this.stateWaiters.push({ matchId, check });
+    });
   }
 
   finished(matchId: string, ended: GameEnded): void {
@@ -80,7 +120,7 @@ export class MatchBoard {
           ? ''
           : `, ${(match.completedAt - match.formedAt).toFixed(1)} s from formed to result`;
       const winner = match.winningTeam === undefined ? '' : `, team ${match.winningTeam} won`;
-      return `match ${short(match.id)} ${match.mode ?? '?'} in ${match.region ?? '?'}: ${lineup}${winner}${took}`;
+      return `match ${short(match.id)} ${this.mode} in ${match.region ?? '?'}: ${lineup}${winner}${took}`;
     });
   }
 
@@ -98,17 +138,18 @@ export class MatchBoard {
     return match;
   }
 
-  private async announce(match: BoardMatch): Promise<void> {
-    const row = await this.view.match(match.id);
-    if (!row) throw new Error('not in the database');
-    match.region = row.region;
-    match.mode = row.mode;
+  /** Once, when every participant is known and the region is (a backfill joins later). */
+  private announce(match: BoardMatch): void {
+    const region = match.region;
+    if (match.announced || region === undefined || match.participants.length < this.matchSize)
+      return;
+    match.announced = true;
     const who = match.participants.map((p) => p.label).join(' + ');
     this.timeline.note(
       'placement',
-      `match ${short(match.id)} (${row.mode}) formed in ${row.region}: ${who}`,
+      `match ${short(match.id)} (${this.mode}) formed in ${region}: ${who}`,
     );
-    for (const line of explainPlacement(row.region, match.participants))
+    for (const line of explainPlacement(region, match.participants))
       this.timeline.note('placement', line);
   }
 }
