@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { freePort, REPO_ROOT, sleep, startNodeChild } from '../bench/bench.processes';
-import type { StackApp } from '../demo/failure';
-import { ENTRY } from '../demo/stack';
+import type { StackApp } from '../../apps/demo/src/failure';
+import { ENTRY } from '../../apps/demo/src/stack';
 
 /*
  * The whole control plane as child processes of the chaos run: two API replicas, two

@@ -15,7 +15,7 @@ import {
   StudioFleetModule,
   StudioFleetProvider,
   type StudioServer,
-} from '../extending/studio-fleet.module';
+} from '../../apps/studio-example/src/studio-fleet.module';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { freePort, waitFor } from '../support/processes';

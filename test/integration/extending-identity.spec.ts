@@ -3,7 +3,7 @@ import {
   StudioIdentityModule,
   StudioIdentityVerifier,
   StudioTickets,
-} from '../extending/studio-identity.module';
+} from '../../apps/studio-example/src/studio-identity.module';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 
 /** docs/EXTENDING.md "Your own player identity": the example module booted into the real API. */

@@ -14,7 +14,7 @@ import {
   HELD_FOR_CLANMATE,
   StudioClans,
   StudioClansModule,
-} from '../extending/studio-clans.module';
+} from '../../apps/studio-example/src/studio-clans.module';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { freePort } from '../support/processes';
 

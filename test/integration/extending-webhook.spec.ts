@@ -14,7 +14,7 @@ import {
   WEBHOOK_SIGNATURE_HEADER,
   WEBHOOK_TIMESTAMP_HEADER,
   type StudioWebhookBody,
-} from '../extending/studio-webhook.module';
+} from '../../apps/studio-example/src/studio-webhook.module';
 import { outboxRows } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { freePort, waitFor } from '../support/processes';

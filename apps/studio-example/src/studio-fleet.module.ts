@@ -5,14 +5,14 @@ import {
   type AllocationRecord,
   type ProvidedServer,
 } from '@matchplane/allocation';
-import type { AllocationProviderName } from '../../apps/allocator/src/allocator.config';
+import type { AllocationProviderName } from '../../allocator/src/allocator.config';
 import type { ServerHandOff } from '@matchplane/contracts';
 import {
   AllocationProvider,
   NoCapacityError,
   type AllocationRequest,
   type ServerHandOffInput,
-} from '../../apps/allocator/src/providers/allocation.provider';
+} from '../../allocator/src/providers/allocation.provider';
 
 /*
  * Example (docs/EXTENDING.md "A custom allocation provider"): a studio's own fleet of game

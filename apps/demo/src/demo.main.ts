@@ -1,7 +1,6 @@
 import path from 'node:path';
 import type { QueueModeOption } from '@matchplane/contracts';
 import { PlayerClient } from '@matchplane/sdk';
-import { ControlPlaneView } from './control-plane';
 import { BACKFILL_MODE, DEMO_USAGE, parseDemoArgs, type DemoArgs } from './demo.args';
 import { DemoFailure, describeError, within } from './failure';
 import { locationFor } from './locations';
@@ -22,7 +21,6 @@ const TAIL_LINES = 40;
 
 const timeline = new Timeline();
 let stack: DemoStack | undefined;
-let view: ControlPlaneView | undefined;
 const players: SimulatedPlayer[] = [];
 /** Set once the demo is ending (failure, success or signal): nothing else may start a shutdown. */
 let ending = false;
@@ -61,7 +59,6 @@ async function main(args: DemoArgs): Promise<number | undefined> {
   const run = async (): Promise<PlayerOutcome[]> => {
     await demoStack.prepare();
     await demoStack.start();
-    view = new ControlPlaneView(args.database);
 
     // The queue policy as any client reads it (a throwaway guest session).
     const lobby = new PlayerClient({ baseUrl: demoStack.apiUrl });
@@ -91,8 +88,7 @@ async function main(args: DemoArgs): Promise<number | undefined> {
       `playing ${mode.mode}: ${args.players / matchSize} match(es) of ${matchSize}; players live in simulated cities (their HTTP client delays each probe answer by the city's RTT to the region)`,
     );
 
-    const plane = view;
-    const board = new MatchBoard(timeline, plane, matchSize, (failure) => failWith(failure));
+    const board = new MatchBoard(timeline, mode.mode, matchSize);
     const newPlayer = (i: number, role?: 'no-show' | 'late'): SimulatedPlayer => {
       // A late player lives where the no-show did, so the match's region suits it too.
       const location = locationFor(role === 'late' ? i - 1 : i, args.players, matchSize);
@@ -110,13 +106,12 @@ async function main(args: DemoArgs): Promise<number | undefined> {
         },
         timeline,
         board,
-        plane,
       );
     };
     for (let i = 0; i < args.players; i += 1)
       players.push(newPlayer(i, args.backfill && i === args.players - 1 ? 'no-show' : undefined));
     const late = args.backfill
-      ? backfillLate(demoStack, plane, players.at(-1)!, newPlayer(args.players, 'late'))
+      ? backfillLate(demoStack, board, players.at(-1)!, newPlayer(args.players, 'late'))
       : [];
     const outcomes = await Promise.all([
       ...players.map(async (player, i) => {
@@ -126,13 +121,13 @@ async function main(args: DemoArgs): Promise<number | undefined> {
       ...late,
     ]);
 
-    // Every client saw COMPLETED; the control plane agrees?
+    // Every game server said COMPLETED; the control plane's last word, notified, agrees?
     for (const matchId of board.ids()) {
-      const row = await view.match(matchId);
-      if (row?.state !== 'COMPLETED')
+      const state = board.stateOf(matchId);
+      if (state !== 'COMPLETED')
         throw new DemoFailure(
-          `match ${short(matchId)} is ${row?.state ?? 'missing'} in the database`,
-          'api',
+          `match ${short(matchId)} was last notified ${state ?? '(never)'}, not COMPLETED`,
+          'dispatcher',
         );
     }
     timeline.note(
@@ -166,7 +161,7 @@ async function main(args: DemoArgs): Promise<number | undefined> {
  */
 function backfillLate(
   demoStack: DemoStack,
-  view: ControlPlaneView,
+  board: MatchBoard,
   noShow: SimulatedPlayer,
   late: SimulatedPlayer,
 ): Promise<PlayerOutcome>[] {
@@ -177,7 +172,7 @@ function backfillLate(
   const played = (async () => {
     const matchId = await noShow.matchId;
     await within(
-      view.untilState(matchId, 'IN_PROGRESS'),
+      board.untilState(matchId, 'IN_PROGRESS'),
       60_000,
       `match ${short(matchId)} to be IN_PROGRESS`,
       'allocator',
@@ -208,7 +203,6 @@ function gameServerBackfillStep(line: string): string | undefined {
 /** Ends the players, stops the stack (SIGTERM) and reports how each app ended. */
 async function shutDown(): Promise<ChildExit[]> {
   for (const player of players) player.close();
-  await view?.close();
   if (!stack || stack.started === 0) return [];
   timeline.note('stack', 'stopping every app (SIGTERM)');
   const exits = await stack.stop();

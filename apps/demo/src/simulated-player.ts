@@ -4,13 +4,13 @@ import type {
   TicketResponse,
 } from '@matchplane/contracts';
 import {
+  MatchplaneApiError,
   PlayerClient,
   type GameConnection,
   type GameServerMessage,
   type HeartbeatHandle,
   type NotificationSubscription,
 } from '@matchplane/sdk';
-import type { ControlPlaneView } from './control-plane';
 import { DemoFailure, describeError, within, type StackApp } from './failure';
 import { simulatedFetch, type SimulatedLocation } from './locations';
 import type { MatchBoard } from './match-board';
@@ -101,7 +101,6 @@ export class SimulatedPlayer {
     private readonly settings: PlayerSettings,
     private readonly timeline: Timeline,
     private readonly board: MatchBoard,
-    private readonly view: ControlPlaneView,
   ) {
     this.client = new PlayerClient({
       baseUrl: settings.apiUrl,
@@ -123,6 +122,7 @@ export class SimulatedPlayer {
           `notified: resync of match ${short(resync.matchId)} to ${resync.state} (rev ${resync.revision}, ${resync.reason})`,
         );
         this.feed.push(resync);
+        this.board.observed(resync);
       },
       onConnection: (event) =>
         this.log(
@@ -200,7 +200,7 @@ export class SimulatedPlayer {
     this.log(
       `assignment: server ${assignment.serverId} at ${assignment.endpoint}, team ${assignment.team}`,
     );
-    this.board.assigned(matchId, this.boardLabel(), assignment.team);
+    this.board.assigned(matchId, this.boardLabel(), assignment.team, assignment.region);
     if (this.settings.role === 'no-show') return this.noShow(matchId, ticket.id, assignment.team);
 
     this.connection = await this.step(
@@ -283,6 +283,7 @@ export class SimulatedPlayer {
   private notified(event: MatchEventMessage): void {
     this.log(`notified: match ${short(event.matchId)} ${event.state} (rev ${event.revision})`);
     this.feed.push(event);
+    this.board.observed(event);
   }
 
   private heartbeat(state: string): void {
@@ -371,12 +372,18 @@ export class SimulatedPlayer {
     }
   }
 
-  /** The match ended otherwise than COMPLETED: a failure, with the control plane's reason. */
+  /**
+   * The match ended otherwise than COMPLETED: a failure, with the control plane's reason, which
+   * the player API gives an ended match's participant (its assignment: 410 MATCH_ENDED).
+   */
   private async ended(matchId: string, state: string, when: string): Promise<never> {
-    const row = await this.view.match(matchId).catch(() => undefined);
-    const reason = row?.failureReason ? ` (${row.failureReason})` : '';
+    const end = await this.client.assignment(matchId).then(
+      () => undefined,
+      (error: unknown) => (error instanceof MatchplaneApiError ? error.problem : undefined),
+    );
+    const reason = end?.endReason ? ` (${end.endReason})` : '';
     throw new DemoFailure(
-      `match ${short(matchId)} ended ${row?.state ?? state}${reason} ${when}`,
+      `match ${short(matchId)} ended ${end?.matchState ?? state}${reason} ${when}`,
       'allocator',
     );
   }

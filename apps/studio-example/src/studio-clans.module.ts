@@ -8,7 +8,7 @@ import {
   type UnmatchedReason,
   type UnmatchedTicket,
 } from '@matchplane/domain';
-import type { MatchingFunctionFactory } from '../../apps/matcher/src/matching-function';
+import type { MatchingFunctionFactory } from '../../matcher/src/matching-function';
 
 /*
  * Example (docs/EXTENDING.md "Your own matching rules"): a ranked queue where two members of the

@@ -7,10 +7,10 @@ import { Client } from 'pg';
 import { DemoFailure, STACK_APPS, type StackApp } from './failure';
 import type { Timeline } from './timeline';
 
-/** The repository root, from dist/test/demo/ (compiled) or test/demo/ (ts-node). */
+/** The repository root, from dist/apps/demo/src/ (compiled) or apps/demo/src/ (ts-node). */
 export const REPO_ROOT = path.resolve(
   __dirname,
-  __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../..' : '../..',
+  __dirname.includes(`${path.sep}dist${path.sep}`) ? '../../../..' : '../../..',
 );
 
 export const ENTRY: Record<StackApp | 'migrate' | 'dev-keys', string> = {
