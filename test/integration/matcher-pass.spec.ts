@@ -1,18 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
 import { Test } from '@nestjs/testing';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import type { ProbeChallengeResponse, TicketResponse } from '@matchplane/contracts';
 import { formMatches, type MatchingFunction } from '@matchplane/domain';
 import { MatchLifecycle } from '@matchplane/matches';
+import { runInTransaction } from '@matchplane/persistence';
 import { CandidateProjection, ticketExplanationKey } from '@matchplane/tickets';
 import { MatchCommitter } from '../../apps/matcher/src/match-committer';
 import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { MatcherModule, type MatcherModuleOptions } from '../../apps/matcher/src/matcher.module';
 import { MATCHING_FUNCTION } from '../../apps/matcher/src/matching-function';
 import { MatchingPass } from '../../apps/matcher/src/matching.pass';
+import type { CommitSession } from '../../apps/matcher/src/mode-lease';
+import { TicketExplanations } from '../../apps/matcher/src/ticket-explanations';
 import { inProcessMatcherConfig } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { testRedis } from '../support/redis';
@@ -151,6 +155,74 @@ describe(MatchingPass.name, () => {
       expect(report?.committed).toHaveLength(1);
       expect(await redis.exists(key)).toBe(0);
       expect((await ticketOf(lone.token, lone.ticket.id)).explanation).toBeUndefined();
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('removes the matched tickets from the pool and clears their explanations when the commit commits, not when it rolls back', async () => {
+    const { context } = await startMatcher();
+    const a = await queued('duel');
+    const b = await queued('duel');
+    const projection = api.app.get(CandidateProjection);
+    const candidates = await projection.candidates('duel');
+    expect(candidates).toHaveLength(2);
+    const seen = new Map(
+      candidates.map((c) => [
+        c.ticketId,
+        { ...c, predictedRtt: c.predictedRtt as Record<string, number> },
+      ]),
+    );
+    const proposals = formMatches(
+      [...seen.values()],
+      [
+        {
+          mode: 'duel',
+          teamSize: 1,
+          teamCount: 2,
+          widening: [{ afterMs: 0, maxRttMs: 500, ratingWindow: Infinity }],
+        },
+      ],
+      new Date(),
+    ).matches;
+    expect(proposals).toHaveLength(1);
+    const ids = [a.ticket.id, b.ticket.id];
+    await context.get(TicketExplanations).explain(
+      ids.map((ticketId) => ({ ticketId, code: 'NOT_ENOUGH_PLAYERS', message: 'waiting' })),
+      new Date(),
+    );
+    const dataSource = context.get(DataSource);
+    const committer = context.get(MatchCommitter);
+    const redis = testRedis();
+    try {
+      const explained = () =>
+        redis.exists(...ids.map((id) => ticketExplanationKey(api.prefix, id)));
+      // Everything is written, then the transaction rolls back: nothing registered runs.
+      const rollsBack: CommitSession = {
+        mode: 'duel',
+        transaction: (work) =>
+          runInTransaction(dataSource, async (manager) => {
+            await work(manager);
+            throw new Error('rolled back after the writes');
+          }),
+      };
+      await expect(committer.commit(rollsBack, proposals, seen)).rejects.toThrow(
+        'rolled back after the writes',
+      );
+      expect((await projection.candidates('duel')).map((c) => c.ticketId).sort()).toEqual(
+        [...ids].sort(),
+      );
+      expect(await explained()).toBe(2);
+
+      // The commit alone (no pass around it) leaves the pool and the explanations up to date.
+      const commits: CommitSession = {
+        mode: 'duel',
+        transaction: (work) => runInTransaction(dataSource, work),
+      };
+      const outcome = await committer.commit(commits, proposals, seen);
+      expect(outcome.committed).toHaveLength(1);
+      expect(await projection.candidates('duel')).toEqual([]);
+      expect(await explained()).toBe(0);
     } finally {
       redis.disconnect();
     }

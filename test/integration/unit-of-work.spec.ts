@@ -1,5 +1,10 @@
 import type { DataSource } from 'typeorm';
-import { afterCommit, runInTransaction, UnitOfWork } from '@matchplane/persistence';
+import {
+  afterCommit,
+  afterCommitBatch,
+  runInTransaction,
+  UnitOfWork,
+} from '@matchplane/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 describe(UnitOfWork.name, () => {
@@ -44,6 +49,27 @@ describe(UnitOfWork.name, () => {
       await afterCommit(manager, 'wake', () => void ran.push('wake 2'));
     });
     expect(ran).toEqual(['ticket', 'wake 2']);
+  });
+
+  it('runs a batch once with every item, one per item key (its last registration); at once outside a unit', async () => {
+    const runs: string[][] = [];
+    const run = (items: readonly string[]) => void runs.push([...items]);
+    await runInTransaction(dataSource, async (manager) => {
+      await afterCommitBatch(manager, 'tickets', 'a', 'a@1', run);
+      await afterCommitBatch(manager, 'tickets', 'b', 'b@1', run);
+      await afterCommitBatch(manager, 'tickets', 'a', 'a@2', run);
+      expect(runs).toEqual([]);
+    });
+    expect(runs).toEqual([['b@1', 'a@2']]);
+    await afterCommitBatch(dataSource.manager, 'tickets', 'c', 'c@1', run);
+    expect(runs).toEqual([['b@1', 'a@2'], ['c@1']]);
+    await expect(
+      runInTransaction(dataSource, async (manager) => {
+        await afterCommitBatch(manager, 'tickets', 'd', 'd@1', run);
+        throw new Error('changed my mind');
+      }),
+    ).rejects.toThrow('changed my mind');
+    expect(runs).toHaveLength(2);
   });
 
   it('drops the effects of a transaction that rolled back', async () => {

@@ -11,8 +11,9 @@ import {
 } from '@matchplane/domain';
 import { BackfillStore, MatchStore } from '@matchplane/matches';
 import { contextFromTraceparent, inSpan, linkToTraceparent } from '@matchplane/observability';
-import { TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
 import type { CommitSession } from './mode-lease';
+import { TicketExplanations } from './ticket-explanations';
 
 export interface CommittedMatch {
   readonly matchId: string;
@@ -64,7 +65,9 @@ export interface CommitOutcome {
  * re-checked against its PostgreSQL row (the projection is only an index), then the match is
  * created (ALLOCATING, revision 1, participants, envelope to every participant) and each ticket
  * moved to MATCHED with its envelope, all in that transaction. A proposal that lost a member is
- * dropped whole; nothing after commit happens here (the caller signals and re-projects).
+ * dropped whole. What follows the commit is registered in its unit of work: the relay's wake-up
+ * (by the stores), the matched tickets' removal from the projection and their explanations'
+ * clearing (here, one Redis pipeline and one DEL for the whole transaction).
  */
 @Injectable()
 export class MatchCommitter {
@@ -75,6 +78,8 @@ export class MatchCommitter {
     private readonly matches: MatchStore,
     private readonly backfills: BackfillStore,
     private readonly tickets: TicketStore,
+    private readonly projection: CandidateProjection,
+    private readonly explanations: TicketExplanations,
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
   ) {
     this.heartbeatTimeoutMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
@@ -171,6 +176,7 @@ export class MatchCommitter {
         () => ({ to: 'MATCHED', matchId: match.id }),
         now,
       );
+      await this.leftTheQueue(manager, tickets);
       await this.backfills.transition(
         manager,
         request,
@@ -317,11 +323,21 @@ export class MatchCommitter {
         () => ({ to: 'MATCHED', matchId }),
         now,
       );
+      await this.leftTheQueue(manager, tickets);
       return { matchId, proposal, tickets };
     } catch (error) {
       // A failed statement aborts the transaction: the batch is retried a match at a time.
       throw new MatchWriteError(proposal, error);
     }
+  }
+
+  /** After the commit, the matched tickets leave the pool and lose their explanations. */
+  private async leftTheQueue(manager: EntityManager, tickets: readonly StoredTicket[]) {
+    for (const ticket of tickets) await this.projection.refreshAfterCommit(manager, ticket);
+    await this.explanations.clearAfterCommit(
+      manager,
+      tickets.map((ticket) => ticket.id),
+    );
   }
 }
 

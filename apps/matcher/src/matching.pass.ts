@@ -54,9 +54,9 @@ export interface PassReport {
 /**
  * One matching pass of one mode, run by the mode's lease holder: read the projection, keep the
  * valid candidates, run the bound matching function, explain everyone left out, commit the
- * proposals in batches under the lease; each commit wakes the relay (the stores register it in the
- * lease transaction's unit of work), then the matched tickets are re-projected (which removes
- * them) and their explanations cleared.
+ * proposals in batches under the lease. What follows each commit (the relay's wake-up, the
+ * matched tickets' removal from the projection, their explanations' clearing) is registered by the
+ * writers in the lease transaction's unit of work; the pass records the waits and metrics.
  */
 @Injectable()
 export class MatchingPass {
@@ -211,9 +211,6 @@ export class MatchingPass {
       if ('committed' in outcome) {
         backfilled.push(outcome.committed);
         this.metrics.backfilled(rules.mode);
-        const { tickets } = outcome.committed;
-        await Promise.all(tickets.map((ticket) => this.projection.applyAfterCommit(ticket)));
-        await this.explanations.clear(tickets.map((ticket) => ticket.id)).catch(() => undefined);
       } else if (outcome.ticketId) {
         await this.reprojectTickets([outcome.ticketId]);
       }
@@ -254,7 +251,8 @@ export class MatchingPass {
   }
 
   private async afterCommit(mode: string, committed: readonly CommittedMatch[]): Promise<void> {
-    // The relay's wake-up was registered by the stores in the commit's unit of work.
+    // The relay's wake-up, the projection and the explanations were registered by the writers in
+    // the commit's unit of work and ran once it committed.
     if (committed.length === 0) return;
     const at = new Date();
     const records: Promise<void>[] = [];
@@ -269,13 +267,6 @@ export class MatchingPass {
       records.push(this.waits.recordMatched(mode, match.proposal.region, waitsMs, at));
     }
     await Promise.all(records);
-    const tickets = committed.flatMap((match) => match.tickets);
-    // applyAfterCommit never throws: a missed removal is repaired by the rebuild or a heartbeat.
-    await Promise.all(tickets.map((ticket) => this.projection.applyAfterCommit(ticket)));
-    const matchedIds = tickets.map((ticket) => ticket.id);
-    await this.explanations.clear(matchedIds).catch((error: Error) => {
-      this.logger.warn(`explanations of matched tickets not cleared: ${error.message}`);
-    });
   }
 
   /**

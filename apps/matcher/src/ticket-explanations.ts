@@ -1,7 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import Redis from 'ioredis';
+import type { EntityManager } from 'typeorm';
 import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
 import type { TicketExplanation } from '@matchplane/contracts';
+import { afterCommitBatch } from '@matchplane/persistence';
 import { ticketExplanationKey } from '@matchplane/tickets';
 
 export interface Explained {
@@ -18,6 +20,7 @@ export interface Explained {
  */
 @Injectable()
 export class TicketExplanations {
+  private readonly logger = new Logger(TicketExplanations.name);
   private readonly prefix: string;
   private readonly ttlMs: number;
 
@@ -44,6 +47,22 @@ export class TicketExplanations {
       );
     }
     await pipeline.exec();
+  }
+
+  /**
+   * Clears the explanations of tickets `manager`'s transaction matched once it commits: every
+   * ticket of the transaction in one DEL. A failure is logged (the explanation expires anyway).
+   */
+  clearAfterCommit(manager: EntityManager, ticketIds: readonly string[]): Promise<void> {
+    return Promise.all(
+      ticketIds.map((id) =>
+        afterCommitBatch(manager, 'ticket-explanations:clear', id, id, (ids) =>
+          this.clear(ids).catch((error: Error) => {
+            this.logger.warn(`explanations of matched tickets not cleared: ${error.message}`);
+          }),
+        ),
+      ),
+    ).then(() => undefined);
   }
 
   /** Matched tickets have nothing left to explain. */

@@ -59,6 +59,7 @@ export type AfterCommit = () => void | Promise<void>;
  */
 export class UnitOfWork {
   private readonly effects = new Map<string, AfterCommit>();
+  private readonly batches = new Map<string, Map<string, unknown>>();
 
   private constructor(readonly manager: EntityManager) {}
 
@@ -81,6 +82,28 @@ export class UnitOfWork {
     // Re-inserted, so effects run in the order of their last registration.
     this.effects.delete(key);
     this.effects.set(key, effect);
+  }
+
+  /**
+   * Adds `item` (under `itemKey`, the last registration of a key winning) to the batch `key`, whose
+   * one effect `run` gets every item of the batch once the transaction committed: many tickets'
+   * projections in one Redis pipeline rather than one round trip each.
+   */
+  afterCommitBatch<T>(
+    key: string,
+    itemKey: string,
+    item: T,
+    run: (items: readonly T[]) => void | Promise<void>,
+  ): void {
+    let batch = this.batches.get(key) as Map<string, T> | undefined;
+    if (!batch) {
+      batch = new Map<string, T>();
+      this.batches.set(key, batch);
+    }
+    batch.delete(itemKey);
+    batch.set(itemKey, item);
+    const items = batch;
+    this.afterCommit(key, () => run([...items.values()]));
   }
 
   /**
@@ -116,6 +139,23 @@ export async function afterCommit(
   const unit = manager && units.get(manager);
   if (unit) unit.afterCommit(key, effect);
   else await effect();
+}
+
+/**
+ * {@link afterCommit} for an effect that serves many items at once: `item` joins the batch `key` of
+ * `manager`'s unit of work (one item per `itemKey`, the last one registered), and `run` gets the
+ * whole batch once after the commit. A manager that is not a unit's runs `run([item])` at once.
+ */
+export async function afterCommitBatch<T>(
+  manager: EntityManager | undefined,
+  key: string,
+  itemKey: string,
+  item: T,
+  run: (items: readonly T[]) => void | Promise<void>,
+): Promise<void> {
+  const unit = manager && units.get(manager);
+  if (unit) unit.afterCommitBatch(key, itemKey, item, run);
+  else await run([item]);
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   type TicketAttributes,
   type TicketState,
 } from '@matchplane/domain';
-import { afterCommit } from '@matchplane/persistence';
+import { afterCommitBatch } from '@matchplane/persistence';
 import { TicketStore, type StoredTicket, type TicketParty } from './ticket.store';
 
 /** What the projection holds per searching ticket: the matcher's view of a candidate. */
@@ -147,10 +147,13 @@ export class CandidateProjection {
 
   /**
    * {@link applyAfterCommit} once `manager`'s transaction commits (with the ticket's last state in
-   * it, if it changed twice), or at once when the change committed by itself.
+   * it, if it changed twice), or at once when the change committed by itself. Every ticket a
+   * transaction refreshes goes to Redis in one pipeline ({@link applyManyAfterCommit}).
    */
   refreshAfterCommit(manager: EntityManager | undefined, ticket: StoredTicket): Promise<void> {
-    return afterCommit(manager, `candidate:${ticket.id}`, () => this.applyAfterCommit(ticket));
+    return afterCommitBatch(manager, 'candidates', ticket.id, ticket, (tickets) =>
+      this.applyManyAfterCommit(tickets),
+    );
   }
 
   /** {@link applyAfterCommit} for several tickets, in one pipeline. */
