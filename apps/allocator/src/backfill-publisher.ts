@@ -45,13 +45,12 @@ export class BackfillPublisher {
         throw new Error(`match ${matchId} has no allocated server to backfill`);
       }
       const { endpoint, serverId } = allocation;
-      const [progress, signed, held] = [
-        await this.allocations.progress(manager, matchId),
-        await this.rosters.signedRoster(manager, matchId),
-        await this.rosters.assignments(manager, matchId),
-      ];
+      const progress = await this.allocations.progress(manager, matchId);
+      const signed = await this.rosters.signedRoster(manager, matchId);
       if (!signed) throw new Error(`match ${matchId} has no roster to revise`);
-      const tokens = new Map(held.map((a) => [a.playerId, a.joinToken]));
+      // The newest revision's players keep their tokens; a durable participant it does not list
+      // is one this backfill added (a dropped no-show's ticket has ended, so it is not durable).
+      const tokens = new Map(signed.assignments.map((a) => [a.playerId, a.joinToken]));
       const issuedAt = Date.now();
       const expiresAt = issuedAt + this.config.JOIN_TOKEN_TTL_MS;
       const added: Assignment[] = [];
