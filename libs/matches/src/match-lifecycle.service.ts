@@ -59,22 +59,27 @@ export class MatchLifecycle {
       { to: 'CANCELLED', reason },
       now,
     );
-    const moved: StoredTicket[] = [];
-    const added = await this.matches.participantsAddedBy(manager, request.matchId, request.id);
-    for (const ticketId of added) {
-      const ticket = await this.tickets.load(manager, ticketId, { forUpdate: true });
-      if (ticket?.matchId !== request.matchId) continue;
-      if (ticket.state !== 'MATCHED' && ticket.state !== 'ASSIGNED') continue;
-      const { ticket: requeued } = await this.tickets.transition(
-        manager,
-        ticket,
-        { to: 'SEARCHING', backfillCancelled: { matchId: request.matchId } },
-        now,
-      );
-      await this.projection.refreshAfterCommit(manager, requeued);
-      moved.push(requeued);
-    }
+    const waiting = (await this.lockAddedTickets(manager, request)).filter(
+      (ticket) => ticket.state === 'MATCHED' || ticket.state === 'ASSIGNED',
+    );
+    const { tickets: moved } = await this.tickets.transitionMany(
+      manager,
+      waiting,
+      () => ({ to: 'SEARCHING', backfillCancelled: { matchId: request.matchId } }),
+      now,
+    );
+    for (const ticket of moved) await this.projection.refreshAfterCommit(manager, ticket);
     return { request: cancelled, tickets: moved };
+  }
+
+  /**
+   * The tickets of the players `request` added that are still bound to its match, locked in id
+   * order (as every writer of several tickets locks them).
+   */
+  async lockAddedTickets(manager: EntityManager, request: BackfillRecord): Promise<StoredTicket[]> {
+    const ids = await this.matches.participantsAddedBy(manager, request.matchId, request.id);
+    const locked = await this.tickets.lockMany(manager, ids);
+    return locked.filter((ticket) => ticket.matchId === request.matchId);
   }
 
   /** Every live backfill request of a match that ended is cancelled (MATCH_ENDED). */

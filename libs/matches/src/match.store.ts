@@ -320,20 +320,6 @@ export class MatchStore {
     return rows.map((row) => row.ticket_id);
   }
 
-  /** The mean rating-at-match of a team's participants still in the match (not no-shows). */
-  async teamRating(
-    manager: EntityManager,
-    matchId: string,
-    team: number,
-  ): Promise<number | undefined> {
-    const [row] = await manager.query<{ rating: number | null }[]>(
-      `SELECT avg(rating_at_match) AS rating FROM match_participants
-        WHERE match_id = $1 AND team = $2 AND NOT no_show`,
-      [matchId, team],
-    );
-    return row?.rating ?? undefined;
-  }
-
   /**
    * A transition on its own: the match is read, the transition computed and written in one
    * statement (two round trips, no transaction around them), then the relay is woken. A

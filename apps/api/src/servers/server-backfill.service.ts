@@ -119,8 +119,12 @@ export class ServerBackfillService {
           `Team ${body.team} of match ${match.id} has ${Math.max(0, open)} open places (${stillIn.length} of ${teamSize} players still in it), not ${body.slots}`,
         );
       }
-      const anchor = stillIn[0] ?? tickets.values().next().value;
-      const teamRating = await this.matches.teamRating(manager, match.id, body.team);
+      // A ticket's rating is the one its player was matched at (rating_at_match), so the team's
+      // mean needs no read of its own; with nobody left in the team, its original players'.
+      const rated = stillIn.length > 0 ? stillIn : [...tickets.values()];
+      const anchor = rated[0];
+      const teamRating =
+        rated.length > 0 ? rated.reduce((sum, t) => sum + t.rating, 0) / rated.length : undefined;
       const request = await this.backfills.open(
         manager,
         {
@@ -201,7 +205,7 @@ export class ServerBackfillService {
         );
       }
       if (accepted) return toBackfillResponse(request);
-      const added = await this.addedTickets(manager, match, request);
+      const added = await this.lifecycle.lockAddedTickets(manager, request);
       const { tickets } = await this.tickets.transitionMany(
         manager,
         added.filter((ticket) => ticket.state === 'MATCHED'),
@@ -257,7 +261,7 @@ export class ServerBackfillService {
         now,
         this.penalty,
       );
-      const added = await this.addedTickets(manager, match, request);
+      const added = await this.lifecycle.lockAddedTickets(manager, request);
       const { tickets } = await this.tickets.transitionMany(
         manager,
         added.filter((ticket) => ticket.state === 'ASSIGNED' && connected.has(ticket.playerId)),
@@ -268,17 +272,6 @@ export class ServerBackfillService {
       const filled = await this.backfills.transition(manager, request, { to: 'FILLED' }, now);
       return { ...toBackfillResponse(filled), noShowPlayerIds };
     });
-  }
-
-  /** The added players' tickets still bound to the match, locked in id order. */
-  private async addedTickets(
-    manager: EntityManager,
-    match: MatchSnapshot,
-    request: BackfillRecord,
-  ): Promise<StoredTicket[]> {
-    const ids = await this.matches.participantsAddedBy(manager, match.id, request.id);
-    const locked = await this.tickets.lockMany(manager, ids);
-    return locked.filter((ticket) => ticket.matchId === match.id);
   }
 
   private async refresh(manager: EntityManager, tickets: readonly StoredTicket[]): Promise<void> {
