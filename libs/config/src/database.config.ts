@@ -1,7 +1,7 @@
 import { IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
 import { EnvVar } from './env-var.decorator';
 import { LoggingConfig } from './logging.config';
-import { IsIntInRange, IsPort } from './validators';
+import { IsFlag, IsIntInRange, IsPort } from './validators';
 
 export class DatabaseConfig extends LoggingConfig {
   @EnvVar({
@@ -41,4 +41,11 @@ export class DatabaseConfig extends LoggingConfig {
   @EnvVar({ description: "Connections in this process's pool" })
   @IsIntInRange(1, 200)
   DATABASE_POOL_SIZE = 10;
+
+  @EnvVar({
+    description:
+      'Run parametrized statements as named prepared statements, parsed and planned once per connection (true or false). Set false behind a pooler in transaction mode that does not track prepared statements',
+  })
+  @IsFlag()
+  DATABASE_PREPARED_STATEMENTS = true;
 }

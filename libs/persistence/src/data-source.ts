@@ -6,6 +6,7 @@ import {
 } from 'typeorm';
 import type { DatabaseConfig } from '@matchplane/config';
 import { sleep, backoffDelayMs } from './backoff';
+import { preparingClient } from './prepared-statements';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own entity list type
 type EntityList = MixedList<Function | string | EntitySchema>;
@@ -40,6 +41,7 @@ export function dataSourceOptions(
     extra: {
       max: config.DATABASE_POOL_SIZE,
       connectionTimeoutMillis: 5_000,
+      ...(config.DATABASE_PREPARED_STATEMENTS ? { Client: preparingClient() } : {}),
       // A session setting, so it costs no round trip per transaction.
       ...(extras.lockTimeoutMs !== undefined
         ? { options: `-c lock_timeout=${Math.round(extras.lockTimeoutMs)}` }
