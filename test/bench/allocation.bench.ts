@@ -63,6 +63,8 @@ const PREFIX = `mp_bench_alloc${TAG ? `_${TAG}` : ''}`;
 const LOCALHOST = '127.0.0.1';
 /** Matches are formed round-robin over these regions (each in the default PROBE_REGIONS). */
 const REGIONS = ['eu-west', 'us-east', 'ap-southeast'] as const;
+/** The matcher's default MATCHER_COMMIT_BATCH: matches per transaction when a pass commits many. */
+const MATCHER_COMMIT_BATCH = 16;
 
 function regionOfMatch(index: number): string {
   return REGIONS[index % REGIONS.length]!;
@@ -415,66 +417,97 @@ class Bench {
     });
   }
 
-  /** One match committed as the matcher's MatchCommitter commits it; the relay is signalled after. */
+  /** One match committed as the matcher commits one (a batch of one); its id. */
   async commitMatch(
     pair: readonly { playerId: string; ticketId: string }[],
     region: string,
     mode = 'duel',
   ): Promise<string> {
-    const matchId = await runInTransaction(this.dataSource, async (manager) => {
-      const now = new Date();
-      const rows = [];
-      for (const p of pair)
-        rows.push((await this.tickets.load(manager, p.ticketId, { forUpdate: true }))!);
-      const change = await this.matches.create(
-        manager,
-        {
-          mode,
-          region,
-          participants: rows.map((row, index) => ({
-            playerId: row.playerId,
-            ticketId: row.id,
-            team: index % 2,
-            rating: row.rating,
-          })),
-        },
-        now,
-      );
-      for (const row of rows)
-        await this.tickets.transition(
-          manager,
-          row,
-          { to: 'MATCHED', matchId: change.match.id },
-          now,
-        );
-      return change.match.id;
-    });
-    await this.redis.publish(`${PREFIX}:outbox:committed`, '1');
-    return matchId;
+    const [matchId] = await this.commitBatch([{ pair, region, mode }]);
+    return matchId!;
   }
 
-  /** Commits `count` matches, all at once (rate 0) or at `rate` per second. */
+  /**
+   * Matches committed in one transaction in the shape of the matcher's MatchCommitter: the
+   * tickets locked in one statement, then per match its insert and its tickets' transition; the
+   * relay is signalled after the commit.
+   */
+  async commitBatch(
+    matches: readonly {
+      pair: readonly { playerId: string; ticketId: string }[];
+      region: string;
+      mode: string;
+    }[],
+  ): Promise<string[]> {
+    const ids = await runInTransaction(this.dataSource, async (manager) => {
+      const locked = new Map(
+        (
+          await this.tickets.lockSearching(
+            manager,
+            matches.flatMap((match) => match.pair.map((p) => p.ticketId)),
+          )
+        ).map((row) => [row.id, row]),
+      );
+      const committed: string[] = [];
+      for (const { pair, region, mode } of matches) {
+        const now = new Date();
+        const rows = pair.map((p) => locked.get(p.ticketId)!);
+        const change = await this.matches.create(
+          manager,
+          {
+            mode,
+            region,
+            participants: rows.map((row, index) => ({
+              playerId: row.playerId,
+              ticketId: row.id,
+              team: index % 2,
+              rating: row.rating,
+            })),
+          },
+          now,
+        );
+        await this.tickets.transitionMany(
+          manager,
+          rows,
+          () => ({ to: 'MATCHED', matchId: change.match.id }),
+          now,
+        );
+        committed.push(change.match.id);
+      }
+      return committed;
+    });
+    await this.redis.publish(`${PREFIX}:outbox:committed`, '1');
+    return ids;
+  }
+
+  /**
+   * Commits `count` matches: all at once (rate 0) as the matcher commits a pass, MATCHER_COMMIT_BATCH
+   * (16) per transaction one transaction after another, or one at a time at `rate` per second.
+   */
   async commitMatches(count: number, rate: number): Promise<string[]> {
     const tickets = await this.searchingTickets(count * 2, (player) =>
       regionOfMatch(Math.floor(player / 2)),
     );
     // Statistics as a live database has them, so plans use the indexes they would in production.
     await this.dataSource.query('ANALYZE');
+    const matches = Array.from({ length: count }, (_, i) => ({
+      pair: tickets.slice(i * 2, i * 2 + 2),
+      region: regionOfMatch(i),
+      mode: 'duel',
+    }));
     const ids: string[] = [];
-    const started = Date.now();
-    const commits: Promise<void>[] = [];
-    for (let i = 0; i < count; i += 1) {
-      if (rate > 0) {
-        const due = started + (i * 1000) / rate;
-        if (due > Date.now()) await sleep(due - Date.now());
+    if (rate === 0) {
+      for (let i = 0; i < count; i += MATCHER_COMMIT_BATCH) {
+        ids.push(...(await this.commitBatch(matches.slice(i, i + MATCHER_COMMIT_BATCH))));
       }
-      const pair = tickets.slice(i * 2, i * 2 + 2);
-      const commit = this.commitMatch(pair, regionOfMatch(i)).then((id) => void ids.push(id));
-      if (rate > 0) await commit;
-      else commits.push(commit);
-      if (commits.length >= 16) await Promise.all(commits.splice(0));
+      return ids;
     }
-    await Promise.all(commits);
+    const started = Date.now();
+    for (const [i, match] of matches.entries()) {
+      const due = started + (i * 1000) / rate;
+      if (due > Date.now()) await sleep(due - Date.now());
+      ids.push(...(await this.commitBatch([match])));
+    }
     return ids;
   }
 
