@@ -36,18 +36,24 @@ describe('one of two dispatchers killed with SIGKILL', () => {
     // Writers keep committing through the crash.
     const writing = aggregates.advanceEach(ids, TRANSITIONS);
     writing.catch(() => undefined); // awaited below; a failure surfaces there
+    const held = () =>
+      h.ds.query<{ id: string }[]>(
+        `SELECT id FROM outbox WHERE status = 'pending' AND claimed_by = $1`,
+        [owner],
+      );
+    const doomedPid = doomed.child.pid as number;
     const heldAtKill = await waitFor(
       async () => {
-        const held = await h.ds.query<{ id: string }[]>(
-          `SELECT id FROM outbox WHERE status = 'pending' AND claimed_by = $1`,
-          [owner],
-        );
-        if (held.length === 0) return undefined;
+        // Frozen first, so the claims it holds cannot be settled between the read and the kill
+        // (a claim lives only milliseconds); a statement it had already sent may still commit.
+        process.kill(doomedPid, 'SIGSTOP');
+        const frozen = await held();
+        if (frozen.length === 0) {
+          process.kill(doomedPid, 'SIGCONT');
+          return undefined;
+        }
         expect(await doomed.stop('SIGKILL')).toBe('SIGKILL');
-        return h.ds.query<{ id: string }[]>(
-          `SELECT id FROM outbox WHERE status = 'pending' AND claimed_by = $1`,
-          [owner],
-        );
+        return held();
       },
       { intervalMs: 5, what: 'the doomed dispatcher to hold claims' },
     );
