@@ -115,6 +115,26 @@ describe('prepared statements (DATABASE_PREPARED_STATEMENTS)', () => {
     }
   });
 
+  it('plans every execution of a prepared statement for its values, never with a generic plan', async () => {
+    await dataSource.query(
+      'CREATE TABLE grown (id int PRIMARY KEY, value int NOT NULL) WITH (autovacuum_enabled = off)',
+    );
+    await dataSource.query('CREATE INDEX grown_value ON grown (value)');
+    const read = 'SELECT id FROM grown WHERE value = $1';
+    await onOneConnection(dataSource, async (runner) => {
+      // While the table is empty: under plan_cache_mode=auto the sixth run onwards would reuse a
+      // generic plan costed for an empty table.
+      for (let run = 0; run < 8; run += 1) expect(await runner.query(read, [1])).toEqual([]);
+      await runner.query('INSERT INTO grown SELECT n, n FROM generate_series(1, 20000) AS n');
+      expect(await runner.query(read, [7])).toEqual([{ id: 7 }]);
+      const [plans] = (await runner.query(
+        'SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = $1',
+        [preparedStatementName(read)],
+      )) as { generic_plans: string; custom_plans: string }[];
+      expect(plans).toEqual({ generic_plans: '0', custom_plans: '9' });
+    });
+  });
+
   it('prepares nothing with DATABASE_PREPARED_STATEMENTS=false', async () => {
     const plain = new DataSource(
       dataSourceOptions({ ...db.config, DATABASE_PREPARED_STATEMENTS: false }),
