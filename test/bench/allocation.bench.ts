@@ -302,6 +302,8 @@ class Bench {
       DATABASE_PORT: String(c.DATABASE_PORT),
       DATABASE_USER: c.DATABASE_USER,
       DATABASE_NAME: DATABASE,
+      // The apps follow the bench's own setting, so one environment variable compares the two.
+      DATABASE_PREPARED_STATEMENTS: String(c.DATABASE_PREPARED_STATEMENTS),
       REDIS_HOST: this.service.REDIS_HOST,
       REDIS_PORT: String(this.service.REDIS_PORT),
       REDIS_KEY_PREFIX: PREFIX,
