@@ -44,7 +44,7 @@ export class DatabaseConfig extends LoggingConfig {
 
   @EnvVar({
     description:
-      'Run parametrized statements as named prepared statements, parsed and planned once per connection (true or false). Set false behind a pooler in transaction mode that does not track prepared statements',
+      'Run parametrized statements as named prepared statements, parsed once per connection and planned anew for the values of each execution (true or false). Set false behind a pooler in transaction mode that does not track prepared statements',
   })
   @IsFlag()
   DATABASE_PREPARED_STATEMENTS = true;
