@@ -19,6 +19,7 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
+import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 import {
   SERVER_PROTOCOL_VERSION,
@@ -64,7 +65,7 @@ const LOCALHOST = '127.0.0.1';
 /** Matches are formed round-robin over these regions (each in the default PROBE_REGIONS). */
 const REGIONS = ['eu-west', 'us-east', 'ap-southeast'] as const;
 /** The matcher's default MATCHER_COMMIT_BATCH: matches per transaction when a pass commits many. */
-const MATCHER_COMMIT_BATCH = 16;
+const MATCHER_COMMIT_BATCH = new MatcherConfig().MATCHER_COMMIT_BATCH;
 
 function regionOfMatch(index: number): string {
   return REGIONS[index % REGIONS.length]!;
@@ -484,7 +485,7 @@ class Bench {
 
   /**
    * Commits `count` matches: all at once (rate 0) as the matcher commits a pass, MATCHER_COMMIT_BATCH
-   * (16) per transaction one transaction after another, or one at a time at `rate` per second.
+   * per transaction one transaction after another, or one at a time at `rate` per second.
    */
   async commitMatches(count: number, rate: number): Promise<string[]> {
     const tickets = await this.searchingTickets(count * 2, (player) =>
