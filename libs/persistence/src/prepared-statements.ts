@@ -15,7 +15,7 @@ export function preparedStatementName(text: string): string {
  * values; one made while the outbox was nearly empty froze a join that later ran for minutes
  * under bench:outbox, and an array parameter's length is unknown to any generic plan.
  */
-export const PLAN_EVERY_EXECUTION = '-c plan_cache_mode=force_custom_plan';
+const PLAN_EVERY_EXECUTION = '-c plan_cache_mode=force_custom_plan';
 
 /**
  * A node-postgres Client that runs every parametrized statement as a named prepared statement,
