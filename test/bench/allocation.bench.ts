@@ -303,8 +303,9 @@ class Bench {
       DATABASE_PORT: String(c.DATABASE_PORT),
       DATABASE_USER: c.DATABASE_USER,
       DATABASE_NAME: DATABASE,
-      // The apps follow the bench's own setting, so one environment variable compares the two.
+      // The apps follow the bench's own settings, so one environment variable compares the two.
       DATABASE_PREPARED_STATEMENTS: String(c.DATABASE_PREPARED_STATEMENTS),
+      DATABASE_PIPELINED_BEGIN: String(c.DATABASE_PIPELINED_BEGIN),
       REDIS_HOST: this.service.REDIS_HOST,
       REDIS_PORT: String(this.service.REDIS_PORT),
       REDIS_KEY_PREFIX: PREFIX,

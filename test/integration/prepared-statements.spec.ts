@@ -2,7 +2,7 @@ import { DataSource, type QueryRunner } from 'typeorm';
 import {
   dataSourceOptions,
   preparedStatementName,
-  preparingClient,
+  poolClient,
   runInTransaction,
 } from '@matchplane/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/database';
@@ -87,7 +87,11 @@ describe('prepared statements (DATABASE_PREPARED_STATEMENTS)', () => {
   });
 
   it('names at most `limit` texts per connection and runs the rest unnamed', async () => {
-    const Limited = preparingClient(2);
+    const Limited = poolClient({
+      preparedStatements: true,
+      pipelinedBegin: false,
+      preparedLimit: 2,
+    });
     const client = new Limited({
       host: db.config.DATABASE_HOST,
       port: db.config.DATABASE_PORT,

@@ -48,4 +48,11 @@ export class DatabaseConfig extends LoggingConfig {
   })
   @IsFlag()
   DATABASE_PREPARED_STATEMENTS = true;
+
+  @EnvVar({
+    description:
+      "Send a transaction's START TRANSACTION together with its first statement instead of waiting for its answer, saving a round trip per transaction (true or false)",
+  })
+  @IsFlag()
+  DATABASE_PIPELINED_BEGIN = true;
 }

@@ -6,7 +6,7 @@ import {
 } from 'typeorm';
 import type { DatabaseConfig } from '@matchplane/config';
 import { sleep, backoffDelayMs } from './backoff';
-import { preparingClient } from './prepared-statements';
+import { poolClient } from './pool-client';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own entity list type
 type EntityList = MixedList<Function | string | EntitySchema>;
@@ -41,7 +41,14 @@ export function dataSourceOptions(
     extra: {
       max: config.DATABASE_POOL_SIZE,
       connectionTimeoutMillis: 5_000,
-      ...(config.DATABASE_PREPARED_STATEMENTS ? { Client: preparingClient() } : {}),
+      ...(config.DATABASE_PREPARED_STATEMENTS || config.DATABASE_PIPELINED_BEGIN
+        ? {
+            Client: poolClient({
+              preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+              pipelinedBegin: config.DATABASE_PIPELINED_BEGIN,
+            }),
+          }
+        : {}),
       // A session setting, so it costs no round trip per transaction.
       ...(extras.lockTimeoutMs !== undefined
         ? { options: `-c lock_timeout=${Math.round(extras.lockTimeoutMs)}` }

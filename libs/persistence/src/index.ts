@@ -1,6 +1,6 @@
 export * from './backoff';
 export * from './data-source';
-export * from './prepared-statements';
+export * from './pool-client';
 export * from './transaction.runner';
 export * from './persistence.module';
 export * from './redis.module';
