@@ -60,7 +60,8 @@ type QueryCallback = (error: Error | null, result?: unknown) => void;
 export function poolClient(options: PoolClientOptions): typeof Client {
   const limit = options.preparedLimit ?? PREPARED_STATEMENTS_PER_CONNECTION;
   return class MatchplaneClient extends Client {
-    private readonly named = new Set<string>();
+    /** Text → name of the statements this connection prepared (hashed once per connection). */
+    private readonly named = new Map<string, string>();
     private beginHeld = false;
 
     constructor(config?: string | ClientConfig) {
@@ -97,9 +98,12 @@ export function poolClient(options: PoolClientOptions): typeof Client {
         Array.isArray(values) &&
         values.length > 0
       ) {
-        const name = preparedStatementName(text);
-        if (this.named.has(name) || this.named.size < limit) {
-          this.named.add(name);
+        let name = this.named.get(text);
+        if (name === undefined && this.named.size < limit) {
+          name = preparedStatementName(text);
+          this.named.set(text, name);
+        }
+        if (name !== undefined) {
           return (super.query as (...rest: unknown[]) => never)({ name, text, values }, callback);
         }
       }
