@@ -667,11 +667,13 @@ COMMIT;
         ...bareLatency.summary(),
       },
       pgbench_heartbeat_tps: Math.round(tps),
-      saturation_vs_pgbench: round1(saturationRate / tps),
+      // Two decimals: rounded to one, 0.37 and 0.41 both printed as 0.4 against a 0.4 target.
+      saturation_vs_pgbench: Math.round((100 * saturationRate) / tps) / 100,
     },
     targets: {
       heartbeat_p99_le_25ms: heartbeatSummary.p99_ms <= 25,
-      saturation_ge_half_pgbench: saturationRate >= 0.5 * tps,
+      // Issue 12's target: saturation at least 0.4 × pgbench running the same transaction.
+      saturation_ge_0_4_of_pgbench: saturationRate >= 0.4 * tps,
     },
   };
   progress(`results written to ${writeResults(REPO_ROOT, flags.results as string, result)}`);
