@@ -305,7 +305,7 @@ class Bench {
       DATABASE_NAME: DATABASE,
       // The apps follow the bench's own settings, so one environment variable compares the two.
       DATABASE_PREPARED_STATEMENTS: String(c.DATABASE_PREPARED_STATEMENTS),
-      DATABASE_PIPELINED_BEGIN: String(c.DATABASE_PIPELINED_BEGIN),
+      DATABASE_PIPELINING: String(c.DATABASE_PIPELINING),
       REDIS_HOST: this.service.REDIS_HOST,
       REDIS_PORT: String(this.service.REDIS_PORT),
       REDIS_KEY_PREFIX: PREFIX,

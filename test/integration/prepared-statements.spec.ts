@@ -89,7 +89,7 @@ describe('prepared statements (DATABASE_PREPARED_STATEMENTS)', () => {
   it('names at most `limit` texts per connection and runs the rest unnamed', async () => {
     const Limited = poolClient({
       preparedStatements: true,
-      pipelinedBegin: false,
+      pipelining: false,
       preparedLimit: 2,
     });
     const client = new Limited({

@@ -41,11 +41,11 @@ export function dataSourceOptions(
     extra: {
       max: config.DATABASE_POOL_SIZE,
       connectionTimeoutMillis: 5_000,
-      ...(config.DATABASE_PREPARED_STATEMENTS || config.DATABASE_PIPELINED_BEGIN
+      ...(config.DATABASE_PREPARED_STATEMENTS || config.DATABASE_PIPELINING
         ? {
             Client: poolClient({
               preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-              pipelinedBegin: config.DATABASE_PIPELINED_BEGIN,
+              pipelining: config.DATABASE_PIPELINING,
             }),
           }
         : {}),

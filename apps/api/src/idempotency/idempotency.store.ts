@@ -3,7 +3,12 @@ import { createHash } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { runInTransaction, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
+import {
+  runInTransaction,
+  sendWithCommit,
+  sqlStateOf,
+  type BatchOutcome,
+} from '@matchplane/persistence';
 
 export interface IdempotentRequest {
   readonly playerId: string;
@@ -82,7 +87,9 @@ export class IdempotencyStore {
         );
         if (claimed.length === 0) return this.replay<T>(manager, request, fingerprint);
         const response = await work(manager);
-        await manager.query(
+        // The transaction's last write: it goes to PostgreSQL with the COMMIT.
+        await sendWithCommit(
+          manager,
           `UPDATE idempotency_keys
               SET state = 'completed', response_status = $3, response_body = $4::jsonb, completed_at = clock_timestamp()
             WHERE player_id = $1 AND key = $2`,
@@ -222,7 +229,9 @@ export class IdempotencyStore {
     released: readonly IdempotentRequest[],
   ): Promise<void> {
     if (completed.length === 0 && released.length === 0) return;
-    await manager.query(
+    // The batch's last write: it goes to PostgreSQL with the COMMIT.
+    await sendWithCommit(
+      manager,
       `WITH completed AS (
          UPDATE idempotency_keys k
             SET state = 'completed', response_status = c.status, response_body = c.body, completed_at = clock_timestamp()

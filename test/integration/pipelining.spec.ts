@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { Client } from 'pg';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { dataSourceOptions, runInTransaction } from '@matchplane/persistence';
+import { dataSourceOptions, runInTransaction, sendWithCommit } from '@matchplane/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 /** How many times the runner's connection has handed bytes to the socket since the last call. */
@@ -30,7 +30,7 @@ function transactionStatus(runner: QueryRunner): string | null {
   return (client as unknown as { getTransactionStatus(): string | null }).getTransactionStatus();
 }
 
-describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINED_BEGIN)', () => {
+describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINING)', () => {
   let db: TestDatabase;
   let dataSource: DataSource;
   const count = async (source: DataSource) =>
@@ -65,7 +65,7 @@ describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINED_BE
     expect(await count(dataSource)).toBe(1);
 
     const unpipelined = new DataSource(
-      dataSourceOptions({ ...db.config, DATABASE_PIPELINED_BEGIN: false }),
+      dataSourceOptions({ ...db.config, DATABASE_PIPELINING: false }),
     );
     await unpipelined.initialize();
     try {
@@ -154,5 +154,78 @@ describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINED_BE
     } finally {
       await runner.release();
     }
+  });
+
+  describe('a last write sent with the COMMIT (sendWithCommit)', () => {
+    it('goes out with the COMMIT: a transaction of a statement and a last write is two writes', async () => {
+      const runner = dataSource.createQueryRunner();
+      await runner.connect();
+      try {
+        const flushes = countFlushes(runner);
+        await runner.startTransaction();
+        await runner.query('INSERT INTO rows VALUES ($1)', [1]);
+        await sendWithCommit(runner.manager, 'INSERT INTO rows VALUES ($1)', [2]);
+        await runner.commitTransaction();
+        expect(flushes()).toBe(2);
+      } finally {
+        await runner.release();
+      }
+      expect(await count(dataSource)).toBe(2);
+    });
+
+    it('fails the COMMIT with its own error when it fails, and keeps nothing of the transaction', async () => {
+      await dataSource.query('INSERT INTO rows VALUES (7)');
+      await expect(
+        runInTransaction(dataSource, async (manager) => {
+          await manager.query('INSERT INTO rows VALUES ($1)', [1]);
+          await sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [7]);
+        }),
+      ).rejects.toThrow(/duplicate key value violates unique constraint/);
+      expect(await count(dataSource)).toBe(1);
+      // The pool's connections are usable afterwards.
+      await runInTransaction(dataSource, (manager) =>
+        sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [8]),
+      );
+      expect(await count(dataSource)).toBe(2);
+    });
+
+    it('is seen by a statement sent after it, which answers with its error if it failed', async () => {
+      const seen = await runInTransaction(dataSource, async (manager) => {
+        await sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [1]);
+        return manager.query<{ n: string }[]>('SELECT count(*) AS n FROM rows');
+      });
+      expect(seen).toEqual([{ n: '1' }]);
+      await expect(
+        runInTransaction(dataSource, async (manager) => {
+          await sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [1]);
+          await manager.query('SELECT 1');
+        }),
+      ).rejects.toThrow(/duplicate key value violates unique constraint/);
+    });
+
+    it('is undone with a transaction that rolls back', async () => {
+      await expect(
+        runInTransaction(dataSource, async (manager) => {
+          await sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [1]);
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
+      expect(await count(dataSource)).toBe(0);
+    });
+
+    it('simply runs where the client does not pipeline', async () => {
+      const unpipelined = new DataSource(
+        dataSourceOptions({ ...db.config, DATABASE_PIPELINING: false }),
+      );
+      await unpipelined.initialize();
+      try {
+        await runInTransaction(unpipelined, (manager) =>
+          sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [1]),
+        );
+        expect(await count(dataSource)).toBe(1);
+      } finally {
+        await unpipelined.destroy();
+      }
+    });
   });
 });
