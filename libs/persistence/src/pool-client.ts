@@ -82,8 +82,8 @@ export function poolClient(options: PoolClientOptions): typeof Client {
       });
     }
 
-    // node-postgres overloads query() on its arguments; this override only holds a bare
-    // START TRANSACTION and rewrites (text, values).
+    // node-postgres overloads query() on its arguments; this override holds a bare
+    // START TRANSACTION, sends what is held with the next statement, and names (text, values).
     override query(...args: unknown[]): never {
       const [text, values, callback] = args;
       const startsTransaction =
