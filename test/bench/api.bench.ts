@@ -667,8 +667,9 @@ COMMIT;
         ...bareLatency.summary(),
       },
       pgbench_heartbeat_tps: Math.round(tps),
-      // Two decimals: rounded to one, 0.37 and 0.41 both printed as 0.4 against a 0.4 target.
-      saturation_vs_pgbench: Math.round((100 * saturationRate) / tps) / 100,
+      // Three decimals: rounded to one, 0.37 and 0.41 both printed as 0.4 against a 0.4 target
+      // (and to two, 0.398 still did).
+      saturation_vs_pgbench: Math.round((1000 * saturationRate) / tps) / 1000,
     },
     targets: {
       heartbeat_p99_le_25ms: heartbeatSummary.p99_ms <= 25,
