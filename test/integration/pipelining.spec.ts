@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import type { Client } from 'pg';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { dataSourceOptions, runInTransaction, sendWithCommit } from '@matchplane/persistence';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { createTestDatabase, onOneConnection, type TestDatabase } from '../support/database';
 
 /** How many times the runner's connection has handed bytes to the socket since the last call. */
 function countFlushes(runner: QueryRunner): () => number {
@@ -47,17 +47,13 @@ describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINING)'
   beforeEach(() => dataSource.query('TRUNCATE rows'));
 
   async function flushesOfOneStatementTransaction(source: DataSource): Promise<number> {
-    const runner = source.createQueryRunner();
-    await runner.connect();
-    try {
+    return onOneConnection(source, async (runner) => {
       const flushes = countFlushes(runner);
       await runner.startTransaction();
       await runner.query('INSERT INTO rows VALUES ($1)', [1]);
       await runner.commitTransaction();
       return flushes();
-    } finally {
-      await runner.release();
-    }
+    });
   }
 
   it('costs a one-statement transaction two writes to the server instead of three', async () => {
@@ -90,9 +86,7 @@ describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINING)'
 
   it('answers a failing first statement with its own error, and the connection is reusable', async () => {
     await dataSource.query('INSERT INTO rows VALUES (1)');
-    const runner = dataSource.createQueryRunner();
-    await runner.connect();
-    try {
+    await onOneConnection(dataSource, async (runner) => {
       await runner.startTransaction();
       await expect(runner.query('INSERT INTO rows VALUES ($1)', [1])).rejects.toThrow(
         /duplicate key value violates unique constraint/,
@@ -103,24 +97,18 @@ describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINING)'
       await runner.query('INSERT INTO rows VALUES ($1)', [2]);
       expect(transactionStatus(runner)).toBe('T');
       await runner.commitTransaction();
-    } finally {
-      await runner.release();
-    }
+    });
     expect(await count(dataSource)).toBe(2);
   });
 
   it('leaves no transaction open when the work fails before its first statement', async () => {
-    const runner = dataSource.createQueryRunner();
-    await runner.connect();
-    try {
+    await onOneConnection(dataSource, async (runner) => {
       await runner.startTransaction();
       await runner.rollbackTransaction();
       expect(transactionStatus(runner)).toBe('I');
       // Outside a transaction this commits at once: another connection sees it.
       await runner.query('INSERT INTO rows VALUES ($1)', [3]);
-    } finally {
-      await runner.release();
-    }
+    });
     const other = new DataSource(dataSourceOptions(db.config));
     await other.initialize();
     try {
@@ -142,34 +130,26 @@ describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINING)'
   });
 
   it('answers statements queued together on one connection in order', async () => {
-    const runner = dataSource.createQueryRunner();
-    await runner.connect();
-    try {
+    await onOneConnection(dataSource, async (runner) => {
       await runner.startTransaction();
       const answers = await Promise.all(
         [1, 2, 3].map((n) => runner.query('SELECT $1::int AS n', [n])),
       );
       await runner.commitTransaction();
       expect(answers).toEqual([[{ n: 1 }], [{ n: 2 }], [{ n: 3 }]]);
-    } finally {
-      await runner.release();
-    }
+    });
   });
 
   describe('a last write sent with the COMMIT (sendWithCommit)', () => {
     it('goes out with the COMMIT: a transaction of a statement and a last write is two writes', async () => {
-      const runner = dataSource.createQueryRunner();
-      await runner.connect();
-      try {
+      await onOneConnection(dataSource, async (runner) => {
         const flushes = countFlushes(runner);
         await runner.startTransaction();
         await runner.query('INSERT INTO rows VALUES ($1)', [1]);
         await sendWithCommit(runner.manager, 'INSERT INTO rows VALUES ($1)', [2]);
         await runner.commitTransaction();
         expect(flushes()).toBe(2);
-      } finally {
-        await runner.release();
-      }
+      });
       expect(await count(dataSource)).toBe(2);
     });
 

@@ -5,7 +5,7 @@ import {
   poolClient,
   runInTransaction,
 } from '@matchplane/persistence';
-import { createTestDatabase, type TestDatabase } from '../support/database';
+import { createTestDatabase, onOneConnection, type TestDatabase } from '../support/database';
 
 /** The named statements of the session `runner` holds. */
 async function preparedOn(runner: QueryRunner): Promise<string[]> {
@@ -13,19 +13,6 @@ async function preparedOn(runner: QueryRunner): Promise<string[]> {
     name: string;
   }[];
   return rows.map((row) => row.name);
-}
-
-async function onOneConnection<T>(
-  dataSource: DataSource,
-  work: (runner: QueryRunner) => Promise<T>,
-): Promise<T> {
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
-  try {
-    return await work(runner);
-  } finally {
-    await runner.release();
-  }
 }
 
 describe('prepared statements (DATABASE_PREPARED_STATEMENTS)', () => {

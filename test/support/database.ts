@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
+import { DataSource, type QueryRunner } from 'typeorm';
 import { DatabaseConfig, loadConfig } from '@matchplane/config';
 import { dataSourceOptions } from '@matchplane/persistence';
 import { allMigrations } from '@matchplane/migrations';
@@ -35,7 +35,9 @@ export interface TestDatabase {
  * A private database for one test file. `migrated` clones the template that global setup
  * migrated; otherwise the database is empty (for migration tests).
  */
-export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(
+  options: { migrated?: boolean } = {},
+): Promise<TestDatabase> {
   const migrated = options.migrated ?? true;
   const name = `${TEST_DATABASE_PREFIX}${uniqueSuffix()}`;
   await withAdminClient((client) =>
@@ -63,7 +65,23 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
     },
     async drop() {
       if (opened?.isInitialized) await opened.destroy();
-      await withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+      await withAdminClient((client) =>
+        client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+      );
     },
   };
+}
+
+/** Runs `work` on one pooled connection of `dataSource`, released afterwards. */
+export async function onOneConnection<T>(
+  dataSource: DataSource,
+  work: (runner: QueryRunner) => Promise<T>,
+): Promise<T> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    return await work(runner);
+  } finally {
+    await runner.release();
+  }
 }
