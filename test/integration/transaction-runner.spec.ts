@@ -1,5 +1,9 @@
 import type { DataSource } from 'typeorm';
-import { runInTransaction, sqlStateOf, TransactionRetriesExhaustedError } from '@matchplane/persistence';
+import {
+  runInTransaction,
+  sqlStateOf,
+  TransactionRetriesExhaustedError,
+} from '@matchplane/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 /** Resolves once `parties` callers are waiting on it. */
@@ -33,8 +37,9 @@ describe(runInTransaction.name, () => {
       runInTransaction(
         dataSource,
         async (manager) =>
-          (await manager.query<{ transaction_isolation: string }[]>('SHOW transaction_isolation'))[0]
-            ?.transaction_isolation,
+          (
+            await manager.query<{ transaction_isolation: string }[]>('SHOW transaction_isolation')
+          )[0]?.transaction_isolation,
         isolation ? { isolation } : {},
       );
     expect(await level()).toBe('read committed');
@@ -52,17 +57,24 @@ describe(runInTransaction.name, () => {
         dataSource,
         async (manager) => {
           attempts[name] += 1;
-          const [row] = await manager.query<{ value: number }[]>('SELECT value FROM counters WHERE id = 1');
+          const [row] = await manager.query<{ value: number }[]>(
+            'SELECT value FROM counters WHERE id = 1',
+          );
           // Only the first attempts meet: both read 0, so one of them must fail to serialize.
           if (attempts[name] === 1) await bothHaveRead();
           await manager.query('UPDATE counters SET value = $1 WHERE id = 1', [row!.value + 1]);
         },
-        { isolation: 'SERIALIZABLE', onRetry: ({ sqlState }) => retries.push(`${name}:${sqlState}`) },
+        {
+          isolation: 'SERIALIZABLE',
+          onRetry: ({ sqlState }) => retries.push(`${name}:${sqlState}`),
+        },
       );
 
     await Promise.all([increment('a'), increment('b')]);
 
-    const [row] = await dataSource.query<{ value: number }[]>('SELECT value FROM counters WHERE id = 1');
+    const [row] = await dataSource.query<{ value: number }[]>(
+      'SELECT value FROM counters WHERE id = 1',
+    );
     expect(row!.value).toBe(2);
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatch(/^[ab]:40001$/);
@@ -88,7 +100,9 @@ describe(runInTransaction.name, () => {
 
     await Promise.all([lockBoth('a', 1, 2), lockBoth('b', 2, 1)]);
 
-    const rows = await dataSource.query<{ value: number }[]>('SELECT value FROM counters ORDER BY id');
+    const rows = await dataSource.query<{ value: number }[]>(
+      'SELECT value FROM counters ORDER BY id',
+    );
     expect(rows.map((r) => r.value)).toEqual([2, 2]);
     expect(retries).toEqual(['40P01']);
   });
@@ -120,7 +134,9 @@ describe(runInTransaction.name, () => {
       }),
     ).rejects.toMatchObject({ driverError: { code: '23505' } });
     expect(attempts).toBe(1);
-    const [row] = await dataSource.query<{ value: number }[]>('SELECT value FROM counters WHERE id = 1');
+    const [row] = await dataSource.query<{ value: number }[]>(
+      'SELECT value FROM counters WHERE id = 1',
+    );
     expect(row!.value).toBe(0);
   });
 });
