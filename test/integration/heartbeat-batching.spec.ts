@@ -210,4 +210,23 @@ describe('Batched heartbeats', () => {
       );
     }
   });
+  it('commits heartbeats without waiting for the disk (HEARTBEAT_SYNCHRONOUS_COMMIT=false), and only heartbeats', async () => {
+    const player = await queued();
+    const recorder = RoundTrips.start();
+    expect((await inject(player.token, player.ticketId, randomUUID())).statusCode).toBe(200);
+    const heartbeat = recorder.stop().statements;
+    const begin = heartbeat.indexOf('START TRANSACTION');
+    expect(heartbeat.slice(begin, begin + 2)).toEqual([
+      'START TRANSACTION',
+      'SET LOCAL synchronous_commit = off',
+    ]);
+
+    const other = RoundTrips.start();
+    const second = await api.newPlayer();
+    expect((await api.probe(second.token, 'eu-west')).statusCode).toBe(200);
+    expect((await api.enqueue(second.token, 'duel')).statusCode).toBe(201);
+    const statements = other.stop().statements;
+    expect(statements).toContain('START TRANSACTION');
+    expect(statements.filter((statement) => statement.includes('synchronous_commit'))).toEqual([]);
+  });
 });

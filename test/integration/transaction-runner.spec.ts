@@ -47,6 +47,30 @@ describe(runInTransaction.name, () => {
     expect(await level('REPEATABLE READ')).toBe('repeatable read');
   });
 
+  it('commits without waiting for the disk only when asked, for that transaction alone', async () => {
+    const setting = (options: { synchronousCommit?: boolean }) =>
+      runInTransaction(
+        dataSource,
+        async (manager) => {
+          await manager.query('UPDATE counters SET value = value + 1 WHERE id = 1');
+          return (
+            await manager.query<{ synchronous_commit: string }[]>('SHOW synchronous_commit')
+          )[0]?.synchronous_commit;
+        },
+        options,
+      );
+    expect(await setting({})).toBe('on');
+    expect(await setting({ synchronousCommit: false })).toBe('off');
+    // SET LOCAL: the connection goes back to the pool with the server's setting.
+    expect(await setting({})).toBe('on');
+    expect(await setting({ synchronousCommit: true })).toBe('on');
+    // Committed all the same, and visible at once.
+    const [row] = await dataSource.query<{ value: number }[]>(
+      'SELECT value FROM counters WHERE id = 1',
+    );
+    expect(row?.value).toBe(4);
+  });
+
   it('retries the loser of two conflicting SERIALIZABLE transactions so neither update is lost', async () => {
     const bothHaveRead = barrier(2);
     const retries: string[] = [];

@@ -1,6 +1,7 @@
 import { IsNotEmpty, IsOptional, IsString, IsUrl, Matches, MinLength } from 'class-validator';
 import {
   EnvVar,
+  IsFlag,
   IsIntInRange,
   IsPort,
   ServiceConfig,
@@ -84,6 +85,13 @@ export class ApiConfig extends ServiceConfig {
   })
   @IsIntInRange(1, 64)
   HEARTBEAT_BATCHES_IN_FLIGHT = 4;
+
+  @EnvVar({
+    description:
+      "Wait for a heartbeat transaction's WAL to reach the disk before answering (true or false). False: a crash of PostgreSQL may forget the last fraction of a second of heartbeats, which only makes their tickets look that much older (far inside TICKET_HEARTBEAT_TIMEOUT_MS); their idempotency answers go with them, so a retry runs again",
+  })
+  @IsFlag()
+  HEARTBEAT_SYNCHRONOUS_COMMIT = false;
 
   @EnvVar({
     description:

@@ -167,14 +167,13 @@ export function poolClient(options: PoolClientOptions): typeof Client {
 }
 
 /**
- * Sends a transaction's last write, whose answer nobody reads, in one write with the COMMIT that
- * follows it, instead of waiting for its answer first: one round trip fewer per transaction. If
- * the write fails, the COMMIT fails with the write's error and nothing of the transaction is kept.
- * Where the pool's client does not pipeline (`DATABASE_PIPELINING=false`), or outside a
- * transaction, it simply runs it. A statement sent after it in the same transaction goes out with
- * it and sees what it wrote; if the write failed, that statement answers with the write's error.
+ * Sends a statement of the open transaction whose answer nobody reads in one write with the
+ * transaction's next statement, instead of waiting for its answer first: one round trip fewer. If
+ * it fails, the next statement fails with its error (a COMMIT then keeps nothing). Where the
+ * pool's client does not pipeline (`DATABASE_PIPELINING=false`), or outside a transaction, it
+ * simply runs it.
  */
-export async function sendWithCommit(
+export async function sendWithNext(
   manager: EntityManager,
   text: string,
   values: readonly unknown[],
@@ -185,4 +184,16 @@ export async function sendWithCommit(
   };
   if (manager.queryRunner?.isTransactionActive && client?.holdUntilNext?.(text, values)) return;
   await manager.query(text, [...values]);
+}
+
+/**
+ * A transaction's last write, sent with the COMMIT that follows it ({@link sendWithNext}). A
+ * statement sent after it in the same transaction goes out with it instead and sees what it wrote.
+ */
+export function sendWithCommit(
+  manager: EntityManager,
+  text: string,
+  values: readonly unknown[],
+): Promise<void> {
+  return sendWithNext(manager, text, values);
 }

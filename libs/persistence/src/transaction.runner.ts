@@ -4,6 +4,7 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { IsolationLevel } from 'typeorm/driver/types/IsolationLevel';
 import { backoffDelayMs, sleep } from './backoff';
+import { sendWithNext } from './pool-client';
 
 export type { IsolationLevel };
 
@@ -18,6 +19,13 @@ export interface TransactionOptions {
   baseDelayMs?: number;
   /** Called before each retry, e.g. for a metric or a debug log. */
   onRetry?: (info: { attempt: number; sqlState: string; delayMs: number }) => void;
+  /**
+   * Default true. False: the COMMIT returns before its WAL reaches the disk (PostgreSQL's
+   * synchronous_commit=off, for this transaction alone). Everyone sees the transaction at once,
+   * but a crash of PostgreSQL (not of this process) may forget it, with up to about 3 ×
+   * wal_writer_delay (600 ms by default) of such commits. Only for writes whose loss is harmless.
+   */
+  synchronousCommit?: boolean;
 }
 
 export function sqlStateOf(error: unknown): string | undefined {
@@ -209,6 +217,9 @@ async function runWithRetries<T>(
   const attempt = async (manager: EntityManager) => {
     const unit = UnitOfWork.open(manager);
     try {
+      if (options.synchronousCommit === false) {
+        await sendWithNext(manager, 'SET LOCAL synchronous_commit = off', []);
+      }
       return { result: await work(manager, unit), unit };
     } catch (error) {
       unit.close();

@@ -8,6 +8,7 @@ import {
   sendWithCommit,
   sqlStateOf,
   type BatchOutcome,
+  type TransactionOptions,
 } from '@matchplane/persistence';
 
 export interface IdempotentRequest {
@@ -111,11 +112,14 @@ export class IdempotencyStore {
    * request it refuses. If the transaction fails as a whole (a key another transaction holds past
    * lock_timeout, a constraint), every request runs again alone, so one request's fault is never
    * its neighbours'. A (player, key) pair repeated in `requests` runs after its first occurrence
-   * has committed, so it replays that answer.
+   * has committed, so it replays that answer. `options.synchronousCommit` is
+   * runInTransaction's: false only where losing the batch to a crash of PostgreSQL is harmless
+   * (its answers are forgotten with it, so a retry runs it again).
    */
   async executeMany<T>(
     requests: readonly IdempotentRequest[],
     work: BatchWork<T>,
+    options: Pick<TransactionOptions, 'synchronousCommit'> = {},
   ): Promise<BatchOutcome<IdempotentOutcome<T>>[]> {
     const seen = new Set<string>();
     const repeats = new Set<number>();
@@ -127,8 +131,8 @@ export class IdempotencyStore {
     if (repeats.size > 0) {
       const split = (repeated: boolean) =>
         requests.filter((_, index) => repeats.has(index) === repeated);
-      const firsts = await this.executeMany(split(false), work);
-      const thens = await this.executeMany(split(true), work);
+      const firsts = await this.executeMany(split(false), work, options);
+      const thens = await this.executeMany(split(true), work, options);
       return requests.map(
         (_, index) =>
           (repeats.has(index) ? thens.shift() : firsts.shift()) as BatchOutcome<
@@ -137,15 +141,17 @@ export class IdempotencyStore {
       );
     }
     try {
-      return await runInTransaction(this.dataSource, (manager) =>
-        this.executeBatch(manager, requests, work),
+      return await runInTransaction(
+        this.dataSource,
+        (manager) => this.executeBatch(manager, requests, work),
+        options,
       );
     } catch (error) {
       const [only] = requests;
       if (requests.length === 1 && only) return [{ error: keyStillHeld(error, only) }];
       return Promise.all(
         requests.map(async (request) => {
-          const [outcome] = await this.executeMany([request], work);
+          const [outcome] = await this.executeMany([request], work, options);
           return outcome as BatchOutcome<IdempotentOutcome<T>>;
         }),
       );

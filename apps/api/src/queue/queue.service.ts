@@ -98,6 +98,8 @@ interface HeartbeatRequest extends IdempotentRequest {
 export class QueueService {
   private readonly prefix: string;
   private readonly heartbeats: RequestBatcher<HeartbeatRequest, IdempotentOutcome<TicketResponse>>;
+  /** HEARTBEAT_SYNCHRONOUS_COMMIT: a heartbeat is worth no WAL flush of its own (see ApiConfig). */
+  private readonly heartbeatCommits: { synchronousCommit: boolean };
 
   constructor(
     private readonly idempotency: IdempotencyStore,
@@ -131,6 +133,7 @@ export class QueueService {
         onBatch: (size) => batchSizes.observe(size),
       },
     );
+    this.heartbeatCommits = { synchronousCommit: apiConfig.HEARTBEAT_SYNCHRONOUS_COMMIT };
   }
 
   async options(): Promise<QueueOptionsResponse> {
@@ -353,6 +356,7 @@ export class QueueService {
           };
         });
       },
+      this.heartbeatCommits,
     );
     const fresh = requests.flatMap((request, index) => {
       const outcome = outcomes[index];
