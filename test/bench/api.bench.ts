@@ -532,12 +532,21 @@ async function main(): Promise<void> {
   );
   const switchesBefore = contextSwitches(api.pid);
   const saturationBatchesBefore = await heartbeatBatches(port);
+  // WAL written meanwhile (the whole server's; nothing else writes during the phase but
+  // autovacuum, and full-page images after a checkpoint): what PostgreSQL writes per heartbeat.
+  const [walBefore] = await dataSource.query<{ lsn: string }[]>(
+    'SELECT pg_current_wal_insert_lsn()::text AS lsn',
+  );
   const saturationCpu = await cpuPercentOf(api.pid, async () => {
     saturationRate = await closedLoop(seconds, flags.concurrency as number, () =>
       timed(saturated, 200, () => heartbeat(roster[cursor++ % roster.length] as Player)),
     );
   });
   saturationDone();
+  const [walWritten] = await dataSource.query<{ bytes: string }[]>(
+    'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::text AS bytes',
+    [walBefore?.lsn],
+  );
   const switchesAfter = contextSwitches(api.pid);
   const saturationBatchSize = meanBatchSize(saturationBatchesBefore, await heartbeatBatches(port));
   const perHeartbeat = (count: number) => round1(count / Math.max(1, saturated.count));
@@ -670,6 +679,7 @@ COMMIT;
       api_event_loop_delay: saturationLoop,
       api_context_switches_per_heartbeat: saturationSwitches,
       mean_batch_size: saturationBatchSize,
+      wal_bytes_per_heartbeat: Math.round(Number(walWritten?.bytes) / Math.max(1, saturated.count)),
       api_backends: saturationBackends,
     },
     ceilings: {
