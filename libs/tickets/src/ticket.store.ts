@@ -224,10 +224,6 @@ export class TicketStore {
   }
 
   /**
-   * Locks these tickets (FOR UPDATE, in id order, so two lockers of overlapping sets cannot
-   * deadlock) and answers them as they are once locked; missing ids are left out.
-   */
-  /**
    * Locks (SKIP LOCKED) up to `limit` searching tickets last heartbeating before `cutoff`, oldest
    * first, leaving `skip` alone; their ids ({@link EXPIRED_TICKETS_SQL}).
    */
@@ -241,6 +237,10 @@ export class TicketStore {
     return rows.map((row) => row.id);
   }
 
+  /**
+   * Locks these tickets (FOR UPDATE, in id order, so two lockers of overlapping sets cannot
+   * deadlock) and answers them as they are once locked; missing ids are left out.
+   */
   async lockMany(manager: EntityManager, ticketIds: readonly string[]): Promise<StoredTicket[]> {
     if (ticketIds.length === 0) return [];
     const rows = await manager.query<TicketRow[]>(
