@@ -33,8 +33,18 @@ describe('Player API round trips per heartbeat', () => {
       token: player.token,
       idempotencyKey: randomUUID(),
     });
-  // Session lookup; then claim the keys, update the tickets, store the answers.
-  const ONE_HEARTBEAT_BATCH = ['SELECT', 'START TRANSACTION', 'INSERT', 'UPDATE', 'WITH', 'COMMIT'];
+  // Session lookup; then claim the keys, update the tickets, store the answers. The SET LOCAL
+  // (HEARTBEAT_SYNCHRONOUS_COMMIT=false) goes out in one write with START TRANSACTION and the
+  // claim (DATABASE_PIPELINING), as the answers go with the COMMIT.
+  const ONE_HEARTBEAT_BATCH = [
+    'SELECT',
+    'START TRANSACTION',
+    'SET LOCAL synchronous_commit = off',
+    'INSERT',
+    'UPDATE',
+    'WITH',
+    'COMMIT',
+  ];
   const kinds = (statements: readonly string[]) =>
     statements.map(
       (statement) =>
@@ -42,7 +52,7 @@ describe('Player API round trips per heartbeat', () => {
         statement,
     );
 
-  it('a lone heartbeat: a session lookup, then one transaction of three statements; one Redis call', async () => {
+  it('a lone heartbeat: a session lookup, then one transaction of three statements and its SET LOCAL; one Redis call', async () => {
     const player = await queued();
     const recorder = RoundTrips.start();
     expect((await heartbeat(player)).statusCode).toBe(200);
