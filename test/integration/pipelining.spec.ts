@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { Client } from 'pg';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { dataSourceOptions, runInTransaction, sendWithCommit } from '@matchplane/persistence';
+import { dataSourceOptions, runInTransaction, sendWithNext } from '@matchplane/persistence';
 import { createTestDatabase, onOneConnection, type TestDatabase } from '../support/database';
 
 /** How many times the runner's connection has handed bytes to the socket since the last call. */
@@ -140,13 +140,13 @@ describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINING)'
     });
   });
 
-  describe('a last write sent with the COMMIT (sendWithCommit)', () => {
+  describe('a last write sent with the COMMIT (sendWithNext)', () => {
     it('goes out with the COMMIT: a transaction of a statement and a last write is two writes', async () => {
       await onOneConnection(dataSource, async (runner) => {
         const flushes = countFlushes(runner);
         await runner.startTransaction();
         await runner.query('INSERT INTO rows VALUES ($1)', [1]);
-        await sendWithCommit(runner.manager, 'INSERT INTO rows VALUES ($1)', [2]);
+        await sendWithNext(runner.manager, 'INSERT INTO rows VALUES ($1)', [2]);
         await runner.commitTransaction();
         expect(flushes()).toBe(2);
       });
@@ -158,26 +158,26 @@ describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINING)'
       await expect(
         runInTransaction(dataSource, async (manager) => {
           await manager.query('INSERT INTO rows VALUES ($1)', [1]);
-          await sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [7]);
+          await sendWithNext(manager, 'INSERT INTO rows VALUES ($1)', [7]);
         }),
       ).rejects.toThrow(/duplicate key value violates unique constraint/);
       expect(await count(dataSource)).toBe(1);
       // The pool's connections are usable afterwards.
       await runInTransaction(dataSource, (manager) =>
-        sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [8]),
+        sendWithNext(manager, 'INSERT INTO rows VALUES ($1)', [8]),
       );
       expect(await count(dataSource)).toBe(2);
     });
 
     it('is seen by a statement sent after it, which answers with its error if it failed', async () => {
       const seen = await runInTransaction(dataSource, async (manager) => {
-        await sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [1]);
+        await sendWithNext(manager, 'INSERT INTO rows VALUES ($1)', [1]);
         return manager.query<{ n: string }[]>('SELECT count(*) AS n FROM rows');
       });
       expect(seen).toEqual([{ n: '1' }]);
       await expect(
         runInTransaction(dataSource, async (manager) => {
-          await sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [1]);
+          await sendWithNext(manager, 'INSERT INTO rows VALUES ($1)', [1]);
           await manager.query('SELECT 1');
         }),
       ).rejects.toThrow(/duplicate key value violates unique constraint/);
@@ -186,7 +186,7 @@ describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINING)'
     it('is undone with a transaction that rolls back', async () => {
       await expect(
         runInTransaction(dataSource, async (manager) => {
-          await sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [1]);
+          await sendWithNext(manager, 'INSERT INTO rows VALUES ($1)', [1]);
           throw new Error('roll back');
         }),
       ).rejects.toThrow('roll back');
@@ -200,7 +200,7 @@ describe('START TRANSACTION sent with the first statement (DATABASE_PIPELINING)'
       await unpipelined.initialize();
       try {
         await runInTransaction(unpipelined, (manager) =>
-          sendWithCommit(manager, 'INSERT INTO rows VALUES ($1)', [1]),
+          sendWithNext(manager, 'INSERT INTO rows VALUES ($1)', [1]),
         );
         expect(await count(dataSource)).toBe(1);
       } finally {

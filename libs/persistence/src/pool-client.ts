@@ -36,7 +36,7 @@ export interface PoolClientOptions {
   readonly preparedStatements: boolean;
   /**
    * DATABASE_PIPELINING: START TRANSACTION travels with the transaction's first statement, and a
-   * {@link sendWithCommit} write with the COMMIT.
+   * {@link sendWithNext} statement with the next one (a last write with the COMMIT).
    */
   readonly pipelining: boolean;
   /** Texts one connection names at most (tests lower it). */
@@ -61,7 +61,7 @@ type QueryCallback = (error: Error | null, result?: unknown) => void;
  *   round trip, and on a loaded 2-core machine each round trip is a wake-up of both processes.
  *   A failed BEGIN (only a broken connection fails it) is reported by that next statement. A
  *   store's last write, whose answer nobody reads, is held the same way until the COMMIT
- *   ({@link sendWithCommit}).
+ *   ({@link sendWithNext}).
  */
 export function poolClient(options: PoolClientOptions): typeof Client {
   const limit = options.preparedLimit ?? PREPARED_STATEMENTS_PER_CONNECTION;
@@ -97,7 +97,7 @@ export function poolClient(options: PoolClientOptions): typeof Client {
     }
 
     /**
-     * {@link sendWithCommit}'s half: `text` is answered now and sent with the next statement.
+     * {@link sendWithNext}'s half: `text` is answered now and sent with the next statement.
      * False where this client does not pipeline (the caller runs it itself).
      */
     holdUntilNext(text: string, values: readonly unknown[]): boolean {
@@ -168,10 +168,11 @@ export function poolClient(options: PoolClientOptions): typeof Client {
 
 /**
  * Sends a statement of the open transaction whose answer nobody reads in one write with the
- * transaction's next statement, instead of waiting for its answer first: one round trip fewer. If
- * it fails, the next statement fails with its error (a COMMIT then keeps nothing). Where the
- * pool's client does not pipeline (`DATABASE_PIPELINING=false`), or outside a transaction, it
- * simply runs it.
+ * transaction's next statement, instead of waiting for its answer first: one round trip fewer.
+ * A transaction's last write so goes out with the COMMIT. If it fails, the next statement fails
+ * with its error (a COMMIT then keeps nothing); a statement sent after it sees what it wrote.
+ * Where the pool's client does not pipeline (`DATABASE_PIPELINING=false`), or outside a
+ * transaction, it simply runs it.
  */
 export async function sendWithNext(
   manager: EntityManager,
@@ -184,16 +185,4 @@ export async function sendWithNext(
   };
   if (manager.queryRunner?.isTransactionActive && client?.holdUntilNext?.(text, values)) return;
   await manager.query(text, [...values]);
-}
-
-/**
- * A transaction's last write, sent with the COMMIT that follows it ({@link sendWithNext}). A
- * statement sent after it in the same transaction goes out with it instead and sees what it wrote.
- */
-export function sendWithCommit(
-  manager: EntityManager,
-  text: string,
-  values: readonly unknown[],
-): Promise<void> {
-  return sendWithNext(manager, text, values);
 }

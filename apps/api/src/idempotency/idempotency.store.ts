@@ -5,7 +5,7 @@ import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import {
   runInTransaction,
-  sendWithCommit,
+  sendWithNext,
   sqlStateOf,
   type BatchOutcome,
   type TransactionOptions,
@@ -89,7 +89,7 @@ export class IdempotencyStore {
         if (claimed.length === 0) return this.replay<T>(manager, request, fingerprint);
         const response = await work(manager);
         // The transaction's last write: it goes to PostgreSQL with the COMMIT.
-        await sendWithCommit(
+        await sendWithNext(
           manager,
           `UPDATE idempotency_keys
               SET state = 'completed', response_status = $3, response_body = $4::jsonb, completed_at = clock_timestamp()
@@ -236,7 +236,7 @@ export class IdempotencyStore {
   ): Promise<void> {
     if (completed.length === 0 && released.length === 0) return;
     // The batch's last write: it goes to PostgreSQL with the COMMIT.
-    await sendWithCommit(
+    await sendWithNext(
       manager,
       `WITH completed AS (
          UPDATE idempotency_keys k
