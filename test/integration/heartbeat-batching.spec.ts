@@ -107,6 +107,62 @@ describe('Batched heartbeats', () => {
     expect(first.body.lastHeartbeatAt).toBe(after.last_heartbeat_at.toISOString());
   });
 
+  it('new keys are inserted once, already answered, after the tickets; a replay among them undoes that attempt and is answered from its key', async () => {
+    const players = await Promise.all(Array.from({ length: 3 }, queued));
+    const replayed = players[0]!;
+    const replayedKey = randomUUID();
+    const first = await inject(replayed.token, replayed.ticketId, replayedKey);
+    expect(first.statusCode).toBe(200);
+    const before = await stored(replayed.ticketId);
+
+    // All new: one transaction, the tickets updated first and each key written once, completed.
+    const fresh = RoundTrips.start();
+    const beats = await Promise.all(
+      players.map((player) => inject(player.token, player.ticketId, randomUUID())),
+    );
+    const freshStatements = fresh.stop().statements;
+    expect(beats.map((beat) => beat.statusCode)).toEqual([200, 200, 200]);
+    const begin = freshStatements.indexOf('START TRANSACTION');
+    const writes = freshStatements
+      .slice(begin)
+      .filter((statement) => /^(INSERT|UPDATE|WITH|DELETE)\b/.test(statement));
+    expect(writes).toHaveLength(2);
+    expect(writes[0]).toMatch(/^UPDATE queue_tickets/);
+    expect(writes[1]).toMatch(/^INSERT INTO idempotency_keys/);
+    const states = await api.ds.query<{ state: string; response_status: number }[]>(
+      `SELECT state, response_status FROM idempotency_keys
+        WHERE player_id = ANY($1) AND route LIKE '%heartbeat'`,
+      [players.map((player) => player.playerId)],
+    );
+    expect(states).toHaveLength(4);
+    expect(states.every((row) => row.state === 'completed' && row.response_status === 200)).toBe(
+      true,
+    );
+
+    // A replay among new keys: the attempt that assumed them new keeps nothing, the batch runs
+    // again claiming its keys, and the replay is answered from its key without a heartbeat.
+    const afterFresh = await stored(replayed.ticketId);
+    expect(afterFresh.updated_at.getTime()).toBeGreaterThan(before.updated_at.getTime());
+    const mixed = RoundTrips.start();
+    const [replay, ...others] = await Promise.all([
+      inject(replayed.token, replayed.ticketId, replayedKey),
+      ...players.slice(1).map((player) => inject(player.token, player.ticketId, randomUUID())),
+    ]);
+    const mixedStatements = mixed.stop().statements;
+    expect(mixedStatements.filter((statement) => statement === 'START TRANSACTION')).toHaveLength(
+      2,
+    );
+    expect(replay.statusCode).toBe(200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.json()).toEqual(first.json());
+    expect((await stored(replayed.ticketId)).updated_at.getTime()).toBe(
+      afterFresh.updated_at.getTime(),
+    );
+    expect(others.map((other) => other.statusCode)).toEqual([200, 200]);
+    expect(await keyRows(replayed.playerId)).toBe(2);
+    for (const player of players.slice(1)) expect(await keyRows(player.playerId)).toBe(2);
+  });
+
   it('one batch answers each caller its own outcome: live, cancelled, foreign, missing, replayed, key reused', async () => {
     const live = await queued();
     const cancelled = await queued();
@@ -134,10 +190,12 @@ describe('Batched heartbeats', () => {
       inject(live.token, cancelled.ticketId, reusedKey),
     ]);
     const sent = recorder.stop();
-    // They shared one transaction (plus one session lookup for all of them).
+    // They shared one session lookup and one transaction, after a first attempt that assumed
+    // every key new and every ticket live, which refusals roll back.
     expect(sent.statements.filter((statement) => statement === 'START TRANSACTION')).toHaveLength(
-      1,
+      2,
     );
+    expect(sent.statements.filter((statement) => statement === 'ROLLBACK')).toHaveLength(1);
 
     expect(ok.statusCode).toBe(200);
     expect(ok.json<TicketResponse>()).toMatchObject({ id: live.ticketId, state: 'SEARCHING' });

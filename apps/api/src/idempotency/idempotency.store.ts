@@ -104,9 +104,10 @@ export class IdempotencyStore {
   }
 
   /**
-   * {@link execute} for many requests in one transaction: the keys are claimed in one statement,
-   * `work` runs once for all the requests whose key was new and answers each of them, and the
-   * answers are stored in one statement. Each request gets its own outcome: a replay, a refusal
+   * {@link execute} for many requests in one transaction. A first attempt assumes every key new
+   * (see {@link executeAsNew}); if that is not so, the keys are claimed in one statement, `work`
+   * runs once for all the requests whose key was new and answers each of them, and the answers
+   * are stored in one statement. Each request gets its own outcome: a replay, a refusal
    * (key reused, still held), `work`'s answer or `work`'s error for it. An error answer releases
    * that request's key, as a failed {@link execute} would, so `work` must write nothing for a
    * request it refuses. If the transaction fails as a whole (a key another transaction holds past
@@ -143,6 +144,17 @@ export class IdempotencyStore {
     try {
       return await runInTransaction(
         this.dataSource,
+        (manager) => this.executeAsNew(manager, requests, work),
+        options,
+      );
+    } catch {
+      // A key that exists (a replay, or a request still running elsewhere), a request `work`
+      // refused, or any other failure: nothing was kept, and the batch runs again claiming its
+      // keys first, which tells each of those cases apart.
+    }
+    try {
+      return await runInTransaction(
+        this.dataSource,
         (manager) => this.executeBatch(manager, requests, work),
         options,
       );
@@ -158,6 +170,45 @@ export class IdempotencyStore {
     }
   }
 
+  /**
+   * The common case in one round trip fewer: every key is new and `work` accepts every request.
+   * `work` runs first and the keys are inserted already completed, with their answers, in the
+   * transaction's last write: one row version per key instead of a claim and its completion. A
+   * key that exists fails that insert (unique violation, after the key's own transaction ended
+   * if it is still open), and a refusal is thrown here; either way the transaction keeps nothing.
+   */
+  private async executeAsNew<T>(
+    manager: EntityManager,
+    requests: readonly IdempotentRequest[],
+    work: BatchWork<T>,
+  ): Promise<BatchOutcome<IdempotentOutcome<T>>[]> {
+    const answers = await work(manager, requests);
+    const responses = answers.flatMap((answer) => ('value' in answer ? [answer.value] : []));
+    if (responses.length !== requests.length) {
+      // A refusal must not answer a replay, whose stored response it would hide.
+      throw new Error(`work refused ${requests.length - responses.length} of ${requests.length}`);
+    }
+    // The batch's last write: it goes to PostgreSQL with the COMMIT.
+    await sendWithNext(
+      manager,
+      `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state, response_status, response_body, completed_at)
+       SELECT r.player_id, r.key, r.request_hash, r.route, 'completed', r.status, r.body, clock_timestamp()
+         FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::text[], $5::int[], $6::jsonb[])
+              AS r(player_id, key, request_hash, route, status, body)
+        ORDER BY r.player_id, r.key`,
+      [
+        requests.map((request) => request.playerId),
+        requests.map((request) => request.key),
+        requests.map((request) => requestFingerprint(request.route, request.input)),
+        requests.map((request) => request.route),
+        responses.map((response) => response.status),
+        responses.map((response) => JSON.stringify(response.body ?? null)),
+      ],
+    );
+    return responses.map((response) => ({ value: { ...response, replayed: false } }));
+  }
+
+  /** {@link executeMany}'s careful path: the keys claimed first, so replays and refusals are told apart. */
   private async executeBatch<T>(
     manager: EntityManager,
     requests: readonly IdempotentRequest[],
