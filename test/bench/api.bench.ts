@@ -99,6 +99,16 @@ const FLAGS: FlagSpec[] = [
     string: { default: '' },
   },
   {
+    name: 'warmup-seconds',
+    description: 'heartbeats at the paced rate before the paced phase, reported apart (0: none)',
+    int: { min: 0, max: 60, default: 3 },
+  },
+  {
+    name: 'trace',
+    description: "file to write each paced heartbeat's start (epoch ms) and latency to, as CSV",
+    string: { default: '' },
+  },
+  {
     name: 'skip-paced',
     description: 'skip the paced phase (profiling the saturation alone)',
     switch: true,
@@ -495,6 +505,54 @@ async function main(): Promise<void> {
 
   // ---- paced heartbeats: every player every interval ------------------------------------------
   const rate = (players * 1000) / intervalMs;
+  /**
+   * Heartbeats at `rate` for `length` seconds, open loop, players in roster order from the
+   * `first`-th heartbeat on; counts answers slower than SLOW_HEARTBEAT_MS per second. Returns
+   * the index of the next heartbeat, so a following phase keeps every player's cadence.
+   */
+  const pacedHeartbeats = async (
+    first: number,
+    length: number,
+    latencies: Latencies,
+    slowPerSecond: number[],
+  ): Promise<number> => {
+    const started = performance.now();
+    const total = Math.round(rate * length);
+    const inFlight: Promise<unknown>[] = [];
+    for (let i = 0; i < total; i += 1) {
+      const due = started + (i * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 1) await sleep(wait);
+      const player = roster[(first + i) % roster.length] as Player;
+      const second = Math.min(length - 1, Math.floor(i / rate));
+      inFlight.push(
+        timed(
+          latencies,
+          200,
+          () => heartbeat(player),
+          (ms) => {
+            if (ms > SLOW_HEARTBEAT_MS) slowPerSecond[second] = (slowPerSecond[second] ?? 0) + 1;
+            trace?.push(`${round1(Date.now() - ms)},${round1(ms)}`);
+          },
+        ),
+      );
+    }
+    await Promise.all(inFlight);
+    return first + total;
+  };
+  const tracePath = flags.trace as string;
+  const trace: string[] | undefined = tracePath ? ['started_epoch_ms,latency_ms'] : undefined;
+  const skipPaced = flags['skip-paced'] === true;
+  const warmupSeconds = skipPaced ? 0 : (flags['warmup-seconds'] as number);
+  const warmup = new Latencies();
+  const warmupSlowPerSecond = Array.from({ length: warmupSeconds }, () => 0);
+  let nextHeartbeat = 0;
+  if (warmupSeconds > 0) {
+    // The first heartbeats after setup meet a cold heartbeat path (V8, each connection's prepared
+    // statements) and what setup left behind; they are reported apart, as the warm-up.
+    progress(`warm-up: heartbeats at ${round1(rate)}/s for ${warmupSeconds} s`);
+    nextHeartbeat = await pacedHeartbeats(0, warmupSeconds, warmup, warmupSlowPerSecond);
+  }
   progress(`heartbeats: ${round1(rate)}/s for ${seconds} s (open loop)`);
   const paced = new Latencies();
   const pacedBatchesBefore = await heartbeatBatches(port);
@@ -505,30 +563,11 @@ async function main(): Promise<void> {
   // Sampled every 10 ms like the API's (prom-client's default): both figures include those 10 ms.
   const benchLoop = monitorEventLoopDelay({ resolution: 10 });
   benchLoop.enable();
-  const pacedPhase = cpuPercentOf(api.pid, async () => {
-    const started = performance.now();
-    const total = flags['skip-paced'] === true ? 0 : Math.round(rate * seconds);
-    const inFlight: Promise<unknown>[] = [];
-    for (let i = 0; i < total; i += 1) {
-      const due = started + (i * 1000) / rate;
-      const wait = due - performance.now();
-      if (wait > 1) await sleep(wait);
-      const player = roster[i % roster.length] as Player;
-      const second = Math.min(seconds - 1, Math.floor(i / rate));
-      inFlight.push(
-        timed(
-          paced,
-          200,
-          () => heartbeat(player),
-          (ms) => {
-            if (ms > SLOW_HEARTBEAT_MS) slowPerSecond[second] = (slowPerSecond[second] ?? 0) + 1;
-          },
-        ),
-      );
-    }
-    await Promise.all(inFlight);
-  });
+  const pacedPhase = cpuPercentOf(api.pid, () =>
+    skipPaced ? Promise.resolve(0) : pacedHeartbeats(nextHeartbeat, seconds, paced, slowPerSecond),
+  );
   const pacedCpu = await pacedPhase;
+  if (trace) writeFileSync(tracePath, `${trace.join('\n')}\n`);
   benchLoop.disable();
   const pacedLoop = await eventLoopDelay(port);
   const pacedBatchSize = meanBatchSize(pacedBatchesBefore, await heartbeatBatches(port));
@@ -697,6 +736,11 @@ COMMIT;
       ...heartbeatSummary,
       [`over_${SLOW_HEARTBEAT_MS}ms_per_second`]: slowPerSecond,
       api_event_loop_delay: pacedLoop,
+      warmup: {
+        seconds: warmupSeconds,
+        ...warmup.summary(),
+        [`over_${SLOW_HEARTBEAT_MS}ms_per_second`]: warmupSlowPerSecond,
+      },
       bench_event_loop_delay: {
         p50_ms: round1(benchLoop.percentile(50) / 1e6),
         p99_ms: round1(benchLoop.percentile(99) / 1e6),
