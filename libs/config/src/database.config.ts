@@ -44,6 +44,13 @@ export class DatabaseConfig extends LoggingConfig {
 
   @EnvVar({
     description:
+      "How long a connection of this process's pool may sit unused before it is closed (ms). Closing and reopening connections as the load moves costs PostgreSQL a backend's exit and start each time (many at once after a burst: a stall of every other request), and the new connection its statements' preparation",
+  })
+  @IsIntInRange(1_000, 86_400_000)
+  DATABASE_POOL_IDLE_TIMEOUT_MS = 300_000;
+
+  @EnvVar({
+    description:
       'Run parametrized statements as named prepared statements, parsed once per connection and planned anew for the values of each execution (true or false). Set false behind a pooler in transaction mode that does not track prepared statements',
   })
   @IsFlag()

@@ -40,6 +40,7 @@ export function dataSourceOptions(
     applicationName: extras.applicationName ?? 'matchplane',
     extra: {
       max: config.DATABASE_POOL_SIZE,
+      idleTimeoutMillis: config.DATABASE_POOL_IDLE_TIMEOUT_MS,
       connectionTimeoutMillis: 5_000,
       ...(config.DATABASE_PREPARED_STATEMENTS || config.DATABASE_PIPELINING
         ? {
