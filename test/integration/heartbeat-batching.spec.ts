@@ -229,10 +229,16 @@ describe('Batched heartbeats', () => {
       'POST queue/tickets/:id/heartbeat',
     );
     try {
+      const recorder = RoundTrips.start();
       const [blocked, ...others] = await Promise.all([
         inject(held.token, held.ticketId, heldKey),
         ...neighbours.map((player) => inject(player.token, player.ticketId, randomUUID())),
       ]);
+      // Waited for twice, not four times: the batch's attempt, then the request's own attempt
+      // alone (beside its neighbours'); neither goes on to claim the keys and wait once more.
+      expect(
+        recorder.stop().statements.filter((statement) => statement === 'START TRANSACTION'),
+      ).toHaveLength(1 + neighbours.length + 1);
       expect([blocked.statusCode, blocked.json().code]).toEqual([
         409,
         'IDEMPOTENCY_KEY_IN_PROGRESS',

@@ -11,6 +11,9 @@ import {
   type TransactionOptions,
 } from '@matchplane/persistence';
 
+/** PostgreSQL's lock_not_available: a lock waited for past lock_timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
 export interface IdempotentRequest {
   readonly playerId: string;
   readonly key: string;
@@ -141,33 +144,55 @@ export class IdempotencyStore {
           >,
       );
     }
+    const fingerprints = requests.map((request) =>
+      requestFingerprint(request.route, request.input),
+    );
     try {
       return await runInTransaction(
         this.dataSource,
-        (manager) => this.executeAsNew(manager, requests, work),
-        options,
-      );
-    } catch {
-      // A key that exists (a replay, or a request still running elsewhere), a request `work`
-      // refused, or any other failure: nothing was kept, and the batch runs again claiming its
-      // keys first, which tells each of those cases apart.
-    }
-    try {
-      return await runInTransaction(
-        this.dataSource,
-        (manager) => this.executeBatch(manager, requests, work),
+        (manager) => this.executeAsNew(manager, requests, fingerprints, work),
         options,
       );
     } catch (error) {
-      const [only] = requests;
-      if (requests.length === 1 && only) return [{ error: keyStillHeld(error, only) }];
-      return Promise.all(
-        requests.map(async (request) => {
-          const [outcome] = await this.executeMany([request], work, options);
-          return outcome as BatchOutcome<IdempotentOutcome<T>>;
-        }),
-      );
+      // A lock waited for past lock_timeout (a key or a ticket another transaction holds): the
+      // careful path would wait for it once more, so the requests go straight to running alone.
+      if (sqlStateOf(error) === LOCK_NOT_AVAILABLE) {
+        return this.eachAlone(requests, work, error, options);
+      }
+      // A key that exists (a replay), a request `work` refused, or any other failure: nothing
+      // was kept, and the batch runs again claiming its keys first, which tells those apart.
     }
+    try {
+      return await runInTransaction(
+        this.dataSource,
+        (manager) => this.executeBatch(manager, requests, fingerprints, work),
+        options,
+      );
+    } catch (error) {
+      return this.eachAlone(requests, work, error, options);
+    }
+  }
+
+  /**
+   * After a batch failed as a whole: every request runs again alone, so one request's fault is
+   * never its neighbours'. A lone request's failure is its own answer.
+   */
+  private eachAlone<T>(
+    requests: readonly IdempotentRequest[],
+    work: BatchWork<T>,
+    error: unknown,
+    options: Pick<TransactionOptions, 'synchronousCommit'>,
+  ): Promise<BatchOutcome<IdempotentOutcome<T>>[]> {
+    const [only] = requests;
+    if (requests.length === 1 && only) {
+      return Promise.resolve([{ error: keyStillHeld(error, only) }]);
+    }
+    return Promise.all(
+      requests.map(async (request) => {
+        const [outcome] = await this.executeMany([request], work, options);
+        return outcome as BatchOutcome<IdempotentOutcome<T>>;
+      }),
+    );
   }
 
   /**
@@ -180,6 +205,7 @@ export class IdempotencyStore {
   private async executeAsNew<T>(
     manager: EntityManager,
     requests: readonly IdempotentRequest[],
+    fingerprints: readonly Buffer[],
     work: BatchWork<T>,
   ): Promise<BatchOutcome<IdempotentOutcome<T>>[]> {
     const answers = await work(manager, requests);
@@ -199,7 +225,7 @@ export class IdempotencyStore {
       [
         requests.map((request) => request.playerId),
         requests.map((request) => request.key),
-        requests.map((request) => requestFingerprint(request.route, request.input)),
+        fingerprints,
         requests.map((request) => request.route),
         responses.map((response) => response.status),
         responses.map((response) => JSON.stringify(response.body ?? null)),
@@ -212,11 +238,9 @@ export class IdempotencyStore {
   private async executeBatch<T>(
     manager: EntityManager,
     requests: readonly IdempotentRequest[],
+    fingerprints: readonly Buffer[],
     work: BatchWork<T>,
   ): Promise<BatchOutcome<IdempotentOutcome<T>>[]> {
-    const fingerprints = requests.map((request) =>
-      requestFingerprint(request.route, request.input),
-    );
     const claimedRows = await manager.query<{ player_id: string; key: string }[]>(
       `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state)
        SELECT r.player_id, r.key, r.request_hash, r.route, 'in_progress'
@@ -347,7 +371,7 @@ export class IdempotencyStore {
 
 /** A wait for another transaction's key past lock_timeout is the client's 409; anything else is itself. */
 function keyStillHeld(error: unknown, request: IdempotentRequest): unknown {
-  if (sqlStateOf(error) !== '55P03') return error;
+  if (sqlStateOf(error) !== LOCK_NOT_AVAILABLE) return error;
   return new CodedError(
     ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
     `A request with Idempotency-Key "${request.key}" is still in progress; retry later`,
