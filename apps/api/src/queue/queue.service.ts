@@ -309,9 +309,10 @@ export class QueueService {
   }
 
   /**
-   * One transaction for many heartbeats: their keys claimed in one statement, their tickets
-   * updated in one, their answers stored in one (IdempotencyStore.executeMany), then one Redis
-   * pipeline carries the whole current rows into the projection, which repairs a stale candidate.
+   * One transaction for many heartbeats (IdempotencyStore.executeMany): their tickets updated in
+   * one statement, their keys stored with their answers in one. Then one Redis pipeline, sent
+   * without waiting for it, carries the whole current rows into the projection, which repairs a
+   * stale candidate.
    */
   private async heartbeatBatch(
     requests: readonly HeartbeatRequest[],
@@ -363,7 +364,11 @@ export class QueueService {
       const ticket = written.get(request);
       return outcome && 'value' in outcome && !outcome.value.replayed && ticket ? [ticket] : [];
     });
-    await this.projection.applyManyAfterCommit(fresh);
+    // Sent, not waited for: the projection is an index the matcher re-checks, a heartbeat only
+    // refreshes a candidate's row and TTL there (revision-guarded, so it cannot undo a later
+    // change), and a lost write is repaired by the next heartbeat. Waiting for it cost every
+    // heartbeat a Redis round trip. (It never throws: a failure is logged.)
+    void this.projection.applyManyAfterCommit(fresh);
     return outcomes;
   }
 
