@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import type { TicketResponse } from '@matchplane/contracts';
 import { CandidateProjection } from '@matchplane/tickets';
 import { TestFactories } from '../support/factories';
@@ -274,6 +275,31 @@ describe('Batched heartbeats', () => {
       );
     }
   });
+  it("answers without waiting for the projection's Redis write", async () => {
+    const player = await queued();
+    let release: () => void = () => undefined;
+    const pending = new Promise<void>((resolve) => (release = resolve));
+    const write = jest
+      .spyOn(api.app.get(CandidateProjection), 'applyMany')
+      .mockImplementation(() => pending);
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const answer = await inject(player.token, player.ticketId, randomUUID());
+      expect(answer.statusCode).toBe(200);
+      expect(write).toHaveBeenCalledTimes(1);
+      // Answered while the write was still pending: waiting would have answered only once its
+      // 1 s timeout gave up on it, with a warning.
+      const gaveUp = warn.mock.calls.filter(([message]) =>
+        String(message).includes('not updated in Redis'),
+      );
+      expect(gaveUp).toEqual([]);
+    } finally {
+      release();
+      write.mockRestore();
+      warn.mockRestore();
+    }
+  });
+
   it('commits heartbeats without waiting for the disk (HEARTBEAT_SYNCHRONOUS_COMMIT=false), and only heartbeats', async () => {
     const player = await queued();
     const recorder = RoundTrips.start();
