@@ -505,6 +505,8 @@ async function main(): Promise<void> {
 
   // ---- paced heartbeats: every player every interval ------------------------------------------
   const rate = (players * 1000) / intervalMs;
+  const tracePath = flags.trace as string;
+  const trace: string[] | undefined = tracePath ? ['started_epoch_ms,latency_ms'] : undefined;
   /**
    * Heartbeats at `rate` for `length` seconds, open loop, players in roster order from the
    * `first`-th heartbeat on; counts answers slower than SLOW_HEARTBEAT_MS per second. Returns
@@ -540,8 +542,6 @@ async function main(): Promise<void> {
     await Promise.all(inFlight);
     return first + total;
   };
-  const tracePath = flags.trace as string;
-  const trace: string[] | undefined = tracePath ? ['started_epoch_ms,latency_ms'] : undefined;
   const skipPaced = flags['skip-paced'] === true;
   const warmupSeconds = skipPaced ? 0 : (flags['warmup-seconds'] as number);
   const warmup = new Latencies();
