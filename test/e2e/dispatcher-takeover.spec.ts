@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import {
   countByStatus,
   orderingReport,
+  sleep,
   TestAggregates,
   useDispatcherProcesses,
 } from '../support/outbox-fixtures';
@@ -45,15 +46,18 @@ describe('one of two dispatchers killed with SIGKILL', () => {
     const heldAtKill = await waitFor(
       async () => {
         // Frozen first, so the claims it holds cannot be settled between the read and the kill
-        // (a claim lives only milliseconds); a statement it had already sent may still commit.
+        // (a claim lives only milliseconds). A statement it had sent before the freeze still
+        // commits: it is given time to land before the read (well inside the 1.5 s owner
+        // timeout), or a settle landing after the read would leave no claim to take over.
         process.kill(doomedPid, 'SIGSTOP');
+        await sleep(200);
         const frozen = await held();
         if (frozen.length === 0) {
           process.kill(doomedPid, 'SIGCONT');
           return undefined;
         }
         expect(await doomed.stop('SIGKILL')).toBe('SIGKILL');
-        return held();
+        return frozen;
       },
       { intervalMs: 5, what: 'the doomed dispatcher to hold claims' },
     );
