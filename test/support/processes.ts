@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 
@@ -10,15 +11,37 @@ export function appEntry(app: AppName): string {
   return path.join(REPO_ROOT, 'dist/apps', app, 'src/main.js');
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed to apps under test lie below the kernel's ephemeral range. A port that listen(0)
+ * picked lies inside it, and any outgoing connection of the machine (a test's to PostgreSQL or
+ * Redis) could take it before the app bound it: EADDRINUSE in a clean-clone CI run.
+ */
+function listenPortRange(): { min: number; max: number } {
+  let ephemeralLow = 32_768;
+  try {
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    if (Number(low) > 2_048) ephemeralLow = Number(low);
+  } catch {
+    // Not Linux: its usual range.
+  }
+  return { min: Math.max(1_024, ephemeralLow - 12_000), max: ephemeralLow - 1 };
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+export async function freePort(): Promise<number> {
+  const { min, max } = listenPortRange();
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const port = min + Math.floor(Math.random() * (max - min + 1));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${min}-${max} after 100 tries`);
 }
 
 export interface RunningApp {
