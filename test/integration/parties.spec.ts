@@ -172,6 +172,26 @@ describe('parties', () => {
     expect(fifth.json<ProblemDetails>().code).toBe('PARTY_FULL');
   });
 
+  it('never lets concurrent joins grow a party past its size: every refusal a 409 naming why', async () => {
+    const leader = await player();
+    const created = await createParty(leader);
+    const joiners = await Promise.all(Array.from({ length: 12 }, () => player(null)));
+    const answers = await Promise.all(
+      joiners.map((joiner) => join(joiner, created.inviteCode as string)),
+    );
+    // The largest team of QUEUE_MODES is 4: the leader and three joiners.
+    expect(answers.filter((answer) => answer.statusCode === 200)).toHaveLength(3);
+    const refusals = answers.filter((answer) => answer.statusCode !== 200);
+    expect(refusals.map((refusal) => refusal.statusCode)).toEqual(Array(9).fill(409));
+    for (const refusal of refusals) {
+      expect(refusal.json<ProblemDetails>().code).toBe('PARTY_FULL');
+    }
+    const members = (
+      await api.request('GET', '/v1/parties/current', { token: leader.token })
+    ).json<PartyResponse>().members;
+    expect(members).toHaveLength(4);
+  });
+
   it('refuses an enqueue naming the member who has not probed, and one the mode cannot hold', async () => {
     const leader = await player();
     const unprobed = await player(null);

@@ -62,12 +62,11 @@ export class PartyStore {
     playerId: string,
     options: { lock?: boolean } = {},
   ): Promise<StoredParty | undefined> {
-    const rows = await manager.query<PartyRow[]>(
-      `${PARTY_SELECT}
-        WHERE p.id = (SELECT party_id FROM party_members WHERE player_id = $1)
-        ${options.lock ? 'FOR UPDATE OF p' : ''}`,
-      [playerId],
-    );
+    const membership = `(SELECT party_id FROM party_members WHERE player_id = $1)`;
+    if (options.lock) return this.lockedParty(manager, `id = ${membership}`, playerId);
+    const rows = await manager.query<PartyRow[]>(`${PARTY_SELECT} WHERE p.id = ${membership}`, [
+      playerId,
+    ]);
     return rows[0] ? toParty(rows[0]) : undefined;
   }
 
@@ -76,10 +75,26 @@ export class PartyStore {
     manager: EntityManager,
     inviteCodeHash: Buffer,
   ): Promise<StoredParty | undefined> {
-    const rows = await manager.query<PartyRow[]>(
-      `${PARTY_SELECT} WHERE p.invite_code_hash = $1 FOR UPDATE OF p`,
-      [inviteCodeHash],
+    return this.lockedParty(manager, 'invite_code_hash = $1', inviteCodeHash);
+  }
+
+  /**
+   * Locks the party row first and reads its members in a second statement. In one statement the
+   * members would come from the snapshot taken before the lock wait (READ COMMITTED re-checks
+   * only the locked row), so joins queued on the lock each saw the party as it was before the
+   * others and it grew past its size.
+   */
+  private async lockedParty(
+    manager: EntityManager,
+    predicate: string,
+    parameter: unknown,
+  ): Promise<StoredParty | undefined> {
+    const locked = await manager.query<{ id: string }[]>(
+      `SELECT id FROM parties WHERE ${predicate} FOR UPDATE`,
+      [parameter],
     );
+    if (!locked[0]) return undefined;
+    const rows = await manager.query<PartyRow[]>(`${PARTY_SELECT} WHERE p.id = $1`, [locked[0].id]);
     return rows[0] ? toParty(rows[0]) : undefined;
   }
 
