@@ -333,6 +333,20 @@ describe(PlayerRatings.name, () => {
     expect(malformed.json()).toMatchObject({ status: 400, code: 'VALIDATION_FAILED' });
   });
 
+  it('accepts player ids in capitals wherever it accepts them in lowercase', async () => {
+    const session = await api.newPlayer();
+    const upper = session.playerId.toUpperCase();
+    const imported = await operator('POST', '/v1/admin/ratings/import', {
+      ratings: [{ playerId: upper, mu: 29, sigma: 3 }],
+    });
+    expect([imported.statusCode, imported.json()]).toEqual([
+      200,
+      expect.objectContaining({ imported: 1 }),
+    ]);
+    const shown = await operator('GET', `/v1/admin/players/${upper}/rating`);
+    expect(shown.json()).toMatchObject({ playerId: session.playerId, mu: 29, sigma: 3 });
+  });
+
   it("queues a player with its rating and uncertainty, as the matcher's candidate reads them", async () => {
     const session = await api.newPlayer();
     expect((await api.probe(session.token, REGION)).statusCode).toBeLessThan(300);

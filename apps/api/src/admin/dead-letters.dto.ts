@@ -5,7 +5,6 @@ import {
   IsInt,
   IsISO8601,
   IsString,
-  IsUUID,
   Length,
   Matches,
   Max,
@@ -20,6 +19,7 @@ import {
   type DeadLetterSelection,
 } from '@matchplane/outbox';
 import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
+import { IsUuidInput } from '../http/uuid-input';
 
 /** A bare local time would mean whatever zone the server runs in: require Z or an offset (or a plain date, UTC). */
 const INSTANT_WITH_ZONE = /^\d{4}-\d{2}-\d{2}$|(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
@@ -35,7 +35,7 @@ export class DeadLetterFilterDto {
 
   @ApiPropertyOptional({ description: 'Aggregate (match or ticket) id', format: 'uuid' })
   @IsOptionalNonNull()
-  @IsUUID('all')
+  @IsUuidInput()
   aggregateId?: string;
 
   @ApiPropertyOptional({ description: 'Dead-lettered at or after (ISO 8601)', format: 'date-time' })

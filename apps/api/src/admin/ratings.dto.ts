@@ -7,13 +7,13 @@ import {
   IsNumber,
   IsPositive,
   IsString,
-  IsUUID,
   Max,
   MaxLength,
   Min,
   ValidateNested,
 } from 'class-validator';
 import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
+import { IsUuidInput } from '../http/uuid-input';
 
 /**
  * Entries per import: a full body (API_BODY_LIMIT_BYTES, 64 KiB by default) holds about 700, and
@@ -32,7 +32,7 @@ const FINITE = { allowNaN: false, allowInfinity: false };
 
 export class RatingImportEntry {
   @ApiProperty({ format: 'uuid' })
-  @IsUUID('all')
+  @IsUuidInput()
   playerId!: string;
 
   @ApiProperty({
@@ -80,7 +80,7 @@ export class ImportRatingsBody {
 
 export class PlayerIdParams {
   @ApiProperty({ format: 'uuid' })
-  @IsUUID('all')
+  @IsUuidInput()
   playerId!: string;
 }
 

@@ -1,4 +1,4 @@
-import { Controller, Get, Param, ParseUUIDPipe, UseGuards } from '@nestjs/common';
+import { Controller, Get, Param, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { RosterStore } from '@matchplane/allocation';
@@ -11,12 +11,9 @@ import { TicketStore } from '@matchplane/tickets';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { UuidParamPipe } from '../http/uuid-input';
 
-const matchId = new ParseUUIDPipe({
-  version: undefined,
-  exceptionFactory: () =>
-    new CodedError(ErrorCode.VALIDATION_FAILED, 'The match id must be a UUID'),
-});
+const matchId = new UuidParamPipe('match id');
 
 /** States in which the server is registered and players may join. */
 const JOINABLE = new Set(['ASSIGNMENT_READY', 'IN_PROGRESS']);

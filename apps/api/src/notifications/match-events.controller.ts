@@ -1,4 +1,4 @@
-import { Controller, Get, Param, ParseUUIDPipe, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { ErrorCode, type MatchEventsResponse } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
@@ -8,12 +8,9 @@ import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { MatchEventsQuery } from './match-events.dto';
 import { MatchReplayReader } from './match-replay.reader';
+import { UuidParamPipe } from '../http/uuid-input';
 
-const matchId = new ParseUUIDPipe({
-  version: undefined,
-  exceptionFactory: () =>
-    new CodedError(ErrorCode.VALIDATION_FAILED, 'The match id must be a UUID'),
-});
+const matchId = new UuidParamPipe('match id');
 
 /** The notification stream's history over HTTP: what a socket resuming from `after` is sent. */
 @ApiTags('notifications')

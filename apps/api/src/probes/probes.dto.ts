@@ -1,10 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, IsUUID, Matches } from 'class-validator';
+import { IsString, Matches } from 'class-validator';
 import type { ProbeAnswerRequest } from '@matchplane/contracts';
+import { IsUuidInput } from '../http/uuid-input';
 
 export class ProbeAnswerBody implements ProbeAnswerRequest {
   @ApiProperty({ format: 'uuid' })
-  @IsUUID('all')
+  @IsUuidInput()
   challengeId!: string;
 
   @ApiProperty({ description: 'The nonce of the challenge, echoed back unchanged' })

@@ -1,23 +1,11 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  Param,
-  ParseUUIDPipe,
-  Post,
-  Res,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import {
-  ErrorCode,
   type PartyTicketResponse,
   type QueueOptionsResponse,
   type TicketResponse,
 } from '@matchplane/contracts';
-import { CodedError } from '@matchplane/errors';
 import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
@@ -26,12 +14,9 @@ import { RequiredIdempotencyKey } from '../idempotency/idempotency-key.decorator
 import { sendIdempotent as send } from '../idempotency/idempotent-reply';
 import { CreatePartyTicketBody, CreateTicketBody } from './queue.dto';
 import { QueueService } from './queue.service';
+import { UuidParamPipe } from '../http/uuid-input';
 
-const ticketId = new ParseUUIDPipe({
-  version: undefined,
-  exceptionFactory: () =>
-    new CodedError(ErrorCode.VALIDATION_FAILED, 'The ticket id must be a UUID'),
-});
+const ticketId = new UuidParamPipe('ticket id');
 
 const IDEMPOTENCY_HEADER = {
   name: 'Idempotency-Key',

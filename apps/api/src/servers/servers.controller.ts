@@ -5,7 +5,6 @@ import {
   Get,
   HttpCode,
   Param,
-  ParseUUIDPipe,
   Post,
   Res,
   UseGuards,
@@ -15,7 +14,6 @@ import type { FastifyReply } from 'fastify';
 import type { AllocationRecord } from '@matchplane/allocation';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import {
-  ErrorCode,
   type BackfillConnectResponse,
   type BackfillResponse,
   type InitialConnectResponse,
@@ -24,7 +22,6 @@ import {
   type RosterResponse,
 } from '@matchplane/contracts';
 import { contractPaths } from '@matchplane/routing';
-import { CodedError } from '@matchplane/errors';
 import { CurrentAllocation, ServerCredentialGuard } from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
 import { ServerBackfillService } from './server-backfill.service';
@@ -36,13 +33,10 @@ import {
   MatchResultBody,
   RegisterServerBody,
 } from './servers.dto';
+import { UuidParamPipe } from '../http/uuid-input';
 
 const SERVER_ID = { name: 'id', description: 'The server id the allocator gave this server' };
-const REQUEST_ID_PIPE = new ParseUUIDPipe({
-  version: undefined,
-  exceptionFactory: () =>
-    new CodedError(ErrorCode.VALIDATION_FAILED, 'The backfill request id must be a UUID'),
-});
+const REQUEST_ID_PIPE = new UuidParamPipe('backfill request id');
 const REQUEST_ID = {
   name: 'requestId',
   description: 'A backfill request of this server',

@@ -7,7 +7,6 @@ import {
   IsInt,
   IsObject,
   IsString,
-  IsUUID,
   Matches,
   Max,
   Min,
@@ -22,6 +21,7 @@ import type {
   RegisterServerRequest,
 } from '@matchplane/contracts';
 import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
+import { IsUuidInput } from '../http/uuid-input';
 
 export class RegisterServerBody implements RegisterServerRequest {
   @ApiProperty({ description: 'The server protocol version the server speaks', example: 1 })
@@ -47,7 +47,7 @@ export class InitialConnectBody implements InitialConnectRequest {
   @IsArray()
   @ArrayMaxSize(1_000)
   @ArrayUnique({ message: 'connectedPlayerIds must not repeat a player' })
-  @IsUUID('all', { each: true, message: 'each connectedPlayerIds entry must be a UUID' })
+  @IsUuidInput({ each: true, message: 'each connectedPlayerIds entry must be a UUID' })
   connectedPlayerIds!: string[];
 }
 
@@ -115,6 +115,6 @@ export class BackfillConnectBody implements BackfillConnectRequest {
   @IsArray()
   @ArrayMaxSize(MAX_BACKFILL_SLOTS)
   @ArrayUnique({ message: 'connectedPlayerIds must not repeat a player' })
-  @IsUUID('all', { each: true, message: 'each connectedPlayerIds entry must be a UUID' })
+  @IsUuidInput({ each: true, message: 'each connectedPlayerIds entry must be a UUID' })
   connectedPlayerIds!: string[];
 }

@@ -41,9 +41,10 @@ import { sendPage } from './console.layout';
 import { queryString } from './html';
 import { lookupPage, matchPage, playerPage } from './lookup.page';
 import { outboxPage } from './outbox.page';
+import { UuidParamPipe } from '../../http/uuid-input';
 
 const FILTER_FIELDS = ['event', 'aggregateId', 'from', 'to'] as const;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const AUDIT_PAGE = 50;
 const PLAYER_RECENT_MATCHES = 10;
 
@@ -228,8 +229,9 @@ export class ConsoleController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const session = sessionOf(request);
-    const { id } = presentFields(query, ['id']);
-    if (id === undefined) return sendPage(reply, lookupPage({ session }));
+    const { id: typed } = presentFields(query, ['id']);
+    if (typed === undefined) return sendPage(reply, lookupPage({ session }));
+    const id = typed.trim().toLowerCase();
     if (!UUID.test(id)) {
       return sendPage(
         reply,
@@ -260,10 +262,9 @@ export class ConsoleController {
   @Get('matches/:id')
   async match(
     @Req() request: ConsoleRequest,
-    @Param('id') id: string,
+    @Param('id', new UuidParamPipe('match id')) id: string,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    if (!UUID.test(id)) throw new CodedError(ErrorCode.VALIDATION_FAILED, 'A match id is a UUID');
     const match = await this.matches.load(undefined, id);
     if (!match) throw new CodedError(ErrorCode.NOT_FOUND, `No match ${id}`);
     const [allocation, timeline, deliveries] = await Promise.all([
@@ -277,10 +278,9 @@ export class ConsoleController {
   @Get('players/:id')
   async player(
     @Req() request: ConsoleRequest,
-    @Param('id') id: string,
+    @Param('id', new UuidParamPipe('player id')) id: string,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    if (!UUID.test(id)) throw new CodedError(ErrorCode.VALIDATION_FAILED, 'A player id is a UUID');
     const [ticket, matches, rating] = await Promise.all([
       this.tickets.liveTicketOf(this.dataSource.manager, id),
       this.matches.recentOfPlayer(id, PLAYER_RECENT_MATCHES),
