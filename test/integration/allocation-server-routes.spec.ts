@@ -349,6 +349,59 @@ describe(ServersController.name, () => {
     expect(await matchState(api.ds, matchId)).toMatchObject({ state: 'COMPLETED' });
   });
 
+  it('records one of nine conflicting result reports sent at once; each that conflicts with it is a 409', async () => {
+    const { players, matchId, server } = await inProgress('duel', 2);
+    const connected = await serverCall(
+      api,
+      'POST',
+      ServerRoutes.initialConnect(server.serverId),
+      server.credential,
+      { connectedPlayerIds: players.map((p) => p.playerId) },
+    );
+    expect(connected.json()).toMatchObject({ state: 'IN_PROGRESS' });
+    const kinds = [
+      { outcome: 'COMPLETED', winningTeam: 0 },
+      { outcome: 'COMPLETED', winningTeam: 1 },
+      { outcome: 'FAILED' },
+    ];
+    const reports = [...kinds, ...kinds, ...kinds];
+    const answers = await Promise.all(
+      reports.map((report) =>
+        serverCall(api, 'POST', ServerRoutes.result(server.serverId), server.credential, report),
+      ),
+    );
+    const [recorded] = await api.ds.query<{ reported_result: Record<string, unknown> }[]>(
+      `SELECT reported_result FROM allocations WHERE match_id = $1`,
+      [matchId],
+    );
+    const winner = kinds.find(
+      (kind) =>
+        kind.outcome === recorded!.reported_result.outcome &&
+        kind.winningTeam === recorded!.reported_result.winningTeam,
+    );
+    expect(winner).toBeDefined();
+    const state = winner!.outcome;
+    expect(await matchState(api.ds, matchId)).toMatchObject({ state });
+    let conflicts = 0;
+    reports.forEach((report, index) => {
+      const answer = answers[index]!;
+      // A report that reached the route after the winner committed finds its credential ended.
+      if (answer.statusCode === 401) {
+        expect(answer.json()).toMatchObject({ code: 'ALLOCATION_ENDED' });
+      } else if (report === winner) {
+        expect([answer.statusCode, answer.json()]).toEqual([
+          200,
+          { matchId, state, revision: expect.any(Number) },
+        ]);
+      } else {
+        conflicts += 1;
+        expect([answer.statusCode, answer.json().code]).toEqual([409, 'RESULT_CONFLICT']);
+        expect(answer.json().detail).toContain(`recorded ${state}`);
+      }
+    });
+    expect(conflicts).toBeGreaterThan(0);
+  });
+
   it('answers a body nested thousands deep with 400 JSON_TOO_DEEP on every server route, credential and all', async () => {
     const { server } = await allocated('duel', 2);
     const deep = `{"connectedPlayerIds":${'['.repeat(3_000)}${']'.repeat(3_000)}}`;

@@ -7,6 +7,7 @@ export * from './domain.events';
 export * from './match/match-state.machine';
 export * from './match/match.events';
 export * from './match/match.aggregate';
+export * from './match/match-result';
 export * from './match/match-events.reducer';
 export * from './ticket/ticket-state.machine';
 export * from './ticket/ticket.events';

@@ -12,7 +12,12 @@ import {
 } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import { manifestRevision, type SignedRosterManifest } from '@matchplane/join-auth';
-import { isTerminalMatchState, type MatchSnapshot, type TicketCommand } from '@matchplane/domain';
+import {
+  isTerminalMatchState,
+  resultConflict,
+  type MatchSnapshot,
+  type TicketCommand,
+} from '@matchplane/domain';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import {
   runInTransaction,
@@ -310,6 +315,11 @@ export class ServerLifecycleService {
         reportedAt: now.toISOString(),
       };
       if (isTerminalMatchState(match.state)) {
+        // Only an identical repeat replays (a report that lost a race to a different one is a 409).
+        const recorded = await this.allocations.reportedResult(manager, match.id);
+        const conflict = recorded && resultConflict(recorded, report);
+        if (conflict)
+          throw new CodedError(ErrorCode.RESULT_CONFLICT, `Match ${match.id}: ${conflict}`);
         await this.allocations.release(manager, match.id, {
           state: 'RELEASED',
           now,
