@@ -68,6 +68,20 @@ export class ApiConfig extends ServiceConfig {
 
   @EnvVar({
     description:
+      "How long a client may take to send a whole request, headers and body (ms); a slower one is answered 408 REQUEST_TIMEOUT and disconnected. Node's default is 300 s (and Fastify's none), which let a byte-a-second client hold a connection for minutes; 30 s still carries a full body over a 2G link",
+  })
+  @IsIntInRange(1_000, 300_000)
+  API_REQUEST_TIMEOUT_MS = 30_000;
+
+  @EnvVar({
+    description:
+      'How long a client may take to send the request line and headers (ms; at most API_REQUEST_TIMEOUT_MS), else 408 REQUEST_TIMEOUT',
+  })
+  @IsIntInRange(500, 300_000)
+  API_HEADERS_TIMEOUT_MS = 10_000;
+
+  @EnvVar({
+    description:
       'Deepest nesting of arrays and objects in a JSON body or notification frame; deeper is refused (400 JSON_TOO_DEEP, or an `error` message on a socket) before anything walks it recursively. Our own messages nest at most 3 deep',
   })
   @IsIntInRange(4, 512)

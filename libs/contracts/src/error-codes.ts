@@ -52,6 +52,8 @@ export const ErrorCode = {
   JSON_TOO_DEEP: 'JSON_TOO_DEEP',
   /** The request path is not valid percent-encoding. */
   MALFORMED_URL: 'MALFORMED_URL',
+  /** The client took longer than API_HEADERS_TIMEOUT_MS / API_REQUEST_TIMEOUT_MS to send its request (408). */
+  REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
   /** A path parameter is longer than the router accepts (414). */
   URI_TOO_LONG: 'URI_TOO_LONG',
   /** A workload credential whose allocation was released or failed: the server's match is over. */

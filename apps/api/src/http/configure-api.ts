@@ -8,6 +8,7 @@ import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import { describeJsonProblem, inspectJson, type JsonProblem } from './json-limits';
 import { ProblemFilter } from './problem.filter';
+import { clientErrorHandler, requestTimeoutOptions } from './request-timeouts';
 import { traceRequests } from './request-tracing';
 
 /** Flattens class-validator errors (nested DTOs included) into per-field problems. */
@@ -45,14 +46,22 @@ function jsonProblemError(problem: JsonProblem): CodedError {
  * The API's Fastify adapter, shared by main.ts and in-process tests: the body limit, the proxies
  * trusted for the client address (`request.ip`, which per-address limits count), and Fastify's
  * own refusals before routing (a malformed percent-encoding, a path parameter longer than
- * maxParamLength) answered as problem+json like every other error. These options exist only at
+ * maxParamLength, a request too slow to arrive) answered as problem+json like every other error. These options exist only at
  * construction, hence a factory beside {@link configureApi}.
  */
 export function createApiAdapter(
-  config: Pick<ApiConfig, 'API_BODY_LIMIT_BYTES' | 'API_TRUST_PROXY_HOPS'>,
+  config: Pick<
+    ApiConfig,
+    | 'API_BODY_LIMIT_BYTES'
+    | 'API_TRUST_PROXY_HOPS'
+    | 'API_REQUEST_TIMEOUT_MS'
+    | 'API_HEADERS_TIMEOUT_MS'
+  >,
 ): FastifyAdapter {
   const problems = new ProblemFilter();
   return new FastifyAdapter({
+    ...requestTimeoutOptions(config),
+    clientErrorHandler: clientErrorHandler(problems),
     bodyLimit: config.API_BODY_LIMIT_BYTES,
     trustProxy: config.API_TRUST_PROXY_HOPS > 0 ? config.API_TRUST_PROXY_HOPS : false,
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>

@@ -81,6 +81,7 @@ export const HTTP_ANSWERS: Readonly<Record<AnyErrorCode, HttpAnswer>> = {
   [ErrorCode.JSON_TOO_DEEP]: { status: 400 },
   [ErrorCode.MALFORMED_URL]: { status: 400 },
   [ErrorCode.URI_TOO_LONG]: { status: 414 },
+  [ErrorCode.REQUEST_TIMEOUT]: { status: 408 },
   [ErrorCode.ALLOCATION_ENDED]: { status: 401 },
   [ErrorCode.MATCH_ENDED]: { status: 410 },
 

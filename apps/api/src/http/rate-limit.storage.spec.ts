@@ -11,7 +11,12 @@ describe(FailOpenRedisThrottlerStorage.name, () => {
     const storage = new FailOpenRedisThrottlerStorage(redis, uncounted);
     try {
       const record = await storage.increment('key', 60_000, 1, 60_000, 'session');
-      expect(record).toEqual({ totalHits: 0, timeToExpire: 0, isBlocked: false, timeToBlockExpire: 0 });
+      expect(record).toEqual({
+        totalHits: 0,
+        timeToExpire: 0,
+        isBlocked: false,
+        timeToBlockExpire: 0,
+      });
       await storage.increment('key', 60_000, 1, 60_000, 'session');
       expect((await registry.getSingleMetric('uncounted')?.get())?.values[0]?.value).toBe(2);
     } finally {
