@@ -12,10 +12,9 @@ import {
   OutboxRepository,
   OutboxSignal,
   OutboxStatsService,
-  encodeCursor,
   outboxWakeChannel,
 } from '@matchplane/outbox';
-import { AuditWriter, type AuditEntry } from '@matchplane/persistence';
+import { AuditWriter, encodeCursor, type AuditEntry } from '@matchplane/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
 

@@ -3,6 +3,7 @@ import { ApiConfig } from './api.config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { AdminModule } from './admin/admin.module';
 import { AssignmentsModule } from './assignments/assignments.module';
+import { MatchHistoryModule } from './history/match-history.module';
 import { ThrottlingModule } from './http/throttling.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { PlayerEntryModule, type PlayerEntryOptions } from './player-entry.module';
@@ -41,6 +42,7 @@ export class ApiModule {
         PlayerEntryModule.forRoot(config, options.playerEntry),
         ServersModule,
         AssignmentsModule,
+        MatchHistoryModule,
         NotificationsModule.forRoot(config),
       ],
     };

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AllocationStore } from './allocation.store';
+import { ReportedResults } from './reported-results.store';
 import { RosterStore } from './roster.store';
 
 /**
@@ -7,7 +8,7 @@ import { RosterStore } from './roster.store';
  * game-server routes read and advance them, both only through these stores.
  */
 @Module({
-  providers: [AllocationStore, RosterStore],
-  exports: [AllocationStore, RosterStore],
+  providers: [AllocationStore, RosterStore, ReportedResults],
+  exports: [AllocationStore, RosterStore, ReportedResults],
 })
 export class AllocationModule {}

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { MatchState, RecordedResult } from '@matchplane/domain';
+import type { MatchState } from '@matchplane/domain';
 import {
   DURABLE_PARTICIPANTS_SQL,
   endedMatchJoin,
@@ -171,18 +171,6 @@ export class AllocationStore {
       [matchId],
     );
     return rows[0] ? toRecord(rows[0]) : undefined;
-  }
-
-  /** The game server's end-of-match report, once one was recorded at release. */
-  async reportedResult(
-    manager: EntityManager,
-    matchId: string,
-  ): Promise<RecordedResult | undefined> {
-    const rows = await manager.query<{ reported_result: RecordedResult | null }[]>(
-      `SELECT reported_result FROM allocations WHERE match_id = $1`,
-      [matchId],
-    );
-    return rows[0]?.reported_result ?? undefined;
   }
 
   /**

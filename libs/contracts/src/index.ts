@@ -7,4 +7,5 @@ export * from './notifications';
 export * from './notification-protocol';
 export * from './routes';
 export * from './player-api';
+export * from './match-history';
 export * from './server-api';

@@ -16,6 +16,7 @@ export const PlayerRoutes = {
   ticket: (ticketId: string) => `queue/tickets/${encodeURIComponent(ticketId)}`,
   ticketHeartbeat: (ticketId: string) => `queue/tickets/${encodeURIComponent(ticketId)}/heartbeat`,
   assignment: (matchId: string) => `matches/${encodeURIComponent(matchId)}/assignment`,
+  matchHistory: 'matches/history',
   parties: 'parties',
   partyJoin: 'parties/join',
   currentParty: 'parties/current',

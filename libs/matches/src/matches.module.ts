@@ -5,6 +5,7 @@ import { TicketsModule } from '@matchplane/tickets';
 import { MatchLifecycle } from './match-lifecycle.service';
 import { MatchStore } from './match.store';
 import { BackfillStore } from './backfill.store';
+import { MatchHistoryReader } from './match-history.reader';
 
 /**
  * Owns `matches`, `match_participants` and `backfill_requests`; other modules change matches only through MatchStore,
@@ -12,7 +13,7 @@ import { BackfillStore } from './backfill.store';
  */
 @Module({
   imports: [OutboxModule.forWriters(), TicketsModule, PlayerStoreModule],
-  providers: [MatchStore, MatchLifecycle, BackfillStore],
-  exports: [MatchStore, MatchLifecycle, BackfillStore],
+  providers: [MatchStore, MatchLifecycle, BackfillStore, MatchHistoryReader],
+  exports: [MatchStore, MatchLifecycle, BackfillStore, MatchHistoryReader],
 })
 export class MatchesModule {}

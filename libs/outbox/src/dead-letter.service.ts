@@ -3,7 +3,14 @@ import type { EntityManager } from 'typeorm';
 import { DataSource } from 'typeorm';
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { AuditWriter, runInTransaction, type AuditEntry } from '@matchplane/persistence';
+import {
+  AuditWriter,
+  cursorInstantSql,
+  decodeCursor,
+  encodeCursor,
+  runInTransaction,
+  type AuditEntry,
+} from '@matchplane/persistence';
 import { returnedRows } from './outbox.repository';
 import { OUTBOX_COLUMNS, type OutboxRow } from './outbox.row';
 import { OutboxSignal } from './outbox.signal';
@@ -100,8 +107,7 @@ const OUTBOX_ID = /^[1-9][0-9]{0,18}$/;
 const INT8_MAX = 9_223_372_036_854_775_807n;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The cursor keeps PostgreSQL's microseconds: a millisecond Date would skip or repeat rows at a page edge. */
-const CURSOR_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
-const CURSOR_INSTANT_SQL = `to_char(dead_lettered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+const CURSOR_INSTANT_SQL = cursorInstantSql('dead_lettered_at');
 
 /** Whether `value` can be an outbox id (a positive int8 in decimal). */
 export function isOutboxId(value: string): boolean {
@@ -148,7 +154,7 @@ export class DeadLetterService {
     const params: unknown[] = [];
     const conditions = filterConditions(filter, params);
     if (cursor !== undefined) {
-      const after = decodeCursor(cursor);
+      const after = decodeCursor(cursor, isOutboxId);
       params.push(after.at, after.id);
       const at = `$${params.length - 1}::timestamptz`;
       // The plain range lets the dead_lettered_at index bound the scan; the row comparison breaks ties.
@@ -389,39 +395,6 @@ function filterConditions(filter: DeadLetterFilter, params: unknown[]): string[]
   if (filter.from !== undefined) add((p) => `dead_lettered_at >= ${p}::timestamptz`, filter.from);
   if (filter.to !== undefined) add((p) => `dead_lettered_at < ${p}::timestamptz`, filter.to);
   return conditions;
-}
-
-export function encodeCursor(at: string, id: string): string {
-  return Buffer.from(JSON.stringify([at, id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { at: string; id: string } {
-  const bad = () =>
-    new CodedError(
-      ErrorCode.INVALID_CURSOR,
-      'cursor is not one this API issued; start again without it',
-    );
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw bad();
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw bad();
-  }
-  if (!Array.isArray(decoded) || decoded.length !== 2) throw bad();
-  const [at, id] = decoded as unknown[];
-  if (
-    typeof at !== 'string' ||
-    typeof id !== 'string' ||
-    !CURSOR_INSTANT.test(at) ||
-    !isOutboxId(id)
-  )
-    throw bad();
-  // The pattern admits 2025-02-30; a real instant survives the round trip (milliseconds suffice to check it).
-  const millis = `${at.slice(0, 23)}Z`;
-  const parsed = new Date(millis);
-  if (Number.isNaN(parsed.getTime()) || parsed.toISOString() !== millis) throw bad();
-  return { at, id };
 }
 
 function summaryOf(row: SummaryRow): DeadLetterSummary {

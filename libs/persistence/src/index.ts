@@ -12,3 +12,4 @@ export * from './request.batcher';
 export * from './table-ownership';
 export * from './retention';
 export * from './reconciliation';
+export * from './keyset-cursor';

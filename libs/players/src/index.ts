@@ -9,3 +9,4 @@ export * from './jwt-identity.verifier';
 export * from './player-store.module';
 export * from './players.retention';
 export * from './player-ratings.service';
+export * from './match-rating-changes.store';

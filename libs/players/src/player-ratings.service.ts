@@ -13,6 +13,7 @@ import {
 } from '@matchplane/domain';
 import { CodedError } from '@matchplane/errors';
 import { buildEnvelope, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import { MatchRatingChanges } from './match-rating-changes.store';
 
 /** A player's rating as stored: openskill's mu and sigma, the display rating, and its revision. */
 export interface StoredRating extends SkillRating {
@@ -63,6 +64,7 @@ export class PlayerRatings {
   constructor(
     private readonly outbox: OutboxWriter,
     private readonly signal: OutboxSignal,
+    private readonly matchChanges: MatchRatingChanges,
   ) {}
 
   async read(manager: EntityManager, playerId: string): Promise<StoredRating | undefined> {
@@ -95,16 +97,28 @@ export class PlayerRatings {
       // A player row cannot vanish under a match (foreign keys); a disconnected one is not read.
       return rating ? [{ ...participant, skill: rating }] : [];
     });
-    const changes = rateMatch(rated, result);
-    return this.write(
+    const writes = rateMatch(rated, result).map((change) => ({
+      before: stored.get(change.playerId) as StoredRating,
+      after: change.after,
+    }));
+    const written = await this.write(
       manager,
-      changes.map((change) => ({
-        before: stored.get(change.playerId) as StoredRating,
-        after: change.after,
-      })),
+      writes,
       { reason: RatingUpdateReason.MATCH_RESULT, matchId },
       now,
     );
+    await this.matchChanges.record(
+      manager,
+      matchId,
+      writes.map(({ before }, index) => ({
+        playerId: before.playerId,
+        previousRating: before.rating,
+        rating: (written[index] as StoredRating).rating,
+        previous: before,
+        after: written[index] as StoredRating,
+      })),
+    );
+    return written;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { OutboxModule } from '@matchplane/outbox';
+import { MatchRatingChanges } from './match-rating-changes.store';
 import { PlayerRatings } from './player-ratings.service';
 import { PlayerStore } from './player.store';
 
@@ -13,7 +14,7 @@ export class PlayerStoreModule {}
 /** Players' ratings: the result route rates matches with it, the operator routes import and read. */
 @Module({
   imports: [OutboxModule.forWriters()],
-  providers: [PlayerRatings],
-  exports: [PlayerRatings],
+  providers: [PlayerRatings, MatchRatingChanges],
+  exports: [PlayerRatings, MatchRatingChanges],
 })
 export class PlayerRatingsModule {}

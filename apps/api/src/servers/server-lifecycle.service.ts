@@ -1,6 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { AllocationStore, RosterStore, type AllocationRecord } from '@matchplane/allocation';
+import {
+  AllocationStore,
+  ReportedResults,
+  RosterStore,
+  type AllocationRecord,
+} from '@matchplane/allocation';
 import { ApiConfig } from '../api.config';
 import {
   ErrorCode,
@@ -72,6 +77,7 @@ export class ServerLifecycleService {
     private readonly tickets: TicketStore,
     private readonly allocations: AllocationStore,
     private readonly rosters: RosterStore,
+    private readonly results: ReportedResults,
     private readonly projection: CandidateProjection,
     private readonly ratings: PlayerRatings,
     private readonly metrics: ServerRouteMetrics,
@@ -316,7 +322,7 @@ export class ServerLifecycleService {
       };
       if (isTerminalMatchState(match.state)) {
         // Only an identical repeat replays (a report that lost a race to a different one is a 409).
-        const recorded = await this.allocations.reportedResult(manager, match.id);
+        const recorded = (await this.results.of(manager, [match.id])).get(match.id);
         const conflict = recorded && resultConflict(recorded, report);
         if (conflict)
           throw new CodedError(ErrorCode.RESULT_CONFLICT, `Match ${match.id}: ${conflict}`);
