@@ -12,6 +12,7 @@ import { Parties1764620000000 } from './1764620000000-parties';
 import { AllocationRegion1764630000000 } from './1764630000000-allocation-region';
 import { Backfill1764640000000 } from './1764640000000-backfill';
 import { MatchRatingChanges1764660000000 } from './1764660000000-match-rating-changes';
+import { QueueControls1764670000000 } from './1764670000000-queue-controls';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -32,4 +33,5 @@ export const allMigrations = [
   AllocationRegion1764630000000,
   Backfill1764640000000,
   MatchRatingChanges1764660000000,
+  QueueControls1764670000000,
 ];

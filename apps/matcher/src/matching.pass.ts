@@ -14,6 +14,7 @@ import {
 import { DataSource } from 'typeorm';
 import {
   CandidateProjection,
+  QueueControls,
   QueueWaitEstimates,
   TicketStore,
   type ProjectedCandidate,
@@ -30,6 +31,7 @@ import { MatcherMetrics } from './matcher.metrics';
 import { MATCHER_RULES, MATCHING_FUNCTION, type MatcherRules } from './matching-function';
 import { LeaseLostError, type CommitSession } from './mode-lease';
 import { screenProposals } from './proposal-screen';
+import { applyQueueHolds } from './queue-holds';
 import { TicketExplanations, type Explained } from './ticket-explanations';
 
 export interface PassReport {
@@ -71,6 +73,7 @@ export class MatchingPass {
     private readonly metrics: MatcherMetrics,
     private readonly tickets: TicketStore,
     private readonly waits: QueueWaitEstimates,
+    private readonly queueControls: QueueControls,
     private readonly dataSource: DataSource,
     @Inject(MATCHING_FUNCTION) private readonly matchingFunction: MatchingFunction,
     @Inject(MATCHER_RULES) rules: MatcherRules,
@@ -91,7 +94,12 @@ export class MatchingPass {
     const started = performance.now();
     const now = new Date();
     const projected = await this.projection.candidates(mode);
-    const { matchable, explained, byRegion } = this.screenCandidates(projected, now);
+    const screened = this.screenCandidates(projected, now);
+    const { explained, byRegion } = screened;
+    // Operator holds: a paused mode matches nobody; paused and draining regions get no new match.
+    const controls = await this.queueControls.list(this.dataSource.manager);
+    const { pool: matchable, held } = applyQueueHolds(controls, mode, screened.matchable);
+    explained.push(...held);
     const seen = new Map(matchable.map((candidate) => [candidate.ticketId, candidate]));
 
     // Running matches short of players first: what fills them never reaches the function.

@@ -79,6 +79,10 @@ export const ErrorCode = {
   PARTY_TOO_SMALL: 'PARTY_TOO_SMALL',
   /** The party has more members than a team of the mode asked for. */
   PARTY_TOO_LARGE: 'PARTY_TOO_LARGE',
+  /** An operator paused the mode (or every region the player measured): Retry-After when known. */
+  QUEUE_PAUSED: 'QUEUE_PAUSED',
+  /** An operator is draining the mode (or every region the player measured): nothing new queues. */
+  QUEUE_DRAINING: 'QUEUE_DRAINING',
   /** No backfill request of this server's match has this id. */
   BACKFILL_NOT_FOUND: 'BACKFILL_NOT_FOUND',
   /**

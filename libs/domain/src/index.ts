@@ -19,3 +19,4 @@ export * from './matching';
 export * from './rating';
 export * from './placement/fallback-regions';
 export * from './backfill/backfill';
+export * from './queue/queue-control';

@@ -15,6 +15,7 @@ export const TABLE_OWNERS = {
   parties: 'apps/api/src/parties',
   party_members: 'apps/api/src/parties',
   queue_tickets: 'libs/tickets',
+  queue_controls: 'libs/tickets',
   matches: 'libs/matches',
   match_participants: 'libs/matches',
   backfill_requests: 'libs/matches',

@@ -1,17 +1,18 @@
 import { Module } from '@nestjs/common';
 import { OutboxModule } from '@matchplane/outbox';
 import { CandidateProjection } from './candidate.projection';
+import { QueueControls } from './queue-controls.store';
 import { QueueWaitEstimates } from './queue-wait.estimates';
 import { TicketStore } from './ticket.store';
 
 /**
- * Owns `queue_tickets` and its read model, the candidate projection in Redis. Other modules
+ * Owns `queue_tickets` (and the operator holds on the queue, `queue_controls`) and its read model, the candidate projection in Redis. Other modules
  * change tickets only through TicketStore and keep the projection current through
  * CandidateProjection after their transaction commits.
  */
 @Module({
   imports: [OutboxModule.forWriters()],
-  providers: [TicketStore, CandidateProjection, QueueWaitEstimates],
-  exports: [TicketStore, CandidateProjection, QueueWaitEstimates],
+  providers: [TicketStore, CandidateProjection, QueueWaitEstimates, QueueControls],
+  exports: [TicketStore, CandidateProjection, QueueWaitEstimates, QueueControls],
 })
 export class TicketsModule {}

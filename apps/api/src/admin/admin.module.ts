@@ -9,6 +9,8 @@ import { OperatorGuard } from './operator.guard';
 import { OutboxStatsController } from './outbox-stats.controller';
 import { PlayerRatingsAdmin } from './player-ratings.admin';
 import { RatingsController } from './ratings.controller';
+import { LiveOpsModule } from './live-ops/live-ops.module';
+import { QueueControlsController } from './live-ops/queue-controls.controller';
 
 /**
  * Operator routes under /v1/admin and /api/v1/admin, every one behind {@link OperatorGuard}, and
@@ -19,8 +21,19 @@ export class AdminModule {
   static forRoot(config: ApiConfig): DynamicModule {
     return {
       module: AdminModule,
-      imports: [DeadLetterToolsModule, OperatorConsoleModule, PlayerRatingsModule, AuditModule],
-      controllers: [DeadLettersController, OutboxStatsController, RatingsController],
+      imports: [
+        DeadLetterToolsModule,
+        OperatorConsoleModule,
+        PlayerRatingsModule,
+        AuditModule,
+        LiveOpsModule.forRoot(config),
+      ],
+      controllers: [
+        DeadLettersController,
+        OutboxStatsController,
+        RatingsController,
+        QueueControlsController,
+      ],
       providers: [{ provide: ApiConfig, useValue: config }, OperatorGuard, PlayerRatingsAdmin],
     };
   }

@@ -75,6 +75,8 @@ export const HTTP_ANSWERS: Readonly<Record<AnyErrorCode, HttpAnswer>> = {
   [ErrorCode.ASSIGNMENTS_NOT_READY]: { status: 409 },
   [ErrorCode.MATCH_STATE_CONFLICT]: { status: 409 },
   [ErrorCode.RESULT_CONFLICT]: { status: 409 },
+  [ErrorCode.QUEUE_PAUSED]: { status: 409 },
+  [ErrorCode.QUEUE_DRAINING]: { status: 409 },
   [ErrorCode.UNKNOWN_PARTICIPANT]: { status: 400 },
   [ErrorCode.CONTENDED]: { status: 503, retryAfterSeconds: 1 },
   [ErrorCode.ASSIGNMENT_NOT_READY]: { status: 409 },

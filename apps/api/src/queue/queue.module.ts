@@ -6,6 +6,7 @@ import { PartiesModule } from '../parties/parties.module';
 import { LatenciesModule } from '../probes/latencies.module';
 import { QueueController } from './queue.controller';
 import { QueuePolicyModule } from './queue-policy.module';
+import { QueueAdmission } from './queue-admission';
 import { QueueService } from './queue.service';
 
 /** Player queue routes (solo and party tickets); the tickets themselves belong to TicketsModule. */
@@ -19,6 +20,6 @@ import { QueueService } from './queue.service';
     PartiesModule,
   ],
   controllers: [QueueController],
-  providers: [QueueService],
+  providers: [QueueService, QueueAdmission],
 })
 export class QueueModule {}

@@ -33,6 +33,7 @@ import {
 } from '../idempotency/idempotency.store';
 import { PartyService } from '../parties/party.service';
 import { LatencyStore } from '../probes/latency.store';
+import { QueueAdmission } from './queue-admission';
 import { QueuePolicy } from './queue-policy';
 
 /** What a ticket is created from: a player allowed to queue, with its rating and estimates. */
@@ -109,6 +110,7 @@ export class QueueService {
     private readonly projection: CandidateProjection,
     private readonly waits: QueueWaitEstimates,
     private readonly policy: QueuePolicy,
+    private readonly admission: QueueAdmission,
     private readonly parties: PartyService,
     private readonly dataSource: DataSource,
     @Inject(Redis) private readonly redis: Redis,
@@ -171,6 +173,7 @@ export class QueueService {
       async (manager) => {
         const now = new Date();
         const entrant = await this.entrant(manager, playerId, now);
+        await this.admission.check(manager, mode, entrant.predictedRtt);
         const { ticket } = await this.createTicket(manager, { ...entrant, mode, attributes }, now);
         await this.projection.refreshAfterCommit(manager, ticket);
         return {
@@ -223,6 +226,8 @@ export class QueueService {
         const members = party.members.map((member) => member.playerId).sort();
         const entrants: Entrant[] = [];
         for (const member of members) entrants.push(await this.entrant(manager, member, now, true));
+        for (const entrant of entrants)
+          await this.admission.check(manager, mode, entrant.predictedRtt);
         const partyTicket: TicketParty = { id: randomUUID(), size: entrants.length };
         const tickets: StoredTicket[] = [];
         for (const entrant of entrants) {

@@ -96,12 +96,14 @@ export function matchPage(session: ConsoleSession, view: MatchView): string {
                     <td>${Number(event.revision)}</td>
                     <td>${event.event}</td>
                     <td>
-                      ${'to' in event.payload
-                        ? html`${event.payload.from ?? '—'} →
-                            <strong>${event.payload.to}</strong
-                            >${event.payload.reason ? ` (${event.payload.reason})` : ''}`
-                        : html`<strong>${event.payload.state}</strong>, backfill added
-                            ${event.payload.added.length}`}
+                      ${
+                        'to' in event.payload
+                          ? html`${event.payload.from ?? '—'} →
+                              <strong>${event.payload.to}</strong
+                              >${event.payload.reason ? ` (${event.payload.reason})` : ''}`
+                          : html`<strong>${event.payload.state}</strong>, backfill added
+                              ${event.payload.added.length}`
+                      }
                     </td>
                     <td>${formatInstant(event.occurredAt)}</td>
                     <td>

@@ -1,0 +1,73 @@
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { contractPaths } from '@matchplane/routing';
+import { Operator } from '../operator.decorator';
+import { OperatorGuard } from '../operator.guard';
+import { QueueControlBody, QueueControlTarget } from './queue-controls.dto';
+import {
+  QueueControlsAdmin,
+  type QueueControlAction,
+  type QueueControlView,
+} from './queue-controls.admin';
+
+/**
+ * Pause, drain and resume a mode or a region (docs/ARCHITECTURE.md "Live operations"): a paused
+ * one takes no new ticket (409 QUEUE_PAUSED, Retry-After when given) and matches nothing; a
+ * draining one takes no new ticket (409 QUEUE_DRAINING) and finishes what it holds.
+ */
+@ApiTags('admin')
+@ApiBearerAuth()
+@UseGuards(OperatorGuard)
+@Controller(contractPaths('admin/queue-controls'))
+export class QueueControlsController {
+  constructor(private readonly controls: QueueControlsAdmin) {}
+
+  @Get()
+  async list(): Promise<{ controls: QueueControlView[] }> {
+    return { controls: await this.controls.list() };
+  }
+
+  @Post(':scope/:name/pause')
+  @HttpCode(200)
+  pause(
+    @Param() target: QueueControlTarget,
+    @Body() body: QueueControlBody,
+    @Operator() operator: string,
+  ): Promise<QueueControlView> {
+    return this.apply('pause', target, body, operator);
+  }
+
+  @Post(':scope/:name/drain')
+  @HttpCode(200)
+  drain(
+    @Param() target: QueueControlTarget,
+    @Body() body: QueueControlBody,
+    @Operator() operator: string,
+  ): Promise<QueueControlView> {
+    return this.apply('drain', target, body, operator);
+  }
+
+  @Post(':scope/:name/resume')
+  @HttpCode(200)
+  resume(
+    @Param() target: QueueControlTarget,
+    @Body() body: QueueControlBody,
+    @Operator() operator: string,
+  ): Promise<QueueControlView> {
+    return this.apply('resume', target, body, operator);
+  }
+
+  private apply(
+    action: QueueControlAction,
+    target: QueueControlTarget,
+    body: QueueControlBody,
+    operator: string,
+  ): Promise<QueueControlView> {
+    return this.controls.apply(action, target, operator, {
+      reason: body.reason,
+      ...(body.retryAfterSeconds === undefined
+        ? {}
+        : { retryAfterSeconds: body.retryAfterSeconds }),
+    });
+  }
+}
