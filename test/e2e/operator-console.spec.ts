@@ -268,6 +268,33 @@ describe('operator console in a headless browser', () => {
       await screenshot('queues');
     }));
 
+  it('pauses a mode from the live-ops page: a new ticket is refused until it is resumed', () =>
+    plane.diagnose(async () => {
+      await page.goto(`${base}/admin/live-ops`);
+      const duel = page.locator('tr[data-target="mode/duel"]');
+      await expect(duel.locator('[data-state]').innerText()).resolves.toBe('OPEN');
+      await duel.locator('input[name=reason]').fill('console rollout');
+      await duel.locator('input[name=retryAfterSeconds]').fill('90');
+      await duel.locator('button[value=pause]').click();
+      await expect(
+        page.locator('tr[data-target="mode/duel"] [data-state]').innerText(),
+      ).resolves.toBe('PAUSED');
+      await screenshot('live-ops');
+      const late = await readyPlayer(plane.apiUrl(0), 'late@console');
+      players.push(late);
+      await expect(late.enqueue()).rejects.toMatchObject({
+        status: 409,
+        code: 'QUEUE_PAUSED',
+        retryAfterSeconds: 90,
+      });
+      await page.locator('tr[data-target="mode/duel"] input[name=reason]').fill('done');
+      await page.locator('tr[data-target="mode/duel"] button[value=resume]').click();
+      await expect(
+        page.locator('tr[data-target="mode/duel"] [data-state]').innerText(),
+      ).resolves.toBe('OPEN');
+      await expect(late.enqueue()).resolves.toMatchObject({ state: 'SEARCHING' });
+    }));
+
   it('logs out: the cookie is cleared and the console asks for a login again', () =>
     plane.diagnose(async () => {
       const cookie = await sessionCookie();

@@ -23,7 +23,7 @@ export class AdminModule {
       module: AdminModule,
       imports: [
         DeadLetterToolsModule,
-        OperatorConsoleModule,
+        OperatorConsoleModule.forRoot(config),
         PlayerRatingsModule,
         AuditModule,
         LiveOpsModule.forRoot(config),

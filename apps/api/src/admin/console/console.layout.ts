@@ -3,13 +3,14 @@ import { html, type SafeHtml } from './html';
 import { CSRF_FIELD } from './console.guard';
 import type { ConsoleSession } from './console-session';
 
-export type ConsoleSection = 'outbox' | 'dead-letters' | 'audit' | 'lookup' | 'queues';
+export type ConsoleSection = 'outbox' | 'dead-letters' | 'audit' | 'lookup' | 'live-ops' | 'queues';
 
 const SECTIONS: { id: ConsoleSection; href: string; label: string }[] = [
   { id: 'outbox', href: '/admin', label: 'Outbox' },
   { id: 'dead-letters', href: '/admin/dead-letters', label: 'Dead letters' },
   { id: 'audit', href: '/admin/audit', label: 'Audit trail' },
   { id: 'lookup', href: '/admin/lookup', label: 'Matches & players' },
+  { id: 'live-ops', href: '/admin/live-ops', label: 'Live ops' },
   { id: 'queues', href: '/admin/queues', label: 'Queues' },
 ];
 

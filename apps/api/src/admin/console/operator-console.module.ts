@@ -1,27 +1,36 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { ServiceConfig } from '@matchplane/config';
 import { AllocationModule } from '@matchplane/allocation';
 import { MatchesModule } from '@matchplane/matches';
 import { AuditModule } from '@matchplane/persistence';
 import { PlayerRatingsModule } from '@matchplane/players';
 import { TicketsModule } from '@matchplane/tickets';
 import { DeadLetterToolsModule } from '../dead-letter-tools.module';
+import { LiveOpsModule } from '../live-ops/live-ops.module';
 import { ConsoleHttpSetup } from './console-http.setup';
 import { ConsoleLoginController } from './console-login.controller';
 import { ConsoleSessions } from './console-session';
 import { ConsoleController } from './console.controller';
 import { ConsoleGuard } from './console.guard';
+import { LiveOpsConsoleController } from './live-ops.console.controller';
 
 /** The operator console under /admin: server-rendered pages and Bull Board, behind a console session. */
-@Module({
-  imports: [
-    DeadLetterToolsModule,
-    AuditModule,
-    MatchesModule,
-    AllocationModule,
-    TicketsModule,
-    PlayerRatingsModule,
-  ],
-  controllers: [ConsoleLoginController, ConsoleController],
-  providers: [ConsoleSessions, ConsoleGuard, ConsoleHttpSetup],
-})
-export class OperatorConsoleModule {}
+@Module({})
+export class OperatorConsoleModule {
+  static forRoot(config: Pick<ServiceConfig, 'QUEUE_MODES' | 'PROBE_REGIONS'>): DynamicModule {
+    return {
+      module: OperatorConsoleModule,
+      imports: [
+        DeadLetterToolsModule,
+        AuditModule,
+        MatchesModule,
+        AllocationModule,
+        TicketsModule,
+        PlayerRatingsModule,
+        LiveOpsModule.forRoot(config),
+      ],
+      controllers: [ConsoleLoginController, ConsoleController, LiveOpsConsoleController],
+      providers: [ConsoleSessions, ConsoleGuard, ConsoleHttpSetup],
+    };
+  }
+}

@@ -15,7 +15,7 @@ export class LiveOpsModule {
         QueueControlsAdmin,
         { provide: LiveOpsScopes, useValue: LiveOpsScopes.of(config) },
       ],
-      exports: [QueueControlsAdmin],
+      exports: [QueueControlsAdmin, LiveOpsScopes],
     };
   }
 }

@@ -1,0 +1,101 @@
+import {
+  Body,
+  Controller,
+  Get,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseFilters,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { ErrorCode } from '@matchplane/contracts';
+import { CodedError } from '@matchplane/errors';
+import { RateLimit, RateLimitScope } from '../../http/rate-limit.decorator';
+import { Operator } from '../operator.decorator';
+import { QueueControlBody, QueueControlTarget } from '../live-ops/queue-controls.dto';
+import {
+  LiveOpsScopes,
+  QueueControlsAdmin,
+  type QueueControlAction,
+  type QueueControlView,
+} from '../live-ops/queue-controls.admin';
+import { presentFields, validatedForm } from './console-form';
+import { CONSOLE_PATH } from './console-session';
+import { ConsoleErrorFilter } from './console.filter';
+import { ConsoleGuard, type ConsoleRequest } from './console.guard';
+import { sendPage } from './console.layout';
+import { liveOpsPage } from './live-ops.page';
+import { queryString } from './html';
+
+const ACTIONS: readonly QueueControlAction[] = ['pause', 'drain', 'resume'];
+
+/** The console's live-operations page: queue holds on modes and regions (CSRF-checked forms). */
+@ApiExcludeController()
+@UseGuards(ConsoleGuard)
+@UseFilters(ConsoleErrorFilter)
+@RateLimit(RateLimitScope.OPERATOR_CONSOLE)
+@Controller(CONSOLE_PATH)
+export class LiveOpsConsoleController {
+  constructor(
+    private readonly controls: QueueControlsAdmin,
+    private readonly scopes: LiveOpsScopes,
+  ) {}
+
+  @Get('live-ops')
+  async page(
+    @Req() request: ConsoleRequest,
+    @Query() query: unknown,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    if (!request.consoleSession) throw new Error('console route reached without ConsoleGuard');
+    const held = new Map((await this.controls.list()).map((c) => [`${c.scope}/${c.name}`, c]));
+    const open = (scope: 'mode' | 'region', name: string): QueueControlView =>
+      held.get(`${scope}/${name}`) ?? { scope, name, state: 'OPEN' };
+    const targets = [
+      ...this.scopes.modes.map((name) => open('mode', name)),
+      ...this.scopes.regions.map((name) => open('region', name)),
+    ];
+    const notice = presentFields(query, ['notice']).notice?.slice(0, 300);
+    sendPage(
+      reply,
+      liveOpsPage({ session: request.consoleSession, targets, ...(notice ? { notice } : {}) }),
+    );
+  }
+
+  @Post('live-ops/:scope/:name')
+  async change(
+    @Param() params: unknown,
+    @Body() body: unknown,
+    @Operator() operator: string,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const target = await validatedForm(
+      QueueControlTarget,
+      presentFields(params, ['scope', 'name']),
+    );
+    const fields = presentFields(body, ['action', 'reason', 'retryAfterSeconds']);
+    const action = ACTIONS.find((known) => known === fields.action);
+    if (!action) {
+      throw new CodedError(ErrorCode.VALIDATION_FAILED, 'action must be pause, drain or resume');
+    }
+    const form = await validatedForm(QueueControlBody, {
+      reason: fields.reason,
+      retryAfterSeconds: fields.retryAfterSeconds,
+    });
+    const done = await this.controls.apply(action, target, operator, {
+      reason: form.reason,
+      ...(form.retryAfterSeconds === undefined
+        ? {}
+        : { retryAfterSeconds: form.retryAfterSeconds }),
+    });
+    const notice = `${target.scope} ${target.name}: ${done.state}`;
+    void reply
+      .status(303)
+      .header('location', `${CONSOLE_PATH}/live-ops${queryString({ notice })}`)
+      .send();
+  }
+}
