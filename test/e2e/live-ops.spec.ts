@@ -1,5 +1,6 @@
 import { ErrorCode } from '@matchplane/contracts';
 import { MatchplaneApiError } from '@matchplane/sdk';
+import { runCli } from '../support/processes';
 import {
   playJourneyPlayer,
   readyPlayer,
@@ -146,6 +147,43 @@ describe('live operations: pause, drain and resume', () => {
       );
       expect(match!.region).toBe('us-east');
       await operator('resume', 'region/eu-west', { reason: 'done' });
+    }));
+
+  it('holds and opens a mode from the live-ops CLI, audited under its actor', () =>
+    plane.diagnose(async () => {
+      const cli = (...args: string[]) =>
+        runCli('dist/apps/api/src/cli/live-ops.main.js', plane.apis[0]!.env, args);
+      const paused = await cli(
+        'pause',
+        'mode',
+        'duel',
+        '--reason=cli drill',
+        '--retry-after=30',
+        '--actor=ops-cli',
+      );
+      expect(paused.code).toBe(0);
+      expect(paused.output).toMatch(
+        /^mode duel PAUSED since .* by ops-cli: cli drill \(expected 30 s\)/,
+      );
+      const refused = await refusal(await ready('cli-held'));
+      expect(refused).toMatchObject({
+        status: 409,
+        code: ErrorCode.QUEUE_PAUSED,
+        retryAfterSeconds: 30,
+      });
+      expect((await cli('list', '--json')).output.trim()).toContain('"state":"PAUSED"');
+      expect(
+        (await cli('resume', 'mode', 'duel', '--reason=drill over', '--actor=ops-cli')).output,
+      ).toBe('mode duel OPEN\n');
+      const unknown = await cli('pause', 'mode', 'nonesuch', '--reason=x', '--actor=ops-cli');
+      expect(unknown.code).not.toBe(0);
+      expect(unknown.output).toContain('Unknown mode "nonesuch"');
+      const usage = await cli('pause', 'mode', 'duel');
+      expect([usage.code, usage.output]).toEqual([2, expect.stringContaining('needs --reason')]);
+      const [row] = await plane.ds.query<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM audit_log WHERE actor = 'ops-cli'`,
+      );
+      expect(row!.n).toBe(2);
     }));
 
   it('refuses an unknown mode, a bad scope and a missing reason, and anyone without the operator token', () =>

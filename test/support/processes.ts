@@ -5,7 +5,8 @@ import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 
-export type AppName = 'api' | 'dispatcher' | 'matcher' | 'allocator' | 'maintenance' | 'game-server' | 'migrate';
+export type AppName =
+  'api' | 'dispatcher' | 'matcher' | 'allocator' | 'maintenance' | 'game-server' | 'migrate';
 
 export function appEntry(app: AppName): string {
   return path.join(REPO_ROOT, 'dist/apps', app, 'src/main.js');
@@ -19,7 +20,9 @@ export function appEntry(app: AppName): string {
 function listenPortRange(): { min: number; max: number } {
   let ephemeralLow = 32_768;
   try {
-    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/);
     if (Number(low) > 2_048) ephemeralLow = Number(low);
   } catch {
     // Not Linux: its usual range.
@@ -45,7 +48,7 @@ export async function freePort(): Promise<number> {
 }
 
 export interface RunningApp {
-  name: AppName;
+  name: AppName | 'cli';
   child: ChildProcess;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
@@ -55,8 +58,21 @@ export interface RunningApp {
 }
 
 /** Starts one app from dist/ with the given environment (on top of a minimal base). */
-export function startApp(name: AppName, env: Record<string, string>, args: string[] = []): RunningApp {
-  const child = spawn(process.execPath, [appEntry(name), ...args], {
+export function startApp(
+  name: AppName,
+  env: Record<string, string>,
+  args: string[] = [],
+): RunningApp {
+  return startScript(name, appEntry(name), env, args);
+}
+
+function startScript(
+  name: AppName | 'cli',
+  entry: string,
+  env: Record<string, string>,
+  args: string[],
+): RunningApp {
+  const child = spawn(process.execPath, [entry, ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -90,6 +106,17 @@ export async function runApp(
   return { code, output: app.output() };
 }
 
+/** Runs an operator CLI from dist/ (`entry` relative to the repository, e.g. dist/apps/api/src/cli/dlq.main.js). */
+export async function runCli(
+  entry: string,
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ code: number | string; output: string }> {
+  const cli = startScript('cli', path.join(REPO_ROOT, entry), env, args);
+  const code = await cli.exited;
+  return { code, output: cli.output() };
+}
+
 export async function waitFor<T>(
   probe: () => Promise<T | undefined>,
   { timeoutMs = 20_000, intervalMs = 100, what = 'condition' } = {},
@@ -105,7 +132,9 @@ export async function waitFor<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError instanceof Error ? `: ${lastError.message}` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${lastError instanceof Error ? `: ${lastError.message}` : ''}`,
+  );
 }
 
 /** Polls an HTTP URL until it answers with the expected status; returns the parsed JSON body. */

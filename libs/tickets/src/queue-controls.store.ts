@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { QueueControl, QueueControlScope, QueueControlState } from '@matchplane/domain';
 
@@ -75,3 +75,7 @@ export class QueueControls {
     return rows[0] ? toControl(rows[0]) : undefined;
   }
 }
+
+/** QueueControls alone, for the operator tools (no projection, no Redis, no ticket settings). */
+@Module({ providers: [QueueControls], exports: [QueueControls] })
+export class QueueControlsModule {}

@@ -1,0 +1,65 @@
+import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import type { DatabaseConfig } from '@matchplane/config';
+import { CliExitCode, CodedError, exitCodeOf, LibraryErrorCode } from '@matchplane/errors';
+import { dataSourceOptions, messageOf, sqlStateOf } from '@matchplane/persistence';
+
+export interface CliOutput {
+  line(text: string): void;
+  error(text: string): void;
+}
+
+/**
+ * Runs one operator CLI command in a Nest application context over a DataSource of its own, and
+ * resolves with its exit code (libs/errors CLI_EXIT_CODES). One-shot: an unreachable database is
+ * reported at once (the caller may retry), not waited for as the long-running apps do.
+ */
+export async function runCliCommand(
+  config: DatabaseConfig,
+  applicationName: string,
+  rootModule: (dataSource: DataSource) => DynamicModule,
+  command: (app: INestApplicationContext) => Promise<string[]>,
+  output: CliOutput,
+): Promise<number> {
+  const target = `${config.DATABASE_HOST}:${config.DATABASE_PORT}/${config.DATABASE_NAME}`;
+  const dataSource = new DataSource(
+    dataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }, { applicationName }),
+  );
+  try {
+    await dataSource.initialize();
+  } catch (error) {
+    const unreachable = new CodedError(
+      LibraryErrorCode.DATABASE_UNREACHABLE,
+      `cannot connect to PostgreSQL at ${target}: ${messageOf(error)}`,
+    );
+    output.error(unreachable.message);
+    return exitCodeOf(unreachable);
+  }
+  try {
+    const app = await NestFactory.createApplicationContext(rootModule(dataSource), {
+      logger: false,
+      abortOnError: false,
+    });
+    try {
+      for (const line of await command(app)) output.line(line);
+      return CliExitCode.OK;
+    } finally {
+      await app.close();
+    }
+  } catch (error) {
+    output.error(
+      error instanceof CodedError ? error.message : `failed on ${target}: ${describe(error)}`,
+    );
+    return exitCodeOf(error);
+  } finally {
+    await dataSource.destroy().catch(() => undefined);
+  }
+}
+
+function describe(error: unknown): string {
+  // 42P01 undefined_table: most likely a database the migrations never ran on.
+  const hint =
+    sqlStateOf(error) === '42P01' ? ' (are the migrations applied? npm run migrate)' : '';
+  return `${messageOf(error)}${hint}`;
+}
