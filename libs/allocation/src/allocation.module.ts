@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
 import { AllocationStore } from './allocation.store';
 import { RosterStore } from './roster.store';
+import { ServerHeartbeatStore } from './server-heartbeat.store';
 
 /**
  * Owns `allocations`, `assignments` and `roster_manifests`; the allocator writes them, the
  * game-server routes read and advance them, both only through these stores.
  */
 @Module({
-  providers: [AllocationStore, RosterStore],
-  exports: [AllocationStore, RosterStore],
+  providers: [AllocationStore, RosterStore, ServerHeartbeatStore],
+  exports: [AllocationStore, RosterStore, ServerHeartbeatStore],
 })
 export class AllocationModule {}

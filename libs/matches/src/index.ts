@@ -5,3 +5,4 @@ export * from './matches.retention';
 export * from './durable-participants';
 export * from './matches.reconciliation';
 export * from './backfill.store';
+export * from './server-loss.reconciler';

@@ -41,6 +41,8 @@ interface Entrant {
   readonly rating: number;
   readonly ratingSigma: number;
   readonly predictedRtt: Record<string, number>;
+  /** Requeue priority: the enqueue time a solo ticket keeps (a party's members queue at theirs). */
+  readonly queuedSince?: Date;
 }
 
 /** The API view of a ticket. */
@@ -171,6 +173,8 @@ export class QueueService {
       async (manager) => {
         const now = new Date();
         const entrant = await this.entrant(manager, playerId, now);
+        // Requeue priority (a match lost with its server) is spent by the ticket keeping its time.
+        if (entrant.queuedSince) await this.players.spendRequeuePriority(manager, playerId);
         const { ticket } = await this.createTicket(manager, { ...entrant, mode, attributes }, now);
         await this.projection.refreshAfterCommit(manager, ticket);
         return {
@@ -293,7 +297,9 @@ export class QueueService {
         extensions,
       );
     }
-    return { playerId, rating: profile.rating, ratingSigma: profile.ratingSigma, predictedRtt };
+    const { rating, ratingSigma, queuedSince } = profile;
+    const priority = queuedSince && !asMember ? { queuedSince } : {};
+    return { playerId, rating, ratingSigma, predictedRtt, ...priority };
   }
 
   /**
