@@ -11,6 +11,7 @@ import { TicketAttributes1764610000000 } from './1764610000000-ticket-attributes
 import { Parties1764620000000 } from './1764620000000-parties';
 import { AllocationRegion1764630000000 } from './1764630000000-allocation-region';
 import { Backfill1764640000000 } from './1764640000000-backfill';
+import { ServerHeartbeat1764650000000 } from './1764650000000-server-heartbeat';
 import { MatchRatingChanges1764660000000 } from './1764660000000-match-rating-changes';
 import { QueueControls1764670000000 } from './1764670000000-queue-controls';
 
@@ -32,6 +33,7 @@ export const allMigrations = [
   Parties1764620000000,
   AllocationRegion1764630000000,
   Backfill1764640000000,
+  ServerHeartbeat1764650000000,
   MatchRatingChanges1764660000000,
   QueueControls1764670000000,
 ];

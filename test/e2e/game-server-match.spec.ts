@@ -29,7 +29,7 @@ import {
 import { freePort, startApp, waitFor, type RunningApp } from '../support/processes';
 
 /** The routes of the match itself (one path per server). */
-type MatchRoute = 'register' | 'roster' | 'initialConnect' | 'result';
+type MatchRoute = 'register' | 'roster' | 'initialConnect' | 'result' | 'heartbeat';
 const SERVER_ID = 'gs-e2e-1';
 const CREDENTIAL = 'mp_srv_e2e_workload_credential_value';
 const { keys, file: keyFile } = newTestKeys('mp-e2e-1');
@@ -143,6 +143,9 @@ class ControlPlaneStandIn {
     }
     if (route === `POST /v1/${ServerRoutes.result(SERVER_ID)}`) {
       return { status: 200, body: { matchId, state: 'COMPLETED', revision: 5 } };
+    }
+    if (route === `POST /v1/${ServerRoutes.heartbeat(SERVER_ID)}`) {
+      return { status: 200, body: { matchId, serverId: SERVER_ID } };
     }
     if (route === `POST /v1/${ServerRoutes.backfills(SERVER_ID)}`) {
       const { team, slots } = call.body as BackfillRequestBody;
@@ -338,7 +341,7 @@ describe('game server (reference dedicated server) against a control-plane stand
   it('plays a match: register, both players join, initial-connect with both, result COMPLETED, exit 0', async () => {
     const port = await freePort();
     const roster = duel(port);
-    const { app, api } = await launch(roster, port);
+    const { app, api } = await launch(roster, port, { SERVER_HEARTBEAT_INTERVAL_MS: '100' });
     await registered(api, app);
 
     // HEALTH_PORT=0: the listener logs the port it got, and keeps answering during the match.
@@ -389,13 +392,16 @@ describe('game server (reference dedicated server) against a control-plane stand
     expect(Object.keys(results[0]?.scores ?? {}).sort()).toEqual(
       roster.entries.map((entry) => entry.playerId).sort(),
     );
-    // The route order DESIGN.md describes, nothing else.
-    expect(api.calls.map((c) => c.path.split('/').at(-1))).toEqual([
+    // The route order DESIGN.md describes, nothing else, with heartbeats by themselves throughout.
+    const routes = api.calls.map((c) => c.path.split('/').at(-1));
+    expect(routes.filter((route) => route !== 'heartbeat')).toEqual([
       'roster',
       'register',
       'initial-connect',
       'result',
     ]);
+    expect(api.callsTo('heartbeat').length).toBeGreaterThanOrEqual(3);
+    expect(routes.indexOf('heartbeat')).toBeLessThan(routes.indexOf('initial-connect'));
 
     const output = app.output();
     expect(output).toMatch(/roster verified: 2 players/);

@@ -48,6 +48,7 @@ const RECONCILIATION: ReconciliationOptions = {
   allocatingTimeoutMs: 60_000,
   connectDeadlineMs: 60_000,
   maxMatchDurationMs: 3_600_000,
+  serverHeartbeatTimeoutMs: 10_000,
   noShowPenalty: { baseMs: 60_000, capMs: 3_600_000 },
 };
 

@@ -1,5 +1,12 @@
-import { IsNotEmpty, IsString, IsUrl, Matches, ValidateIf } from 'class-validator';
-import { EnvVar, IsFlag, IsIntInRange, IsPort, LoggingConfig } from '@matchplane/config';
+import { IsNotEmpty, IsOptional, IsString, IsUrl, Matches, ValidateIf } from 'class-validator';
+import {
+  EnvVar,
+  IsFlag,
+  IsIntInRange,
+  IsPort,
+  LoggingConfig,
+  serverHeartbeatTimeoutMs,
+} from '@matchplane/config';
 
 /**
  * The reference game server holds no database or Redis credentials: in production it runs in a
@@ -131,6 +138,24 @@ export class GameServerConfig extends LoggingConfig {
   @EnvVar({ description: 'Length of the (trivial) match the reference server plays (ms)' })
   @IsIntInRange(0, 3_600_000)
   MATCH_DURATION_MS = 2_000;
+
+  // The control plane's (maintenance) value: only the default heartbeat interval derives from it.
+  @serverHeartbeatTimeoutMs()
+  SERVER_HEARTBEAT_TIMEOUT_MS = 10_000;
+
+  @EnvVar({
+    description:
+      'Interval of the server heartbeats, from before registering until the match ends (ms); default a third of SERVER_HEARTBEAT_TIMEOUT_MS, so two may be lost',
+  })
+  @IsOptional()
+  @IsIntInRange(100, 200_000)
+  SERVER_HEARTBEAT_INTERVAL_MS?: number = undefined;
+
+  static heartbeatIntervalMs(config: GameServerConfig): number {
+    return (
+      config.SERVER_HEARTBEAT_INTERVAL_MS ?? Math.floor(config.SERVER_HEARTBEAT_TIMEOUT_MS / 3)
+    );
+  }
 
   @EnvVar({ description: 'Interval of the tick messages sent to players during the match (ms)' })
   @IsIntInRange(10, 60_000)

@@ -14,7 +14,7 @@ import {
 } from '@matchplane/contracts';
 import { isMatchState, isTerminalMatchState } from '@matchplane/domain';
 import { JoinTokenVerifier, KeySet } from '@matchplane/join-auth';
-import { ServerClient } from '@matchplane/sdk';
+import { ServerClient, type ServerHeartbeatHandle } from '@matchplane/sdk';
 import { describeError as describe, isTransient, isUnavailable } from './api-failures';
 import { BackfillRunner, shortTeams } from './backfill.runner';
 import { JoinListener } from './join.listener';
@@ -145,10 +145,13 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
     });
     let step = 'listen for players';
     let registered = false;
+    let heartbeats: ServerHeartbeatHandle | undefined;
     try {
       const address = await players.listen();
       this.logger.log(`accepting players on ws://${address.address}:${address.port}/join`);
 
+      // Beating from before registration: once registered, silence fails the match SERVER_LOST.
+      heartbeats = this.startHeartbeats(client);
       // Listening first: registering tells the control plane players may connect now.
       step = 'register';
       const registration = await this.report(
@@ -237,8 +240,22 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
       await players.closeAll(JoinCloseCode.SERVER_ERROR, `could not ${step}`);
       return GameServerExitCode.FAILED;
     } finally {
+      heartbeats?.stop();
       await players.close();
     }
+  }
+
+  private startHeartbeats(client: ServerClient): ServerHeartbeatHandle {
+    const intervalMs = GameServerConfig.heartbeatIntervalMs(this.config);
+    const heartbeats = client.startHeartbeats({
+      intervalMs,
+      onError: (error) => this.logger.warn(`heartbeat not taken: ${describe(error)}`),
+    });
+    void heartbeats.done.then((stop) => {
+      if (stop.reason === 'ended') this.logger.warn('heartbeat refused: the match is over');
+    });
+    this.logger.log(`heartbeating every ${intervalMs} ms`);
+    return heartbeats;
   }
 
   /**

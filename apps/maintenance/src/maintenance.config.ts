@@ -4,6 +4,7 @@ import {
   WorkerConfig,
   healthPort,
   noShowCooldownBaseSeconds,
+  serverHeartbeatTimeoutMs,
   noShowCooldownCapSeconds,
   sessionTtlSeconds,
 } from '@matchplane/config';
@@ -171,6 +172,9 @@ export class MaintenanceConfig extends WorkerConfig {
   })
   @IsIntInRange(60_000, 604_800_000)
   RECONCILE_MAX_MATCH_DURATION_MS = 7_200_000;
+
+  @serverHeartbeatTimeoutMs()
+  SERVER_HEARTBEAT_TIMEOUT_MS = 10_000;
 
   // The players of a match failed NO_SHOW at the connect deadline are penalised as at initial connect.
   @noShowCooldownBaseSeconds()

@@ -9,6 +9,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import {
   MatchesModule,
   MatchLifecycle,
+  ServerLossReconciler,
   StuckMatchReconciler,
   type StuckMatchRule,
 } from '@matchplane/matches';
@@ -28,6 +29,7 @@ import {
   hasAllocatedServerSql,
   type EndedMatchAllocation,
 } from './allocation.store';
+import { silentServerSql } from './server-heartbeat.store';
 
 /**
  * ALLOCATING past the timeout: whether a server was allocated (its endpoint stored) but never
@@ -144,6 +146,8 @@ export class AllocationReconciliation implements ReconciliationContribution {
       ...new StuckMatchReconciler(this.dataSource, this.lifecycle, options).stages([
         ALLOCATING_MATCH_RULE,
       ]),
+      // Server liveness: the heartbeats are this module's fact, so the stage is its contribution.
+      new ServerLossReconciler(this.dataSource, this.lifecycle, options, silentServerSql).stage(),
       new AllocationReleaseStage(this.dataSource, this.releaser, options),
     ];
   }

@@ -48,7 +48,7 @@ export class ServerBusyError extends Error {
   }
 }
 
-interface AllocationRow {
+export interface AllocationRow {
   match_id: string;
   provider: string;
   server_id: string;
@@ -62,10 +62,10 @@ interface AllocationRow {
   released_at: Date | null;
 }
 
-const COLUMNS = `match_id, provider, server_id, endpoint, provider_ref, state, region, credential_hash,
+export const ALLOCATION_COLUMNS = `match_id, provider, server_id, endpoint, provider_ref, state, region, credential_hash,
   handed_off_at, registered_at, released_at`;
 
-const QUALIFIED_COLUMNS = COLUMNS.split(',')
+const QUALIFIED_COLUMNS = ALLOCATION_COLUMNS.split(',')
   .map((column) => `a.${column.trim()}`)
   .join(', ');
 
@@ -132,7 +132,7 @@ export interface AllocationProgress {
   readonly durable: readonly DurableParticipant[];
 }
 
-function toRecord(row: AllocationRow): AllocationRecord {
+export function toAllocationRecord(row: AllocationRow): AllocationRecord {
   return {
     matchId: row.match_id,
     provider: row.provider,
@@ -167,10 +167,10 @@ export class AllocationStore {
     options: { forUpdate?: boolean } = {},
   ): Promise<AllocationRecord | undefined> {
     const rows = await manager.query<AllocationRow[]>(
-      `SELECT ${COLUMNS} FROM allocations WHERE match_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
+      `SELECT ${ALLOCATION_COLUMNS} FROM allocations WHERE match_id = $1${options.forUpdate ? ' FOR UPDATE' : ''}`,
       [matchId],
     );
-    return rows[0] ? toRecord(rows[0]) : undefined;
+    return rows[0] ? toAllocationRecord(rows[0]) : undefined;
   }
 
   /**
@@ -197,7 +197,7 @@ export class AllocationStore {
     if (!row) throw new Error(`no progress row for match ${matchId}`);
     const { match_id, published, durable, ...allocation } = row;
     return {
-      ...(match_id ? { allocation: toRecord({ ...allocation, match_id }) } : {}),
+      ...(match_id ? { allocation: toAllocationRecord({ ...allocation, match_id }) } : {}),
       published,
       durable: durable.map(toDurable),
     };
@@ -226,7 +226,7 @@ export class AllocationStore {
          ON CONFLICT (match_id) DO UPDATE
            SET credential_hash = EXCLUDED.credential_hash, handed_off_at = NULL, updated_at = now()
            WHERE allocations.state IN ${LIVE}
-         RETURNING ${COLUMNS}`,
+         RETURNING ${ALLOCATION_COLUMNS}`,
         [
           matchId,
           provider,
@@ -244,7 +244,7 @@ export class AllocationStore {
     if (!rows[0]) {
       throw new Error(`match ${matchId} already has an allocation that is no longer live`);
     }
-    return toRecord(rows[0]);
+    return toAllocationRecord(rows[0]);
   }
 
   /** Up to `limit` ended matches with a live allocation, oldest ending first ({@link FINISHED_ALLOCATIONS_SQL}). */
@@ -342,10 +342,10 @@ export class AllocationStore {
     hash: Buffer,
   ): Promise<AllocationRecord | undefined> {
     const rows = await manager.query<AllocationRow[]>(
-      `SELECT ${COLUMNS} FROM allocations WHERE credential_hash = $1`,
+      `SELECT ${ALLOCATION_COLUMNS} FROM allocations WHERE credential_hash = $1`,
       [hash],
     );
-    return rows[0] ? toRecord(rows[0]) : undefined;
+    return rows[0] ? toAllocationRecord(rows[0]) : undefined;
   }
 
   /** Records the server's registration; a repeated one keeps the first. */

@@ -8,3 +8,4 @@ export * from './workload-credential';
 export * from './static-servers';
 export * from './allocation.retention';
 export * from './allocation.reconciliation';
+export * from './server-heartbeat.store';

@@ -156,6 +156,20 @@ export function noShowCooldownCapSeconds(): PropertyDecorator {
   };
 }
 
+/**
+ * Server liveness: the maintenance app fails the match of a registered game server silent this
+ * long (SERVER_LOST); the reference game server heartbeats every third of it by default.
+ */
+export function serverHeartbeatTimeoutMs(): PropertyDecorator {
+  return (target, key) => {
+    EnvVar({
+      description:
+        'A registered game server that has not heartbeated for this long loses its match: FAILED SERVER_LOST, allocation released, players free to queue at once (ms)',
+    })(target, key);
+    IsIntInRange(500, 600_000)(target, key);
+  };
+}
+
 /*
  * Narrow options: what one service needs of ServiceConfig, as a DI token of its own. Each names its
  * variables as the config does, so a ServiceConfig (or an app's config) also satisfies it where a

@@ -9,6 +9,7 @@ export const ServerRoutes = {
   roster: (serverId: string) => `servers/${encodeURIComponent(serverId)}/roster`,
   initialConnect: (serverId: string) => `servers/${encodeURIComponent(serverId)}/initial-connect`,
   result: (serverId: string) => `servers/${encodeURIComponent(serverId)}/result`,
+  heartbeat: (serverId: string) => `servers/${encodeURIComponent(serverId)}/heartbeat`,
   backfills: (serverId: string) => `servers/${encodeURIComponent(serverId)}/backfills`,
   backfill: (serverId: string, requestId: string) =>
     `servers/${encodeURIComponent(serverId)}/backfills/${encodeURIComponent(requestId)}`,
@@ -136,6 +137,16 @@ export interface MatchResultResponse {
   matchId: string;
   state: string;
   revision: number;
+}
+
+/**
+ * POST /v1/servers/{id}/heartbeat (no body): the server is alive. Send one at least every third of
+ * the control plane's SERVER_HEARTBEAT_TIMEOUT_MS from registration on; a registered server silent
+ * past it has its match FAILED SERVER_LOST and its allocation released (then 401 ALLOCATION_ENDED).
+ */
+export interface ServerHeartbeatResponse {
+  matchId: string;
+  serverId: string;
 }
 
 /**

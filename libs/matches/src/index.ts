@@ -6,3 +6,4 @@ export * from './durable-participants';
 export * from './matches.reconciliation';
 export * from './backfill.store';
 export * from './match-history.reader';
+export * from './server-loss.reconciler';

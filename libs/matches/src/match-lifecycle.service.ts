@@ -24,6 +24,12 @@ export interface MatchEnding {
 }
 
 /**
+ * How long the players of a match lost with its server keep their requeue priority: their next
+ * ticket within it keeps the lost one's enqueue time (served ahead of tickets enqueued since).
+ */
+export const SERVER_LOSS_PRIORITY_MS = 10 * 60_000;
+
+/**
  * Ends a match together with its tickets, in one transaction: the one place that decides what a
  * failure or cancellation means for the players. A failure before ASSIGNMENT_READY that no
  * player caused requeues every ticket with its original enqueue time (it keeps its priority);
@@ -168,6 +174,27 @@ export class MatchLifecycle {
     );
     await this.endBackfills(manager, matchId, now);
     return { change, tickets };
+  }
+
+  /**
+   * Fails a match whose game server went silent (SERVER_LOST): no player's doing, so the tickets
+   * end without penalty (a loss before ASSIGNMENT_READY requeues them, keeping their time) and
+   * the players whose ticket ended get requeue priority for their next enqueue.
+   */
+  async failServerLost(
+    manager: EntityManager,
+    matchId: string,
+    options: { expectedRevision?: number; now?: Date } = {},
+  ): Promise<MatchEnding> {
+    const now = options.now ?? new Date();
+    const ending = await this.fail(manager, matchId, 'SERVER_LOST', { ...options, now });
+    const ended = ending.tickets.filter((ticket) => isTerminalTicketState(ticket.state));
+    await this.players.grantRequeuePriority(
+      manager,
+      ended.map((ticket) => ({ playerId: ticket.playerId, queuedSince: ticket.enqueuedAt })),
+      new Date(now.getTime() + SERVER_LOSS_PRIORITY_MS),
+    );
+    return ending;
   }
 
   async cancel(

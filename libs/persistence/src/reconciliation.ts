@@ -20,6 +20,8 @@ export interface ReconciliationOptions {
   readonly connectDeadlineMs: number;
   /** For IN_PROGRESS (ms). */
   readonly maxMatchDurationMs: number;
+  /** A registered game server silent this long loses its match: FAILED SERVER_LOST (ms). */
+  readonly serverHeartbeatTimeoutMs: number;
   /** The cooldown of a match's no-shows when it fails NO_SHOW at the connect deadline. */
   readonly noShowPenalty: { readonly baseMs: number; readonly capMs: number };
 }

@@ -7,6 +7,14 @@ export interface QueueEntryProfile {
   readonly ratingSigma: number;
   /** Set while a no-show penalty is in force. */
   readonly cooldownUntil?: Date;
+  /** Set while requeue priority holds: the enqueue time the player's next ticket keeps. */
+  readonly queuedSince?: Date;
+}
+
+/** A player whose match was lost with its server: its next ticket keeps `queuedSince`. */
+export interface RequeuePriority {
+  readonly playerId: string;
+  readonly queuedSince: Date;
 }
 
 /** The no-show cooldown: `baseMs` for a first offence, doubling with each repeat, at most `capMs`. */
@@ -75,17 +83,57 @@ export class PlayerStore {
     playerId: string,
   ): Promise<QueueEntryProfile | undefined> {
     const rows = await manager.query<
-      { rating: number; rating_sigma: number; cooldown_until: Date | null }[]
-    >(`SELECT rating, rating_sigma, cooldown_until FROM players WHERE id = $1 FOR NO KEY UPDATE`, [
-      playerId,
-    ]);
+      {
+        rating: number;
+        rating_sigma: number;
+        cooldown_until: Date | null;
+        queued_since: Date | null;
+      }[]
+    >(
+      `SELECT rating, rating_sigma, cooldown_until,
+              CASE WHEN requeue_priority_until > now() THEN requeue_queued_since END AS queued_since
+         FROM players WHERE id = $1 FOR NO KEY UPDATE`,
+      [playerId],
+    );
     const row = rows[0];
     if (!row) return undefined;
     return {
       rating: row.rating,
       ratingSigma: row.rating_sigma,
       ...(row.cooldown_until ? { cooldownUntil: row.cooldown_until } : {}),
+      ...(row.queued_since ? { queuedSince: row.queued_since } : {}),
     };
+  }
+
+  /**
+   * Grants requeue priority until `until` (a later grant keeps the earlier enqueue time while the
+   * first still holds): the players of a match lost with its server are served ahead at their
+   * next enqueue, which spends it ({@link spendRequeuePriority}).
+   */
+  async grantRequeuePriority(
+    manager: EntityManager,
+    grants: readonly RequeuePriority[],
+    until: Date,
+  ): Promise<void> {
+    if (grants.length === 0) return;
+    await manager.query(
+      `UPDATE players p
+          SET requeue_queued_since = CASE WHEN p.requeue_priority_until > now()
+                                          THEN LEAST(p.requeue_queued_since, g.since) ELSE g.since END,
+              requeue_priority_until = $3, updated_at = now()
+         FROM unnest($1::uuid[], $2::timestamptz[]) AS g(player_id, since)
+        WHERE p.id = g.player_id`,
+      [grants.map((g) => g.playerId), grants.map((g) => g.queuedSince), until],
+    );
+  }
+
+  /** The player's ticket took its priority: the next one queues at its own time. */
+  async spendRequeuePriority(manager: EntityManager, playerId: string): Promise<void> {
+    await manager.query(
+      `UPDATE players SET requeue_queued_since = NULL, requeue_priority_until = NULL, updated_at = now()
+        WHERE id = $1`,
+      [playerId],
+    );
   }
 
   /**

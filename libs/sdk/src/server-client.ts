@@ -13,6 +13,7 @@ import {
   type RegisterServerRequest,
   type RegisterServerResponse,
   type RosterResponse,
+  type ServerHeartbeatResponse,
 } from '@matchplane/contracts';
 import {
   HttpTransport,
@@ -21,6 +22,11 @@ import {
   type TransportRequest,
 } from './http.transport';
 import { MatchplaneApiError } from './sdk.errors';
+import {
+  runServerHeartbeats,
+  type ServerHeartbeatHandle,
+  type ServerHeartbeatOptions,
+} from './server-heartbeats';
 
 export interface ServerClientOptions {
   /** Where the API is served, e.g. `https://mm.example.com`; the `/v1` prefix is added. */
@@ -79,6 +85,28 @@ export class ServerClient {
   register(protocolVersion: number, imageDigest: string): Promise<RegisterServerResponse> {
     const body: RegisterServerRequest = { protocolVersion, imageDigest };
     return this.required({ method: 'POST', path: ServerRoutes.register(this.serverId), body });
+  }
+
+  /**
+   * One heartbeat: the server is alive. Sent once, never retried: the next beat is the retry.
+   * See {@link startHeartbeats}, which sends them by itself.
+   */
+  heartbeat(): Promise<ServerHeartbeatResponse> {
+    return this.required({
+      method: 'POST',
+      path: ServerRoutes.heartbeat(this.serverId),
+      retry: 'never',
+    });
+  }
+
+  /**
+   * Heartbeats now and then every `intervalMs` (default a third of the control plane's default
+   * SERVER_HEARTBEAT_TIMEOUT_MS) until stopped or until the allocation ended (401
+   * ALLOCATION_ENDED). Start it once registered at the latest: a registered server that stays
+   * silent past the timeout has its match FAILED SERVER_LOST.
+   */
+  startHeartbeats(options: ServerHeartbeatOptions = {}): ServerHeartbeatHandle {
+    return runServerHeartbeats(() => this.heartbeat(), options);
   }
 
   /** The match's roster: every player's team and join token, with the allocator's signed manifest. */

@@ -179,14 +179,14 @@ export class TicketStore {
   ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
     const change = createTicket(input, now);
     const { ticket } = change;
-    const events = this.outbox.appendSql(envelopesFor(change.events), 14);
+    const events = this.outbox.appendSql(envelopesFor(change.events), 15);
     // The ticket and its event in one statement.
     const rows = await manager.query<TicketRow[]>(
       `WITH created AS (
          INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
                                     last_heartbeat_at, created_at, updated_at, traceparent, attributes, rating_sigma,
                                     party_ticket_id, party_size)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $8, $8, clock_timestamp(), $9, $10::jsonb, $11, $12, $13)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $14, $8, $8, clock_timestamp(), $9, $10::jsonb, $11, $12, $13)
          RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
        SELECT * FROM created`,
@@ -204,6 +204,7 @@ export class TicketStore {
         input.ratingSigma ?? DEFAULT_SKILL.sigma,
         party?.id ?? null,
         party?.size ?? null,
+        ticket.enqueuedAt,
         ...events.parameters,
       ],
     );

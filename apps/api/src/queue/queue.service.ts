@@ -42,6 +42,8 @@ interface Entrant {
   readonly rating: number;
   readonly ratingSigma: number;
   readonly predictedRtt: Record<string, number>;
+  /** Requeue priority: the enqueue time a solo ticket keeps (a party's members queue at theirs). */
+  readonly queuedSince?: Date;
 }
 
 /** The API view of a ticket. */
@@ -174,6 +176,8 @@ export class QueueService {
         const now = new Date();
         const entrant = await this.entrant(manager, playerId, now);
         await this.admission.check(manager, mode, entrant.predictedRtt);
+        // Requeue priority (a match lost with its server) is spent by the ticket keeping its time.
+        if (entrant.queuedSince) await this.players.spendRequeuePriority(manager, playerId);
         const { ticket } = await this.createTicket(manager, { ...entrant, mode, attributes }, now);
         await this.projection.refreshAfterCommit(manager, ticket);
         return {
@@ -298,7 +302,9 @@ export class QueueService {
         extensions,
       );
     }
-    return { playerId, rating: profile.rating, ratingSigma: profile.ratingSigma, predictedRtt };
+    const { rating, ratingSigma, queuedSince } = profile;
+    const priority = queuedSince && !asMember ? { queuedSince } : {};
+    return { playerId, rating, ratingSigma, predictedRtt, ...priority };
   }
 
   /**

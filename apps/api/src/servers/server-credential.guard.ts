@@ -1,15 +1,18 @@
 import {
   createParamDecorator,
   Injectable,
+  SetMetadata,
   type CanActivate,
   type ExecutionContext,
 } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import {
   AllocationStore,
   hashWorkloadCredential,
   LIVE_ALLOCATION_STATES,
+  ServerHeartbeatStore,
   type AllocationRecord,
 } from '@matchplane/allocation';
 import { ErrorCode } from '@matchplane/contracts';
@@ -20,6 +23,14 @@ export interface ServerRequest extends FastifyRequest {
 }
 
 const CHALLENGE = 'Bearer realm="matchplane-servers"';
+
+const RECORDS_HEARTBEAT = 'matchplane:records-server-heartbeat';
+
+/**
+ * The route is a heartbeat: the guard's credential check is the heartbeat's own write (one
+ * statement, ServerHeartbeatStore.record), so a live server's beat costs nothing more.
+ */
+export const RecordsServerHeartbeat = (): MethodDecorator => SetMetadata(RECORDS_HEARTBEAT, true);
 
 /**
  * Game-server routes: `Authorization: Bearer <workload credential>`, the secret the allocator
@@ -34,6 +45,8 @@ export class ServerCredentialGuard implements CanActivate {
   constructor(
     private readonly dataSource: DataSource,
     private readonly allocations: AllocationStore,
+    private readonly heartbeats: ServerHeartbeatStore,
+    private readonly reflector: Reflector,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -44,10 +57,14 @@ export class ServerCredentialGuard implements CanActivate {
         challenge: CHALLENGE,
       });
     }
-    const allocation = await this.allocations.byCredentialHash(
-      this.dataSource.manager,
-      hashWorkloadCredential(match[1]),
-    );
+    const hash = hashWorkloadCredential(match[1]);
+    const params = request.params as Record<string, string | undefined>;
+    if (this.reflector.get<boolean>(RECORDS_HEARTBEAT, context.getHandler()) && params.id) {
+      const beaten = await this.heartbeats.record(this.dataSource.manager, hash, params.id);
+      // Otherwise the lookup below says why (unknown, ended, another server's id).
+      if (beaten) return this.admit(request, beaten);
+    }
+    const allocation = await this.allocations.byCredentialHash(this.dataSource.manager, hash);
     if (!allocation) {
       throw new CodedError(ErrorCode.UNAUTHENTICATED, 'The workload credential is not valid', {
         challenge: CHALLENGE,
@@ -60,13 +77,16 @@ export class ServerCredentialGuard implements CanActivate {
         { challenge: CHALLENGE },
       );
     }
-    const params = request.params as Record<string, string | undefined>;
     if (params.id !== allocation.serverId) {
       throw new CodedError(
         ErrorCode.FORBIDDEN,
         'The workload credential belongs to another server',
       );
     }
+    return this.admit(request, allocation);
+  }
+
+  private admit(request: ServerRequest, allocation: AllocationRecord): true {
     request.allocation = allocation;
     return true;
   }

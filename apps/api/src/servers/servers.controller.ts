@@ -20,9 +20,14 @@ import {
   type MatchResultResponse,
   type RegisterServerResponse,
   type RosterResponse,
+  type ServerHeartbeatResponse,
 } from '@matchplane/contracts';
 import { contractPaths } from '@matchplane/routing';
-import { CurrentAllocation, ServerCredentialGuard } from './server-credential.guard';
+import {
+  CurrentAllocation,
+  RecordsServerHeartbeat,
+  ServerCredentialGuard,
+} from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
 import { ServerBackfillService } from './server-backfill.service';
 import {
@@ -86,6 +91,18 @@ export class ServersController {
     @Body() body: MatchResultBody,
   ): Promise<MatchResultResponse> {
     return this.servers.result(allocation, body);
+  }
+
+  /**
+   * The server is alive (no body; idempotent): its guard stamps the heartbeat as it checks the
+   * credential. A registered server silent past SERVER_HEARTBEAT_TIMEOUT_MS loses its match
+   * (FAILED SERVER_LOST, maintenance's `silent_servers` stage).
+   */
+  @Post(':id/heartbeat')
+  @HttpCode(200)
+  @RecordsServerHeartbeat()
+  heartbeat(@CurrentAllocation() allocation: AllocationRecord): ServerHeartbeatResponse {
+    return { matchId: allocation.matchId, serverId: allocation.serverId };
   }
 
   /**

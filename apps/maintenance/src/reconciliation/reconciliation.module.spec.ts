@@ -24,6 +24,7 @@ describe(ReconciliationModule.name, () => {
       allocatingTimeoutMs: 60_000,
       connectDeadlineMs: 90_000,
       maxMatchDurationMs: 7_200_000,
+      serverHeartbeatTimeoutMs: 10_000,
       noShowPenalty: { baseMs: 30_000, capMs: 3_600_000 },
     });
   });

@@ -39,6 +39,7 @@ export function reconciliationOptions(config: MaintenanceConfig): Reconciliation
     allocatingTimeoutMs: config.RECONCILE_ALLOCATING_TIMEOUT_MS,
     connectDeadlineMs: config.RECONCILE_CONNECT_DEADLINE_MS,
     maxMatchDurationMs: config.RECONCILE_MAX_MATCH_DURATION_MS,
+    serverHeartbeatTimeoutMs: config.SERVER_HEARTBEAT_TIMEOUT_MS,
     noShowPenalty: noShowPenaltyPolicy(config),
   };
 }

@@ -75,6 +75,11 @@ export interface NewTicket {
   readonly predictedRtt?: Readonly<Record<string, number>>;
   /** Already validated against the mode's declaration; only their shape is checked here. */
   readonly attributes?: TicketAttributes;
+  /**
+   * An earlier enqueue time the ticket keeps (requeue priority: its player's match was lost with
+   * its server), so it is served ahead of tickets enqueued since; never after `now`.
+   */
+  readonly queuedSince?: Date;
 }
 
 export interface TicketChange {
@@ -97,6 +102,10 @@ export function createTicket(input: NewTicket, now: Date): TicketChange {
   problems.push(...rttProblems(predictedRtt));
   const attributes = input.attributes === undefined ? {} : input.attributes;
   problems.push(...attributesShapeProblems(attributes));
+  const since = input.queuedSince;
+  if (since !== undefined && !(Number.isFinite(since.getTime()) && since <= now)) {
+    problems.push('queuedSince must be a valid instant no later than now');
+  }
   if (problems.length > 0) {
     throw new DomainError(
       DomainErrorCode.INVALID_ARGUMENT,
@@ -114,7 +123,7 @@ export function createTicket(input: NewTicket, now: Date): TicketChange {
     rating: input.rating,
     predictedRtt: Object.freeze({ ...predictedRtt }),
     attributes: Object.freeze({ ...attributes }),
-    enqueuedAt: new Date(at),
+    enqueuedAt: new Date(since?.getTime() ?? at),
     lastHeartbeatAt: new Date(at),
     stateChangedAt: new Date(at),
   });

@@ -1,0 +1,106 @@
+import type { DataSource } from 'typeorm';
+import {
+  boundTransaction,
+  cutoff,
+  itemFailure,
+  runInTransaction,
+  type ReconciliationOptions,
+  type ReconciliationStage,
+  type StageBatch,
+} from '@matchplane/persistence';
+import type { MatchLifecycle } from './match-lifecycle.service';
+
+/**
+ * A boolean over match row `match`: its server registered and has been silent since `cutoff` (an
+ * SQL expression). The allocation module's fragment: the heartbeats are its table's fact.
+ */
+export type SilentServerFragment = (match: string, cutoff: string) => string;
+
+/**
+ * Claims the longest-live registered match whose server is silent: every state a registered
+ * server's match can be in (registration moves ALLOCATING -> PROCESS_READY -> ASSIGNMENT_READY in
+ * one transaction; PROCESS_READY is listed for a match some future step leaves there). `$1` = the
+ * cutoff, `$2` = ids to leave alone. SKIP LOCKED, as every reconciliation claim: a match another
+ * replica or a live route holds is not waited for, so replicas never fail one match twice.
+ */
+export function silentServerMatchSql(silentServer: SilentServerFragment): string {
+  return `SELECT m.id, m.revision
+  FROM matches m
+ WHERE m.state IN ('PROCESS_READY', 'ASSIGNMENT_READY', 'IN_PROGRESS')
+   AND ${silentServer('m', '$1::timestamptz')}
+   AND m.id <> ALL ($2::uuid[])
+ ORDER BY m.state_changed_at
+ LIMIT 1
+   FOR UPDATE OF m SKIP LOCKED`;
+}
+
+/**
+ * Server liveness (issue 30): a registered match whose game server missed its heartbeats past
+ * SERVER_HEARTBEAT_TIMEOUT_MS is FAILED SERVER_LOST through MatchLifecycle (the state machine,
+ * its event to every participant, the tickets ended without penalty and their players given
+ * requeue priority), one short transaction per match. The allocation's release follows in the
+ * same round (`finished_allocations`, order 90), through the allocator's release path.
+ */
+export class ServerLossReconciler {
+  static readonly CASE = 'server_lost';
+
+  private readonly claimSql: string;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly lifecycle: MatchLifecycle,
+    private readonly options: ReconciliationOptions,
+    silentServer: SilentServerFragment,
+  ) {
+    this.claimSql = silentServerMatchSql(silentServer);
+  }
+
+  stage(): ReconciliationStage {
+    return {
+      name: 'silent_servers',
+      // After the stuck-match rules (20-24), before the releases (90).
+      order: 25,
+      cases: [ServerLossReconciler.CASE],
+      batch: (now, skip) => this.batch(now, skip),
+    };
+  }
+
+  async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    const result: StageBatch = { reconciled: {}, taken: 0, failures: [] };
+    const leftAlone = new Set(skip);
+    const silentSince = cutoff(now, this.options.serverHeartbeatTimeoutMs);
+    while (result.taken < this.options.batchSize) {
+      let claimed: string | undefined;
+      let failed = false;
+      try {
+        failed = await runInTransaction(this.dataSource, async (manager) => {
+          claimed = undefined;
+          await boundTransaction(manager);
+          const [row] = await manager.query<{ id: string; revision: string }[]>(this.claimSql, [
+            silentSince,
+            [...leftAlone],
+          ]);
+          if (!row) return false;
+          claimed = row.id;
+          await this.lifecycle.failServerLost(manager, row.id, {
+            expectedRevision: Number(row.revision),
+            now,
+          });
+          return true;
+        });
+      } catch (error) {
+        // Failing to claim says the database is in trouble: the stage stops for this pass.
+        if (claimed === undefined) throw error;
+        result.taken += 1;
+        result.failures.push(itemFailure(claimed, error));
+        leftAlone.add(claimed);
+        continue;
+      }
+      if (!failed) break;
+      result.taken += 1;
+      result.reconciled[ServerLossReconciler.CASE] =
+        (result.reconciled[ServerLossReconciler.CASE] ?? 0) + 1;
+    }
+    return result;
+  }
+}
