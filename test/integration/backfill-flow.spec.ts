@@ -49,6 +49,7 @@ const RECONCILIATION: ReconciliationOptions = {
   connectDeadlineMs: 60_000,
   maxMatchDurationMs: 3_600_000,
   serverHeartbeatTimeoutMs: 10_000,
+  searchTimeoutsMs: {},
   noShowPenalty: { baseMs: 60_000, capMs: 3_600_000 },
 };
 

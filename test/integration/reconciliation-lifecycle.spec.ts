@@ -201,6 +201,35 @@ describe(LifecycleReconciler.name, () => {
       Object.entries(report.reconciled).filter(([, count]) => count > 0),
     ) as Record<string, number>;
 
+  it("ends a ticket that searched past its mode's timeout, heartbeats notwithstanding, with its reason", async () => {
+    const [searching] = await queued(1);
+    const redis = api.app.get<Redis>(Redis);
+    // Heartbeats never look stale here: only the search timeout can end the ticket.
+    const options = { heartbeatTimeoutMs: 3_600_000, searchTimeoutsMs: { duel: 60 * SECOND } };
+    expect(acted(await reconciler(options).pass({ now: later(55 * SECOND) }))).toEqual({});
+    // A mode with no timeout searches on.
+    const untimed = await reconciler({ ...options, searchTimeoutsMs: {} }).pass({
+      now: later(1_800 * SECOND),
+    });
+    expect(acted(untimed)).toEqual({});
+
+    const report = await reconciler(options).pass({ now: later(61 * SECOND) });
+    expect(acted(report)).toEqual({ ticket_search_timeout: 1 });
+    expect((await ticketRows([searching!.id]))[0]!.state).toBe('EXPIRED');
+    expect((await lastEvent(searching!.id))?.payload).toMatchObject({
+      from: 'SEARCHING',
+      to: 'EXPIRED',
+      reason: 'SEARCH_TIMED_OUT',
+    });
+    const answer = await api.request('GET', `/v1/queue/tickets/${searching!.id}`, {
+      token: tokens.get(searching!.playerId)!,
+    });
+    expect(answer.json()).toMatchObject({ state: 'EXPIRED', endReason: 'SEARCH_TIMED_OUT' });
+    expect(await redis.zrange(projection.modeIndexKey('duel'), 0, -1)).not.toContain(searching!.id);
+    // Again: nothing left to end.
+    expect(acted(await reconciler(options).pass({ now: later(120 * SECOND) }))).toEqual({});
+  });
+
   it('expires searching tickets that missed their heartbeats, writes each event and takes them out of the candidate pool', async () => {
     const silent = await queued(3);
     const ids = silent.map((t) => t.id);

@@ -44,7 +44,8 @@ function readQueueModeAttributes(
   return { schemas, problems };
 }
 
-function queueModesOf(object: object): string[] | undefined {
+/** The modes of a configuration object being validated, or undefined when QUEUE_MODES is itself invalid. */
+export function queueModesOf(object: object): string[] | undefined {
   try {
     return parseQueueModes((object as { QUEUE_MODES?: string }).QUEUE_MODES ?? '').map(
       (mode) => mode.mode,
@@ -54,19 +55,33 @@ function queueModesOf(object: object): string[] | undefined {
   }
 }
 
-/** Validates QUEUE_MODE_ATTRIBUTES against the object's QUEUE_MODES, naming every problem. */
-export function IsQueueModeAttributes(): PropertyDecorator {
-  const problemsOf = (args: ValidationArguments) =>
+/**
+ * A variable whose problems depend on the object's QUEUE_MODES (it names modes): valid when
+ * `problemsOf` finds none, else its message names every problem.
+ */
+export function ValidatedAgainstQueueModes(
+  name: string,
+  problemsOf: (raw: string, modes: readonly string[] | undefined) => string[],
+): PropertyDecorator {
+  const problems = (args: ValidationArguments) =>
     typeof args.value === 'string'
-      ? readQueueModeAttributes(args.value, queueModesOf(args.object)).problems
+      ? problemsOf(args.value, queueModesOf(args.object))
       : ['must be a string'];
   return ValidateBy({
-    name: 'isQueueModeAttributes',
+    name,
     validator: {
       validate: (_value: unknown, args?: ValidationArguments) =>
-        args !== undefined && problemsOf(args).length === 0,
+        args !== undefined && problems(args).length === 0,
       defaultMessage: (args?: ValidationArguments) =>
-        args ? `${args.property} ${problemsOf(args).join('; ')}` : 'is invalid',
+        args ? `${args.property} ${problems(args).join('; ')}` : 'is invalid',
     },
   });
+}
+
+/** Validates QUEUE_MODE_ATTRIBUTES against the object's QUEUE_MODES, naming every problem. */
+export function IsQueueModeAttributes(): PropertyDecorator {
+  return ValidatedAgainstQueueModes(
+    'isQueueModeAttributes',
+    (raw, modes) => readQueueModeAttributes(raw, modes).problems,
+  );
 }

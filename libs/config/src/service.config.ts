@@ -3,6 +3,7 @@ import { DatabaseConfig } from './database.config';
 import { EnvVar } from './env-var.decorator';
 import { IsQueueModeAttributes } from './queue-attributes';
 import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
+import { IsSearchTimeouts } from './search-timeouts';
 import { IsIntInRange, IsPort } from './validators';
 
 export class ServiceConfig extends DatabaseConfig {
@@ -50,6 +51,13 @@ export class ServiceConfig extends DatabaseConfig {
   @IsOptional()
   @IsQueueModeAttributes()
   QUEUE_MODE_ATTRIBUTES?: string = undefined;
+
+  @EnvVar({
+    description:
+      'How long a ticket may search before it ends EXPIRED SEARCH_TIMED_OUT (its party with it), per mode: mode=ms entries, comma-separated, *=ms for every mode not named; a mode with neither searches until matched. Counted from when the ticket (re)entered the queue',
+  })
+  @IsSearchTimeouts()
+  QUEUE_SEARCH_TIMEOUTS = '*=600000';
 
   @EnvVar({ description: 'Regions players probe and matches are placed in, comma-separated' })
   @IsParsedList(parseRegions, 'comma-separated region names, e.g. eu-west,us-east')

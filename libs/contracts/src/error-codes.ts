@@ -109,8 +109,13 @@ export interface ProblemDetails {
   correlationId?: string;
   /** The match's state, on ASSIGNMENT_NOT_READY and MATCH_ENDED. */
   matchState?: string;
-  /** Why the match ended (e.g. NO_SHOW, ALLOCATION_FAILED), on MATCH_ENDED when it failed or was cancelled. */
+  /**
+   * Why the match ended (e.g. NO_SHOW, ALLOCATION_FAILED), on MATCH_ENDED when it failed or was
+   * cancelled; why the ticket ended (e.g. SEARCH_TIMED_OUT) on TICKET_FINISHED.
+   */
   endReason?: string;
+  /** The ticket's final state, on TICKET_FINISHED (e.g. EXPIRED). */
+  ticketState?: string;
   /**
    * The party member a party enqueue was refused for (NO_LATENCY_MEASURED, TICKET_ALREADY_LIVE,
    * COOLDOWN_ACTIVE on POST /v1/queue/party-tickets).
@@ -119,4 +124,7 @@ export interface ProblemDetails {
 }
 
 /** Members of a problem beyond RFC 9457's and our `code` that some codes carry. */
-export type ProblemExtensions = Pick<ProblemDetails, 'matchState' | 'endReason' | 'playerId'>;
+export type ProblemExtensions = Pick<
+  ProblemDetails,
+  'matchState' | 'endReason' | 'ticketState' | 'playerId'
+>;

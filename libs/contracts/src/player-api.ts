@@ -75,6 +75,11 @@ export interface QueueModeOption {
   queueDepth: number;
   /** The attributes a ticket of this mode may or must carry (QUEUE_MODE_ATTRIBUTES); [] for none. */
   attributes: TicketAttributeOption[];
+  /**
+   * How long a ticket may search (ms, from its enqueue) before it ends EXPIRED with endReason
+   * SEARCH_TIMED_OUT; absent: it searches until matched or cancelled.
+   */
+  searchTimeoutMs?: number;
 }
 
 /** One attribute a mode declares: a string from `values`, or a number within [min, max]. */
@@ -135,7 +140,8 @@ export interface TicketResponse {
    * Why the ticket ended, once it has (absent while live and for COMPLETED): PLAYER_CANCELLED,
    * MATCH_CANCELLED, HEARTBEAT_TIMEOUT, NO_SHOW (this player never joined; a cooldown follows),
    * MATCH_FAILED (GET the match's assignment for the match's own end reason), or for a party
-   * member PARTY_MEMBER_CANCELLED / PARTY_MEMBER_EXPIRED (a party mate cancelled or went silent).
+   * member PARTY_MEMBER_CANCELLED / PARTY_MEMBER_EXPIRED (a party mate cancelled or went silent),
+   * or SEARCH_TIMED_OUT (nobody matched it within its mode's `searchTimeoutMs`; queue again).
    */
   endReason?: string;
   /** Present while SEARCHING once a matcher pass has looked at the ticket. */

@@ -12,6 +12,8 @@ export const DomainErrorCode = {
   REQUEUE_NOT_ALLOWED: 'REQUEUE_NOT_ALLOWED',
   /** An expiry was asked for a ticket whose heartbeat is still within the timeout. */
   HEARTBEAT_NOT_EXPIRED: 'HEARTBEAT_NOT_EXPIRED',
+  /** A search timeout was asked for a ticket that has searched for less than the mode's timeout. */
+  SEARCH_NOT_TIMED_OUT: 'SEARCH_NOT_TIMED_OUT',
   /** A ticket command names a match other than the ticket's own. */
   MATCH_MISMATCH: 'MATCH_MISMATCH',
   /** Input that can never form a valid aggregate (bad id, duplicate participant, ...). */

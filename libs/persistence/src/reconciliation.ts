@@ -22,6 +22,8 @@ export interface ReconciliationOptions {
   readonly maxMatchDurationMs: number;
   /** A registered game server silent this long loses its match: FAILED SERVER_LOST (ms). */
   readonly serverHeartbeatTimeoutMs: number;
+  /** Each mode's search timeout (ms), QUEUE_SEARCH_TIMEOUTS; a mode not listed has none. */
+  readonly searchTimeoutsMs: Readonly<Record<string, number>>;
   /** The cooldown of a match's no-shows when it fails NO_SHOW at the connect deadline. */
   readonly noShowPenalty: { readonly baseMs: number; readonly capMs: number };
 }

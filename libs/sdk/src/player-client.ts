@@ -74,7 +74,10 @@ export type HeartbeatStopReason =
   | { readonly reason: 'stopped' }
   /** The ticket left SEARCHING/MATCHED (e.g. ASSIGNED, CANCELLED, EXPIRED). */
   | { readonly reason: 'left-queue'; readonly ticket: TicketResponse }
-  /** The server no longer takes heartbeats for it: 404 or 409 TICKET_FINISHED. */
+  /**
+   * The server no longer takes heartbeats for it: 404, or 409 TICKET_FINISHED whose problem says
+   * how it ended (`ticketState`, `endReason`, e.g. EXPIRED SEARCH_TIMED_OUT: queue again).
+   */
   | { readonly reason: 'finished'; readonly error: MatchplaneApiError };
 
 export interface HeartbeatHandle {

@@ -14,6 +14,7 @@ import {
   type StageBatch,
 } from '@matchplane/persistence';
 import { CandidateProjection } from './candidate.projection';
+import { SearchTimeoutStage } from './search-timeout.stage';
 import { TicketStore, type StoredTicket } from './ticket.store';
 import { TicketsModule } from './tickets.module';
 
@@ -96,7 +97,10 @@ export class TicketReconciliation implements ReconciliationContribution {
   ) {}
 
   reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[] {
-    return [new TicketExpiryStage(this.dataSource, this.tickets, this.projection, options)];
+    return [
+      new TicketExpiryStage(this.dataSource, this.tickets, this.projection, options),
+      new SearchTimeoutStage(this.dataSource, this.tickets, this.projection, options),
+    ];
   }
 }
 

@@ -91,6 +91,7 @@ export const HTTP_ANSWERS: Readonly<Record<AnyErrorCode, HttpAnswer>> = {
   [DomainErrorCode.ILLEGAL_TRANSITION]: conflict,
   [DomainErrorCode.REQUEUE_NOT_ALLOWED]: conflict,
   [DomainErrorCode.HEARTBEAT_NOT_EXPIRED]: conflict,
+  [DomainErrorCode.SEARCH_NOT_TIMED_OUT]: conflict,
   [DomainErrorCode.MATCH_MISMATCH]: conflict,
   [DomainErrorCode.INVALID_ARGUMENT]: { status: 400, as: ErrorCode.VALIDATION_FAILED },
   [DomainErrorCode.REVISION_OVERFLOW]: conflict,

@@ -3,6 +3,7 @@ import {
   parseQueueModeAttributes,
   parseQueueModes,
   parseRegions,
+  parseSearchTimeouts,
   type QueueMode,
 } from '@matchplane/config';
 import {
@@ -22,6 +23,8 @@ export class QueuePolicy {
   readonly modes: readonly QueueMode[];
   readonly regions: readonly string[];
   readonly heartbeatIntervalMs: number;
+  /** QUEUE_SEARCH_TIMEOUTS: each mode's search timeout (ms); a mode absent has none. */
+  readonly searchTimeoutsMs: ReadonlyMap<string, number>;
   private readonly attributeSchemas: ReadonlyMap<string, ModeAttributeSchema>;
 
   constructor(@Inject(ApiConfig) config: ApiConfig) {
@@ -32,6 +35,10 @@ export class QueuePolicy {
     );
     this.regions = parseRegions(config.PROBE_REGIONS);
     this.heartbeatIntervalMs = config.TICKET_HEARTBEAT_INTERVAL_MS;
+    this.searchTimeoutsMs = parseSearchTimeouts(
+      config.QUEUE_SEARCH_TIMEOUTS,
+      this.modes.map(({ mode }) => mode),
+    );
   }
 
   /** 404 UNKNOWN_REGION unless `region` is configured. */

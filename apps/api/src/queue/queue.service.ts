@@ -86,6 +86,10 @@ function likeliestRegion(predictedRtt: Readonly<Record<string, number>>): string
   return best?.[0];
 }
 
+function searchTimeoutOf(ms: number | undefined): { searchTimeoutMs?: number } {
+  return ms === undefined ? {} : { searchTimeoutMs: ms };
+}
+
 const HEARTBEAT_ROUTE = 'POST queue/tickets/:id/heartbeat';
 
 interface HeartbeatRequest extends IdempotentRequest {
@@ -149,6 +153,7 @@ export class QueueService {
         teamCount,
         queueDepth: depths[mode] ?? 0,
         attributes: this.policy.attributeOptions(mode),
+        ...searchTimeoutOf(this.policy.searchTimeoutsMs.get(mode)),
       })),
       regions: [...this.policy.regions],
       heartbeatIntervalMs: this.policy.heartbeatIntervalMs,
@@ -456,10 +461,18 @@ function ticketNotFound(ticketId: string): CodedError {
   return new CodedError(ErrorCode.TICKET_NOT_FOUND, `No ticket ${ticketId} of this player`);
 }
 
+/** 409 TICKET_FINISHED, saying how the ticket ended (`ticketState`, `endReason`). */
 function ticketFinished(ticket: StoredTicket): CodedError {
+  const why = ticket.endReason ? ` (${ticket.endReason})` : '';
   return new CodedError(
     ErrorCode.TICKET_FINISHED,
-    `Ticket ${ticket.id} is ${ticket.state}; create a new ticket to queue again`,
+    `Ticket ${ticket.id} is ${ticket.state}${why}; create a new ticket to queue again`,
+    {
+      extensions: {
+        ticketState: ticket.state,
+        ...(ticket.endReason ? { endReason: ticket.endReason } : {}),
+      },
+    },
   );
 }
 

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule, type ModuleMetadata, type Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
+import { parseQueueModes, parseSearchTimeouts } from '@matchplane/config';
 import {
   AllocationReconciliation,
   AllocationReconciliationModule,
@@ -40,6 +41,12 @@ export function reconciliationOptions(config: MaintenanceConfig): Reconciliation
     connectDeadlineMs: config.RECONCILE_CONNECT_DEADLINE_MS,
     maxMatchDurationMs: config.RECONCILE_MAX_MATCH_DURATION_MS,
     serverHeartbeatTimeoutMs: config.SERVER_HEARTBEAT_TIMEOUT_MS,
+    searchTimeoutsMs: Object.fromEntries(
+      parseSearchTimeouts(
+        config.QUEUE_SEARCH_TIMEOUTS,
+        parseQueueModes(config.QUEUE_MODES).map(({ mode }) => mode),
+      ),
+    ),
     noShowPenalty: noShowPenaltyPolicy(config),
   };
 }

@@ -74,6 +74,7 @@ describe('ticket state machine', () => {
     expect(ticketReasonsFor('SEARCHING', 'EXPIRED')).toEqual([
       'HEARTBEAT_TIMEOUT',
       'PARTY_MEMBER_EXPIRED',
+      'SEARCH_TIMED_OUT',
     ]);
     expect(ticketReasonsFor('ASSIGNED', 'FAILED')).toEqual(['NO_SHOW', 'MATCH_FAILED']);
     expect(ticketReasonsFor('CONNECTED', 'FAILED')).toEqual(['MATCH_FAILED']);

@@ -41,6 +41,8 @@ export const TicketReason = {
   PARTY_MEMBER_CANCELLED: 'PARTY_MEMBER_CANCELLED',
   /** Another member of the ticket's party stopped heartbeating: the whole party left the queue. */
   PARTY_MEMBER_EXPIRED: 'PARTY_MEMBER_EXPIRED',
+  /** The ticket searched for longer than its mode's search timeout (its party with it). */
+  SEARCH_TIMED_OUT: 'SEARCH_TIMED_OUT',
   /**
    * A backfill added the ticket to a running match, then was cancelled before the player got in
    * (by the server, unaccepted in time, or the match ended): the ticket searches again.
@@ -104,7 +106,7 @@ export function ticketReasonsFor(
         ? ['PLAYER_CANCELLED', 'MATCH_CANCELLED']
         : ['PLAYER_CANCELLED', 'PARTY_MEMBER_CANCELLED'];
     case 'EXPIRED':
-      return ['HEARTBEAT_TIMEOUT', 'PARTY_MEMBER_EXPIRED'];
+      return ['HEARTBEAT_TIMEOUT', 'PARTY_MEMBER_EXPIRED', 'SEARCH_TIMED_OUT'];
     case 'FAILED':
       return from === 'ASSIGNED' ? ['NO_SHOW', 'MATCH_FAILED'] : ['MATCH_FAILED'];
     case 'SEARCHING':

@@ -239,6 +239,26 @@ describe(transitionTicket.name, () => {
     expect(events[0]!.payload.reason).toBe('HEARTBEAT_TIMEOUT');
   });
 
+  it('times a search out only once it has searched for the whole timeout, heartbeating or not', () => {
+    const { ticket } = newTicket();
+    expect(
+      codeOf(() =>
+        transitionTicket(
+          ticket,
+          { to: 'EXPIRED', searchTimeoutMs: TIMEOUT, searchingSince: later(0) },
+          later(TIMEOUT - 1),
+        ),
+      ),
+    ).toBe('SEARCH_NOT_TIMED_OUT');
+    const { ticket: expired, events } = transitionTicket(
+      ticket,
+      { to: 'EXPIRED', searchTimeoutMs: TIMEOUT, searchingSince: later(0) },
+      later(TIMEOUT),
+    );
+    expect(expired.state).toBe('EXPIRED');
+    expect(events[0]!.payload.reason).toBe('SEARCH_TIMED_OUT');
+  });
+
   it('has no exit from a finished ticket', () => {
     const cancelled = transitionTicket(
       newTicket().ticket,

@@ -58,8 +58,17 @@ export type TicketCommand =
   | { readonly to: 'FAILED'; readonly reason: 'NO_SHOW' | 'MATCH_FAILED'; readonly matchId: string }
   /** Refused (HEARTBEAT_NOT_EXPIRED) while the last heartbeat is within the timeout. */
   | { readonly to: 'EXPIRED'; readonly heartbeatTimeoutMs: number }
-  /** A party mate's ticket expired: this one leaves with it, heartbeating or not. */
-  | { readonly to: 'EXPIRED'; readonly reason: 'PARTY_MEMBER_EXPIRED' }
+  /**
+   * Refused (SEARCH_NOT_TIMED_OUT) until the ticket has searched `searchTimeoutMs` since
+   * `searchingSince` (when its row was created: heartbeats do not restart it, and the enqueue time
+   * a requeue priority keeps does not shorten it).
+   */
+  | { readonly to: 'EXPIRED'; readonly searchTimeoutMs: number; readonly searchingSince: Date }
+  /**
+   * A party mate's ticket expired (PARTY_MEMBER_EXPIRED), or the party searched past its mode's
+   * timeout (SEARCH_TIMED_OUT, said of every member): this one leaves with it.
+   */
+  | { readonly to: 'EXPIRED'; readonly reason: 'PARTY_MEMBER_EXPIRED' | 'SEARCH_TIMED_OUT' }
   | { readonly to: 'SEARCHING'; readonly failedMatch: FailedMatch }
   /**
    * The backfill that added the ticket to a running match was cancelled before the player got
@@ -214,6 +223,16 @@ function guardCommand(
       return command.reason;
     case 'EXPIRED':
       if ('reason' in command) return command.reason;
+      if ('searchTimeoutMs' in command) {
+        if (now.getTime() - command.searchingSince.getTime() < command.searchTimeoutMs) {
+          throw new DomainError(
+            DomainErrorCode.SEARCH_NOT_TIMED_OUT,
+            `ticket ${ticket.id} has searched for less than ${command.searchTimeoutMs} ms`,
+            { ticketId: ticket.id, searchingSince: command.searchingSince.toISOString() },
+          );
+        }
+        return 'SEARCH_TIMED_OUT';
+      }
       if (!heartbeatExpired(ticket, now, command.heartbeatTimeoutMs)) {
         throw new DomainError(
           DomainErrorCode.HEARTBEAT_NOT_EXPIRED,
