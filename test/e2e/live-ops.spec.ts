@@ -125,6 +125,7 @@ describe('live operations: pause, drain and resume', () => {
       // Still searching, not held: a draining mode matches what it already took in.
       const waiting = await searching.waitForTicket((t) => t.explanation !== undefined);
       expect(waiting.explanation?.code).not.toBe('MODE_PAUSED');
+      await searching.cancel();
       await operator('resume', 'mode/duel', { reason: 'kept after all' });
     }));
 
@@ -184,6 +185,88 @@ describe('live operations: pause, drain and resume', () => {
         `SELECT count(*)::int AS n FROM audit_log WHERE actor = 'ops-cli'`,
       );
       expect(row!.n).toBe(2);
+    }));
+
+  async function admin(path: string, body: Record<string, unknown>) {
+    const response = await fetch(`${plane.apiUrl(0)}/v1/admin/${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  it('cancels a match being set up: every client is told, both players search again and play another', () =>
+    plane.diagnose(async () => {
+      // Held in ALLOCATING: no allocator to take it further.
+      await plane.allocator!.stop();
+      const [a, b] = await Promise.all([ready('cancel-a'), ready('cancel-b')]);
+      await Promise.all([a.enqueue(), b.enqueue()]);
+      const cancelledId = await a.waitForMatch();
+      const cancelled = await admin(`matches/${cancelledId.toUpperCase()}/cancel`, {
+        reason: 'bad build on the fleet',
+      });
+      expect(cancelled).toEqual({
+        status: 200,
+        body: {
+          matchId: cancelledId,
+          state: 'CANCELLED',
+          revision: 2,
+          requeued: [a.playerId, b.playerId].sort(),
+          released: [],
+        },
+      });
+      for (const player of [a, b]) await player.log.waitForState(cancelledId, 'CANCELLED');
+      const [row] = await plane.ds.query<{ failure_reason: string }[]>(
+        `SELECT failure_reason FROM matches WHERE id = $1`,
+        [cancelledId],
+      );
+      expect(row!.failure_reason).toBe('OPERATOR_CANCELLED');
+      expect(
+        (await admin(`matches/${cancelledId}/cancel`, { reason: 'again' })).body,
+      ).toMatchObject({
+        code: 'MATCH_STATE_CONFLICT',
+      });
+      await plane.allocator!.start();
+      // Still heartbeating their tickets, they are matched again and play.
+      const replayed = await Promise.all([
+        playJourneyPlayer(a, { queued: true }),
+        playJourneyPlayer(b, { queued: true }),
+      ]);
+      expect(replayed[0].matchId).not.toBe(cancelledId);
+      expect(replayed[1].matchId).toBe(replayed[0].matchId);
+      const [audit] = await plane.ds.query<{ actor: string; reason: string }[]>(
+        `SELECT actor, reason FROM audit_log WHERE action = 'match.cancelled' AND target_id = $1`,
+        [cancelledId],
+      );
+      expect(audit).toEqual({ actor: 'ops', reason: 'bad build on the fleet' });
+    }));
+
+  it("releases a player's live ticket: the player may queue again at once", () =>
+    plane.diagnose(async () => {
+      const stuck = await ready('stuck');
+      await stuck.enqueue();
+      const released = await admin(`players/${stuck.playerId}/release-tickets`, {
+        reason: 'support case 4411',
+      });
+      expect(released).toEqual({
+        status: 200,
+        body: {
+          playerId: stuck.playerId,
+          tickets: [{ ticketId: stuck.ticketId, playerId: stuck.playerId, from: 'SEARCHING' }],
+        },
+      });
+      await expect(stuck.refreshTicket()).resolves.toMatchObject({
+        state: 'CANCELLED',
+        endReason: 'OPERATOR_RELEASED',
+      });
+      await expect(stuck.enqueue()).resolves.toMatchObject({ state: 'SEARCHING' });
+      await stuck.cancel();
+      expect(
+        (await admin(`players/${stuck.playerId}/release-tickets`, { reason: 'x' })).body,
+      ).toMatchObject({
+        code: 'TICKET_NOT_FOUND',
+      });
     }));
 
   it('refuses an unknown mode, a bad scope and a missing reason, and anyone without the operator token', () =>

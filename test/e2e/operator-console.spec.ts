@@ -245,6 +245,31 @@ describe('operator console in a headless browser', () => {
       await screenshot('match');
     }));
 
+  it('cancels the match whose event was discarded from its page: its players are told and search again', () =>
+    plane.diagnose(async () => {
+      // The discarded event never reached the allocator: that match is still ALLOCATING.
+      const [stuck] = await plane.ds.query<{ id: string }[]>(
+        `SELECT id FROM matches WHERE id = ANY($1::uuid[]) AND state = 'ALLOCATING'`,
+        [matchIds],
+      );
+      const matchId = stuck!.id;
+      await page.goto(`${base}/admin/matches/${matchId}`);
+      await page.fill('form[action$="/cancel"] input[name=reason]', 'stuck since the queue outage');
+      await page.click('form[action$="/cancel"] button');
+      expect(new URL(page.url()).pathname).toBe(`/admin/matches/${matchId}`);
+      await expect(page.locator('.notice').innerText()).resolves.toContain(
+        'Cancelled: 2 player(s) searching again',
+      );
+      await expect(page.locator('dl.facts .badge').innerText()).resolves.toBe('CANCELLED');
+      await expect(page.locator('form[action$="/cancel"]').count()).resolves.toBe(0);
+      await screenshot('match-cancelled');
+      for (const player of playersByMatch.get(matchId)!) {
+        await player.log.waitForState(matchId, 'CANCELLED');
+        // Back in the queue with its place; it is matched again with its partner.
+        await expect(player.waitForMatch()).resolves.not.toBe(matchId);
+      }
+    }));
+
   it("shows a queued player's ticket and why it is not matched yet", () =>
     plane.diagnose(async () => {
       const lonely = await readyPlayer(plane.apiUrl(0), 'lonely@console');

@@ -24,8 +24,9 @@ export interface MatchEnding {
 }
 
 /**
- * How long the players of a match lost with its server keep their requeue priority: their next
- * ticket within it keeps the lost one's enqueue time (served ahead of tickets enqueued since).
+ * How long the players of a match lost with its server (or cancelled under them) keep their
+ * requeue priority: their next ticket within it keeps the lost one's enqueue time (served ahead
+ * of tickets enqueued since).
  */
 export const SERVER_LOSS_PRIORITY_MS = 10 * 60_000;
 
@@ -33,7 +34,9 @@ export const SERVER_LOSS_PRIORITY_MS = 10 * 60_000;
  * Ends a match together with its tickets, in one transaction: the one place that decides what a
  * failure or cancellation means for the players. A failure before ASSIGNMENT_READY that no
  * player caused requeues every ticket with its original enqueue time (it keeps its priority);
- * any other ending ends the tickets. Every change emits its event, so each participant is told.
+ * so does a cancellation for the players not yet in the game; any other ending ends the tickets
+ * (a server lost or a cancellation then grants the next ticket its old enqueue time). Every
+ * change emits its event, so each participant is told.
  */
 @Injectable()
 export class MatchLifecycle {
@@ -188,13 +191,22 @@ export class MatchLifecycle {
   ): Promise<MatchEnding> {
     const now = options.now ?? new Date();
     const ending = await this.fail(manager, matchId, 'SERVER_LOST', { ...options, now });
-    const ended = ending.tickets.filter((ticket) => isTerminalTicketState(ticket.state));
+    await this.grantRequeuePriority(manager, ending.tickets, now);
+    return ending;
+  }
+
+  /** The players whose tickets ended through no fault of theirs queue next with their old time. */
+  private async grantRequeuePriority(
+    manager: EntityManager,
+    tickets: readonly StoredTicket[],
+    now: Date,
+  ): Promise<void> {
+    const ended = tickets.filter((ticket) => isTerminalTicketState(ticket.state));
     await this.players.grantRequeuePriority(
       manager,
       ended.map((ticket) => ({ playerId: ticket.playerId, queuedSince: ticket.enqueuedAt })),
       new Date(now.getTime() + SERVER_LOSS_PRIORITY_MS),
     );
-    return ending;
   }
 
   async cancel(
@@ -210,11 +222,14 @@ export class MatchLifecycle {
       { to: 'CANCELLED', reason },
       { ...options, now },
     );
-    const tickets = await this.moveTickets(manager, change, now, (ticketMatchId) => ({
-      to: 'CANCELLED',
-      reason: 'MATCH_CANCELLED',
-      matchId: ticketMatchId,
-    }));
+    // Nobody's fault: a player not yet in the game searches again with its place; one in the game
+    // is let go, and its next ticket keeps its old enqueue time.
+    const tickets = await this.moveTickets(manager, change, now, (ticketMatchId, ticket) =>
+      ticket.state === 'MATCHED' || ticket.state === 'ASSIGNED'
+        ? { to: 'SEARCHING', matchCancelled: { matchId: ticketMatchId } }
+        : { to: 'CANCELLED', reason: 'MATCH_CANCELLED', matchId: ticketMatchId },
+    );
+    await this.grantRequeuePriority(manager, tickets, now);
     await this.endBackfills(manager, matchId, now);
     return { change, tickets };
   }
@@ -232,7 +247,7 @@ export class MatchLifecycle {
     manager: EntityManager,
     change: MatchChange,
     now: Date,
-    command: (matchId: string) => TicketCommand,
+    command: (matchId: string, ticket: StoredTicket) => TicketCommand,
   ): Promise<StoredTicket[]> {
     const moved: StoredTicket[] = [];
     for (const participant of change.match.participants) {
@@ -243,7 +258,7 @@ export class MatchLifecycle {
       const { ticket: next } = await this.tickets.transition(
         manager,
         ticket,
-        command(change.match.id),
+        command(change.match.id, ticket),
         now,
       );
       await this.projection.refreshAfterCommit(manager, next);

@@ -11,6 +11,8 @@ import { PlayerRatingsAdmin } from './player-ratings.admin';
 import { RatingsController } from './ratings.controller';
 import { LiveOpsModule } from './live-ops/live-ops.module';
 import { QueueControlsController } from './live-ops/queue-controls.controller';
+import { MatchControlsController } from './live-ops/match-controls.controller';
+import { MatchControlsModule } from './live-ops/match-controls.module';
 
 /**
  * Operator routes under /v1/admin and /api/v1/admin, every one behind {@link OperatorGuard}, and
@@ -27,12 +29,14 @@ export class AdminModule {
         PlayerRatingsModule,
         AuditModule,
         LiveOpsModule.forRoot(config),
+        MatchControlsModule,
       ],
       controllers: [
         DeadLettersController,
         OutboxStatsController,
         RatingsController,
         QueueControlsController,
+        MatchControlsController,
       ],
       providers: [{ provide: ApiConfig, useValue: config }, OperatorGuard, PlayerRatingsAdmin],
     };

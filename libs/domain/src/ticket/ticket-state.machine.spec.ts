@@ -62,14 +62,17 @@ describe('ticket state machine', () => {
     expect(ticketReasonsFor('MATCHED', 'SEARCHING')).toEqual([
       'MATCH_FAILED',
       'BACKFILL_CANCELLED',
+      'MATCH_CANCELLED',
     ]);
     expect(ticketReasonsFor('SEARCHING', 'CANCELLED')).toEqual([
       'PLAYER_CANCELLED',
       'PARTY_MEMBER_CANCELLED',
+      'OPERATOR_RELEASED',
     ]);
     expect(ticketReasonsFor('ASSIGNED', 'CANCELLED')).toEqual([
       'PLAYER_CANCELLED',
       'MATCH_CANCELLED',
+      'OPERATOR_RELEASED',
     ]);
     expect(ticketReasonsFor('SEARCHING', 'EXPIRED')).toEqual([
       'HEARTBEAT_TIMEOUT',

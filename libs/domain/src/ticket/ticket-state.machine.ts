@@ -43,6 +43,8 @@ export const TicketReason = {
   PARTY_MEMBER_EXPIRED: 'PARTY_MEMBER_EXPIRED',
   /** The ticket searched for longer than its mode's search timeout (its party with it). */
   SEARCH_TIMED_OUT: 'SEARCH_TIMED_OUT',
+  /** An operator released the player's ticket (the player was stuck, or is being removed from play). */
+  OPERATOR_RELEASED: 'OPERATOR_RELEASED',
   /**
    * A backfill added the ticket to a running match, then was cancelled before the player got in
    * (by the server, unaccepted in time, or the match ended): the ticket searches again.
@@ -103,14 +105,14 @@ export function ticketReasonsFor(
   switch (to) {
     case 'CANCELLED':
       return isMatchedTicketState(from)
-        ? ['PLAYER_CANCELLED', 'MATCH_CANCELLED']
-        : ['PLAYER_CANCELLED', 'PARTY_MEMBER_CANCELLED'];
+        ? ['PLAYER_CANCELLED', 'MATCH_CANCELLED', 'OPERATOR_RELEASED']
+        : ['PLAYER_CANCELLED', 'PARTY_MEMBER_CANCELLED', 'OPERATOR_RELEASED'];
     case 'EXPIRED':
       return ['HEARTBEAT_TIMEOUT', 'PARTY_MEMBER_EXPIRED', 'SEARCH_TIMED_OUT'];
     case 'FAILED':
       return from === 'ASSIGNED' ? ['NO_SHOW', 'MATCH_FAILED'] : ['MATCH_FAILED'];
     case 'SEARCHING':
-      return ['MATCH_FAILED', 'BACKFILL_CANCELLED'];
+      return ['MATCH_FAILED', 'BACKFILL_CANCELLED', 'MATCH_CANCELLED'];
     case 'MATCHED':
     case 'ASSIGNED':
     case 'CONNECTED':

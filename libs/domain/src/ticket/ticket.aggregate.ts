@@ -53,7 +53,10 @@ export interface FailedMatch {
 export type TicketCommand =
   | { readonly to: 'MATCHED'; readonly matchId: string }
   | { readonly to: 'ASSIGNED' | 'CONNECTED' | 'COMPLETED'; readonly matchId: string }
-  | { readonly to: 'CANCELLED'; readonly reason: 'PLAYER_CANCELLED' | 'PARTY_MEMBER_CANCELLED' }
+  | {
+      readonly to: 'CANCELLED';
+      readonly reason: 'PLAYER_CANCELLED' | 'PARTY_MEMBER_CANCELLED' | 'OPERATOR_RELEASED';
+    }
   | { readonly to: 'CANCELLED'; readonly reason: 'MATCH_CANCELLED'; readonly matchId: string }
   | { readonly to: 'FAILED'; readonly reason: 'NO_SHOW' | 'MATCH_FAILED'; readonly matchId: string }
   /** Refused (HEARTBEAT_NOT_EXPIRED) while the last heartbeat is within the timeout. */
@@ -74,7 +77,9 @@ export type TicketCommand =
    * The backfill that added the ticket to a running match was cancelled before the player got
    * in (the server cancelled it or never accepted it, or the match ended): back to the queue.
    */
-  | { readonly to: 'SEARCHING'; readonly backfillCancelled: { readonly matchId: string } };
+  | { readonly to: 'SEARCHING'; readonly backfillCancelled: { readonly matchId: string } }
+  /** An operator cancelled the ticket's match before the player got in: back to the queue. */
+  | { readonly to: 'SEARCHING'; readonly matchCancelled: { readonly matchId: string } };
 
 export interface NewTicket {
   readonly id: string;
@@ -245,6 +250,10 @@ function guardCommand(
       if ('backfillCancelled' in command) {
         assertSameMatch(ticket, command.backfillCancelled.matchId);
         return 'BACKFILL_CANCELLED';
+      }
+      if ('matchCancelled' in command) {
+        assertSameMatch(ticket, command.matchCancelled.matchId);
+        return 'MATCH_CANCELLED';
       }
       const { failedMatch } = command;
       assertSameMatch(ticket, failedMatch.matchId);

@@ -263,6 +263,7 @@ export class ConsoleController {
   async match(
     @Req() request: ConsoleRequest,
     @Param('id', new UuidParamPipe('match id')) id: string,
+    @Query() query: unknown,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const match = await this.matches.load(undefined, id);
@@ -272,7 +273,10 @@ export class ConsoleController {
       this.matches.history(id),
       this.outboxStats.deliveriesOf('match', id),
     ]);
-    sendPage(reply, matchPage(sessionOf(request), { match, allocation, timeline, deliveries }));
+    sendPage(
+      reply,
+      matchPage(sessionOf(request), { match, allocation, timeline, deliveries }, noticeOf(query)),
+    );
   }
 
   @Get('players/:id')

@@ -16,7 +16,13 @@ import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import { RateLimit, RateLimitScope } from '../../http/rate-limit.decorator';
 import { Operator } from '../operator.decorator';
-import { QueueControlBody, QueueControlTarget } from '../live-ops/queue-controls.dto';
+import {
+  OperatorReasonBody,
+  QueueControlBody,
+  QueueControlTarget,
+} from '../live-ops/queue-controls.dto';
+import { MatchControlsAdmin } from '../live-ops/match-controls.admin';
+import { UuidParamPipe } from '../../http/uuid-input';
 import {
   LiveOpsScopes,
   QueueControlsAdmin,
@@ -33,7 +39,10 @@ import { queryString } from './html';
 
 const ACTIONS: readonly QueueControlAction[] = ['pause', 'drain', 'resume'];
 
-/** The console's live-operations page: queue holds on modes and regions (CSRF-checked forms). */
+/**
+ * The console's live operations (CSRF-checked forms): queue holds on modes and regions, and the
+ * cancel form of a live match's page.
+ */
 @ApiExcludeController()
 @UseGuards(ConsoleGuard)
 @UseFilters(ConsoleErrorFilter)
@@ -43,6 +52,7 @@ export class LiveOpsConsoleController {
   constructor(
     private readonly controls: QueueControlsAdmin,
     private readonly scopes: LiveOpsScopes,
+    private readonly matches: MatchControlsAdmin,
   ) {}
 
   @Get('live-ops')
@@ -64,6 +74,22 @@ export class LiveOpsConsoleController {
       reply,
       liveOpsPage({ session: request.consoleSession, targets, ...(notice ? { notice } : {}) }),
     );
+  }
+
+  @Post('matches/:id/cancel')
+  async cancelMatch(
+    @Param('id', new UuidParamPipe('match id')) matchId: string,
+    @Body() body: unknown,
+    @Operator() operator: string,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const { reason } = await validatedForm(OperatorReasonBody, presentFields(body, ['reason']));
+    const cancelled = await this.matches.cancelMatch(matchId, operator, reason);
+    const notice = `Cancelled: ${cancelled.requeued.length} player(s) searching again, ${cancelled.released.length} let go`;
+    void reply
+      .status(303)
+      .header('location', `${CONSOLE_PATH}/matches/${matchId}${queryString({ notice })}`)
+      .send();
   }
 
   @Post('live-ops/:scope/:name')

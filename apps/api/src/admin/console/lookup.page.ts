@@ -1,11 +1,15 @@
 import type { AllocationRecord } from '@matchplane/allocation';
 import type { TicketExplanation } from '@matchplane/contracts';
-import type { MatchHistoryEvent, MatchSnapshot } from '@matchplane/domain';
+import {
+  isTerminalMatchState,
+  type MatchHistoryEvent,
+  type MatchSnapshot,
+} from '@matchplane/domain';
 import type { EventDelivery } from '@matchplane/outbox';
 import type { StoredRating } from '@matchplane/players';
 import type { StoredTicket } from '@matchplane/tickets';
 import { formatInstant, html, queryString } from './html';
-import { page } from './console.layout';
+import { csrfField, page } from './console.layout';
 import type { ConsoleSession } from './console-session';
 
 export function lookupPage(options: {
@@ -40,7 +44,17 @@ export interface MatchView {
   deliveries: readonly EventDelivery[];
 }
 
-export function matchPage(session: ConsoleSession, view: MatchView): string {
+/** A live match's cancel form: players not yet in the game search again, the others are let go. */
+function cancelForm(session: ConsoleSession, match: MatchSnapshot) {
+  if (isTerminalMatchState(match.state)) return '';
+  return html`<form class="inline" method="post" action="/admin/matches/${match.id}/cancel">
+    ${csrfField(session)}
+    <input name="reason" placeholder="reason (required)" required />
+    <button class="danger" name="action" value="cancel">Cancel match</button>
+  </form>`;
+}
+
+export function matchPage(session: ConsoleSession, view: MatchView, notice?: string): string {
   const { match, allocation, timeline } = view;
   const deliveryByRevision = new Map(
     view.deliveries.map((delivery) => [delivery.revision, delivery]),
@@ -50,7 +64,9 @@ export function matchPage(session: ConsoleSession, view: MatchView): string {
     title: `Match ${match.id}`,
     section: 'lookup',
     session,
-    body: html`<dl class="facts">
+    ...(notice ? { notice } : {}),
+    body: html`${cancelForm(session, match)}
+      <dl class="facts">
         <dt>State</dt>
         <dd>
           <span class="badge ${match.state}">${match.state}</span> · revision

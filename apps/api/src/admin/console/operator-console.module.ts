@@ -7,6 +7,7 @@ import { PlayerRatingsModule } from '@matchplane/players';
 import { TicketsModule } from '@matchplane/tickets';
 import { DeadLetterToolsModule } from '../dead-letter-tools.module';
 import { LiveOpsModule } from '../live-ops/live-ops.module';
+import { MatchControlsModule } from '../live-ops/match-controls.module';
 import { ConsoleHttpSetup } from './console-http.setup';
 import { ConsoleLoginController } from './console-login.controller';
 import { ConsoleSessions } from './console-session';
@@ -28,6 +29,7 @@ export class OperatorConsoleModule {
         TicketsModule,
         PlayerRatingsModule,
         LiveOpsModule.forRoot(config),
+        MatchControlsModule,
       ],
       controllers: [ConsoleLoginController, ConsoleController, LiveOpsConsoleController],
       providers: [ConsoleSessions, ConsoleGuard, ConsoleHttpSetup],

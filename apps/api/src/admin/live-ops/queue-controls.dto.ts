@@ -18,13 +18,18 @@ export class QueueControlTarget {
   name!: string;
 }
 
-export class QueueControlBody {
-  @ApiProperty({ description: 'Why (kept in the audit trail, shown to refused players)' })
+/** Every operator action on live play says why (kept in the audit trail). */
+export class OperatorReasonBody {
+  @ApiProperty({
+    description: 'Why (kept in the audit trail; a queue hold shows it to refused players)',
+  })
   @IsString()
   @Matches(/\S/, { message: 'reason must not be blank' })
   @MaxLength(QUEUE_CONTROL_REASON_MAX_LENGTH)
   reason!: string;
+}
 
+export class QueueControlBody extends OperatorReasonBody {
   @ApiPropertyOptional({
     description: 'How long the hold is expected to last (s): the Retry-After of refused enqueues',
     minimum: 1,
