@@ -261,7 +261,19 @@ describe('live operations: pause, drain and resume', () => {
         endReason: 'OPERATOR_RELEASED',
       });
       await expect(stuck.enqueue()).resolves.toMatchObject({ state: 'SEARCHING' });
-      await stuck.cancel();
+      // The same from the CLI.
+      const cli = await runCli('dist/apps/api/src/cli/live-ops.main.js', plane.apis[0]!.env, [
+        'release-tickets',
+        stuck.playerId,
+        '--reason=support case 4412',
+        '--actor=ops-cli',
+        '--json',
+      ]);
+      expect(cli.code).toBe(0);
+      expect(JSON.parse(cli.output)).toEqual({
+        playerId: stuck.playerId,
+        tickets: [{ ticketId: stuck.ticketId, playerId: stuck.playerId, from: 'SEARCHING' }],
+      });
       expect(
         (await admin(`players/${stuck.playerId}/release-tickets`, { reason: 'x' })).body,
       ).toMatchObject({

@@ -25,6 +25,12 @@ describe(parseLiveOpsArgs.name, () => {
       },
     });
     expect(parseLiveOpsArgs(['list', '--json'])).toMatchObject({ ok: true, json: true });
+    expect(
+      parseLiveOpsArgs(['cancel-match', '6F1C1E5E-8A3A-4D2E-9C51-1F0A3E2B7C4D', '--reason=stuck']),
+    ).toMatchObject({
+      ok: true,
+      operation: { kind: 'cancel-match', matchId: '6f1c1e5e-8a3a-4d2e-9c51-1f0a3e2b7c4d' },
+    });
   });
 
   it.each([
@@ -36,6 +42,9 @@ describe(parseLiveOpsArgs.name, () => {
     [['pause', 'mode', 'duel', '--reason=x', '--retry-after=0'], 'at least 1'],
     [['pause', 'mode', 'duel', '--reason=x', '--actor=a b'], '--actor must be'],
     [['pause', 'mode', 'duel', '--bogus'], "Unknown option '--bogus'"],
+    [['cancel-match', 'not-a-uuid', '--reason=x'], 'needs one match id (a UUID)'],
+    [['release-tickets', '--reason=x'], 'needs one player id'],
+    [['cancel-match', '6f1c1e5e-8a3a-4d2e-9c51-1f0a3e2b7c4d'], 'needs --reason'],
   ])('refuses %j naming the problem', (argv, problem) => {
     const parsed = parseLiveOpsArgs(argv);
     expect(parsed.ok).toBe(false);
