@@ -55,6 +55,8 @@ class ControlPlaneStandIn {
   private readonly outages = new Map<string, { ms: number; endsAt?: number }>();
   private readonly backfills = new Map<string, BackfillResponse>();
   private plannedRevision: RosterResponse | undefined;
+  /** Set: the match was ended without this server (heartbeats refused 401 ALLOCATION_ENDED). */
+  private matchEnded = false;
 
   constructor(private roster: RosterResponse) {
     this.server = createServer((req, res) => {
@@ -79,6 +81,11 @@ class ControlPlaneStandIn {
   /** `route` answers 503 DEPENDENCY_UNAVAILABLE for `ms` from its first call on. */
   outage(route: MatchRoute, ms: number): void {
     this.outages.set(`/v1/${ServerRoutes[route](SERVER_ID)}`, { ms });
+  }
+
+  /** The control plane ends the match without the server (as SERVER_LOST does): its credential ends. */
+  endMatch(): void {
+    this.matchEnded = true;
   }
 
   /** The next backfill request is filled by publishing `revision` (signed, or tampered with). */
@@ -113,6 +120,7 @@ class ControlPlaneStandIn {
     if (req.headers.authorization !== `Bearer ${CREDENTIAL}`) {
       return problem(401, 'UNAUTHENTICATED');
     }
+    if (this.matchEnded) return problem(401, 'ALLOCATION_ENDED');
     const outage = this.outages.get(call.path);
     if (outage) {
       outage.endsAt ??= Date.now() + outage.ms;
@@ -490,6 +498,35 @@ describe('game server (reference dedicated server) against a control-plane stand
     expect(api.callsTo('register')).toHaveLength(0);
     expect(api.calls).toHaveLength(1);
     expect(app.output()).toMatch(/roster rejected \(ROSTER_COUNT_MISMATCH\).*not registering/);
+  });
+
+  it('stops playing, tells its players and exits 0 without a result when the control plane ended the match (heartbeat refused)', async () => {
+    const port = await freePort();
+    const roster = duel(port);
+    const { app, api } = await launch(roster, port, {
+      MATCH_DURATION_MS: '60000',
+      SERVER_HEARTBEAT_INTERVAL_MS: '100',
+    });
+    await registered(api, app);
+    const players = await Promise.all(roster.entries.map((entry) => join(port, entry.joinToken)));
+    await Promise.all(players.map(joined));
+    await waitFor(
+      () => Promise.resolve(api.callsTo('initialConnect').length > 0 ? true : undefined),
+      {
+        what: 'initial-connect',
+      },
+    );
+
+    api.endMatch();
+    expect(await exitWithin(app, 10_000)).toBe(0);
+    for (const player of players) {
+      expect(player.messages.at(-1)).toEqual({ type: 'ended', outcome: 'FAILED' });
+      expect((await player.closed).code).toBe(1000);
+    }
+    expect(api.callsTo('result')).toHaveLength(0);
+    expect(app.output()).toMatch(
+      /heartbeat refused \(ALLOCATION_ENDED\): the control plane ended the match/,
+    );
   });
 
   it('reports only the connected player at the connect deadline when the other never shows', async () => {

@@ -9,6 +9,7 @@ import {
 } from '@matchplane/contracts';
 import type { AllocationStep } from '../../apps/allocator/src/allocator.config';
 import { AgonesProvider } from '../../apps/allocator/src/providers/agones.provider';
+import { ServerHealthWatcher } from '../../apps/allocator/src/server-health.watcher';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
@@ -27,13 +28,14 @@ import {
   queuePlayers,
   serverCall,
   startDispatcherFor,
+  ticketStates,
   startInProcessAllocator,
   type InProcessAllocator,
 } from '../support/allocation-harness';
 
 interface FakeGameServer {
   name: string;
-  state: 'Ready' | 'Allocated';
+  state: 'Ready' | 'Allocated' | 'Unhealthy';
   labels: Record<string, string>;
   annotations: Record<string, string>;
   address: string;
@@ -162,6 +164,16 @@ class FakeAgones {
         body: { kind: 'GameServerAllocation', status: { state: 'UnAllocated' } },
       };
     }
+    if (
+      request.method === 'GET' &&
+      url.startsWith(`/apis/agones.dev/v1/namespaces/${this.namespace}/gameservers?`)
+    ) {
+      const selector = new URL(url, 'http://fake').searchParams.get('labelSelector') ?? '';
+      const items = [...this.servers.values()]
+        .filter((s) => selector === '' || s.labels[selector] !== undefined)
+        .map((s) => ({ metadata: { name: s.name, labels: s.labels }, status: { state: s.state } }));
+      return { status: 200, body: { kind: 'GameServerList', items } };
+    }
     const name = gameServer?.[1];
     const target = name === undefined ? undefined : this.servers.get(name);
     if (name !== undefined && !target)
@@ -207,7 +219,7 @@ function handedOffIn(cluster: FakeAgones, matchId: string) {
 
 describe(AgonesProvider.name, () => {
   const keys = new KeyFiles();
-  const agones = new FakeAgones('mp', 'mp-fleet', 3);
+  const agones = new FakeAgones('mp', 'mp-fleet', 4);
   let api: PlayerApi;
   let dispatcher: InProcessDispatcher;
   let allocator: InProcessAllocator;
@@ -328,6 +340,62 @@ describe(AgonesProvider.name, () => {
       expect(await releasesCounted(allocator, 'released')).toBe(1);
       // Released: nothing left to ask for.
       expect((await requests.pass()).reconciled).toMatchObject({ allocation_release_requested: 0 });
+    } finally {
+      await requests.close();
+    }
+  });
+
+  it('fails the match SERVER_LOST when Agones reports its GameServer Unhealthy, leaving healthy ones alone', async () => {
+    const players = await queuePlayers(api, 2, 'duel');
+    const matchId = await commitMatch(api, players, 'duel');
+    const server = await handedOff(matchId);
+    const credential = server.annotations[AgonesHandOffAnnotations.CREDENTIAL]!;
+    const registered = await serverCall(
+      api,
+      'POST',
+      ServerRoutes.register(server.name),
+      credential,
+      {
+        protocolVersion: SERVER_PROTOCOL_VERSION,
+        imageDigest: 'sha256:agones',
+      },
+    );
+    expect(registered.json()).toMatchObject({ state: 'ASSIGNMENT_READY' });
+    const healthy = [...agones.servers.values()].filter(
+      (s) => s.state === 'Allocated' && s !== server,
+    );
+    const liveBefore = await api.ds.query<{ id: string; state: string }[]>(
+      `SELECT id, state FROM matches WHERE state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') AND id <> $1 ORDER BY id`,
+      [matchId],
+    );
+    expect(healthy.length).toBeGreaterThan(0);
+
+    // Agones' health check (SDK pings) marks it; the allocator's watcher polls (every 2 s).
+    server.state = 'Unhealthy';
+    await waitFor(
+      async () => ((await matchState(api.ds, matchId)).state === 'FAILED' ? true : undefined),
+      { timeoutMs: 15_000, what: 'the match of the Unhealthy GameServer to fail' },
+    );
+    expect(await matchState(api.ds, matchId)).toMatchObject({ failure_reason: 'SERVER_LOST' });
+    expect(await ticketStates(api.ds, matchId)).toEqual(
+      Object.fromEntries(players.map((p) => [p.playerId, 'FAILED'])),
+    );
+    // Once more changes nothing; healthy servers' matches are untouched.
+    expect(await allocator.app.get(ServerHealthWatcher).check()).toEqual([]);
+    expect(
+      await api.ds.query(
+        `SELECT id, state FROM matches WHERE state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED') AND id <> $1 ORDER BY id`,
+        [matchId],
+      ),
+    ).toEqual(liveBefore);
+    // Its players queue again at once; the GameServer is deleted through the release path.
+    for (const player of players)
+      expect((await api.enqueue(player.token, 'duel')).statusCode).toBe(201);
+    const requests = releaseRequests(api);
+    try {
+      expect((await requests.pass()).reconciled).toMatchObject({ allocation_release_requested: 1 });
+      await waitForRelease(api, matchId);
+      expect(agones.servers.has(server.name)).toBe(false);
     } finally {
       await requests.close();
     }

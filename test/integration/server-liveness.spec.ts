@@ -25,6 +25,7 @@ import {
 } from '../../apps/maintenance/src/reconciliation/reconciliation.module';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import { StatementCounter } from '../support/statement-counter';
 import {
   allocationState,
   CapturingHandOff,
@@ -305,7 +306,14 @@ describe(ServerLossReconciler.name, () => {
     // A refused beat stamps nothing.
     expect((await stamps()).every((row) => row.last_heartbeat_at === null)).toBe(true);
 
-    const first = await heartbeat(match);
+    // One statement: the credential check is the heartbeat's UPDATE.
+    const counter = new StatementCounter(api.app.get(DataSource));
+    const { result: first, statements } = await counter
+      .during(() => heartbeat(match))
+      .finally(() => counter.stop());
+    expect(statements).toEqual([
+      expect.stringMatching(/^UPDATE allocations SET last_heartbeat_at/),
+    ]);
     expect(first.statusCode).toBe(200);
     expect(first.json()).toEqual({ matchId: match.matchId, serverId: match.server.serverId });
     const second = await api.request(

@@ -112,6 +112,13 @@ export class AllocatorConfig extends WorkerConfig {
 
   @EnvVar({
     description:
+      'How often the allocator asks its provider for the servers it reports unhealthy (Agones: GameServer state Unhealthy), failing their matches SERVER_LOST (ms; 0 turns it off; providers that cannot tell are not asked)',
+  })
+  @IsIntInRange(0, 3_600_000)
+  PROVIDER_HEALTH_POLL_MS = 2_000;
+
+  @EnvVar({
+    description:
       'First retry delay of a failed allocation attempt; doubles per attempt, jittered (ms)',
   })
   @IsIntInRange(0, 600_000)

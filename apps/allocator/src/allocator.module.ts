@@ -21,6 +21,7 @@ import { JoinKeyMetrics } from './join-key.metrics';
 import { loadJoinSigner } from './join-keys.loader';
 import { AgonesProvider } from './providers/agones.provider';
 import { BackfillPublisher } from './backfill-publisher';
+import { ServerHealthWatcher } from './server-health.watcher';
 import { AllocationProvider } from './providers/allocation.provider';
 import { LocalProvider } from './providers/local.provider';
 import { StaticProvider } from './providers/static.provider';
@@ -79,6 +80,7 @@ export class AllocatorModule {
         BackfillPublisher,
         AllocationWorker,
         AllocationReleaseWorker,
+        ServerHealthWatcher,
         JoinKeyMetrics,
       ],
     };

@@ -36,6 +36,17 @@ describe(GameServerConfig.name, () => {
     expect(redactedConfig(config).MATCHPLANE_SERVER_CREDENTIAL).toBe('[redacted]');
   });
 
+  it('heartbeats every third of SERVER_HEARTBEAT_TIMEOUT_MS unless SERVER_HEARTBEAT_INTERVAL_MS says otherwise', () => {
+    expect(GameServerConfig.heartbeatIntervalMs(loadConfig(GameServerConfig, {}))).toBe(3_333);
+    const short = loadConfig(GameServerConfig, { SERVER_HEARTBEAT_TIMEOUT_MS: '2000' });
+    expect(GameServerConfig.heartbeatIntervalMs(short)).toBe(666);
+    const own = loadConfig(GameServerConfig, { SERVER_HEARTBEAT_INTERVAL_MS: '250' });
+    expect(GameServerConfig.heartbeatIntervalMs(own)).toBe(250);
+    expect(problems({ SERVER_HEARTBEAT_TIMEOUT_MS: '100' }).join()).toMatch(
+      /SERVER_HEARTBEAT_TIMEOUT_MS/,
+    );
+  });
+
   it('refuses a partial assignment, naming every missing variable', () => {
     const found = problems({ MATCHPLANE_SERVER_ID: 'gs-1' }).join('; ');
     for (const key of GameServerConfig.MATCH_VARIABLES.filter(

@@ -92,7 +92,9 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
 
   private async run(assignment: Assignment): Promise<GameServerExitCode | undefined> {
     const { serverId, matchId } = assignment;
-    const signal = this.shutdown.signal;
+    // The control plane ended the match (a heartbeat refused: ALLOCATION_ENDED, e.g. SERVER_LOST).
+    const ended = new AbortController();
+    const signal = AbortSignal.any([this.shutdown.signal, ended.signal]);
     this.logger.log(
       `server ${serverId} for match ${matchId}: API ${this.config.MATCHPLANE_API_URL}, players on port ${assignment.port}`,
     );
@@ -146,12 +148,16 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
     let step = 'listen for players';
     let registered = false;
     let heartbeats: ServerHeartbeatHandle | undefined;
+    const interrupted = () => this.abandon(client, registered, players, ended.signal.aborted);
     try {
       const address = await players.listen();
       this.logger.log(`accepting players on ws://${address.address}:${address.port}/join`);
 
       // Beating from before registration: once registered, silence fails the match SERVER_LOST.
-      heartbeats = this.startHeartbeats(client);
+      heartbeats = this.startHeartbeats(client, () => {
+        // A refusal after the result was sent is that result's release, not the match taken away.
+        if (step !== 'report the result') ended.abort();
+      });
       // Listening first: registering tells the control plane players may connect now.
       step = 'register';
       const registration = await this.report(
@@ -173,7 +179,7 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
         players.everyoneConnected().then(() => true),
         sleep(this.config.CONNECT_DEADLINE_MS, signal).then(() => false),
       ]);
-      if (signal.aborted) return await this.abandon(client, registered);
+      if (signal.aborted) return await interrupted();
       players.closeJoining();
       const connected = players.connectedPlayerIds();
       this.logger.log(
@@ -215,7 +221,7 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
         backfilling.abort();
         await backfill;
       }
-      if (result === undefined) return await this.abandon(client, registered);
+      if (result === undefined) return await interrupted();
       this.logger.log(
         `match over: ${result.outcome}, winning team ${result.winningTeam ?? 'none'}; reporting the result`,
       );
@@ -235,7 +241,7 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
       this.logger.log('match finished; exiting');
       return GameServerExitCode.DONE;
     } catch (error) {
-      if (signal.aborted) return await this.abandon(client, registered);
+      if (signal.aborted) return await interrupted();
       this.logger.error(`could not ${step}: ${describe(error)}; exiting`);
       await players.closeAll(JoinCloseCode.SERVER_ERROR, `could not ${step}`);
       return GameServerExitCode.FAILED;
@@ -245,14 +251,16 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
     }
   }
 
-  private startHeartbeats(client: ServerClient): ServerHeartbeatHandle {
+  private startHeartbeats(client: ServerClient, onEnded: () => void): ServerHeartbeatHandle {
     const intervalMs = GameServerConfig.heartbeatIntervalMs(this.config);
     const heartbeats = client.startHeartbeats({
       intervalMs,
       onError: (error) => this.logger.warn(`heartbeat not taken: ${describe(error)}`),
     });
     void heartbeats.done.then((stop) => {
-      if (stop.reason === 'ended') this.logger.warn('heartbeat refused: the match is over');
+      if (stop.reason !== 'ended') return;
+      this.logger.warn('heartbeat refused (ALLOCATION_ENDED): the control plane ended the match');
+      onEnded();
     });
     this.logger.log(`heartbeating every ${intervalMs} ms`);
     return heartbeats;
@@ -334,10 +342,21 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
   }
 
   /**
-   * A shutdown signal interrupted the match: tell the control plane it failed (best effort, one
-   * short attempt) so it need not wait for a timeout. Sockets are closed by the caller's finally.
+   * The control plane ended the match (`matchEnded`): the players are told, nothing is reported.
+   * A shutdown signal interrupted it: tell the control plane it failed (best effort, one short
+   * attempt) so it need not wait for a timeout. Sockets are closed by the caller's finally.
    */
-  private async abandon(client: ServerClient, registered: boolean): Promise<undefined> {
+  private async abandon(
+    client: ServerClient,
+    registered: boolean,
+    players: JoinListener,
+    matchEnded: boolean,
+  ): Promise<GameServerExitCode | undefined> {
+    const over = { type: 'ended', outcome: 'FAILED' } as const;
+    if (matchEnded) {
+      await players.closeAll(JoinCloseCode.NORMAL, 'match ended', over);
+      return GameServerExitCode.DONE;
+    }
     if (!registered) return undefined;
     this.logger.warn('shutting down before the match ended; reporting it FAILED');
     try {

@@ -299,6 +299,60 @@ describe(ServerClient.name, () => {
     );
   });
 
+  describe('heartbeats', () => {
+    const beat = () => json(200, { matchId: MATCH_ID, serverId: SERVER_ID });
+    const waitUntil = async (done: () => boolean) => {
+      for (let i = 0; i < 200 && !done(); i += 1) await new Promise((r) => setTimeout(r, 5));
+    };
+
+    it('sends one heartbeat with the credential, never retried (the next beat is the retry)', async () => {
+      const { fetch, calls } = fakeFetch(networkError(), beat());
+      await expect(newClient(fetch).heartbeat()).rejects.toBeInstanceOf(MatchplaneNetworkError);
+      expect(calls).toHaveLength(1);
+      expect(calls[0]).toMatchObject({
+        method: 'POST',
+        url: `${BASE_URL}/v1/servers/${encodeURIComponent(SERVER_ID)}/heartbeat`,
+        body: undefined,
+      });
+      expect(calls[0]?.headers.authorization).toBe(`Bearer ${CREDENTIAL}`);
+    });
+
+    it('beats at once and then every interval by itself, through failures, until stopped', async () => {
+      const errors: unknown[] = [];
+      const { fetch, calls } = fakeFetch(
+        beat(),
+        problem(503, ErrorCode.DEPENDENCY_UNAVAILABLE),
+        beat(),
+        beat(),
+      );
+      const handle = newClient(fetch, 0).startHeartbeats({
+        intervalMs: 10,
+        onError: (error) => errors.push(error),
+      });
+      await waitUntil(() => calls.length >= 4);
+      handle.stop();
+      await expect(handle.done).resolves.toEqual({ reason: 'stopped' });
+      expect(calls.length).toBe(4);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(MatchplaneApiError);
+    });
+
+    it('ends by itself once the allocation ended (401 ALLOCATION_ENDED)', async () => {
+      const { fetch, calls } = fakeFetch(beat(), problem(401, ErrorCode.ALLOCATION_ENDED));
+      const handle = newClient(fetch).startHeartbeats({ intervalMs: 5 });
+      const stop = await handle.done;
+      expect(stop.reason).toBe('ended');
+      expect(calls).toHaveLength(2);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(calls).toHaveLength(2);
+    });
+
+    it('refuses an interval that is not a positive number', () => {
+      const { fetch } = fakeFetch();
+      expect(() => newClient(fetch).startHeartbeats({ intervalMs: 0 })).toThrow(RangeError);
+    });
+  });
+
   it('refuses to be built without a server id or credential', () => {
     expect(
       () => new ServerClient({ baseUrl: BASE_URL, serverId: '', credential: CREDENTIAL }),

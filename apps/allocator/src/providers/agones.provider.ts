@@ -10,6 +10,7 @@ import {
   NoCapacityError,
   type AllocationRequest,
   type ServerHandOffInput,
+  type UnhealthyServer,
 } from './allocation.provider';
 
 const FLEET_LABEL = 'agones.dev/fleet';
@@ -26,6 +27,18 @@ function statusOf(body: unknown): AllocationStatus {
   if (typeof body !== 'object' || body === null) return {};
   const status = (body as { status?: unknown }).status;
   return typeof status === 'object' && status !== null ? status : {};
+}
+
+/** The parts of a listed GameServer the health check reads. */
+interface ListedGameServer {
+  metadata?: { name?: string; labels?: Record<string, string> };
+  status?: { state?: string };
+}
+
+function itemsOf(body: unknown): ListedGameServer[] {
+  if (typeof body !== 'object' || body === null) return [];
+  const items = (body as { items?: unknown }).items;
+  return Array.isArray(items) ? (items as ListedGameServer[]) : [];
 }
 
 function describe(error: unknown): string {
@@ -228,6 +241,44 @@ export class AgonesProvider extends AllocationProvider {
       if (error instanceof HttpError && error.statusCode === 404) return;
       throw new Error(`release of GameServer ${allocation.serverId} failed: ${describe(error)}`);
     }
+  }
+
+  /**
+   * GameServers labelled with a match id (the ones this allocator allocated) whose state is
+   * Unhealthy, in every cluster the provider uses: Agones' own health check (SDK pings) found the
+   * process gone or hung. One list call per cluster.
+   */
+  override async unhealthyServers(): Promise<UnhealthyServer[]> {
+    const clusters = new Set(
+      [...this.byRegion.values(), ...(this.anyRegion ? [this.anyRegion] : [])].map((t) => t.api),
+    );
+    const found: UnhealthyServer[] = [];
+    for (const api of clusters) {
+      let response: { body: unknown };
+      try {
+        response = await api.listNamespacedCustomObject(
+          'agones.dev',
+          'v1',
+          this.namespace,
+          'gameservers',
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          AGONES_MATCH_LABEL,
+        );
+      } catch (error) {
+        throw new Error(`listing GameServers failed: ${describe(error)}`);
+      }
+      for (const item of itemsOf(response.body)) {
+        const matchId = item.metadata?.labels?.[AGONES_MATCH_LABEL];
+        const serverId = item.metadata?.name;
+        if (item.status?.state === 'Unhealthy' && matchId && serverId) {
+          found.push({ matchId, serverId });
+        }
+      }
+    }
+    return found;
   }
 
   /** The cluster an allocation's GameServer runs in: its region's (the default one for any region). */

@@ -15,6 +15,12 @@ export interface ServerHandOffInput {
   readonly apiUrl: string;
 }
 
+/** A server its provider reports unhealthy, and the match it was allocated for. */
+export interface UnhealthyServer {
+  readonly matchId: string;
+  readonly serverId: string;
+}
+
 /** No server is free now; the allocation is retried (and fails after ALLOCATION_MAX_ATTEMPTS). */
 export class NoCapacityError extends Error {
   constructor(message: string) {
@@ -53,4 +59,10 @@ export abstract class AllocationProvider {
 
   /** Gives the server back after its match ended without it releasing itself. */
   abstract release(allocation: AllocationRecord): Promise<void>;
+
+  /**
+   * The allocated servers the provider itself reports unhealthy (Agones: a GameServer whose SDK
+   * health pings stopped). Absent: the provider cannot tell; the heartbeat sweep still does.
+   */
+  unhealthyServers?(): Promise<UnhealthyServer[]>;
 }

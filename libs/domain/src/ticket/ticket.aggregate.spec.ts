@@ -48,6 +48,18 @@ function codeOf(run: () => unknown): string {
 }
 
 describe(createTicket.name, () => {
+  it('keeps an earlier enqueue time when given one (requeue priority), its event saying so', () => {
+    const since = new Date(t0.getTime() - 90_000);
+    const { ticket, events } = newTicket({ queuedSince: since });
+    expect(ticket).toMatchObject({ enqueuedAt: since, lastHeartbeatAt: t0, stateChangedAt: t0 });
+    expect(events[0]?.payload.enqueuedAt).toBe(since.toISOString());
+  });
+
+  it('refuses an enqueue time after now or invalid', () => {
+    expect(codeOf(() => newTicket({ queuedSince: later(1) }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => newTicket({ queuedSince: new Date(Number.NaN) }))).toBe('INVALID_ARGUMENT');
+  });
+
   it('creates a SEARCHING ticket at revision 1, enqueued and heartbeating now, announced to its player', () => {
     const { ticket, events } = newTicket();
     expect(ticket).toMatchObject({
