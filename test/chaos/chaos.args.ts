@@ -11,6 +11,7 @@ export const ALL_FAULTS = [
   'api#1',
   'dispatcher#1',
   'postgres',
+  'game-server',
 ] as const;
 export type Fault = (typeof ALL_FAULTS)[number];
 
@@ -33,9 +34,11 @@ export const CHAOS_USAGE = `usage: npm run chaos -- [options]
 Starts its own PostgreSQL cluster and Redis server (temporary directory, ports from 55432 and
 56379), the whole stack on them (two API replicas, two dispatchers, matcher, allocator with the
 local provider, maintenance), drives simulated players through full journeys with the SDK and,
-during the run, SIGKILLs and restarts each app in turn, restarts Redis and PostgreSQL. Prints a
-line per fault and one JSON line last; exit 0 when the targets hold (0 lost, 0 stranded, 0 order
-violations, 0 duplicates handed to the application, longest stall <= 5 s per fault).
+during the run, SIGKILLs and restarts each app in turn, restarts Redis and PostgreSQL, and
+SIGKILLs the game server of a match in progress. Prints a line per fault and one JSON line last;
+exit 0 when the targets hold (0 lost, 0 stranded, 0 order violations, 0 duplicates handed to the
+application, longest stall <= 5 s per fault; with game-server: every player of the killed match
+queues again within SERVER_HEARTBEAT_TIMEOUT_MS + 2 s).
 
   --duration=<s>     seconds of load, faults included (default 180)
   --players=<n>      simulated players, each playing journeys back to back (default 12)

@@ -8,6 +8,7 @@ import { ChaosStack } from './chaos-stack';
 import { JourneyLoad } from './journey-load';
 import { REPO_ROOT, sleep } from '../bench/bench.processes';
 import { makeScratch, PrivatePostgres, PrivateRedis, removeScratch } from './private-services';
+import { killLiveGameServer, serverLossFigures, type ServerKill } from './server-loss';
 
 /*
  * `npm run chaos`: the whole stack on a private PostgreSQL and Redis, simulated players through
@@ -32,6 +33,12 @@ const SETTLE_TIMEOUT_MS = 60_000;
 /** A match or ticket that did not change for this long at the end is stranded. */
 const STRANDED_WATCH_MS = 5_000;
 export const STALL_TARGET_MS = 5_000;
+/** How long a silent game server's match stays live (the apps' SERVER_HEARTBEAT_TIMEOUT_MS). */
+const SERVER_HEARTBEAT_TIMEOUT_MS = 10_000;
+/** Target: every player of a match whose server died queues again within this (ms). */
+const PLAYERS_FREE_TARGET_MS = SERVER_HEARTBEAT_TIMEOUT_MS + 2_000;
+/** How long the game-server fault waits for a match to be playing. */
+const FIND_LIVE_MATCH_MS = 30_000;
 
 /** Timings scaled down so a fault's consequences play out within a short run. */
 const APP_ENV: Record<string, string> = {
@@ -45,11 +52,13 @@ const APP_ENV: Record<string, string> = {
   // whose start took 7-14 s on the shared 2-core machine, and over 20 s at its busiest.
   RECONCILE_CONNECT_DEADLINE_MS: '20000',
   RECONCILE_MAX_MATCH_DURATION_MS: '60000',
+  SERVER_HEARTBEAT_TIMEOUT_MS: String(SERVER_HEARTBEAT_TIMEOUT_MS),
 };
 const GAME_SERVER_ENV: Record<string, string> = {
   MATCH_DURATION_MS: String(GAME_MS),
   MATCH_TICK_INTERVAL_MS: '500',
   CONNECT_DEADLINE_MS: '8000',
+  SERVER_HEARTBEAT_TIMEOUT_MS: String(SERVER_HEARTBEAT_TIMEOUT_MS),
 };
 
 let pg: PrivatePostgres | undefined;
@@ -89,12 +98,24 @@ function superviseStack(target: ChaosStack, faulting: Set<string>): NodeJS.Timeo
   }, 1_000);
 }
 
+/** The game servers the run killed (a game server is not restarted: its match is lost). */
+const serverKills: ServerKill[] = [];
+
 /** Kills one thing, keeps it down for `downMs`, starts it again; ms until the stack is healthy. */
 async function inject(fault: Fault, args: ChaosArgs, faulting: Set<string>): Promise<number> {
   const started = Date.now();
   const everyoneHealthy = () =>
     Promise.all(stack!.instances.map((instance) => instance.waitHealthy()));
-  if (fault === 'redis') {
+  if (fault === 'game-server') {
+    const db = await query(pg!.port);
+    try {
+      const kill = await killLiveGameServer(db, FIND_LIVE_MATCH_MS);
+      if (kill) serverKills.push(kill);
+      else progress('game-server: no match was playing to kill');
+    } finally {
+      await db.end().catch(() => undefined);
+    }
+  } else if (fault === 'redis') {
     await redis!.crash();
     await sleep(args.downMs);
     await redis!.start();
@@ -203,6 +224,13 @@ async function main(args: ChaosArgs): Promise<number> {
       );
     for (const line of delivery.lostSample) progress(`lost: ${line}`);
     for (const line of left.sample) progress(`stranded: ${line}`);
+    const serverLoss = args.faults.includes('game-server')
+      ? await serverLossFigures(db, serverKills, load.requeuedAfterLoss)
+      : undefined;
+    if (serverLoss)
+      progress(
+        `game-server: ${serverLoss.matches} match(es) lost, players free again after ${JSON.stringify(serverLoss.players_free_ms)} ms, ${serverLoss.players_stranded} stranded, ended ${JSON.stringify(serverLoss.ended)}`,
+      );
     const unexpectedExits = stack.unexpectedExits();
     for (const line of unexpectedExits) progress(`unexpected exit: ${line}`);
 
@@ -216,7 +244,11 @@ async function main(args: ChaosArgs): Promise<number> {
       left.tickets === 0 &&
       delivery.orderViolations === 0 &&
       delivery.duplicates === 0 &&
-      delivery.stallMsByFault.every((stall) => stall.longestStallMs <= STALL_TARGET_MS);
+      delivery.stallMsByFault.every((stall) => stall.longestStallMs <= STALL_TARGET_MS) &&
+      (!serverLoss ||
+        (serverLoss.matches > 0 &&
+          serverLoss.players_stranded === 0 &&
+          serverLoss.players_free_ms.max <= PLAYERS_FREE_TARGET_MS));
     const result = {
       journeys_started: counts.started,
       journeys_finished: counts.finished,
@@ -242,6 +274,7 @@ async function main(args: ChaosArgs): Promise<number> {
         matchCounts.map((row) => [row.state, Number(row.count)]),
       ),
       every_app_healthy_after_ms: recoveries,
+      ...(serverLoss ? { server_loss: serverLoss } : {}),
       unexpected_exits: unexpectedExits,
       targets_met: targetsMet,
       conditions: {

@@ -1,5 +1,6 @@
 import type { MatchEventMessage, ResyncMessage } from '@matchplane/contracts';
 import {
+  GameConnectionClosedError,
   PlayerClient,
   type FetchLike,
   type GameConnection,
@@ -162,6 +163,11 @@ export class JourneyLoad {
     abandonReasons: {},
   };
   readonly http = new HttpTally();
+  /**
+   * Players whose game connection closed before the match ended (their server died): when their
+   * next enqueue, tried at once and retried until accepted, was accepted (epoch ms).
+   */
+  readonly requeuedAfterLoss = new Map<string, number>();
   private running = false;
   private loops: Promise<void>[] = [];
   private readonly open = new Set<{ close(): void }>();
@@ -200,6 +206,21 @@ export class JourneyLoad {
         await this.journey();
       } finally {
         this.active -= 1;
+      }
+    }
+  }
+
+  /** Enqueues until accepted (409 TICKET_ALREADY_LIVE while the lost match is still live), then leaves. */
+  private async requeueAfterLoss(client: PlayerClient, playerId: string): Promise<void> {
+    const deadline = Date.now() + this.options.serverTimeoutMs;
+    while (Date.now() < deadline) {
+      try {
+        const again = await client.enqueue(this.options.mode);
+        this.requeuedAfterLoss.set(playerId, Date.now());
+        await client.cancel(again.id).catch(() => undefined);
+        return;
+      } catch {
+        await sleep(100);
       }
     }
   }
@@ -257,9 +278,14 @@ export class JourneyLoad {
           const assignment = await client.waitForAssignment(matchId, { timeoutMs: stepTimeoutMs });
           connection = await withTimeout(client.joinMatch(assignment), stepTimeoutMs, 'join');
           await withTimeout(connection.ended, this.options.gameMs + stepTimeoutMs, 'game');
-        } catch {
+        } catch (error) {
           // The match may have ended meanwhile (a no-show deadline passed while the API was down):
-          // the notification of how it ended is what counts below.
+          // the notification of how it ended is what counts below. A game whose server went away
+          // sends its player back to the queue at once, as a game client would.
+          if (error instanceof GameConnectionClosedError) {
+            heartbeats.stop();
+            await this.requeueAfterLoss(client, session.playerId);
+          }
         }
       }
       step = 'result';
