@@ -1,0 +1,27 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { EdgeProblemFilter } from './edge-problem.filter';
+import type { ProbeEdgeConfig } from './probe-edge.config';
+import { EdgeHealthController, ProbeEdgeController } from './probe-edge.controller';
+import { ProbeEdge } from './probe-edge.service';
+import { loadProbeSigningKeys } from './probe-keys.loader';
+
+@Module({})
+export class ProbeEdgeModule {
+  /** Loads the key set first: without key material the edge refuses to start (one clear line). */
+  static forRoot(config: ProbeEdgeConfig): DynamicModule {
+    const edge = new ProbeEdge(
+      config.PROBE_EDGE_REGION,
+      loadProbeSigningKeys(config),
+      config.PROBE_CHALLENGE_TTL_MS,
+    );
+    return {
+      module: ProbeEdgeModule,
+      controllers: [ProbeEdgeController, EdgeHealthController],
+      providers: [
+        { provide: ProbeEdge, useValue: edge },
+        { provide: APP_FILTER, useClass: EdgeProblemFilter },
+      ],
+    };
+  }
+}
