@@ -11,6 +11,7 @@ import { TicketAttributes1764610000000 } from './1764610000000-ticket-attributes
 import { Parties1764620000000 } from './1764620000000-parties';
 import { AllocationRegion1764630000000 } from './1764630000000-allocation-region';
 import { Backfill1764640000000 } from './1764640000000-backfill';
+import { ProbeMeasurements1764650000000 } from './1764650000000-probe-measurements';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -30,4 +31,5 @@ export const allMigrations = [
   Parties1764620000000,
   AllocationRegion1764630000000,
   Backfill1764640000000,
+  ProbeMeasurements1764650000000,
 ];

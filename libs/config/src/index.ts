@@ -6,3 +6,4 @@ export * from './service.config';
 export * from './validators';
 export * from './queue-policy';
 export * from './queue-attributes';
+export * from './probe-edges';

@@ -10,6 +10,7 @@ export const TABLE_OWNERS = {
   sessions: 'libs/players',
   idempotency_keys: 'apps/api/src/idempotency',
   probe_challenges: 'apps/api/src/probes',
+  probe_measurements: 'apps/api/src/probes',
   player_latencies: 'apps/api/src/probes',
   parties: 'apps/api/src/parties',
   party_members: 'apps/api/src/parties',

@@ -5,3 +5,4 @@ export * from './player-client';
 export * from './server-client';
 export * from './notification-subscriber';
 export * from './game-connection';
+export { EdgeProber, httpProbeEdge } from './edge-probe';

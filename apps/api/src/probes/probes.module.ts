@@ -3,6 +3,10 @@ import { TicketsModule } from '@matchplane/tickets';
 import { QueuePolicyModule } from '../queue/queue-policy.module';
 import { LatenciesModule } from './latencies.module';
 import { PgProbeRecorder } from './pg-probe.recorder';
+import { ApiConfig } from '../api.config';
+import { ProbeMeasurementKeys } from './probe-measurement.keys';
+import { ProbeMeasurementRecorder } from './probe-measurement.recorder';
+import { ProbeMeasurementsController } from './probe-measurements.controller';
 import { ProbeRecorder } from './probe.recorder';
 import { ProbesController } from './probes.controller';
 
@@ -11,15 +15,21 @@ export interface ProbesModuleOptions {
   readonly recorder: Type<ProbeRecorder> | null;
 }
 
-/** Owns `probe_challenges`; the probe routes. */
+/** Owns `probe_challenges` and `probe_measurements`; the probe routes. */
 @Module({})
 export class ProbesModule {
   static forRoot(options: ProbesModuleOptions = { recorder: PgProbeRecorder }): DynamicModule {
     return {
       module: ProbesModule,
       imports: [TicketsModule, QueuePolicyModule, LatenciesModule],
-      controllers: [ProbesController],
+      controllers: [ProbesController, ProbeMeasurementsController],
       providers: [
+        {
+          provide: ProbeMeasurementKeys,
+          useFactory: (config: ApiConfig) => ProbeMeasurementKeys.load(config),
+          inject: [ApiConfig],
+        },
+        ProbeMeasurementRecorder,
         ...(options.recorder ? [{ provide: ProbeRecorder, useClass: options.recorder }] : []),
       ],
     };

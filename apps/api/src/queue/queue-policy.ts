@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   parseQueueModeAttributes,
+  parseProbeEdges,
   parseQueueModes,
   parseRegions,
   type QueueMode,
@@ -22,6 +23,8 @@ export class QueuePolicy {
   readonly modes: readonly QueueMode[];
   readonly regions: readonly string[];
   readonly heartbeatIntervalMs: number;
+  /** Each region's probe edge endpoints (PROBE_EDGES); undefined when clients probe the API. */
+  readonly probeEdges: Readonly<Record<string, string[]>> | undefined;
   private readonly attributeSchemas: ReadonlyMap<string, ModeAttributeSchema>;
 
   constructor(@Inject(ApiConfig) config: ApiConfig) {
@@ -32,6 +35,15 @@ export class QueuePolicy {
     );
     this.regions = parseRegions(config.PROBE_REGIONS);
     this.heartbeatIntervalMs = config.TICKET_HEARTBEAT_INTERVAL_MS;
+    this.probeEdges =
+      config.PROBE_EDGES === undefined
+        ? undefined
+        : Object.fromEntries(
+            parseProbeEdges(config.PROBE_EDGES).map(({ region, endpoints }) => [
+              region,
+              [...endpoints],
+            ]),
+          );
   }
 
   /** 404 UNKNOWN_REGION unless `region` is configured. */
