@@ -5,7 +5,15 @@ import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 
-export type AppName = 'api' | 'dispatcher' | 'matcher' | 'allocator' | 'maintenance' | 'game-server' | 'migrate';
+export type AppName =
+  | 'api'
+  | 'dispatcher'
+  | 'matcher'
+  | 'allocator'
+  | 'maintenance'
+  | 'game-server'
+  | 'migrate'
+  | 'probe-edge';
 
 export function appEntry(app: AppName): string {
   return path.join(REPO_ROOT, 'dist/apps', app, 'src/main.js');
@@ -19,7 +27,9 @@ export function appEntry(app: AppName): string {
 function listenPortRange(): { min: number; max: number } {
   let ephemeralLow = 32_768;
   try {
-    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/);
     if (Number(low) > 2_048) ephemeralLow = Number(low);
   } catch {
     // Not Linux: its usual range.
@@ -55,7 +65,11 @@ export interface RunningApp {
 }
 
 /** Starts one app from dist/ with the given environment (on top of a minimal base). */
-export function startApp(name: AppName, env: Record<string, string>, args: string[] = []): RunningApp {
+export function startApp(
+  name: AppName,
+  env: Record<string, string>,
+  args: string[] = [],
+): RunningApp {
   const child = spawn(process.execPath, [appEntry(name), ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
@@ -105,7 +119,9 @@ export async function waitFor<T>(
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError instanceof Error ? `: ${lastError.message}` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${lastError instanceof Error ? `: ${lastError.message}` : ''}`,
+  );
 }
 
 /** Polls an HTTP URL until it answers with the expected status; returns the parsed JSON body. */

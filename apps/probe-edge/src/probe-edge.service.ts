@@ -72,12 +72,6 @@ export class ProbeEdge {
       case undefined:
         break;
     }
-    if (challenge.edgeId !== this.edgeId) {
-      throw new CodedError(
-        ErrorCode.PROBE_WRONG_EDGE,
-        'challenge was issued by another edge process; answer where it was issued',
-      );
-    }
     if (challenge.playerId !== answer.playerId) {
       throw new CodedError(ErrorCode.PROBE_WRONG_PLAYER, 'challenge was issued to another player');
     }
@@ -85,6 +79,12 @@ export class ProbeEdge {
       throw new CodedError(
         ErrorCode.PROBE_WRONG_REGION,
         `challenge was issued for ${challenge.region}, answered for ${answer.region}; this edge measures ${this.region}`,
+      );
+    }
+    if (challenge.edgeId !== this.edgeId) {
+      throw new CodedError(
+        ErrorCode.PROBE_WRONG_EDGE,
+        'challenge was issued by another edge process; answer where it was issued',
       );
     }
     const elapsedUs = receivedAtUs - challenge.issuedAtUs;
