@@ -20,6 +20,14 @@ export class ProbeEdgeConfig extends LoggingConfig {
 
   @EnvVar({
     description:
+      'UDP port of the edge (game clients: one signed challenge datagram out, its echo back; docs/PROBES.md "UDP"). Unset: HTTP only',
+  })
+  @IsOptional()
+  @IsPort()
+  PROBE_EDGE_UDP_PORT?: number = undefined;
+
+  @EnvVar({
+    description:
       'Probe key set the edge signs challenges and measurements with: a JSON map {keyId: base64Key} (or a raw key file, id ""), the same Secret the API verifies with (PROBE_KEYS_FILE there). Required: the edge refuses to start without usable key material',
   })
   @IsString()

@@ -5,6 +5,7 @@ import type { ProbeEdgeConfig } from './probe-edge.config';
 import { EdgeHealthController, ProbeEdgeController } from './probe-edge.controller';
 import { ProbeEdge } from './probe-edge.service';
 import { loadProbeSigningKeys } from './probe-keys.loader';
+import { UdpProbeListener } from './udp-probe.listener';
 
 @Module({})
 export class ProbeEdgeModule {
@@ -21,6 +22,18 @@ export class ProbeEdgeModule {
       providers: [
         { provide: ProbeEdge, useValue: edge },
         { provide: APP_FILTER, useClass: EdgeProblemFilter },
+        ...(config.PROBE_EDGE_UDP_PORT === undefined
+          ? []
+          : [
+              {
+                provide: UdpProbeListener,
+                useFactory: () =>
+                  new UdpProbeListener(edge, {
+                    host: config.PROBE_EDGE_HOST,
+                    port: config.PROBE_EDGE_UDP_PORT!,
+                  }),
+              },
+            ]),
       ],
     };
   }

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { KeySet } from './key-set';
 import {
+  decodeProbeChallenge,
   encodeProbeChallenge,
+  probeChallengeDatagramBody,
   encodeProbeMeasurement,
   probeChallengeProblem,
   probeMeasurementProblem,
@@ -62,6 +64,17 @@ describe('probe signing', () => {
     expect(bytes.toString('hex')).toBe(
       '11' + '00016b' + '00016d' + '000170' + '000172' + '0000000000000001' + '01' + '000005dc',
     );
+  });
+
+  it('reads a challenge back from its datagram body (bytes then MAC), and nothing else', () => {
+    const signed = challenge();
+    const body = probeChallengeDatagramBody(signed);
+    expect(decodeProbeChallenge(body)).toEqual(signed);
+    expect(decodeProbeChallenge(body.subarray(0, body.length - 1))).toBeUndefined();
+    expect(decodeProbeChallenge(Buffer.concat([body, Buffer.of(0)]))).toBeUndefined();
+    expect(
+      decodeProbeChallenge(Buffer.concat([Buffer.of(0x11), body.subarray(1)])),
+    ).toBeUndefined();
   });
 
   it('verifies what it signed under either key of the set (rotation)', () => {

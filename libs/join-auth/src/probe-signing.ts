@@ -3,9 +3,11 @@ import { JoinAuthFormat } from './join-auth.formats';
 import { isCanonicalUuid, isKeyId } from './join-claims.codec';
 import type { KeySet } from './key-set';
 import {
+  ByteReader,
   ByteWriter,
   decodeBase64Url,
   isWellFormedString,
+  LayoutError,
   utf8Length,
 } from './length-prefixed.codec';
 
@@ -79,6 +81,36 @@ export function encodeProbeChallenge(challenge: Omit<ProbeChallenge, 'signature'
     .str16(challenge.edgeId)
     .u64(challenge.issuedAtUs)
     .toBuffer();
+}
+
+/**
+ * The challenge a datagram carries: its challenge bytes then the 32-byte MAC (docs/PROBES.md
+ * "UDP"); undefined when the bytes are not one.
+ */
+export function decodeProbeChallenge(bytes: Uint8Array): ProbeChallenge | undefined {
+  try {
+    const reader = new ByteReader(bytes);
+    if (reader.u8('tag') !== JoinAuthFormat.PROBE_CHALLENGE_V1) return undefined;
+    const keyId = reader.str16('keyId');
+    const nonce = reader.str16('nonce');
+    const playerId = reader.str16('playerId');
+    const region = reader.str16('region');
+    const edgeId = reader.str16('edgeId');
+    const issuedAtUs = reader.u64('issuedAtUs');
+    const signature = reader.fixed('mac', 32).toString('base64url');
+    reader.end();
+    return { keyId, nonce, playerId, region, edgeId, issuedAtUs, signature };
+  } catch (error) {
+    if (error instanceof LayoutError) return undefined;
+    throw error;
+  }
+}
+
+/** The challenge bytes followed by its 32-byte MAC: what a UDP challenge datagram carries. */
+export function probeChallengeDatagramBody(challenge: ProbeChallenge): Buffer {
+  const mac = decodeBase64Url(challenge.signature);
+  if (mac === undefined) throw new Error('challenge signature is not base64url');
+  return Buffer.concat([encodeProbeChallenge(challenge), mac]);
 }
 
 /** Tag, key id, measurement id, player, region, u64 measured-at epoch ms, u8 count, u32 µs each. */
