@@ -37,16 +37,19 @@ export class EdgeProblemFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const request = http.getRequest<FastifyRequest>();
+    this.send(exception, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
+  }
+
+  /** Answers `exception` as problem+json; also the error handler of the edge's Fastify routes. */
+  send(exception: unknown, request: FastifyRequest, reply: FastifyReply): void {
     const problem = this.toProblem(exception, request);
-    void http
-      .getResponse<FastifyReply>()
+    void reply
       .status(problem.status)
       .header('content-type', 'application/problem+json; charset=utf-8')
       .send(problem);
   }
 
-  private toProblem(exception: unknown, request: FastifyRequest): ProblemDetails {
+  toProblem(exception: unknown, request: FastifyRequest): ProblemDetails {
     const instance = request.url;
     // `instanceof` on the generic class types the code `any`.
     const coded = exception instanceof CodedError ? (exception as CodedError) : undefined;

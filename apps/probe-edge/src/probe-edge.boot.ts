@@ -1,9 +1,9 @@
-import { Logger, ValidationPipe } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { bootLogger } from '@matchplane/observability';
 import type { ProbeEdgeConfig } from './probe-edge.config';
-import type { TimedRequest } from './probe-edge.controller';
+import type { TimedRequest } from './probe-edge.routes';
 import { ProbeEdgeModule } from './probe-edge.module';
 
 /** Small bodies only: a challenge echoed back is a few hundred bytes. */
@@ -23,9 +23,6 @@ export async function bootProbeEdge(config: ProbeEdgeConfig): Promise<NestFastif
       request.receivedAtUs = Number(process.hrtime.bigint() / 1000n);
       done();
     });
-  app.useGlobalPipes(
-    new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true }),
-  );
   app.enableShutdownHooks();
   await app.listen(config.PROBE_EDGE_PORT, config.PROBE_EDGE_HOST);
   new Logger('probe-edge').log(

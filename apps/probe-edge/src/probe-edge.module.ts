@@ -2,7 +2,8 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { EdgeProblemFilter } from './edge-problem.filter';
 import type { ProbeEdgeConfig } from './probe-edge.config';
-import { EdgeHealthController, ProbeEdgeController } from './probe-edge.controller';
+import { EdgeHealthController } from './probe-edge.controller';
+import { ProbeEdgeRoutes } from './probe-edge.routes';
 import { ProbeEdge } from './probe-edge.service';
 import { loadProbeSigningKeys } from './probe-keys.loader';
 import { UdpProbeListener } from './udp-probe.listener';
@@ -18,10 +19,12 @@ export class ProbeEdgeModule {
     );
     return {
       module: ProbeEdgeModule,
-      controllers: [ProbeEdgeController, EdgeHealthController],
+      controllers: [EdgeHealthController],
       providers: [
         { provide: ProbeEdge, useValue: edge },
-        { provide: APP_FILTER, useClass: EdgeProblemFilter },
+        EdgeProblemFilter,
+        { provide: APP_FILTER, useExisting: EdgeProblemFilter },
+        ProbeEdgeRoutes,
         ...(config.PROBE_EDGE_UDP_PORT === undefined
           ? []
           : [
