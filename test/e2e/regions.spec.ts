@@ -392,6 +392,26 @@ describe('regions: latency measured at each region’s own edge', () => {
     });
   });
 
+  it('refuses to start the API, in one line, with PROBE_EDGES but no key set, or an unreadable one', async () => {
+    const withoutKeys = startApp('api', {
+      API_PORT: String(await freePort()),
+      PROBE_REGIONS: 'eu-west',
+      PROBE_EDGES: 'eu-west=http://127.0.0.1:7101',
+    });
+    expect(await withoutKeys.exited).toBe(1);
+    expect(withoutKeys.output().trim()).toBe(
+      'api: Invalid configuration: PROBE_EDGES is set but PROBE_KEYS_FILE is not: the measurements of the edges could not be verified',
+    );
+    const unreadable = startApp('api', {
+      API_PORT: String(await freePort()),
+      PROBE_KEYS_FILE: '/nonexistent/probe-keys.json',
+    });
+    expect(await unreadable.exited).toBe(1);
+    expect(unreadable.output().trim().split('\n').pop()).toBe(
+      'api: failed to start: PROBE_KEYS_FILE "/nonexistent/probe-keys.json" holds no usable probe keys: key file /nonexistent/probe-keys.json: cannot be read (ENOENT)',
+    );
+  });
+
   it('refuses to start an edge without key material, in one line', async () => {
     const edge = startApp('probe-edge', {
       PROBE_EDGE_REGION: 'eu-west',

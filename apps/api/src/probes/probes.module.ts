@@ -3,7 +3,6 @@ import { TicketsModule } from '@matchplane/tickets';
 import { QueuePolicyModule } from '../queue/queue-policy.module';
 import { LatenciesModule } from './latencies.module';
 import { PgProbeRecorder } from './pg-probe.recorder';
-import { ApiConfig } from '../api.config';
 import { ProbeMeasurementKeys } from './probe-measurement.keys';
 import { ProbeMeasurementRecorder } from './probe-measurement.recorder';
 import { ProbeMeasurementsController } from './probe-measurements.controller';
@@ -13,6 +12,8 @@ import { ProbesController } from './probes.controller';
 export interface ProbesModuleOptions {
   /** The recorder bound to ProbeRecorder; null leaves it unbound and the probe routes answer 503. */
   readonly recorder: Type<ProbeRecorder> | null;
+  /** The probe key set edge measurements are verified with (none: that route answers 503). */
+  readonly measurementKeys?: ProbeMeasurementKeys;
 }
 
 /** Owns `probe_challenges` and `probe_measurements`; the probe routes. */
@@ -26,8 +27,7 @@ export class ProbesModule {
       providers: [
         {
           provide: ProbeMeasurementKeys,
-          useFactory: (config: ApiConfig) => ProbeMeasurementKeys.load(config),
-          inject: [ApiConfig],
+          useValue: options.measurementKeys ?? new ProbeMeasurementKeys(null),
         },
         ProbeMeasurementRecorder,
         ...(options.recorder ? [{ provide: ProbeRecorder, useClass: options.recorder }] : []),
