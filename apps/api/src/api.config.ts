@@ -84,7 +84,7 @@ export class ApiConfig extends ServiceConfig {
 
   @EnvVar({
     description:
-      'An edge-signed probe measurement older than this (ms, by its measuredAt) is refused 410 PROBE_MEASUREMENT_EXPIRED: a player must hand it over fresh. Keep it well under RETENTION_PROBE_CHALLENGES_SECONDS, which also bounds how long measurement ids are kept against replay',
+      'An edge-signed probe measurement older than this (ms, by its measuredAt) is refused 410 PROBE_MEASUREMENT_EXPIRED: a player must hand it over fresh. Keep it well under RETENTION_PROBE_MEASUREMENTS_SECONDS (maintenance), how long measurement ids are kept against replay',
   })
   @IsIntInRange(1_000, 600_000)
   PROBE_MEASUREMENT_MAX_AGE_MS = 60_000;

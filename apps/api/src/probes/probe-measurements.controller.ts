@@ -19,6 +19,8 @@ export class ProbeMeasurementsController {
 
   @Post('measurements')
   @HttpCode(200)
+  // Each costs a transaction: counted with the API-hosted challenges, per session.
+  @RateLimit(RateLimitScope.PROBE_CHALLENGE)
   async record(
     @Body() body: ProbeMeasurementBody,
     @CurrentSession() session: AuthenticatedSession,
