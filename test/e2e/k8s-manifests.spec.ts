@@ -14,6 +14,7 @@ import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
+import { ProbeEdgeConfig } from '../../apps/probe-edge/src/probe-edge.config';
 import { appSandbox, writeJoinKeys } from '../support/app-sandbox';
 import { freePort, REPO_ROOT, waitForHttp } from '../support/processes';
 
@@ -27,6 +28,7 @@ const APP_CONFIGS = {
   allocator: AllocatorConfig,
   maintenance: MaintenanceConfig,
   migrate: MigrateConfig,
+  'probe-edge': ProbeEdgeConfig,
 } as const;
 type ManifestApp = keyof typeof APP_CONFIGS;
 const SERVICE_APPS = ['api', 'dispatcher', 'matcher', 'allocator', 'maintenance'] as const;
@@ -39,6 +41,7 @@ const REQUIRED_SECRETS: Record<ManifestApp, string[]> = {
   allocator: ['DATABASE_PASSWORD', 'REDIS_PASSWORD'],
   maintenance: ['DATABASE_PASSWORD', 'REDIS_PASSWORD'],
   migrate: ['DATABASE_PASSWORD'],
+  'probe-edge': [],
 };
 
 /**
@@ -189,7 +192,7 @@ describe('docker/k8s manifests', () => {
     expect(() => new Deployment(object as never).validate()).toThrow(/replicas/);
   });
 
-  it('runs every app: api, dispatcher, matcher, allocator and maintenance as Deployments, migrate as a Job', () => {
+  it('runs every app: api, dispatcher, matcher, allocator, maintenance and the probe edge as Deployments, migrate as a Job', () => {
     const byApp = new Map(workloads().map((w) => [w.app, w.manifest.kind]));
     expect(Object.fromEntries(byApp)).toEqual({
       api: 'Deployment',
@@ -198,6 +201,7 @@ describe('docker/k8s manifests', () => {
       allocator: 'Deployment',
       maintenance: 'Deployment',
       migrate: 'Job',
+      'probe-edge': 'Deployment',
     });
   });
 
@@ -266,6 +270,28 @@ describe('docker/k8s manifests', () => {
 
   describe('probes hit the routes each app serves', () => {
     const sandbox = appSandbox();
+
+    it('the probe edge answers its probes, booted with its manifest environment and a key file holding its active key', async () => {
+      const workload = workloads().find((w) => w.app === 'probe-edge')!;
+      const { container } = workload;
+      const env = Object.fromEntries(
+        [...environment(workload)].map(([name, v]) => [name, v.value ?? '']),
+      );
+      const probes = [container.readinessProbe, container.livenessProbe, container.startupProbe];
+      expect(probes.map((probe) => probe?.httpGet?.path)).toEqual(['/health', '/live', '/live']);
+      const http = container.ports?.find((p) => p.name === 'http');
+      expect(String(http?.containerPort)).toBe(env.PROBE_EDGE_PORT);
+      const listen = await freePort();
+      sandbox.start('probe-edge', {
+        ...env,
+        PROBE_EDGE_HOST: '127.0.0.1',
+        PROBE_EDGE_PORT: String(listen),
+        PROBE_EDGE_UDP_PORT: String(await freePort()),
+        PROBE_KEYS_FILE: writeJoinKeys(env.PROBE_ACTIVE_KEY_ID ?? ''),
+      });
+      for (const probe of probes)
+        await waitForHttp(`http://127.0.0.1:${listen}${probe?.httpGet?.path}`);
+    });
 
     it.each(SERVICE_APPS)(
       '%s answers 200 on its readiness, liveness and startup probes, booted with its manifest environment',

@@ -72,6 +72,12 @@ async function seed(ds: DataSource): Promise<void> {
        FROM (SELECT g, ${spread(config.RETENTION_PROBE_CHALLENGES_SECONDS)} AS at FROM generate_series(1, ${ROWS}) g) s`,
     params,
   );
+  await ds.query(
+    `INSERT INTO probe_measurements (id, player_id, region, key_id, samples_ms, measured_at, recorded_at)
+     SELECT gen_random_uuid(), '${playerId}', 'eu-west', 'k1', '{20}', at, at
+       FROM (SELECT ${spread(config.RETENTION_PROBE_MEASUREMENTS_SECONDS)} AS at FROM generate_series(1, ${ROWS}) g) s`,
+    params,
+  );
   // Matches with two participants each (their tickets), allocations mostly released.
   await ds.query(
     `WITH m AS (

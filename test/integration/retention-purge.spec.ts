@@ -92,6 +92,10 @@ const BOUNDARY_SEEDS: Record<RetentionPolicyName, BoundarySeed> = {
     ];
     return () => present(f.ds, 'probe_challenges', 'id', ids);
   },
+  probe_measurements: async (f, at) => {
+    const id = await f.probeMeasurement(await f.player(), { recordedAt: at });
+    return () => present(f.ds, 'probe_measurements', 'id', [id]);
+  },
   matches: async (f, at) => {
     // Its tickets finished recently, so only the match is past a window.
     const { matchId } = await f.finishedMatch(at, { ticketsFinishedAt: ago(HOUR) });
@@ -582,6 +586,9 @@ async function seedMixedBacklog(
   await both('probe_challenges', (at, count) =>
     inLanes(count, () => f.probeChallenge(playerId, { expiresAt: at })),
   );
+  await both('probe_measurements', (at, count) =>
+    inLanes(count, () => f.probeMeasurement(playerId, { recordedAt: at })),
+  );
   // A player has one live ticket at a time: each lane's tickets are its own player's.
   const lanePlayers: string[] = [];
   for (let lane = 0; lane < LANES; lane += 1) lanePlayers.push(await f.player());
@@ -606,6 +613,7 @@ async function seedMixedBacklog(
     sessions_expired: n,
     sessions_revoked: n,
     probe_challenges: n,
+    probe_measurements: n,
     matches,
     // The unmatched ones, and those of the purged matches (past every window too).
     queue_tickets: n + 2 * matches,
@@ -618,6 +626,7 @@ async function tableCounts(ds: DataSource): Promise<Record<string, number>> {
     'idempotency_keys',
     'sessions',
     'probe_challenges',
+    'probe_measurements',
     'matches',
     'queue_tickets',
   ];

@@ -59,3 +59,13 @@ export function writeJoinKeys(keyId: string): string {
   writeFileSync(file, JSON.stringify({ [keyId]: randomBytes(32).toString('base64') }));
   return file;
 }
+
+/** A key file (`{keyId: base64Key}`) holding exactly these keys, e.g. a probe key set. */
+export function writeKeyFile(keys: Readonly<Record<string, Buffer>>): string {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'mp-keys-')), 'keys.json');
+  const map = Object.fromEntries(
+    Object.entries(keys).map(([keyId, key]) => [keyId, key.toString('base64')]),
+  );
+  writeFileSync(file, JSON.stringify(map));
+  return file;
+}

@@ -14,7 +14,12 @@ import {
   type AllocationRecord,
   type PublishOutcome,
 } from '@matchplane/allocation';
-import { canonicalRosterOrder, JoinTokenSigner, KeySet } from '@matchplane/join-auth';
+import {
+  canonicalRosterOrder,
+  JoinTokenSigner,
+  KeySet,
+  signProbeMeasurement,
+} from '@matchplane/join-auth';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import {
   envelopesFor,
@@ -38,6 +43,8 @@ import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane
 // The API owns these two tables (libs never import apps; tests may).
 import { IdempotencyStore } from '../../apps/api/src/idempotency/idempotency.store';
 import { ProbeRecorder } from '../../apps/api/src/probes/probe.recorder';
+import { ProbeMeasurementKeys } from '../../apps/api/src/probes/probe-measurement.keys';
+import { ProbeMeasurementRecorder } from '../../apps/api/src/probes/probe-measurement.recorder';
 import type { PlayerApi } from './player-api';
 
 /*
@@ -184,6 +191,7 @@ export class TestFactories {
     const probes = this.writer(ProbeRecorder);
     const region = options.region ?? DEFAULT_REGION;
     const issued = await probes.issue(playerId, region, new Date());
+    await issued.settled;
     if (options.answered) {
       await probes.answer(
         playerId,
@@ -203,6 +211,30 @@ export class TestFactories {
       [issued.challengeId, shift],
     );
     return issued.challengeId;
+  }
+
+  /**
+   * A probe edge measurement signed with the API's own probe key set and recorded through the
+   * measurement recorder; with `recordedAt`, aged to it.
+   */
+  async probeMeasurement(playerId: string, options: { recordedAt?: Date } = {}): Promise<string> {
+    const { keys } = this.writer(ProbeMeasurementKeys);
+    if (keys === null) throw new Error('probeMeasurement: the API holds no probe key set');
+    const measurement = signProbeMeasurement(keys, keys.ids()[0]!, {
+      measurementId: randomUUID(),
+      playerId,
+      region: DEFAULT_REGION,
+      samplesMs: [20],
+      measuredAt: new Date().toISOString(),
+    });
+    await this.writer(ProbeMeasurementRecorder).record(playerId, measurement, new Date());
+    if (options.recordedAt) {
+      await this.ds.query(`UPDATE probe_measurements SET recorded_at = $2 WHERE id = $1`, [
+        measurement.measurementId,
+        options.recordedAt,
+      ]);
+    }
+    return measurement.measurementId;
   }
 
   /** A completed idempotency key of the player's (an enqueue's), aged to `createdAt`. */

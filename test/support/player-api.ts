@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
@@ -12,6 +12,7 @@ import type {
 // In-process boot of the API's real module graph (libs never import apps; tests may).
 import { ApiModule, type ApiModuleOptions } from '../../apps/api/src/api.module';
 import { configureApi, createApiAdapter } from '../../apps/api/src/http/configure-api';
+import { writeKeyFile } from './app-sandbox';
 import { createTestDatabase, type TestDatabase } from './database';
 import { deleteRedisPrefix, testRedisPrefix } from './redis';
 
@@ -89,6 +90,8 @@ export async function startPlayerApi(
     ...db.env,
     REDIS_KEY_PREFIX: prefix,
     LOG_LEVEL: 'silent',
+    // A probe key set of its own, so edge measurements can be recorded (and factories sign them).
+    PROBE_KEYS_FILE: writeKeyFile({ 'test-probe': randomBytes(32) }),
     ...env,
   });
   const app = await bootApi(config, options);

@@ -6,7 +6,14 @@ import path from 'node:path';
 export const REPO_ROOT = path.resolve(__dirname, '../..');
 
 export type AppName =
-  'api' | 'dispatcher' | 'matcher' | 'allocator' | 'maintenance' | 'game-server' | 'migrate';
+  | 'api'
+  | 'dispatcher'
+  | 'matcher'
+  | 'allocator'
+  | 'maintenance'
+  | 'game-server'
+  | 'migrate'
+  | 'probe-edge';
 
 export function appEntry(app: AppName): string {
   return path.join(REPO_ROOT, 'dist/apps', app, 'src/main.js');

@@ -3,7 +3,10 @@ import {
   EnvVar,
   IsFlag,
   IsIntInRange,
+  IsParsedList,
   IsPort,
+  parseProbeEdges,
+  parseRegions,
   ServiceConfig,
   noShowCooldownBaseSeconds,
   noShowCooldownCapSeconds,
@@ -11,6 +14,27 @@ import {
 } from '@matchplane/config';
 
 export class ApiConfig extends ServiceConfig {
+  /** PROBE_EDGES names only regions PROBE_REGIONS lists, and needs the key set to verify with. */
+  static crossVariableProblems(config: ApiConfig): string[] {
+    if (config.PROBE_EDGES === undefined) return [];
+    const problems: string[] = [];
+    const known = new Set(parseRegions(config.PROBE_REGIONS));
+    const unknown = parseProbeEdges(config.PROBE_EDGES)
+      .map(({ region }) => region)
+      .filter((region) => !known.has(region));
+    if (unknown.length > 0) {
+      problems.push(
+        `PROBE_EDGES names ${unknown.join(', ')}, which PROBE_REGIONS (${config.PROBE_REGIONS}) does not list`,
+      );
+    }
+    if (config.PROBE_KEYS_FILE === undefined) {
+      problems.push(
+        'PROBE_EDGES is set but PROBE_KEYS_FILE is not: the measurements of the edges could not be verified',
+      );
+    }
+    return problems;
+  }
+
   @EnvVar({ description: 'Address the API binds' })
   @IsString()
   @IsNotEmpty()
@@ -40,6 +64,30 @@ export class ApiConfig extends ServiceConfig {
   })
   @IsIntInRange(100, 60_000)
   PROBE_CHALLENGE_TTL_MS = 5_000;
+
+  @EnvVar({
+    description:
+      "Probe edges per region, each region's endpoints in order: <region>=<url>|<url>,... with http(s):// (browsers) and udp:// (game clients) URLs, e.g. eu-west=http://10.0.0.5:7001|udp://10.0.0.5:7002. Listed on GET /v1/queue/options; the SDK probes there. Unset: clients probe the API itself (one region, or a demo)",
+  })
+  @IsOptional()
+  @IsParsedList(parseProbeEdges, '<region>=<url>|<url> entries, comma-separated')
+  PROBE_EDGES?: string = undefined;
+
+  @EnvVar({
+    description:
+      'Probe key set the API verifies edge-signed measurements with: a JSON map {keyId: base64Key} (or a raw key file, id ""), the Secret the edges sign with; it may hold the old and the new key during a rotation. Required with PROBE_EDGES; unset: POST /v1/probes/measurements answers 503 NOT_CONFIGURED. An unreadable or malformed file stops the API at start-up',
+  })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  PROBE_KEYS_FILE?: string = undefined;
+
+  @EnvVar({
+    description:
+      'An edge-signed probe measurement older than this (ms, by its measuredAt) is refused 410 PROBE_MEASUREMENT_EXPIRED: a player must hand it over fresh. Keep it well under RETENTION_PROBE_MEASUREMENTS_SECONDS (maintenance), how long measurement ids are kept against replay',
+  })
+  @IsIntInRange(1_000, 600_000)
+  PROBE_MEASUREMENT_MAX_AGE_MS = 60_000;
 
   @EnvVar({
     description:

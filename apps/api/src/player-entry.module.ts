@@ -7,6 +7,7 @@ import {
 } from '@matchplane/players';
 import { PgProbeRecorder } from './probes/pg-probe.recorder';
 import type { ProbeRecorder } from './probes/probe.recorder';
+import { ProbeMeasurementKeys } from './probes/probe-measurement.keys';
 import { ProbesModule } from './probes/probes.module';
 import { QueueModule } from './queue/queue.module';
 import { SessionRevocationsModule } from './sessions/session-revocations.module';
@@ -38,6 +39,8 @@ export class PlayerEntryModule {
         }),
         ProbesModule.forRoot({
           recorder: options.probeRecorder === undefined ? PgProbeRecorder : options.probeRecorder,
+          // Read here, before Nest boots: an unusable PROBE_KEYS_FILE stops the API in one line.
+          measurementKeys: ProbeMeasurementKeys.load(config),
         }),
         QueueModule,
         SessionRevocationsModule,

@@ -80,6 +80,13 @@ export class MaintenanceConfig extends WorkerConfig {
 
   @EnvVar({
     description:
+      'Ids of recorded probe edge measurements are deleted this long after they were recorded (s). Default 1 h: the id is what refuses a replay, and the API refuses any measurement older than PROBE_MEASUREMENT_MAX_AGE_MS (60 s) anyway, so keep this well above that',
+  })
+  @IsIntInRange(60, 315_360_000)
+  RETENTION_PROBE_MEASUREMENTS_SECONDS = 3_600;
+
+  @EnvVar({
+    description:
       'Finished queue tickets are deleted this long after they finished (s), and only once no retained match still lists them. Default 7 days: a client polls its ticket minutes after it ends, support looks back days',
   })
   @IsIntInRange(60, 315_360_000)

@@ -32,6 +32,16 @@ export const ErrorCode = {
   PROBE_WRONG_REGION: 'PROBE_WRONG_REGION',
   PROBE_ALREADY_ANSWERED: 'PROBE_ALREADY_ANSWERED',
   PROBE_EXPIRED: 'PROBE_EXPIRED',
+  /** A probe challenge or measurement whose MAC does not match its contents: forged or tampered. */
+  PROBE_BAD_SIGNATURE: 'PROBE_BAD_SIGNATURE',
+  /** A probe challenge or measurement signed with a key id the verifier does not hold. */
+  PROBE_UNKNOWN_KEY: 'PROBE_UNKNOWN_KEY',
+  /** A probe challenge answered at another probe edge process than the one that issued it. */
+  PROBE_WRONG_EDGE: 'PROBE_WRONG_EDGE',
+  /** A probe measurement already recorded (each is single use). */
+  PROBE_MEASUREMENT_REPLAYED: 'PROBE_MEASUREMENT_REPLAYED',
+  /** A probe measurement older than PROBE_MEASUREMENT_MAX_AGE_MS (or stamped in the future). */
+  PROBE_MEASUREMENT_EXPIRED: 'PROBE_MEASUREMENT_EXPIRED',
   NO_LATENCY_MEASURED: 'NO_LATENCY_MEASURED',
   TICKET_ALREADY_LIVE: 'TICKET_ALREADY_LIVE',
   COOLDOWN_ACTIVE: 'COOLDOWN_ACTIVE',

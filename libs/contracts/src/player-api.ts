@@ -11,6 +11,7 @@ export const PlayerRoutes = {
   currentSession: 'sessions/current',
   probeChallenge: (region: string) => `probes/${encodeURIComponent(region)}/challenge`,
   probeAnswer: (region: string) => `probes/${encodeURIComponent(region)}/answer`,
+  probeMeasurements: 'probes/measurements',
   queueOptions: 'queue/options',
   tickets: 'queue/tickets',
   ticket: (ticketId: string) => `queue/tickets/${encodeURIComponent(ticketId)}`,
@@ -67,6 +68,24 @@ export interface ProbeAnswerResponse {
   samplesMs: number[];
 }
 
+/**
+ * POST /v1/probes/measurements: a measurement a region's probe edge signed, handed over unchanged
+ * (docs/PROBES.md). Single use.
+ */
+export interface SignedProbeMeasurement {
+  measurementId: string;
+  playerId: string;
+  region: string;
+  samplesMs: readonly number[];
+  measuredAt: string;
+  keyId: string;
+  signature: string;
+}
+
+export interface ProbeMeasurementResponse extends ProbeAnswerResponse {
+  measurementId: string;
+}
+
 export interface QueueModeOption {
   mode: string;
   teamSize: number;
@@ -100,6 +119,11 @@ export interface QueueOptionsResponse {
   modes: QueueModeOption[];
   regions: string[];
   heartbeatIntervalMs: number;
+  /**
+   * Each region's probe edge endpoints (PROBE_EDGES), http(s):// and udp:// URLs in order; a
+   * region left out (or every region, when absent) is probed at the API itself.
+   */
+  probeEdges?: Record<string, string[]>;
 }
 
 /** POST /v1/queue/tickets */

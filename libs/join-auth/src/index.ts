@@ -30,3 +30,4 @@ export {
 } from './roster-manifest';
 export { JoinTokenSigner, type RosterToSign } from './join-token.signer';
 export * from './join-token.verifier';
+export * from './probe-signing';

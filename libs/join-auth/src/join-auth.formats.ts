@@ -12,5 +12,9 @@ export const JoinAuthFormat = {
   ROSTER_MANIFEST_V1: 0x03,
   /** Roster manifest, version 2: version 1's fields and the roster revision (backfill). */
   ROSTER_MANIFEST_V2: 0x04,
+  /** Probe challenge, version 1 (docs/PROBES.md "Challenge bytes"), signed with a probe key. */
+  PROBE_CHALLENGE_V1: 0x10,
+  /** Probe measurement, version 1 (docs/PROBES.md "Measurement bytes"), signed with a probe key. */
+  PROBE_MEASUREMENT_V1: 0x11,
 } as const;
 export type JoinAuthFormat = (typeof JoinAuthFormat)[keyof typeof JoinAuthFormat];

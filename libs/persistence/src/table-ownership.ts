@@ -11,6 +11,7 @@ export const TABLE_OWNERS = {
   match_rating_changes: 'libs/players',
   idempotency_keys: 'apps/api/src/idempotency',
   probe_challenges: 'apps/api/src/probes',
+  probe_measurements: 'apps/api/src/probes',
   player_latencies: 'apps/api/src/probes',
   parties: 'apps/api/src/parties',
   party_members: 'apps/api/src/parties',

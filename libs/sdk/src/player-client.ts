@@ -23,6 +23,7 @@ import {
   type RetryOptions,
   type TransportRequest,
 } from './http.transport';
+import { EdgeProber, httpProbeEdge } from './edge-probe';
 import { GameConnection, type GameAssignment, type GameConnectionOptions } from './game-connection';
 import {
   NotificationSubscriber,
@@ -171,12 +172,14 @@ export class PlayerClient {
   private currentToken: string | undefined;
   private currentSession: SessionResponse | undefined;
   private lastQueueOptions: QueueOptionsResponse | undefined;
+  private readonly edges: EdgeProber;
 
   constructor(options: PlayerClientOptions) {
     // One list for HTTP and notifications: a replica one of them found dead is left by both.
     this.endpoints = ApiEndpoints.from(options.baseUrl);
     this.http = new HttpTransport({ ...options, baseUrl: this.endpoints });
     this.currentToken = options.token;
+    this.edges = new EdgeProber(options);
   }
 
   /** The bearer token sent with every call, if a session was created or given. */
@@ -246,11 +249,26 @@ export class PlayerClient {
   /**
    * Measures the round trip to `region`: per sample, a challenge and at once its answer (the
    * server times the gap). Returns the last answer, whose `estimateMs` covers all kept samples.
+   * Where the last `queueOptions()` (probeAll fetches them) lists a probe edge for the region, the
+   * challenge and answer go to that edge and its signed measurement to the API; else to the API.
    */
   async probe(region: string, options: ProbeOptions = {}): Promise<ProbeAnswerResponse> {
     const samples = options.samples ?? 3;
     if (!Number.isInteger(samples) || samples < 1)
       throw new Error('samples must be a positive integer');
+    const edge = httpProbeEdge(this.lastQueueOptions, region);
+    if (edge !== undefined) {
+      return this.edges.probe(
+        { edge, region, samples, playerId: this.currentSession?.playerId },
+        (body) =>
+          this.required({
+            method: 'POST',
+            path: PlayerRoutes.probeMeasurements,
+            body,
+            retry: 'never',
+          }),
+      );
+    }
     let last: ProbeAnswerResponse | undefined;
     for (let sample = 0; sample < samples; sample += 1) {
       const challenge = await this.required<ProbeChallengeResponse>({

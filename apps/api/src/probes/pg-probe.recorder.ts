@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { ApiConfig } from '../api.config';
@@ -31,6 +31,7 @@ interface ChallengeRow {
 export class PgProbeRecorder extends ProbeRecorder {
   private readonly ttlMs: number;
   private readonly keep: number;
+  private readonly logger = new Logger(PgProbeRecorder.name);
 
   constructor(
     private readonly dataSource: DataSource,
@@ -48,14 +49,35 @@ export class PgProbeRecorder extends ProbeRecorder {
     const nonce = randomBytes(16).toString('base64url');
     const challengeId = randomUUID();
     // Issue and receive times are both this API's clock (receivedAt is stamped at request arrival).
-    const issuedAt = new Date(Math.max(now.getTime(), Date.now()));
-    const expiresAt = new Date(issuedAt.getTime() + this.ttlMs);
+    const provisional = new Date(Math.max(now.getTime(), Date.now()));
     await this.dataSource.query(
       `INSERT INTO probe_challenges (id, player_id, region, nonce_hash, issued_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6)`,
-      [challengeId, playerId, region, secretHash(nonce), issuedAt, expiresAt],
+      [challengeId, playerId, region, secretHash(nonce), provisional, this.expiry(provisional)],
     );
-    return { challengeId, nonce, issuedAt, expiresAt };
+    // Stamped after the write, as the answer leaves: the INSERT's round trip and any wait for a
+    // connection are not the player's RTT. The correction is queued on the pool before the
+    // response is written, so it reaches PostgreSQL before any answer can (FIFO pool, and the
+    // answer's FOR UPDATE waits for it); if it failed, the sample is only too long, never short.
+    // It applies only to the row as inserted, never over a later change.
+    const issuedAt = new Date(Math.max(Date.now(), provisional.getTime()));
+    const expiresAt = this.expiry(issuedAt);
+    const settled = this.dataSource
+      .query(
+        `UPDATE probe_challenges SET issued_at = $2, expires_at = $3
+          WHERE id = $1 AND answered_at IS NULL AND issued_at = $4`,
+        [challengeId, issuedAt, expiresAt, provisional],
+      )
+      .then(
+        () => undefined,
+        (error: unknown) =>
+          this.logger.warn(`probe challenge issue time not corrected: ${String(error)}`),
+      );
+    return { challengeId, nonce, issuedAt, expiresAt, settled };
+  }
+
+  private expiry(issuedAt: Date): Date {
+    return new Date(issuedAt.getTime() + this.ttlMs);
   }
 
   answer(

@@ -6,6 +6,8 @@ export interface IssuedChallenge {
   readonly nonce: string;
   readonly issuedAt: Date;
   readonly expiresAt: Date;
+  /** Resolves once the stored row holds issuedAt (it is corrected after the response is sent). */
+  readonly settled?: Promise<void>;
 }
 
 export interface RecordedProbe {

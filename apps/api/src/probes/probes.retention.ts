@@ -15,6 +15,16 @@ export const PROBE_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
     index: 'probe_challenges_expires_at_idx',
     age: 'expires_at',
   },
+  {
+    // The id refuses a replay only while a measurement that old would still be fresh
+    // (PROBE_MEASUREMENT_MAX_AGE_MS); after the window nothing reads the row.
+    name: 'probe_measurements',
+    table: 'probe_measurements',
+    alias: 'm',
+    window: 'RETENTION_PROBE_MEASUREMENTS_SECONDS',
+    index: 'probe_measurements_recorded_at_idx',
+    age: 'recorded_at',
+  },
 ];
 
 @RetainsRows()
@@ -23,6 +33,6 @@ export class ProbeRetention implements RetentionContribution {
   readonly retentionPolicies = PROBE_RETENTION_POLICIES;
 }
 
-/** Probe challenges' retention, for the maintenance app to discover. */
+/** Probe challenges' and measurements' retention, for the maintenance app to discover. */
 @Module({ providers: [ProbeRetention] })
 export class ProbeRetentionModule {}

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   parseQueueModeAttributes,
+  parseProbeEdges,
   parseQueueModes,
   parseRegions,
   parseSearchTimeouts,
@@ -25,6 +26,8 @@ export class QueuePolicy {
   readonly heartbeatIntervalMs: number;
   /** QUEUE_SEARCH_TIMEOUTS: each mode's search timeout (ms); a mode absent has none. */
   readonly searchTimeoutsMs: ReadonlyMap<string, number>;
+  /** Each region's probe edge endpoints (PROBE_EDGES); undefined when clients probe the API. */
+  readonly probeEdges: Readonly<Record<string, string[]>> | undefined;
   private readonly attributeSchemas: ReadonlyMap<string, ModeAttributeSchema>;
 
   constructor(@Inject(ApiConfig) config: ApiConfig) {
@@ -39,6 +42,15 @@ export class QueuePolicy {
       config.QUEUE_SEARCH_TIMEOUTS,
       this.modes.map(({ mode }) => mode),
     );
+    this.probeEdges =
+      config.PROBE_EDGES === undefined
+        ? undefined
+        : Object.fromEntries(
+            parseProbeEdges(config.PROBE_EDGES).map(({ region, endpoints }) => [
+              region,
+              [...endpoints],
+            ]),
+          );
   }
 
   /** 404 UNKNOWN_REGION unless `region` is configured. */

@@ -157,6 +157,7 @@ export class QueueService {
       })),
       regions: [...this.policy.regions],
       heartbeatIntervalMs: this.policy.heartbeatIntervalMs,
+      ...(this.policy.probeEdges ? { probeEdges: this.policy.probeEdges } : {}),
     };
   }
 

@@ -1,0 +1,21 @@
+import { KeySet } from '@matchplane/join-auth';
+import type { ApiConfig } from '../api.config';
+
+/**
+ * The probe key set the API verifies edge-signed measurements with (PROBE_KEYS_FILE), or null
+ * when none is configured. Loaded once at start-up: an unreadable or malformed file stops the API.
+ */
+export class ProbeMeasurementKeys {
+  constructor(readonly keys: KeySet | null) {}
+
+  static load(config: Pick<ApiConfig, 'PROBE_KEYS_FILE'>): ProbeMeasurementKeys {
+    if (config.PROBE_KEYS_FILE === undefined) return new ProbeMeasurementKeys(null);
+    try {
+      return new ProbeMeasurementKeys(KeySet.loadFile(config.PROBE_KEYS_FILE));
+    } catch (error) {
+      throw new Error(
+        `PROBE_KEYS_FILE ${JSON.stringify(config.PROBE_KEYS_FILE)} holds no usable probe keys: ${(error as Error).message}`,
+      );
+    }
+  }
+}

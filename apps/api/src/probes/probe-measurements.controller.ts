@@ -1,0 +1,38 @@
+import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import type { ProbeMeasurementResponse } from '@matchplane/contracts';
+import { contractPaths } from '@matchplane/routing';
+import type { AuthenticatedSession } from '@matchplane/players';
+import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { CurrentSession, PlayerAuthGuard, ReceivedAt } from '../auth/player-auth.guard';
+import { ProbeMeasurementRecorder } from './probe-measurement.recorder';
+import { ProbeMeasurementBody } from './probe-measurements.dto';
+
+/** Measurements taken by the regional probe edges, handed over by the player they measured. */
+@ApiTags('probes')
+@ApiBearerAuth()
+@UseGuards(PlayerAuthGuard)
+@RateLimit(RateLimitScope.PLAYER)
+@Controller(contractPaths('probes'))
+export class ProbeMeasurementsController {
+  constructor(private readonly recorder: ProbeMeasurementRecorder) {}
+
+  @Post('measurements')
+  @HttpCode(200)
+  // Each costs a transaction: counted with the API-hosted challenges, per session.
+  @RateLimit(RateLimitScope.PROBE_CHALLENGE)
+  async record(
+    @Body() body: ProbeMeasurementBody,
+    @CurrentSession() session: AuthenticatedSession,
+    @ReceivedAt() receivedAt: Date,
+  ): Promise<ProbeMeasurementResponse> {
+    const recorded = await this.recorder.record(session.playerId, body, receivedAt);
+    return {
+      measurementId: body.measurementId,
+      region: body.region,
+      rttMs: recorded.rttMs,
+      estimateMs: recorded.estimateMs,
+      samplesMs: recorded.samplesMs,
+    };
+  }
+}

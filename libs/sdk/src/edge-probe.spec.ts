@@ -1,0 +1,105 @@
+import type { QueueOptionsResponse } from '@matchplane/contracts';
+import { EdgeProber, httpProbeEdge } from './edge-probe';
+import type { FetchLike } from './http.transport';
+import { PlayerClient } from './player-client';
+import { MatchplaneApiError } from './sdk.errors';
+
+const BASE_URL = 'http://mm.test:8080';
+const EDGE = 'http://edge.eu.test:7101';
+const PLAYER = '6f1c2a4e-0b7d-4c1e-9a53-2f8d1e7b4c90';
+
+const options: QueueOptionsResponse = {
+  modes: [],
+  regions: ['eu-west', 'us-east'],
+  heartbeatIntervalMs: 10_000,
+  probeEdges: { 'eu-west': ['udp://edge.eu.test:7201', EDGE] },
+};
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': status < 400 ? 'application/json' : 'application/problem+json' },
+  });
+
+/** Answers like the API and an edge would; records the URLs called, in order. */
+function world(): { fetch: FetchLike; urls: string[] } {
+  const urls: string[] = [];
+  const fetch: FetchLike = (url, init) => {
+    urls.push(`${init.method ?? 'GET'} ${url}`);
+    const body = typeof init.body === 'string' ? (JSON.parse(init.body) as unknown) : undefined;
+    if (url === `${BASE_URL}/v1/sessions`)
+      return Promise.resolve(json(201, { token: 't', expiresAt: '', playerId: PLAYER }));
+    if (url === `${BASE_URL}/v1/queue/options`) return Promise.resolve(json(200, options));
+    if (url === `${EDGE}/v1/probe/challenges`) return Promise.resolve(json(201, { nonce: 'n' }));
+    if (url === `${EDGE}/v1/probe/answers`)
+      return Promise.resolve(json(200, { measurementId: 'm', echoed: body }));
+    if (url === `${BASE_URL}/v1/probes/measurements`)
+      return Promise.resolve(
+        json(200, { region: 'eu-west', rttMs: 20, estimateMs: 20, samplesMs: [20] }),
+      );
+    if (url.startsWith(`${BASE_URL}/v1/probes/us-east/challenge`))
+      return Promise.resolve(json(201, { challengeId: 'c', nonce: 'n', region: 'us-east' }));
+    if (url.startsWith(`${BASE_URL}/v1/probes/us-east/answer`))
+      return Promise.resolve(
+        json(200, { region: 'us-east', rttMs: 5, estimateMs: 5, samplesMs: [5] }),
+      );
+    return Promise.resolve(json(404, { code: 'NOT_FOUND', status: 404 }));
+  };
+  return { fetch, urls };
+}
+
+describe(EdgeProber.name, () => {
+  it('picks the first http(s) edge a region lists, none for a region without one', () => {
+    expect(httpProbeEdge(options, 'eu-west')).toBe(EDGE);
+    expect(httpProbeEdge(options, 'us-east')).toBeUndefined();
+    expect(httpProbeEdge(undefined, 'eu-west')).toBeUndefined();
+  });
+
+  it('probes a region with an edge there (challenge, answer, measurement to the API) and one without at the API', async () => {
+    const { fetch, urls } = world();
+    const client = new PlayerClient({ baseUrl: BASE_URL, fetch });
+    await client.createSession();
+    const result = await client.probeAll(undefined, { samples: 1 });
+    expect(result.failed).toEqual({});
+    expect(urls).toEqual([
+      `POST ${BASE_URL}/v1/sessions`,
+      `GET ${BASE_URL}/v1/queue/options`,
+      `POST ${EDGE}/v1/probe/challenges`,
+      `POST ${EDGE}/v1/probe/answers`,
+      `POST ${BASE_URL}/v1/probes/measurements`,
+      `POST ${BASE_URL}/v1/probes/us-east/challenge`,
+      `POST ${BASE_URL}/v1/probes/us-east/answer`,
+    ]);
+  });
+
+  it('echoes the challenge to the edge and the measurement to the API unchanged', async () => {
+    const sent: unknown[] = [];
+    const { fetch } = world();
+    const recording: FetchLike = (url, init) => {
+      if (typeof init.body === 'string') sent.push(JSON.parse(init.body));
+      return fetch(url, init);
+    };
+    const client = new PlayerClient({ baseUrl: BASE_URL, fetch: recording });
+    await client.createSession();
+    await client.queueOptions();
+    await client.probe('eu-west', { samples: 1 });
+    expect(sent.slice(-3)).toEqual([
+      { playerId: PLAYER, region: 'eu-west' },
+      { playerId: PLAYER, region: 'eu-west', challenge: { nonce: 'n' } },
+      {
+        measurementId: 'm',
+        echoed: { playerId: PLAYER, region: 'eu-west', challenge: { nonce: 'n' } },
+      },
+    ]);
+  });
+
+  it("throws an edge's problem as a MatchplaneApiError with its code", async () => {
+    const fetch: FetchLike = () =>
+      Promise.resolve(json(410, { code: 'PROBE_EXPIRED', status: 410, detail: 'late' }));
+    const error = await new EdgeProber({ fetch })
+      .measure(EDGE, PLAYER, 'eu-west')
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(MatchplaneApiError);
+    expect(error).toMatchObject({ status: 410, code: 'PROBE_EXPIRED' });
+  });
+});
