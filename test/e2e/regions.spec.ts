@@ -30,11 +30,12 @@ const MAX_AGE_MS = 5_000;
 /**
  * What a region's median sample may exceed its delay by: process wake-ups on the path (client,
  * proxy, edge). Idle, that is 1-2 ms (npm run bench:probes reports it); on this shared 2-core
- * machine at load 5-6 a bare loopback challenge and answer took 2-40 ms and a proxied one 3-16 ms
- * over its delay, with single outliers of 40 ms; so the median is held to it, every sample only to
- * its lower bound.
+ * machine at load 5-6 a proxied challenge and answer took 3-22 ms over its delay, with single
+ * outliers of 40 ms; so the median is held to it, every sample only to its lower bound. It stays
+ * below DB_ADDED_RTT_MS: a database round trip inside a sample still fails the test. (Accuracy is
+ * a figure of bench:probes, not of this suite.)
  */
-const RTT_SLACK_MS = 20;
+const RTT_SLACK_MS = DB_ADDED_RTT_MS - 5;
 
 describe('regions: latency measured at each region’s own edge', () => {
   let db: TestDatabase;

@@ -1,15 +1,13 @@
 import type { DataSource } from 'typeorm';
-import { DomainError } from '@matchplane/domain';
 import {
   boundTransaction,
-  itemFailure,
   runInTransaction,
-  type ItemFailure,
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
 import type { CandidateProjection } from './candidate.projection';
-import type { StoredTicket, TicketStore } from './ticket.store';
+import { endClaimedSearching } from './searching-tickets.ender';
+import type { TicketStore } from './ticket.store';
 
 /**
  * Searching tickets past their mode's timeout, counted from the ticket's creation (heartbeats do
@@ -40,8 +38,8 @@ export class SearchTimeoutStage implements ReconciliationStage {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly tickets: TicketStore,
-    private readonly projection: CandidateProjection,
+    readonly tickets: TicketStore,
+    readonly projection: CandidateProjection,
     private readonly options: {
       batchSize: number;
       searchTimeoutsMs: Readonly<Record<string, number>>;
@@ -61,30 +59,21 @@ export class SearchTimeoutStage implements ReconciliationStage {
         [...skip],
         this.options.batchSize,
       ]);
-      const done: StoredTicket[] = [];
-      const refused: ItemFailure[] = [];
-      for (const { id, created_at: searchingSince } of rows) {
-        const current = await this.tickets.load(manager, id);
-        const timeoutMs = current && this.options.searchTimeoutsMs[current.mode];
-        if (!current || current.state !== 'SEARCHING' || timeoutMs === undefined) continue;
-        try {
-          const tickets = await this.tickets.endWithParty(
-            manager,
-            current,
-            { to: 'EXPIRED', searchTimeoutMs: timeoutMs, searchingSince },
-            { to: 'EXPIRED', reason: 'SEARCH_TIMED_OUT' },
-            now,
-          );
-          for (const ticket of tickets) {
-            await this.projection.refreshAfterCommit(manager, ticket);
-            done.push(ticket);
-          }
-        } catch (error) {
-          // The domain refuses before any SQL is sent, so the batch's transaction is still good.
-          if (!(error instanceof DomainError)) throw error;
-          refused.push(itemFailure(id, error));
-        }
-      }
+      const since = new Map(rows.map((row) => [row.id, row.created_at]));
+      const { ended: done, failures: refused } = await endClaimedSearching(
+        manager,
+        this,
+        rows.map((row) => row.id),
+        (ticket) => {
+          const searchTimeoutMs = this.options.searchTimeoutsMs[ticket.mode];
+          const searchingSince = since.get(ticket.id);
+          return searchTimeoutMs === undefined || searchingSince === undefined
+            ? undefined
+            : { to: 'EXPIRED', searchTimeoutMs, searchingSince };
+        },
+        { to: 'EXPIRED', reason: 'SEARCH_TIMED_OUT' },
+        now,
+      );
       return { ended: done, taken: rows.length, failures: refused };
     });
     return { reconciled: { ticket_search_timeout: ended.length }, taken, failures };

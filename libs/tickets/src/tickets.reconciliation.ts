@@ -1,13 +1,10 @@
 import { Injectable, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { DomainError } from '@matchplane/domain';
 import {
   boundTransaction,
   cutoff,
-  itemFailure,
   ReconcilesLifecycle,
   runInTransaction,
-  type ItemFailure,
   type ReconciliationContribution,
   type ReconciliationOptions,
   type ReconciliationStage,
@@ -15,7 +12,8 @@ import {
 } from '@matchplane/persistence';
 import { CandidateProjection } from './candidate.projection';
 import { SearchTimeoutStage } from './search-timeout.stage';
-import { TicketStore, type StoredTicket } from './ticket.store';
+import { endClaimedSearching } from './searching-tickets.ender';
+import { TicketStore } from './ticket.store';
 import { TicketsModule } from './tickets.module';
 
 /**
@@ -34,8 +32,8 @@ export class TicketExpiryStage implements ReconciliationStage {
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly tickets: TicketStore,
-    private readonly projection: CandidateProjection,
+    readonly tickets: TicketStore,
+    readonly projection: CandidateProjection,
     private readonly options: { batchSize: number; heartbeatTimeoutMs: number },
   ) {}
 
@@ -51,31 +49,16 @@ export class TicketExpiryStage implements ReconciliationStage {
           batchSize,
           [...skip],
         );
-        const done: StoredTicket[] = [];
-        const refused: ItemFailure[] = [];
-        for (const id of ids) {
-          const current = await this.tickets.load(manager, id);
-          if (!current || current.state !== 'SEARCHING') continue;
-          try {
-            // A silent party member takes its whole party out of the queue, mates included.
-            const tickets = await this.tickets.endWithParty(
-              manager,
-              current,
-              { to: 'EXPIRED', heartbeatTimeoutMs },
-              { to: 'EXPIRED', reason: 'PARTY_MEMBER_EXPIRED' },
-              now,
-            );
-            for (const ticket of tickets) {
-              await this.projection.refreshAfterCommit(manager, ticket);
-              done.push(ticket);
-            }
-          } catch (error) {
-            // The domain refuses before any SQL is sent, so the batch's transaction is still good.
-            if (!(error instanceof DomainError)) throw error;
-            refused.push(itemFailure(id, error));
-          }
-        }
-        return { expired: done, taken: ids.length, failures: refused };
+        // A silent party member takes its whole party out of the queue, mates included.
+        const { ended, failures: refused } = await endClaimedSearching(
+          manager,
+          this,
+          ids,
+          () => ({ to: 'EXPIRED', heartbeatTimeoutMs }),
+          { to: 'EXPIRED', reason: 'PARTY_MEMBER_EXPIRED' },
+          now,
+        );
+        return { expired: ended, taken: ids.length, failures: refused };
       },
     );
     return {
