@@ -600,9 +600,11 @@ async function seedMixedBacklog(
     [past('matches'), matches],
     [inside('matches'), 1],
   ] as const) {
-    // Ended by an operator, its tickets with it (at the same instant).
+    // Ended by an operator while it played, its tickets with it (at the same instant; cancelled
+    // before the game, its players would search again).
     await inLanes(count, async () => {
       const { matchId } = await f.duel(ago(10 * MINUTE, at));
+      await f.advanceMatch(matchId, 'IN_PROGRESS', { at: ago(5 * MINUTE, at) });
       await f.cancelMatch(matchId, at);
     });
   }

@@ -469,7 +469,10 @@ export class TestFactories {
     }
   }
 
-  /** Cancels a live match through MatchLifecycle at `at`: its tickets end with it. */
+  /**
+   * Cancels a live match through MatchLifecycle at `at`: the tickets of players not yet in the game
+   * (MATCHED, ASSIGNED) search again, the others end with it.
+   */
   async cancelMatch(matchId: string, at = new Date()): Promise<void> {
     await runInTransaction(this.ds, (manager) =>
       this.writer(MatchLifecycle).cancel(manager, matchId, 'OPERATOR_CANCELLED', { now: at }),
