@@ -14,6 +14,7 @@ import { Backfill1764640000000 } from './1764640000000-backfill';
 import { ServerHeartbeat1764650000000 } from './1764650000000-server-heartbeat';
 import { MatchRatingChanges1764660000000 } from './1764660000000-match-rating-changes';
 import { QueueControls1764670000000 } from './1764670000000-queue-controls';
+import { ReadyCheck1764690000000 } from './1764690000000-ready-check';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -36,4 +37,5 @@ export const allMigrations = [
   ServerHeartbeat1764650000000,
   MatchRatingChanges1764660000000,
   QueueControls1764670000000,
+  ReadyCheck1764690000000,
 ];

@@ -7,3 +7,4 @@ export * from './validators';
 export * from './queue-policy';
 export * from './queue-attributes';
 export * from './search-timeouts';
+export * from './acceptance-timeouts';

@@ -6,3 +6,4 @@ export * from './server-client';
 export * from './server-heartbeats';
 export * from './notification-subscriber';
 export * from './game-connection';
+export * from './ready-check';

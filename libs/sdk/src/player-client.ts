@@ -31,6 +31,7 @@ import {
   type NotificationSubscription,
 } from './notification-subscriber';
 import { MatchplaneApiError } from './sdk.errors';
+import { ReadyCheckCalls } from './ready-check';
 import { ApiEndpoints, type ApiEndpointsInput } from './api-endpoints';
 
 export interface PlayerClientOptions {
@@ -171,6 +172,8 @@ export class PlayerClient {
   private currentToken: string | undefined;
   private currentSession: SessionResponse | undefined;
   private lastQueueOptions: QueueOptionsResponse | undefined;
+  /** A ready check's answers: `readyCheck.accept(matchId)`, `readyCheck.decline(matchId)`. */
+  readonly readyCheck = new ReadyCheckCalls((request) => this.required(request));
 
   constructor(options: PlayerClientOptions) {
     // One list for HTTP and notifications: a replica one of them found dead is left by both.

@@ -3,6 +3,7 @@ import {
   parseQueueModeAttributes,
   parseQueueModes,
   parseRegions,
+  parseAcceptanceTimeouts,
   parseSearchTimeouts,
   type QueueMode,
 } from '@matchplane/config';
@@ -25,6 +26,8 @@ export class QueuePolicy {
   readonly heartbeatIntervalMs: number;
   /** QUEUE_SEARCH_TIMEOUTS: each mode's search timeout (ms); a mode absent has none. */
   readonly searchTimeoutsMs: ReadonlyMap<string, number>;
+  /** QUEUE_ACCEPTANCE_TIMEOUTS: each ready-check mode's acceptance timeout (ms). */
+  readonly acceptanceTimeoutsMs: ReadonlyMap<string, number>;
   private readonly attributeSchemas: ReadonlyMap<string, ModeAttributeSchema>;
 
   constructor(@Inject(ApiConfig) config: ApiConfig) {
@@ -39,6 +42,16 @@ export class QueuePolicy {
       config.QUEUE_SEARCH_TIMEOUTS,
       this.modes.map(({ mode }) => mode),
     );
+    this.acceptanceTimeoutsMs = parseAcceptanceTimeouts(
+      config.QUEUE_ACCEPTANCE_TIMEOUTS,
+      this.modes.map(({ mode }) => mode),
+    );
+  }
+
+  /** What GET /v1/queue/options tells clients of a mode's ready check (nothing without one). */
+  acceptanceOption(mode: string): { acceptanceTimeoutMs?: number } {
+    const ms = this.acceptanceTimeoutsMs.get(mode);
+    return ms === undefined ? {} : { acceptanceTimeoutMs: ms };
   }
 
   /** 404 UNKNOWN_REGION unless `region` is configured. */
