@@ -1,5 +1,11 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import type { ReadyCheckAnswerResponse, TicketResponse } from '@matchplane/contracts';
+import { randomUUID } from 'node:crypto';
+import type {
+  PartyResponse,
+  PartyTicketResponse,
+  ReadyCheckAnswerResponse,
+  TicketResponse,
+} from '@matchplane/contracts';
 import { ReadyCheck } from '@matchplane/matches';
 import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
@@ -28,9 +34,36 @@ describe(ReadyCheck.name, () => {
     await api.close();
   });
 
-  async function squadMatch(): Promise<{ matchId: string; players: typeof queued }> {
-    const players: typeof queued = [];
-    for (let i = 0; i < 8; i += 1) {
+  /** Two players queued as a party (leader first), through the party routes. */
+  async function queuedParty(): Promise<typeof queued> {
+    const [leader, member] = [await api.newPlayer(), await api.newPlayer()];
+    for (const session of [leader, member])
+      expect((await api.probe(session.token, 'eu-west')).statusCode).toBe(200);
+    const party = await api.request('POST', '/v1/parties', { token: leader.token });
+    const { inviteCode } = party.json<PartyResponse>();
+    const joined = await api.request('POST', '/v1/parties/join', {
+      token: member.token,
+      body: { inviteCode },
+    });
+    expect(joined.statusCode).toBe(200);
+    const enqueued = await api.request('POST', '/v1/queue/party-tickets', {
+      token: leader.token,
+      body: { mode: 'squad' },
+      idempotencyKey: randomUUID(),
+    });
+    expect(enqueued.statusCode).toBe(201);
+    const { tickets } = enqueued.json<PartyTicketResponse>();
+    return [leader, member].map((session) => ({
+      token: session.token,
+      ticket: tickets.find((t) => t.playerId === session.playerId)!,
+    }));
+  }
+
+  async function squadMatch(
+    party: typeof queued = [],
+  ): Promise<{ matchId: string; players: typeof queued }> {
+    const players: typeof queued = [...party];
+    while (players.length < 8) {
       const player = await api.newPlayer();
       expect((await api.probe(player.token, 'eu-west')).statusCode).toBe(200);
       const response = await api.enqueue(player.token, 'squad');
@@ -105,5 +138,24 @@ describe(ReadyCheck.name, () => {
         expect(ticket).toMatchObject({ state: 'CANCELLED', endReason: 'MATCH_CANCELLED' });
       }
     }
+  });
+
+  it('lets a party go whole when one of its members declines, though the other accepted', async () => {
+    const [leader, member] = await queuedParty();
+    const { matchId, players } = await squadMatch([leader!, member!]);
+    const solo = players[2]!;
+    expect((await answer(leader!.token, matchId, 'accept')).statusCode).toBe(200);
+    expect((await answer(solo.token, matchId, 'accept')).statusCode).toBe(200);
+    expect((await answer(member!.token, matchId, 'decline')).statusCode).toBe(200);
+    // The leader accepted, but its party cannot search without the member: it is let go.
+    expect(await ticketOf(leader!)).toMatchObject({
+      state: 'CANCELLED',
+      endReason: 'MATCH_CANCELLED',
+    });
+    expect(await ticketOf(member!)).toMatchObject({
+      state: 'CANCELLED',
+      endReason: 'ACCEPTANCE_DECLINED',
+    });
+    expect(await ticketOf(solo)).toMatchObject({ state: 'SEARCHING' });
   });
 });

@@ -44,7 +44,8 @@ export class MatchLifecycle {
     private readonly dataSource: DataSource,
     /** The store it moves matches through (reconciliation claims stuck ones with it). */
     readonly matches: MatchStore,
-    private readonly tickets: TicketStore,
+    /** The participants' tickets (the ready check reads their parties with it). */
+    readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
     /** The players' cooldowns and priorities (the ready check penalises with it too). */
     readonly players: PlayerStore,

@@ -40,7 +40,8 @@ interface AnswerRow {
  * (maintenance's acceptance_timeouts stage), CANCELS it: the players who accepted search again
  * with their enqueue time (MATCHED -> SEARCHING), the decliner's or non-answerers' tickets end and
  * those players get the no-show cooldown. A player who had not answered when another declined is
- * let go without penalty (nothing was asked of them in vain).
+ * let go without penalty, and so is one who accepted but whose party mate did not (a party
+ * searches whole).
  */
 @Injectable()
 export class ReadyCheck {
@@ -147,12 +148,20 @@ export class ReadyCheck {
       { to: 'CANCELLED', reason },
       at,
     );
+    // A party searches whole or not at all: one whose member did not accept is let go whole.
+    const unreadyParties = new Set<string>();
+    for (const participant of match.participants) {
+      if (accepted.has(participant.playerId)) continue;
+      const ticket = await this.lifecycle.tickets.load(manager, participant.ticketId);
+      if (ticket?.party) unreadyParties.add(ticket.party.id);
+    }
     // A requeue keeps the ticket's enqueue time: those who accepted are served ahead.
-    const tickets = await this.lifecycle.moveTickets(manager, change, at.now, (matchId, ticket) =>
-      accepted.has(ticket.playerId)
-        ? { to: 'SEARCHING', matchCancelled: { matchId } }
-        : notAccepted(ticket),
-    );
+    const tickets = await this.lifecycle.moveTickets(manager, change, at.now, (matchId, ticket) => {
+      if (!accepted.has(ticket.playerId)) return notAccepted(ticket);
+      return ticket.party && unreadyParties.has(ticket.party.id)
+        ? { to: 'CANCELLED', reason: 'MATCH_CANCELLED', matchId }
+        : { to: 'SEARCHING', matchCancelled: { matchId } };
+    });
     return { change, tickets };
   }
 
