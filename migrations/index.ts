@@ -15,6 +15,7 @@ import { ServerHeartbeat1764650000000 } from './1764650000000-server-heartbeat';
 import { MatchRatingChanges1764660000000 } from './1764660000000-match-rating-changes';
 import { QueueControls1764670000000 } from './1764670000000-queue-controls';
 import { ProbeMeasurements1764680000000 } from './1764680000000-probe-measurements';
+import { ReadyCheck1764690000000 } from './1764690000000-ready-check';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -38,4 +39,5 @@ export const allMigrations = [
   MatchRatingChanges1764660000000,
   QueueControls1764670000000,
   ProbeMeasurements1764680000000,
+  ReadyCheck1764690000000,
 ];

@@ -510,6 +510,7 @@ export function useControlPlane(
 
 /** A match's states in lifecycle order (DESIGN.md "Aggregates and states"); every end is last. */
 export const MATCH_LIFECYCLE_ORDER: Readonly<Record<string, number>> = {
+  AWAITING_ACCEPTANCE: -1,
   ALLOCATING: 0,
   PROCESS_READY: 1,
   ASSIGNMENT_READY: 2,
@@ -618,8 +619,9 @@ export class NotificationLog {
         }
       }
     });
-    if (events[0]!.state !== 'ALLOCATING')
-      throw new Error(`the first state is not ALLOCATING: ${describe()}`);
+    // A ready-check mode's matches start AWAITING_ACCEPTANCE; every other, ALLOCATING.
+    if (events[0]!.state !== 'ALLOCATING' && events[0]!.state !== 'AWAITING_ACCEPTANCE')
+      throw new Error(`the first state is not ALLOCATING or AWAITING_ACCEPTANCE: ${describe()}`);
     const resynced = this.resyncs.filter((resync) => resync.matchId === matchId);
     if (resynced.length > 0)
       throw new Error(`${this.label} was resynced on ${matchId}: ${JSON.stringify(resynced)}`);

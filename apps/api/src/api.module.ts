@@ -3,6 +3,7 @@ import { ApiConfig } from './api.config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { AdminModule } from './admin/admin.module';
 import { AssignmentsModule } from './assignments/assignments.module';
+import { ReadyCheckModule } from './acceptance/ready-check.module';
 import { MatchHistoryModule } from './history/match-history.module';
 import { ThrottlingModule } from './http/throttling.module';
 import { NotificationsModule } from './notifications/notifications.module';
@@ -42,6 +43,7 @@ export class ApiModule {
         PlayerEntryModule.forRoot(config, options.playerEntry),
         ServersModule,
         AssignmentsModule,
+        ReadyCheckModule,
         MatchHistoryModule,
         NotificationsModule.forRoot(config),
       ],

@@ -1,7 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Link } from '@opentelemetry/api';
 import type { EntityManager } from 'typeorm';
-import { TicketHeartbeatTimeout } from '@matchplane/config';
+import {
+  parseAcceptanceTimeouts,
+  parseQueueModes,
+  TicketHeartbeatTimeout,
+} from '@matchplane/config';
 import {
   validCandidate,
   type BackfillPick,
@@ -9,9 +13,10 @@ import {
   type ProposedMatch,
   type TicketAttributes,
 } from '@matchplane/domain';
-import { BackfillStore, MatchStore } from '@matchplane/matches';
+import { BackfillStore, MatchStore, ReadyCheck } from '@matchplane/matches';
 import { contextFromTraceparent, inSpan, linkToTraceparent } from '@matchplane/observability';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { MatcherConfig } from './matcher.config';
 import type { CommitSession } from './mode-lease';
 import { TicketExplanations } from './ticket-explanations';
 
@@ -63,7 +68,7 @@ export interface CommitOutcome {
  * Commits proposed matches: one transaction per batch on the lease's session, every match whole
  * in it. The batch's tickets are locked `FOR UPDATE SKIP LOCKED` and every member is
  * re-checked against its PostgreSQL row (the projection is only an index), then the match is
- * created (ALLOCATING, revision 1, participants, envelope to every participant) and each ticket
+ * created (ALLOCATING, or AWAITING_ACCEPTANCE with its deadline for a ready-check mode; revision 1, participants, envelope to every participant) and each ticket
  * moved to MATCHED with its envelope, all in that transaction. A proposal that lost a member is
  * dropped whole. What follows the commit is registered in its unit of work: the relay's wake-up
  * (by the stores), the matched tickets' removal from the projection and their explanations'
@@ -73,6 +78,8 @@ export interface CommitOutcome {
 export class MatchCommitter {
   private readonly logger = new Logger(MatchCommitter.name);
   private readonly heartbeatTimeoutMs: number;
+  /** QUEUE_ACCEPTANCE_TIMEOUTS: a mode listed creates its matches AWAITING_ACCEPTANCE. */
+  private readonly acceptanceTimeoutsMs: ReadonlyMap<string, number>;
 
   constructor(
     private readonly matches: MatchStore,
@@ -80,9 +87,15 @@ export class MatchCommitter {
     private readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
     private readonly explanations: TicketExplanations,
+    private readonly readyCheck: ReadyCheck,
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
+    @Inject(MatcherConfig) config: MatcherConfig,
   ) {
     this.heartbeatTimeoutMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
+    this.acceptanceTimeoutsMs = parseAcceptanceTimeouts(
+      config.QUEUE_ACCEPTANCE_TIMEOUTS,
+      parseQueueModes(config.QUEUE_MODES).map(({ mode }) => mode),
+    );
   }
 
   /**
@@ -301,12 +314,14 @@ export class MatchCommitter {
     now: Date,
   ): Promise<CommittedMatch> {
     const byTicket = new Map(rows.map((row) => [row.id, row]));
+    const acceptanceTimeoutMs = this.acceptanceTimeoutsMs.get(proposal.mode);
     try {
       const change = await this.matches.create(
         manager,
         {
           mode: proposal.mode,
           region: proposal.region,
+          awaitingAcceptance: acceptanceTimeoutMs !== undefined,
           participants: proposal.participants.map((p) => ({
             playerId: p.playerId,
             ticketId: p.ticketId,
@@ -317,6 +332,9 @@ export class MatchCommitter {
         now,
       );
       const matchId = change.match.id;
+      if (acceptanceTimeoutMs !== undefined) {
+        await this.readyCheck.open(manager, matchId, new Date(now.getTime() + acceptanceTimeoutMs));
+      }
       const { tickets } = await this.tickets.transitionMany(
         manager,
         rows,

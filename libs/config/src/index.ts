@@ -8,3 +8,4 @@ export * from './queue-policy';
 export * from './queue-attributes';
 export * from './search-timeouts';
 export * from './probe-edges';
+export * from './acceptance-timeouts';

@@ -9,14 +9,16 @@ export const SEARCH_TIMEOUT_RANGE_MS = { min: 5_000, max: 86_400_000 } as const;
  * Answers each configured mode's timeout.
  */
 export function parseSearchTimeouts(raw: string, modes: readonly string[]): Map<string, number> {
-  const { timeouts, problems } = readSearchTimeouts(raw, modes);
+  const { timeouts, problems } = readModeTimeouts(raw, modes, SEARCH_TIMEOUT_RANGE_MS);
   if (problems.length > 0) throw new Error(problems.join('; '));
   return timeouts;
 }
 
-function readSearchTimeouts(
+/** `mode=ms` entries (`*` for every mode not named), each within `range`; see parseSearchTimeouts. */
+export function readModeTimeouts(
   raw: string,
   modes: readonly string[] | undefined,
+  range: { readonly min: number; readonly max: number },
 ): { timeouts: Map<string, number>; problems: string[] } {
   const named = new Map<string, number>();
   const problems: string[] = [];
@@ -28,14 +30,8 @@ function readSearchTimeouts(
     const ms = Number(value);
     if (!mode || value === undefined || rest.length > 0) {
       problems.push(`"${entry}" is not mode=ms`);
-    } else if (
-      !Number.isInteger(ms) ||
-      ms < SEARCH_TIMEOUT_RANGE_MS.min ||
-      ms > SEARCH_TIMEOUT_RANGE_MS.max
-    ) {
-      problems.push(
-        `"${entry}": the timeout must be whole ms from ${SEARCH_TIMEOUT_RANGE_MS.min} to ${SEARCH_TIMEOUT_RANGE_MS.max}`,
-      );
+    } else if (!Number.isInteger(ms) || ms < range.min || ms > range.max) {
+      problems.push(`"${entry}": the timeout must be whole ms from ${range.min} to ${range.max}`);
     } else if (named.has(mode)) {
       problems.push(`names ${mode} twice`);
     } else if (mode !== '*' && modes && !modes.includes(mode)) {
@@ -57,6 +53,6 @@ function readSearchTimeouts(
 export function IsSearchTimeouts(): PropertyDecorator {
   return ValidatedAgainstQueueModes(
     'isSearchTimeouts',
-    (raw, modes) => readSearchTimeouts(raw, modes).problems,
+    (raw, modes) => readModeTimeouts(raw, modes, SEARCH_TIMEOUT_RANGE_MS).problems,
   );
 }

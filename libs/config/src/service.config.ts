@@ -4,6 +4,7 @@ import { EnvVar } from './env-var.decorator';
 import { IsQueueModeAttributes } from './queue-attributes';
 import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
 import { IsSearchTimeouts } from './search-timeouts';
+import { IsAcceptanceTimeouts } from './acceptance-timeouts';
 import { IsIntInRange, IsPort } from './validators';
 
 export class ServiceConfig extends DatabaseConfig {
@@ -58,6 +59,13 @@ export class ServiceConfig extends DatabaseConfig {
   })
   @IsSearchTimeouts()
   QUEUE_SEARCH_TIMEOUTS = '*=600000';
+
+  @EnvVar({
+    description:
+      'Ready check per mode: how long every matched player has to accept before the match is CANCELLED ACCEPTANCE_TIMEOUT (no server is allocated before all accept). mode=ms entries, comma-separated, *=ms for every mode not named; unset or a mode with neither: no ready check',
+  })
+  @IsAcceptanceTimeouts()
+  QUEUE_ACCEPTANCE_TIMEOUTS = '';
 
   @EnvVar({ description: 'Regions players probe and matches are placed in, comma-separated' })
   @IsParsedList(parseRegions, 'comma-separated region names, e.g. eu-west,us-east')

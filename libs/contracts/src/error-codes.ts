@@ -102,6 +102,13 @@ export const ErrorCode = {
   BACKFILL_CONFLICT: 'BACKFILL_CONFLICT',
   /** The team is full (no no-show or leaver to replace) or has fewer open places than asked. */
   BACKFILL_NO_OPEN_SLOTS: 'BACKFILL_NO_OPEN_SLOTS',
+  /**
+   * 409 from POST /v1/matches/{id}/accept or /decline: the match is not waiting for its ready
+   * check (it moved on, ended, or its mode has none); `matchState` says where it is.
+   */
+  NOT_AWAITING_ACCEPTANCE: 'NOT_AWAITING_ACCEPTANCE',
+  /** 409: the player already gave the other answer to this ready check (an answer is final). */
+  ACCEPTANCE_ALREADY_ANSWERED: 'ACCEPTANCE_ALREADY_ANSWERED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -9,3 +9,4 @@ export * from './routes';
 export * from './player-api';
 export * from './match-history';
 export * from './server-api';
+export * from './ready-check';

@@ -18,6 +18,8 @@ export const PlayerRoutes = {
   ticketHeartbeat: (ticketId: string) => `queue/tickets/${encodeURIComponent(ticketId)}/heartbeat`,
   assignment: (matchId: string) => `matches/${encodeURIComponent(matchId)}/assignment`,
   matchHistory: 'matches/history',
+  matchAccept: (matchId: string) => `matches/${encodeURIComponent(matchId)}/accept`,
+  matchDecline: (matchId: string) => `matches/${encodeURIComponent(matchId)}/decline`,
   parties: 'parties',
   partyJoin: 'parties/join',
   currentParty: 'parties/current',
@@ -99,6 +101,11 @@ export interface QueueModeOption {
    * SEARCH_TIMED_OUT; absent: it searches until matched or cancelled.
    */
   searchTimeoutMs?: number;
+  /**
+   * The mode's ready check: a match waits this long (ms) for every player to accept
+   * (`POST /v1/matches/{id}/accept`) before it is cancelled; absent: no ready check.
+   */
+  acceptanceTimeoutMs?: number;
 }
 
 /** One attribute a mode declares: a string from `values`, or a number within [min, max]. */

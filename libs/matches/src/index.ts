@@ -7,3 +7,5 @@ export * from './matches.reconciliation';
 export * from './backfill.store';
 export * from './match-history.reader';
 export * from './server-loss.reconciler';
+export * from './ready-check.service';
+export * from './acceptance-timeout.stage';

@@ -44,9 +44,11 @@ export class MatchLifecycle {
     private readonly dataSource: DataSource,
     /** The store it moves matches through (reconciliation claims stuck ones with it). */
     readonly matches: MatchStore,
-    private readonly tickets: TicketStore,
+    /** The participants' tickets (the ready check reads their parties with it). */
+    readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
-    private readonly players: PlayerStore,
+    /** The players' cooldowns and priorities (the ready check penalises with it too). */
+    readonly players: PlayerStore,
     /** The backfill requests it ends with their match (reconciliation expires them with it). */
     readonly backfills: BackfillStore,
   ) {}
@@ -243,7 +245,8 @@ export class MatchLifecycle {
     return runInTransaction(this.dataSource, (manager) => this.cancel(manager, matchId, reason));
   }
 
-  private async moveTickets(
+  /** Moves every participant ticket still bound to the match by `command`, each with its event. */
+  async moveTickets(
     manager: EntityManager,
     change: MatchChange,
     now: Date,

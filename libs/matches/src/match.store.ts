@@ -15,6 +15,7 @@ import {
   type MatchParticipantsChange,
   type MatchSnapshot,
   type MatchState,
+  type NewMatch,
 } from '@matchplane/domain';
 import { envelopesFor, OutboxSignal, OutboxWriter, retainedEvents } from '@matchplane/outbox';
 import { CodedError, LibraryErrorCode } from '@matchplane/errors';
@@ -121,7 +122,7 @@ export class MatchStore {
   /** Creates a match (ALLOCATING, revision 1) with its participants, in `manager`'s transaction. */
   async create(
     manager: EntityManager,
-    input: { id?: string; mode: string; region: string; participants: readonly NewParticipant[] },
+    input: Omit<NewMatch, 'id' | 'participants'> & { id?: string; participants: NewParticipant[] },
     now = new Date(),
   ): Promise<MatchChange> {
     const change = createMatch(
@@ -129,6 +130,7 @@ export class MatchStore {
         id: input.id ?? randomUUID(),
         mode: input.mode,
         region: input.region,
+        awaitingAcceptance: input.awaitingAcceptance,
         participants: input.participants.map(({ playerId, ticketId, team }) => ({
           playerId,
           ticketId,

@@ -6,6 +6,7 @@ import { MatchLifecycle } from './match-lifecycle.service';
 import { MatchStore } from './match.store';
 import { BackfillStore } from './backfill.store';
 import { MatchHistoryReader } from './match-history.reader';
+import { ReadyCheck } from './ready-check.service';
 
 /**
  * Owns `matches`, `match_participants` and `backfill_requests`; other modules change matches only through MatchStore,
@@ -13,7 +14,7 @@ import { MatchHistoryReader } from './match-history.reader';
  */
 @Module({
   imports: [OutboxModule.forWriters(), TicketsModule, PlayerStoreModule],
-  providers: [MatchStore, MatchLifecycle, BackfillStore, MatchHistoryReader],
-  exports: [MatchStore, MatchLifecycle, BackfillStore, MatchHistoryReader],
+  providers: [MatchStore, MatchLifecycle, BackfillStore, MatchHistoryReader, ReadyCheck],
+  exports: [MatchStore, MatchLifecycle, BackfillStore, MatchHistoryReader, ReadyCheck],
 })
 export class MatchesModule {}

@@ -19,6 +19,8 @@ import {
   stuckMatchSql as stuckMatchClaimSql,
 } from './match.store';
 import { MatchesModule } from './matches.module';
+import { AcceptanceTimeoutStage } from './acceptance-timeout.stage';
+import { ReadyCheck } from './ready-check.service';
 
 /** A live state nothing will move a match out of once its deadline has passed, and what ends it. */
 export interface StuckMatchRule {
@@ -223,6 +225,12 @@ export class MatchReconciliation implements ReconciliationContribution {
 
   reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[] {
     return [
+      new AcceptanceTimeoutStage(
+        this.dataSource,
+        this.lifecycle,
+        new ReadyCheck(this.dataSource, this.lifecycle),
+        options,
+      ),
       ...new StuckMatchReconciler(this.dataSource, this.lifecycle, options).stages(
         STUCK_MATCH_RULES,
       ),

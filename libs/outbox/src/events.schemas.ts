@@ -32,6 +32,7 @@ import {
   MatchCancelReason,
   MatchFailureReason,
   matchReasonsFor,
+  MATCH_INITIAL_STATES,
   MATCH_STATES,
   participantProblems,
   RatingUpdateReason,
@@ -480,7 +481,7 @@ function semanticProblems<E extends EventType>(
 function matchRules(payload: EventPayloads['match.state_changed']): EnvelopeProblem[] {
   const problems: EnvelopeProblem[] = [];
   const { from, to, reason } = payload;
-  if (from === null ? to !== 'ALLOCATING' : !canTransitionMatch(from, to)) {
+  if (from === null ? !MATCH_INITIAL_STATES.includes(to) : !canTransitionMatch(from, to)) {
     problems.push({
       field: 'payload.to',
       message: `${String(from)} -> ${to} is not a match transition`,

@@ -7,3 +7,4 @@ export * from './server-heartbeats';
 export * from './notification-subscriber';
 export * from './game-connection';
 export { EdgeProber, httpProbeEdge } from './edge-probe';
+export * from './ready-check';

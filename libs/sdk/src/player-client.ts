@@ -32,6 +32,7 @@ import {
   type NotificationSubscription,
 } from './notification-subscriber';
 import { MatchplaneApiError } from './sdk.errors';
+import { ReadyCheckCalls } from './ready-check';
 import { ApiEndpoints, type ApiEndpointsInput } from './api-endpoints';
 
 export interface PlayerClientOptions {
@@ -173,6 +174,8 @@ export class PlayerClient {
   private currentSession: SessionResponse | undefined;
   private lastQueueOptions: QueueOptionsResponse | undefined;
   private readonly edges: EdgeProber;
+  /** A ready check's answers: `readyCheck.accept(matchId)`, `readyCheck.decline(matchId)`. */
+  readonly readyCheck = new ReadyCheckCalls((request) => this.required(request));
 
   constructor(options: PlayerClientOptions) {
     // One list for HTTP and notifications: a replica one of them found dead is left by both.

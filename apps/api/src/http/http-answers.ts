@@ -91,6 +91,8 @@ export const HTTP_ANSWERS: Readonly<Record<AnyErrorCode, HttpAnswer>> = {
   [ErrorCode.REQUEST_TIMEOUT]: { status: 408 },
   [ErrorCode.ALLOCATION_ENDED]: { status: 401 },
   [ErrorCode.MATCH_ENDED]: { status: 410 },
+  [ErrorCode.NOT_AWAITING_ACCEPTANCE]: { status: 409 },
+  [ErrorCode.ACCEPTANCE_ALREADY_ANSWERED]: { status: 409 },
 
   // libs/domain rule violations: the request met a state the rule forbids, or bad input.
   [DomainErrorCode.ILLEGAL_TRANSITION]: conflict,

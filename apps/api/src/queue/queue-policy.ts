@@ -4,6 +4,7 @@ import {
   parseProbeEdges,
   parseQueueModes,
   parseRegions,
+  parseAcceptanceTimeouts,
   parseSearchTimeouts,
   type QueueMode,
 } from '@matchplane/config';
@@ -28,6 +29,8 @@ export class QueuePolicy {
   readonly searchTimeoutsMs: ReadonlyMap<string, number>;
   /** Each region's probe edge endpoints (PROBE_EDGES); undefined when clients probe the API. */
   readonly probeEdges: Readonly<Record<string, string[]>> | undefined;
+  /** QUEUE_ACCEPTANCE_TIMEOUTS: each ready-check mode's acceptance timeout (ms). */
+  readonly acceptanceTimeoutsMs: ReadonlyMap<string, number>;
   private readonly attributeSchemas: ReadonlyMap<string, ModeAttributeSchema>;
 
   constructor(@Inject(ApiConfig) config: ApiConfig) {
@@ -51,6 +54,16 @@ export class QueuePolicy {
               [...endpoints],
             ]),
           );
+    this.acceptanceTimeoutsMs = parseAcceptanceTimeouts(
+      config.QUEUE_ACCEPTANCE_TIMEOUTS,
+      this.modes.map(({ mode }) => mode),
+    );
+  }
+
+  /** What GET /v1/queue/options tells clients of a mode's ready check (nothing without one). */
+  acceptanceOption(mode: string): { acceptanceTimeoutMs?: number } {
+    const ms = this.acceptanceTimeoutsMs.get(mode);
+    return ms === undefined ? {} : { acceptanceTimeoutMs: ms };
   }
 
   /** 404 UNKNOWN_REGION unless `region` is configured. */

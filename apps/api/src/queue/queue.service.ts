@@ -154,6 +154,7 @@ export class QueueService {
         queueDepth: depths[mode] ?? 0,
         attributes: this.policy.attributeOptions(mode),
         ...searchTimeoutOf(this.policy.searchTimeoutsMs.get(mode)),
+        ...this.policy.acceptanceOption(mode),
       })),
       regions: [...this.policy.regions],
       heartbeatIntervalMs: this.policy.heartbeatIntervalMs,

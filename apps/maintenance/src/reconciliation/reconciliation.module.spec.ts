@@ -31,7 +31,11 @@ describe(ReconciliationModule.name, () => {
   });
 
   it('has one stuck-match rule, with its own stage, for every live match state', () => {
-    const live = MATCH_STATES.filter((state) => !isTerminalMatchState(state));
+    // AWAITING_ACCEPTANCE ends at its own per-match deadline: AcceptanceTimeoutStage's, not a rule's.
+    const live = MATCH_STATES.filter(
+      (state) => !isTerminalMatchState(state) && state !== 'AWAITING_ACCEPTANCE',
+    );
+    expect(MATCH_STATES).toContain('AWAITING_ACCEPTANCE');
     expect(RULES.map((rule) => rule.state)).toEqual(live);
     expect(new Set(RULES.map((rule) => rule.stage)).size).toBe(live.length);
     for (const rule of RULES) {

@@ -32,13 +32,16 @@ function pick<T>(random: () => number, values: readonly T[]): T {
   return values[Math.floor(random() * values.length)]!;
 }
 
-function newMatch(players = 4) {
+function newMatch(players = 4, awaitingAcceptance = false) {
   const participants = Array.from({ length: players }, (_, index) => ({
     playerId: randomUUID(),
     ticketId: randomUUID(),
     team: index % 2,
   }));
-  return createMatch({ id: randomUUID(), mode: 'duel', region: 'eu-west', participants }, t0);
+  return createMatch(
+    { id: randomUUID(), mode: 'duel', region: 'eu-west', participants, awaitingAcceptance },
+    t0,
+  );
 }
 
 function randomCommand(random: () => number, from: MatchState): MatchCommand {
@@ -53,19 +56,21 @@ function randomCommand(random: () => number, from: MatchState): MatchCommand {
       const serverRegion = pick(random, ['eu-west', 'us-east', undefined]);
       return serverRegion === undefined ? { to } : { to, serverRegion };
     }
+    case 'ALLOCATING':
     case 'ASSIGNMENT_READY':
     case 'IN_PROGRESS':
     case 'COMPLETED':
       return { to };
-    case 'ALLOCATING':
-      throw new Error('nothing leads back to ALLOCATING');
+    case 'AWAITING_ACCEPTANCE':
+      throw new Error('nothing leads back to AWAITING_ACCEPTANCE');
   }
 }
 
 /** A random legal history, sometimes stopping before the match ends. */
 function randomHistory(seed: number): { match: MatchSnapshot; history: MatchStateChanged[] } {
   const random = prng(seed);
-  let { match, events } = newMatch(1 + Math.floor(random() * 6));
+  // Some matches start with a ready check, so histories through AWAITING_ACCEPTANCE are folded too.
+  let { match, events } = newMatch(1 + Math.floor(random() * 6), random() < 0.3);
   const history = [...events];
   while (!TERMINAL_MATCH_STATES.has(match.state) && random() < 0.9) {
     ({ match, events } = transitionMatch(

@@ -25,6 +25,7 @@ import {
 import {
   canTransitionMatch,
   isMatchState,
+  MATCH_INITIAL_STATES,
   matchReasonsFor,
   type MatchEndReason,
   type MatchState,
@@ -178,9 +179,9 @@ function creation(
   event: HistoryEvent<typeof MATCH_STATE_CHANGED, MatchStateChangedPayload>,
 ): MatchIdentity {
   const { payload } = event;
-  if (payload.from !== null || payload.to !== 'ALLOCATING') {
+  if (payload.from !== null || !MATCH_INITIAL_STATES.includes(payload.to)) {
     throw inconsistent(
-      `${where}: a match history starts with null -> ALLOCATING, not ${String(payload.from)} -> ${payload.to}`,
+      `${where}: a match history starts with null -> ALLOCATING or AWAITING_ACCEPTANCE, not ${String(payload.from)} -> ${payload.to}`,
     );
   }
   const problems = participantProblems(payload.participants);

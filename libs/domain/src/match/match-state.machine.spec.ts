@@ -14,6 +14,7 @@ import {
 
 /** DESIGN.md "Aggregates and states", written out independently of the implementation's table. */
 const FORWARD: Partial<Record<MatchState, MatchState>> = {
+  AWAITING_ACCEPTANCE: 'ALLOCATING',
   ALLOCATING: 'PROCESS_READY',
   PROCESS_READY: 'ASSIGNMENT_READY',
   ASSIGNMENT_READY: 'IN_PROGRESS',
@@ -54,6 +55,8 @@ describe('match state machine', () => {
 
   it.each([
     ['ALLOCATING', 'ALLOCATION_FAILED', true],
+    ['AWAITING_ACCEPTANCE', 'LIFECYCLE_TIMEOUT', true],
+    ['AWAITING_ACCEPTANCE', 'PARTICIPANT_LEFT', false],
     ['PROCESS_READY', 'SERVER_REGISTRATION_TIMEOUT', true],
     ['PROCESS_READY', 'SERVER_LOST', true],
     ['ALLOCATING', 'PARTICIPANT_LEFT', false],

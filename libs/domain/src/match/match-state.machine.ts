@@ -1,4 +1,6 @@
 export const MatchState = {
+  /** A ready check: created for a mode with an acceptance timeout, waiting for every player. */
+  AWAITING_ACCEPTANCE: 'AWAITING_ACCEPTANCE',
   ALLOCATING: 'ALLOCATING',
   PROCESS_READY: 'PROCESS_READY',
   ASSIGNMENT_READY: 'ASSIGNMENT_READY',
@@ -44,12 +46,17 @@ export type MatchFailureReason = (typeof MatchFailureReason)[keyof typeof MatchF
 export const MatchCancelReason = {
   OPERATOR_CANCELLED: 'OPERATOR_CANCELLED',
   SERVER_CANCELLED: 'SERVER_CANCELLED',
+  /** A player declined the ready check. */
+  ACCEPTANCE_DECLINED: 'ACCEPTANCE_DECLINED',
+  /** The ready check's deadline passed before every player accepted. */
+  ACCEPTANCE_TIMEOUT: 'ACCEPTANCE_TIMEOUT',
 } as const;
 export type MatchCancelReason = (typeof MatchCancelReason)[keyof typeof MatchCancelReason];
 
 export type MatchEndReason = MatchFailureReason | MatchCancelReason;
 
 const MATCH_EXITS: Readonly<Record<MatchState, readonly MatchState[]>> = {
+  AWAITING_ACCEPTANCE: ['ALLOCATING', 'FAILED', 'CANCELLED'],
   ALLOCATING: ['PROCESS_READY', 'FAILED', 'CANCELLED'],
   PROCESS_READY: ['ASSIGNMENT_READY', 'FAILED', 'CANCELLED'],
   ASSIGNMENT_READY: ['IN_PROGRESS', 'FAILED', 'CANCELLED'],
@@ -91,6 +98,7 @@ export function matchReasonsFor(to: MatchState): readonly MatchEndReason[] {
       return Object.values(MatchFailureReason);
     case 'CANCELLED':
       return Object.values(MatchCancelReason);
+    case 'AWAITING_ACCEPTANCE':
     case 'ALLOCATING':
     case 'PROCESS_READY':
     case 'ASSIGNMENT_READY':
@@ -104,6 +112,9 @@ export function matchReasonsFor(to: MatchState): readonly MatchEndReason[] {
  * Whether a failure was a player's doing. A match that fails before ASSIGNMENT_READY for a reason
  * no player caused puts its tickets back in the queue.
  */
+/** The states a match may be created in: AWAITING_ACCEPTANCE only for a mode with a ready check. */
+export const MATCH_INITIAL_STATES: readonly MatchState[] = ['AWAITING_ACCEPTANCE', 'ALLOCATING'];
+
 export function isPlayerCausedFailure(reason: MatchFailureReason): boolean {
   switch (reason) {
     case 'NO_SHOW':
@@ -124,7 +135,9 @@ export function matchFailureAllowsRequeue(
   reason: MatchFailureReason,
 ): boolean {
   return (
-    (failedFrom === 'ALLOCATING' || failedFrom === 'PROCESS_READY') &&
+    (failedFrom === 'AWAITING_ACCEPTANCE' ||
+      failedFrom === 'ALLOCATING' ||
+      failedFrom === 'PROCESS_READY') &&
     !isPlayerCausedFailure(reason)
   );
 }

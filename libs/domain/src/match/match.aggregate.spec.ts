@@ -26,6 +26,7 @@ function newMatch(
     mode: string;
     region: string;
     id: string;
+    awaitingAcceptance: boolean;
   }> = {},
 ) {
   return createMatch(
@@ -46,13 +47,14 @@ function commandTo(to: MatchState): MatchCommand {
       return { to, reason: 'SERVER_LOST' };
     case 'CANCELLED':
       return { to, reason: 'OPERATOR_CANCELLED' };
+    case 'ALLOCATING':
     case 'PROCESS_READY':
     case 'ASSIGNMENT_READY':
     case 'IN_PROGRESS':
     case 'COMPLETED':
       return { to };
-    case 'ALLOCATING':
-      // Nothing enters ALLOCATING but a creation; the cast lets the test ask anyway.
+    case 'AWAITING_ACCEPTANCE':
+      // Nothing enters AWAITING_ACCEPTANCE but a creation; the cast lets the test ask anyway.
       return { to } as unknown as MatchCommand;
   }
 }
@@ -91,6 +93,15 @@ describe(createMatch.name, () => {
     });
     expect([...event!.playerIds].sort()).toEqual(participants.map((p) => p.playerId).sort());
     expect(event!.payload.participants).toEqual(match.participants);
+  });
+
+  it('creates a match of a ready-check mode AWAITING_ACCEPTANCE, which all-accepted moves to ALLOCATING', () => {
+    const { match, events } = newMatch({ awaitingAcceptance: true });
+    expect(match.state).toBe('AWAITING_ACCEPTANCE');
+    expect(events[0]!.payload).toMatchObject({ from: null, to: 'AWAITING_ACCEPTANCE' });
+    const { match: next, events: moved } = transitionMatch(match, { to: 'ALLOCATING' }, later(1));
+    expect(next).toMatchObject({ state: 'ALLOCATING', revision: 2 });
+    expect(moved[0]!.payload).toMatchObject({ from: 'AWAITING_ACCEPTANCE', to: 'ALLOCATING' });
   });
 
   it('keeps the roster in canonical order (team, then player id), as the store reads it back', () => {

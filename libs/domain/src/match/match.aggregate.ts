@@ -39,7 +39,8 @@ export interface MatchSnapshot {
 export type MatchCommand =
   /** `serverRegion`: where the registering server runs (set once; a later one must agree). */
   | { readonly to: 'PROCESS_READY'; readonly serverRegion?: string }
-  | { readonly to: 'ASSIGNMENT_READY' | 'IN_PROGRESS' | 'COMPLETED' }
+  /** ALLOCATING: out of AWAITING_ACCEPTANCE once every player accepted. */
+  | { readonly to: 'ALLOCATING' | 'ASSIGNMENT_READY' | 'IN_PROGRESS' | 'COMPLETED' }
   | { readonly to: 'FAILED'; readonly reason: MatchFailureReason }
   | { readonly to: 'CANCELLED'; readonly reason: MatchCancelReason };
 
@@ -48,6 +49,8 @@ export interface NewMatch {
   readonly mode: string;
   readonly region: string;
   readonly participants: readonly MatchParticipant[];
+  /** The mode requires a ready check: the match waits in AWAITING_ACCEPTANCE before allocation. */
+  readonly awaitingAcceptance?: boolean;
 }
 
 export interface MatchChange {
@@ -55,7 +58,7 @@ export interface MatchChange {
   readonly events: readonly MatchStateChanged[];
 }
 
-/** A new match: ALLOCATING at revision 1, announced by a `match.state_changed` from null. */
+/** A new match: ALLOCATING (or AWAITING_ACCEPTANCE) at revision 1, announced by a `match.state_changed` from null. */
 export function createMatch(input: NewMatch, now: Date): MatchChange {
   assertNow(now);
   const problems: string[] = [];
@@ -74,7 +77,7 @@ export function createMatch(input: NewMatch, now: Date): MatchChange {
     id: input.id,
     mode: input.mode,
     region: input.region,
-    state: 'ALLOCATING',
+    state: input.awaitingAcceptance === true ? 'AWAITING_ACCEPTANCE' : 'ALLOCATING',
     revision: FIRST_REVISION,
     participants: canonicalRoster(input.participants),
     stateChangedAt: new Date(now.getTime()),
@@ -250,6 +253,7 @@ function commandReason(command: MatchCommand): MatchEndReason | undefined {
     case 'FAILED':
     case 'CANCELLED':
       return command.reason;
+    case 'ALLOCATING':
     case 'PROCESS_READY':
     case 'ASSIGNMENT_READY':
     case 'IN_PROGRESS':

@@ -69,6 +69,8 @@ describe('ticket state machine', () => {
       'PARTY_MEMBER_CANCELLED',
       'OPERATOR_RELEASED',
     ]);
+    expect(ticketReasonsFor('MATCHED', 'CANCELLED')).toContain('ACCEPTANCE_DECLINED');
+    expect(ticketReasonsFor('MATCHED', 'FAILED')).toEqual(['MATCH_FAILED', 'ACCEPTANCE_TIMEOUT']);
     expect(ticketReasonsFor('ASSIGNED', 'CANCELLED')).toEqual([
       'PLAYER_CANCELLED',
       'MATCH_CANCELLED',

@@ -50,6 +50,10 @@ export const TicketReason = {
    * (by the server, unaccepted in time, or the match ended): the ticket searches again.
    */
   BACKFILL_CANCELLED: 'BACKFILL_CANCELLED',
+  /** The player declined its match's ready check (a cooldown follows). */
+  ACCEPTANCE_DECLINED: 'ACCEPTANCE_DECLINED',
+  /** The player did not answer its match's ready check in time (a cooldown follows). */
+  ACCEPTANCE_TIMEOUT: 'ACCEPTANCE_TIMEOUT',
 } as const;
 export type TicketReason = (typeof TicketReason)[keyof typeof TicketReason];
 
@@ -104,13 +108,20 @@ export function ticketReasonsFor(
   if (from === null) return [];
   switch (to) {
     case 'CANCELLED':
+      if (from === 'MATCHED')
+        // A ready check is answered while the ticket is MATCHED, before any assignment.
+        return ['PLAYER_CANCELLED', 'MATCH_CANCELLED', 'OPERATOR_RELEASED', 'ACCEPTANCE_DECLINED'];
       return isMatchedTicketState(from)
         ? ['PLAYER_CANCELLED', 'MATCH_CANCELLED', 'OPERATOR_RELEASED']
         : ['PLAYER_CANCELLED', 'PARTY_MEMBER_CANCELLED', 'OPERATOR_RELEASED'];
     case 'EXPIRED':
       return ['HEARTBEAT_TIMEOUT', 'PARTY_MEMBER_EXPIRED', 'SEARCH_TIMED_OUT'];
     case 'FAILED':
-      return from === 'ASSIGNED' ? ['NO_SHOW', 'MATCH_FAILED'] : ['MATCH_FAILED'];
+      return from === 'ASSIGNED'
+        ? ['NO_SHOW', 'MATCH_FAILED']
+        : from === 'MATCHED'
+          ? ['MATCH_FAILED', 'ACCEPTANCE_TIMEOUT']
+          : ['MATCH_FAILED'];
     case 'SEARCHING':
       return ['MATCH_FAILED', 'BACKFILL_CANCELLED', 'MATCH_CANCELLED'];
     case 'MATCHED':

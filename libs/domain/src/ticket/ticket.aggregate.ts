@@ -57,8 +57,18 @@ export type TicketCommand =
       readonly to: 'CANCELLED';
       readonly reason: 'PLAYER_CANCELLED' | 'PARTY_MEMBER_CANCELLED' | 'OPERATOR_RELEASED';
     }
-  | { readonly to: 'CANCELLED'; readonly reason: 'MATCH_CANCELLED'; readonly matchId: string }
-  | { readonly to: 'FAILED'; readonly reason: 'NO_SHOW' | 'MATCH_FAILED'; readonly matchId: string }
+  | {
+      readonly to: 'CANCELLED';
+      /** ACCEPTANCE_DECLINED: the player declined the match's ready check. */
+      readonly reason: 'MATCH_CANCELLED' | 'ACCEPTANCE_DECLINED';
+      readonly matchId: string;
+    }
+  | {
+      readonly to: 'FAILED';
+      /** ACCEPTANCE_TIMEOUT: the player let the match's ready check run out. */
+      readonly reason: 'NO_SHOW' | 'MATCH_FAILED' | 'ACCEPTANCE_TIMEOUT';
+      readonly matchId: string;
+    }
   /** Refused (HEARTBEAT_NOT_EXPIRED) while the last heartbeat is within the timeout. */
   | { readonly to: 'EXPIRED'; readonly heartbeatTimeoutMs: number }
   /**
@@ -221,7 +231,7 @@ function guardCommand(
       assertSameMatch(ticket, command.matchId);
       return undefined;
     case 'CANCELLED':
-      if (command.reason === 'MATCH_CANCELLED') assertSameMatch(ticket, command.matchId);
+      if ('matchId' in command) assertSameMatch(ticket, command.matchId);
       return command.reason;
     case 'FAILED':
       assertSameMatch(ticket, command.matchId);

@@ -1,0 +1,77 @@
+import type { DataSource } from 'typeorm';
+import {
+  boundTransaction,
+  itemFailure,
+  runInTransaction,
+  type ReconciliationOptions,
+  type ReconciliationStage,
+  type StageBatch,
+} from '@matchplane/persistence';
+import type { MatchLifecycle } from './match-lifecycle.service';
+import type { ReadyCheck } from './ready-check.service';
+
+/**
+ * Matches whose ready check is past its deadline, oldest deadline first, `skip` left alone; the
+ * live-state index (state, state_changed_at) narrows them to the few AWAITING_ACCEPTANCE.
+ */
+const OVERDUE_READY_CHECKS_SQL = `SELECT m.id
+  FROM matches m
+ WHERE m.state = 'AWAITING_ACCEPTANCE'
+   AND m.acceptance_deadline <= $1::timestamptz
+   AND m.id <> ALL ($2::uuid[])
+ ORDER BY m.acceptance_deadline
+ LIMIT 1
+   FOR UPDATE OF m SKIP LOCKED`;
+
+/**
+ * Cancels matches whose players did not all accept before the deadline (ACCEPTANCE_TIMEOUT), one
+ * short transaction per match through ReadyCheck.expire: those who accepted search again with
+ * their enqueue time, the others' tickets end FAILED ACCEPTANCE_TIMEOUT with the no-show cooldown.
+ */
+export class AcceptanceTimeoutStage implements ReconciliationStage {
+  readonly name = 'acceptance_timeouts';
+  readonly cases = ['ready_check_timeout'] as const;
+  /** Before the ALLOCATING rule (20): a match that never left its ready check is no allocation's. */
+  readonly order = 19;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly lifecycle: MatchLifecycle,
+    private readonly readyCheck: ReadyCheck,
+    private readonly options: Pick<ReconciliationOptions, 'batchSize' | 'noShowPenalty'>,
+  ) {}
+
+  async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    const result: StageBatch = { reconciled: { ready_check_timeout: 0 }, taken: 0, failures: [] };
+    const leftAlone = new Set(skip);
+    while (result.taken < this.options.batchSize) {
+      let claimed: string | undefined;
+      try {
+        const ended = await runInTransaction(this.dataSource, async (manager) => {
+          claimed = undefined;
+          await boundTransaction(manager);
+          const [row] = await manager.query<{ id: string }[]>(OVERDUE_READY_CHECKS_SQL, [
+            now,
+            [...leftAlone],
+          ]);
+          if (!row) return false;
+          claimed = row.id;
+          const match = await this.lifecycle.matches.load(manager, row.id);
+          if (match?.state !== 'AWAITING_ACCEPTANCE') return true;
+          await this.readyCheck.expire(manager, match, this.options.noShowPenalty, now);
+          return true;
+        });
+        if (!ended) break;
+        result.taken += 1;
+        result.reconciled.ready_check_timeout! += 1;
+      } catch (error) {
+        // Failing to claim says the database is in trouble: the stage stops for this pass.
+        if (claimed === undefined) throw error;
+        result.taken += 1;
+        result.failures.push(itemFailure(claimed, error));
+        leftAlone.add(claimed);
+      }
+    }
+    return result;
+  }
+}
