@@ -60,10 +60,17 @@ export class QueuePolicy {
     );
   }
 
-  /** What GET /v1/queue/options tells clients of a mode's ready check (nothing without one). */
-  acceptanceOption(mode: string): { acceptanceTimeoutMs?: number } {
-    const ms = this.acceptanceTimeoutsMs.get(mode);
-    return ms === undefined ? {} : { acceptanceTimeoutMs: ms };
+  /**
+   * What GET /v1/queue/options tells clients of a mode's timeouts: its ready check and its search
+   * timeout (each left out when the mode has none).
+   */
+  timeoutOptions(mode: string): { acceptanceTimeoutMs?: number; searchTimeoutMs?: number } {
+    const acceptance = this.acceptanceTimeoutsMs.get(mode);
+    const search = this.searchTimeoutsMs.get(mode);
+    return {
+      ...(acceptance === undefined ? {} : { acceptanceTimeoutMs: acceptance }),
+      ...(search === undefined ? {} : { searchTimeoutMs: search }),
+    };
   }
 
   /** 404 UNKNOWN_REGION unless `region` is configured. */

@@ -86,10 +86,6 @@ function likeliestRegion(predictedRtt: Readonly<Record<string, number>>): string
   return best?.[0];
 }
 
-function searchTimeoutOf(ms: number | undefined): { searchTimeoutMs?: number } {
-  return ms === undefined ? {} : { searchTimeoutMs: ms };
-}
-
 const HEARTBEAT_ROUTE = 'POST queue/tickets/:id/heartbeat';
 
 interface HeartbeatRequest extends IdempotentRequest {
@@ -153,8 +149,7 @@ export class QueueService {
         teamCount,
         queueDepth: depths[mode] ?? 0,
         attributes: this.policy.attributeOptions(mode),
-        ...searchTimeoutOf(this.policy.searchTimeoutsMs.get(mode)),
-        ...this.policy.acceptanceOption(mode),
+        ...this.policy.timeoutOptions(mode),
       })),
       regions: [...this.policy.regions],
       heartbeatIntervalMs: this.policy.heartbeatIntervalMs,
