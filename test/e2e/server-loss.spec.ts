@@ -44,12 +44,16 @@ describe('server loss: a game server killed mid-match frees its players', () => 
     for (const player of players) player.close();
   });
 
-  /** Enqueues until the API takes the ticket (409 TICKET_ALREADY_LIVE while the match is live). */
+  /**
+   * Enqueues until the API takes the ticket (409 TICKET_ALREADY_LIVE while the match is live). In
+   * squad, whose matches need eight players: two duel tickets searching at once would be matched
+   * together at the next pass, before the test could look at them and cancel them.
+   */
   async function enqueueOnceFree(player: JourneyPlayer): Promise<number> {
     return waitFor(
       async () => {
         try {
-          await player.enqueue();
+          await player.enqueue('squad');
           return Date.now();
         } catch (error) {
           if (error instanceof MatchplaneApiError && error.code === ErrorCode.TICKET_ALREADY_LIVE)

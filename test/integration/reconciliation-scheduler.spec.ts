@@ -99,7 +99,7 @@ describe(ReconciliationScheduler.name, () => {
     );
 
     expect(line).toMatch(
-      /^log ReconciliationScheduler: reconciliation pass complete in \d+ ms \(\d+ batches\); reconciled ticket_heartbeat_timeout=1 ticket_search_timeout=0 allocating_allocation_failed=0 /,
+      /^log ReconciliationScheduler: reconciliation pass complete in \d+ ms \(\d+ batches\); reconciled ticket_heartbeat_timeout=1 ticket_search_timeout=0 ready_check_timeout=0 allocating_allocation_failed=0 /,
     );
     const [row] = await api.ds.query<{ state: string }[]>(
       `SELECT state FROM queue_tickets WHERE id = $1`,
