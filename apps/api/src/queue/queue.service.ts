@@ -13,7 +13,7 @@ import {
   type TicketResponse,
 } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { isTerminalTicketState, measuredRegions, type TicketAttributes } from '@matchplane/domain';
+import { isTerminalTicketState, type TicketAttributes } from '@matchplane/domain';
 import { MetricsRegistry } from '@matchplane/observability';
 import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
@@ -34,6 +34,13 @@ import {
 import { PartyService } from '../parties/party.service';
 import { LatencyStore } from '../probes/latency.store';
 import { QueueAdmission } from './queue-admission';
+import {
+  likeliestRegion,
+  liveTicketConflict,
+  ticketFinished,
+  ticketNotFound,
+  ticketResponse,
+} from './ticket-answers';
 import { QueuePolicy } from './queue-policy';
 
 /** What a ticket is created from: a player allowed to queue, with its rating and estimates. */
@@ -44,46 +51,6 @@ interface Entrant {
   readonly predictedRtt: Record<string, number>;
   /** Requeue priority: the enqueue time a solo ticket keeps (a party's members queue at theirs). */
   readonly queuedSince?: Date;
-}
-
-/** The API view of a ticket. */
-export function ticketResponse(
-  ticket: StoredTicket,
-  now: Date,
-  explanation?: TicketExplanation,
-  estimatedWaitSeconds?: number | null,
-): TicketResponse {
-  const predictedRtt = ticket.predictedRtt;
-  const end = ticket.finishedAt ?? (ticket.state === 'SEARCHING' ? now : ticket.stateChangedAt);
-  return {
-    id: ticket.id,
-    playerId: ticket.playerId,
-    mode: ticket.mode,
-    state: ticket.state,
-    revision: ticket.revision,
-    regionsMeasured: measuredRegions(predictedRtt).sort(),
-    predictedRttMs: { ...predictedRtt },
-    enqueuedAt: ticket.enqueuedAt.toISOString(),
-    lastHeartbeatAt: ticket.lastHeartbeatAt.toISOString(),
-    waitSeconds: Math.max(0, Math.round((end.getTime() - ticket.enqueuedAt.getTime()) / 100) / 10),
-    attributes: { ...ticket.attributes },
-    ...(ticket.matchId ? { matchId: ticket.matchId } : {}),
-    ...(ticket.endReason ? { endReason: ticket.endReason } : {}),
-    ...(explanation && ticket.state === 'SEARCHING' ? { explanation } : {}),
-    ...(estimatedWaitSeconds !== undefined && ticket.state === 'SEARCHING'
-      ? { estimatedWaitSeconds }
-      : {}),
-    ...(ticket.party ? { partyTicketId: ticket.party.id, partySize: ticket.party.size } : {}),
-  };
-}
-
-/** The region a searching ticket is most likely matched in: its lowest measured RTT. */
-function likeliestRegion(predictedRtt: Readonly<Record<string, number>>): string | undefined {
-  let best: [string, number] | undefined;
-  for (const [region, rtt] of Object.entries(predictedRtt)) {
-    if (Number.isFinite(rtt) && (!best || rtt < best[1])) best = [region, rtt];
-  }
-  return best?.[0];
 }
 
 const HEARTBEAT_ROUTE = 'POST queue/tickets/:id/heartbeat';
@@ -451,31 +418,4 @@ export class QueueService {
   private explanation(ticketId: string): Promise<TicketExplanation | undefined> {
     return readTicketExplanation(this.redis, this.prefix, ticketId);
   }
-}
-
-function ticketNotFound(ticketId: string): CodedError {
-  // Another player's ticket is indistinguishable from a missing one: ids are not disclosed.
-  return new CodedError(ErrorCode.TICKET_NOT_FOUND, `No ticket ${ticketId} of this player`);
-}
-
-/** 409 TICKET_FINISHED, saying how the ticket ended (`ticketState`, `endReason`). */
-function ticketFinished(ticket: StoredTicket): CodedError {
-  const why = ticket.endReason ? ` (${ticket.endReason})` : '';
-  return new CodedError(
-    ErrorCode.TICKET_FINISHED,
-    `Ticket ${ticket.id} is ${ticket.state}${why}; create a new ticket to queue again`,
-    {
-      extensions: {
-        ticketState: ticket.state,
-        ...(ticket.endReason ? { endReason: ticket.endReason } : {}),
-      },
-    },
-  );
-}
-
-function liveTicketConflict(ticketId?: string): CodedError {
-  return new CodedError(
-    ErrorCode.TICKET_ALREADY_LIVE,
-    `This player already holds a live ticket${ticketId ? ` (${ticketId})` : ''}; cancel it or wait for its match to end`,
-  );
 }
