@@ -99,7 +99,12 @@ describe('journey failover: the dispatcher is killed mid-journey', () => {
         player.log.assertOrdered(matchId, HAPPY_PATH_STATES);
         expect(player.log.matchIds()).toEqual([matchId]);
       }
-      // Every row of the match was delivered in the end.
+      // Every row of the match was delivered in the end. A row is acked after its subscribers got
+      // it, so the clients may see COMPLETED a moment before its row is marked published.
+      await waitFor(
+        async () => ((await outboxInFlight(plane, matchId)).length === 0 ? true : undefined),
+        { timeoutMs: 10_000, what: `every outbox row of ${matchId} to be acked` },
+      );
       expect(await outboxInFlight(plane, matchId)).toEqual([]);
       console.log(
         `dispatcher killed after ${formed.state} r${formed.revision}; match rows pending at the kill: ` +
