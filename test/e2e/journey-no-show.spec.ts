@@ -19,7 +19,7 @@ import {
 } from '../support/journey';
 
 /*
- * A duel (1x2) where one player never joins (docs/ARCHITECTURE.md "No-show plan"): at the game
+ * A duel (1x2) where one player never joins (docs/architecture/allocation-and-joining.md ("No-show plan")): at the game
  * server's connect deadline the no-show's team is empty, so the match fails NO_SHOW. The no-show is
  * penalised (FAILED NO_SHOW, then 429 COOLDOWN_ACTIVE with Retry-After when it queues again); the
  * player who came sees the match end FAILED, its ticket ends without penalty and it queues again at

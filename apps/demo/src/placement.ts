@@ -1,6 +1,6 @@
 /**
- * Why a match was placed where it was, in the matcher's own terms (docs/ARCHITECTURE.md "Match
- * formation"): among the regions every participant measured, the best one has the lowest
+ * Why a match was placed where it was, in the matcher's own terms (docs/architecture/
+ * match-formation.md): among the regions every participant measured, the best one has the lowest
  * worst-participant RTT (then the lowest sum, then the name). The figures are the participants'
  * ticket `predictedRttMs`, which is what the matcher saw.
  */

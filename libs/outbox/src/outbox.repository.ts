@@ -65,7 +65,7 @@ export interface Settlement {
  * setting ends with that transaction; the writers' commits stay synchronous). A crash of
  * PostgreSQL can lose only the newest of these commits, never the events (the writers'
  * commits), so the worst outcome is a redelivery in order, which consumers dedupe on
- * (aggregate id, revision). See docs/ARCHITECTURE.md "Delivery".
+ * (aggregate id, revision). See docs/architecture/delivery.md.
  */
 const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) IS NOT NULL`;
 

@@ -49,7 +49,7 @@ const SERIALIZABLE: TransactionOptions = {
 };
 
 // Register is the burst path (every new match, at once): READ COMMITTED under row locks keeps
-// its gate (docs/ARCHITECTURE.md, "Allocation and joining") without SSI's false conflicts
+// its gate (docs/architecture/allocation-and-joining.md) without SSI's false conflicts
 // between unrelated matches. A deadlock (40P01) is still retried.
 const REGISTER: TransactionOptions = { maxAttempts: 5, baseDelayMs: 5 };
 

@@ -1,5 +1,5 @@
 /**
- * Operator holds on the queue (docs/ARCHITECTURE.md "Live operations"). A mode or a region is
+ * Operator holds on the queue (docs/architecture/live-operations.md). A mode or a region is
  * either open (no control), PAUSED (a hold: nothing new enters, nothing is matched there, searching
  * tickets wait) or DRAINING (taken out of service: nothing new enters; what is already queued or
  * matched finishes).

@@ -25,7 +25,7 @@ export interface RatingChange {
 }
 
 /**
- * Who is rated and how, after a match ends (docs/ARCHITECTURE.md, "Ratings"):
+ * Who is rated and how, after a match ends (docs/architecture/ratings.md):
  * - only a COMPLETED result rates; FAILED (and a match that ends without a result: cancelled,
  *   failed by the control plane) changes nobody;
  * - only connected participants are rated: a no-show neither played nor lost (the no-show

@@ -20,8 +20,8 @@ import { CONSOLE_COOKIE, CONSOLE_PATH, ConsoleSessions, cookieValue } from './co
 export const QUEUE_BOARD_PATH = `${CONSOLE_PATH}/queues`;
 
 /**
- * The BullMQ queues that exist (outbox delivery does not use BullMQ: see docs/ARCHITECTURE.md
- * "Delivery"): allocation jobs from the dispatcher's allocation trigger, release jobs from the
+ * The BullMQ queues that exist (outbox delivery does not use BullMQ: see
+ * docs/architecture/delivery.md): allocation jobs from the dispatcher's allocation trigger, release jobs from the
  * maintenance reconciler.
  */
 const BOARD_QUEUES = [ALLOCATION_QUEUE, ALLOCATION_RELEASE_QUEUE];

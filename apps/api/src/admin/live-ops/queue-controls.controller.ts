@@ -11,7 +11,7 @@ import {
 } from './queue-controls.admin';
 
 /**
- * Pause, drain and resume a mode or a region (docs/ARCHITECTURE.md "Live operations"): a paused
+ * Pause, drain and resume a mode or a region (docs/architecture/live-operations.md): a paused
  * one takes no new ticket (409 QUEUE_PAUSED, Retry-After when given) and matches nothing; a
  * draining one takes no new ticket (409 QUEUE_DRAINING) and finishes what it holds.
  */
