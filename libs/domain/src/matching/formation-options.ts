@@ -1,0 +1,190 @@
+/** The search an anchor runs: its best region's match, partners oldest first within its limits. */
+import { withinAttributeDistance } from './attribute-rules';
+import { playersPerMatch } from './mode-rules';
+import { balanceGroups, TeamPacking } from './party-teams';
+import { type RegionBucket } from './region-bucket';
+import { balanceSkillOf } from '../rating/skill-rating';
+import { compareText } from './unmatched-reason';
+import type { ProposedMatch } from './match-candidate';
+import { byAge, entryAt, setActive, type Entry, type ModePool } from './formation-pool';
+
+export interface Option {
+  readonly region: number;
+  /** Oldest first. */
+  readonly members: readonly Entry[];
+  readonly worst: number;
+  readonly sum: number;
+  /** A packing of `members` (same order) into teams that is known to fit. */
+  readonly teams: readonly number[];
+}
+
+/**
+ * The match `anchor` should join, or null when no region can fill one. See formMatches for
+ * which one and why it always exists when any region can fill.
+ */
+export function bestOption(anchor: Entry): Option | null {
+  const { pool, step } = anchor;
+  const { teamSize, teamCount } = pool.rules;
+  const needed = playersPerMatch(pool.rules) - anchor.members.length;
+  const ceiling = pool.ceilings.indexOf(step.maxRttMs);
+  const accept = distanceFilter(anchor);
+  setActive(anchor, false);
+  const options: Option[] = [];
+  pool.regions.forEach((_, region) => {
+    if (!((anchor.rtt[region] ?? Number.NaN) <= step.maxRttMs)) return;
+    const bucket = pool.buckets[region]?.[ceiling];
+    if (!bucket) return;
+    const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
+    if (bucket.count(lo, hi) < needed) return;
+    // Oldest first, passing over a group that does not fit the room left (solos always fit).
+    const packing = new TeamPacking(teamSize, teamCount);
+    const teamOf = new Map<Entry, number>([[anchor, packing.add(anchor.members.length)]]);
+    let missing = needed;
+    const partners = bucket.takeOldestWhere(
+      lo,
+      hi,
+      (rank) => {
+        if (accept && !accept(rank)) return false;
+        const size = entryAt(pool, rank).members.length;
+        if (size > missing || !packing.fits(size)) return false;
+        teamOf.set(entryAt(pool, rank), packing.add(size));
+        missing -= size;
+        return true;
+      },
+      // Done, or too few players left unvisited to fill it: stop rather than scan the window.
+      () => missing === 0 || bucket.count(lo, hi) < missing,
+    );
+    if (missing > 0) return;
+    const members = [anchor, ...partners.map((rank) => entryAt(pool, rank))];
+    members.sort(byAge);
+    const cost = regionCost(members, region);
+    if (cost) {
+      options.push({ region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0) });
+    }
+  });
+  let chosen: Option | null = null;
+  for (const option of options) {
+    // A set whose own best region is elsewhere would, moved there, pass over an older ticket.
+    if (bestRegionOf(option.members, pool) !== option.region) continue;
+    if (!chosen || compareOptions(option, chosen) < 0) chosen = option;
+  }
+  if (!chosen) setActive(anchor, true);
+  return chosen;
+}
+
+/** Worst and sum of the members' RTT to `region` (summed oldest first, for determinism), or null. */
+export function regionCost(
+  members: readonly Entry[],
+  region: number,
+): { worst: number; sum: number } | null {
+  let worst = 0;
+  let sum = 0;
+  for (const member of members) {
+    const rtt = member.rtt[region] ?? Number.NaN;
+    if (Number.isNaN(rtt)) return null;
+    worst = Math.max(worst, rtt);
+    sum += member.rttSum[region] ?? Number.NaN;
+  }
+  return { worst, sum };
+}
+
+function bestRegionOf(members: readonly Entry[], pool: ModePool): number {
+  let best: Option | null = null;
+  for (let region = 0; region < pool.regions.length; region++) {
+    const cost = regionCost(members, region);
+    if (!cost) continue;
+    const option = { region, members, ...cost, teams: [] };
+    if (!best || compareOptions(option, best) < 0) best = option;
+  }
+  return best?.region ?? -1;
+}
+
+/** Lower worst RTT, then lower sum, then region name (pool.regions is in name order). */
+function compareOptions(a: Option, b: Option): number {
+  return a.worst - b.worst || a.sum - b.sum || a.region - b.region;
+}
+
+export function proposal(anchor: Entry, option: Option): ProposedMatch {
+  const { pool } = anchor;
+  const regionName = pool.regions[option.region] ?? '';
+  const teams = balanceGroups(
+    option.members.map((group) => ({ skills: group.members.map(balanceSkillOf) })),
+    pool.rules.teamSize,
+    pool.rules.teamCount,
+    option.teams,
+  );
+  const participants = option.members
+    .flatMap((group, index) =>
+      group.members.map((member) =>
+        Object.freeze({
+          ticketId: member.ticketId,
+          playerId: member.playerId,
+          team: teams[index] ?? 0,
+          rating: member.rating,
+          rttMs: member.predictedRtt[regionName] ?? Number.NaN,
+          ...(member.party ? { partyId: member.party.id } : {}),
+        }),
+      ),
+    )
+    .sort((a, b) => a.team - b.team || compareText(a.playerId, b.playerId));
+  return Object.freeze({
+    mode: pool.rules.mode,
+    region: regionName,
+    participants: Object.freeze(participants),
+    worstRttMs: option.worst,
+    sumRttMs: option.sum,
+    anchorTicketId: anchor.candidate.ticketId,
+    maxRttMs: anchor.step.maxRttMs,
+    ratingWindow: anchor.step.ratingWindow,
+  });
+}
+
+/**
+ * The distance rules' test of partners for a search anchored by `anchor`, by age rank in its
+ * pool; undefined when the mode has none. Records the index of each rule that refused someone.
+ */
+export function distanceFilter(
+  anchor: Entry,
+  refusedBy?: Set<number>,
+): ((rank: number) => boolean) | undefined {
+  const count = anchor.pool.distanceRules.length;
+  if (count === 0) return undefined;
+  return (rank) => {
+    const member = entryAt(anchor.pool, rank);
+    for (let index = 0; index < count; index++) {
+      const within = withinAttributeDistance(
+        member.distanceValues[index] ?? Number.NaN,
+        anchor.distanceValues[index] ?? Number.NaN,
+        anchor.maxDistances[index] ?? 0,
+      );
+      if (!within) {
+        refusedBy?.add(index);
+        return false;
+      }
+    }
+    return true;
+  };
+}
+
+/** Players of the oldest groups in slots [lo, hi) that `accept` admits, counted up to `needed`. */
+export function playersAccepted(
+  bucket: RegionBucket,
+  lo: number,
+  hi: number,
+  needed: number,
+  accept: (rank: number) => boolean,
+  pool: ModePool,
+): number {
+  let players = 0;
+  bucket.takeOldestWhere(
+    lo,
+    hi,
+    (rank) => {
+      if (!accept(rank)) return false;
+      players += entryAt(pool, rank).members.length;
+      return true;
+    },
+    () => players >= needed,
+  );
+  return players;
+}
