@@ -1,0 +1,38 @@
+/** Small checks and wordings the attribute schema and the ticket attribute checks share. */
+/** Allowed string values: printable, no NUL (PostgreSQL refuses it in jsonb), at most this long. */
+export const ATTRIBUTE_VALUE_MAX_LENGTH = 64;
+// eslint-disable-next-line no-control-regex
+export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** Own properties only: an attribute named "constructor" must not read Object's. */
+export function ownValue(object: Record<string, unknown>, name: string): unknown {
+  return Object.prototype.hasOwnProperty.call(object, name) ? object[name] : undefined;
+}
+
+export function isFiniteNumber(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
+export function isAllowedString(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    value.length >= 1 &&
+    value.length <= ATTRIBUTE_VALUE_MAX_LENGTH &&
+    !CONTROL_CHARACTER.test(value)
+  );
+}
+
+export function quote(text: string): string {
+  return JSON.stringify(text);
+}
+
+export function listText(values: readonly string[]): string {
+  const shown = values.slice(0, 10).map(quote).join(', ');
+  return values.length > 10 ? `${shown}, ... (${values.length} values)` : shown;
+}
