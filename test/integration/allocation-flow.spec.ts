@@ -195,11 +195,12 @@ describe(AllocationService.name, () => {
       state: 'RELEASED',
       reported_result: { outcome: 'COMPLETED', winningTeam: 1 },
     });
-    // The credential ended with the allocation: a repeated result is refused, saying so.
+    // The allocation has ended, but its result route still answers for it: a different report is
+    // refused naming the conflict, and nothing changes.
     const again = await serverCall(api, 'POST', ServerRoutes.result('gs-1'), given.credential, {
       outcome: 'COMPLETED',
     });
-    expect([again.statusCode, again.json().code]).toEqual([401, 'ALLOCATION_ENDED']);
+    expect([again.statusCode, again.json().code]).toEqual([409, 'RESULT_CONFLICT']);
 
     // The lease is free again: the next match gets the same pooled server.
     const next = await queuePlayers(api, 2, 'duel');

@@ -335,7 +335,6 @@ describe(ServersController.name, () => {
       ['GET', ServerRoutes.roster(server.serverId), undefined],
       ['POST', ServerRoutes.register(server.serverId), REGISTER],
       ['POST', ServerRoutes.initialConnect(server.serverId), { connectedPlayerIds: [] }],
-      ['POST', ServerRoutes.result(server.serverId), { outcome: 'FAILED' }],
     ] as const;
     for (const [method, route, body] of routes) {
       const refused = await call(method, route, body);
@@ -347,6 +346,55 @@ describe(ServersController.name, () => {
       expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
     }
     expect(await matchState(api.ds, matchId)).toMatchObject({ state: 'COMPLETED' });
+  });
+
+  it('answers a result report repeated after its match ended: the identical one 200 as recorded, a different one 409 naming the conflict', async () => {
+    const { players, matchId, server } = await inProgress('duel', 2);
+    const report = (body: unknown) =>
+      serverCall(api, 'POST', ServerRoutes.result(server.serverId), server.credential, body);
+    await serverCall(api, 'POST', ServerRoutes.initialConnect(server.serverId), server.credential, {
+      connectedPlayerIds: players.map((p) => p.playerId),
+    });
+    const first = await report({ outcome: 'COMPLETED', winningTeam: 1 });
+    expect(first.statusCode).toBe(200);
+    // A server whose first answer was lost retries: the allocation is released by now.
+    const repeat = await report({ outcome: 'COMPLETED', winningTeam: 1 });
+    expect([repeat.statusCode, repeat.json()]).toEqual([200, first.json()]);
+    for (const conflicting of [{ outcome: 'COMPLETED', winningTeam: 0 }, { outcome: 'FAILED' }]) {
+      const refused = await report(conflicting);
+      expect([refused.statusCode, refused.json().code]).toEqual([409, 'RESULT_CONFLICT']);
+      expect(refused.json().detail).toContain('recorded COMPLETED');
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    }
+    expect(await matchState(api.ds, matchId)).toMatchObject({ state: 'COMPLETED' });
+    const [allocation] = await api.ds.query<{ reported_result: { winningTeam: number } }[]>(
+      `SELECT reported_result FROM allocations WHERE match_id = $1`,
+      [matchId],
+    );
+    expect(allocation!.reported_result.winningTeam).toBe(1);
+  });
+
+  it('answers a result report for a match the control plane ended first with 409 naming how it ended', async () => {
+    const { players, server } = await inProgress('duel', 2);
+    const failed = await serverCall(
+      api,
+      'POST',
+      ServerRoutes.initialConnect(server.serverId),
+      server.credential,
+      { connectedPlayerIds: [players[0]!.playerId] },
+    );
+    expect(failed.json()).toMatchObject({ state: 'FAILED' });
+    for (const body of [{ outcome: 'COMPLETED', winningTeam: 0 }, { outcome: 'FAILED' }]) {
+      const refused = await serverCall(
+        api,
+        'POST',
+        ServerRoutes.result(server.serverId),
+        server.credential,
+        body,
+      );
+      expect([refused.statusCode, refused.json().code]).toEqual([409, 'RESULT_CONFLICT']);
+      expect(refused.json().detail).toContain('FAILED (NO_SHOW)');
+    }
   });
 
   it('records one of nine conflicting result reports sent at once; each that conflicts with it is a 409', async () => {
@@ -385,10 +433,8 @@ describe(ServersController.name, () => {
     let conflicts = 0;
     reports.forEach((report, index) => {
       const answer = answers[index]!;
-      // A report that reached the route after the winner committed finds its credential ended.
-      if (answer.statusCode === 401) {
-        expect(answer.json()).toMatchObject({ code: 'ALLOCATION_ENDED' });
-      } else if (report === winner) {
+      // Whether it reached the route before or after the winner committed, the answer is the same.
+      if (report === winner) {
         expect([answer.statusCode, answer.json()]).toEqual([
           200,
           { matchId, state, revision: expect.any(Number) },
@@ -399,7 +445,7 @@ describe(ServersController.name, () => {
         expect(answer.json().detail).toContain(`recorded ${state}`);
       }
     });
-    expect(conflicts).toBeGreaterThan(0);
+    expect(conflicts).toBe(6);
   });
 
   it('answers a body nested thousands deep with 400 JSON_TOO_DEEP on every server route, credential and all', async () => {

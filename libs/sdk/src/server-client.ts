@@ -50,14 +50,15 @@ export interface ServerClientOptions {
  * semantics (a repeat of the same report is answered like the first) and the roster and a
  * backfill's state are reads, so they go without an Idempotency-Key; requesting a backfill
  * creates one (see requestBackfill). Once the match has ended and its
- * allocation is released, the credential is refused (401 ALLOCATION_ENDED). Errors are
+ * allocation is released, the credential is refused (401 ALLOCATION_ENDED) everywhere but the
+ * result route, which answers an identical repeat as recorded and a conflicting one 409
+ * RESULT_CONFLICT. Errors are
  * MatchplaneApiError (the API answered) or MatchplaneNetworkError (it did not).
  */
 /**
  * What `result` resolves with when an earlier attempt's answer was lost and a retry met 401
- * ALLOCATION_ENDED: the control plane recorded that attempt's result and released the server
- * (a recorded result is the only way the server's own credential ends while it is running, short
- * of the match being ended otherwise, which equally leaves nothing to report).
+ * ALLOCATION_ENDED (a control plane from before result replays; today's answers the repeat as
+ * recorded): that attempt's result was recorded and the server released.
  */
 export interface ResultAlreadyRecorded {
   readonly alreadyRecorded: true;
@@ -125,7 +126,9 @@ export class ServerClient {
   }
 
   /**
-   * The match's outcome; ends it. Resolves with the control plane's record, or with
+   * The match's outcome; ends it. A retry after a lost answer is answered as recorded; a report
+   * that conflicts with how the match ended is a MatchplaneApiError 409 RESULT_CONFLICT naming
+   * it. Resolves with the control plane's record, or with
    * {@link ResultAlreadyRecorded} when an earlier attempt (of this call, or an earlier call that
    * threw a MatchplaneNetworkError) went unanswered and a retry was refused with 401
    * ALLOCATION_ENDED: that attempt was recorded and the allocation released, so there is nothing

@@ -32,11 +32,32 @@ const RECORDS_HEARTBEAT = 'matchplane:records-server-heartbeat';
  */
 export const RecordsServerHeartbeat = (): MethodDecorator => SetMetadata(RECORDS_HEARTBEAT, true);
 
+const ANSWERS_ENDED_ALLOCATION = 'matchplane:answers-ended-allocation';
+
+/**
+ * The route answers for a match that has ended too (the result report: an identical repeat
+ * replays, a conflicting one is a 409 naming the conflict), so the guard admits the credential
+ * of an ended allocation, still bound to its own server id. The route must refuse anything that
+ * would change a match through an ended allocation ({@link refuseEndedAllocation}).
+ */
+export const AnswersEndedAllocation = (): MethodDecorator =>
+  SetMetadata(ANSWERS_ENDED_ALLOCATION, true);
+
+/** 401 ALLOCATION_ENDED unless the allocation is live. */
+export function refuseEndedAllocation(allocation: AllocationRecord): void {
+  if (LIVE_ALLOCATION_STATES.includes(allocation.state)) return;
+  throw new CodedError(
+    ErrorCode.ALLOCATION_ENDED,
+    `The workload credential's allocation is ${allocation.state}: match ${allocation.matchId} is over`,
+    { challenge: CHALLENGE },
+  );
+}
+
 /**
  * Game-server routes: `Authorization: Bearer <workload credential>`, the secret the allocator
  * handed this server. Missing or unknown: 401. Its allocation released or failed: 401
  * ALLOCATION_ENDED (the match is over and the server may already serve another match under a
- * new credential). A credential used for another server's id: 403 (it is bound to the one server
+ * new credential), except on a route marked {@link AnswersEndedAllocation}. A credential used for another server's id: 403 (it is bound to the one server
  * id its allocation names). The credential is looked up by its SHA-256, which only its holder
  * can produce.
  */
@@ -70,12 +91,8 @@ export class ServerCredentialGuard implements CanActivate {
         challenge: CHALLENGE,
       });
     }
-    if (!LIVE_ALLOCATION_STATES.includes(allocation.state)) {
-      throw new CodedError(
-        ErrorCode.ALLOCATION_ENDED,
-        `The workload credential's allocation is ${allocation.state}: match ${allocation.matchId} is over`,
-        { challenge: CHALLENGE },
-      );
+    if (!this.reflector.get<boolean>(ANSWERS_ENDED_ALLOCATION, context.getHandler())) {
+      refuseEndedAllocation(allocation);
     }
     if (params.id !== allocation.serverId) {
       throw new CodedError(

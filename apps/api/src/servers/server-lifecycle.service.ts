@@ -19,7 +19,7 @@ import { CodedError } from '@matchplane/errors';
 import { manifestRevision, type SignedRosterManifest } from '@matchplane/join-auth';
 import {
   isTerminalMatchState,
-  resultConflict,
+  endedMatchConflict,
   type MatchSnapshot,
   type TicketCommand,
 } from '@matchplane/domain';
@@ -31,6 +31,7 @@ import {
 } from '@matchplane/persistence';
 import { noShowPenaltyPolicy, PlayerRatings, type NoShowPenaltyPolicy } from '@matchplane/players';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { refuseEndedAllocation } from './server-credential.guard';
 import { ServerRouteMetrics, type ServerRoute } from './server-route.metrics';
 import type { InitialConnectBody, MatchResultBody, RegisterServerBody } from './servers.dto';
 
@@ -308,6 +309,7 @@ export class ServerLifecycleService {
   async result(allocation: AllocationRecord, body: MatchResultBody): Promise<MatchResultResponse> {
     return this.commit('result', async (manager, now) => {
       const match = await this.loadMatch(manager, allocation);
+      if (!isTerminalMatchState(match.state)) refuseEndedAllocation(allocation);
       this.checkResult(match, body);
       const answer = (m: MatchSnapshot) => ({
         matchId: m.id,
@@ -323,7 +325,7 @@ export class ServerLifecycleService {
       if (isTerminalMatchState(match.state)) {
         // Only an identical repeat replays (a report that lost a race to a different one is a 409).
         const recorded = (await this.results.of(manager, [match.id])).get(match.id);
-        const conflict = recorded && resultConflict(recorded, report);
+        const conflict = endedMatchConflict(match, recorded, report);
         if (conflict)
           throw new CodedError(ErrorCode.RESULT_CONFLICT, `Match ${match.id}: ${conflict}`);
         await this.allocations.release(manager, match.id, {

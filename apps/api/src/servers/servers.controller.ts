@@ -24,6 +24,7 @@ import {
 } from '@matchplane/contracts';
 import { contractPaths } from '@matchplane/routing';
 import {
+  AnswersEndedAllocation,
   CurrentAllocation,
   RecordsServerHeartbeat,
   ServerCredentialGuard,
@@ -85,6 +86,7 @@ export class ServersController {
   }
 
   @Post(':id/result')
+  @AnswersEndedAllocation()
   @HttpCode(200)
   result(
     @CurrentAllocation() allocation: AllocationRecord,

@@ -33,3 +33,18 @@ export function resultConflict(
   if (same) return undefined;
   return `the match has a recorded ${describe(recorded)}; this report says ${describe(reported)}`;
 }
+
+/**
+ * Why a report reaching a match that has already ended conflicts with how it ended, or undefined
+ * for an identical repeat of the recorded result. A match the control plane ended first (no-show,
+ * server lost, operator, timeout) has no recorded result, so every report conflicts with it.
+ */
+export function endedMatchConflict(
+  ended: { readonly state: string; readonly failureReason?: string },
+  recorded: RecordedResult | undefined,
+  reported: RecordedResult,
+): string | undefined {
+  if (recorded) return resultConflict(recorded, reported);
+  const how = ended.failureReason ? `${ended.state} (${ended.failureReason})` : ended.state;
+  return `the match ended ${how} before any result was reported; this report says ${describe(reported)}`;
+}
