@@ -3,128 +3,46 @@ import type { EntityManager } from 'typeorm';
 import { DataSource } from 'typeorm';
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import {
-  AuditWriter,
-  cursorInstantSql,
-  decodeCursor,
-  encodeCursor,
-  runInTransaction,
-  type AuditEntry,
-} from '@matchplane/persistence';
+import { AuditWriter, decodeCursor, encodeCursor, runInTransaction } from '@matchplane/persistence';
 import { returnedRows } from './outbox.repository';
 import { OUTBOX_COLUMNS, type OutboxRow } from './outbox.row';
 import { OutboxSignal } from './outbox.signal';
 
-export const DEAD_LETTER_DEFAULT_LIMIT = 50;
-export const DEAD_LETTER_MAX_LIMIT = 500;
-/** Bulk replays commit in batches of about this many rows, each with its audit rows, so no transaction grows with the backlog. */
-export const DEAD_LETTER_REPLAY_BATCH = 500;
-export const DEAD_LETTER_REASON_MAX_LENGTH = 2_000;
+import {
+  DEAD_LETTER_AUDIT,
+  DEAD_LETTER_DEFAULT_LIMIT,
+  DEAD_LETTER_MAX_LIMIT,
+  DEAD_LETTER_REPLAY_BATCH,
+  type BulkReplayResult,
+  type DeadLetterDetail,
+  type DeadLetterFilter,
+  type DeadLetterPage,
+  type DeadLetterSelection,
+  type DeliveryAttempt,
+  type DiscardedDeadLetter,
+  type OutboxEventDetail,
+  type ReplayedDeadLetter,
+} from './dead-letter.types';
+import {
+  aggregateAlignedBatches,
+  assertActor,
+  assertFilter,
+  assertId,
+  CURSOR_INSTANT_SQL,
+  detailOf,
+  filterConditions,
+  identityOf,
+  invalid,
+  isOutboxId,
+  normalizedReason,
+  notFound,
+  replayAudit,
+  summaryOf,
+  type SummaryRow,
+} from './dead-letter.rows';
 
-/** How replays and discards appear in audit_log. */
-export const DEAD_LETTER_AUDIT = {
-  targetType: 'outbox',
-  replayed: 'outbox.dead_letter.replayed',
-  discarded: 'outbox.dead_letter.discarded',
-} as const;
-
-export interface DeadLetterFilter {
-  event?: string;
-  aggregateId?: string;
-  /** dead_lettered_at >= from */
-  from?: Date;
-  /** dead_lettered_at < to */
-  to?: Date;
-}
-
-/** A bulk replay's selection: a non-empty filter, or `all: true` on its own. */
-export type DeadLetterSelection = DeadLetterFilter & { all?: boolean };
-
-export interface DeadLetterSummary {
-  /** The outbox row id, which is also the event id consumers see again on replay (int8, as a string). */
-  id: string;
-  event: string;
-  aggregateType: string;
-  aggregateId: string;
-  revision: number;
-  occurredAt: Date;
-  attempts: number;
-  lastError: string | null;
-  deadLetteredAt: Date;
-}
-
-export interface DeadLetterPage {
-  items: DeadLetterSummary[];
-  /** Pass back as `cursor` for the next page; null on the last page. */
-  nextCursor: string | null;
-}
-
-export interface DeliveryAttempt {
-  attempt: number;
-  error: string;
-  attemptedAt: Date;
-}
-
-export interface DeadLetterDetail extends DeadLetterSummary {
-  playerIds: string[];
-  payload: Record<string, unknown>;
-  createdAt: Date;
-  /** Every recorded delivery failure of this row, oldest first (earlier lives before a replay included). */
-  history: DeliveryAttempt[];
-}
-
-/** Any outbox row as the operator console shows it: a dead letter, or one replayed and pending or delivered again. */
-export interface OutboxEventDetail extends Omit<DeadLetterDetail, 'deadLetteredAt'> {
-  status: OutboxRow['status'];
-  deadLetteredAt: Date | null;
-  publishedAt: Date | null;
-  nextAttemptAt: Date;
-}
-
-export interface ReplayedDeadLetter {
-  id: string;
-  event: string;
-  aggregateType: string;
-  aggregateId: string;
-  revision: number;
-  status: 'pending';
-}
-
-export interface BulkReplayResult {
-  replayed: number;
-}
-
-export interface DiscardedDeadLetter {
-  id: string;
-  event: string;
-  aggregateType: string;
-  aggregateId: string;
-  revision: number;
-  discarded: true;
-}
-
-const OUTBOX_ID = /^[1-9][0-9]{0,18}$/;
-const INT8_MAX = 9_223_372_036_854_775_807n;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** The cursor keeps PostgreSQL's microseconds: a millisecond Date would skip or repeat rows at a page edge. */
-const CURSOR_INSTANT_SQL = cursorInstantSql('dead_lettered_at');
-
-/** Whether `value` can be an outbox id (a positive int8 in decimal). */
-export function isOutboxId(value: string): boolean {
-  return OUTBOX_ID.test(value) && BigInt(value) <= INT8_MAX;
-}
-
-interface SummaryRow {
-  id: string;
-  event: string;
-  aggregate_type: string;
-  aggregate_id: string;
-  revision: string;
-  occurred_at: Date;
-  attempts: number;
-  last_error: string | null;
-  dead_lettered_at: Date;
-}
+export * from './dead-letter.types';
+export { isOutboxId } from './dead-letter.rows';
 
 /**
  * The operator's view of the dead letters (`status = 'dead'` rows of the outbox): list, inspect,
@@ -364,139 +282,4 @@ export class DeadLetterService {
       attemptedAt: row.attempted_at,
     }));
   }
-}
-
-/** Consecutive ids in batches of at least `size`, cut only where the aggregate changes. */
-function aggregateAlignedBatches(
-  rows: { id: string; aggregate_id: string }[],
-  size: number,
-): string[][] {
-  const batches: string[][] = [];
-  let current: string[] = [];
-  rows.forEach((row, index) => {
-    current.push(row.id);
-    const next = rows[index + 1];
-    if (!next || (current.length >= size && next.aggregate_id !== row.aggregate_id)) {
-      batches.push(current);
-      current = [];
-    }
-  });
-  return batches;
-}
-
-function filterConditions(filter: DeadLetterFilter, params: unknown[]): string[] {
-  const conditions = [`status = 'dead'`];
-  const add = (sql: (placeholder: string) => string, value: unknown) => {
-    params.push(value);
-    conditions.push(sql(`$${params.length}`));
-  };
-  if (filter.event !== undefined) add((p) => `event = ${p}`, filter.event);
-  if (filter.aggregateId !== undefined) add((p) => `aggregate_id = ${p}::uuid`, filter.aggregateId);
-  if (filter.from !== undefined) add((p) => `dead_lettered_at >= ${p}::timestamptz`, filter.from);
-  if (filter.to !== undefined) add((p) => `dead_lettered_at < ${p}::timestamptz`, filter.to);
-  return conditions;
-}
-
-function summaryOf(row: SummaryRow): DeadLetterSummary {
-  return {
-    ...identityOf(row),
-    occurredAt: row.occurred_at,
-    attempts: row.attempts,
-    lastError: row.last_error,
-    deadLetteredAt: row.dead_lettered_at,
-  };
-}
-
-function detailOf(row: OutboxRow): Omit<DeadLetterDetail, 'history'> {
-  return {
-    // outbox_dead_has_time: a dead row always has its dead_lettered_at.
-    ...summaryOf({ ...row, dead_lettered_at: row.dead_lettered_at as Date }),
-    playerIds: row.player_ids,
-    payload: row.payload,
-    createdAt: row.created_at,
-  };
-}
-
-function identityOf(
-  row: Pick<SummaryRow, 'id' | 'event' | 'aggregate_type' | 'aggregate_id' | 'revision'>,
-) {
-  return {
-    id: row.id,
-    event: row.event,
-    aggregateType: row.aggregate_type,
-    aggregateId: row.aggregate_id,
-    revision: Number(row.revision),
-  };
-}
-
-function replayAudit(
-  row: Pick<
-    SummaryRow,
-    'id' | 'event' | 'aggregate_type' | 'aggregate_id' | 'revision' | 'attempts' | 'last_error'
-  > & {
-    dead_lettered_at: Date | null;
-  },
-  actor: string,
-  reason: string | null,
-  bulk?: { filter: DeadLetterFilter | 'all' },
-): AuditEntry {
-  return {
-    actor,
-    action: DEAD_LETTER_AUDIT.replayed,
-    targetType: DEAD_LETTER_AUDIT.targetType,
-    targetId: row.id,
-    reason,
-    details: {
-      event: row.event,
-      aggregateType: row.aggregate_type,
-      aggregateId: row.aggregate_id,
-      revision: Number(row.revision),
-      previousAttempts: row.attempts,
-      lastError: row.last_error,
-      deadLetteredAt: row.dead_lettered_at?.toISOString() ?? null,
-      ...(bulk ? { bulk } : {}),
-    },
-  };
-}
-
-function invalid(field: string, message: string): CodedError {
-  return new CodedError(ErrorCode.VALIDATION_FAILED, message, {
-    errors: [{ field, problems: [message] }],
-  });
-}
-
-function notFound(id: string): CodedError {
-  return new CodedError(ErrorCode.DEAD_LETTER_NOT_FOUND, `No dead letter with id ${id}`);
-}
-
-function assertId(id: string): void {
-  if (!isOutboxId(id))
-    throw invalid('id', `id must be a positive integer outbox id (got "${id.slice(0, 40)}")`);
-}
-
-function assertActor(actor: string): void {
-  if (actor.trim() === '') throw invalid('actor', 'the acting operator must be named');
-}
-
-function assertFilter(filter: DeadLetterFilter): void {
-  if (filter.event !== undefined && filter.event.trim() === '')
-    throw invalid('event', 'event must not be empty');
-  if (filter.aggregateId !== undefined && !UUID.test(filter.aggregateId))
-    throw invalid('aggregateId', 'aggregateId must be a UUID');
-  for (const field of ['from', 'to'] as const) {
-    const value = filter[field];
-    if (value !== undefined && Number.isNaN(value.getTime()))
-      throw invalid(field, `${field} must be a valid instant`);
-  }
-  if (filter.from && filter.to && filter.from > filter.to)
-    throw invalid('from', 'from must not be later than to');
-}
-
-function normalizedReason(reason: string | undefined, required: boolean): string | null {
-  const trimmed = reason?.trim() ?? '';
-  if (required && trimmed === '') throw invalid('reason', 'a reason is required');
-  if (trimmed.length > DEAD_LETTER_REASON_MAX_LENGTH) {
-    throw invalid('reason', `reason must be at most ${DEAD_LETTER_REASON_MAX_LENGTH} characters`);
-  }
-  return trimmed === '' ? null : trimmed;
 }
