@@ -41,7 +41,7 @@ import {
 } from '@matchplane/players';
 import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
 // The API owns these two tables (libs never import apps; tests may).
-import { IdempotencyStore } from '../../apps/api/src/idempotency/idempotency.store';
+import { IdempotencyStore } from '@matchplane/idempotency';
 import { ProbeRecorder } from '../../apps/api/src/probes/probe.recorder';
 import { ProbeMeasurementKeys } from '../../apps/api/src/probes/probe-measurement.keys';
 import { ProbeMeasurementRecorder } from '../../apps/api/src/probes/probe-measurement.recorder';

@@ -9,7 +9,7 @@ export const TABLE_OWNERS = {
   players: 'libs/players',
   sessions: 'libs/players',
   match_rating_changes: 'libs/players',
-  idempotency_keys: 'apps/api/src/idempotency',
+  idempotency_keys: 'libs/idempotency',
   probe_challenges: 'apps/api/src/probes',
   probe_measurements: 'apps/api/src/probes',
   player_latencies: 'apps/api/src/probes',

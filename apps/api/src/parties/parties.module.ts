@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TicketsModule } from '@matchplane/tickets';
-import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { IdempotencyModule } from '@matchplane/idempotency';
 import { LatenciesModule } from '../probes/latencies.module';
 import { QueuePolicyModule } from '../queue/queue-policy.module';
 import { PartiesController } from './parties.controller';

@@ -6,7 +6,7 @@ import { CodedError } from '@matchplane/errors';
 import { runInTransaction, sqlStateOf } from '@matchplane/persistence';
 import { TicketStore } from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
-import { IdempotencyStore, type IdempotentOutcome } from '../idempotency/idempotency.store';
+import { IdempotencyStore, type IdempotentOutcome } from '@matchplane/idempotency';
 import { LatencyStore } from '../probes/latency.store';
 import { QueuePolicy } from '../queue/queue-policy';
 import { PartyStore, type StoredParty } from './party.store';

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { OutboxModule } from '@matchplane/outbox';
 import { TicketsModule } from '@matchplane/tickets';
-import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { IdempotencyModule } from '@matchplane/idempotency';
 import { PartiesModule } from '../parties/parties.module';
 import { LatenciesModule } from '../probes/latencies.module';
 import { QueueController } from './queue.controller';

@@ -30,7 +30,7 @@ import {
   IdempotencyStore,
   type IdempotentOutcome,
   type IdempotentRequest,
-} from '../idempotency/idempotency.store';
+} from '@matchplane/idempotency';
 import { PartyService } from '../parties/party.service';
 import { LatencyStore } from '../probes/latency.store';
 import { QueueAdmission } from './queue-admission';

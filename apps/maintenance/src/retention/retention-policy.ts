@@ -6,7 +6,7 @@ import { DEAD_LETTER_HOLD_SQL, OutboxRetention } from '@matchplane/outbox';
 import type { RetentionContribution, RetentionPolicyDefinition } from '@matchplane/persistence';
 import { SessionRetention } from '@matchplane/players';
 import { TicketRetention } from '@matchplane/tickets';
-import { IdempotencyRetention } from '../../../api/src/idempotency/idempotency.retention';
+import { IdempotencyRetention } from '@matchplane/idempotency';
 import { ProbeRetention } from '../../../api/src/probes/probes.retention';
 
 /**

@@ -7,7 +7,7 @@ import { MatchRetentionModule } from '@matchplane/matches';
 import { OutboxRetentionModule, OutboxStatsService } from '@matchplane/outbox';
 import { SessionRetentionModule } from '@matchplane/players';
 import { TicketRetentionModule } from '@matchplane/tickets';
-import { IdempotencyRetentionModule } from '../../../api/src/idempotency/idempotency.retention';
+import { IdempotencyRetentionModule } from '@matchplane/idempotency';
 import { ProbeRetentionModule } from '../../../api/src/probes/probes.retention';
 import { RetentionPolicyRegistry } from './retention-policy.registry';
 import { assertRetentionWindows } from './retention-policy';

@@ -35,10 +35,6 @@ export class IdempotencyRetention implements RetentionContribution {
   readonly retentionPolicies = IDEMPOTENCY_RETENTION_POLICIES;
 }
 
-/**
- * Idempotency keys' retention, for the maintenance app to discover. Decision: the maintenance app
- * imports this file (and probes' one) from the API's folder, since the API's modules own these
- * tables; both import only libs, never the API's runtime.
- */
+/** Idempotency keys' retention, for the maintenance app to discover. */
 @Module({ providers: [IdempotencyRetention] })
 export class IdempotencyRetentionModule {}

@@ -1,0 +1,3 @@
+export * from './idempotency.store';
+export * from './idempotency.module';
+export * from './idempotency.retention';
