@@ -1,0 +1,151 @@
+import { CodedError, LibraryErrorCode } from '@matchplane/errors';
+import {
+  isTerminalTicketState,
+  type TicketChange,
+  type TicketReason,
+  type TicketSnapshot,
+  type TicketAttributes,
+  type TicketState,
+} from '@matchplane/domain';
+
+/** How a queue ticket is stored: its row, its columns, and the fragments other owners' statements join on. */
+
+/** A ticket as stored: the domain snapshot plus what the projection and the API read. */
+export interface StoredTicket extends TicketSnapshot {
+  /** The uncertainty (openskill sigma) of the player's rating when the ticket was created. */
+  readonly ratingSigma: number;
+  /** updated_at in µs, set by every write (clock_timestamp()): orders projection updates of one ticket. */
+  readonly version: number;
+  readonly finishedAt?: Date;
+  /** Why an ended ticket ended (the reason of the transition that ended it; none for COMPLETED). */
+  readonly endReason?: TicketReason;
+  /** W3C trace context of the request that created the ticket (when traced): the matcher's link to it. */
+  readonly traceparent?: string;
+  /** As validated at creation (defaults filled in); `{}` for a mode without attributes. */
+  readonly attributes: TicketAttributes;
+  /** Set on a party member's ticket: the party ticket it belongs to (see {@link TicketParty}). */
+  readonly party?: TicketParty;
+}
+
+/**
+ * The party ticket a member's ticket belongs to: one id per enqueue of a party, shared by one
+ * ticket per member, and the party's size. The tickets of a party ticket search, match and leave
+ * the queue together.
+ */
+export interface TicketParty {
+  readonly id: string;
+  readonly size: number;
+}
+
+/** The ticket moved on since the caller read it; nothing was written. */
+export class StaleTicketRevisionError extends CodedError<
+  typeof LibraryErrorCode.STALE_TICKET_REVISION
+> {
+  constructor(
+    readonly ticketId: string,
+    readonly expectedRevision: number,
+  ) {
+    super(
+      LibraryErrorCode.STALE_TICKET_REVISION,
+      `ticket ${ticketId} is no longer at revision ${expectedRevision}`,
+    );
+    this.name = 'StaleTicketRevisionError';
+  }
+}
+
+export interface TicketRow {
+  id: string;
+  player_id: string;
+  mode: string;
+  state: TicketState;
+  revision: string;
+  predicted_rtt: Record<string, number>;
+  rating: number;
+  rating_sigma: number;
+  enqueued_at: Date;
+  last_heartbeat_at: Date;
+  match_id: string | null;
+  updated_at: Date;
+  finished_at: Date | null;
+  end_reason: TicketReason | null;
+  version_us: string;
+  traceparent: string | null;
+  attributes: Record<string, string | number>;
+  party_ticket_id: string | null;
+  party_size: number | null;
+}
+
+export const COLUMNS = `id, player_id, mode, state, revision, predicted_rtt, rating, rating_sigma, enqueued_at, last_heartbeat_at,
+  match_id, updated_at, finished_at, end_reason, traceparent, attributes, party_ticket_id, party_size,
+  (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
+
+export const LIVE_STATES = `('SEARCHING', 'MATCHED', 'ASSIGNED', 'CONNECTED')`;
+
+/**
+ * For another owner's statement that must read tickets in its own snapshot (one round trip): the
+ * JOIN of ticket `alias` on `ticketId`, and the condition that it is still bound to match
+ * `matchId` (it names the match and is MATCHED, ASSIGNED or CONNECTED).
+ */
+export function boundTicketJoin(
+  alias: string,
+  ticketId: string,
+  matchId: string,
+): { join: string; condition: string } {
+  return {
+    join: `JOIN queue_tickets ${alias} ON ${alias}.id = ${ticketId}`,
+    condition: `${alias}.match_id = ${matchId} AND ${alias}.state IN ('MATCHED', 'ASSIGNED', 'CONNECTED')`,
+  };
+}
+
+/**
+ * Searching tickets whose player stopped heartbeating, oldest heartbeat first, on the partial
+ * index queue_tickets_heartbeat_idx. `$1` = now minus the heartbeat timeout, `$2` = the batch
+ * size, `$3` = ids to leave alone. SKIP LOCKED: a ticket another replica is expiring, or a
+ * heartbeat is refreshing, is not waited for; a heartbeat committed since the scan is re-checked
+ * against the predicate under the lock, so a revived ticket is not taken.
+ */
+export const EXPIRED_TICKETS_SQL = `SELECT t.id
+  FROM queue_tickets t
+ WHERE t.state = 'SEARCHING'
+   AND t.last_heartbeat_at < $1::timestamptz
+   AND t.id <> ALL ($3::uuid[])
+ ORDER BY t.last_heartbeat_at
+ LIMIT $2
+   FOR UPDATE OF t SKIP LOCKED`;
+
+export function toTicket(row: TicketRow): StoredTicket {
+  return {
+    id: row.id,
+    playerId: row.player_id,
+    mode: row.mode,
+    state: row.state,
+    revision: Number(row.revision),
+    rating: row.rating,
+    ratingSigma: row.rating_sigma,
+    predictedRtt: row.predicted_rtt,
+    enqueuedAt: row.enqueued_at,
+    lastHeartbeatAt: row.last_heartbeat_at,
+    stateChangedAt: row.updated_at,
+    version: Number(row.version_us),
+    attributes: row.attributes,
+    ...(row.match_id === null ? {} : { matchId: row.match_id }),
+    ...(row.finished_at === null ? {} : { finishedAt: row.finished_at }),
+    ...(row.end_reason === null ? {} : { endReason: row.end_reason }),
+    ...(row.traceparent === null ? {} : { traceparent: row.traceparent }),
+    ...(row.party_ticket_id === null
+      ? {}
+      : { party: { id: row.party_ticket_id, size: Number(row.party_size) } }),
+  };
+}
+
+/** The reason of a transition that ends the ticket; null for any other (and for COMPLETED). */
+export function endReasonOf(change: TicketChange): TicketReason | null {
+  if (!isTerminalTicketState(change.ticket.state)) return null;
+  return change.events[0]?.payload.reason ?? null;
+}
+
+export function rowsOf(result: unknown): TicketRow[] {
+  // UPDATE ... RETURNING through manager.query answers [rows, count].
+  if (Array.isArray(result) && Array.isArray(result[0])) return result[0] as TicketRow[];
+  return result as TicketRow[];
+}
