@@ -14,6 +14,7 @@ import { RequiredIdempotencyKey } from '../idempotency/idempotency-key.decorator
 import { sendIdempotent as send } from '../idempotency/idempotent-reply';
 import { CreatePartyTicketBody, CreateTicketBody } from './queue.dto';
 import { QueueService } from './queue.service';
+import { TicketHeartbeats } from './ticket-heartbeats.service';
 import { UuidParamPipe } from '../http/uuid-input';
 
 const ticketId = new UuidParamPipe('ticket id');
@@ -31,7 +32,10 @@ const IDEMPOTENCY_HEADER = {
 @RateLimit(RateLimitScope.PLAYER)
 @Controller(contractPaths('queue'))
 export class QueueController {
-  constructor(private readonly queue: QueueService) {}
+  constructor(
+    private readonly queue: QueueService,
+    private readonly heartbeats: TicketHeartbeats,
+  ) {}
 
   @Get('options')
   options(): Promise<QueueOptionsResponse> {
@@ -80,7 +84,7 @@ export class QueueController {
     @RequiredIdempotencyKey() key: string,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<TicketResponse> {
-    return send(reply, await this.queue.heartbeat(session.playerId, key, id));
+    return send(reply, await this.heartbeats.heartbeat(session.playerId, key, id));
   }
 
   @Delete('tickets/:id')

@@ -8,6 +8,7 @@ import { QueueController } from './queue.controller';
 import { QueuePolicyModule } from './queue-policy.module';
 import { QueueAdmission } from './queue-admission';
 import { QueueService } from './queue.service';
+import { TicketHeartbeats } from './ticket-heartbeats.service';
 
 /** Player queue routes (solo and party tickets); the tickets themselves belong to TicketsModule. */
 @Module({
@@ -20,6 +21,6 @@ import { QueueService } from './queue.service';
     PartiesModule,
   ],
   controllers: [QueueController],
-  providers: [QueueService, QueueAdmission],
+  providers: [QueueService, TicketHeartbeats, QueueAdmission],
 })
 export class QueueModule {}

@@ -1,10 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
-import { Histogram } from 'prom-client';
 import { DataSource, type EntityManager } from 'typeorm';
 import { RedisKeyspace } from '@matchplane/config';
-import { ApiConfig } from '../api.config';
 import {
   ErrorCode,
   type PartyTicketResponse,
@@ -14,8 +12,7 @@ import {
 } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import { isTerminalTicketState, type TicketAttributes } from '@matchplane/domain';
-import { MetricsRegistry } from '@matchplane/observability';
-import { RequestBatcher, sqlStateOf, type BatchOutcome } from '@matchplane/persistence';
+import { sqlStateOf } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
 import {
   CandidateProjection,
@@ -25,17 +22,12 @@ import {
   type StoredTicket,
   type TicketParty,
 } from '@matchplane/tickets';
-import {
-  idempotencyKeyId,
-  IdempotencyStore,
-  type IdempotentOutcome,
-  type IdempotentRequest,
-} from '@matchplane/idempotency';
+import { IdempotencyStore, type IdempotentOutcome } from '@matchplane/idempotency';
 import { PartyService } from '../parties/party.service';
 import { LatencyStore } from '../probes/latency.store';
 import { QueueAdmission } from './queue-admission';
 import {
-  likeliestRegion,
+  estimatedWait,
   liveTicketConflict,
   ticketFinished,
   ticketNotFound,
@@ -53,12 +45,6 @@ interface Entrant {
   readonly queuedSince?: Date;
 }
 
-const HEARTBEAT_ROUTE = 'POST queue/tickets/:id/heartbeat';
-
-interface HeartbeatRequest extends IdempotentRequest {
-  readonly input: { readonly ticketId: string };
-}
-
 /**
  * Queue tickets for players: each mutation is one transaction with its idempotency key and
  * outbox envelope; the projection update and the relay's wake-up are registered in it for after
@@ -67,9 +53,6 @@ interface HeartbeatRequest extends IdempotentRequest {
 @Injectable()
 export class QueueService {
   private readonly prefix: string;
-  private readonly heartbeats: RequestBatcher<HeartbeatRequest, IdempotentOutcome<TicketResponse>>;
-  /** HEARTBEAT_SYNCHRONOUS_COMMIT: a heartbeat is worth no WAL flush of its own (see ApiConfig). */
-  private readonly heartbeatCommits: { synchronousCommit: boolean };
 
   constructor(
     private readonly idempotency: IdempotencyStore,
@@ -84,27 +67,8 @@ export class QueueService {
     private readonly dataSource: DataSource,
     @Inject(Redis) private readonly redis: Redis,
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
-    @Inject(ApiConfig) apiConfig: ApiConfig,
-    @Inject(MetricsRegistry) metrics: MetricsRegistry,
   ) {
     this.prefix = keyspace.REDIS_KEY_PREFIX;
-    const batchSizes = new Histogram({
-      name: 'api_heartbeat_batch_size',
-      help: 'Heartbeats written per transaction (those arriving together share one)',
-      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
-      registers: [metrics],
-    });
-    this.heartbeats = new RequestBatcher<HeartbeatRequest, IdempotentOutcome<TicketResponse>>(
-      (requests) => this.heartbeatBatch(requests),
-      {
-        maxBatchSize: apiConfig.HEARTBEAT_BATCH_SIZE,
-        maxConcurrentBatches: apiConfig.HEARTBEAT_BATCHES_IN_FLIGHT,
-        // A replay must see its first request's outcome, not race it inside one batch.
-        exclusiveKey: idempotencyKeyId,
-        onBatch: (size) => batchSizes.observe(size),
-      },
-    );
-    this.heartbeatCommits = { synchronousCommit: apiConfig.HEARTBEAT_SYNCHRONOUS_COMMIT };
   }
 
   async options(): Promise<QueueOptionsResponse> {
@@ -151,7 +115,7 @@ export class QueueService {
         await this.projection.refreshAfterCommit(manager, ticket);
         return {
           status: 201,
-          body: ticketResponse(ticket, now, undefined, this.estimatedWait(ticket)),
+          body: ticketResponse(ticket, now, undefined, estimatedWait(this.waits, ticket)),
         };
       },
     );
@@ -220,7 +184,7 @@ export class QueueService {
             partyId: party.id,
             mode,
             tickets: tickets.map((ticket) =>
-              ticketResponse(ticket, now, undefined, this.estimatedWait(ticket)),
+              ticketResponse(ticket, now, undefined, estimatedWait(this.waits, ticket)),
             ),
           },
         };
@@ -276,82 +240,6 @@ export class QueueService {
     return { playerId, rating, ratingSigma, predictedRtt, ...priority };
   }
 
-  /**
-   * Heartbeats that arrive together share one transaction (see {@link heartbeatBatch}); each
-   * caller still gets its own answer, replay or error.
-   */
-  heartbeat(
-    playerId: string,
-    key: string,
-    ticketId: string,
-  ): Promise<IdempotentOutcome<TicketResponse>> {
-    return this.heartbeats.submit({ playerId, key, route: HEARTBEAT_ROUTE, input: { ticketId } });
-  }
-
-  /**
-   * One transaction for many heartbeats (IdempotencyStore.executeMany): their tickets updated in
-   * one statement, their keys stored with their answers in one. Then one Redis pipeline, sent
-   * without waiting for it, carries the whole current rows into the projection, which repairs a
-   * stale candidate.
-   */
-  private async heartbeatBatch(
-    requests: readonly HeartbeatRequest[],
-  ): Promise<BatchOutcome<IdempotentOutcome<TicketResponse>>[]> {
-    const now = new Date();
-    // The ticket each request's last run of `work` wrote. executeMany may run `work` again (a
-    // retried transaction, or each request alone after the batch failed); a request that ends in
-    // a fresh 200 was answered by the run that committed, which is its last.
-    const written = new Map<IdempotentRequest, StoredTicket>();
-    const outcomes = await this.idempotency.executeMany<TicketResponse>(
-      requests,
-      async (manager, claimed) => {
-        const beats = claimed.map((request) => ({
-          ticketId: (request as HeartbeatRequest).input.ticketId,
-          playerId: request.playerId,
-        }));
-        const beaten = await this.tickets.heartbeatMany(manager, beats, now);
-        const isBeaten = (beat: (typeof beats)[number]) =>
-          beaten.get(beat.ticketId)?.playerId === beat.playerId;
-        // Rare: why a ticket was not live, read in a statement of its own (a fresh snapshot).
-        const others = await this.tickets.loadMany(
-          manager,
-          beats.filter((beat) => !isBeaten(beat)).map((beat) => beat.ticketId),
-        );
-        return beats.map((beat, index) => {
-          const ticket = beaten.get(beat.ticketId);
-          if (ticket && isBeaten(beat)) {
-            written.set(claimed[index] as IdempotentRequest, ticket);
-            return {
-              value: {
-                status: 200,
-                body: ticketResponse(ticket, now, undefined, this.estimatedWait(ticket)),
-              },
-            };
-          }
-          const other = others.get(beat.ticketId);
-          return {
-            error:
-              !other || other.playerId !== beat.playerId
-                ? ticketNotFound(beat.ticketId)
-                : ticketFinished(other),
-          };
-        });
-      },
-      this.heartbeatCommits,
-    );
-    const fresh = requests.flatMap((request, index) => {
-      const outcome = outcomes[index];
-      const ticket = written.get(request);
-      return outcome && 'value' in outcome && !outcome.value.replayed && ticket ? [ticket] : [];
-    });
-    // Sent, not waited for: the projection is an index the matcher re-checks, a heartbeat only
-    // refreshes a candidate's row and TTL there (revision-guarded, so it cannot undo a later
-    // change), and a lost write is repaired by the next heartbeat. Waiting for it cost every
-    // heartbeat a Redis round trip. (It never throws: a failure is logged.)
-    void this.projection.applyManyAfterCommit(fresh);
-    return outcomes;
-  }
-
   async cancel(
     playerId: string,
     key: string,
@@ -390,7 +278,7 @@ export class QueueService {
     const ticket = await this.tickets.load(this.dataSource.manager, ticketId);
     if (!ticket || ticket.playerId !== playerId) throw ticketNotFound(ticketId);
     const explanation = ticket.state === 'SEARCHING' ? await this.explanation(ticketId) : undefined;
-    return ticketResponse(ticket, new Date(), explanation, this.estimatedWait(ticket));
+    return ticketResponse(ticket, new Date(), explanation, estimatedWait(this.waits, ticket));
   }
 
   private async createTicket(
@@ -406,13 +294,6 @@ export class QueueService {
       if (sqlStateOf(error) === '23505') throw liveTicketConflict();
       throw error;
     }
-  }
-
-  /** A searching ticket's estimated wait (QueueWaitEstimates; null: no recent match to go by). */
-  private estimatedWait(ticket: StoredTicket): number | null | undefined {
-    if (ticket.state !== 'SEARCHING') return undefined;
-    const region = likeliestRegion(ticket.predictedRtt);
-    return region === undefined ? null : this.waits.estimateSeconds(ticket.mode, region);
   }
 
   private explanation(ticketId: string): Promise<TicketExplanation | undefined> {

@@ -1,7 +1,7 @@
 import { ErrorCode, type TicketExplanation, type TicketResponse } from '@matchplane/contracts';
 import { measuredRegions } from '@matchplane/domain';
 import { CodedError } from '@matchplane/errors';
-import type { StoredTicket } from '@matchplane/tickets';
+import type { QueueWaitEstimates, StoredTicket } from '@matchplane/tickets';
 
 /*
  * What the queue routes answer: a ticket as the API shows it, and the refusals about tickets.
@@ -74,4 +74,14 @@ export function liveTicketConflict(ticketId?: string): CodedError {
     ErrorCode.TICKET_ALREADY_LIVE,
     `This player already holds a live ticket${ticketId ? ` (${ticketId})` : ''}; cancel it or wait for its match to end`,
   );
+}
+
+/** A searching ticket's estimated wait (QueueWaitEstimates; null: no recent match to go by). */
+export function estimatedWait(
+  waits: QueueWaitEstimates,
+  ticket: StoredTicket,
+): number | null | undefined {
+  if (ticket.state !== 'SEARCHING') return undefined;
+  const region = likeliestRegion(ticket.predictedRtt);
+  return region === undefined ? null : waits.estimateSeconds(ticket.mode, region);
 }

@@ -1,0 +1,139 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Histogram } from 'prom-client';
+import type { TicketResponse } from '@matchplane/contracts';
+import {
+  idempotencyKeyId,
+  IdempotencyStore,
+  type IdempotentOutcome,
+  type IdempotentRequest,
+} from '@matchplane/idempotency';
+import { MetricsRegistry } from '@matchplane/observability';
+import { RequestBatcher, type BatchOutcome } from '@matchplane/persistence';
+import {
+  CandidateProjection,
+  QueueWaitEstimates,
+  TicketStore,
+  type StoredTicket,
+} from '@matchplane/tickets';
+import { ApiConfig } from '../api.config';
+import { estimatedWait, ticketFinished, ticketNotFound, ticketResponse } from './ticket-answers';
+
+const HEARTBEAT_ROUTE = 'POST queue/tickets/:id/heartbeat';
+
+interface HeartbeatRequest extends IdempotentRequest {
+  readonly input: { readonly ticketId: string };
+}
+
+/**
+ * A searching player's ticket heartbeats, the API's hottest write: batched, each batch one
+ * transaction (HEARTBEAT_BATCH_SIZE, HEARTBEAT_BATCHES_IN_FLIGHT), each caller answered alone.
+ */
+@Injectable()
+export class TicketHeartbeats {
+  private readonly heartbeats: RequestBatcher<HeartbeatRequest, IdempotentOutcome<TicketResponse>>;
+  /** HEARTBEAT_SYNCHRONOUS_COMMIT: a heartbeat is worth no WAL flush of its own (see ApiConfig). */
+  private readonly heartbeatCommits: { synchronousCommit: boolean };
+
+  constructor(
+    private readonly idempotency: IdempotencyStore,
+    private readonly tickets: TicketStore,
+    private readonly projection: CandidateProjection,
+    private readonly waits: QueueWaitEstimates,
+    @Inject(ApiConfig) apiConfig: ApiConfig,
+    @Inject(MetricsRegistry) metrics: MetricsRegistry,
+  ) {
+    const batchSizes = new Histogram({
+      name: 'api_heartbeat_batch_size',
+      help: 'Heartbeats written per transaction (those arriving together share one)',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [metrics],
+    });
+    this.heartbeats = new RequestBatcher<HeartbeatRequest, IdempotentOutcome<TicketResponse>>(
+      (requests) => this.heartbeatBatch(requests),
+      {
+        maxBatchSize: apiConfig.HEARTBEAT_BATCH_SIZE,
+        maxConcurrentBatches: apiConfig.HEARTBEAT_BATCHES_IN_FLIGHT,
+        // A replay must see its first request's outcome, not race it inside one batch.
+        exclusiveKey: idempotencyKeyId,
+        onBatch: (size) => batchSizes.observe(size),
+      },
+    );
+    this.heartbeatCommits = { synchronousCommit: apiConfig.HEARTBEAT_SYNCHRONOUS_COMMIT };
+  }
+
+  /**
+   * Heartbeats that arrive together share one transaction (see {@link heartbeatBatch}); each
+   * caller still gets its own answer, replay or error.
+   */
+  heartbeat(
+    playerId: string,
+    key: string,
+    ticketId: string,
+  ): Promise<IdempotentOutcome<TicketResponse>> {
+    return this.heartbeats.submit({ playerId, key, route: HEARTBEAT_ROUTE, input: { ticketId } });
+  }
+
+  /**
+   * One transaction for many heartbeats (IdempotencyStore.executeMany): their tickets updated in
+   * one statement, their keys stored with their answers in one. Then one Redis pipeline, sent
+   * without waiting for it, carries the whole current rows into the projection, which repairs a
+   * stale candidate.
+   */
+  private async heartbeatBatch(
+    requests: readonly HeartbeatRequest[],
+  ): Promise<BatchOutcome<IdempotentOutcome<TicketResponse>>[]> {
+    const now = new Date();
+    // The ticket each request's last run of `work` wrote. executeMany may run `work` again (a
+    // retried transaction, or each request alone after the batch failed); a request that ends in
+    // a fresh 200 was answered by the run that committed, which is its last.
+    const written = new Map<IdempotentRequest, StoredTicket>();
+    const outcomes = await this.idempotency.executeMany<TicketResponse>(
+      requests,
+      async (manager, claimed) => {
+        const beats = claimed.map((request) => ({
+          ticketId: (request as HeartbeatRequest).input.ticketId,
+          playerId: request.playerId,
+        }));
+        const beaten = await this.tickets.heartbeatMany(manager, beats, now);
+        const isBeaten = (beat: (typeof beats)[number]) =>
+          beaten.get(beat.ticketId)?.playerId === beat.playerId;
+        // Rare: why a ticket was not live, read in a statement of its own (a fresh snapshot).
+        const others = await this.tickets.loadMany(
+          manager,
+          beats.filter((beat) => !isBeaten(beat)).map((beat) => beat.ticketId),
+        );
+        return beats.map((beat, index) => {
+          const ticket = beaten.get(beat.ticketId);
+          if (ticket && isBeaten(beat)) {
+            written.set(claimed[index] as IdempotentRequest, ticket);
+            return {
+              value: {
+                status: 200,
+                body: ticketResponse(ticket, now, undefined, estimatedWait(this.waits, ticket)),
+              },
+            };
+          }
+          const other = others.get(beat.ticketId);
+          return {
+            error:
+              !other || other.playerId !== beat.playerId
+                ? ticketNotFound(beat.ticketId)
+                : ticketFinished(other),
+          };
+        });
+      },
+      this.heartbeatCommits,
+    );
+    const fresh = requests.flatMap((request, index) => {
+      const outcome = outcomes[index];
+      const ticket = written.get(request);
+      return outcome && 'value' in outcome && !outcome.value.replayed && ticket ? [ticket] : [];
+    });
+    // Sent, not waited for: the projection is an index the matcher re-checks, a heartbeat only
+    // refreshes a candidate's row and TTL there (revision-guarded, so it cannot undo a later
+    // change), and a lost write is repaired by the next heartbeat. Waiting for it cost every
+    // heartbeat a Redis round trip. (It never throws: a failure is logged.)
+    void this.projection.applyManyAfterCommit(fresh);
+    return outcomes;
+  }
+}
