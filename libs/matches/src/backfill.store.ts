@@ -117,28 +117,28 @@ export class BackfillStore {
       await this.audience(manager, input.matchId),
     );
     const { request } = change;
-    const events = this.outbox.appendSql(envelopesFor(change.events), 13);
+    const parameters = [
+      request.id,
+      request.matchId,
+      request.mode,
+      request.team,
+      request.slots,
+      input.serverRegion,
+      input.teamRating,
+      JSON.stringify(input.attributes),
+      request.state,
+      request.revision,
+      request.expiresAt,
+      now,
+    ];
+    const events = this.outbox.appendSql(envelopesFor(change.events), parameters);
     await manager.query(
       `WITH opened AS (
          INSERT INTO backfill_requests (id, match_id, mode, team, slots, server_region, team_rating,
                                         attributes, state, revision, expires_at, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $12))
        ${events.sql}`,
-      [
-        request.id,
-        request.matchId,
-        request.mode,
-        request.team,
-        request.slots,
-        input.serverRegion,
-        input.teamRating,
-        JSON.stringify(input.attributes),
-        request.state,
-        request.revision,
-        request.expiresAt,
-        now,
-        ...events.parameters,
-      ],
+      [...parameters, ...events.parameters],
     );
     await this.signal.wakeAfterCommit(manager);
     return { ...request, ...input, createdAt: now };
@@ -233,7 +233,17 @@ export class BackfillStore {
       await this.audience(manager, current.matchId),
     );
     const next = change.request;
-    const events = this.outbox.appendSql(envelopesFor(change.events), 9, 'changed');
+    const parameters = [
+      current.id,
+      current.revision,
+      next.state,
+      next.reason ?? null,
+      next.playerIds,
+      next.rosterRevision ?? null,
+      now,
+      isTerminalBackfillState(next.state),
+    ];
+    const events = this.outbox.appendSql(envelopesFor(change.events), parameters, 'changed');
     const rows = await manager.query<{ id: string }[]>(
       `WITH changed AS (
          UPDATE backfill_requests
@@ -244,17 +254,7 @@ export class BackfillStore {
           RETURNING id
        ), appended AS (${events.sql})
        SELECT id FROM changed`,
-      [
-        current.id,
-        current.revision,
-        next.state,
-        next.reason ?? null,
-        next.playerIds,
-        next.rosterRevision ?? null,
-        now,
-        isTerminalBackfillState(next.state),
-        ...events.parameters,
-      ],
+      [...parameters, ...events.parameters],
     );
     if (rows.length !== 1) throw new StaleBackfillRevisionError(current.id);
     await this.signal.wakeAfterCommit(manager);

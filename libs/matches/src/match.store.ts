@@ -141,7 +141,19 @@ export class MatchStore {
     );
     const { match } = change;
     const roster = input.participants;
-    const events = this.outbox.appendSql(envelopesFor(change.events), 11);
+    const parameters = [
+      match.id,
+      match.mode,
+      match.region,
+      match.state,
+      match.revision,
+      now,
+      roster.map((p) => p.playerId),
+      roster.map((p) => p.ticketId),
+      roster.map((p) => p.team),
+      roster.map((p) => p.rating),
+    ];
+    const events = this.outbox.appendSql(envelopesFor(change.events), parameters);
     // One statement: the match, its roster and its event (the roster's foreign key to the match is
     // checked at the end of the statement, when the match row exists).
     await manager.query(
@@ -154,19 +166,7 @@ export class MatchStore {
            FROM unnest($7::uuid[], $8::uuid[], $9::int[], $10::float8[]) AS p(player_id, ticket_id, team, rating)
        )
        ${events.sql}`,
-      [
-        match.id,
-        match.mode,
-        match.region,
-        match.state,
-        match.revision,
-        now,
-        roster.map((p) => p.playerId),
-        roster.map((p) => p.ticketId),
-        roster.map((p) => p.team),
-        roster.map((p) => p.rating),
-        ...events.parameters,
-      ],
+      [...parameters, ...events.parameters],
     );
     await this.signal.wakeAfterCommit(manager);
     return change;
@@ -228,9 +228,19 @@ export class MatchStore {
   ): Promise<void> {
     const last = changes[changes.length - 1]!.match;
     const to = last.state;
+    const parameters = [
+      current.id,
+      current.revision,
+      to,
+      now,
+      last.failureReason ?? null,
+      TERMINAL_MATCH_STATES.has(to),
+      changes.length,
+      last.serverRegion ?? null,
+    ];
     const events = this.outbox.appendSql(
       envelopesFor(changes.flatMap((change) => change.events)),
-      9,
+      parameters,
       'changed',
     );
     const rows = await manager.query<{ revision: string }[]>(
@@ -244,17 +254,7 @@ export class MatchStore {
           RETURNING revision
        ), appended AS (${events.sql})
        SELECT revision FROM changed`,
-      [
-        current.id,
-        current.revision,
-        to,
-        now,
-        last.failureReason ?? null,
-        TERMINAL_MATCH_STATES.has(to),
-        changes.length,
-        last.serverRegion ?? null,
-        ...events.parameters,
-      ],
+      [...parameters, ...events.parameters],
     );
     if (rows.length !== 1) throw new StaleMatchRevisionError(current.id, current.revision);
     await this.signal.wakeAfterCommit(manager);
@@ -278,7 +278,17 @@ export class MatchStore {
       backfillRequestId,
       now,
     );
-    const events = this.outbox.appendSql(envelopesFor(change.events), 9, 'changed');
+    const parameters = [
+      current.id,
+      current.revision,
+      now,
+      added.map((p) => p.playerId),
+      added.map((p) => p.ticketId),
+      added.map((p) => p.team),
+      added.map((p) => p.rating),
+      backfillRequestId,
+    ];
+    const events = this.outbox.appendSql(envelopesFor(change.events), parameters, 'changed');
     const rows = await manager.query<{ revision: string }[]>(
       `WITH changed AS (
          UPDATE matches SET revision = revision + 1, updated_at = $3
@@ -291,17 +301,7 @@ export class MatchStore {
           WHERE EXISTS (SELECT 1 FROM changed)
        ), appended AS (${events.sql})
        SELECT revision FROM changed`,
-      [
-        current.id,
-        current.revision,
-        now,
-        added.map((p) => p.playerId),
-        added.map((p) => p.ticketId),
-        added.map((p) => p.team),
-        added.map((p) => p.rating),
-        backfillRequestId,
-        ...events.parameters,
-      ],
+      [...parameters, ...events.parameters],
     );
     if (rows.length !== 1) throw new StaleMatchRevisionError(current.id, current.revision);
     await this.signal.wakeAfterCommit(manager);

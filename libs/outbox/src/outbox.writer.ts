@@ -18,23 +18,25 @@ export interface SqlFragment {
 export class OutboxWriter {
   async append(manager: EntityManager, envelopes: readonly OutboxEnvelope[]): Promise<void> {
     if (envelopes.length === 0) return;
-    const insert = this.appendSql(envelopes, 1);
+    const insert = this.appendSql(envelopes, []);
     await manager.query(insert.sql, [...insert.parameters]);
   }
 
   /**
    * The INSERT of `envelopes` for a writer to put in its own statement as a CTE, so that its
    * change and its events are one statement (one round trip, and atomic without a transaction
-   * around them). Parameters are numbered from `firstParameter`. With `onlyIf`, the name of an
-   * earlier CTE, the rows are inserted only when that CTE returned a row: an optimistic
+   * around them). `statementParameters`: the writer's own parameters, which the fragment's
+   * follow (pass them as `[...statementParameters, ...fragment.parameters]`). With `onlyIf`, the
+   * name of an earlier CTE, the rows are inserted only when that CTE returned a row: an optimistic
    * `UPDATE ... WHERE revision = $n RETURNING ...` that matched nothing appends nothing.
    */
   appendSql(
     envelopes: readonly OutboxEnvelope[],
-    firstParameter: number,
+    statementParameters: readonly unknown[],
     onlyIf?: string,
   ): SqlFragment {
     if (envelopes.length === 0) throw new Error('appendSql needs at least one envelope');
+    const firstParameter = statementParameters.length + 1;
     const parameters: unknown[] = [];
     // One trace context for every row of the statement: the writer's active span (null when
     // nothing is traced), so the dispatcher's delivery continues the trace that wrote the row.

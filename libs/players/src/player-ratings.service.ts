@@ -214,7 +214,15 @@ export class PlayerRatings {
         payload,
       });
     });
-    const events = this.outbox.appendSql(envelopes, 7, 'changed');
+    const parameters = [
+      written.map((r) => r.playerId),
+      written.map((r) => r.mu),
+      written.map((r) => r.sigma),
+      written.map((r) => r.rating),
+      written.map((r) => r.revision),
+      now,
+    ];
+    const events = this.outbox.appendSql(envelopes, parameters, 'changed');
     // The revision guard cannot miss under the rows' locks; the count proves it did not.
     const [row] = await manager.query<{ changed: number }[]>(
       `WITH changed AS (
@@ -227,15 +235,7 @@ export class PlayerRatings {
           RETURNING p.id
        ), appended AS (${events.sql})
        SELECT count(*)::int AS changed FROM changed`,
-      [
-        written.map((r) => r.playerId),
-        written.map((r) => r.mu),
-        written.map((r) => r.sigma),
-        written.map((r) => r.rating),
-        written.map((r) => r.revision),
-        now,
-        ...events.parameters,
-      ],
+      [...parameters, ...events.parameters],
     );
     if (row?.changed !== written.length) {
       throw new Error(`rating update wrote ${row?.changed} of ${written.length} players`);

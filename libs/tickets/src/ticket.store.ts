@@ -56,7 +56,23 @@ export class TicketStore {
   ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
     const change = createTicket(input, now);
     const { ticket } = change;
-    const events = this.outbox.appendSql(envelopesFor(change.events), 15);
+    const parameters = [
+      ticket.id,
+      ticket.playerId,
+      ticket.mode,
+      ticket.state,
+      ticket.revision,
+      JSON.stringify(ticket.predictedRtt),
+      ticket.rating,
+      now,
+      activeTraceparent(),
+      JSON.stringify(ticket.attributes ?? {}),
+      input.ratingSigma ?? DEFAULT_SKILL.sigma,
+      party?.id ?? null,
+      party?.size ?? null,
+      ticket.enqueuedAt,
+    ];
+    const events = this.outbox.appendSql(envelopesFor(change.events), parameters);
     // The ticket and its event in one statement.
     const rows = await manager.query<TicketRow[]>(
       `WITH created AS (
@@ -67,23 +83,7 @@ export class TicketStore {
          RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
        SELECT * FROM created`,
-      [
-        ticket.id,
-        ticket.playerId,
-        ticket.mode,
-        ticket.state,
-        ticket.revision,
-        JSON.stringify(ticket.predictedRtt),
-        ticket.rating,
-        now,
-        activeTraceparent(),
-        JSON.stringify(ticket.attributes ?? {}),
-        input.ratingSigma ?? DEFAULT_SKILL.sigma,
-        party?.id ?? null,
-        party?.size ?? null,
-        ticket.enqueuedAt,
-        ...events.parameters,
-      ],
+      [...parameters, ...events.parameters],
     );
     await this.signal.wakeAfterCommit(manager);
     return { change, ticket: toTicket(rows[0] as TicketRow) };
@@ -189,7 +189,16 @@ export class TicketStore {
     const change = transitionTicket(current, command, now);
     const next = change.ticket;
     // The change and its event in one statement; a lost race appends nothing.
-    const events = this.outbox.appendSql(envelopesFor(change.events), 8, 'changed');
+    const parameters = [
+      current.id,
+      current.revision,
+      next.state,
+      next.matchId ?? null,
+      isTerminalTicketState(next.state),
+      now,
+      endReasonOf(change),
+    ];
+    const events = this.outbox.appendSql(envelopesFor(change.events), parameters, 'changed');
     const rows = await manager.query<TicketRow[]>(
       `WITH changed AS (
          UPDATE queue_tickets
@@ -200,16 +209,7 @@ export class TicketStore {
           RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
        SELECT * FROM changed`,
-      [
-        current.id,
-        current.revision,
-        next.state,
-        next.matchId ?? null,
-        isTerminalTicketState(next.state),
-        now,
-        endReasonOf(change),
-        ...events.parameters,
-      ],
+      [...parameters, ...events.parameters],
     );
     const row = rows[0];
     if (!row) throw new StaleTicketRevisionError(current.id, current.revision);
@@ -231,9 +231,18 @@ export class TicketStore {
   ): Promise<{ changes: TicketChange[]; tickets: StoredTicket[] }> {
     if (currents.length === 0) return { changes: [], tickets: [] };
     const changes = currents.map((current) => transitionTicket(current, command(current), now));
+    const parameters = [
+      currents.map((current) => current.id),
+      currents.map((current) => current.revision),
+      changes.map((change) => change.ticket.state),
+      changes.map((change) => change.ticket.matchId ?? null),
+      changes.map((change) => isTerminalTicketState(change.ticket.state)),
+      now,
+      changes.map(endReasonOf),
+    ];
     const events = this.outbox.appendSql(
       envelopesFor(changes.flatMap((change) => change.events)),
-      8,
+      parameters,
       'changed',
     );
     // The changes and their events in one statement. When some ticket moved first the events
@@ -252,16 +261,7 @@ export class TicketStore {
           RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
        SELECT * FROM changed`,
-      [
-        currents.map((current) => current.id),
-        currents.map((current) => current.revision),
-        changes.map((change) => change.ticket.state),
-        changes.map((change) => change.ticket.matchId ?? null),
-        changes.map((change) => isTerminalTicketState(change.ticket.state)),
-        now,
-        changes.map(endReasonOf),
-        ...events.parameters,
-      ],
+      [...parameters, ...events.parameters],
     );
     const byId = new Map(rows.map((row) => [row.id, row]));
     const missing = currents.find((current) => !byId.has(current.id));
