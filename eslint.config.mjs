@@ -3,6 +3,11 @@ import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import prettier from 'eslint-config-prettier';
+import { readdirSync } from 'node:fs';
+
+const APPS = readdirSync(new URL('./apps', import.meta.url), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name);
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'eslint.config.mjs', 'jest.config.js'] },
@@ -53,6 +58,25 @@ export default tseslint.config(
         {
           patterns: [{ group: ['**/libs/*', '../../libs/**'], message: 'Import libs through @matchplane/<lib>.' }],
           paths: [{ name: 'class-validator', importNames: ['IsOptional'], message: 'Use IsOptionalNonNull (apps/api/src/http): IsOptional also accepts null.' }],
+        },
+      ],
+    },
+  },
+  {
+    // No app imports another (what two apps share lives in libs); the demo and the studio example
+    // drive the others and are exempt.
+    files: ['apps/**/*.ts'],
+    ignores: ['apps/demo/**', 'apps/studio-example/**'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: APPS.map((app) => ({
+            target: `./apps/${app}`,
+            from: './apps',
+            except: [`./${app}`],
+            message: 'An app imports only libs and itself; move what apps share into libs/.',
+          })),
         },
       ],
     },

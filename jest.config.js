@@ -3,7 +3,7 @@
 // template plus its own Redis key prefix, so files run in parallel.
 const aliases = {
   '^@matchplane/migrations$': '<rootDir>/migrations',
-  '^@matchplane/(domain|persistence|outbox|join-auth|contracts|errors|routing|config|observability|sdk|matches|tickets|players|allocation|idempotency)$':
+  '^@matchplane/(domain|persistence|outbox|join-auth|contracts|errors|routing|config|observability|sdk|matches|tickets|players|allocation|idempotency|latency)$':
     '<rootDir>/libs/$1/src',
 };
 

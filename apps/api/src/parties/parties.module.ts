@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TicketsModule } from '@matchplane/tickets';
 import { IdempotencyModule } from '@matchplane/idempotency';
-import { LatenciesModule } from '../probes/latencies.module';
+import { LatenciesModule } from '@matchplane/latency';
 import { QueuePolicyModule } from '../queue/queue-policy.module';
 import { PartiesController } from './parties.controller';
 import { PartyService } from './party.service';

@@ -7,7 +7,7 @@ import { runInTransaction, sqlStateOf } from '@matchplane/persistence';
 import { TicketStore } from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
 import { IdempotencyStore, type IdempotentOutcome } from '@matchplane/idempotency';
-import { LatencyStore } from '../probes/latency.store';
+import { LatencyStore } from '@matchplane/latency';
 import { QueuePolicy } from '../queue/queue-policy';
 import { PartyStore, type StoredParty } from './party.store';
 

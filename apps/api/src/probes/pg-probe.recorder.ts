@@ -5,7 +5,7 @@ import { ApiConfig } from '../api.config';
 import { runInTransaction } from '@matchplane/persistence';
 import { secretHash } from '@matchplane/players';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
-import { LatencyStore } from './latency.store';
+import { LatencyStore, ProbeChallengeStore } from '@matchplane/latency';
 import {
   ProbeRecorder,
   ProbeRefusedError,
@@ -13,18 +13,9 @@ import {
   type RecordedProbe,
 } from './probe.recorder';
 
-interface ChallengeRow {
-  player_id: string;
-  region: string;
-  nonce_hash: Buffer;
-  issued_at: Date;
-  expires_at: Date;
-  answered_at: Date | null;
-}
-
 /**
- * Owns `probe_challenges`. Challenges live in PostgreSQL so that any API replica may receive the
- * answer. The RTT is this server's receive time minus its issue time (replicas' clocks must be
+ * The API-hosted probe (a deployment without regional edges), over libs/latency's
+ * ProbeChallengeStore: any API replica may receive the answer. The RTT is this server's receive time minus its issue time (replicas' clocks must be
  * NTP-synchronised); nothing the client reports about latency is read.
  */
 @Injectable()
@@ -36,6 +27,7 @@ export class PgProbeRecorder extends ProbeRecorder {
   constructor(
     private readonly dataSource: DataSource,
     private readonly latencies: LatencyStore,
+    private readonly challenges: ProbeChallengeStore,
     private readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
     @Inject(ApiConfig) config: ApiConfig,
@@ -50,11 +42,14 @@ export class PgProbeRecorder extends ProbeRecorder {
     const challengeId = randomUUID();
     // Issue and receive times are both this API's clock (receivedAt is stamped at request arrival).
     const provisional = new Date(Math.max(now.getTime(), Date.now()));
-    await this.dataSource.query(
-      `INSERT INTO probe_challenges (id, player_id, region, nonce_hash, issued_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [challengeId, playerId, region, secretHash(nonce), provisional, this.expiry(provisional)],
-    );
+    await this.challenges.insert(this.dataSource.manager, {
+      id: challengeId,
+      playerId,
+      region,
+      nonceHash: secretHash(nonce),
+      issuedAt: provisional,
+      expiresAt: this.expiry(provisional),
+    });
     // Stamped after the write, as the answer leaves: the INSERT's round trip and any wait for a
     // connection are not the player's RTT. The correction is queued on the pool before the
     // response is written, so it reaches PostgreSQL before any answer can (FIFO pool, and the
@@ -62,12 +57,8 @@ export class PgProbeRecorder extends ProbeRecorder {
     // It applies only to the row as inserted, never over a later change.
     const issuedAt = new Date(Math.max(Date.now(), provisional.getTime()));
     const expiresAt = this.expiry(issuedAt);
-    const settled = this.dataSource
-      .query(
-        `UPDATE probe_challenges SET issued_at = $2, expires_at = $3
-          WHERE id = $1 AND answered_at IS NULL AND issued_at = $4`,
-        [challengeId, issuedAt, expiresAt, provisional],
-      )
+    const settled = this.challenges
+      .restamp(this.dataSource.manager, challengeId, { provisional, issuedAt, expiresAt })
       .then(
         () => undefined,
         (error: unknown) =>
@@ -87,15 +78,10 @@ export class PgProbeRecorder extends ProbeRecorder {
     receivedAt: Date,
   ): Promise<RecordedProbe> {
     return runInTransaction(this.dataSource, async (manager) => {
-      const rows = await manager.query<ChallengeRow[]>(
-        `SELECT player_id, region, nonce_hash, issued_at, expires_at, answered_at
-           FROM probe_challenges WHERE id = $1 FOR UPDATE`,
-        [answer.challengeId],
-      );
-      const challenge = rows[0];
+      const challenge = await this.challenges.lock(manager, answer.challengeId);
       if (!challenge)
         throw new ProbeRefusedError('NOT_FOUND', `No probe challenge ${answer.challengeId}`);
-      if (challenge.player_id !== playerId) {
+      if (challenge.playerId !== playerId) {
         throw new ProbeRefusedError('WRONG_PLAYER', 'This challenge was issued to another player');
       }
       if (challenge.region !== region) {
@@ -104,27 +90,27 @@ export class PgProbeRecorder extends ProbeRecorder {
           `This challenge was issued for ${challenge.region}, not ${region}`,
         );
       }
-      if (challenge.answered_at !== null) {
+      if (challenge.answeredAt !== null) {
         throw new ProbeRefusedError(
           'ALREADY_ANSWERED',
           'This challenge was already answered; request a new one',
         );
       }
-      if (!timingSafeEqual(secretHash(answer.nonce), challenge.nonce_hash)) {
+      if (!timingSafeEqual(secretHash(answer.nonce), challenge.nonceHash)) {
         throw new ProbeRefusedError('NONCE_MISMATCH', 'The nonce does not match the challenge');
       }
-      if (receivedAt.getTime() > challenge.expires_at.getTime()) {
+      if (receivedAt.getTime() > challenge.expiresAt.getTime()) {
         throw new ProbeRefusedError(
           'EXPIRED',
           'The challenge expired before it was answered; request a new one',
         );
       }
       // A receive stamped before the issue (clock step between replicas) is no measurement: clamp at 0.
-      const rttMs = Math.max(0, receivedAt.getTime() - challenge.issued_at.getTime());
-      await manager.query(
-        `UPDATE probe_challenges SET answered_at = $2, rtt_ms = $3 WHERE id = $1`,
-        [answer.challengeId, receivedAt, rttMs],
-      );
+      const rttMs = Math.max(0, receivedAt.getTime() - challenge.issuedAt.getTime());
+      await this.challenges.markAnswered(manager, answer.challengeId, {
+        answeredAt: receivedAt,
+        rttMs,
+      });
       const { samplesMs, estimateMs } = await this.latencies.record(manager, {
         playerId,
         region,

@@ -8,14 +8,14 @@ import { runInTransaction } from '@matchplane/persistence';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
 import { QueuePolicy } from '../queue/queue-policy';
-import { LatencyStore } from './latency.store';
+import { LatencyStore, ProbeMeasurementStore } from '@matchplane/latency';
 import { ProbeMeasurementKeys } from './probe-measurement.keys';
 import type { RecordedProbe } from './probe.recorder';
 
 /**
- * Owns `probe_measurements`. Records what a region's probe edge measured and signed: every check
- * that needs no row runs first, then one transaction claims the measurement id (single use) and
- * records each sample exactly as an API-hosted answer records its one, so a refusal writes nothing.
+ * Records what a region's probe edge measured and signed: every check that needs no row runs
+ * first, then one transaction claims the measurement id (single use, libs/latency's
+ * ProbeMeasurementStore) and records each sample exactly as an API-hosted answer records its one, so a refusal writes nothing.
  */
 @Injectable()
 export class ProbeMeasurementRecorder {
@@ -25,6 +25,7 @@ export class ProbeMeasurementRecorder {
   constructor(
     private readonly dataSource: DataSource,
     private readonly latencies: LatencyStore,
+    private readonly measurements: ProbeMeasurementStore,
     private readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
     private readonly policy: QueuePolicy,
@@ -43,19 +44,15 @@ export class ProbeMeasurementRecorder {
     this.verify(playerId, measurement, receivedAt);
     return runInTransaction(this.dataSource, async (manager) => {
       const measuredAt = new Date(measurement.measuredAt);
-      const claimed = await manager.query<{ id: string }[]>(
-        `INSERT INTO probe_measurements (id, player_id, region, key_id, samples_ms, measured_at)
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING RETURNING id`,
-        [
-          measurement.measurementId,
-          playerId,
-          measurement.region,
-          measurement.keyId,
-          measurement.samplesMs,
-          measuredAt,
-        ],
-      );
-      if (claimed.length === 0) {
+      const claimed = await this.measurements.claim(manager, {
+        id: measurement.measurementId,
+        playerId,
+        region: measurement.region,
+        keyId: measurement.keyId,
+        samplesMs: measurement.samplesMs,
+        measuredAt,
+      });
+      if (!claimed) {
         throw new CodedError(
           ErrorCode.PROBE_MEASUREMENT_REPLAYED,
           'This measurement was already recorded; each is single use',

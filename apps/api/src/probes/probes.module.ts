@@ -1,7 +1,7 @@
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { TicketsModule } from '@matchplane/tickets';
 import { QueuePolicyModule } from '../queue/queue-policy.module';
-import { LatenciesModule } from './latencies.module';
+import { LatenciesModule } from '@matchplane/latency';
 import { PgProbeRecorder } from './pg-probe.recorder';
 import { ProbeMeasurementKeys } from './probe-measurement.keys';
 import { ProbeMeasurementRecorder } from './probe-measurement.recorder';
@@ -16,7 +16,7 @@ export interface ProbesModuleOptions {
   readonly measurementKeys?: ProbeMeasurementKeys;
 }
 
-/** Owns `probe_challenges` and `probe_measurements`; the probe routes. */
+/** The probe routes, over libs/latency's stores. */
 @Module({})
 export class ProbesModule {
   static forRoot(options: ProbesModuleOptions = { recorder: PgProbeRecorder }): DynamicModule {

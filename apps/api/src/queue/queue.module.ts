@@ -3,7 +3,7 @@ import { OutboxModule } from '@matchplane/outbox';
 import { TicketsModule } from '@matchplane/tickets';
 import { IdempotencyModule } from '@matchplane/idempotency';
 import { PartiesModule } from '../parties/parties.module';
-import { LatenciesModule } from '../probes/latencies.module';
+import { LatenciesModule } from '@matchplane/latency';
 import { QueueController } from './queue.controller';
 import { QueuePolicyModule } from './queue-policy.module';
 import { QueueAdmission } from './queue-admission';

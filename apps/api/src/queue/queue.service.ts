@@ -24,7 +24,7 @@ import {
 } from '@matchplane/tickets';
 import { IdempotencyStore, type IdempotentOutcome } from '@matchplane/idempotency';
 import { PartyService } from '../parties/party.service';
-import { LatencyStore } from '../probes/latency.store';
+import { LatencyStore } from '@matchplane/latency';
 import { QueueAdmission } from './queue-admission';
 import {
   estimatedWait,

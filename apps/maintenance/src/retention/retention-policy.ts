@@ -7,7 +7,7 @@ import type { RetentionContribution, RetentionPolicyDefinition } from '@matchpla
 import { SessionRetention } from '@matchplane/players';
 import { TicketRetention } from '@matchplane/tickets';
 import { IdempotencyRetention } from '@matchplane/idempotency';
-import { ProbeRetention } from '../../../api/src/probes/probes.retention';
+import { ProbeRetention } from '@matchplane/latency';
 
 /**
  * What the maintenance app purges: one policy per kind of row, each declared by the module that

@@ -8,7 +8,7 @@ import { OutboxRetentionModule, OutboxStatsService } from '@matchplane/outbox';
 import { SessionRetentionModule } from '@matchplane/players';
 import { TicketRetentionModule } from '@matchplane/tickets';
 import { IdempotencyRetentionModule } from '@matchplane/idempotency';
-import { ProbeRetentionModule } from '../../../api/src/probes/probes.retention';
+import { ProbeRetentionModule } from '@matchplane/latency';
 import { RetentionPolicyRegistry } from './retention-policy.registry';
 import { assertRetentionWindows } from './retention-policy';
 import { RetentionMetrics } from './retention.metrics';
