@@ -106,6 +106,25 @@ describe('join-auth golden vectors', () => {
     );
   });
 
+  it('hold rosters under more than one key and every roster rejection', () => {
+    expect(new Set(vectors.rosters.map((r) => r.keyId)).size).toBeGreaterThan(1);
+    const reasons = new Set(vectors.rosters.flatMap((r) => r.rejections.map((j) => j.reason)));
+    for (const reason of [
+      'BAD_SIGNATURE',
+      'KEY_MISMATCH',
+      'MALFORMED',
+      'NOT_YET_VALID',
+      'WRONG_SERVER',
+      'WRONG_MATCH',
+      'ROSTER_COUNT_MISMATCH',
+      'ROSTER_NOT_CANONICAL',
+      'ROSTER_DIGEST_MISMATCH',
+      'ROSTER_ENTRY_MISMATCH',
+    ]) {
+      expect(reasons).toContain(reason);
+    }
+  });
+
   describe.each(vectors.tokens.map((t) => [t.name, t] as const))('token %s', (_name, vector) => {
     const bytes = Buffer.from(vector.claimBytesHex, 'hex');
     const { keyId, ...unsigned } = vector.claims;
