@@ -35,7 +35,7 @@ run_suite() {
 
 # "<suite>: N passed, M failed" from the runners; Jest reports through its JSON file.
 count_checks() {
-  local suite=$1 out=$2 line
+  local suite=$1 out=$2 lines
   if [ "$suite" = ts ]; then
     node -e '
       const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
@@ -43,9 +43,11 @@ count_checks() {
     ' "$out.json" 2>/dev/null || echo "0 1"
     return
   fi
-  line=$(grep -E "^$suite: [0-9]+ passed, [0-9]+ failed$" "$out" | tail -1)
-  if [ -z "$line" ]; then echo "0 1"; return; fi
-  echo "$line" | sed -E 's/^[a-z]+: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/'
+  # A suite may have several runners (csharp, csharp-client): their counts add up.
+  lines=$(grep -E "^$suite(-[a-z]+)?: [0-9]+ passed, [0-9]+ failed$" "$out")
+  if [ -z "$lines" ]; then echo "0 1"; return; fi
+  echo "$lines" | sed -E 's/^[a-z-]+: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/' |
+    awk '{ p += $1; f += $2 } END { print p, f }'
 }
 
 # Writes a copy of the vectors with the last hex digit of one field changed (jq path syntax).
