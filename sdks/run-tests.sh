@@ -3,12 +3,12 @@
 # the join token and roster manifest bytes), then proves the vectors bind them: each SDK (and the
 # TypeScript spec) is run against copies with one byte of one expectation changed and must fail.
 # Last line: "sdks: N passed, M failed"; exit status non-zero on any failure.
-# SDKS="cpp csharp" limits the suites (default: ts cpp csharp).
+# SDKS="cpp csharp" limits the suites (default: ts cpp csharp godot).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 vectors="$root/test/fixtures/join-auth-vectors.json"
-suites=${SDKS:-ts cpp csharp}
+suites=${SDKS:-ts cpp csharp godot}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0
@@ -29,6 +29,8 @@ run_suite() {
       make -s -C sdks/cpp test VECTORS="$file" >"$out" 2>&1 ;;
     csharp)
       make -s -C sdks/csharp test VECTORS="$file" >"$out" 2>&1 ;;
+    godot)
+      make -s -C sdks/godot test VECTORS="$file" >"$out" 2>&1 ;;
     *) echo "unknown suite $suite" >"$out"; return 2 ;;
   esac
 }
