@@ -52,7 +52,7 @@ count_checks() {
     awk '{ p += $1; f += $2 } END { print p, f }'
 }
 
-# Writes a copy of the vectors with the last hex digit of one field changed (jq path syntax).
+# Writes a copy of the vectors with the last character of one field changed (path like tokens.0.macHex).
 mutate() {
   local field=$1 out=$2
   node -e '
@@ -81,8 +81,9 @@ for suite in $suites; do
   if [ "$status" -ne 0 ]; then log "$suite failed:"; tail -40 "$out"; else log "$suite: $p passed"; fi
 done
 
-# One byte of each kind of expectation: claim bytes, a MAC, the digest input, the manifest bytes.
-mutations="tokens.0.claimBytesHex tokens.1.macHex rosters.0.digestInputHex rosters.1.manifestBytesHex"
+# One byte of each kind of expectation: claim bytes, a MAC, a token, a rejection reason, a digest
+# input, manifest bytes.
+mutations="tokens.0.claimBytesHex tokens.1.macHex tokens.2.token rejections.5.reason rosters.0.digestInputHex rosters.1.manifestBytesHex"
 failed_before=$failed
 for field in $mutations; do
   mutated="$work/mutated-${field//./-}.json"

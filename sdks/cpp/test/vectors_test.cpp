@@ -68,6 +68,42 @@ std::optional<RosterManifest> manifestOf(const json::Value& v) {
 
 std::string reasonOf(const Verification& v) { return v.ok ? "OK" : v.reason; }
 
+template <typename Body>
+void checkThrows(const std::string& code, const std::string& name, Body body) {
+  try {
+    body();
+    check(false, name, "did not throw");
+  } catch (const JoinAuthError& error) {
+    check(error.code == code, name, "threw " + error.code);
+  }
+}
+
+// What the vectors cannot say: key files, key sets and expectations that must be refused.
+void checkKeySetsAndExpectations() {
+  const std::string key = "u4IDTIdbR5HJdc6KQI6E3ar6uoNKI3uIaSnMEiR5gFo=";
+  auto bytesOf = [](const std::string& text) { return Bytes(text.begin(), text.end()); };
+  checkThrows("INVALID_KEY_SET", "a key map with a typo is refused, not taken as a raw key",
+              [&] { KeySet::parseKeyFile(bytesOf("{\"mp-1\": \"" + key + "\",}")); });
+  checkThrows("INVALID_KEY_SET", "a key under 32 bytes is refused",
+              [&] { KeySet::parseKeyFile(bytesOf("{\"mp-1\": \"AAAA\"}")); });
+  checkThrows("INVALID_KEY_SET", "an empty key map is refused", [&] { KeySet::parseKeyFile(bytesOf("{}")); });
+  checkThrows("INVALID_KEY_SET", "one key id naming two keys is refused", [&] {
+    KeySet::unite(KeySet::parseKeyFile(bytesOf("{\"mp-1\": \"" + key + "\"}")),
+                  KeySet::parseKeyFile(bytesOf("{\"mp-1\": \"c/UGRmzt++PZHVZudFqlmmS7acaaS+MGnEop/s/zj8c=\"}")));
+  });
+  KeySet raw = KeySet::parseKeyFile(bytesOf(std::string(32, 'k') + "\n"));
+  check(raw.ids() == std::vector<std::string>{""} && raw.mac("", Bytes()).has_value(),
+        "a raw key file (trailing newline included) is one key with id \"\"");
+  checkThrows("INVALID_KEY_SET", "retiring the last key is refused", [&] { raw.without({""}); });
+  JoinTokenVerifier verifier(raw);
+  checkThrows("INVALID_EXPECTATION", "an empty server id is refused, never treated as no check",
+              [&] { verifier.verify("x.y", Expectation{"", std::nullopt, 0}); });
+  checkThrows("INVALID_EXPECTATION", "an uppercase match id expectation is refused",
+              [&] { verifier.verify("x.y", Expectation{"gs-1", std::string("11111111-1111-4111-8111-11111111111A"), 0}); });
+  checkThrows("INVALID_EXPECTATION", "a negative clock is refused",
+              [&] { verifier.verify("x.y", Expectation{"gs-1", std::nullopt, -1}); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -163,6 +199,11 @@ int main(int argc, char** argv) {
     check(false, "vectors file", error.what());
   }
 
+  try {
+    checkKeySetsAndExpectations();
+  } catch (const std::exception& error) {
+    check(false, "key sets and expectations", error.what());
+  }
   std::cout << "cpp: " << passed << " passed, " << failed << " failed\n";
   return failed == 0 ? 0 : 1;
 }
