@@ -44,6 +44,44 @@ static class VectorsTest
 
     static string ReasonOf(Verification v) { return v.Ok ? "OK" : v.Reason; }
 
+    static void CheckThrows(string code, string name, Action body)
+    {
+        try
+        {
+            body();
+            Check(false, name, "did not throw");
+        }
+        catch (JoinAuthException e)
+        {
+            Check(e.Code == code, name, "threw " + e.Code);
+        }
+    }
+
+    // What the vectors cannot say: key files, key sets and expectations that must be refused.
+    static void CheckKeySetsAndExpectations()
+    {
+        const string key = "u4IDTIdbR5HJdc6KQI6E3ar6uoNKI3uIaSnMEiR5gFo=";
+        Func<string, byte[]> bytesOf = text => Encoding.UTF8.GetBytes(text);
+        CheckThrows("INVALID_KEY_SET", "a key map with a typo is refused, not taken as a raw key",
+            () => KeySet.ParseKeyFile(bytesOf("{\"mp-1\": \"" + key + "\",}")));
+        CheckThrows("INVALID_KEY_SET", "a key under 32 bytes is refused", () => KeySet.ParseKeyFile(bytesOf("{\"mp-1\": \"AAAA\"}")));
+        CheckThrows("INVALID_KEY_SET", "an empty key map is refused", () => KeySet.ParseKeyFile(bytesOf("{}")));
+        CheckThrows("INVALID_KEY_SET", "one key id naming two keys is refused", () => KeySet.Union(
+            KeySet.ParseKeyFile(bytesOf("{\"mp-1\": \"" + key + "\"}")),
+            KeySet.ParseKeyFile(bytesOf("{\"mp-1\": \"c/UGRmzt++PZHVZudFqlmmS7acaaS+MGnEop/s/zj8c=\"}"))));
+        KeySet raw = KeySet.ParseKeyFile(bytesOf(new string('k', 32) + "\n"));
+        Check(raw.Ids.Count == 1 && raw.Ids[0] == "" && raw.Mac("", new byte[0]) != null, "a raw key file (trailing newline included) is one key with id \"\"");
+        Check(!raw.ToString().Contains("kkkk"), "a key set prints its ids only");
+        CheckThrows("INVALID_KEY_SET", "retiring the last key is refused", () => raw.Without(new[] { "" }));
+        var verifier = new JoinTokenVerifier(raw);
+        CheckThrows("INVALID_EXPECTATION", "an empty server id is refused, never treated as no check",
+            () => verifier.Verify("x.y", new Expectation { ServerId = "", Now = 0 }));
+        CheckThrows("INVALID_EXPECTATION", "an uppercase match id expectation is refused",
+            () => verifier.Verify("x.y", new Expectation { ServerId = "gs-1", MatchId = "11111111-1111-4111-8111-11111111111A", Now = 0 }));
+        CheckThrows("INVALID_EXPECTATION", "a negative clock is refused",
+            () => verifier.Verify("x.y", new Expectation { ServerId = "gs-1", Now = -1 }));
+    }
+
     static int Main(string[] args)
     {
         string path = args.Length > 0 ? args[0] : "../../test/fixtures/join-auth-vectors.json";
@@ -117,6 +155,8 @@ static class VectorsTest
         {
             Check(false, "vectors file " + path, e.GetType().Name + ": " + e.Message);
         }
+        try { CheckKeySetsAndExpectations(); }
+        catch (Exception e) { Check(false, "key sets and expectations", e.ToString()); }
         Console.WriteLine("csharp: " + passed + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;
     }
