@@ -78,7 +78,11 @@ for suite in $suites; do
   passed=$((passed + p))
   failed=$((failed + f))
   if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); fi
-  if [ "$status" -ne 0 ]; then log "$suite failed:"; tail -40 "$out"; else log "$suite: $p passed"; fi
+  if [ "$status" -ne 0 ]; then
+    log "$suite failed:"; tail -40 "$out"
+  else
+    log "$suite: $p passed"; passing="${passing:-} $suite"
+  fi
 done
 
 # One byte of each kind of expectation: claim bytes, a MAC, a token, a rejection reason, a digest
@@ -88,7 +92,8 @@ failed_before=$failed
 for field in $mutations; do
   mutated="$work/mutated-${field//./-}.json"
   mutate "$field" "$mutated"
-  for suite in $suites; do
+  # A suite that fails on the real vectors proves nothing by failing on a mutated copy.
+  for suite in ${passing:-}; do
     if run_suite "$suite" "$mutated" "$work/$suite-mutated.out"; then
       fail "$suite accepted vectors with one byte of $field changed"
     else
@@ -96,7 +101,8 @@ for field in $mutations; do
     fi
   done
 done
-[ "$failed" -eq "$failed_before" ] && log "every suite failed on each one-byte change of: $mutations"
+[ "$failed" -eq "$failed_before" ] && [ -n "${passing:-}" ] &&
+  log "every passing suite (${passing# }) failed on each one-byte change of: $mutations"
 
 echo "sdks: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
