@@ -119,6 +119,10 @@ func _init() -> void:
 		if arg.begins_with("--vectors="):
 			path = arg.substr("--vectors=".length(), arg.length())
 	run(path)
+	# The vectors hold no invalid UTF-8 inside a validly MAC'd token; the decoder must still refuse it.
+	check(JoinAuth.strict_utf8(PoolByteArray([0xed, 0xa0, 0x80])) == null, "a UTF-8 encoded surrogate is refused")
+	check(JoinAuth.strict_utf8(PoolByteArray([0xc0, 0xaf])) == null, "an overlong UTF-8 form is refused")
+	check(JoinAuth.strict_utf8(PoolByteArray([0xc3, 0x9f])) == "\u00df", "valid UTF-8 decodes")
 	print("godot: %d passed, %d failed" % [passed, failed])
 	OS.exit_code = 0 if failed == 0 else 1
 	quit()

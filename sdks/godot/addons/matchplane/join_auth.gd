@@ -144,8 +144,38 @@ static func utf8(text: String) -> PoolByteArray:
 	return text.to_utf8()
 
 
-# Strict: bytes that do not survive a decode and re-encode unchanged are not valid UTF-8.
+# Strict UTF-8 (no overlong forms, surrogates or code points above U+10FFFF): Godot's own
+# decoder is lenient, so the bytes are checked first and must also survive a round trip.
 static func strict_utf8(data: PoolByteArray):
+	var i = 0
+	while i < data.size():
+		var c = data[i]
+		var extra = 0
+		var code = 0
+		if c < 0x80:
+			i += 1
+			continue
+		elif c >= 0xc2 and c <= 0xdf:
+			extra = 1
+			code = c & 0x1f
+		elif c >= 0xe0 and c <= 0xef:
+			extra = 2
+			code = c & 0x0f
+		elif c >= 0xf0 and c <= 0xf4:
+			extra = 3
+			code = c & 0x07
+		else:
+			return null
+		if i + extra >= data.size():
+			return null
+		for k in range(1, extra + 1):
+			if data[i + k] & 0xc0 != 0x80:
+				return null
+			code = (code << 6) | (data[i + k] & 0x3f)
+		if (extra == 2 and code < 0x800) or (extra == 3 and code < 0x10000) or code > 0x10ffff \
+				or (code >= 0xd800 and code <= 0xdfff):
+			return null
+		i += extra + 1
 	var text = data.get_string_from_utf8()
 	return text if text.to_utf8() == data else null
 
