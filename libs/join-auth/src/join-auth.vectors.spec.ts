@@ -38,6 +38,13 @@ interface Vectors {
     expect: JoinTokenExpectation;
     reason: string;
   }[];
+  /** Valid tokens at the edges: the last millisecond, the clock skew, a key set after rotation. */
+  acceptances: {
+    name: string;
+    token: string;
+    verifierKeyIds: string[];
+    expect: JoinTokenExpectation;
+  }[];
   rosters: {
     name: string;
     keyId: string;
@@ -160,6 +167,12 @@ describe('join-auth golden vectors', () => {
       ).toBe(reason);
     },
   );
+
+  it.each(vectors.acceptances.map((a) => [a.name, a] as const))('accepts %s', (_name, vector) => {
+    expect(
+      reasonOf(verifierHolding(vector.verifierKeyIds).verify(vector.token, vector.expect)),
+    ).toBe('OK');
+  });
 
   describe.each(vectors.rosters.map((r) => [r.name, r] as const))('roster %s', (_name, vector) => {
     it('hashes its entries to exactly the expected digest', () => {

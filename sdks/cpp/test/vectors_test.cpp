@@ -170,6 +170,13 @@ int main(int argc, char** argv) {
       checkEqual(reasonOf(result), r.at("reason").str(), "rejection " + r.at("name").str());
     }
 
+    for (const json::Value& a : vectors.at("acceptances").array) {
+      std::vector<std::string> keyIds;
+      for (const json::Value& id : a.at("verifierKeyIds").array) keyIds.push_back(id.str());
+      Verification result = holding(keyIds).verify(a.at("token").str(), expectationOf(a.at("expect")));
+      checkEqual(reasonOf(result), "OK", "acceptance " + a.at("name").str());
+    }
+
     for (const json::Value& roster : vectors.at("rosters").array) {
       std::string name = "roster " + roster.at("name").str();
       std::vector<RosterEntry> entries = entriesOf(roster.at("entries"));

@@ -125,6 +125,13 @@ static class VectorsTest
                     "rejection " + r["name"].Str);
             }
 
+            foreach (JsonValue a in vectors["acceptances"].Array)
+            {
+                var held = a["verifierKeyIds"].Array.Select(id => id.Str).ToList();
+                var verifier = new JoinTokenVerifier(keys.Without(keys.Ids.Where(id => !held.Contains(id))), skew);
+                CheckEqual(ReasonOf(verifier.Verify(a["token"].Str, ExpectationOf(a["expect"]))), "OK", "acceptance " + a["name"].Str);
+            }
+
             foreach (JsonValue roster in vectors["rosters"].Array)
             {
                 string name = "roster " + roster["name"].Str;

@@ -97,6 +97,10 @@ func run(path: String) -> void:
 		var result = verifier_holding(vectors, r.verifierKeyIds).verify(r.token, r.expect)
 		check_equal(reason_of(result), r.reason, "rejection " + r.name)
 
+	for a in vectors.acceptances:
+		var result = verifier_holding(vectors, a.verifierKeyIds).verify(a.token, a.expect)
+		check_equal(reason_of(result), "OK", "acceptance " + a.name)
+
 	for roster in vectors.rosters:
 		var name = "roster " + roster.name
 		var input = JoinAuth.encode_roster_digest_input(roster.matchId, roster.serverId, roster.entries)
