@@ -1,0 +1,141 @@
+// The player client against a local HttpListener standing in for the API: the requests it makes
+// (paths, bearer token, Idempotency-Key, bodies) and how it reads answers and problem+json errors.
+// Prints each failed check and "csharp-client: N passed, M failed" last.
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+using Matchplane.Client;
+using Matchplane.JoinAuth;
+
+static class PlayerClientTest
+{
+    static int passed, failed;
+
+    static void Check(bool ok, string name, string detail = null)
+    {
+        if (ok) { passed++; return; }
+        failed++;
+        Console.WriteLine("FAIL " + name + (detail == null ? "" : ": " + detail));
+    }
+
+    sealed class Seen
+    {
+        public string Method, Path, Authorization, IdempotencyKey, Body;
+    }
+
+    static int FreePort()
+    {
+        var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        int port = ((IPEndPoint)listener.LocalEndpoint).Port;
+        listener.Stop();
+        return port;
+    }
+
+    static int Main(string[] args)
+    {
+        // The vectors' first token (mp-2026-01, player 2222..., match 1111...) is the assignment's join token.
+        string vectorsPath = args.Length > 0 ? args[0] : "../../test/fixtures/join-auth-vectors.json";
+        JsonValue vectors = MiniJson.Parse(File.ReadAllText(vectorsPath, Encoding.UTF8));
+        JsonValue simple = vectors["tokens"].Array[0];
+        string joinToken = simple["token"].Str;
+        int port = FreePort();
+        var http = new HttpListener();
+        http.Prefixes.Add("http://127.0.0.1:" + port + "/");
+        http.Start();
+        var seen = new List<Seen>();
+        // Canned answers by "METHOD path", as the API gives them.
+        var answers = new Dictionary<string, KeyValuePair<int, string>>
+        {
+            { "POST /v1/sessions", new KeyValuePair<int, string>(201, "{\"token\":\"s3ss10n\",\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"expiresAt\":\"2026-12-07T00:00:00Z\",\"deviceSecret\":\"d\"}") },
+            { "GET /v1/queue/options", new KeyValuePair<int, string>(200, "{\"modes\":[{\"mode\":\"duel\",\"teamSize\":1,\"teamCount\":2}],\"regions\":[\"eu\"],\"heartbeatIntervalMs\":5000}") },
+            { "POST /v1/queue/tickets", new KeyValuePair<int, string>(201, "{\"id\":\"t-1\",\"state\":\"SEARCHING\",\"revision\":1}") },
+            { "POST /v1/queue/tickets/t-1/heartbeat", new KeyValuePair<int, string>(200, "{\"id\":\"t-1\",\"state\":\"MATCHED\",\"revision\":2}") },
+            { "GET /v1/matches/11111111-1111-4111-8111-111111111111/assignment", new KeyValuePair<int, string>(200,
+                "{\"matchId\":\"11111111-1111-4111-8111-111111111111\",\"endpoint\":\"127.0.0.1:7777\",\"joinToken\":" + JsonText.Quote(joinToken) + "}") },
+            { "GET /v1/matches/0f8e6c2a-5d1b-4c3e-9a7f-2b4d6e8f0a1c/assignment", new KeyValuePair<int, string>(409,
+                "{\"type\":\"about:blank\",\"title\":\"Conflict\",\"status\":409,\"code\":\"ASSIGNMENT_NOT_READY\"}") },
+            { "DELETE /v1/sessions/current", new KeyValuePair<int, string>(401, "{\"status\":401,\"code\":\"UNAUTHENTICATED\"}") },
+        };
+        var server = Task.Run(() =>
+        {
+            while (http.IsListening)
+            {
+                HttpListenerContext context;
+                try { context = http.GetContext(); } catch (HttpListenerException) { return; } catch (ObjectDisposedException) { return; }
+                var request = context.Request;
+                string body;
+                using (var reader = new StreamReader(request.InputStream, Encoding.UTF8)) body = reader.ReadToEnd();
+                lock (seen) seen.Add(new Seen { Method = request.HttpMethod, Path = request.Url.AbsolutePath, Authorization = request.Headers["Authorization"], IdempotencyKey = request.Headers["Idempotency-Key"], Body = body });
+                KeyValuePair<int, string> answer;
+                if (!answers.TryGetValue(request.HttpMethod + " " + request.Url.AbsolutePath, out answer))
+                    answer = new KeyValuePair<int, string>(404, "{\"status\":404,\"code\":\"NOT_FOUND\"}");
+                byte[] bytes = Encoding.UTF8.GetBytes(answer.Value);
+                context.Response.StatusCode = answer.Key;
+                context.Response.ContentType = answer.Key < 400 ? "application/json" : "application/problem+json";
+                context.Response.OutputStream.Write(bytes, 0, bytes.Length);
+                context.Response.Close();
+            }
+        });
+
+        try
+        {
+            var client = new PlayerClient("http://127.0.0.1:" + port + "/");
+            var session = client.CreateSessionAsync().Result;
+            Check(client.SessionToken == "s3ss10n" && client.PlayerId == "22222222-2222-4222-8222-222222222222", "keeps the session token and player id");
+            Check(seen[0].Path == "/v1/sessions" && seen[0].Authorization == null && !string.IsNullOrEmpty(seen[0].IdempotencyKey) && seen[0].Body == "{}",
+                "signs in as a new guest with an Idempotency-Key and no bearer", seen[0].Path + " " + seen[0].Authorization + " " + seen[0].Body);
+
+            var options = client.QueueOptionsAsync().Result;
+            Check(options["heartbeatIntervalMs"].Long == 5000 && seen[1].Authorization == "Bearer s3ss10n", "reads queue options with the session token");
+
+            var ticket = client.CreateTicketAsync("duel", "{\"skill\":1500}").Result;
+            Check(ticket["id"].Str == "t-1" && seen[2].Body == "{\"mode\":\"duel\",\"attributes\":{\"skill\":1500}}" && seen[2].IdempotencyKey != null,
+                "queues with the mode and attributes and an Idempotency-Key", seen[2].Body);
+            var beat = client.HeartbeatAsync("t-1").Result;
+            Check(beat["state"].Str == "MATCHED" && seen[3].IdempotencyKey != null && seen[3].IdempotencyKey != seen[2].IdempotencyKey,
+                "heartbeats with a fresh Idempotency-Key");
+
+            try
+            {
+                client.AssignmentAsync("0f8e6c2a-5d1b-4c3e-9a7f-2b4d6e8f0a1c").Wait();
+                Check(false, "an assignment not ready throws");
+            }
+            catch (AggregateException e)
+            {
+                var api = e.InnerException as MatchplaneApiException;
+                Check(api != null && api.Status == 409 && api.Code == "ASSIGNMENT_NOT_READY", "an assignment not ready throws its problem code",
+                    e.InnerException.GetType().Name + " " + e.InnerException.Message);
+            }
+
+            {
+                var assignment = client.AssignmentAsync("11111111-1111-4111-8111-111111111111").Result;
+                // What a game server then does with the token the player presents.
+                var keys = KeySet.FromJsonMap("{\"mp-2026-01\":" + JsonText.Quote(vectors["keys"]["mp-2026-01"].Str) + "}");
+                var verification = new JoinTokenVerifier(keys).Verify(assignment["joinToken"].Str,
+                    new Expectation { ServerId = "gs-1", MatchId = "11111111-1111-4111-8111-111111111111", Now = simple["claims"]["issuedAt"].Long });
+                Check(verification.Ok && verification.Claims.PlayerId == client.PlayerId, "the assignment's join token verifies for this player",
+                    verification.Reason);
+            }
+
+            client.EndSessionAsync().Wait();
+            Check(client.SessionToken == null && seen[seen.Count - 1].Method == "DELETE", "ending a session already gone (401) forgets the token");
+        }
+        catch (Exception e)
+        {
+            Check(false, "player client", e.ToString());
+        }
+        finally
+        {
+            http.Stop();
+            server.Wait(1000);
+        }
+        Console.WriteLine("csharp-client: " + passed + " passed, " + failed + " failed");
+        return failed == 0 ? 0 : 1;
+    }
+}
