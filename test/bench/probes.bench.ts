@@ -179,7 +179,7 @@ async function main(): Promise<void> {
   const proxy = async (name: string, targetPort: number, addedRttMs: number) => {
     const child = start(
       name,
-      'dist/test/bench/delay-proxy.main.js',
+      'dist/apps/demo/src/delay-proxy.main.js',
       [`${LOCALHOST}:${targetPort}`, String(addedRttMs)],
       {},
     );
