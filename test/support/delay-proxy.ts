@@ -31,7 +31,7 @@ export async function startDelayProxyProcess(options: {
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      const line = /\{"port":(\d+)\}/.exec(output);
+      const line = /\{"port":(\d+)/.exec(output);
       if (line) resolve(Number(line[1]));
     });
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
