@@ -176,19 +176,21 @@ async function main(): Promise<void> {
     children.push(child);
     return child;
   };
-  const proxy = async (name: string, targetPort: number, addedRttMs: number) => {
+  /** One proxy process for every (target, added RTT) pair: one event loop, one spinning pump. */
+  const proxies = async (name: string, routes: readonly { port: number; addedRttMs: number }[]) => {
     const child = start(
       name,
-      'dist/test/bench/delay-proxy.main.js',
-      [`${LOCALHOST}:${targetPort}`, String(addedRttMs)],
+      'dist/apps/demo/src/delay-proxy.main.js',
+      routes.flatMap(({ port, addedRttMs }) => [`${LOCALHOST}:${port}`, String(addedRttMs)]),
       {},
     );
-    let port = 0;
+    let ports: number[] = [];
     await waitUntil(() => {
-      port = Number(/\{"port":(\d+)\}/.exec(child.output())?.[1] ?? 0);
-      return port > 0;
-    }, `proxy ${name}`);
-    return port;
+      const line = /"ports":(\[[\d,]*\])/.exec(child.output())?.[1];
+      ports = line ? (JSON.parse(line) as number[]) : [];
+      return ports.length === routes.length;
+    }, `proxies ${name}`);
+    return ports;
   };
 
   progress(
@@ -213,18 +215,28 @@ async function main(): Promise<void> {
   });
   const edgeUrls: string[] = [];
   const injected = new Map<string, number>();
-  for (const [index, region] of REGIONS.entries()) {
+  const edgePorts: number[] = [];
+  for (const region of REGIONS) {
     const port = await freePort();
     start(`edge-${region}`, 'dist/apps/probe-edge/src/main.js', [], edgeEnv(region, port));
     await waitUntil(
       async () => (await fetch(`http://${LOCALHOST}:${port}/live`)).ok,
       `edge ${region}`,
     );
-    const proxied = await proxy(`proxy-${region}`, port, rtts[index]!);
-    edgeUrls.push(`${region}=http://${LOCALHOST}:${proxied}`);
+    edgePorts.push(port);
+  }
+  const proxied = await proxies(
+    'proxy-regions',
+    REGIONS.map((_, index) => ({ port: edgePorts[index]!, addedRttMs: rtts[index]! })),
+  );
+  for (const [index, region] of REGIONS.entries()) {
+    edgeUrls.push(`${region}=http://${LOCALHOST}:${proxied[index]!}`);
     injected.set(region, rtts[index]!);
   }
-  const dbPort = await proxy('proxy-db', service.DATABASE_PORT, dbLatencyMs);
+  // The database's own proxy process: the API's traffic does not share the regions' pump.
+  const [dbPort] = await proxies('proxy-db', [
+    { port: service.DATABASE_PORT, addedRttMs: dbLatencyMs },
+  ]);
   const apiPort = await freePort();
   start('api', 'dist/apps/api/src/main.js', [], {
     DATABASE_HOST: LOCALHOST,

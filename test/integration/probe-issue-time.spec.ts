@@ -1,4 +1,4 @@
-import { startDelayProxy, type DelayProxy } from '../bench/delay-proxy';
+import { startDelayProxy, type DelayProxy } from '../../apps/demo/src/delay-proxy';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { testServices } from '../support/test-env';
 

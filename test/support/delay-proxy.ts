@@ -9,7 +9,7 @@ export interface DelayProxyProcess {
 }
 
 /**
- * The delaying TCP proxy of test/bench/delay-proxy.ts started as its own process from dist/ (the
+ * The delaying TCP proxy of apps/demo/src/delay-proxy.ts started as its own process from dist/ (the
  * e2e setup builds it): in the test's process its timers would wait on the test's own work.
  */
 export async function startDelayProxyProcess(options: {
@@ -20,7 +20,7 @@ export async function startDelayProxyProcess(options: {
   const child = spawn(
     process.execPath,
     [
-      path.join(REPO_ROOT, 'dist/test/bench/delay-proxy.main.js'),
+      path.join(REPO_ROOT, 'dist/apps/demo/src/delay-proxy.main.js'),
       `${options.targetHost ?? '127.0.0.1'}:${options.targetPort}`,
       String(options.addedRttMs),
     ],
@@ -31,7 +31,7 @@ export async function startDelayProxyProcess(options: {
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      const line = /\{"port":(\d+)\}/.exec(output);
+      const line = /\{"port":(\d+)/.exec(output);
       if (line) resolve(Number(line[1]));
     });
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -2,8 +2,9 @@ import path from 'node:path';
 import type { QueueModeOption } from '@matchplane/contracts';
 import { PlayerClient } from '@matchplane/sdk';
 import { BACKFILL_MODE, DEMO_USAGE, parseDemoArgs, type DemoArgs } from './demo.args';
+import { CityNetwork } from './city-network';
 import { DemoFailure, describeError, within } from './failure';
-import { locationFor } from './locations';
+import { DEMO_REGIONS, locationFor } from './locations';
 import { MatchBoard } from './match-board';
 import { SimulatedPlayer, type PlayerOutcome } from './simulated-player';
 import { DemoStack, REPO_ROOT, type ChildExit } from './stack';
@@ -21,6 +22,7 @@ const TAIL_LINES = 40;
 
 const timeline = new Timeline();
 let stack: DemoStack | undefined;
+let cityNetwork: CityNetwork | undefined;
 const players: SimulatedPlayer[] = [];
 /** Set once the demo is ending (failure, success or signal): nothing else may start a shutdown. */
 let ending = false;
@@ -35,6 +37,8 @@ async function main(args: DemoArgs): Promise<number | undefined> {
       databaseName: args.database,
       redisPrefix: args.redisPrefix,
       keysFile: path.join(REPO_ROOT, '.dev/demo/join-keys.json'),
+      probeKeysFile: path.join(REPO_ROOT, '.dev/demo/probe-keys.json'),
+      regions: DEMO_REGIONS,
       logDir: path.join(REPO_ROOT, '.dev/demo/logs'),
       gameServerEnv: {
         MATCH_DURATION_MS: String(args.durationMs),
@@ -85,8 +89,17 @@ async function main(args: DemoArgs): Promise<number | undefined> {
       );
     timeline.note(
       'demo',
-      `playing ${mode.mode}: ${args.players / matchSize} match(es) of ${matchSize}; players live in simulated cities (their HTTP client delays each probe answer by the city's RTT to the region)`,
+      `playing ${mode.mode}: ${args.players / matchSize} match(es) of ${matchSize}; players live in simulated cities`,
     );
+    const locations = Array.from({ length: args.players }, (_, i) =>
+      locationFor(i, args.players, matchSize),
+    );
+    cityNetwork = await CityNetwork.start(demoStack.edgeUrls, locations);
+    timeline.note(
+      'demo',
+      `each city reaches each region's probe edge through a loopback proxy adding its RTT (${cityNetwork.size} proxies); players answer challenges at once, the edges measure`,
+    );
+    const network = cityNetwork;
 
     const board = new MatchBoard(timeline, mode.mode, matchSize);
     const newPlayer = (i: number, role?: 'no-show' | 'late'): SimulatedPlayer => {
@@ -96,6 +109,7 @@ async function main(args: DemoArgs): Promise<number | undefined> {
         {
           label: `P${i + 1} ${location.city}`,
           location,
+          edgeRoutes: network.routesFor(location),
           apiUrl: demoStack.apiUrl,
           mode: mode.mode,
           options,
@@ -203,6 +217,7 @@ function gameServerBackfillStep(line: string): string | undefined {
 /** Ends the players, stops the stack (SIGTERM) and reports how each app ended. */
 async function shutDown(): Promise<ChildExit[]> {
   for (const player of players) player.close();
+  cityNetwork?.stop();
   if (!stack || stack.started === 0) return [];
   timeline.note('stack', 'stopping every app (SIGTERM)');
   const exits = await stack.stop();
@@ -257,7 +272,10 @@ if (!parsed.ok) {
 }
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
-process.once('exit', () => stack?.killAll());
+process.once('exit', () => {
+  cityNetwork?.stop();
+  stack?.killAll();
+});
 main(parsed.args)
   .catch(fail)
   .then(

@@ -1,5 +1,15 @@
-/** The apps the demo runs; the game servers run under the allocator (local provider). */
-export const STACK_APPS = ['api', 'dispatcher', 'matcher', 'allocator', 'maintenance'] as const;
+/**
+ * The apps the demo runs; the game servers run under the allocator (local provider), the probe
+ * edges (one per region) under `edges`.
+ */
+export const STACK_APPS = [
+  'api',
+  'dispatcher',
+  'matcher',
+  'allocator',
+  'maintenance',
+  'edges',
+] as const;
 export type StackApp = (typeof STACK_APPS)[number];
 
 /**

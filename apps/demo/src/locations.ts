@@ -3,10 +3,14 @@ import type { FetchLike } from '@matchplane/sdk';
 /**
  * Simulated geography. Every demo player runs on this machine, so left alone each would measure
  * ~1 ms to every region and placement would have nothing to explain. Instead each player gets a
- * home city with a typical round trip to each region, and its HTTP client waits that long before
- * sending a probe answer: the API still measures the RTT itself (answer received minus challenge
- * issued, README "Player entry"), it just measures a longer one. Nothing else is delayed.
+ * home city with a typical round trip to each region, and that round trip is put on the network:
+ * the player reaches each region's probe edge through a loopback proxy that holds every byte half
+ * of it each way (city-network.ts). The player answers every challenge at once; the edge measures
+ * the distance the proxy makes, as it would a real one. Nothing else is delayed.
  */
+
+/** The regions the demo runs an edge for, as the cities below know them. */
+export const DEMO_REGIONS: readonly string[] = ['eu-west', 'us-east', 'us-west', 'ap-southeast'];
 
 export interface SimulatedLocation {
   readonly city: string;
@@ -110,7 +114,6 @@ export function simulatedRttMs(location: SimulatedLocation, region: string): num
   return location.rttMs[region] ?? 150 + (hash(region) % 100);
 }
 
-const PROBE_ANSWER = /\/v1\/probes\/([^/?]+)\/answer$/;
 const HEARTBEAT = /\/v1\/queue\/tickets\/[^/?]+\/heartbeat$/;
 
 export interface SimulatedFetchHooks {
@@ -119,21 +122,19 @@ export interface SimulatedFetchHooks {
 }
 
 /**
- * A fetch for the player's PlayerClient: global fetch, except that a probe answer leaves after the
- * simulated round trip to its region (with a few percent of jitter), and that successful heartbeat
+ * A fetch for the player's PlayerClient: global fetch, except that a request to a probe edge goes
+ * by the player's city's route to it (`routes`: edge origin to the origin of the city's proxy in
+ * front of it, as a real client's packets take its own path), and that successful heartbeat
  * answers are reported to `hooks` (the SDK's heartbeat loop reports only failures).
  */
 export function simulatedFetch(
-  location: SimulatedLocation,
+  routes: Readonly<Record<string, string>>,
   hooks: SimulatedFetchHooks = {},
 ): FetchLike {
-  return async (url, init) => {
-    const probe = PROBE_ANSWER.exec(url);
-    if (probe) {
-      const rtt = simulatedRttMs(location, decodeURIComponent(probe[1]!));
-      const jitter = 1 + (Math.random() - 0.5) * 0.08;
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, rtt * jitter - 1)));
-    }
+  return async (requested, init) => {
+    const origin = new URL(requested).origin;
+    const route = routes[origin];
+    const url = route === undefined ? requested : route + requested.slice(origin.length);
     const response = await globalThis.fetch(url, init);
     if (hooks.onHeartbeat && HEARTBEAT.test(url) && response.ok) {
       const ticket = (await response

@@ -22,6 +22,8 @@ const JOINABLE: ReadonlySet<string> = new Set(['ASSIGNMENT_READY', 'IN_PROGRESS'
 export interface PlayerSettings {
   readonly label: string;
   readonly location: SimulatedLocation;
+  /** Edge origin -> the origin of this player's city's proxy in front of it (CityNetwork). */
+  readonly edgeRoutes: Readonly<Record<string, string>>;
   readonly apiUrl: string;
   readonly mode: string;
   readonly options: QueueOptionsResponse;
@@ -104,12 +106,12 @@ export class SimulatedPlayer {
   ) {
     this.client = new PlayerClient({
       baseUrl: settings.apiUrl,
-      fetch: simulatedFetch(settings.location, { onHeartbeat: (state) => this.heartbeat(state) }),
+      fetch: simulatedFetch(settings.edgeRoutes, { onHeartbeat: (state) => this.heartbeat(state) }),
     });
   }
 
   async play(): Promise<PlayerOutcome> {
-    const { label, location, mode, options } = this.settings;
+    const { label, location, mode } = this.settings;
     const session = await this.step(this.client.createSession(), 10_000, 'a session', 'api');
     this.log(
       `signed in as guest ${short(session.playerId)} (simulated location: ${location.city})`,
@@ -134,7 +136,8 @@ export class SimulatedPlayer {
     });
     await this.step(this.subscription.ready, 10_000, 'the notification socket', 'api');
 
-    const probes = await this.client.probeAll(options.regions, { samples: this.settings.samples });
+    // No region list: probeAll reads this client's queue options, and with them each region's edge.
+    const probes = await this.client.probeAll(undefined, { samples: this.settings.samples });
     const measured = Object.values(probes.measured)
       .sort((a, b) => a.estimateMs - b.estimateMs)
       .map((answer) => `${answer.region} ${answer.estimateMs} ms`);

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { DemoFailure, STACK_APPS, type StackApp } from './failure';
+import { freePort, sleep, StackChild } from './stack-child';
 import type { Timeline } from './timeline';
 
 /** The repository root, from dist/apps/demo/src/ (compiled) or apps/demo/src/ (ts-node). */
@@ -21,13 +21,13 @@ export const ENTRY: Record<StackApp | 'migrate' | 'dev-keys', string> = {
   maintenance: 'dist/apps/maintenance/src/main.js',
   migrate: 'dist/apps/migrate/src/main.js',
   'dev-keys': 'dist/apps/allocator/src/dev-keys.main.js',
+  edges: 'dist/apps/probe-edge/src/local-edges.main.js',
 };
 
-/** Lines of each child's output kept in memory for a failure report (the log file has all). */
-const LINES_KEPT = 400;
 const HEALTH_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 10_000;
 const JOIN_KEY_ID = 'dev-1';
+const PROBE_KEY_ID = 'dev-1';
 
 export interface StackOptions {
   /** Recreated at every run: it must be the demo's own (its name must contain "demo"). */
@@ -36,6 +36,10 @@ export interface StackOptions {
   redisPrefix: string;
   /** Where the join key set is kept (made once by dev-keys, reused after). */
   keysFile: string;
+  /** Where the probe key set (edges sign, the API verifies) is kept, made and reused alike. */
+  probeKeysFile: string;
+  /** The regions players probe and matches are placed in: one probe edge each. */
+  regions: readonly string[];
   /** Each app's whole output goes to `<logDir>/<app>.log`. */
   logDir: string;
   /** Extra environment of the game servers the allocator's local provider launches. */
@@ -56,74 +60,6 @@ export interface ChildExit {
   readonly killed: boolean;
 }
 
-/** One running app: its process, its last lines, how it ended. */
-class StackChild {
-  readonly exited: Promise<number | string>;
-  private readonly lines: string[] = [];
-  private readonly watchers: ((line: string) => void)[] = [];
-  private partial = '';
-  private readonly log: WriteStream;
-  stopping = false;
-
-  constructor(
-    readonly app: StackApp,
-    readonly child: ChildProcess,
-    logFile: string,
-    private readonly echo: boolean,
-  ) {
-    this.log = createWriteStream(logFile, { flags: 'w' });
-    child.stdout?.on('data', (chunk: Buffer) => this.take(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => this.take(chunk));
-    this.exited = new Promise((resolve) =>
-      child.once('exit', (code, signal) => {
-        if (this.partial) this.keep(this.partial);
-        this.partial = '';
-        this.log.end();
-        resolve(code ?? signal ?? 'unknown');
-      }),
-    );
-  }
-
-  get alive(): boolean {
-    return this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  tail(count: number): string[] {
-    return this.lines.slice(-count);
-  }
-
-  /** SIGKILL to the whole process group (the app and any game servers it launched). */
-  killGroup(): void {
-    const pid = this.child.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
-
-  private take(chunk: Buffer): void {
-    this.log.write(chunk);
-    const text = this.partial + chunk.toString('utf8');
-    const parts = text.split('\n');
-    this.partial = parts.pop() ?? '';
-    for (const line of parts) this.keep(line);
-  }
-
-  /** Calls `watcher` with every later line of output. */
-  watch(watcher: (line: string) => void): void {
-    this.watchers.push(watcher);
-  }
-
-  private keep(line: string): void {
-    for (const watcher of this.watchers) watcher(line);
-    this.lines.push(line);
-    if (this.lines.length > LINES_KEPT) this.lines.splice(0, this.lines.length - LINES_KEPT);
-    if (this.echo) process.stderr.write(`  [${this.app}] ${line}\n`);
-  }
-}
-
 /**
  * The whole control plane as child processes the demo owns: its own database (recreated), its own
  * Redis key prefix (cleared), free ports, the allocator on the local provider. Children run in
@@ -133,6 +69,7 @@ class StackChild {
 export class DemoStack {
   private readonly children = new Map<StackApp, StackChild>();
   private apiPort = 0;
+  private edgeBasePort = 0;
   private stopping = false;
   private unexpectedExit: ((failure: DemoFailure) => void) | undefined;
 
@@ -164,6 +101,19 @@ export class DemoStack {
     return `http://127.0.0.1:${this.apiPort}`;
   }
 
+  /**
+   * Each region's probe edge (HTTP), as the API lists it in the queue options; local-edges puts
+   * region i on the base port + i.
+   */
+  get edgeUrls(): Readonly<Record<string, string>> {
+    return Object.fromEntries(
+      this.options.regions.map((region, i) => [
+        region,
+        `http://127.0.0.1:${this.edgeBasePort + i}`,
+      ]),
+    );
+  }
+
   /** Called once if an app exits while the demo did not ask it to. */
   onUnexpectedExit(handler: (failure: DemoFailure) => void): void {
     this.unexpectedExit = handler;
@@ -178,20 +128,35 @@ export class DemoStack {
     this.timeline.note('stack', `migrated database ${this.options.databaseName}`);
     const keys = await this.runOnce('dev-keys', [this.options.keysFile, JOIN_KEY_ID]);
     this.timeline.note('stack', keys.trim().replace(/^dev-keys: /, 'join keys: '));
+    const probeKeys = await this.runOnce('dev-keys', [this.options.probeKeysFile, PROBE_KEY_ID]);
+    this.timeline.note('stack', probeKeys.trim().replace(/^dev-keys: /, 'probe keys: '));
   }
 
   /** Starts every app on free ports and waits until each one's /health answers 200. */
   async start(): Promise<void> {
     this.apiPort = await freePort();
+    // The edges take this port and the next ones (HTTP), and 100 above (UDP).
+    this.edgeBasePort = await freePort();
     const healthPorts = new Map<StackApp, number>();
     for (const app of STACK_APPS)
-      healthPorts.set(app, app === 'api' ? this.apiPort : await freePort());
+      healthPorts.set(
+        app,
+        app === 'api' ? this.apiPort : app === 'edges' ? this.edgeBasePort : await freePort(),
+      );
+    const probeKeys = { PROBE_KEYS_FILE: this.options.probeKeysFile };
 
     const gameEnv = Object.entries(this.options.gameServerEnv)
       .map(([key, value]) => `${key}=${value}`)
       .join(',');
     const perApp: Record<StackApp, Record<string, string>> = {
-      api: { API_HOST: '127.0.0.1', API_PORT: String(this.apiPort) },
+      api: {
+        API_HOST: '127.0.0.1',
+        API_PORT: String(this.apiPort),
+        PROBE_EDGES: Object.entries(this.edgeUrls)
+          .map(([region, url]) => `${region}=${url}`)
+          .join(','),
+        ...probeKeys,
+      },
       dispatcher: {},
       matcher: {},
       allocator: {
@@ -204,11 +169,16 @@ export class DemoStack {
         ...(gameEnv ? { LOCAL_SERVER_ENV: gameEnv } : {}),
       },
       maintenance: {},
+      edges: {
+        PROBE_EDGE_BASE_PORT: String(this.edgeBasePort),
+        PROBE_ACTIVE_KEY_ID: PROBE_KEY_ID,
+        ...probeKeys,
+      },
     };
     for (const app of STACK_APPS) {
       const env = {
         ...this.baseEnv(),
-        ...(app === 'api'
+        ...(app === 'api' || app === 'edges'
           ? {}
           : { HEALTH_HOST: '127.0.0.1', HEALTH_PORT: String(healthPorts.get(app)) }),
         ...perApp[app],
@@ -279,6 +249,7 @@ export class DemoStack {
       LOG_FORMAT: 'pretty',
       DATABASE_NAME: this.options.databaseName,
       REDIS_KEY_PREFIX: this.options.redisPrefix,
+      PROBE_REGIONS: this.options.regions.join(','),
       TICKET_HEARTBEAT_INTERVAL_MS: String(this.options.heartbeatIntervalMs),
       TICKET_HEARTBEAT_TIMEOUT_MS: String(this.options.heartbeatIntervalMs * 5),
       ...this.options.serviceEnv,
@@ -413,23 +384,4 @@ export class DemoStack {
       `cleared Redis prefix ${this.options.redisPrefix} (${deleted} keys)`,
     );
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no free port')),
-      );
-    });
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -65,7 +65,12 @@ if (process.argv.includes('--print')) {
     }),
   );
   // One edge failing stops the others, so the stack's supervisor sees the failure.
+  // A stop asked for (SIGTERM, SIGINT) ends with 0 however the edges went; an edge's own exit first
+  // is the failure code.
+  let stopping = false;
   const stopAll = (code: number) => {
+    if (stopping) return;
+    stopping = true;
     for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
     process.exitCode = code;
   };

@@ -1,13 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
-import { EdgeProblemFilter } from './edge-problem.filter';
+import { EdgeHttpServer } from './edge-http.server';
 import type { ProbeEdgeConfig } from './probe-edge.config';
-import { EdgeHealthController } from './probe-edge.controller';
-import { ProbeEdgeRoutes } from './probe-edge.routes';
 import { ProbeEdge } from './probe-edge.service';
 import { loadProbeSigningKeys } from './probe-keys.loader';
 import { UdpProbeListener } from './udp-probe.listener';
 
+/**
+ * The edge's process: Nest wires it and runs its lifecycle (boot, shutdown hooks); no request goes
+ * through Nest. HTTP is a plain node:http server ({@link EdgeHttpServer}), UDP a dgram socket.
+ */
 @Module({})
 export class ProbeEdgeModule {
   /** Loads the key set first: without key material the edge refuses to start (one clear line). */
@@ -19,12 +20,16 @@ export class ProbeEdgeModule {
     );
     return {
       module: ProbeEdgeModule,
-      controllers: [EdgeHealthController],
       providers: [
         { provide: ProbeEdge, useValue: edge },
-        EdgeProblemFilter,
-        { provide: APP_FILTER, useExisting: EdgeProblemFilter },
-        ProbeEdgeRoutes,
+        {
+          provide: EdgeHttpServer,
+          useFactory: () =>
+            new EdgeHttpServer(edge, {
+              host: config.PROBE_EDGE_HOST,
+              port: config.PROBE_EDGE_PORT,
+            }),
+        },
         ...(config.PROBE_EDGE_UDP_PORT === undefined
           ? []
           : [
