@@ -13,6 +13,8 @@ export interface DemoArgs {
   logs: boolean;
   /** The backfill scenario (--backfill). */
   backfill: boolean;
+  /** Every player must accept its match before a server is asked for (--ready-check). */
+  readyCheck: boolean;
 }
 
 export const DEMO_USAGE = `usage: npm run demo -- [options]
@@ -29,8 +31,13 @@ players through matches with the SDK and prints a timeline. Exit 0 once every ma
   --backfill           one 2v2 (mode pair) where one player never connects: the match plays on
                        short-handed, a late player queues and the game server backfills it
                        (sets --players 4 and --mode pair; --duration at least 15000)
+  --ready-check        the mode asks every player to accept its match before a game server is
+                       allocated (QUEUE_ACCEPTANCE_TIMEOUTS); each player accepts when notified
   --logs               also echo every app's output to stderr
   -h, --help           this text`;
+
+/** How long the demo's ready check waits for every player (QUEUE_ACCEPTANCE_TIMEOUTS). */
+export const READY_CHECK_TIMEOUT_MS = 15_000;
 
 /** The backfill scenario's mode, which the stack offers beside the default ones (QUEUE_MODES). */
 export const BACKFILL_MODE = { mode: 'pair', spec: 'pair:2x2' } as const;
@@ -55,6 +62,7 @@ export function parseDemoArgs(argv: readonly string[]): ParsedDemoArgs {
         'redis-prefix': { type: 'string' },
         logs: { type: 'boolean' },
         backfill: { type: 'boolean' },
+        'ready-check': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -90,6 +98,7 @@ export function parseDemoArgs(argv: readonly string[]): ParsedDemoArgs {
       redisPrefix: values['redis-prefix'] ?? 'mpdemo',
       logs: values.logs ?? false,
       backfill,
+      readyCheck: values['ready-check'] ?? false,
     },
   };
 }

@@ -1,7 +1,13 @@
 import path from 'node:path';
 import type { QueueModeOption } from '@matchplane/contracts';
 import { PlayerClient } from '@matchplane/sdk';
-import { BACKFILL_MODE, DEMO_USAGE, parseDemoArgs, type DemoArgs } from './demo.args';
+import {
+  BACKFILL_MODE,
+  DEMO_USAGE,
+  parseDemoArgs,
+  READY_CHECK_TIMEOUT_MS,
+  type DemoArgs,
+} from './demo.args';
 import { CityNetwork } from './city-network';
 import { DemoFailure, describeError, within } from './failure';
 import { DEMO_REGIONS, locationFor } from './locations';
@@ -45,9 +51,10 @@ async function main(args: DemoArgs): Promise<number | undefined> {
         MATCH_TICK_INTERVAL_MS: '500',
         CONNECT_DEADLINE_MS: args.backfill ? '5000' : '8000',
       },
-      ...(args.backfill
-        ? { serviceEnv: { QUEUE_MODES: `duel:1x2,${BACKFILL_MODE.spec},squad:4x2` } }
-        : {}),
+      serviceEnv: {
+        ...(args.backfill ? { QUEUE_MODES: `duel:1x2,${BACKFILL_MODE.spec},squad:4x2` } : {}),
+        ...(args.readyCheck ? { QUEUE_ACCEPTANCE_TIMEOUTS: `*=${READY_CHECK_TIMEOUT_MS}` } : {}),
+      },
       heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
       echoLogs: args.logs,
     },
@@ -116,6 +123,7 @@ async function main(args: DemoArgs): Promise<number | undefined> {
           samples: 3,
           matchTimeoutMs: 60_000,
           matchDurationMs: args.durationMs,
+          readyCheck: args.readyCheck,
           ...(role ? { role } : {}),
         },
         timeline,

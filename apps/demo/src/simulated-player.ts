@@ -14,10 +14,13 @@ import {
 import { DemoFailure, describeError, within, type StackApp } from './failure';
 import { simulatedFetch, type SimulatedLocation } from './locations';
 import type { MatchBoard } from './match-board';
+import { MatchFeed } from './match-feed';
 import { short, type Timeline } from './timeline';
 
 const TERMINAL: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
 const JOINABLE: ReadonlySet<string> = new Set(['ASSIGNMENT_READY', 'IN_PROGRESS']);
+/** A moment's thought before a simulated player accepts its ready check. */
+const READY_CHECK_THINK_MS = 400;
 
 export interface PlayerSettings {
   readonly label: string;
@@ -38,6 +41,8 @@ export interface PlayerSettings {
    * a no-show and is backfilled into it, so it joins once the game server accepted the backfill.
    */
   readonly role?: 'no-show' | 'late';
+  /** The mode has a ready check: the player accepts its match when notified. */
+  readonly readyCheck?: boolean;
 }
 
 export interface PlayerOutcome {
@@ -45,41 +50,6 @@ export interface PlayerOutcome {
   readonly team: number;
   /** False for a no-show. */
   readonly won: boolean;
-}
-
-interface FeedEntry {
-  readonly matchId: string;
-  readonly state: string;
-  readonly revision: number;
-}
-
-/** The match states one player's notification subscription delivered, awaitable. */
-class MatchFeed {
-  private readonly entries: FeedEntry[] = [];
-  private readonly waiters: {
-    match: (entry: FeedEntry) => boolean;
-    resolve: (entry: FeedEntry) => void;
-  }[] = [];
-
-  push(entry: FeedEntry): void {
-    this.entries.push(entry);
-    for (const waiter of [...this.waiters]) {
-      if (!waiter.match(entry)) continue;
-      this.waiters.splice(this.waiters.indexOf(waiter), 1);
-      waiter.resolve(entry);
-    }
-  }
-
-  /** The first entry, already delivered or yet to come, that `match` accepts. */
-  first(match: (entry: FeedEntry) => boolean): Promise<FeedEntry> {
-    const seen = this.entries.find(match);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve) => this.waiters.push({ match, resolve }));
-  }
-
-  any(): boolean {
-    return this.entries.length > 0;
-  }
 }
 
 /**
@@ -179,6 +149,7 @@ export class SimulatedPlayer {
     );
     this.board.matched(matchId, { label, predictedRttMs: mine.predictedRttMs });
     this.onMatched(matchId);
+    if (this.settings.readyCheck) await this.acceptReadyCheck(matchId);
 
     const ready = await this.step(
       this.feed.first(
@@ -379,6 +350,38 @@ export class SimulatedPlayer {
    * The match ended otherwise than COMPLETED: a failure, with the control plane's reason, which
    * the player API gives an ended match's participant (its assignment: 410 MATCH_ENDED).
    */
+  /** The ready check: notified AWAITING_ACCEPTANCE, the player accepts after a moment. */
+  private async acceptReadyCheck(matchId: string): Promise<void> {
+    const asked = await this.step(
+      this.feed.first(
+        (e) =>
+          e.matchId === matchId && (e.state === 'AWAITING_ACCEPTANCE' || TERMINAL.has(e.state)),
+      ),
+      10_000,
+      `the ready check of match ${short(matchId)}`,
+      'matcher',
+    );
+    if (asked.state !== 'AWAITING_ACCEPTANCE')
+      await this.ended(matchId, asked.state, 'before its ready check');
+    this.log(`ready check: match ${short(matchId)} waits for every player to accept`);
+    await new Promise((resolve) => setTimeout(resolve, READY_CHECK_THINK_MS));
+    const answer = await this.step(
+      this.client.readyCheck.accept(matchId),
+      10_000,
+      'the ready check answer',
+      'api',
+    );
+    this.log(
+      `accepted match ${short(matchId)}: ${
+        answer.matchState === 'ALLOCATING'
+          ? 'the last to accept, so a game server is asked for now'
+          : answer.matchState === 'AWAITING_ACCEPTANCE'
+            ? 'others still to answer'
+            : `the match is ${answer.matchState}`
+      }`,
+    );
+  }
+
   private async ended(matchId: string, state: string, when: string): Promise<never> {
     const end = await this.client.assignment(matchId).then(
       () => undefined,
