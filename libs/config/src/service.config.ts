@@ -5,6 +5,7 @@ import { IsQueueModeAttributes } from './queue-attributes';
 import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
 import { IsSearchTimeouts } from './search-timeouts';
 import { IsAcceptanceTimeouts } from './acceptance-timeouts';
+import { IsRejoinGrace } from './rejoin-grace';
 import { IsIntInRange, IsPort } from './validators';
 
 export class ServiceConfig extends DatabaseConfig {
@@ -66,6 +67,13 @@ export class ServiceConfig extends DatabaseConfig {
   })
   @IsAcceptanceTimeouts()
   QUEUE_ACCEPTANCE_TIMEOUTS = '';
+
+  @EnvVar({
+    description:
+      'How long a player who left a running match may rejoin it (its game server reports the leave) before it is ABANDONED (cooldown and a rated loss), per mode: mode=ms entries, comma-separated, *=ms for every mode not named (1000-600000)',
+  })
+  @IsRejoinGrace()
+  QUEUE_REJOIN_GRACE = '*=60000';
 
   @EnvVar({ description: 'Regions players probe and matches are placed in, comma-separated' })
   @IsParsedList(parseRegions, 'comma-separated region names, e.g. eu-west,us-east')

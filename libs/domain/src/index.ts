@@ -9,6 +9,7 @@ export * from './match/match.events';
 export * from './match/match.aggregate';
 export * from './match/match-result';
 export * from './match/match-events.reducer';
+export * from './match/match-presence';
 export * from './ticket/ticket-state.machine';
 export * from './ticket/ticket.events';
 export * from './ticket/ticket.aggregate';

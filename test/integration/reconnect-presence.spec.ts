@@ -1,0 +1,168 @@
+import { ServerRoutes, SERVER_PROTOCOL_VERSION, type ServerHandOff } from '@matchplane/contracts';
+import { MatchPresenceService } from '@matchplane/matches';
+import type { InProcessDispatcher } from '../support/outbox-fixtures';
+import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import {
+  CapturingHandOff,
+  commitMatch,
+  KeyFiles,
+  matchState,
+  queuePlayers,
+  serverCall,
+  startDispatcherFor,
+  startStaticAllocator,
+  waitForHandOff,
+  type InProcessAllocator,
+  type QueuedPlayer,
+} from '../support/allocation-harness';
+
+/*
+ * Reconnect and leavers (issue 30) over the real game-server routes: a duel allocated by the real
+ * allocator (static provider), registered and connected through the routes, then its players'
+ * leaves and rejoins reported through POST /v1/servers/{id}/players/{playerId}/left|rejoined.
+ */
+
+const REGISTER = { protocolVersion: SERVER_PROTOCOL_VERSION, imageDigest: 'sha256:test' };
+const GRACE_MS = 30_000;
+
+interface PresenceEvent {
+  event: string;
+  revision: string;
+  player_ids: string[];
+  payload: { playerId?: string; presence?: string; rejoinDeadline?: string; state?: string };
+}
+
+describe(MatchPresenceService.name, () => {
+  const keys = new KeyFiles();
+  const handOff = new CapturingHandOff();
+  let api: PlayerApi;
+  let dispatcher: InProcessDispatcher;
+  let allocator: InProcessAllocator;
+
+  beforeAll(async () => {
+    api = await startPlayerApi({ QUEUE_MODES: 'duel:1x2', QUEUE_REJOIN_GRACE: `duel=${GRACE_MS}` });
+    dispatcher = await startDispatcherFor(api);
+    allocator = await startStaticAllocator(api, keys, handOff, { servers: 6, firstPort: 7400 });
+  });
+
+  afterAll(async () => {
+    await allocator?.close();
+    await dispatcher?.close();
+    await api?.close();
+    keys.remove();
+  });
+
+  interface RunningMatch {
+    matchId: string;
+    players: QueuedPlayer[];
+    server: ServerHandOff;
+  }
+
+  async function inProgress(): Promise<RunningMatch> {
+    const players = await queuePlayers(api, 2, 'duel');
+    const matchId = await commitMatch(api, players, 'duel');
+    const server = await waitForHandOff(handOff, matchId);
+    const call = (route: string, body: unknown) =>
+      serverCall(api, 'POST', route, server.credential, body);
+    expect((await call(ServerRoutes.register(server.serverId), REGISTER)).statusCode).toBe(200);
+    const connected = await call(ServerRoutes.initialConnect(server.serverId), {
+      connectedPlayerIds: players.map((p) => p.playerId),
+    });
+    expect(connected.json()).toMatchObject({ state: 'IN_PROGRESS' });
+    return { matchId, players, server };
+  }
+
+  const report = (match: RunningMatch, what: 'left' | 'rejoined', playerId: string) =>
+    serverCall(
+      api,
+      'POST',
+      what === 'left'
+        ? ServerRoutes.playerLeft(match.server.serverId, playerId)
+        : ServerRoutes.playerRejoined(match.server.serverId, playerId),
+      match.server.credential,
+    );
+
+  const presenceEvents = (matchId: string) =>
+    api.ds.query<PresenceEvent[]>(
+      `SELECT event, revision, player_ids, payload FROM outbox
+        WHERE aggregate_id = $1 AND event = 'match.presence_changed' ORDER BY revision`,
+      [matchId],
+    );
+
+  it('records a leave with its grace deadline and a rejoin, each once, as match events to every participant in order', async () => {
+    const match = await inProgress();
+    const [leaver, other] = match.players as [QueuedPlayer, QueuedPlayer];
+    const before = (await matchState(api.ds, match.matchId)).revision;
+    const started = Date.now();
+
+    const left = await report(match, 'left', leaver.playerId);
+    expect(left.statusCode).toBe(200);
+    const leftBody = left.json<{ rejoinDeadline: string }>();
+    expect(leftBody).toMatchObject({
+      matchId: match.matchId,
+      playerId: leaver.playerId,
+      presence: 'LEFT',
+      leaveCount: 1,
+      matchRevision: before + 1,
+    });
+    const deadline = Date.parse(leftBody.rejoinDeadline);
+    expect(deadline).toBeGreaterThanOrEqual(started + GRACE_MS - 1_000);
+    expect(deadline).toBeLessThanOrEqual(Date.now() + GRACE_MS + 1_000);
+
+    // A repeat answers the same and writes nothing.
+    const repeat = await report(match, 'left', leaver.playerId);
+    expect(repeat.statusCode).toBe(200);
+    expect(repeat.json()).toEqual(leftBody);
+
+    const back = await report(match, 'rejoined', leaver.playerId);
+    expect(back.statusCode).toBe(200);
+    expect(back.json()).toEqual({
+      matchId: match.matchId,
+      playerId: leaver.playerId,
+      presence: 'REJOINED',
+      leaveCount: 1,
+      matchRevision: before + 2,
+    });
+    expect((await report(match, 'rejoined', leaver.playerId)).json()).toEqual(back.json());
+
+    // The other player never left: a rejoin contradicts what is recorded.
+    const conflict = await report(match, 'rejoined', other.playerId);
+    expect(conflict.statusCode).toBe(409);
+    expect(conflict.json()).toMatchObject({ code: 'PRESENCE_CONFLICT' });
+
+    expect(await matchState(api.ds, match.matchId)).toMatchObject({
+      state: 'IN_PROGRESS',
+      revision: before + 2,
+    });
+    const events = await presenceEvents(match.matchId);
+    expect(events.map((e) => [Number(e.revision), e.payload.presence])).toEqual([
+      [before + 1, 'LEFT'],
+      [before + 2, 'REJOINED'],
+    ]);
+    for (const event of events) {
+      expect(event.payload).toMatchObject({ playerId: leaver.playerId, state: 'IN_PROGRESS' });
+      expect([...event.player_ids].sort()).toEqual(match.players.map((p) => p.playerId).sort());
+    }
+    expect(events[0]?.payload.rejoinDeadline).toBe(leftBody.rejoinDeadline);
+  });
+
+  it('answers 404 for a player not in the match and 400 for a malformed id', async () => {
+    const match = await inProgress();
+    const [stranger] = await queuePlayers(api, 1, 'duel');
+    expect((await report(match, 'left', stranger!.playerId)).statusCode).toBe(404);
+    const malformed = await report(match, 'left', 'not-a-uuid');
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json<{ detail: string }>().detail).toContain('player id');
+  });
+
+  it('refuses a report without the workload credential of that server', async () => {
+    const match = await inProgress();
+    const answer = await serverCall(
+      api,
+      'POST',
+      ServerRoutes.playerLeft(match.server.serverId, match.players[0]!.playerId),
+      'not-the-credential',
+    );
+    expect(answer.statusCode).toBe(401);
+  });
+});
