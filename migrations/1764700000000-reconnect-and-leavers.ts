@@ -23,9 +23,12 @@ export class ReconnectAndLeavers1764700000000 implements MigrationInterface {
       CREATE INDEX match_participants_rejoin_deadline_idx
         ON match_participants (rejoin_deadline)
         WHERE rejoin_deadline IS NOT NULL AND abandoned_at IS NULL`);
+    // Offences decay (NO_SHOW_OFFENCE_DECAY_SECONDS): when the last one was recorded (libs/players).
+    await queryRunner.query(`ALTER TABLE players ADD COLUMN last_offence_at timestamptz`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`ALTER TABLE players DROP COLUMN last_offence_at`);
     await queryRunner.query(`DROP INDEX match_participants_rejoin_deadline_idx`);
     await queryRunner.query(`
       ALTER TABLE match_participants

@@ -1,5 +1,17 @@
 import { ServerRoutes, SERVER_PROTOCOL_VERSION, type ServerHandOff } from '@matchplane/contracts';
-import { MatchPresenceService } from '@matchplane/matches';
+import { loadConfig } from '@matchplane/config';
+import {
+  AbandonmentStage,
+  BackfillStore,
+  MatchLifecycle,
+  MatchPresenceService,
+  MatchStore,
+} from '@matchplane/matches';
+import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import { PlayerStore } from '@matchplane/players';
+import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
+import { reconciliationOptions } from '../../apps/maintenance/src/reconciliation/reconciliation.module';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import {
@@ -24,6 +36,10 @@ import {
 
 const REGISTER = { protocolVersion: SERVER_PROTOCOL_VERSION, imageDigest: 'sha256:test' };
 const GRACE_MS = 30_000;
+/** The `quick` mode's window: short enough to pass in real time, never by editing a timestamp. */
+const QUICK_GRACE_MS = 1_000;
+const COOLDOWN_BASE_MS = 60_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface PresenceEvent {
   event: string;
@@ -40,7 +56,11 @@ describe(MatchPresenceService.name, () => {
   let allocator: InProcessAllocator;
 
   beforeAll(async () => {
-    api = await startPlayerApi({ QUEUE_MODES: 'duel:1x2', QUEUE_REJOIN_GRACE: `duel=${GRACE_MS}` });
+    api = await startPlayerApi({
+      QUEUE_MODES: 'duel:1x2,quick:1x2',
+      QUEUE_REJOIN_GRACE: `duel=${GRACE_MS},quick=${QUICK_GRACE_MS}`,
+      NO_SHOW_COOLDOWN_BASE_SECONDS: String(COOLDOWN_BASE_MS / 1_000),
+    });
     dispatcher = await startDispatcherFor(api);
     allocator = await startStaticAllocator(api, keys, handOff, { servers: 6, firstPort: 7400 });
   });
@@ -58,9 +78,9 @@ describe(MatchPresenceService.name, () => {
     server: ServerHandOff;
   }
 
-  async function inProgress(): Promise<RunningMatch> {
-    const players = await queuePlayers(api, 2, 'duel');
-    const matchId = await commitMatch(api, players, 'duel');
+  async function inProgress(mode = 'duel'): Promise<RunningMatch> {
+    const players = await queuePlayers(api, 2, mode);
+    const matchId = await commitMatch(api, players, mode);
     const server = await waitForHandOff(handOff, matchId);
     const call = (route: string, body: unknown) =>
       serverCall(api, 'POST', route, server.credential, body);
@@ -164,5 +184,110 @@ describe(MatchPresenceService.name, () => {
       'not-the-credential',
     );
     expect(answer.statusCode).toBe(401);
+  });
+
+  /** The maintenance app's abandonment stage, built as its reconciliation module builds it. */
+  function abandonmentStage(): AbandonmentStage {
+    const signal = api.app.get(OutboxSignal);
+    const matches = new MatchStore(api.ds, new OutboxWriter(), signal);
+    const lifecycle = new MatchLifecycle(
+      api.ds,
+      matches,
+      api.app.get(TicketStore),
+      api.app.get(CandidateProjection),
+      new PlayerStore(),
+      new BackfillStore(new OutboxWriter(), signal),
+    );
+    const presence = new MatchPresenceService(
+      api.ds,
+      matches,
+      lifecycle,
+      new OutboxWriter(),
+      signal,
+    );
+    return new AbandonmentStage(api.ds, lifecycle, presence, {
+      ...reconciliationOptions(loadConfig(MaintenanceConfig, {})),
+      noShowPenalty: { baseMs: COOLDOWN_BASE_MS, capMs: 3_600_000, decayMs: 86_400_000 },
+    });
+  }
+
+  const ticketOf = async (ticketId: string) =>
+    (
+      await api.ds.query<{ state: string; end_reason: string | null }[]>(
+        `SELECT state, end_reason FROM queue_tickets WHERE id = $1`,
+        [ticketId],
+      )
+    )[0];
+  const cooldownOf = async (playerId: string) =>
+    (
+      await api.ds.query<{ cooldown_until: Date | null }[]>(
+        `SELECT cooldown_until FROM players WHERE id = $1`,
+        [playerId],
+      )
+    )[0]?.cooldown_until;
+
+  it('abandons a leaver past its window once: event, ticket FAILED ABANDONED, cooldown, then a rated loss when the match completes', async () => {
+    const match = await inProgress('quick');
+    const [leaver, stayer] = match.players as [QueuedPlayer, QueuedPlayer];
+    expect((await report(match, 'left', leaver.playerId)).statusCode).toBe(200);
+
+    // Within the window the stage leaves the leaver alone.
+    expect((await abandonmentStage().batch(new Date(), new Set())).taken).toBe(0);
+    await sleep(QUICK_GRACE_MS + 200);
+    const first = await abandonmentStage().batch(new Date(), new Set());
+    expect(first).toMatchObject({ taken: 1, reconciled: { player_abandoned: 1 }, failures: [] });
+    expect((await abandonmentStage().batch(new Date(), new Set())).taken).toBe(0);
+
+    const presence = (await presenceEvents(match.matchId)).map((e) => e.payload.presence);
+    expect(presence).toEqual(['LEFT', 'ABANDONED']);
+    expect(await ticketOf(leaver.ticket.id)).toEqual({ state: 'FAILED', end_reason: 'ABANDONED' });
+    expect(await ticketOf(stayer.ticket.id)).toEqual({ state: 'CONNECTED', end_reason: null });
+    const cooldown = await cooldownOf(leaver.playerId);
+    expect(cooldown!.getTime()).toBeGreaterThan(Date.now() + COOLDOWN_BASE_MS - 5_000);
+    expect(await cooldownOf(stayer.playerId)).toBeNull();
+
+    // Final: a late rejoin or leave is 410.
+    const late = await report(match, 'rejoined', leaver.playerId);
+    expect(late.statusCode).toBe(410);
+    expect(late.json()).toMatchObject({ code: 'PLAYER_ABANDONED' });
+    expect((await report(match, 'left', leaver.playerId)).statusCode).toBe(410);
+
+    // The leaver's team "wins": the abandoner still loses rating; the opponent, alone, is not rated.
+    const leaverTeam = await api.ds.query<{ team: number }[]>(
+      `SELECT team FROM match_participants WHERE match_id = $1 AND player_id = $2`,
+      [match.matchId, leaver.playerId],
+    );
+    const result = await serverCall(
+      api,
+      'POST',
+      ServerRoutes.result(match.server.serverId),
+      match.server.credential,
+      { outcome: 'COMPLETED', winningTeam: leaverTeam[0]!.team },
+    );
+    expect(result.json()).toMatchObject({ state: 'COMPLETED' });
+    const ratings = await api.ds.query<
+      { aggregate_id: string; payload: { rating: number; previousRating: number } }[]
+    >(
+      `SELECT aggregate_id, payload FROM outbox WHERE event = 'rating.updated' AND payload->>'matchId' = $1`,
+      [match.matchId],
+    );
+    expect(ratings.map((r) => r.aggregate_id)).toEqual([leaver.playerId]);
+    expect(ratings[0]!.payload.rating).toBeLessThan(ratings[0]!.payload.previousRating);
+  });
+
+  it('answers a rejoin past the deadline 410 and abandons the player there and then', async () => {
+    const match = await inProgress('quick');
+    const [leaver] = match.players as [QueuedPlayer];
+    expect((await report(match, 'left', leaver.playerId)).statusCode).toBe(200);
+    await sleep(QUICK_GRACE_MS + 200);
+    const late = await report(match, 'rejoined', leaver.playerId);
+    expect(late.statusCode).toBe(410);
+    expect((await presenceEvents(match.matchId)).map((e) => e.payload.presence)).toEqual([
+      'LEFT',
+      'ABANDONED',
+    ]);
+    expect(await ticketOf(leaver.ticket.id)).toEqual({ state: 'FAILED', end_reason: 'ABANDONED' });
+    expect(await cooldownOf(leaver.playerId)).not.toBeNull();
+    expect((await abandonmentStage().batch(new Date(), new Set())).taken).toBe(0);
   });
 });

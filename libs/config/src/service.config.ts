@@ -180,6 +180,16 @@ export function noShowCooldownCapSeconds(): PropertyDecorator {
   };
 }
 
+export function noShowOffenceDecaySeconds(): PropertyDecorator {
+  return (target, key) => {
+    EnvVar({
+      description:
+        'Offences (no-shows, ready checks, abandoned matches) decay: one is forgiven per this many seconds without a new one, so the next cooldown starts lower (0: never forgiven)',
+    })(target, key);
+    IsIntInRange(0, 365 * 86_400)(target, key);
+  };
+}
+
 /**
  * Server liveness: the maintenance app fails the match of a registered game server silent this
  * long (SERVER_LOST); the reference game server heartbeats every third of it by default.

@@ -21,3 +21,4 @@ export * from './rating';
 export * from './placement/fallback-regions';
 export * from './backfill/backfill';
 export * from './queue/queue-control';
+export * from './penalty/offence-cooldown';

@@ -10,3 +10,4 @@ export * from './server-loss.reconciler';
 export * from './ready-check.service';
 export * from './acceptance-timeout.stage';
 export * from './match-presence.service';
+export * from './abandonment.stage';

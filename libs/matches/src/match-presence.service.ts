@@ -2,12 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
   changePresence,
+  type MatchParticipant,
   type MatchPresence,
   type MatchPresenceChange,
   type MatchSnapshot,
 } from '@matchplane/domain';
 import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
+import type { NoShowPenaltyPolicy } from '@matchplane/players';
+import { MatchLifecycle } from './match-lifecycle.service';
 import { MatchStore, StaleMatchRevisionError } from './match.store';
 
 /** A participant's presence as its roster row keeps it. */
@@ -57,6 +60,7 @@ export class MatchPresenceService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly matches: MatchStore,
+    private readonly lifecycle: MatchLifecycle,
     private readonly outbox: OutboxWriter,
     private readonly signal: OutboxSignal,
   ) {}
@@ -66,22 +70,57 @@ export class MatchPresenceService {
     return this.report(matchId, playerId, 'LEFT', now, graceMs);
   }
 
-  /** The server reports `playerId` back on its team, within its grace window. */
-  rejoined(matchId: string, playerId: string, now = new Date()) {
-    return this.report(matchId, playerId, 'REJOINED', now);
+  /**
+   * The server reports `playerId` back on its team. Past its rejoin deadline the player is
+   * abandoned there and then (with `policy`'s cooldown), as the abandonment stage would have.
+   */
+  rejoined(matchId: string, playerId: string, policy: NoShowPenaltyPolicy, now = new Date()) {
+    return this.report(matchId, playerId, 'REJOINED', now, undefined, policy);
   }
 
   /**
    * ABANDONED, in `manager`'s transaction (the caller holds the match's row lock, read as
-   * `match`): the abandonment stage's step for a player past its rejoin deadline.
+   * `match`): the event, the player's ticket FAILED ABANDONED, and the offence cooldown. The
+   * rated loss follows when the match completes (libs/domain rateMatch).
    */
   async abandon(
     manager: EntityManager,
     match: MatchSnapshot,
     playerId: string,
+    policy: NoShowPenaltyPolicy,
     now: Date,
   ): Promise<MatchPresenceChange> {
-    return this.record(manager, match, playerId, 'LEFT', 'ABANDONED', now);
+    const change = await this.record(manager, match, playerId, 'LEFT', 'ABANDONED', now);
+    const participant = match.participants.find((p) => p.playerId === playerId);
+    const ticket =
+      participant &&
+      (await this.lifecycle.tickets.load(manager, participant.ticketId, { forUpdate: true }));
+    if (ticket?.state === 'CONNECTED' && ticket.matchId === match.id) {
+      const failed = { to: 'FAILED', reason: 'ABANDONED', matchId: match.id } as const;
+      await this.lifecycle.tickets.transition(manager, ticket, failed, now);
+    }
+    await this.lifecycle.players.penaliseNoShow(manager, playerId, now, policy);
+    return change;
+  }
+
+  /** The roster of a finished match as the rating rule reads it: who connected, who abandoned. */
+  async finishedParticipants(
+    manager: EntityManager,
+    match: MatchSnapshot,
+  ): Promise<(MatchParticipant & { connected: boolean; abandoned: boolean })[]> {
+    const rows = await manager.query<
+      { player_id: string; connected: boolean; abandoned: boolean }[]
+    >(
+      `SELECT player_id, connected_at IS NOT NULL AND NOT no_show AS connected, abandoned_at IS NOT NULL AS abandoned
+         FROM match_participants WHERE match_id = $1`,
+      [match.id],
+    );
+    const byPlayer = new Map(rows.map((row) => [row.player_id, row]));
+    return match.participants.map((p) => ({
+      ...p,
+      connected: byPlayer.get(p.playerId)?.connected ?? false,
+      abandoned: byPlayer.get(p.playerId)?.abandoned ?? false,
+    }));
   }
 
   /** The presence of `playerId` in `matchId`, undefined when it is not a participant. */
@@ -104,6 +143,7 @@ export class MatchPresenceService {
     to: 'LEFT' | 'REJOINED',
     now: Date,
     graceMs?: (mode: string) => number,
+    policy?: NoShowPenaltyPolicy,
   ): Promise<PresenceOutcome> {
     return runInTransaction(this.dataSource, async (manager): Promise<PresenceOutcome> => {
       const match = await this.matches.load(manager, matchId, { forUpdate: true });
@@ -121,6 +161,11 @@ export class MatchPresenceService {
       if (match.state !== 'IN_PROGRESS') return { kind: 'not_live', matchState: match.state };
       if (to === 'REJOINED' && current.presence !== 'LEFT')
         return { kind: 'conflict', presence: current };
+      if (policy && current.rejoinDeadline && current.rejoinDeadline < now) {
+        await this.abandon(manager, match, playerId, policy, now);
+        const abandoned = await this.presenceOf(manager, matchId, playerId);
+        return { kind: 'abandoned', presence: abandoned! };
+      }
       const rejoinDeadline = graceMs && new Date(now.getTime() + graceMs(match.mode));
       const change = await this.record(
         manager,

@@ -15,7 +15,21 @@ import { MatchPresenceService } from './match-presence.service';
  */
 @Module({
   imports: [OutboxModule.forWriters(), TicketsModule, PlayerStoreModule],
-  providers: [MatchStore, MatchLifecycle, BackfillStore, MatchHistoryReader, ReadyCheck, MatchPresenceService],
-  exports: [MatchStore, MatchLifecycle, BackfillStore, MatchHistoryReader, ReadyCheck, MatchPresenceService],
+  providers: [
+    MatchStore,
+    MatchLifecycle,
+    BackfillStore,
+    MatchHistoryReader,
+    ReadyCheck,
+    MatchPresenceService,
+  ],
+  exports: [
+    MatchStore,
+    MatchLifecycle,
+    BackfillStore,
+    MatchHistoryReader,
+    ReadyCheck,
+    MatchPresenceService,
+  ],
 })
 export class MatchesModule {}

@@ -8,6 +8,7 @@ import {
   type ParticipantPresence,
   type PresenceOutcome,
 } from '@matchplane/matches';
+import { noShowPenaltyPolicy, type NoShowPenaltyPolicy } from '@matchplane/players';
 import { ApiConfig } from '../api.config';
 
 /**
@@ -18,6 +19,7 @@ import { ApiConfig } from '../api.config';
 @Injectable()
 export class ServerPresenceService {
   private readonly graceMs: ReadonlyMap<string, number>;
+  private readonly penalty: NoShowPenaltyPolicy;
 
   constructor(
     private readonly presence: MatchPresenceService,
@@ -25,6 +27,7 @@ export class ServerPresenceService {
   ) {
     const modes = parseQueueModes(config.QUEUE_MODES).map(({ mode }) => mode);
     this.graceMs = parseRejoinGrace(config.QUEUE_REJOIN_GRACE, modes);
+    this.penalty = noShowPenaltyPolicy(config);
   }
 
   async left(allocation: AllocationRecord, playerId: string): Promise<PlayerPresenceResponse> {
@@ -38,7 +41,8 @@ export class ServerPresenceService {
   }
 
   async rejoined(allocation: AllocationRecord, playerId: string): Promise<PlayerPresenceResponse> {
-    return answer(allocation, playerId, await this.presence.rejoined(allocation.matchId, playerId));
+    const outcome = await this.presence.rejoined(allocation.matchId, playerId, this.penalty);
+    return answer(allocation, playerId, outcome);
   }
 }
 
