@@ -25,9 +25,22 @@ export class ReconnectAndLeavers1764700000000 implements MigrationInterface {
         WHERE rejoin_deadline IS NOT NULL AND abandoned_at IS NULL`);
     // Offences decay (NO_SHOW_OFFENCE_DECAY_SECONDS): when the last one was recorded (libs/players).
     await queryRunner.query(`ALTER TABLE players ADD COLUMN last_offence_at timestamptz`);
+    // A fresh join token per player who left (libs/allocation RejoinTokenStore; the allocator signs).
+    await queryRunner.query(`
+      CREATE TABLE rejoin_tokens (
+        match_id uuid NOT NULL REFERENCES matches (id) ON DELETE CASCADE,
+        player_id uuid NOT NULL,
+        join_token text NOT NULL,
+        key_id text NOT NULL,
+        issued_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (match_id, player_id),
+        CONSTRAINT rejoin_tokens_expiry_valid CHECK (expires_at > issued_at)
+      )`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE rejoin_tokens`);
     await queryRunner.query(`ALTER TABLE players DROP COLUMN last_offence_at`);
     await queryRunner.query(`DROP INDEX match_participants_rejoin_deadline_idx`);
     await queryRunner.query(`

@@ -166,6 +166,38 @@ describe(MatchPresenceService.name, () => {
     expect(events[0]?.payload.rejoinDeadline).toBe(leftBody.rejoinDeadline);
   });
 
+  it('serves a player who left a freshly signed join token from its assignment (the allocator signs it), and the first one again to the others', async () => {
+    const match = await inProgress();
+    const [leaver, other] = match.players as [QueuedPlayer, QueuedPlayer];
+    const assignment = async (player: QueuedPlayer) =>
+      (
+        await api.request('GET', `/v1/matches/${match.matchId}/assignment`, { token: player.token })
+      ).json<{ joinToken: string; expiresAt: string; team: number; endpoint: string }>();
+    const before = await assignment(leaver);
+    const otherBefore = await assignment(other);
+    await sleep(20); // the fresh token is issued later than the first
+    expect((await report(match, 'left', leaver.playerId)).statusCode).toBe(200);
+
+    let after = before;
+    for (let i = 0; i < 200 && after.joinToken === before.joinToken; i += 1) {
+      await sleep(50);
+      after = await assignment(leaver);
+    }
+    expect(after.joinToken).not.toBe(before.joinToken);
+    expect(Date.parse(after.expiresAt)).toBeGreaterThan(Date.parse(before.expiresAt));
+    expect(after).toMatchObject({ team: before.team, endpoint: before.endpoint });
+    expect(await assignment(other)).toEqual(otherBefore);
+    // The roster the server verifies is untouched: its manifest still commits to the first tokens.
+    const roster = await serverCall(
+      api,
+      'GET',
+      ServerRoutes.roster(match.server.serverId),
+      match.server.credential,
+    );
+    const entries = roster.json<{ entries: { playerId: string; joinToken: string }[] }>().entries;
+    expect(entries.find((e) => e.playerId === leaver.playerId)?.joinToken).toBe(before.joinToken);
+  });
+
   it('answers 404 for a player not in the match and 400 for a malformed id', async () => {
     const match = await inProgress();
     const [stranger] = await queuePlayers(api, 1, 'duel');
