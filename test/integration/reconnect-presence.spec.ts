@@ -198,6 +198,16 @@ describe(MatchPresenceService.name, () => {
     expect(entries.find((e) => e.playerId === leaver.playerId)?.joinToken).toBe(before.joinToken);
   });
 
+  it("shows each mode's rejoin window in the queue options", async () => {
+    const [player] = await queuePlayers(api, 1, 'duel');
+    const options = await api.request('GET', '/v1/queue/options', { token: player!.token });
+    const modes = options.json<{ modes: { mode: string; rejoinGraceMs?: number }[] }>().modes;
+    expect(modes.map((m) => [m.mode, m.rejoinGraceMs])).toEqual([
+      ['duel', GRACE_MS],
+      ['quick', QUICK_GRACE_MS],
+    ]);
+  });
+
   it('answers 404 for a player not in the match and 400 for a malformed id', async () => {
     const match = await inProgress();
     const [stranger] = await queuePlayers(api, 1, 'duel');
