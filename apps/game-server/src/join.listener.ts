@@ -210,6 +210,11 @@ export class JoinListener {
       );
     }
     const admission = this.gate.admit(this.roster, message.token, Date.now());
+    // Once joining closed only a rejoin can get in: anyone else is told it is closed, as before.
+    if (!this.joining && this.latecomers.size === 0 && !admission.ok) {
+      this.logger.warn('join refused (4410): joining is closed');
+      return refuse(socket, JoinCloseCode.JOINING_CLOSED, 'joining is closed');
+    }
     if (!admission.ok) {
       if (admission.refusal === 'INVALID_TOKEN') {
         this.logger.warn(`join refused (4401): invalid join token (${admission.reason})`);
