@@ -197,7 +197,8 @@ export class MatchPresenceService {
     rejoinDeadline?: Date,
   ): Promise<MatchPresenceChange> {
     const change = changePresence(match, playerId, from, to, now, rejoinDeadline);
-    const events = this.outbox.appendSql(envelopesFor(change.events), 7, 'changed');
+    const statement = [match.id, match.revision, now, playerId, to, rejoinDeadline ?? null];
+    const events = this.outbox.appendSql(envelopesFor(change.events), statement, 'changed');
     const rows = await manager.query<{ revision: string }[]>(
       `WITH changed AS (
          UPDATE matches SET revision = revision + 1, updated_at = $3
@@ -212,7 +213,7 @@ export class MatchPresenceService {
           WHERE match_id = $1 AND player_id = $4 AND EXISTS (SELECT 1 FROM changed)
        ), appended AS (${events.sql})
        SELECT revision FROM changed`,
-      [match.id, match.revision, now, playerId, to, rejoinDeadline ?? null, ...events.parameters],
+      [...statement, ...events.parameters],
     );
     if (rows.length !== 1) throw new StaleMatchRevisionError(match.id, match.revision);
     await this.signal.wakeAfterCommit(manager);
