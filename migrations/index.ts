@@ -16,6 +16,7 @@ import { MatchRatingChanges1764660000000 } from './1764660000000-match-rating-ch
 import { QueueControls1764670000000 } from './1764670000000-queue-controls';
 import { ProbeMeasurements1764680000000 } from './1764680000000-probe-measurements';
 import { ReadyCheck1764690000000 } from './1764690000000-ready-check';
+import { ReconnectAndLeavers1764700000000 } from './1764700000000-reconnect-and-leavers';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -40,4 +41,5 @@ export const allMigrations = [
   QueueControls1764670000000,
   ProbeMeasurements1764680000000,
   ReadyCheck1764690000000,
+  ReconnectAndLeavers1764700000000,
 ];

@@ -472,7 +472,7 @@ describe(ServersController.name, () => {
     const session = await api.newPlayer();
     const players = api.app.get(PlayerStore, { strict: false });
     const now = new Date();
-    const policy = { baseMs: 60_000, capMs: 200_000 };
+    const policy = { baseMs: 60_000, capMs: 200_000, decayMs: 86_400_000 };
     const cooldowns: number[] = [];
     for (let i = 0; i < 4; i += 1) {
       const penalty = await players.penaliseNoShow(api.ds.manager, session.playerId, now, policy);

@@ -50,7 +50,7 @@ const RECONCILIATION: ReconciliationOptions = {
   maxMatchDurationMs: 3_600_000,
   serverHeartbeatTimeoutMs: 10_000,
   searchTimeoutsMs: {},
-  noShowPenalty: { baseMs: 60_000, capMs: 3_600_000 },
+  noShowPenalty: { baseMs: 60_000, capMs: 3_600_000, decayMs: 86_400_000 },
 };
 
 const ENV = { QUEUE_MODES: 'duel:1x2,pair:2x2', MATCH_MIN_CONNECTED_PER_TEAM: '1' };

@@ -34,7 +34,12 @@ class TicketOnlySubscriber implements OutboxSubscriber {
 
 @Injectable()
 // Every event type but matches' state changes and tickets', so each test leaves out what it names.
-@SubscribesTo('rating.updated', 'match.participants_added', 'backfill.state_changed')
+@SubscribesTo(
+  'rating.updated',
+  'match.participants_added',
+  'match.presence_changed',
+  'backfill.state_changed',
+)
 class RemainingEventsSubscriber implements OutboxSubscriber {
   handle(_envelope: OutboxEnvelope): Promise<void> {
     return Promise.resolve();

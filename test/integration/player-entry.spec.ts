@@ -206,9 +206,11 @@ describe('player entry (sessions, probes, tickets, projection)', () => {
       await api.probe(player.token, 'eu-west');
       // The no-show penalty's own writer (the lifecycle calls it when a player misses a match).
       await api.ds.transaction((manager) =>
-        api.app
-          .get(PlayerStore)
-          .penaliseNoShow(manager, player.playerId, new Date(), { baseMs: 90_000, capMs: 90_000 }),
+        api.app.get(PlayerStore).penaliseNoShow(manager, player.playerId, new Date(), {
+          baseMs: 90_000,
+          capMs: 90_000,
+          decayMs: 86_400_000,
+        }),
       );
       const response = await api.enqueue(player.token, 'duel');
       expect(response.statusCode).toBe(429);

@@ -4,7 +4,12 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import type { TicketResponse } from '@matchplane/contracts';
-import { BackfillStore, MatchLifecycle, MatchStore } from '@matchplane/matches';
+import {
+  BackfillStore,
+  MatchLifecycle,
+  MatchPresenceService,
+  MatchStore,
+} from '@matchplane/matches';
 import { PlayerStore } from '@matchplane/players';
 import { OutboxSignal, OutboxWriter, outboxWakeChannel } from '@matchplane/outbox';
 import {
@@ -117,19 +122,21 @@ describe(LifecycleReconciler.name, () => {
     ds: DataSource = api.ds,
   ): LifecycleReconciler {
     const ownMatches = new MatchStore(ds, new OutboxWriter(), signal);
+    const lifecycle = new MatchLifecycle(
+      ds,
+      ownMatches,
+      tickets,
+      projection,
+      new PlayerStore(),
+      new BackfillStore(new OutboxWriter(), signal),
+    );
     return buildLifecycleReconciler(
       {
         dataSource: ds,
         tickets,
         projection,
-        lifecycle: new MatchLifecycle(
-          ds,
-          ownMatches,
-          tickets,
-          projection,
-          new PlayerStore(),
-          new BackfillStore(new OutboxWriter(), signal),
-        ),
+        lifecycle,
+        presence: new MatchPresenceService(ds, ownMatches, lifecycle, new OutboxWriter(), signal),
         releaser,
       },
       { ...DEFAULTS, ...overrides },

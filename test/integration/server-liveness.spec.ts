@@ -9,6 +9,7 @@ import {
 import {
   BackfillStore,
   MatchLifecycle,
+  MatchPresenceService,
   MatchStore,
   ServerLossReconciler,
 } from '@matchplane/matches';
@@ -93,19 +94,22 @@ describe(ServerLossReconciler.name, () => {
     const signal = api.app.get(OutboxSignal);
     const tickets = api.app.get(TicketStore);
     const projection = api.app.get(CandidateProjection);
+    const matches = new MatchStore(ds, new OutboxWriter(), signal);
+    const lifecycle = new MatchLifecycle(
+      ds,
+      matches,
+      tickets,
+      projection,
+      new PlayerStore(),
+      new BackfillStore(new OutboxWriter(), signal),
+    );
     return buildLifecycleReconciler(
       {
         dataSource: ds,
         tickets,
         projection,
-        lifecycle: new MatchLifecycle(
-          ds,
-          new MatchStore(ds, new OutboxWriter(), signal),
-          tickets,
-          projection,
-          new PlayerStore(),
-          new BackfillStore(new OutboxWriter(), signal),
-        ),
+        lifecycle,
+        presence: new MatchPresenceService(ds, matches, lifecycle, new OutboxWriter(), signal),
         releaser,
       },
       {

@@ -9,11 +9,14 @@ import { SpanKind } from '@opentelemetry/api';
 import { Worker, type Job } from 'bullmq';
 import { AllocatorConfig } from './allocator.config';
 import {
+  ALLOCATE_JOB,
   ALLOCATION_BACKOFF,
   ALLOCATION_QUEUE,
   BACKFILL_JOB,
+  REJOIN_TOKEN_JOB,
   type AllocationJobData,
 } from '@matchplane/allocation';
+import { RejoinTokenIssuer, type RejoinTokenOutcome } from './rejoin-token.issuer';
 import { BackfillPublisher, type BackfillPublishOutcome } from './backfill-publisher';
 import { contextFromTraceparent, inSpan } from '@matchplane/observability';
 import { backoffDelayMs, bullConnection } from '@matchplane/persistence';
@@ -30,11 +33,15 @@ import { AllocationService, type AllocationOutcome } from './allocation.service'
 @Injectable()
 export class AllocationWorker implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AllocationWorker.name);
-  private worker?: Worker<AllocationJobData, AllocationOutcome | BackfillPublishOutcome | 'failed'>;
+  private worker?: Worker<
+    AllocationJobData,
+    AllocationOutcome | BackfillPublishOutcome | RejoinTokenOutcome | 'failed'
+  >;
 
   constructor(
     private readonly allocations: AllocationService,
     private readonly backfills: BackfillPublisher,
+    private readonly rejoinTokens: RejoinTokenIssuer,
     private readonly metrics: AllocationMetrics,
     @Inject(AllocatorConfig) private readonly config: AllocatorConfig,
   ) {}
@@ -43,7 +50,7 @@ export class AllocationWorker implements OnApplicationBootstrap, OnApplicationSh
     const config = this.config;
     this.worker = new Worker<
       AllocationJobData,
-      AllocationOutcome | BackfillPublishOutcome | 'failed'
+      AllocationOutcome | BackfillPublishOutcome | RejoinTokenOutcome | 'failed'
     >(
       ALLOCATION_QUEUE,
       (job) =>
@@ -61,9 +68,11 @@ export class AllocationWorker implements OnApplicationBootstrap, OnApplicationSh
             },
           },
           () =>
-            job.name === BACKFILL_JOB && job.data.backfillRequestId
-              ? this.publishBackfill(job, job.data.backfillRequestId)
-              : this.process(job),
+            job.name === REJOIN_TOKEN_JOB && job.data.rejoinPlayerId
+              ? this.rejoinTokens.run(job.data.matchId, job.data.rejoinPlayerId)
+              : job.name === BACKFILL_JOB && job.data.backfillRequestId
+                ? this.publishBackfill(job, job.data.backfillRequestId)
+                : this.process(job),
         ),
       {
         connection: bullConnection(config),
@@ -139,7 +148,7 @@ export class AllocationWorker implements OnApplicationBootstrap, OnApplicationSh
 
   /** A job BullMQ failed without our handler's say (it stalled too often): fail the match. */
   private async onFailed(job: Job<AllocationJobData> | undefined, error: Error): Promise<void> {
-    if (!job || job.name === BACKFILL_JOB || !/stalled/i.test(error.message)) return;
+    if (!job || job.name !== ALLOCATE_JOB || !/stalled/i.test(error.message)) return;
     await this.allocations.giveUp(job.data.matchId, error).catch((failure: unknown) => {
       this.logger.error(
         `could not fail match ${job.data.matchId}: ${failure instanceof Error ? failure.message : String(failure)}`,

@@ -21,6 +21,7 @@ import { JoinKeyMetrics } from './join-key.metrics';
 import { loadJoinSigner } from './join-keys.loader';
 import { AgonesProvider } from './providers/agones.provider';
 import { BackfillPublisher } from './backfill-publisher';
+import { RejoinTokenIssuer } from './rejoin-token.issuer';
 import { ServerHealthWatcher } from './server-health.watcher';
 import { AllocationProvider } from './providers/allocation.provider';
 import { LocalProvider } from './providers/local.provider';
@@ -78,6 +79,7 @@ export class AllocatorModule {
         AllocationMetrics,
         AllocationService,
         BackfillPublisher,
+        RejoinTokenIssuer,
         AllocationWorker,
         AllocationReleaseWorker,
         ServerHealthWatcher,

@@ -10,6 +10,7 @@ import {
   ServiceConfig,
   noShowCooldownBaseSeconds,
   noShowCooldownCapSeconds,
+  noShowOffenceDecaySeconds,
   sessionTtlSeconds,
 } from '@matchplane/config';
 
@@ -297,6 +298,9 @@ export class ApiConfig extends ServiceConfig {
 
   @noShowCooldownCapSeconds()
   NO_SHOW_COOLDOWN_CAP_SECONDS = 3_600;
+
+  @noShowOffenceDecaySeconds()
+  NO_SHOW_OFFENCE_DECAY_SECONDS = 86_400;
 
   @EnvVar({
     description:

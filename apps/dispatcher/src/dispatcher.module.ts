@@ -17,6 +17,7 @@ import {
 } from './subscribers/client-notification.subscriber';
 import { AllocationTriggerSubscriber } from './subscribers/allocation-trigger.subscriber';
 import { BackfillTriggerSubscriber } from './subscribers/backfill-trigger.subscriber';
+import { RejoinTokenTriggerSubscriber } from './subscribers/rejoin-token-trigger.subscriber';
 
 @Module({})
 export class DispatcherModule {
@@ -62,6 +63,7 @@ export class DispatcherModule {
         ClientNotificationSubscriber,
         AllocationTriggerSubscriber,
         BackfillTriggerSubscriber,
+        RejoinTokenTriggerSubscriber,
       ],
     };
   }

@@ -17,6 +17,7 @@ import { JoinTokenVerifier, KeySet } from '@matchplane/join-auth';
 import { ServerClient, type ServerHeartbeatHandle } from '@matchplane/sdk';
 import { describeError as describe, isTransient, isUnavailable } from './api-failures';
 import { BackfillRunner, shortTeams } from './backfill.runner';
+import { ControlPlanePresenceReporter } from './presence.reporter';
 import { JoinListener } from './join.listener';
 import { MatchRunner, sleep } from './match.runner';
 import { RosterGate } from './roster.gate';
@@ -144,6 +145,7 @@ export class GameServerSupervisor implements OnApplicationBootstrap, BeforeAppli
       host: this.config.HEALTH_HOST,
       port: assignment.port,
       handshakeTimeoutMs: this.config.JOIN_HANDSHAKE_TIMEOUT_MS,
+      presence: new ControlPlanePresenceReporter(client),
     });
     let step = 'listen for players';
     let registered = false;

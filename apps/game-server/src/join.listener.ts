@@ -14,6 +14,14 @@ export interface JoinListenerOptions {
   host: string;
   port: number;
   handshakeTimeoutMs: number;
+  /** Told when a joined player's connection drops and when the player is back (the control plane). */
+  presence?: PresenceReporter;
+}
+
+/** Where a joined player's leaves and rejoins are reported; `rejoined` false: the player abandoned. */
+export interface PresenceReporter {
+  left(playerId: string): void;
+  rejoined(playerId: string): Promise<boolean>;
 }
 
 // A join message is a token (at most 1024 characters) in a small JSON object.
@@ -25,7 +33,9 @@ const CLOSE_GRACE_MS = 1_000;
  * Accepts players over WebSocket at /join: the first message must be the join message, whose
  * token is verified offline by the roster gate; one open connection per player. Keeps the set of
  * connected players for initial-connect and the match. Once joining has closed, only the players
- * a backfill's roster revision added may still join, while their window is open.
+ * a backfill's roster revision added may still join, while their window is open, and a player who
+ * joined before and dropped may rejoin (to the same team: the roster's) with any valid token of its
+ * own, e.g. the fresh one its assignment serves; the control plane decides whether it is too late.
  */
 export class JoinListener {
   private readonly logger = new Logger(JoinListener.name);
@@ -39,6 +49,10 @@ export class JoinListener {
   private readonly everyone: Map<string, RosterPlayer>;
   /** Players a backfill added who may join after joining has closed. */
   private readonly latecomers = new Set<string>();
+  /** Players who joined at least once: they may come back after joining closed. */
+  private readonly joinedOnce = new Set<string>();
+  /** Set by closeAll: connections closed from here on are not leaves. */
+  private closing = false;
   /** When the match started and for how long, for the `started` a latecomer is sent. */
   private match: { startedAt: number; durationMs: number } | undefined;
 
@@ -153,6 +167,7 @@ export class JoinListener {
    */
   async closeAll(code: JoinCloseCode, reason: string, final?: ServerMessage): Promise<void> {
     this.joining = false;
+    this.closing = true;
     this.latecomers.clear();
     if (final !== undefined) this.broadcast(final);
     const closing = [...this.sockets.clients].map((socket) => closeAndWait(socket, code, reason));
@@ -181,7 +196,7 @@ export class JoinListener {
   }
 
   private admit(socket: WebSocket, data: RawData, isBinary: boolean): void {
-    if (!this.joining && this.latecomers.size === 0) {
+    if (!this.joining && this.latecomers.size === 0 && this.joinedOnce.size === 0) {
       this.logger.warn('join refused (4410): joining is closed');
       return refuse(socket, JoinCloseCode.JOINING_CLOSED, 'joining is closed');
     }
@@ -195,6 +210,11 @@ export class JoinListener {
       );
     }
     const admission = this.gate.admit(this.roster, message.token, Date.now());
+    // Once joining closed only a rejoin can get in: anyone else is told it is closed, as before.
+    if (!this.joining && this.latecomers.size === 0 && !admission.ok) {
+      this.logger.warn('join refused (4410): joining is closed');
+      return refuse(socket, JoinCloseCode.JOINING_CLOSED, 'joining is closed');
+    }
     if (!admission.ok) {
       if (admission.refusal === 'INVALID_TOKEN') {
         this.logger.warn(`join refused (4401): invalid join token (${admission.reason})`);
@@ -210,7 +230,8 @@ export class JoinListener {
 
     const { playerId, team } = admission.player;
     const late = !this.joining;
-    if (late && !this.latecomers.has(playerId)) {
+    const rejoin = this.joinedOnce.has(playerId);
+    if (late && !this.latecomers.has(playerId) && !rejoin) {
       this.logger.warn(`join refused (4410): joining is closed to player ${playerId}`);
       return refuse(socket, JoinCloseCode.JOINING_CLOSED, 'joining is closed');
     }
@@ -219,18 +240,22 @@ export class JoinListener {
       return refuse(socket, JoinCloseCode.DUPLICATE, 'player is already connected');
     }
     this.connections.set(playerId, socket);
+    this.joinedOnce.add(playerId);
     socket.once('close', (code) => {
       if (this.connections.get(playerId) !== socket) return;
       this.connections.delete(playerId);
       this.logger.log(`player ${playerId} disconnected (${code})`);
+      // A drop while the match runs is a leave; one before it started is initial-connect's.
+      if (!this.closing && this.match !== undefined) this.options.presence?.left(playerId);
     });
+    if (rejoin && this.match !== undefined) this.reportRejoin(playerId, socket);
     this.send(playerId, { type: 'joined', playerId, team });
     if (this.match !== undefined) {
       const remainingMs = this.match.durationMs - (Date.now() - this.match.startedAt);
       this.send(playerId, { type: 'started', durationMs: Math.max(0, remainingMs) });
     }
     this.logger.log(
-      `player ${playerId} joined on team ${team}${late ? ' (backfill)' : ''} (${this.connections.size}/${this.roster.players.size} connected)`,
+      `player ${playerId} ${rejoin ? 'rejoined' : 'joined'} on team ${team}${late && !rejoin ? ' (backfill)' : ''} (${this.connections.size}/${this.roster.players.size} connected)`,
     );
     const [ready, waiting] = partition(this.waiters, (waiter) =>
       waiter.playerIds.every((id) => this.connections.has(id)),
@@ -238,7 +263,21 @@ export class JoinListener {
     this.waiters = waiting;
     for (const waiter of ready) waiter.wake();
   }
+
+  private reportRejoin(playerId: string, socket: WebSocket): void {
+    const reporter = this.options.presence;
+    if (!reporter) return;
+    reporter.rejoined(playerId).then((accepted) => {
+      if (accepted || this.connections.get(playerId) !== socket) return;
+      this.logger.warn(`player ${playerId} abandoned the match: rejoin refused (4410)`);
+      this.connections.delete(playerId);
+      refuse(socket, JoinCloseCode.JOINING_CLOSED, 'too late to rejoin: abandoned');
+    }, noop);
+  }
 }
+
+// The reporter logs its own failures.
+function noop(): void {}
 
 function partition<T>(items: readonly T[], test: (item: T) => boolean): [T[], T[]] {
   return [items.filter(test), items.filter((item) => !test(item))];

@@ -6,6 +6,7 @@ import {
   noShowCooldownBaseSeconds,
   serverHeartbeatTimeoutMs,
   noShowCooldownCapSeconds,
+  noShowOffenceDecaySeconds,
   sessionTtlSeconds,
 } from '@matchplane/config';
 import { retentionWindowProblems } from './retention/retention-policy';
@@ -189,4 +190,7 @@ export class MaintenanceConfig extends WorkerConfig {
 
   @noShowCooldownCapSeconds()
   NO_SHOW_COOLDOWN_CAP_SECONDS = 3_600;
+
+  @noShowOffenceDecaySeconds()
+  NO_SHOW_OFFENCE_DECAY_SECONDS = 86_400;
 }

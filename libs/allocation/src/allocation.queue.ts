@@ -11,8 +11,16 @@ export const ALLOCATE_JOB = 'allocate';
  */
 export const BACKFILL_JOB = 'backfill';
 
+/**
+ * Sign a fresh join token for a player who left the running match (the job's `rejoinPlayerId`),
+ * so that it can rejoin after its first token expired: the allocator holds the join keys.
+ */
+export const REJOIN_TOKEN_JOB = 'rejoin-token';
+
 export interface AllocationJobData {
   matchId: string;
+  /** Set on a {@link REJOIN_TOKEN_JOB}: the player who left. */
+  rejoinPlayerId?: string;
   /** Set on a {@link BACKFILL_JOB}: the request whose players the revision adds. */
   backfillRequestId?: string;
   /**
@@ -37,6 +45,19 @@ export function allocationJobOptions(matchId: string): JobsOptions {
     backoff: { type: ALLOCATION_BACKOFF },
     removeOnComplete: { age: 3_600, count: 10_000 },
     removeOnFail: { age: 7 * 86_400 },
+  };
+}
+
+/** One rejoin-token job per leave (the match revision of its LEFT event). */
+export function rejoinTokenJobOptions(
+  matchId: string,
+  playerId: string,
+  revision: number,
+): JobsOptions {
+  return {
+    ...allocationJobOptions(matchId),
+    jobId: `rejoin-${matchId}-${playerId}-${revision}`,
+    attempts: 5,
   };
 }
 

@@ -9,3 +9,4 @@ export * from './static-servers';
 export * from './allocation.retention';
 export * from './allocation.reconciliation';
 export * from './server-heartbeat.store';
+export * from './rejoin-token.store';

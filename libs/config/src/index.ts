@@ -9,3 +9,4 @@ export * from './queue-attributes';
 export * from './search-timeouts';
 export * from './probe-edges';
 export * from './acceptance-timeouts';
+export * from './rejoin-grace';

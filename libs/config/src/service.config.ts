@@ -5,6 +5,7 @@ import { IsQueueModeAttributes } from './queue-attributes';
 import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
 import { IsSearchTimeouts } from './search-timeouts';
 import { IsAcceptanceTimeouts } from './acceptance-timeouts';
+import { IsRejoinGrace } from './rejoin-grace';
 import { IsIntInRange, IsPort } from './validators';
 
 export class ServiceConfig extends DatabaseConfig {
@@ -66,6 +67,13 @@ export class ServiceConfig extends DatabaseConfig {
   })
   @IsAcceptanceTimeouts()
   QUEUE_ACCEPTANCE_TIMEOUTS = '';
+
+  @EnvVar({
+    description:
+      'How long a player who left a running match may rejoin it (its game server reports the leave) before it is ABANDONED (cooldown and a rated loss), per mode: mode=ms entries, comma-separated, *=ms for every mode not named (1000-600000)',
+  })
+  @IsRejoinGrace()
+  QUEUE_REJOIN_GRACE = '*=60000';
 
   @EnvVar({ description: 'Regions players probe and matches are placed in, comma-separated' })
   @IsParsedList(parseRegions, 'comma-separated region names, e.g. eu-west,us-east')
@@ -169,6 +177,16 @@ export function noShowCooldownCapSeconds(): PropertyDecorator {
   return (target, key) => {
     EnvVar({ description: 'Longest no-show cooldown (s)' })(target, key);
     IsIntInRange(0, 30 * 86_400)(target, key);
+  };
+}
+
+export function noShowOffenceDecaySeconds(): PropertyDecorator {
+  return (target, key) => {
+    EnvVar({
+      description:
+        'Offences (no-shows, ready checks, abandoned matches) decay: one is forgiven per this many seconds without a new one, so the next cooldown starts lower (0: never forgiven)',
+    })(target, key);
+    IsIntInRange(0, 365 * 86_400)(target, key);
   };
 }
 

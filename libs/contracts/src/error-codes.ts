@@ -109,6 +109,14 @@ export const ErrorCode = {
   NOT_AWAITING_ACCEPTANCE: 'NOT_AWAITING_ACCEPTANCE',
   /** 409: the player already gave the other answer to this ready check (an answer is final). */
   ACCEPTANCE_ALREADY_ANSWERED: 'ACCEPTANCE_ALREADY_ANSWERED',
+  /**
+   * 409 from POST /v1/servers/{id}/players/{playerId}/left or /rejoined: the report contradicts
+   * the player's recorded presence (a rejoin of a player who never left) or the match is not
+   * IN_PROGRESS; `presence` / `matchState` say where things stand.
+   */
+  PRESENCE_CONFLICT: 'PRESENCE_CONFLICT',
+  /** 410: the player did not rejoin within its grace window and has ABANDONED the match (final). */
+  PLAYER_ABANDONED: 'PLAYER_ABANDONED',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -10,3 +10,4 @@ export * from './player-api';
 export * from './match-history';
 export * from './server-api';
 export * from './ready-check';
+export * from './server-presence';

@@ -106,6 +106,11 @@ export interface QueueModeOption {
    * (`POST /v1/matches/{id}/accept`) before it is cancelled; absent: no ready check.
    */
   acceptanceTimeoutMs?: number;
+  /**
+   * How long a player who left a running match of this mode may rejoin it (ms) before it is
+   * ABANDONED (a cooldown and a rated loss); absent: no time to come back.
+   */
+  rejoinGraceMs?: number;
 }
 
 /** One attribute a mode declares: a string from `values`, or a number within [min, max]. */

@@ -17,6 +17,10 @@ export const ServerRoutes = {
     `servers/${encodeURIComponent(serverId)}/backfills/${encodeURIComponent(requestId)}/accept`,
   backfillConnect: (serverId: string, requestId: string) =>
     `servers/${encodeURIComponent(serverId)}/backfills/${encodeURIComponent(requestId)}/connect`,
+  playerLeft: (serverId: string, playerId: string) =>
+    `servers/${encodeURIComponent(serverId)}/players/${encodeURIComponent(playerId)}/left`,
+  playerRejoined: (serverId: string, playerId: string) =>
+    `servers/${encodeURIComponent(serverId)}/players/${encodeURIComponent(playerId)}/rejoined`,
 } as const;
 
 /** Environment the allocator's providers hand a game server (the local provider sets these). */

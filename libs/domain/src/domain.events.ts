@@ -1,5 +1,6 @@
 import type { BackfillStateChanged } from './backfill/backfill';
 import type { MatchParticipantsAdded, MatchStateChanged } from './match/match.events';
+import type { MatchPresenceChanged } from './match/match-presence';
 import type { RatingUpdated } from './rating/rating.events';
 import type { TicketStateChanged } from './ticket/ticket.events';
 
@@ -7,6 +8,7 @@ import type { TicketStateChanged } from './ticket/ticket.events';
 export type DomainEvent =
   | MatchStateChanged
   | MatchParticipantsAdded
+  | MatchPresenceChanged
   | TicketStateChanged
   | RatingUpdated
   | BackfillStateChanged;

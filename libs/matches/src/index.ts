@@ -9,3 +9,5 @@ export * from './match-history.reader';
 export * from './server-loss.reconciler';
 export * from './ready-check.service';
 export * from './acceptance-timeout.stage';
+export * from './match-presence.service';
+export * from './abandonment.stage';

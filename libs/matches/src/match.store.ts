@@ -375,19 +375,6 @@ export class MatchStore {
   }
 
   /**
-   * The participants the game server reported connected (and never as a no-show), in `manager`'s
-   * transaction: who played, for the ratings of a completed match.
-   */
-  async connectedPlayerIds(manager: EntityManager, matchId: string): Promise<Set<string>> {
-    const rows = await manager.query<{ player_id: string }[]>(
-      `SELECT player_id FROM match_participants
-        WHERE match_id = $1 AND connected_at IS NOT NULL AND NOT no_show`,
-      [matchId],
-    );
-    return new Set(rows.map((row) => row.player_id));
-  }
-
-  /**
    * The match with its participants, in one statement. `forUpdate` locks the match row until the
    * caller's transaction ends, so its state cannot move under the caller's checks.
    */

@@ -7,6 +7,7 @@ import { MatchStore } from './match.store';
 import { BackfillStore } from './backfill.store';
 import { MatchHistoryReader } from './match-history.reader';
 import { ReadyCheck } from './ready-check.service';
+import { MatchPresenceService } from './match-presence.service';
 
 /**
  * Owns `matches`, `match_participants` and `backfill_requests`; other modules change matches only through MatchStore,
@@ -14,7 +15,21 @@ import { ReadyCheck } from './ready-check.service';
  */
 @Module({
   imports: [OutboxModule.forWriters(), TicketsModule, PlayerStoreModule],
-  providers: [MatchStore, MatchLifecycle, BackfillStore, MatchHistoryReader, ReadyCheck],
-  exports: [MatchStore, MatchLifecycle, BackfillStore, MatchHistoryReader, ReadyCheck],
+  providers: [
+    MatchStore,
+    MatchLifecycle,
+    BackfillStore,
+    MatchHistoryReader,
+    ReadyCheck,
+    MatchPresenceService,
+  ],
+  exports: [
+    MatchStore,
+    MatchLifecycle,
+    BackfillStore,
+    MatchHistoryReader,
+    ReadyCheck,
+    MatchPresenceService,
+  ],
 })
 export class MatchesModule {}

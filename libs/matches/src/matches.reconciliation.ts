@@ -21,6 +21,8 @@ import {
 import { MatchesModule } from './matches.module';
 import { AcceptanceTimeoutStage } from './acceptance-timeout.stage';
 import { ReadyCheck } from './ready-check.service';
+import { AbandonmentStage } from './abandonment.stage';
+import { MatchPresenceService } from './match-presence.service';
 
 /** A live state nothing will move a match out of once its deadline has passed, and what ends it. */
 export interface StuckMatchRule {
@@ -221,6 +223,7 @@ export class MatchReconciliation implements ReconciliationContribution {
   constructor(
     private readonly dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
+    private readonly presence: MatchPresenceService,
   ) {}
 
   reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[] {
@@ -235,6 +238,7 @@ export class MatchReconciliation implements ReconciliationContribution {
         STUCK_MATCH_RULES,
       ),
       new OverdueBackfillReconciler(this.dataSource, this.lifecycle, options).stage(),
+      new AbandonmentStage(this.dataSource, this.lifecycle, this.presence, options),
     ];
   }
 }

@@ -54,10 +54,7 @@ export type EnvelopeInput<E extends EventType = EventType> = E extends EventType
     }
   : never;
 
-/**
- * The envelope columns of an outbox row as the pg driver returns them (an `OutboxRow` fits):
- * everything unknown, because a row is data that may predate or postdate this code.
- */
+/** An outbox row's envelope columns as pg returns them: all unknown (rows may predate this code). */
 export interface StoredEnvelope {
   readonly event: unknown;
   readonly aggregate_type: unknown;
@@ -300,12 +297,12 @@ function playerIdProblems(playerIds: unknown): EnvelopeProblem[] {
   });
 }
 
-/** The rules that tie the payload to the rest of the envelope. */
 /** The payload field that names the event's aggregate, and its value. */
 function aggregateIdField(event: EventType, payload: EventPayloads[EventType]): [string, unknown] {
   switch (event) {
     case 'match.state_changed':
     case 'match.participants_added':
+    case 'match.presence_changed':
       return ['payload.matchId', (payload as EventPayloads[typeof event]).matchId];
     case 'ticket.state_changed':
       return ['payload.ticketId', (payload as EventPayloads[typeof event]).ticketId];
@@ -348,7 +345,8 @@ function crossProblems(
   }
   switch (event) {
     case 'match.state_changed':
-    case 'match.participants_added': {
+    case 'match.participants_added':
+    case 'match.presence_changed': {
       const participants = (payload as EventPayloads[typeof event]).participants.map(
         (p) => p.playerId,
       );

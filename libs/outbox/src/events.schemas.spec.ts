@@ -59,6 +59,7 @@ describe('event registry', () => {
     expect(EVENT_TYPES).toEqual([
       'match.state_changed',
       'match.participants_added',
+      'match.presence_changed',
       'ticket.state_changed',
       'rating.updated',
       'backfill.state_changed',
@@ -66,6 +67,7 @@ describe('event registry', () => {
     expect(AGGREGATE_TYPE_OF).toEqual({
       'match.state_changed': 'match',
       'match.participants_added': 'match',
+      'match.presence_changed': 'match',
       'ticket.state_changed': 'ticket',
       'rating.updated': 'player',
       'backfill.state_changed': 'backfill',

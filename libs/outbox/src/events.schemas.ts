@@ -11,7 +11,6 @@ import {
   IsPositive,
   Min,
   ValidateBy,
-  ValidateIf,
   ValidateNested,
   ValidationTypes,
   validateSync,
@@ -26,8 +25,6 @@ import {
   canTransitionBackfill,
   canTransitionMatch,
   canTransitionTicket,
-  isIsoInstant,
-  isLabel,
   isUuid,
   MatchCancelReason,
   MatchFailureReason,
@@ -46,93 +43,24 @@ import {
   type TicketState,
 } from '@matchplane/domain';
 import type { EventPayloads, EventType } from './events';
+import {
+  IfPresent,
+  IsCanonicalUuid,
+  IsIsoInstant,
+  IsLabel,
+  MatchEventSchema,
+  NullOrIn,
+  ParticipantSchema,
+  type EnvelopeProblem,
+} from './event-schema.parts';
+import { MatchPresenceChangedSchema, presenceRules } from './match-presence.schema';
 
-/** One thing wrong with an envelope, named by its field path (`payload.participants.0.team`). */
-export interface EnvelopeProblem {
-  readonly field: string;
-  readonly message: string;
-}
-
-const IsCanonicalUuid = (): PropertyDecorator =>
-  ValidateBy({
-    name: 'isCanonicalUuid',
-    validator: {
-      validate: (value: unknown) => isUuid(value),
-      defaultMessage: () => 'must be a canonical lowercase uuid (not the nil uuid)',
-    },
-  });
-
-const IsLabel = (): PropertyDecorator =>
-  ValidateBy({
-    name: 'isLabel',
-    validator: {
-      validate: (value: unknown) => isLabel(value),
-      defaultMessage: () =>
-        'must be a name of 1-64 printable characters without surrounding whitespace',
-    },
-  });
-
-const IsIsoInstant = (): PropertyDecorator =>
-  ValidateBy({
-    name: 'isIsoInstant',
-    validator: {
-      validate: (value: unknown) => isIsoInstant(value),
-      defaultMessage: () => 'must be an ISO-8601 UTC instant as Date#toISOString() prints it',
-    },
-  });
-
-/** `null` is a value here (the creation's `from`); a missing field is not. */
-const NullOrIn = (values: readonly string[]): PropertyDecorator => {
-  const nullable = ValidateIf((_object: object, value: unknown) => value !== null);
-  const member = IsIn(values, { message: `must be null or one of ${values.join(', ')}` });
-  return (target, key) => {
-    nullable(target, key);
-    member(target, key);
-  };
-};
-
-/** Optional means absent: an explicit null is validated, and rejected, like any other value. */
-const IfPresent = (): PropertyDecorator =>
-  ValidateIf((_object: object, value: unknown) => value !== undefined);
+export type { EnvelopeProblem } from './event-schema.parts';
 
 const MATCH_END_REASONS: readonly MatchEndReason[] = [
   ...Object.values(MatchFailureReason),
   ...Object.values(MatchCancelReason),
 ];
-
-class ParticipantSchema {
-  @IsCanonicalUuid()
-  playerId!: string;
-
-  @IsCanonicalUuid()
-  ticketId!: string;
-
-  @IsInt()
-  @Min(0)
-  team!: number;
-}
-
-/** What every match event carries: the match, where it runs, its mode and whole roster. */
-class MatchEventSchema {
-  @IsCanonicalUuid()
-  matchId!: string;
-
-  @IsLabel()
-  region!: string;
-
-  @IfPresent()
-  @IsLabel()
-  serverRegion?: string;
-
-  @IsLabel()
-  mode!: string;
-
-  @IsArray()
-  @ArrayMinSize(1)
-  @ValidateNested({ each: true })
-  @Type(() => ParticipantSchema)
-  participants!: ParticipantSchema[];
-}
 
 class MatchStateChangedSchema extends MatchEventSchema {
   @NullOrIn(MATCH_STATES)
@@ -277,6 +205,7 @@ type Schemas = { [E in EventType]: Schema };
 const PAYLOAD_SCHEMAS: Schemas = {
   'match.state_changed': MatchStateChangedSchema,
   'match.participants_added': MatchParticipantsAddedSchema,
+  'match.presence_changed': MatchPresenceChangedSchema,
   'backfill.state_changed': BackfillStateChangedSchema,
   'ticket.state_changed': TicketStateChangedSchema,
   'rating.updated': RatingUpdatedSchema,
@@ -417,6 +346,7 @@ class CompiledSchema {
 const COMPILED_SCHEMAS: { [E in EventType]: CompiledSchema } = {
   'match.state_changed': new CompiledSchema(MatchStateChangedSchema),
   'match.participants_added': new CompiledSchema(MatchParticipantsAddedSchema),
+  'match.presence_changed': new CompiledSchema(MatchPresenceChangedSchema),
   'backfill.state_changed': new CompiledSchema(BackfillStateChangedSchema),
   'ticket.state_changed': new CompiledSchema(TicketStateChangedSchema),
   'rating.updated': new CompiledSchema(RatingUpdatedSchema),
@@ -472,6 +402,8 @@ function semanticProblems<E extends EventType>(
       return ratingRules(payload as EventPayloads['rating.updated']);
     case 'match.participants_added':
       return participantsAddedRules(payload as EventPayloads['match.participants_added']);
+    case 'match.presence_changed':
+      return presenceRules(payload as EventPayloads['match.presence_changed']);
     case 'backfill.state_changed':
       return backfillRules(payload as EventPayloads['backfill.state_changed']);
   }

@@ -1,6 +1,7 @@
 import {
   BACKFILL_STATE_CHANGED,
   MATCH_PARTICIPANTS_ADDED,
+  MATCH_PRESENCE_CHANGED,
   MATCH_STATE_CHANGED,
   RATING_UPDATED,
   TICKET_STATE_CHANGED,
@@ -8,6 +9,7 @@ import {
   type BackfillStateChangedPayload,
   type DomainEventName,
   type MatchParticipantsAddedPayload,
+  type MatchPresenceChangedPayload,
   type MatchStateChangedPayload,
   type RatingUpdatedPayload,
   type TicketStateChangedPayload,
@@ -20,6 +22,7 @@ import {
 export const EVENT_TYPES = [
   MATCH_STATE_CHANGED,
   MATCH_PARTICIPANTS_ADDED,
+  MATCH_PRESENCE_CHANGED,
   TICKET_STATE_CHANGED,
   RATING_UPDATED,
   BACKFILL_STATE_CHANGED,
@@ -32,6 +35,7 @@ export const AGGREGATE_TYPE_OF = {
   'ticket.state_changed': 'ticket',
   'rating.updated': 'player',
   'match.participants_added': 'match',
+  'match.presence_changed': 'match',
   'backfill.state_changed': 'backfill',
 } as const satisfies Record<EventType, AggregateType>;
 export type AggregateTypeOf<E extends EventType> = (typeof AGGREGATE_TYPE_OF)[E];
@@ -42,6 +46,7 @@ export interface EventPayloads {
   'ticket.state_changed': TicketStateChangedPayload;
   'rating.updated': RatingUpdatedPayload;
   'match.participants_added': MatchParticipantsAddedPayload;
+  'match.presence_changed': MatchPresenceChangedPayload;
   'backfill.state_changed': BackfillStateChangedPayload;
 }
 

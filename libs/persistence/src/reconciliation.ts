@@ -25,7 +25,11 @@ export interface ReconciliationOptions {
   /** Each mode's search timeout (ms), QUEUE_SEARCH_TIMEOUTS; a mode not listed has none. */
   readonly searchTimeoutsMs: Readonly<Record<string, number>>;
   /** The cooldown of a match's no-shows when it fails NO_SHOW at the connect deadline. */
-  readonly noShowPenalty: { readonly baseMs: number; readonly capMs: number };
+  readonly noShowPenalty: {
+    readonly baseMs: number;
+    readonly capMs: number;
+    readonly decayMs: number;
+  };
 }
 
 /** One item a batch took but could not end; it is left alone for the rest of the pass. */

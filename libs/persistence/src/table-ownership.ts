@@ -22,6 +22,7 @@ export const TABLE_OWNERS = {
   backfill_requests: 'libs/matches',
   allocations: 'libs/allocation',
   assignments: 'libs/allocation',
+  rejoin_tokens: 'libs/allocation',
   roster_manifests: 'libs/allocation',
   outbox: 'libs/outbox',
   outbox_delivery_attempts: 'libs/outbox',

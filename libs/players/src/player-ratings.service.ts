@@ -31,6 +31,8 @@ export interface FinishedParticipant {
   readonly playerId: string;
   readonly team: number;
   readonly connected: boolean;
+  /** Left and not back within the grace window: rated a loss (libs/domain rateMatch). */
+  readonly abandoned?: boolean;
 }
 
 export interface RatingImport extends SkillRating {

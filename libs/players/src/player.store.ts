@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { recordOffence, type OffencePolicy } from '@matchplane/domain';
 
 export interface QueueEntryProfile {
   readonly rating: number;
@@ -17,20 +18,23 @@ export interface RequeuePriority {
   readonly queuedSince: Date;
 }
 
-/** The no-show cooldown: `baseMs` for a first offence, doubling with each repeat, at most `capMs`. */
-export interface NoShowPenaltyPolicy {
-  readonly baseMs: number;
-  readonly capMs: number;
-}
+/**
+ * The offence cooldown (no-shows, ready checks, abandoned matches): `baseMs` for a first offence,
+ * doubling with each offence still in force, at most `capMs`; one forgiven per `decayMs` without
+ * a new one (libs/domain offence-cooldown.ts).
+ */
+export type NoShowPenaltyPolicy = OffencePolicy;
 
-/** The policy the NO_SHOW_COOLDOWN_* variables describe (the API and maintenance both apply it). */
+/** The policy the NO_SHOW_* variables describe (the API and maintenance both apply it). */
 export function noShowPenaltyPolicy(config: {
   readonly NO_SHOW_COOLDOWN_BASE_SECONDS: number;
   readonly NO_SHOW_COOLDOWN_CAP_SECONDS: number;
+  readonly NO_SHOW_OFFENCE_DECAY_SECONDS: number;
 }): NoShowPenaltyPolicy {
   return {
     baseMs: config.NO_SHOW_COOLDOWN_BASE_SECONDS * 1000,
     capMs: config.NO_SHOW_COOLDOWN_CAP_SECONDS * 1000,
+    decayMs: config.NO_SHOW_OFFENCE_DECAY_SECONDS * 1000,
   };
 }
 
@@ -137,8 +141,10 @@ export class PlayerStore {
   }
 
   /**
-   * Records a no-show: the count rises and the cooldown runs `base * 2^(earlier offences)`
-   * (capped) from `now`, never shortening one already in force.
+   * Records an offence (a no-show, a ready check declined or missed, an abandoned match) under
+   * the player's row lock: `no_show_count` becomes the offences in force (decayed, plus this
+   * one) and the cooldown runs `base * 2^(earlier offences in force)` (capped) from `now`, never
+   * shortening one already in force.
    */
   async penaliseNoShow(
     manager: EntityManager,
@@ -146,22 +152,24 @@ export class PlayerStore {
     now: Date,
     policy: NoShowPenaltyPolicy,
   ): Promise<NoShowPenalty | undefined> {
-    const result: unknown = await manager.query(
-      `UPDATE players
-          SET no_show_count = no_show_count + 1,
-              cooldown_until = GREATEST(
-                COALESCE(cooldown_until, $2::timestamptz),
-                $2::timestamptz + make_interval(secs => LEAST($4::float8, $3::float8 * power(2, LEAST(no_show_count, 40))) / 1000.0)),
-              updated_at = now()
-        WHERE id = $1
-        RETURNING no_show_count, cooldown_until`,
-      [playerId, now, policy.baseMs, policy.capMs],
+    const [row] = await manager.query<
+      { no_show_count: number; last_offence_at: Date | null; cooldown_until: Date | null }[]
+    >(
+      `SELECT no_show_count, last_offence_at, cooldown_until FROM players WHERE id = $1 FOR UPDATE`,
+      [playerId],
     );
-    const rows = (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as {
-      no_show_count: number;
-      cooldown_until: Date;
-    }[];
-    const row = rows[0];
-    return row ? { noShowCount: row.no_show_count, cooldownUntil: row.cooldown_until } : undefined;
+    if (!row) return undefined;
+    const { record, cooldownUntil } = recordOffence(
+      { count: row.no_show_count, ...(row.last_offence_at ? { lastAt: row.last_offence_at } : {}) },
+      now,
+      policy,
+      row.cooldown_until ?? undefined,
+    );
+    await manager.query(
+      `UPDATE players SET no_show_count = $2, last_offence_at = $3, cooldown_until = $4, updated_at = now()
+        WHERE id = $1`,
+      [playerId, record.count, record.lastAt, cooldownUntil],
+    );
+    return { noShowCount: record.count, cooldownUntil };
   }
 }

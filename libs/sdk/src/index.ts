@@ -8,3 +8,4 @@ export * from './notification-subscriber';
 export * from './game-connection';
 export { EdgeProber, httpProbeEdge } from './edge-probe';
 export * from './ready-check';
+export * from './match-play';

@@ -11,6 +11,7 @@ import {
   type MatchResultRequest,
   type MatchResultResponse,
   type RegisterServerRequest,
+  type PlayerPresenceResponse,
   type RegisterServerResponse,
   type RosterResponse,
   type ServerHeartbeatResponse,
@@ -108,6 +109,25 @@ export class ServerClient {
    */
   startHeartbeats(options: ServerHeartbeatOptions = {}): ServerHeartbeatHandle {
     return runServerHeartbeats(() => this.heartbeat(), options);
+  }
+
+  /**
+   * A joined player's connection dropped: it may rejoin within its mode's grace window, past which
+   * it is ABANDONED. Idempotent (a repeat answers the same).
+   */
+  playerLeft(playerId: string): Promise<PlayerPresenceResponse> {
+    return this.required({
+      method: 'POST',
+      path: ServerRoutes.playerLeft(this.serverId, playerId),
+    });
+  }
+
+  /** The player who left is back; a MatchplaneApiError 410 PLAYER_ABANDONED: it was too late. */
+  playerRejoined(playerId: string): Promise<PlayerPresenceResponse> {
+    return this.required({
+      method: 'POST',
+      path: ServerRoutes.playerRejoined(this.serverId, playerId),
+    });
   }
 
   /** The match's roster: every player's team and join token, with the allocator's signed manifest. */

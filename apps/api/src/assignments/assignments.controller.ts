@@ -1,7 +1,7 @@
 import { Controller, Get, Param, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
-import { RosterStore } from '@matchplane/allocation';
+import { RejoinTokenStore, RosterStore } from '@matchplane/allocation';
 import { ErrorCode, type AssignmentResponse } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import { contractPaths } from '@matchplane/routing';
@@ -29,6 +29,7 @@ export class AssignmentsController {
     private readonly matches: MatchStore,
     private readonly rosters: RosterStore,
     private readonly tickets: TicketStore,
+    private readonly rejoinTokens: RejoinTokenStore,
   ) {}
 
   @Get(':id/assignment')
@@ -81,9 +82,15 @@ export class AssignmentsController {
         );
       }
     }
-    const assignment = await this.rosters.assignmentFor(manager, id, session.playerId);
-    if (!assignment)
+    const first = await this.rosters.assignmentFor(manager, id, session.playerId);
+    if (!first)
       throw new CodedError(ErrorCode.NOT_FOUND, `This player holds no assignment for match ${id}`);
+    // A player who left is served the token the allocator signed for its rejoin, when newer.
+    const fresh =
+      match.state === 'IN_PROGRESS'
+        ? await this.rejoinTokens.find(manager, id, session.playerId)
+        : undefined;
+    const assignment = fresh && fresh.issuedAt > first.issuedAt ? { ...first, ...fresh } : first;
     return {
       matchId: id,
       state: match.state,

@@ -93,6 +93,8 @@ export const HTTP_ANSWERS: Readonly<Record<AnyErrorCode, HttpAnswer>> = {
   [ErrorCode.MATCH_ENDED]: { status: 410 },
   [ErrorCode.NOT_AWAITING_ACCEPTANCE]: { status: 409 },
   [ErrorCode.ACCEPTANCE_ALREADY_ANSWERED]: { status: 409 },
+  [ErrorCode.PRESENCE_CONFLICT]: { status: 409 },
+  [ErrorCode.PLAYER_ABANDONED]: { status: 410 },
 
   // libs/domain rule violations: the request met a state the rule forbids, or bad input.
   [DomainErrorCode.ILLEGAL_TRANSITION]: conflict,

@@ -5,6 +5,7 @@ import {
   parseQueueModes,
   parseRegions,
   parseAcceptanceTimeouts,
+  parseRejoinGrace,
   parseSearchTimeouts,
   type QueueMode,
 } from '@matchplane/config';
@@ -31,6 +32,8 @@ export class QueuePolicy {
   readonly probeEdges: Readonly<Record<string, string[]>> | undefined;
   /** QUEUE_ACCEPTANCE_TIMEOUTS: each ready-check mode's acceptance timeout (ms). */
   readonly acceptanceTimeoutsMs: ReadonlyMap<string, number>;
+  /** QUEUE_REJOIN_GRACE: how long a player who left a running match of each mode may rejoin (ms). */
+  readonly rejoinGraceMs: ReadonlyMap<string, number>;
   private readonly attributeSchemas: ReadonlyMap<string, ModeAttributeSchema>;
 
   constructor(@Inject(ApiConfig) config: ApiConfig) {
@@ -58,18 +61,28 @@ export class QueuePolicy {
       config.QUEUE_ACCEPTANCE_TIMEOUTS,
       this.modes.map(({ mode }) => mode),
     );
+    this.rejoinGraceMs = parseRejoinGrace(
+      config.QUEUE_REJOIN_GRACE,
+      this.modes.map(({ mode }) => mode),
+    );
   }
 
   /**
    * What GET /v1/queue/options tells clients of a mode's timeouts: its ready check and its search
    * timeout (each left out when the mode has none).
    */
-  timeoutOptions(mode: string): { acceptanceTimeoutMs?: number; searchTimeoutMs?: number } {
+  timeoutOptions(mode: string): {
+    acceptanceTimeoutMs?: number;
+    searchTimeoutMs?: number;
+    rejoinGraceMs?: number;
+  } {
     const acceptance = this.acceptanceTimeoutsMs.get(mode);
     const search = this.searchTimeoutsMs.get(mode);
+    const rejoin = this.rejoinGraceMs.get(mode);
     return {
       ...(acceptance === undefined ? {} : { acceptanceTimeoutMs: acceptance }),
       ...(search === undefined ? {} : { searchTimeoutMs: search }),
+      ...(rejoin === undefined ? {} : { rejoinGraceMs: rejoin }),
     };
   }
 

@@ -23,7 +23,7 @@ import {
   type MatchSnapshot,
   type TicketCommand,
 } from '@matchplane/domain';
-import { MatchLifecycle, MatchStore } from '@matchplane/matches';
+import { MatchLifecycle, MatchPresenceService, MatchStore } from '@matchplane/matches';
 import {
   runInTransaction,
   TransactionRetriesExhaustedError,
@@ -75,6 +75,7 @@ export class ServerLifecycleService {
     private readonly dataSource: DataSource,
     private readonly matches: MatchStore,
     private readonly lifecycle: MatchLifecycle,
+    private readonly presence: MatchPresenceService,
     private readonly tickets: TicketStore,
     private readonly allocations: AllocationStore,
     private readonly rosters: RosterStore,
@@ -360,12 +361,11 @@ export class ServerLifecycleService {
       );
       // A backfill under way ends with the match: players it added who had not got in requeue.
       moved.push(...(await this.lifecycle.endBackfills(manager, match.id, now)));
-      // Ratings move with the COMPLETED they result from (rule: libs/domain rateMatch).
-      const connected = await this.matches.connectedPlayerIds(manager, match.id);
+      // Ratings move with the COMPLETED they result from (rule: libs/domain rateMatch; abandoners lose).
       await this.ratings.rateMatchResult(
         manager,
         match.id,
-        match.participants.map((p) => ({ ...p, connected: connected.has(p.playerId) })),
+        await this.presence.finishedParticipants(manager, match),
         body,
         now,
       );

@@ -18,6 +18,7 @@ import {
   type BackfillResponse,
   type InitialConnectResponse,
   type MatchResultResponse,
+  type PlayerPresenceResponse,
   type RegisterServerResponse,
   type RosterResponse,
   type ServerHeartbeatResponse,
@@ -31,6 +32,7 @@ import {
 } from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
 import { ServerBackfillService } from './server-backfill.service';
+import { ServerPresenceService } from './server-presence.service';
 import {
   BackfillAcceptBody,
   BackfillConnectBody,
@@ -43,6 +45,8 @@ import { UuidParamPipe } from '../http/uuid-input';
 
 const SERVER_ID = { name: 'id', description: 'The server id the allocator gave this server' };
 const REQUEST_ID_PIPE = new UuidParamPipe('backfill request id');
+const PLAYER_ID_PIPE = new UuidParamPipe('player id');
+const PLAYER_ID = { name: 'playerId', description: 'A participant of the match', format: 'uuid' };
 const REQUEST_ID = {
   name: 'requestId',
   description: 'A backfill request of this server',
@@ -60,6 +64,7 @@ export class ServersController {
   constructor(
     private readonly servers: ServerLifecycleService,
     private readonly backfills: ServerBackfillService,
+    private readonly presence: ServerPresenceService,
   ) {}
 
   @Post(':id/register')
@@ -105,6 +110,31 @@ export class ServersController {
   @RecordsServerHeartbeat()
   heartbeat(@CurrentAllocation() allocation: AllocationRecord): ServerHeartbeatResponse {
     return { matchId: allocation.matchId, serverId: allocation.serverId };
+  }
+
+  /**
+   * The player's connection is gone: it may rejoin within its mode's grace window (QUEUE_REJOIN_GRACE),
+   * past which it is ABANDONED. Idempotent; 409 PRESENCE_CONFLICT, 410 PLAYER_ABANDONED.
+   */
+  @Post(':id/players/:playerId/left')
+  @HttpCode(200)
+  @ApiParam(PLAYER_ID)
+  playerLeft(
+    @CurrentAllocation() allocation: AllocationRecord,
+    @Param('playerId', PLAYER_ID_PIPE) playerId: string,
+  ): Promise<PlayerPresenceResponse> {
+    return this.presence.left(allocation, playerId);
+  }
+
+  /** The player who left is back on its team. Idempotent; 409 PRESENCE_CONFLICT, 410 PLAYER_ABANDONED. */
+  @Post(':id/players/:playerId/rejoined')
+  @HttpCode(200)
+  @ApiParam(PLAYER_ID)
+  playerRejoined(
+    @CurrentAllocation() allocation: AllocationRecord,
+    @Param('playerId', PLAYER_ID_PIPE) playerId: string,
+  ): Promise<PlayerPresenceResponse> {
+    return this.presence.rejoined(allocation, playerId);
   }
 
   /**

@@ -7,10 +7,11 @@ import { TicketsModule } from '@matchplane/tickets';
 import { ServerCredentialGuard } from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
 import { ServerBackfillService } from './server-backfill.service';
+import { ServerPresenceService } from './server-presence.service';
 import { ServerRouteMetrics } from './server-route.metrics';
 import { ServersController } from './servers.controller';
 
-/** Game-server routes: register, roster, initial connect, backfill and result, under the workload credential. */
+/** Game-server routes: register, roster, initial connect, presence, backfill and result, under the workload credential. */
 @Module({
   imports: [
     AllocationModule,
@@ -24,6 +25,7 @@ import { ServersController } from './servers.controller';
     ServerCredentialGuard,
     ServerLifecycleService,
     ServerBackfillService,
+    ServerPresenceService,
     ServerRouteMetrics,
   ],
 })

@@ -26,7 +26,7 @@ describe(ReconciliationModule.name, () => {
       maxMatchDurationMs: 7_200_000,
       serverHeartbeatTimeoutMs: 10_000,
       searchTimeoutsMs: { duel: 600_000, squad: 600_000 },
-      noShowPenalty: { baseMs: 30_000, capMs: 3_600_000 },
+      noShowPenalty: { baseMs: 30_000, capMs: 3_600_000, decayMs: 86_400_000 },
     });
   });
 

@@ -11,6 +11,7 @@ import {
   MatchReconciliation,
   MatchReconciliationModule,
   type MatchLifecycle,
+  type MatchPresenceService,
 } from '@matchplane/matches';
 import { OutboxModule } from '@matchplane/outbox';
 import type { ReconciliationContribution, ReconciliationOptions } from '@matchplane/persistence';
@@ -75,6 +76,7 @@ export interface ReconciliationDependencies {
   tickets: TicketStore;
   projection: CandidateProjection;
   lifecycle: MatchLifecycle;
+  presence: MatchPresenceService;
   releaser: AllocationReleaser;
 }
 
@@ -88,7 +90,7 @@ export function buildLifecycleReconciler(
 ): LifecycleReconciler {
   const contributions: ReconciliationContribution[] = [
     new TicketReconciliation(deps.dataSource, deps.tickets, deps.projection),
-    new MatchReconciliation(deps.dataSource, deps.lifecycle),
+    new MatchReconciliation(deps.dataSource, deps.lifecycle, deps.presence),
     new AllocationReconciliation(deps.dataSource, deps.lifecycle, deps.releaser),
   ];
   return new LifecycleReconciler(

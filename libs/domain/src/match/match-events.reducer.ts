@@ -30,11 +30,17 @@ import {
   type MatchEndReason,
   type MatchState,
 } from './match-state.machine';
+import {
+  MATCH_PRESENCE_CHANGED,
+  presenceChanged,
+  type MatchPresenceChangedPayload,
+} from './match-presence';
 
 /** A match event as a transition returns it, or as the outbox delivers it. */
 export type MatchHistoryEvent =
   | HistoryEvent<typeof MATCH_STATE_CHANGED, MatchStateChangedPayload>
-  | HistoryEvent<typeof MATCH_PARTICIPANTS_ADDED, MatchParticipantsAddedPayload>;
+  | HistoryEvent<typeof MATCH_PARTICIPANTS_ADDED, MatchParticipantsAddedPayload>
+  | HistoryEvent<typeof MATCH_PRESENCE_CHANGED, MatchPresenceChangedPayload>;
 
 /**
  * The match its events describe, oldest first. Without `since`, the history must start at the
@@ -59,6 +65,9 @@ export function applyMatchEvent(
   const where = `match ${event.aggregateId} r${String(event.revision)}`;
   if (event.event === MATCH_PARTICIPANTS_ADDED && event.aggregateType === 'match') {
     return participantsAdded(where, current, event);
+  }
+  if (event.event === MATCH_PRESENCE_CHANGED && event.aggregateType === 'match') {
+    return presenceChanged(where, current, event);
   }
   if (event.event !== MATCH_STATE_CHANGED || event.aggregateType !== 'match') {
     throw inconsistent(
@@ -260,7 +269,7 @@ function sameRoster(
   );
 }
 
-/** The match's state after `event` (a participants-added event leaves it as it was). */
+/** The match's state after `event` (a participants-added or presence event leaves it as it was). */
 export function matchStateAfter(event: Pick<MatchHistoryEvent, 'payload'>): MatchState {
   return 'to' in event.payload ? event.payload.to : event.payload.state;
 }

@@ -26,6 +26,36 @@ function changeOf(changes: ReturnType<typeof rateMatch>, playerId: string) {
 }
 
 describe(rateMatch.name, () => {
+  describe('an abandoner', () => {
+    const [a, b, c, d] = ids as [string, string, string, string];
+
+    it('loses, even when its team wins, and its team mates are rated as if it never played', () => {
+      // a (team 0) abandoned; team 0 (with c) wins.
+      const changes = rateMatch(fourPlayers([{ abandoned: true }]), {
+        outcome: 'COMPLETED',
+        winningTeam: 0,
+      });
+      expect(changeOf(changes, a).after.mu).toBeLessThan(changeOf(changes, a).before.mu);
+      expect(changeOf(changes, c).after.mu).toBeGreaterThan(DEFAULT_SKILL.mu);
+      const withoutA = rateMatch(fourPlayers().slice(1), { outcome: 'COMPLETED', winningTeam: 0 });
+      for (const playerId of [b, c, d])
+        expect(changeOf(changes, playerId)).toEqual(changeOf(withoutA, playerId));
+    });
+
+    it('loses in a draw too, and in a duel its opponent, alone on the field, is not rated', () => {
+      const draw = rateMatch(fourPlayers([{}, { abandoned: true }]), { outcome: 'COMPLETED' });
+      expect(changeOf(draw, b).after.mu).toBeLessThan(DEFAULT_SKILL.mu);
+      const duel = fourPlayers([{ abandoned: true }]).slice(0, 2);
+      const changes = rateMatch(duel, { outcome: 'COMPLETED', winningTeam: 1 });
+      expect(changes.map((change) => change.playerId)).toEqual([a]);
+      expect(changeOf(changes, a).after.mu).toBeLessThan(DEFAULT_SKILL.mu);
+    });
+
+    it('is not rated on a FAILED result, like everyone else', () => {
+      expect(rateMatch(fourPlayers([{ abandoned: true }]), { outcome: 'FAILED' })).toEqual([]);
+    });
+  });
+
   it('moves winners up and losers down, and narrows everyone’s uncertainty', () => {
     const changes = rateMatch(fourPlayers(), { outcome: 'COMPLETED', winningTeam: 1 });
     expect(changes).toHaveLength(4);

@@ -9,6 +9,8 @@ export interface RatedParticipant {
   readonly skill: SkillRating;
   /** Whether the game server reported the player connected (false: a no-show). */
   readonly connected: boolean;
+  /** The player left and did not rejoin within its grace window (ABANDONED). */
+  readonly abandoned?: boolean;
 }
 
 /** What the game server reported at the end (see the result route). */
@@ -34,7 +36,11 @@ export interface RatingChange {
  *   winning team is one left out, nobody is rated (there is no game to learn from);
  * - the winning team ranks first and every other team ties second; no winning team is a draw
  *   (every team ties). Per-player scores are not used: their meaning is the game's own, and the
- *   outcome between teams is what the matcher balances for.
+ *   outcome between teams is what the matcher balances for;
+ * - an abandoner (ABANDONED: left, not back within the grace window) is rated a loss whatever
+ *   its team's result: alone, ranked below the other teams' players who stayed; it is left out
+ *   of its team, so the others are rated as if it had never played (they neither gain nor lose
+ *   from its leaving).
  * The maths is openskill's `rate` (Plackett-Luce, its default options).
  */
 export function rateMatch(
@@ -52,14 +58,25 @@ export function rateMatch(
     }
   }
   const byTeam = new Map<number, RatedParticipant[]>();
-  for (const participant of participants.filter((p) => p.connected)) {
+  for (const participant of participants.filter((p) => p.connected && !p.abandoned)) {
     const team = byTeam.get(participant.team) ?? [];
     team.push(participant);
     byTeam.set(participant.team, team);
   }
   const teams = [...byTeam.entries()].sort(([a], [b]) => a - b);
+  const losses = participants
+    .filter((p) => p.connected && p.abandoned)
+    .flatMap((abandoner) => abandonerLoss(abandoner, teams));
+  return [...teamResults(teams, result), ...losses];
+}
+
+function teamResults(
+  teams: readonly [number, RatedParticipant[]][],
+  result: ReportedResult,
+): RatingChange[] {
   if (teams.length < 2) return [];
-  if (result.winningTeam !== undefined && !byTeam.has(result.winningTeam)) return [];
+  if (result.winningTeam !== undefined && !teams.some(([team]) => team === result.winningTeam))
+    return [];
   const ranks = teams.map(([team]) =>
     result.winningTeam === undefined || team === result.winningTeam ? 1 : 2,
   );
@@ -78,4 +95,29 @@ export function rateMatch(
       };
     }),
   );
+}
+
+/** The abandoner alone, ranked below every other team's players who stayed; none left: no change. */
+function abandonerLoss(
+  abandoner: RatedParticipant,
+  teams: readonly [number, RatedParticipant[]][],
+): RatingChange[] {
+  const opponents = teams.filter(([team]) => team !== abandoner.team);
+  if (opponents.length === 0) return [];
+  const [after] = rate(
+    [
+      [{ ...abandoner.skill }],
+      ...opponents.map(([, members]) => members.map((m) => ({ ...m.skill }))),
+    ],
+    { rank: [2, ...opponents.map(() => 1)] },
+  );
+  const skill = after?.[0];
+  if (!skill) throw new Error('openskill returned fewer ratings than it was given');
+  return [
+    {
+      playerId: abandoner.playerId,
+      before: abandoner.skill,
+      after: { mu: skill.mu, sigma: skill.sigma },
+    },
+  ];
 }

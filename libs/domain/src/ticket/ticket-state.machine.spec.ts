@@ -82,7 +82,7 @@ describe('ticket state machine', () => {
       'SEARCH_TIMED_OUT',
     ]);
     expect(ticketReasonsFor('ASSIGNED', 'FAILED')).toEqual(['NO_SHOW', 'MATCH_FAILED']);
-    expect(ticketReasonsFor('CONNECTED', 'FAILED')).toEqual(['MATCH_FAILED']);
+    expect(ticketReasonsFor('CONNECTED', 'FAILED')).toEqual(['MATCH_FAILED', 'ABANDONED']);
     expect(ticketReasonsFor('ASSIGNED', 'CONNECTED')).toEqual([]);
   });
 });

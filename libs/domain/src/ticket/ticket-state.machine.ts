@@ -54,6 +54,8 @@ export const TicketReason = {
   ACCEPTANCE_DECLINED: 'ACCEPTANCE_DECLINED',
   /** The player did not answer its match's ready check in time (a cooldown follows). */
   ACCEPTANCE_TIMEOUT: 'ACCEPTANCE_TIMEOUT',
+  /** The player left its running match and did not rejoin in time (a cooldown and a rated loss follow). */
+  ABANDONED: 'ABANDONED',
 } as const;
 export type TicketReason = (typeof TicketReason)[keyof typeof TicketReason];
 
@@ -121,7 +123,7 @@ export function ticketReasonsFor(
         ? ['NO_SHOW', 'MATCH_FAILED']
         : from === 'MATCHED'
           ? ['MATCH_FAILED', 'ACCEPTANCE_TIMEOUT']
-          : ['MATCH_FAILED'];
+          : ['MATCH_FAILED', 'ABANDONED'];
     case 'SEARCHING':
       return ['MATCH_FAILED', 'BACKFILL_CANCELLED', 'MATCH_CANCELLED'];
     case 'MATCHED':

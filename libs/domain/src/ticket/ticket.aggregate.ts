@@ -66,7 +66,7 @@ export type TicketCommand =
   | {
       readonly to: 'FAILED';
       /** ACCEPTANCE_TIMEOUT: the player let the match's ready check run out. */
-      readonly reason: 'NO_SHOW' | 'MATCH_FAILED' | 'ACCEPTANCE_TIMEOUT';
+      readonly reason: 'NO_SHOW' | 'MATCH_FAILED' | 'ACCEPTANCE_TIMEOUT' | 'ABANDONED';
       readonly matchId: string;
     }
   /** Refused (HEARTBEAT_NOT_EXPIRED) while the last heartbeat is within the timeout. */

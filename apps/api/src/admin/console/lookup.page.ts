@@ -117,8 +117,10 @@ export function matchPage(session: ConsoleSession, view: MatchView, notice?: str
                           ? html`${event.payload.from ?? '—'} →
                               <strong>${event.payload.to}</strong
                               >${event.payload.reason ? ` (${event.payload.reason})` : ''}`
-                          : html`<strong>${event.payload.state}</strong>, backfill added
-                              ${event.payload.added.length}`
+                          : 'presence' in event.payload
+                            ? html`${event.payload.presence}: ${event.payload.playerId}`
+                            : html`<strong>${event.payload.state}</strong>, backfill added
+                                ${event.payload.added.length}`
                       }
                     </td>
                     <td>${formatInstant(event.occurredAt)}</td>

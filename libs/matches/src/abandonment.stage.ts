@@ -1,0 +1,87 @@
+import type { DataSource } from 'typeorm';
+import {
+  boundTransaction,
+  itemFailure,
+  runInTransaction,
+  type ReconciliationOptions,
+  type ReconciliationStage,
+  type StageBatch,
+} from '@matchplane/persistence';
+import type { MatchLifecycle } from './match-lifecycle.service';
+import type { MatchPresenceService } from './match-presence.service';
+
+/**
+ * Players of a running match whose rejoin deadline passed, oldest deadline first, `skip` left
+ * alone (`matchId/playerId`); match_participants_rejoin_deadline_idx narrows them to those away.
+ * The match row is locked (the presence writers take it first too), its roster row with it.
+ */
+const OVERDUE_LEAVERS_SQL = `SELECT p.match_id, p.player_id
+  FROM match_participants p JOIN matches m ON m.id = p.match_id
+ WHERE p.rejoin_deadline <= $1::timestamptz
+   AND p.abandoned_at IS NULL
+   AND m.state = 'IN_PROGRESS'
+   AND (p.match_id::text || '/' || p.player_id::text) <> ALL ($2::text[])
+ ORDER BY p.rejoin_deadline
+ LIMIT 1
+   FOR UPDATE OF m SKIP LOCKED`;
+
+/**
+ * Abandons the players who left a running match and did not rejoin within their mode's grace
+ * window (QUEUE_REJOIN_GRACE), one short transaction each through MatchPresenceService.abandon:
+ * `match.presence_changed` ABANDONED to every participant, the ticket FAILED ABANDONED, the
+ * offence cooldown; the rated loss follows when the match completes.
+ */
+export class AbandonmentStage implements ReconciliationStage {
+  readonly name = 'abandoned_players';
+  readonly cases = ['player_abandoned'] as const;
+  /** After the stuck-match rules (21-24) and silent_servers (25): a match that ended takes its leavers with it. */
+  readonly order = 26;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly lifecycle: MatchLifecycle,
+    private readonly presence: MatchPresenceService,
+    private readonly options: Pick<ReconciliationOptions, 'batchSize' | 'noShowPenalty'>,
+  ) {}
+
+  async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    const result: StageBatch = { reconciled: { player_abandoned: 0 }, taken: 0, failures: [] };
+    const leftAlone = new Set(skip);
+    while (result.taken < this.options.batchSize) {
+      let claimed: string | undefined;
+      try {
+        const found = await runInTransaction(this.dataSource, async (manager) => {
+          claimed = undefined;
+          await boundTransaction(manager);
+          const [row] = await manager.query<{ match_id: string; player_id: string }[]>(
+            OVERDUE_LEAVERS_SQL,
+            [now, [...leftAlone]],
+          );
+          if (!row) return false;
+          claimed = `${row.match_id}/${row.player_id}`;
+          const match = await this.lifecycle.matches.load(manager, row.match_id);
+          const current = await this.presence.presenceOf(manager, row.match_id, row.player_id);
+          if (match?.state !== 'IN_PROGRESS' || current?.presence !== 'LEFT') return true;
+          await this.presence.abandon(
+            manager,
+            match,
+            row.player_id,
+            this.options.noShowPenalty,
+            now,
+          );
+          return true;
+        });
+        if (!found) break;
+        result.taken += 1;
+        result.reconciled.player_abandoned! += 1;
+      } catch (error) {
+        // Failing to claim says the database is in trouble: the stage stops for this pass.
+        if (claimed === undefined) throw error;
+        result.taken += 1;
+        result.failures.push(itemFailure(claimed, error));
+        leftAlone.add(claimed);
+      }
+    }
+    return result;
+  }
+}
