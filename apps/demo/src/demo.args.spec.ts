@@ -1,11 +1,14 @@
 import { parseDemoArgs } from './demo.args';
 
 describe(parseDemoArgs.name, () => {
-  it('plays without a ready check unless --ready-check asks for one', () => {
-    expect(parseDemoArgs([])).toMatchObject({ ok: true, args: { readyCheck: false } });
-    expect(parseDemoArgs(['--ready-check'])).toMatchObject({
+  it('plays without a ready check or a reconnect unless asked (--ready-check, --reconnect)', () => {
+    expect(parseDemoArgs([])).toMatchObject({
       ok: true,
-      args: { readyCheck: true, players: 4 },
+      args: { readyCheck: false, reconnect: false },
+    });
+    expect(parseDemoArgs(['--ready-check', '--reconnect'])).toMatchObject({
+      ok: true,
+      args: { readyCheck: true, reconnect: true, players: 4 },
     });
   });
 

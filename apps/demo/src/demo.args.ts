@@ -15,6 +15,8 @@ export interface DemoArgs {
   backfill: boolean;
   /** Every player must accept its match before a server is asked for (--ready-check). */
   readyCheck: boolean;
+  /** P1 drops its game connection mid-game and rejoins (--reconnect). */
+  reconnect: boolean;
 }
 
 export const DEMO_USAGE = `usage: npm run demo -- [options]
@@ -33,6 +35,8 @@ players through matches with the SDK and prints a timeline. Exit 0 once every ma
                        (sets --players 4 and --mode pair; --duration at least 15000)
   --ready-check        the mode asks every player to accept its match before a game server is
                        allocated (QUEUE_ACCEPTANCE_TIMEOUTS); each player accepts when notified
+  --reconnect          P1 loses its game connection a third of the way into its game; the
+                       SDK (MatchPlay) fetches its assignment again and rejoins, same team
   --logs               also echo every app's output to stderr
   -h, --help           this text`;
 
@@ -63,6 +67,7 @@ export function parseDemoArgs(argv: readonly string[]): ParsedDemoArgs {
         logs: { type: 'boolean' },
         backfill: { type: 'boolean' },
         'ready-check': { type: 'boolean' },
+        reconnect: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -99,6 +104,7 @@ export function parseDemoArgs(argv: readonly string[]): ParsedDemoArgs {
       logs: values.logs ?? false,
       backfill,
       readyCheck: values['ready-check'] ?? false,
+      reconnect: values.reconnect ?? false,
     },
   };
 }

@@ -109,7 +109,7 @@ async function main(args: DemoArgs): Promise<number | undefined> {
     const network = cityNetwork;
 
     const board = new MatchBoard(timeline, mode.mode, matchSize);
-    const newPlayer = (i: number, role?: 'no-show' | 'late'): SimulatedPlayer => {
+    const newPlayer = (i: number, role?: 'no-show' | 'late' | 'drops'): SimulatedPlayer => {
       // A late player lives where the no-show did, so the match's region suits it too.
       const location = locationFor(role === 'late' ? i - 1 : i, args.players, matchSize);
       return new SimulatedPlayer(
@@ -130,8 +130,13 @@ async function main(args: DemoArgs): Promise<number | undefined> {
         board,
       );
     };
-    for (let i = 0; i < args.players; i += 1)
-      players.push(newPlayer(i, args.backfill && i === args.players - 1 ? 'no-show' : undefined));
+    const roleOf = (i: number): 'no-show' | 'drops' | undefined =>
+      args.backfill && i === args.players - 1
+        ? 'no-show'
+        : args.reconnect && i === 0
+          ? 'drops'
+          : undefined;
+    for (let i = 0; i < args.players; i += 1) players.push(newPlayer(i, roleOf(i)));
     const late = args.backfill
       ? backfillLate(demoStack, board, players.at(-1)!, newPlayer(args.players, 'late'))
       : [];

@@ -1,56 +1,28 @@
-import type {
-  MatchEventMessage,
-  QueueOptionsResponse,
-  TicketResponse,
-} from '@matchplane/contracts';
+import type { AssignmentResponse, MatchEventMessage } from '@matchplane/contracts';
 import {
+  MatchPlay,
   MatchplaneApiError,
   PlayerClient,
   type GameConnection,
+  type GameEnded,
   type GameServerMessage,
   type HeartbeatHandle,
   type NotificationSubscription,
 } from '@matchplane/sdk';
 import { DemoFailure, describeError, within, type StackApp } from './failure';
-import { simulatedFetch, type SimulatedLocation } from './locations';
+import { simulatedFetch } from './locations';
 import type { MatchBoard } from './match-board';
 import { MatchFeed } from './match-feed';
+import type { PlayerOutcome, PlayerSettings } from './player-settings';
+import { explainWhileSearching, untilAssigned } from './ticket-watch';
 import { short, type Timeline } from './timeline';
+
+export type { PlayerOutcome, PlayerSettings } from './player-settings';
 
 const TERMINAL: ReadonlySet<string> = new Set(['COMPLETED', 'FAILED', 'CANCELLED']);
 const JOINABLE: ReadonlySet<string> = new Set(['ASSIGNMENT_READY', 'IN_PROGRESS']);
 /** A moment's thought before a simulated player accepts its ready check. */
 const READY_CHECK_THINK_MS = 400;
-
-export interface PlayerSettings {
-  readonly label: string;
-  readonly location: SimulatedLocation;
-  /** Edge origin -> the origin of this player's city's proxy in front of it (CityNetwork). */
-  readonly edgeRoutes: Readonly<Record<string, string>>;
-  readonly apiUrl: string;
-  readonly mode: string;
-  readonly options: QueueOptionsResponse;
-  /** Probe round trips per region. */
-  readonly samples: number;
-  /** How long the player waits in the queue for a match. */
-  readonly matchTimeoutMs: number;
-  /** The game's length, to bound the wait for its end. */
-  readonly matchDurationMs: number;
-  /**
-   * `no-show`: takes its assignment but never connects. `late`: queues while a match is short of
-   * a no-show and is backfilled into it, so it joins once the game server accepted the backfill.
-   */
-  readonly role?: 'no-show' | 'late';
-  /** The mode has a ready check: the player accepts its match when notified. */
-  readonly readyCheck?: boolean;
-}
-
-export interface PlayerOutcome {
-  readonly matchId: string;
-  readonly team: number;
-  /** False for a no-show. */
-  readonly won: boolean;
-}
 
 /**
  * One simulated player, driven through the SDK the way a game client would: guest session,
@@ -65,6 +37,8 @@ export class SimulatedPlayer {
   private connection: GameConnection | undefined;
   private lastHeartbeatState: string | undefined;
   private ticks = 0;
+  /** Set for a dropping player until its game starts. */
+  private dropLater: (() => void) | undefined;
   private onMatched: (matchId: string) => void = () => undefined;
   /** The match this player was put in, once it was. */
   readonly matchId = new Promise<string>((resolve) => (this.onMatched = resolve));
@@ -129,7 +103,12 @@ export class SimulatedPlayer {
         this.log(`heartbeats stop: ticket left the queue (${end.ticket.state})`);
       else if (end.reason === 'finished') this.log(`heartbeats stop: ${describeError(end.error)}`);
     });
-    void this.explainWhileSearching(ticket.id);
+    void explainWhileSearching(
+      this.client,
+      ticket.id,
+      () => this.feed.any(),
+      (line) => this.log(line),
+    );
 
     const matched = await this.step(
       this.feed.first(() => true),
@@ -163,7 +142,8 @@ export class SimulatedPlayer {
       await this.ended(matchId, ready.state, 'before it could be joined');
     // A backfilled player is told to connect by its ticket going ASSIGNED: the game server has
     // verified and accepted the roster revision that carries it.
-    if (this.settings.role === 'late') await this.untilAssigned(ticket.id);
+    if (this.settings.role === 'late')
+      await untilAssigned(this.client, ticket.id, this.settings.label, (line) => this.log(line));
 
     const assignment = await this.step(
       this.client.assignment(matchId),
@@ -177,21 +157,21 @@ export class SimulatedPlayer {
     this.board.assigned(matchId, this.boardLabel(), assignment.team, assignment.region);
     if (this.settings.role === 'no-show') return this.noShow(matchId, ticket.id, assignment.team);
 
-    this.connection = await this.step(
-      this.client.joinMatch(assignment, { onMessage: (message) => this.game(message) }),
+    const game = await this.step(
+      this.joinGame(matchId, assignment),
       15_000,
       'joining the game server',
       'allocator',
     );
-    this.log(`joined the game server as team ${this.connection.team}`);
+    this.log(`joined the game server as team ${game.team}`);
 
     const ended = await this.step(
-      this.connection.ended,
+      game.ended,
       this.settings.matchDurationMs + 30_000,
       'the end of the game',
       'allocator',
     );
-    const won = ended.winningTeam === this.connection.team;
+    const won = ended.winningTeam === game.team;
     this.log(
       ended.outcome === 'COMPLETED'
         ? `game over after ${this.ticks} ticks: team ${ended.winningTeam} won (${won ? 'a win' : 'a loss'} for ${label})`
@@ -199,7 +179,7 @@ export class SimulatedPlayer {
     );
     if (ended.outcome !== 'COMPLETED') await this.ended(matchId, ended.outcome, 'during play');
     const closed = await this.step(
-      this.connection.closed,
+      game.connection().closed,
       5_000,
       'the game server to close',
       'allocator',
@@ -222,7 +202,7 @@ export class SimulatedPlayer {
     this.close();
     await this.client.endSession().catch(() => undefined);
     this.log('signed out');
-    return { matchId, team: this.connection.team, won };
+    return { matchId, team: game.team, won };
   }
 
   /** Ends the subscription, the heartbeats and the game connection (idempotent). */
@@ -255,7 +235,11 @@ export class SimulatedPlayer {
   }
 
   private notified(event: MatchEventMessage): void {
-    this.log(`notified: match ${short(event.matchId)} ${event.state} (rev ${event.revision})`);
+    // A state change says itself; another event (players added, presence) is named.
+    const other = event.event === 'match.state_changed' ? '' : `, ${event.event}`;
+    this.log(
+      `notified: match ${short(event.matchId)} ${event.state} (rev ${event.revision}${other})`,
+    );
     this.feed.push(event);
     this.board.observed(event);
   }
@@ -266,12 +250,50 @@ export class SimulatedPlayer {
     this.log(`heartbeat: ticket ${state}`);
   }
 
+  /**
+   * Joins the game server; resolves, once joined, with the game's end. A player that drops plays
+   * through the SDK's MatchPlay, which rejoins by itself after the drop (a fresh join token).
+   */
+  private async joinGame(
+    matchId: string,
+    assignment: AssignmentResponse,
+  ): Promise<{ team: number; ended: Promise<GameEnded>; connection: () => GameConnection }> {
+    const onMessage = (message: GameServerMessage): void => this.game(message);
+    if (this.settings.role !== 'drops') {
+      const connection = await this.client.joinMatch(assignment, { onMessage });
+      this.connection = connection;
+      return { team: connection.team, ended: connection.ended, connection: () => connection };
+    }
+    const play = await MatchPlay.start(this.client, matchId, {
+      onMessage,
+      onRejoined: (connection) => {
+        this.connection = connection;
+        this.log(
+          `rejoined the game server as team ${connection.team}, its assignment fetched anew`,
+        );
+      },
+    });
+    this.connection = play.connection;
+    this.dropLater = () => {
+      this.log('game connection lost (simulated); the SDK rejoins by itself');
+      play.drop();
+    };
+    return {
+      team: play.connection.team,
+      ended: play.ended.then((result) => result.ended),
+      connection: () => play.connection,
+    };
+  }
+
   private game(message: GameServerMessage): void {
     switch (message.type) {
       case 'started':
         this.log(
           `game ${this.settings.role === 'late' ? 'under way' : 'started'} (${message.durationMs} ms${this.settings.role === 'late' ? ' left' : ''})`,
         );
+        // A third of the way in, the dropping player loses its connection (once).
+        if (this.dropLater) setTimeout(this.dropLater, message.durationMs / 3).unref();
+        this.dropLater = undefined;
         return;
       case 'tick':
         this.ticks += 1;
@@ -288,7 +310,9 @@ export class SimulatedPlayer {
       ? `${label} (no-show)`
       : role === 'late'
         ? `${label} (backfill)`
-        : label;
+        : role === 'drops'
+          ? `${label} (reconnects)`
+          : label;
   }
 
   /** Never connects; waits for the match to end and shows what became of its ticket. */
@@ -309,47 +333,6 @@ export class SimulatedPlayer {
     return { matchId, team, won: false };
   }
 
-  /** Polls the ticket until it is ASSIGNED (told to connect); a ticket that ends instead fails the demo. */
-  private async untilAssigned(ticketId: string): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const ticket = await this.client.ticket(ticketId);
-      if (ticket.state === 'ASSIGNED') {
-        this.log(`ticket ${short(ticketId)} ASSIGNED: the game server accepted the backfill`);
-        return;
-      }
-      if (ticket.state !== 'MATCHED' || Date.now() > deadline)
-        throw new DemoFailure(
-          `${this.settings.label}'s backfill ticket is ${ticket.state}${ticket.endReason ? ` (${ticket.endReason})` : ''}, not ASSIGNED`,
-          'allocator',
-        );
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-
-  /** While nothing is notified, polls the ticket and shows the matcher's explanation when it changes. */
-  private async explainWhileSearching(ticketId: string): Promise<void> {
-    let last: string | undefined;
-    while (!this.feed.any()) {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      if (this.feed.any()) return;
-      let ticket: TicketResponse;
-      try {
-        ticket = await this.client.ticket(ticketId);
-      } catch {
-        continue;
-      }
-      if (ticket.state !== 'SEARCHING') return;
-      const message = ticket.explanation?.message;
-      if (message && message !== last) this.log(`still searching: ${message}`);
-      last = message ?? last;
-    }
-  }
-
-  /**
-   * The match ended otherwise than COMPLETED: a failure, with the control plane's reason, which
-   * the player API gives an ended match's participant (its assignment: 410 MATCH_ENDED).
-   */
   /** The ready check: notified AWAITING_ACCEPTANCE, the player accepts after a moment. */
   private async acceptReadyCheck(matchId: string): Promise<void> {
     const asked = await this.step(
@@ -382,6 +365,10 @@ export class SimulatedPlayer {
     );
   }
 
+  /**
+   * The match ended otherwise than COMPLETED: a failure, with the control plane's reason, which
+   * the player API gives an ended match's participant (its assignment: 410 MATCH_ENDED).
+   */
   private async ended(matchId: string, state: string, when: string): Promise<never> {
     const end = await this.client.assignment(matchId).then(
       () => undefined,
