@@ -438,9 +438,13 @@ describe(RetentionPurger.name, () => {
       const probe = new RetentionPurger(ds, purgerOptions());
       await ds.query(`ALTER TABLE probe_challenges SET (autovacuum_enabled = false)`);
       const playerId = await f.player();
-      // Issued and left unanswered: inserts only, no dead tuple before the DELETE below.
+      // Issued and left unanswered. Each issue also restamps its row as the answer leaves (an
+      // UPDATE, so a dead tuple): a manual VACUUM clears those, leaving none before the DELETE.
       await inLanes(1_000, () => f.probeChallenge(playerId));
-      expect(await probe.pressure('probe_challenges')).toMatchObject({ vacuumBehind: false });
+      await ds.query(`VACUUM probe_challenges`);
+      await waitFor(async () =>
+        (await probe.pressure('probe_challenges')).vacuumBehind ? undefined : true,
+      );
 
       // A never-vacuumed table triggers autovacuum at 50 dead tuples: 1000 is far past twice that.
       const runner = ds.createQueryRunner();
