@@ -198,9 +198,11 @@ describe('regions: latency measured at each region’s own edge', () => {
         for (const sample of samples_ms) {
           expect(sample).toBeGreaterThanOrEqual(REGIONS[region] - 0.5);
         }
-        // A database round trip inside the samples would put the median 50 ms out.
-        const median = [...samples_ms].sort((a, b) => a - b)[1]!;
-        expect(median).toBeLessThanOrEqual(REGIONS[region] + RTT_SLACK_MS);
+        // A database round trip inside the samples would put every one of them 50 ms out, the
+        // fastest included; a busy runner only ever adds to some (a CI run under load saw a
+        // median of 200 ms for a 70 ms edge), so the fastest is the fair witness.
+        const fastest = Math.min(...samples_ms);
+        expect(fastest).toBeLessThanOrEqual(REGIONS[region] + RTT_SLACK_MS);
       }
       const [recorded] = await ds.query<{ n: number }[]>(
         `SELECT count(*)::int AS n FROM probe_measurements WHERE player_id = $1`,
