@@ -293,4 +293,10 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
   OutboxStats: openObject('Pending rows, dead letters and blocked aggregates of the outbox'),
   PlayerRatingResponse: openObject('A player rating: mu, sigma, rating, revision, updatedAt'),
   ImportRatingsResponse: openObject('How many ratings were imported, and each one'),
+  CancelledMatch: openObject('The match cancelled by the operator, and its released tickets'),
+  ReleasedTickets: openObject("The player's tickets released by the operator"),
+  QueueControlView: openObject(
+    'One queue control: scope (mode or region), name, state, who and why',
+  ),
+  QueueControlList: openObject('`controls`: every queue control in force'),
 };
