@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
 import { PlayerClient, type FetchLike, type GameConnection } from '@matchplane/sdk';
+import { asyncApiFrameChecker } from '../support/asyncapi-validator';
 import { useControlPlane, withTimeout, type ControlPlaneOptions } from '../support/journey';
 import { OpenApiValidator, type OpenApiDocument } from '../support/openapi-validator';
 import {
@@ -44,8 +46,10 @@ describe('OpenAPI document against the real journey', () => {
   });
   const plane = useControlPlane(options);
   const games: GameConnection[] = [];
+  const sockets: WebSocket[] = [];
   afterAll(async () => {
     for (const game of games) game.close();
+    for (const socket of sockets) socket.close();
     await serverProxy?.close();
   });
 
@@ -96,6 +100,19 @@ describe('OpenAPI document against the real journey', () => {
         headers: { 'idempotency-key': randomUUID() },
       });
       await raw(`/v1/queue/tickets/${randomUUID()}`);
+
+      // Player a's notification socket, raw: every frame is checked against docs/asyncapi.yaml.
+      const frames: unknown[] = [];
+      const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/notifications`, {
+        headers: { authorization: `Bearer ${a.token ?? ''}` },
+      });
+      sockets.push(socket);
+      socket.on('message', (data: WebSocket.RawData) =>
+        frames.push(JSON.parse((data as Buffer).toString('utf8')) as unknown),
+      );
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+      socket.send(JSON.stringify({ type: 'resume', matches: {} }));
+      socket.send('{"type":"no-such-message"}');
 
       const tickets = [await a.enqueue('duel'), await b.enqueue('duel')];
       await Promise.all([a.heartbeat(tickets[0]?.id ?? ''), b.heartbeat(tickets[1]?.id ?? '')]);
@@ -173,6 +190,21 @@ describe('OpenAPI document against the real journey', () => {
       ]) {
         expect(validator.covered).toContain(expected);
       }
+
+      // The sockets: the notification frames (ready, the error, every match state) and the game
+      // server's messages, each as docs/asyncapi.yaml describes it.
+      const checkFrame = asyncApiFrameChecker();
+      const gameFrames = games.flatMap((game) => [
+        { type: 'joined', playerId: game.playerId, team: game.team },
+        ...game.messages,
+      ]);
+      expect([...frames, ...gameFrames].flatMap(checkFrame)).toEqual([]);
+      const frameTypes = new Set(
+        [...frames, ...gameFrames].map((f) => (f as { type: string }).type),
+      );
+      expect([...frameTypes].sort()).toEqual(
+        ['ended', 'error', 'event', 'joined', 'ready', 'started', 'tick'].sort(),
+      );
 
       // The game server's calls, through the proxy.
       const serverExchanges = serverProxy?.exchanges ?? [];
