@@ -1,4 +1,34 @@
-import { BACKFILL_STATES, ErrorCode } from '@matchplane/contracts';
+import {
+  BACKFILL_STATES,
+  ErrorCode,
+  type AssignmentResponse,
+  type BackfillConnectResponse,
+  type BackfillResponse,
+  type InitialConnectResponse,
+  type MatchEventMessage,
+  type MatchEventsResponse,
+  type MatchHistoryEntry,
+  type MatchHistoryResponse,
+  type MatchResultResponse,
+  type PartyMember,
+  type PartyResponse,
+  type PartyTicketResponse,
+  type ProbeAnswerResponse,
+  type ProbeChallengeResponse,
+  type ProbeMeasurementResponse,
+  type QueueModeOption,
+  type QueueOptionsResponse,
+  type ReadyCheckAnswerResponse,
+  type RegisterServerResponse,
+  type ResyncMessage,
+  type RosterEntryView,
+  type RosterManifestView,
+  type RosterResponse,
+  type ServerHeartbeatResponse,
+  type SessionResponse,
+  type TicketExplanation,
+  type TicketResponse,
+} from '@matchplane/contracts';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import {
   arrayOf,
@@ -12,6 +42,7 @@ import {
   oneOfStrings,
   openObject,
   ref,
+  schemaOf,
   str,
   uuid,
 } from './schema-builders';
@@ -48,7 +79,7 @@ const problem: SchemaObject = {
   additionalProperties: false,
 };
 
-const matchEvent = object(
+const matchEvent = schemaOf<MatchEventMessage>()(
   {
     type: oneOfStrings(['event']),
     event: str('e.g. match.state_changed'),
@@ -59,7 +90,7 @@ const matchEvent = object(
   },
   { serverRegion: str('From PROCESS_READY on: where the game server runs') },
 );
-const resync = object({
+const resync = schemaOf<ResyncMessage>()({
   type: oneOfStrings(['resync']),
   matchId: uuid(),
   state: str(),
@@ -67,7 +98,7 @@ const resync = object({
   reason: oneOfStrings(['RETENTION_EXPIRED', 'BUFFER_OVERFLOW', 'UNKNOWN_REVISION']),
 });
 
-const ticket = object(
+const ticket = schemaOf<TicketResponse>()(
   {
     id: uuid(),
     playerId: uuid(),
@@ -84,7 +115,11 @@ const ticket = object(
   {
     matchId: uuid(),
     endReason: str('Why the ticket ended (NO_SHOW: a cooldown follows)'),
-    explanation: object({ code: str(), message: str(), evaluatedAt: dateTime() }),
+    explanation: schemaOf<TicketExplanation>()({
+      code: str(),
+      message: str(),
+      evaluatedAt: dateTime(),
+    }),
     estimatedWaitSeconds: nullable(num()),
     partyTicketId: uuid(),
     partySize: int(),
@@ -137,23 +172,26 @@ const backfillOptional = { reason: str(), rosterRevision: int() };
 
 export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
   Problem: problem,
-  SessionResponse: object(
+  SessionResponse: schemaOf<SessionResponse>()(
     { token: str('Opaque bearer token'), expiresAt: dateTime(), playerId: uuid() },
     { deviceSecret: str('Only when a new guest was created: keep it to sign in again') },
   ),
-  ProbeChallengeResponse: object({
+  ProbeChallengeResponse: schemaOf<ProbeChallengeResponse>()({
     challengeId: uuid(),
     region: str(),
     nonce: str('Echo it back in the answer; single use'),
     issuedAt: dateTime(),
     expiresAt: dateTime(),
   }),
-  ProbeAnswerResponse: object(probeAnswer),
-  ProbeMeasurementResponse: object({ measurementId: str(), ...probeAnswer }),
-  QueueOptionsResponse: object(
+  ProbeAnswerResponse: schemaOf<ProbeAnswerResponse>()(probeAnswer),
+  ProbeMeasurementResponse: schemaOf<ProbeMeasurementResponse>()({
+    measurementId: str(),
+    ...probeAnswer,
+  }),
+  QueueOptionsResponse: schemaOf<QueueOptionsResponse>()(
     {
       modes: arrayOf(
-        object(
+        schemaOf<QueueModeOption>()(
           {
             mode: str(),
             teamSize: int(),
@@ -170,18 +208,18 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     { probeEdges: mapOf(arrayOf(str()), "Each region's probe edge endpoints") },
   ),
   TicketResponse: ticket,
-  PartyTicketResponse: object({
+  PartyTicketResponse: schemaOf<PartyTicketResponse>()({
     partyTicketId: uuid(),
     partyId: uuid(),
     mode: str(),
     tickets: arrayOf(ref('TicketResponse')),
   }),
-  PartyResponse: object(
+  PartyResponse: schemaOf<PartyResponse>()(
     {
       partyId: uuid(),
       leaderId: uuid(),
       members: arrayOf(
-        object(
+        schemaOf<PartyMember>()(
           {
             playerId: uuid(),
             joinedAt: dateTime(),
@@ -196,7 +234,7 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     },
     { inviteCode: str('Only in the answer of POST /v1/parties, to the leader') },
   ),
-  AssignmentResponse: object({
+  AssignmentResponse: schemaOf<AssignmentResponse>()({
     matchId: uuid(),
     state: str('ASSIGNMENT_READY or IN_PROGRESS'),
     region: str('Where the match was placed'),
@@ -207,15 +245,15 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     joinToken: str('Send it in the join message (docs/asyncapi.yaml)'),
     expiresAt: dateTime(),
   }),
-  ReadyCheckAnswerResponse: object({
+  ReadyCheckAnswerResponse: schemaOf<ReadyCheckAnswerResponse>()({
     matchId: uuid(),
     answer: oneOfStrings(['ACCEPTED', 'DECLINED']),
     matchState: str(),
   }),
-  MatchHistoryResponse: object(
+  MatchHistoryResponse: schemaOf<MatchHistoryResponse>()(
     {
       matches: arrayOf(
-        object(
+        schemaOf<MatchHistoryEntry>()(
           {
             matchId: uuid(),
             mode: str(),
@@ -239,19 +277,19 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
   ),
   MatchEventMessage: matchEvent,
   ResyncMessage: resync,
-  MatchEventsResponse: object({
+  MatchEventsResponse: schemaOf<MatchEventsResponse>()({
     matchId: uuid(),
     state: str(),
     revision: int(),
     messages: arrayOf({ oneOf: [ref('MatchEventMessage'), ref('ResyncMessage')] }),
   }),
-  RegisterServerResponse: object({
+  RegisterServerResponse: schemaOf<RegisterServerResponse>()({
     matchId: uuid(),
     serverId: str(),
     state: str(),
     revision: int(),
   }),
-  RosterResponse: object({
+  RosterResponse: schemaOf<RosterResponse>()({
     matchId: uuid(),
     serverId: str(),
     endpoint: str(),
@@ -259,9 +297,14 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     region: str(),
     revision: int(),
     entries: arrayOf(
-      object({ playerId: uuid(), team: int(), joinToken: str(), expiresAt: dateTime() }),
+      schemaOf<RosterEntryView>()({
+        playerId: uuid(),
+        team: int(),
+        joinToken: str(),
+        expiresAt: dateTime(),
+      }),
     ),
-    manifest: object({
+    manifest: schemaOf<RosterManifestView>()({
       matchId: uuid(),
       serverId: str(),
       keyId: str(),
@@ -272,16 +315,23 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
       signature: str(),
     }),
   }),
-  InitialConnectResponse: object({
+  InitialConnectResponse: schemaOf<InitialConnectResponse>()({
     matchId: uuid(),
     state: str(),
     revision: int(),
     noShowPlayerIds: arrayOf(uuid()),
   }),
-  MatchResultResponse: object({ matchId: uuid(), state: str(), revision: int() }),
-  ServerHeartbeatResponse: object({ matchId: uuid(), serverId: str() }),
-  BackfillResponse: object(backfill, backfillOptional),
-  BackfillConnectResponse: object(
+  MatchResultResponse: schemaOf<MatchResultResponse>()({
+    matchId: uuid(),
+    state: str(),
+    revision: int(),
+  }),
+  ServerHeartbeatResponse: schemaOf<ServerHeartbeatResponse>()({
+    matchId: uuid(),
+    serverId: str(),
+  }),
+  BackfillResponse: schemaOf<BackfillResponse>()(backfill, backfillOptional),
+  BackfillConnectResponse: schemaOf<BackfillConnectResponse>()(
     { ...backfill, noShowPlayerIds: arrayOf(uuid()) },
     backfillOptional,
   ),

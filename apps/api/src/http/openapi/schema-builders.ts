@@ -67,3 +67,18 @@ export function object(
 export function openObject(description: string): SchemaObject {
   return { type: 'object', description, additionalProperties: true };
 }
+
+type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
+type OptionalKeys<T> = Exclude<keyof T, RequiredKeys<T>>;
+
+/**
+ * `object` held to a contract interface at compile time: the required and optional properties
+ * must be exactly the interface's (a field added to, or removed from, libs/contracts fails tsc
+ * until its schema follows).
+ */
+export function schemaOf<T>() {
+  return (
+    required: Record<RequiredKeys<T>, Property>,
+    ...optional: [OptionalKeys<T>] extends [never] ? [] : [Record<OptionalKeys<T>, Property>]
+  ): SchemaObject => object(required, optional[0] ?? {});
+}
