@@ -23,7 +23,8 @@ export class MatchControlsController {
 
   @Post('matches/:id/cancel')
   @Answers({
-    summary: 'Cancel a match that has not ended (its players are requeued or released; nobody gets a cooldown)',
+    summary:
+      'Cancel a match that has not ended (its players are requeued or released; nobody gets a cooldown)',
     caller: 'operator',
     status: 200,
     body: 'CancelledMatch',
