@@ -159,7 +159,19 @@ export class ServersController {
    * past which it is ABANDONED. Idempotent; 409 PRESENCE_CONFLICT, 410 PLAYER_ABANDONED.
    */
   @Post(':id/players/:playerId/left')
-  @HttpCode(200)
+  @Answers({
+    summary: "A player's connection is gone: it may rejoin within its mode's grace window",
+    caller: 'server',
+    status: 200,
+    body: 'PlayerPresenceResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.ALLOCATION_ENDED,
+      ErrorCode.UNKNOWN_PARTICIPANT,
+      ErrorCode.PRESENCE_CONFLICT,
+      ErrorCode.PLAYER_ABANDONED,
+    ],
+  })
   @ApiParam(PLAYER_ID)
   playerLeft(
     @CurrentAllocation() allocation: AllocationRecord,
@@ -170,7 +182,19 @@ export class ServersController {
 
   /** The player who left is back on its team. Idempotent; 409 PRESENCE_CONFLICT, 410 PLAYER_ABANDONED. */
   @Post(':id/players/:playerId/rejoined')
-  @HttpCode(200)
+  @Answers({
+    summary: 'The player who left is back on its team',
+    caller: 'server',
+    status: 200,
+    body: 'PlayerPresenceResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.ALLOCATION_ENDED,
+      ErrorCode.UNKNOWN_PARTICIPANT,
+      ErrorCode.PRESENCE_CONFLICT,
+      ErrorCode.PLAYER_ABANDONED,
+    ],
+  })
   @ApiParam(PLAYER_ID)
   playerRejoined(
     @CurrentAllocation() allocation: AllocationRecord,

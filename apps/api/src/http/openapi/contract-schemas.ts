@@ -13,6 +13,7 @@ import {
   type PartyMember,
   type PartyResponse,
   type PartyTicketResponse,
+  type PlayerPresenceResponse,
   type ProbeAnswerResponse,
   type ProbeChallengeResponse,
   type ProbeMeasurementResponse,
@@ -199,7 +200,7 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
             queueDepth: int(),
             attributes: arrayOf(attributeOption),
           },
-          { searchTimeoutMs: int(), acceptanceTimeoutMs: int() },
+          { searchTimeoutMs: int(), acceptanceTimeoutMs: int(), rejoinGraceMs: int() },
         ),
       ),
       regions: arrayOf(str()),
@@ -326,6 +327,16 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     state: str(),
     revision: int(),
   }),
+  PlayerPresenceResponse: schemaOf<PlayerPresenceResponse>()(
+    {
+      matchId: uuid(),
+      playerId: uuid(),
+      presence: oneOfStrings(['CONNECTED', 'LEFT', 'REJOINED', 'ABANDONED']),
+      leaveCount: int(),
+      matchRevision: int(),
+    },
+    { rejoinDeadline: dateTime('While LEFT: rejoin before it or be ABANDONED') },
+  ),
   ServerHeartbeatResponse: schemaOf<ServerHeartbeatResponse>()({
     matchId: uuid(),
     serverId: str(),
