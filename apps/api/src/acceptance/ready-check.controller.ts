@@ -1,5 +1,5 @@
-import { Controller, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Inject, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { ErrorCode, type ReadyCheckAnswerResponse } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import { ReadyCheck, type ReadyCheckAnswer } from '@matchplane/matches';
@@ -9,6 +9,7 @@ import { ApiConfig } from '../api.config';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { UuidParamPipe } from '../http/uuid-input';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 const matchId = new UuidParamPipe('match id');
 
@@ -28,16 +29,17 @@ export class ReadyCheckController {
   ) {}
 
   @Post(':id/accept')
-  @HttpCode(200)
-  @ApiResponse({
+  @Answers({
+    summary: "Accept the match's ready check (the last acceptance starts allocation)",
+    caller: 'player',
     status: 200,
-    description: 'Accepted (ReadyCheckAnswerResponse); the last acceptance starts allocation',
-  })
-  @ApiResponse({ status: 404, description: 'NOT_FOUND: no such match of this player' })
-  @ApiResponse({
-    status: 409,
-    description:
-      'NOT_AWAITING_ACCEPTANCE (`matchState` says where the match is), or ACCEPTANCE_ALREADY_ANSWERED (declined already)',
+    body: 'ReadyCheckAnswerResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.NOT_FOUND,
+      ErrorCode.NOT_AWAITING_ACCEPTANCE,
+      ErrorCode.ACCEPTANCE_ALREADY_ANSWERED,
+    ],
   })
   accept(
     @Param('id', matchId) id: string,
@@ -47,17 +49,18 @@ export class ReadyCheckController {
   }
 
   @Post(':id/decline')
-  @HttpCode(200)
-  @ApiResponse({
+  @Answers({
+    summary:
+      'Decline the ready check: the match is cancelled and this player gets the no-show cooldown',
+    caller: 'player',
     status: 200,
-    description:
-      'Declined (ReadyCheckAnswerResponse): the match is CANCELLED, and this player gets the no-show cooldown',
-  })
-  @ApiResponse({ status: 404, description: 'NOT_FOUND: no such match of this player' })
-  @ApiResponse({
-    status: 409,
-    description:
-      'NOT_AWAITING_ACCEPTANCE (`matchState` says where the match is), or ACCEPTANCE_ALREADY_ANSWERED (accepted already)',
+    body: 'ReadyCheckAnswerResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.NOT_FOUND,
+      ErrorCode.NOT_AWAITING_ACCEPTANCE,
+      ErrorCode.ACCEPTANCE_ALREADY_ANSWERED,
+    ],
   })
   decline(
     @Param('id', matchId) id: string,

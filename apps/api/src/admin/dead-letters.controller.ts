@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ErrorCode } from '@matchplane/contracts';
+import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { contractPaths } from '@matchplane/routing';
 import {
@@ -18,6 +19,7 @@ import {
 import { Operator } from './operator.decorator';
 import { OperatorGuard } from './operator.guard';
 import { OutboxIdPipe } from './outbox-id.pipe';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 @ApiTags('admin')
 @ApiBearerAuth()
@@ -27,12 +29,25 @@ export class DeadLettersController {
   constructor(private readonly deadLetters: DeadLetterService) {}
 
   @Get()
+  @Answers({
+    summary: 'List dead letters (filters, cursor)',
+    caller: 'operator',
+    status: 200,
+    body: 'DeadLetterPage',
+    errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_CURSOR],
+  })
   list(@Query() query: ListDeadLettersQuery): Promise<DeadLetterPage> {
     return this.deadLetters.list(query.toFilter(), query.cursor, query.limit);
   }
 
   @Post('replay')
-  @HttpCode(200)
+  @Answers({
+    summary: 'Replay every dead letter matching a selection',
+    caller: 'operator',
+    status: 200,
+    body: 'BulkReplayResult',
+    errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.MALFORMED_JSON],
+  })
   replayMatching(
     @Body() body: BulkReplayBody,
     @Operator() operator: string,
@@ -41,12 +56,30 @@ export class DeadLettersController {
   }
 
   @Get(':id')
+  @Answers({
+    summary: 'One dead letter with its payload and delivery history',
+    caller: 'operator',
+    status: 200,
+    body: 'DeadLetterDetail',
+    errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.DEAD_LETTER_NOT_FOUND],
+  })
   show(@Param('id', OutboxIdPipe) id: string): Promise<DeadLetterDetail> {
     return this.deadLetters.show(id);
   }
 
   @Post(':id/replay')
-  @HttpCode(200)
+  @Answers({
+    summary: 'Put one dead letter back in the outbox',
+    caller: 'operator',
+    status: 200,
+    body: 'ReplayedDeadLetter',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.DEAD_LETTER_NOT_FOUND,
+      ErrorCode.NOT_DEAD_LETTERED,
+    ],
+  })
   replay(
     @Param('id', OutboxIdPipe) id: string,
     @Body() body: ReplayDeadLetterBody,
@@ -56,7 +89,18 @@ export class DeadLettersController {
   }
 
   @Post(':id/discard')
-  @HttpCode(200)
+  @Answers({
+    summary: 'Discard one dead letter',
+    caller: 'operator',
+    status: 200,
+    body: 'DiscardedDeadLetter',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.DEAD_LETTER_NOT_FOUND,
+      ErrorCode.NOT_DEAD_LETTERED,
+    ],
+  })
   discard(
     @Param('id', OutboxIdPipe) id: string,
     @Body() body: DiscardDeadLetterBody,

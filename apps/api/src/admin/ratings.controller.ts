@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ErrorCode } from '@matchplane/contracts';
+import { Body, Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { contractPaths } from '@matchplane/routing';
 import { Operator } from './operator.decorator';
@@ -10,6 +11,7 @@ import {
   type ImportRatingsResponse,
   type PlayerRatingResponse,
 } from './ratings.dto';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 @ApiTags('admin')
 @ApiBearerAuth()
@@ -19,12 +21,25 @@ export class RatingsController {
   constructor(private readonly ratings: PlayerRatingsAdmin) {}
 
   @Get('players/:playerId/rating')
+  @Answers({
+    summary: "A player's rating",
+    caller: 'operator',
+    status: 200,
+    body: 'PlayerRatingResponse',
+    errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.PLAYER_NOT_FOUND],
+  })
   read(@Param() params: PlayerIdParams): Promise<PlayerRatingResponse> {
     return this.ratings.read(params.playerId);
   }
 
   @Post('ratings/import')
-  @HttpCode(200)
+  @Answers({
+    summary: 'Import player ratings',
+    caller: 'operator',
+    status: 200,
+    body: 'ImportRatingsResponse',
+    errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.MALFORMED_JSON, ErrorCode.PLAYER_NOT_FOUND],
+  })
   import(
     @Body() body: ImportRatingsBody,
     @Operator() operator: string,

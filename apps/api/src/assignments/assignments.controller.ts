@@ -1,5 +1,5 @@
 import { Controller, Get, Param, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { RejoinTokenStore, RosterStore } from '@matchplane/allocation';
 import { ErrorCode, type AssignmentResponse } from '@matchplane/contracts';
@@ -12,6 +12,7 @@ import type { AuthenticatedSession } from '@matchplane/players';
 import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { UuidParamPipe } from '../http/uuid-input';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 const matchId = new UuidParamPipe('match id');
 
@@ -33,16 +34,19 @@ export class AssignmentsController {
   ) {}
 
   @Get(':id/assignment')
-  @ApiResponse({ status: 200, description: 'Where and how this player joins (AssignmentResponse)' })
-  @ApiResponse({
-    status: 409,
+  @Answers({
+    summary: 'Where and how this player joins its match: endpoint and join token',
     description:
-      'ASSIGNMENT_NOT_READY: the server has not registered yet (`matchState` says where the match is); poll again',
-  })
-  @ApiResponse({
-    status: 410,
-    description:
-      'MATCH_ENDED: the match ended and will never be joinable; `matchState` and `endReason` say how',
+      'Poll it once the match notification says ASSIGNMENT_READY. Connect to ws://<endpoint>/join and send {"type":"join","token":<joinToken>} (docs/asyncapi.yaml). 409 ASSIGNMENT_NOT_READY carries `matchState`: poll again; 410 MATCH_ENDED carries `matchState` and `endReason`.',
+    caller: 'player',
+    status: 200,
+    body: 'AssignmentResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.NOT_FOUND,
+      ErrorCode.ASSIGNMENT_NOT_READY,
+      ErrorCode.MATCH_ENDED,
+    ],
   })
   async assignment(
     @Param('id', matchId) id: string,

@@ -1,3 +1,4 @@
+import { ErrorCode } from '@matchplane/contracts';
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { MatchHistoryResponse } from '@matchplane/contracts';
@@ -7,6 +8,7 @@ import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { MATCH_HISTORY_DEFAULT_PAGE, MatchHistoryQueryDto } from './match-history.dto';
 import { MatchHistoryService } from './match-history.service';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 /** The calling player's finished matches, newest first: mode, region, teams, result, rating change. */
 @ApiTags('matches')
@@ -18,6 +20,13 @@ export class MatchHistoryController {
   constructor(private readonly history: MatchHistoryService) {}
 
   @Get('history')
+  @Answers({
+    summary: "This player's finished matches, newest first",
+    caller: 'player',
+    status: 200,
+    body: 'MatchHistoryResponse',
+    errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_CURSOR],
+  })
   page(
     @Query() query: MatchHistoryQueryDto,
     @CurrentSession() session: AuthenticatedSession,

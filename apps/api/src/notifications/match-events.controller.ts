@@ -9,6 +9,7 @@ import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { MatchEventsQuery } from './match-events.dto';
 import { MatchReplayReader } from './match-replay.reader';
 import { UuidParamPipe } from '../http/uuid-input';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 const matchId = new UuidParamPipe('match id');
 
@@ -22,6 +23,13 @@ export class MatchEventsController {
   constructor(private readonly reader: MatchReplayReader) {}
 
   @Get(':id/events')
+  @Answers({
+    summary: "A match's notifications after revision `after`, as a resuming socket would get them",
+    caller: 'player',
+    status: 200,
+    body: 'MatchEventsResponse',
+    errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.NOT_FOUND],
+  })
   async events(
     @Param('id', matchId) id: string,
     @Query() query: MatchEventsQuery,

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Res, UseGuards } from '@nestjs/common';
+import { ErrorCode } from '@matchplane/contracts';
+import { Body, Controller, Delete, Get, Post, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { PartyResponse } from '@matchplane/contracts';
@@ -10,6 +11,7 @@ import { OptionalIdempotencyKey } from '../idempotency/idempotency-key.decorator
 import { sendIdempotent } from '../idempotency/idempotent-reply';
 import { JoinPartyBody } from './party.dto';
 import { PartyService } from './party.service';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 /** Parties: create, join by invite code, read, leave, disband. The enqueue is a queue route. */
 @ApiTags('parties')
@@ -21,6 +23,18 @@ export class PartiesController {
   constructor(private readonly parties: PartyService) {}
 
   @Post()
+  @Answers({
+    summary: 'Create a party led by this player (the answer carries its invite code)',
+    caller: 'player',
+    status: 201,
+    body: 'PartyResponse',
+    errors: [
+      ErrorCode.IDEMPOTENCY_KEY_REUSED,
+      ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.PARTY_ALREADY_JOINED,
+    ],
+  })
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
@@ -35,7 +49,20 @@ export class PartiesController {
   }
 
   @Post('join')
-  @HttpCode(200)
+  @Answers({
+    summary: 'Join a party by its invite code',
+    caller: 'player',
+    status: 200,
+    body: 'PartyResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.PARTY_INVITE_INVALID,
+      ErrorCode.PARTY_ALREADY_JOINED,
+      ErrorCode.PARTY_FULL,
+      ErrorCode.PARTY_IN_QUEUE,
+    ],
+  })
   join(
     @Body() body: JoinPartyBody,
     @CurrentSession() session: AuthenticatedSession,
@@ -44,18 +71,35 @@ export class PartiesController {
   }
 
   @Get('current')
+  @Answers({
+    summary: "This player's party",
+    caller: 'player',
+    status: 200,
+    body: 'PartyResponse',
+    errors: [ErrorCode.PARTY_NOT_FOUND],
+  })
   current(@CurrentSession() session: AuthenticatedSession): Promise<PartyResponse> {
     return this.parties.current(session.playerId);
   }
 
   @Post('current/leave')
-  @HttpCode(204)
+  @Answers({
+    summary: "Leave this player's party (a member)",
+    caller: 'player',
+    status: 204,
+    errors: [ErrorCode.PARTY_NOT_FOUND, ErrorCode.PARTY_IN_QUEUE],
+  })
   leave(@CurrentSession() session: AuthenticatedSession): Promise<void> {
     return this.parties.leave(session.playerId);
   }
 
   @Delete('current')
-  @HttpCode(204)
+  @Answers({
+    summary: "Disband this player's party (the leader)",
+    caller: 'player',
+    status: 204,
+    errors: [ErrorCode.PARTY_NOT_FOUND, ErrorCode.PARTY_LEADER_ONLY, ErrorCode.PARTY_IN_QUEUE],
+  })
   disband(@CurrentSession() session: AuthenticatedSession): Promise<void> {
     return this.parties.disband(session.playerId);
   }

@@ -1,4 +1,5 @@
-import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ErrorCode } from '@matchplane/contracts';
+import { Body, Controller, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { ProbeMeasurementResponse } from '@matchplane/contracts';
 import { contractPaths } from '@matchplane/routing';
@@ -7,6 +8,7 @@ import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { CurrentSession, PlayerAuthGuard, ReceivedAt } from '../auth/player-auth.guard';
 import { ProbeMeasurementRecorder } from './probe-measurement.recorder';
 import { ProbeMeasurementBody } from './probe-measurements.dto';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 /** Measurements taken by the regional probe edges, handed over by the player they measured. */
 @ApiTags('probes')
@@ -18,7 +20,23 @@ export class ProbeMeasurementsController {
   constructor(private readonly recorder: ProbeMeasurementRecorder) {}
 
   @Post('measurements')
-  @HttpCode(200)
+  @Answers({
+    summary: "Hand over a measurement a region's probe edge signed (docs/PROBES.md)",
+    caller: 'player',
+    status: 200,
+    body: 'ProbeMeasurementResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.UNKNOWN_REGION,
+      ErrorCode.PROBE_BAD_SIGNATURE,
+      ErrorCode.PROBE_UNKNOWN_KEY,
+      ErrorCode.PROBE_WRONG_PLAYER,
+      ErrorCode.PROBE_WRONG_EDGE,
+      ErrorCode.PROBE_MEASUREMENT_REPLAYED,
+      ErrorCode.PROBE_MEASUREMENT_EXPIRED,
+    ],
+  })
   // Each costs a transaction: counted with the API-hosted challenges, per session.
   @RateLimit(RateLimitScope.PROBE_CHALLENGE)
   async record(

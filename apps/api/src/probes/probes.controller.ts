@@ -1,13 +1,4 @@
-import {
-  Body,
-  Controller,
-  HttpCode,
-  Inject,
-  Optional,
-  Param,
-  Post,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Inject, Optional, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import {
   ErrorCode,
@@ -22,6 +13,7 @@ import { CurrentSession, PlayerAuthGuard, ReceivedAt } from '../auth/player-auth
 import { QueuePolicy } from '../queue/queue-policy';
 import { ProbeAnswerBody } from './probes.dto';
 import { ProbeRecorder } from './probe.recorder';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 @ApiTags('probes')
 @ApiBearerAuth()
@@ -35,6 +27,13 @@ export class ProbesController {
   ) {}
 
   @Post(':region/challenge')
+  @Answers({
+    summary: 'Start an API-hosted latency probe of a region (answer it at once)',
+    caller: 'player',
+    status: 201,
+    body: 'ProbeChallengeResponse',
+    errors: [ErrorCode.UNKNOWN_REGION, ErrorCode.NOT_CONFIGURED],
+  })
   @RateLimit(RateLimitScope.PROBE_CHALLENGE)
   async challenge(
     @Param('region') region: string,
@@ -52,7 +51,24 @@ export class ProbesController {
   }
 
   @Post(':region/answer')
-  @HttpCode(200)
+  @Answers({
+    summary: "Answer a probe challenge: the server measures this player's RTT to the region",
+    caller: 'player',
+    status: 200,
+    body: 'ProbeAnswerResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.UNKNOWN_REGION,
+      ErrorCode.NOT_CONFIGURED,
+      ErrorCode.PROBE_CHALLENGE_NOT_FOUND,
+      ErrorCode.PROBE_NONCE_MISMATCH,
+      ErrorCode.PROBE_WRONG_PLAYER,
+      ErrorCode.PROBE_WRONG_REGION,
+      ErrorCode.PROBE_ALREADY_ANSWERED,
+      ErrorCode.PROBE_EXPIRED,
+    ],
+  })
   async answer(
     @Param('region') region: string,
     @Body() body: ProbeAnswerBody,

@@ -1,3 +1,4 @@
+import { ErrorCode } from '@matchplane/contracts';
 import { Body, Controller, Delete, Get, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
@@ -16,6 +17,7 @@ import { CreatePartyTicketBody, CreateTicketBody } from './queue.dto';
 import { QueueService } from './queue.service';
 import { TicketHeartbeats } from './ticket-heartbeats.service';
 import { UuidParamPipe } from '../http/uuid-input';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 const ticketId = new UuidParamPipe('ticket id');
 
@@ -38,11 +40,39 @@ export class QueueController {
   ) {}
 
   @Get('options')
+  @Answers({
+    summary: 'What a client may queue for: modes, regions, probe edges, heartbeat interval',
+    caller: 'player',
+    status: 200,
+    body: 'QueueOptionsResponse',
+  })
   options(): Promise<QueueOptionsResponse> {
     return this.queue.options();
   }
 
   @Post('tickets')
+  @Answers({
+    summary: 'Queue this player (a measured region first); heartbeat the ticket until it ends',
+    caller: 'player',
+    status: 201,
+    body: 'TicketResponse',
+    description:
+      'A retry with the same Idempotency-Key and body replays the first answer with its status (header idempotent-replayed: true).',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
+      ErrorCode.IDEMPOTENCY_KEY_REUSED,
+      ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
+      ErrorCode.UNKNOWN_MODE,
+      ErrorCode.NO_LATENCY_MEASURED,
+      ErrorCode.TICKET_ALREADY_LIVE,
+      ErrorCode.COOLDOWN_ACTIVE,
+      ErrorCode.QUEUE_PAUSED,
+      ErrorCode.QUEUE_DRAINING,
+      ErrorCode.PARTY_IN_QUEUE,
+    ],
+  })
   @ApiHeader(IDEMPOTENCY_HEADER)
   async create(
     @Body() body: CreateTicketBody,
@@ -55,6 +85,30 @@ export class QueueController {
 
   /** The party's leader queues the whole party (POST /v1/parties first). */
   @Post('party-tickets')
+  @Answers({
+    summary: "The party's leader queues the whole party as one ticket",
+    caller: 'player',
+    status: 201,
+    body: 'PartyTicketResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
+      ErrorCode.IDEMPOTENCY_KEY_REUSED,
+      ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
+      ErrorCode.UNKNOWN_MODE,
+      ErrorCode.NO_LATENCY_MEASURED,
+      ErrorCode.TICKET_ALREADY_LIVE,
+      ErrorCode.COOLDOWN_ACTIVE,
+      ErrorCode.QUEUE_PAUSED,
+      ErrorCode.QUEUE_DRAINING,
+      ErrorCode.PARTY_NOT_FOUND,
+      ErrorCode.PARTY_LEADER_ONLY,
+      ErrorCode.PARTY_IN_QUEUE,
+      ErrorCode.PARTY_TOO_SMALL,
+      ErrorCode.PARTY_TOO_LARGE,
+    ],
+  })
   @ApiHeader(IDEMPOTENCY_HEADER)
   async createForParty(
     @Body() body: CreatePartyTicketBody,
@@ -69,6 +123,13 @@ export class QueueController {
   }
 
   @Get('tickets/:id')
+  @Answers({
+    summary: 'Read a ticket of this player (state, matchId once matched, endReason once ended)',
+    caller: 'player',
+    status: 200,
+    body: 'TicketResponse',
+    errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.TICKET_NOT_FOUND],
+  })
   get(
     @Param('id', ticketId) id: string,
     @CurrentSession() session: AuthenticatedSession,
@@ -77,6 +138,20 @@ export class QueueController {
   }
 
   @Post('tickets/:id/heartbeat')
+  @Answers({
+    summary: 'Keep a live ticket alive (at least every heartbeatIntervalMs)',
+    caller: 'player',
+    status: 200,
+    body: 'TicketResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
+      ErrorCode.IDEMPOTENCY_KEY_REUSED,
+      ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
+      ErrorCode.TICKET_NOT_FOUND,
+      ErrorCode.TICKET_FINISHED,
+    ],
+  })
   @ApiHeader(IDEMPOTENCY_HEADER)
   async heartbeat(
     @Param('id', ticketId) id: string,
@@ -88,6 +163,20 @@ export class QueueController {
   }
 
   @Delete('tickets/:id')
+  @Answers({
+    summary: 'Cancel a ticket that is still searching',
+    caller: 'player',
+    status: 200,
+    body: 'TicketResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
+      ErrorCode.IDEMPOTENCY_KEY_REUSED,
+      ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
+      ErrorCode.TICKET_NOT_FOUND,
+      ErrorCode.TICKET_NOT_CANCELLABLE,
+    ],
+  })
   @ApiHeader(IDEMPOTENCY_HEADER)
   async cancel(
     @Param('id', ticketId) id: string,

@@ -1,14 +1,5 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  HttpCode,
-  Param,
-  Post,
-  Res,
-  UseGuards,
-} from '@nestjs/common';
+import { ErrorCode } from '@matchplane/contracts';
+import { Body, Controller, Delete, Get, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { AllocationRecord } from '@matchplane/allocation';
@@ -42,6 +33,7 @@ import {
   RegisterServerBody,
 } from './servers.dto';
 import { UuidParamPipe } from '../http/uuid-input';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 const SERVER_ID = { name: 'id', description: 'The server id the allocator gave this server' };
 const REQUEST_ID_PIPE = new UuidParamPipe('backfill request id');
@@ -68,7 +60,19 @@ export class ServersController {
   ) {}
 
   @Post(':id/register')
-  @HttpCode(200)
+  @Answers({
+    summary: 'The game server is up: the match becomes ASSIGNMENT_READY',
+    caller: 'server',
+    status: 200,
+    body: 'RegisterServerResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.SERVER_PROTOCOL_UNSUPPORTED,
+      ErrorCode.ALLOCATION_ENDED,
+      ErrorCode.MATCH_STATE_CONFLICT,
+    ],
+  })
   register(
     @CurrentAllocation() allocation: AllocationRecord,
     @Body() body: RegisterServerBody,
@@ -77,12 +81,32 @@ export class ServersController {
   }
 
   @Get(':id/roster')
+  @Answers({
+    summary: "The match's roster: players, teams, join tokens and the signed manifest",
+    caller: 'server',
+    status: 200,
+    body: 'RosterResponse',
+    errors: [ErrorCode.ALLOCATION_ENDED, ErrorCode.ASSIGNMENTS_NOT_READY, ErrorCode.NOT_FOUND],
+  })
   roster(@CurrentAllocation() allocation: AllocationRecord): Promise<RosterResponse> {
     return this.servers.roster(allocation);
   }
 
   @Post(':id/initial-connect')
-  @HttpCode(200)
+  @Answers({
+    summary:
+      'Who joined in time; the others are no-shows (their tickets end NO_SHOW and a cooldown follows)',
+    caller: 'server',
+    status: 200,
+    body: 'InitialConnectResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.ALLOCATION_ENDED,
+      ErrorCode.MATCH_STATE_CONFLICT,
+      ErrorCode.UNKNOWN_PARTICIPANT,
+    ],
+  })
   initialConnect(
     @CurrentAllocation() allocation: AllocationRecord,
     @Body() body: InitialConnectBody,
@@ -91,8 +115,20 @@ export class ServersController {
   }
 
   @Post(':id/result')
+  @Answers({
+    summary: "The match's result: COMPLETED or FAILED",
+    caller: 'server',
+    status: 200,
+    body: 'MatchResultResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.MATCH_STATE_CONFLICT,
+      ErrorCode.RESULT_CONFLICT,
+      ErrorCode.UNKNOWN_PARTICIPANT,
+    ],
+  })
   @AnswersEndedAllocation()
-  @HttpCode(200)
   result(
     @CurrentAllocation() allocation: AllocationRecord,
     @Body() body: MatchResultBody,
@@ -106,7 +142,13 @@ export class ServersController {
    * (FAILED SERVER_LOST, maintenance's `silent_servers` stage).
    */
   @Post(':id/heartbeat')
-  @HttpCode(200)
+  @Answers({
+    summary: 'The server is alive (no body; idempotent)',
+    caller: 'server',
+    status: 200,
+    body: 'ServerHeartbeatResponse',
+    errors: [ErrorCode.ALLOCATION_ENDED],
+  })
   @RecordsServerHeartbeat()
   heartbeat(@CurrentAllocation() allocation: AllocationRecord): ServerHeartbeatResponse {
     return { matchId: allocation.matchId, serverId: allocation.serverId };
@@ -117,7 +159,19 @@ export class ServersController {
    * past which it is ABANDONED. Idempotent; 409 PRESENCE_CONFLICT, 410 PLAYER_ABANDONED.
    */
   @Post(':id/players/:playerId/left')
-  @HttpCode(200)
+  @Answers({
+    summary: "A player's connection is gone: it may rejoin within its mode's grace window",
+    caller: 'server',
+    status: 200,
+    body: 'PlayerPresenceResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.ALLOCATION_ENDED,
+      ErrorCode.UNKNOWN_PARTICIPANT,
+      ErrorCode.PRESENCE_CONFLICT,
+      ErrorCode.PLAYER_ABANDONED,
+    ],
+  })
   @ApiParam(PLAYER_ID)
   playerLeft(
     @CurrentAllocation() allocation: AllocationRecord,
@@ -128,7 +182,19 @@ export class ServersController {
 
   /** The player who left is back on its team. Idempotent; 409 PRESENCE_CONFLICT, 410 PLAYER_ABANDONED. */
   @Post(':id/players/:playerId/rejoined')
-  @HttpCode(200)
+  @Answers({
+    summary: 'The player who left is back on its team',
+    caller: 'server',
+    status: 200,
+    body: 'PlayerPresenceResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.ALLOCATION_ENDED,
+      ErrorCode.UNKNOWN_PARTICIPANT,
+      ErrorCode.PRESENCE_CONFLICT,
+      ErrorCode.PLAYER_ABANDONED,
+    ],
+  })
   @ApiParam(PLAYER_ID)
   playerRejoined(
     @CurrentAllocation() allocation: AllocationRecord,
@@ -142,6 +208,24 @@ export class ServersController {
    * new request, or 200 with the one a repeat of the same request opened while it is still OPEN.
    */
   @Post(':id/backfills')
+  @Answers({
+    summary: 'Ask for players to fill open places on a team of the running match',
+    caller: 'server',
+    status: 201,
+    alsoStatus: {
+      status: 200,
+      description: 'The open request a repeat of the same request opened',
+    },
+    body: 'BackfillResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.ALLOCATION_ENDED,
+      ErrorCode.MATCH_STATE_CONFLICT,
+      ErrorCode.BACKFILL_CONFLICT,
+      ErrorCode.BACKFILL_NO_OPEN_SLOTS,
+    ],
+  })
   async requestBackfill(
     @CurrentAllocation() allocation: AllocationRecord,
     @Body() body: BackfillRequestBody,
@@ -153,6 +237,13 @@ export class ServersController {
   }
 
   @Get(':id/backfills/:requestId')
+  @Answers({
+    summary: 'Read a backfill request of this server',
+    caller: 'server',
+    status: 200,
+    body: 'BackfillResponse',
+    errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.ALLOCATION_ENDED, ErrorCode.BACKFILL_NOT_FOUND],
+  })
   @ApiParam(REQUEST_ID)
   backfill(
     @CurrentAllocation() allocation: AllocationRecord,
@@ -162,6 +253,18 @@ export class ServersController {
   }
 
   @Delete(':id/backfills/:requestId')
+  @Answers({
+    summary: 'Cancel a backfill request',
+    caller: 'server',
+    status: 200,
+    body: 'BackfillResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.ALLOCATION_ENDED,
+      ErrorCode.BACKFILL_NOT_FOUND,
+      ErrorCode.BACKFILL_CONFLICT,
+    ],
+  })
   @ApiParam(REQUEST_ID)
   cancelBackfill(
     @CurrentAllocation() allocation: AllocationRecord,
@@ -171,7 +274,19 @@ export class ServersController {
   }
 
   @Post(':id/backfills/:requestId/accept')
-  @HttpCode(200)
+  @Answers({
+    summary: 'Accept the roster revision that carries the backfilled players',
+    caller: 'server',
+    status: 200,
+    body: 'BackfillResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.ALLOCATION_ENDED,
+      ErrorCode.BACKFILL_NOT_FOUND,
+      ErrorCode.BACKFILL_CONFLICT,
+    ],
+  })
   @ApiParam(REQUEST_ID)
   acceptBackfill(
     @CurrentAllocation() allocation: AllocationRecord,
@@ -182,7 +297,20 @@ export class ServersController {
   }
 
   @Post(':id/backfills/:requestId/connect')
-  @HttpCode(200)
+  @Answers({
+    summary: 'Which backfilled players joined; the others are no-shows',
+    caller: 'server',
+    status: 200,
+    body: 'BackfillConnectResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.ALLOCATION_ENDED,
+      ErrorCode.BACKFILL_NOT_FOUND,
+      ErrorCode.BACKFILL_CONFLICT,
+      ErrorCode.UNKNOWN_PARTICIPANT,
+    ],
+  })
   @ApiParam(REQUEST_ID)
   backfillConnect(
     @CurrentAllocation() allocation: AllocationRecord,

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ErrorCode } from '@matchplane/contracts';
+import { Body, Controller, Delete, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { PlayerRoutes, type SessionResponse } from '@matchplane/contracts';
 import { contractPaths, PublicRoute } from '@matchplane/routing';
@@ -7,6 +8,7 @@ import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
 import { SessionRevocationPublisher } from './session-revocation.publisher';
 import { CreateSessionBody } from './sessions.dto';
+import { Answers } from '../http/openapi/api-answers.decorator';
 
 @ApiTags('sessions')
 @Controller(contractPaths(''))
@@ -17,6 +19,19 @@ export class SessionsController {
   ) {}
 
   @Post(PlayerRoutes.sessions)
+  @Answers({
+    summary:
+      'Sign in: a guest (new, or resumed with its device secret) or an identity provider credential',
+    caller: 'public',
+    status: 201,
+    body: 'SessionResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.INVALID_CREDENTIAL,
+      ErrorCode.UNKNOWN_IDENTITY_PROVIDER,
+    ],
+  })
   @PublicRoute('this is how a player gets a token; the identity verifier checks the credential')
   @RateLimit(RateLimitScope.SESSION_CREATION)
   async create(@Body() body: CreateSessionBody): Promise<SessionResponse> {
@@ -30,7 +45,11 @@ export class SessionsController {
   }
 
   @Delete(PlayerRoutes.currentSession)
-  @HttpCode(204)
+  @Answers({
+    summary: 'Sign out: revoke this session (its notification sockets close with 4401)',
+    caller: 'player',
+    status: 204,
+  })
   @ApiBearerAuth()
   @UseGuards(PlayerAuthGuard)
   @RateLimit(RateLimitScope.PLAYER)

@@ -1,4 +1,5 @@
-import { Body, Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ErrorCode } from '@matchplane/contracts';
+import { Body, Controller, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { contractPaths } from '@matchplane/routing';
 import { UuidParamPipe } from '../../http/uuid-input';
@@ -10,6 +11,7 @@ import {
   type ReleasedTickets,
 } from './match-controls.admin';
 import { OperatorReasonBody } from './queue-controls.dto';
+import { Answers } from '../../http/openapi/api-answers.decorator';
 
 /** Operator control of live play: cancel a match, release a player's tickets (audited). */
 @ApiTags('admin')
@@ -20,7 +22,19 @@ export class MatchControlsController {
   constructor(private readonly controls: MatchControlsAdmin) {}
 
   @Post('matches/:id/cancel')
-  @HttpCode(200)
+  @Answers({
+    summary:
+      'Cancel a match that has not ended (its players are requeued or released; nobody gets a cooldown)',
+    caller: 'operator',
+    status: 200,
+    body: 'CancelledMatch',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.NOT_FOUND,
+      ErrorCode.MATCH_STATE_CONFLICT,
+    ],
+  })
   cancel(
     @Param('id', new UuidParamPipe('match id')) matchId: string,
     @Body() body: OperatorReasonBody,
@@ -30,7 +44,19 @@ export class MatchControlsController {
   }
 
   @Post('players/:id/release-tickets')
-  @HttpCode(200)
+  @Answers({
+    summary: "Release a player's live tickets",
+    caller: 'operator',
+    status: 200,
+    body: 'ReleasedTickets',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.NOT_FOUND,
+      ErrorCode.TICKET_NOT_FOUND,
+      ErrorCode.CONFLICT,
+    ],
+  })
   release(
     @Param('id', new UuidParamPipe('player id')) playerId: string,
     @Body() body: OperatorReasonBody,

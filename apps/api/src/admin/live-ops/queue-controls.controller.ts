@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ErrorCode } from '@matchplane/contracts';
+import { Body, Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { contractPaths } from '@matchplane/routing';
 import { Operator } from '../operator.decorator';
@@ -9,6 +10,7 @@ import {
   type QueueControlAction,
   type QueueControlView,
 } from './queue-controls.admin';
+import { Answers } from '../../http/openapi/api-answers.decorator';
 
 /**
  * Pause, drain and resume a mode or a region (docs/architecture/live-operations.md): a paused
@@ -23,12 +25,30 @@ export class QueueControlsController {
   constructor(private readonly controls: QueueControlsAdmin) {}
 
   @Get()
+  @Answers({
+    summary: 'Every queue control in force (paused or draining modes and regions)',
+    caller: 'operator',
+    status: 200,
+    body: 'QueueControlList',
+  })
   async list(): Promise<{ controls: QueueControlView[] }> {
     return { controls: await this.controls.list() };
   }
 
   @Post(':scope/:name/pause')
-  @HttpCode(200)
+  @Answers({
+    summary: 'Pause a mode or region: new tickets are refused, searching ones wait',
+    caller: 'operator',
+    status: 200,
+    body: 'QueueControlView',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.UNKNOWN_MODE,
+      ErrorCode.UNKNOWN_REGION,
+      ErrorCode.CONFLICT,
+    ],
+  })
   pause(
     @Param() target: QueueControlTarget,
     @Body() body: QueueControlBody,
@@ -38,7 +58,19 @@ export class QueueControlsController {
   }
 
   @Post(':scope/:name/drain')
-  @HttpCode(200)
+  @Answers({
+    summary: 'Drain a mode or region: new tickets are refused, searching ones are still matched',
+    caller: 'operator',
+    status: 200,
+    body: 'QueueControlView',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.UNKNOWN_MODE,
+      ErrorCode.UNKNOWN_REGION,
+      ErrorCode.CONFLICT,
+    ],
+  })
   drain(
     @Param() target: QueueControlTarget,
     @Body() body: QueueControlBody,
@@ -48,7 +80,19 @@ export class QueueControlsController {
   }
 
   @Post(':scope/:name/resume')
-  @HttpCode(200)
+  @Answers({
+    summary: 'Resume a paused or draining mode or region',
+    caller: 'operator',
+    status: 200,
+    body: 'QueueControlView',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.MALFORMED_JSON,
+      ErrorCode.UNKNOWN_MODE,
+      ErrorCode.UNKNOWN_REGION,
+      ErrorCode.CONFLICT,
+    ],
+  })
   resume(
     @Param() target: QueueControlTarget,
     @Body() body: QueueControlBody,
