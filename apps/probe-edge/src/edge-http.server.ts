@@ -138,9 +138,10 @@ export class EdgeHttpServer implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private reply(response: ServerResponse, status: number, type: string, body: unknown): void {
-    const bytes = Buffer.from(JSON.stringify(body), 'utf8');
-    response.writeHead(status, { 'content-type': type, 'content-length': bytes.length });
-    response.end(response.req.method === 'HEAD' ? undefined : bytes);
+    // A string body (not a Buffer) lets node:http send head and body in one write, not a writev.
+    const text = JSON.stringify(body);
+    response.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
+    response.end(response.req.method === 'HEAD' ? undefined : text);
   }
 }
 

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { isKeyId, isNamedKeyId } from './join-claims.codec';
@@ -22,6 +22,8 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export class KeySet {
   private readonly keys: ReadonlyMap<string, Buffer>;
+  /** The same keys imported once: an HMAC under a KeyObject skips importing the key each call. */
+  private readonly macKeys: ReadonlyMap<string, KeyObject>;
 
   private constructor(keys: Map<string, Buffer>, source: string) {
     if (keys.size === 0) {
@@ -43,6 +45,7 @@ export class KeySet {
       }
     }
     this.keys = keys;
+    this.macKeys = new Map([...keys].map(([keyId, key]) => [keyId, createSecretKey(key)]));
   }
 
   /** Keys by id from memory; bytes are copied so later changes to the caller's buffers do not leak in. */
@@ -174,7 +177,7 @@ export class KeySet {
 
   /** HMAC-SHA256 of the bytes under the named key; undefined when the set does not hold it. */
   mac(keyId: string, bytes: Uint8Array): Buffer | undefined {
-    const key = this.keys.get(keyId);
+    const key = this.macKeys.get(keyId);
     return key === undefined ? undefined : createHmac('sha256', key).update(bytes).digest();
   }
 

@@ -5,6 +5,7 @@ import {
   encodeProbeChallenge,
   probeChallengeDatagramBody,
   encodeProbeMeasurement,
+  newProbeNonce,
   probeChallengeProblem,
   probeMeasurementProblem,
   signProbeChallenge,
@@ -75,6 +76,12 @@ describe('probe signing', () => {
     expect(
       decodeProbeChallenge(Buffer.concat([Buffer.of(0x11), body.subarray(1)])),
     ).toBeUndefined();
+  });
+
+  it('draws nonces of 16 random bytes, none repeated across refills of its pool', () => {
+    const nonces = Array.from({ length: 1_000 }, () => newProbeNonce());
+    expect(new Set(nonces).size).toBe(nonces.length);
+    for (const nonce of nonces) expect(Buffer.from(nonce, 'base64url')).toHaveLength(16);
   });
 
   it('verifies what it signed under either key of the set (rotation)', () => {

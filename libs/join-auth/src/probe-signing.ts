@@ -62,8 +62,18 @@ export function isProbeRegion(value: unknown): value is string {
   );
 }
 
+const NONCE_BYTES = 16;
+/** Random bytes drawn 256 nonces at a time: one randomBytes call costs as much as a whole probe's HMAC. */
+const noncePool = { bytes: Buffer.alloc(0), offset: 0 };
+
 export function newProbeNonce(): string {
-  return randomBytes(16).toString('base64url');
+  if (noncePool.offset + NONCE_BYTES > noncePool.bytes.length) {
+    noncePool.bytes = randomBytes(NONCE_BYTES * 256);
+    noncePool.offset = 0;
+  }
+  const start = noncePool.offset;
+  noncePool.offset += NONCE_BYTES;
+  return noncePool.bytes.toString('base64url', start, start + NONCE_BYTES);
 }
 
 export function newMeasurementId(): string {

@@ -93,6 +93,24 @@ describe(EdgeProber.name, () => {
     ]);
   });
 
+  it('sends the challenge back byte for byte, as the edge wrote it', async () => {
+    // Key order, spacing and an integer past 2^53 would all change in a parse and re-serialise.
+    const challengeText = '{ "z":1,"issuedAtUs":12345678901234567890,"a":"x" }';
+    const bodies: string[] = [];
+    const fetch: FetchLike = (url, init) => {
+      bodies.push(init.body as string);
+      return Promise.resolve(
+        url.endsWith('/challenges')
+          ? new Response(challengeText, { status: 201 })
+          : json(200, { measurementId: 'm' }),
+      );
+    };
+    await new EdgeProber({ fetch }).measure(EDGE, PLAYER, 'eu-west');
+    expect(bodies[1]).toBe(
+      `{"playerId":"${PLAYER}","region":"eu-west","challenge":${challengeText}}`,
+    );
+  });
+
   it("throws an edge's problem as a MatchplaneApiError with its code", async () => {
     const fetch: FetchLike = () =>
       Promise.resolve(json(410, { code: 'PROBE_EXPIRED', status: 410, detail: 'late' }));

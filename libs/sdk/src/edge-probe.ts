@@ -7,9 +7,6 @@ import type {
 import type { FetchLike } from './http.transport';
 import { MatchplaneApiError, MatchplaneNetworkError } from './sdk.errors';
 
-/** The challenge an edge issues; opaque to the client, echoed back unchanged. */
-type EdgeChallenge = Record<string, unknown>;
-
 /** The first http(s) probe edge the queue options list for `region`, if any. */
 export function httpProbeEdge(
   options: QueueOptionsResponse | undefined,
@@ -57,25 +54,28 @@ export class EdgeProber {
     playerId: string,
     region: string,
   ): Promise<SignedProbeMeasurement> {
-    const challenge = await this.post<EdgeChallenge>(edgeUrl, 'v1/probe/challenges', {
-      playerId,
-      region,
-    });
-    return this.post<SignedProbeMeasurement>(edgeUrl, 'v1/probe/answers', {
-      playerId,
-      region,
-      challenge,
-    });
+    const challengeJson = await this.post(
+      edgeUrl,
+      'v1/probe/challenges',
+      JSON.stringify({ playerId, region }),
+    );
+    // The challenge goes back byte for byte, spliced into the answer: it is opaque to the client,
+    // and not parsing and re-serialising it keeps the client's turnaround (inside the RTT) short.
+    const answer = `{"playerId":${JSON.stringify(playerId)},"region":${JSON.stringify(region)},"challenge":${challengeJson}}`;
+    return JSON.parse(
+      await this.post(edgeUrl, 'v1/probe/answers', answer),
+    ) as SignedProbeMeasurement;
   }
 
-  private async post<T>(edgeUrl: string, path: string, body: unknown): Promise<T> {
+  /** POSTs a JSON body; answers the response's text (problem+json refusals are thrown). */
+  private async post(edgeUrl: string, path: string, body: string): Promise<string> {
     const request = { method: 'POST', path: `${edgeUrl.replace(/\/+$/, '')}/${path}` };
     let response: Response;
     try {
       response = await this.fetch(request.path, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
+        body,
         signal: AbortSignal.timeout(this.requestTimeoutMs),
       });
     } catch (error) {
@@ -92,6 +92,6 @@ export class EdgeProber {
       }
       throw new MatchplaneApiError({ request, status: response.status, problem });
     }
-    return JSON.parse(text) as T;
+    return text;
   }
 }
