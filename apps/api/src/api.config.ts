@@ -227,6 +227,13 @@ export class ApiConfig extends ServiceConfig {
   OPERATOR_CONSOLE_SECRET?: string = undefined;
 
   @EnvVar({
+    description:
+      'true: the operator console is usable over plain HTTP (a LAN without TLS): the security headers drop upgrade-insecure-requests and HSTS, which would send its stylesheet and forms to https. Keep false wherever TLS is available',
+  })
+  @IsFlag()
+  OPERATOR_CONSOLE_PLAIN_HTTP = false;
+
+  @EnvVar({
     description: 'Lifetime of an operator console session (s); the operator logs in again after it',
   })
   @IsIntInRange(60, 86_400)

@@ -1,9 +1,8 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger } from 'nestjs-pino';
 import { loadConfigOrExit } from '@matchplane/config';
 import { ApiConfig } from './api.config';
-import { bootLogger, exitOnBootFailure } from '@matchplane/observability';
+import { bootLogger, exitOnBootFailure, useAppLogger } from '@matchplane/observability';
 import { ApiModule } from './api.module';
 import { configureApi, createApiAdapter } from './http/configure-api';
 import { serveOpenApi } from './http/openapi';
@@ -15,12 +14,12 @@ async function bootstrap(config: ApiConfig): Promise<void> {
     // configureApi installs the body parsers (JSON only, with our error codes).
     { logger: bootLogger('api', config), bodyParser: false },
   );
-  app.useLogger(app.get(Logger));
+  const logger = useAppLogger(app);
   configureApi(app);
   serveOpenApi(app);
   app.enableShutdownHooks();
   await app.listen(config.API_PORT, config.API_HOST);
-  app.get(Logger).log(`api listening on http://${config.API_HOST}:${config.API_PORT}`);
+  logger.log(`api listening on http://${config.API_HOST}:${config.API_PORT}`);
 }
 
 const config = loadConfigOrExit(ApiConfig, 'api');

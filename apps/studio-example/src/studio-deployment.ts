@@ -1,9 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Logger as PinoLogger } from 'nestjs-pino';
 import { loadConfigOrExit } from '@matchplane/config';
-import { bootLogger, bootstrapWorker } from '@matchplane/observability';
+import { bootLogger, bootstrapWorker, useAppLogger } from '@matchplane/observability';
 import { AllocatorConfig } from '../../allocator/src/allocator.config';
 import { AllocatorModule } from '../../allocator/src/allocator.module';
 import { ApiConfig } from '../../api/src/api.config';
@@ -42,12 +41,12 @@ async function api(): Promise<void> {
     createApiAdapter(config),
     { logger: bootLogger('api', config), bodyParser: false },
   );
-  app.useLogger(app.get(PinoLogger));
+  const logger = useAppLogger(app);
   configureApi(app);
   serveOpenApi(app);
   app.enableShutdownHooks();
   await app.listen(config.API_PORT, config.API_HOST);
-  app.get(PinoLogger).log(`studio api listening on http://${config.API_HOST}:${config.API_PORT}`);
+  logger.log(`studio api listening on http://${config.API_HOST}:${config.API_PORT}`);
 }
 
 /** The matcher with the studio's rule keeping clanmates apart. */

@@ -1,15 +1,15 @@
 import { NestFactory } from '@nestjs/core';
-import { ConsoleLogger, type DynamicModule, type INestApplicationContext, type Type } from '@nestjs/common';
-import { Logger } from 'nestjs-pino';
+import { type DynamicModule, type INestApplicationContext, type Type } from '@nestjs/common';
 import type { LoggingConfig } from '@matchplane/config';
+import { createAppPino, PinoBootLogger } from './app-logger';
+import { useAppLogger } from './logging.module';
 
 /**
- * The logger used until the app's pino logger exists. Logs are not buffered until then: a
- * process waiting for its database must say so while it waits.
+ * The logger used until the app's own exists, in the same format (pino). Logs are not buffered
+ * until then: a process waiting for its database must say so while it waits.
  */
-export function bootLogger(appName: string, config: LoggingConfig): ConsoleLogger {
-  const json = config.LOG_FORMAT === 'json';
-  return new ConsoleLogger(appName, { json, colors: !json && process.stdout.isTTY === true });
+export function bootLogger(appName: string, config: LoggingConfig): PinoBootLogger {
+  return new PinoBootLogger(createAppPino(config, appName));
 }
 
 /**
@@ -21,8 +21,10 @@ export async function bootstrapWorker(
   appName: string,
   config: LoggingConfig,
 ): Promise<INestApplicationContext> {
-  const app = await NestFactory.createApplicationContext(rootModule, { logger: bootLogger(appName, config) });
-  app.useLogger(app.get(Logger));
+  const app = await NestFactory.createApplicationContext(rootModule, {
+    logger: bootLogger(appName, config),
+  });
+  useAppLogger(app);
   app.enableShutdownHooks();
   await app.init();
   return app;

@@ -1,4 +1,5 @@
 export * from './logging.module';
+export * from './app-logger';
 export * from './metrics.registry';
 export * from './health/app-health.service';
 export * from './health/redis.health';

@@ -1,4 +1,4 @@
-import helmet from 'helmet';
+import helmet, { type HelmetOptions } from 'helmet';
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WsAdapter } from '@nestjs/platform-ws';
@@ -10,6 +10,18 @@ import { describeJsonProblem, inspectJson, type JsonProblem } from './json-limit
 import { ProblemFilter } from './problem.filter';
 import { clientErrorHandler, requestTimeoutOptions } from './request-timeouts';
 import { traceRequests } from './request-tracing';
+
+/**
+ * helmet's strict defaults, or for a console served over plain HTTP on a LAN the same without the
+ * two headers that send a browser to https (upgrade-insecure-requests, HSTS).
+ */
+export function plainHttpHeaders(plainHttp: boolean): HelmetOptions {
+  if (!plainHttp) return {};
+  return {
+    contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
+    strictTransportSecurity: false,
+  };
+}
 
 /** Flattens class-validator errors (nested DTOs included) into per-field problems. */
 export function fieldProblems(
@@ -77,7 +89,8 @@ export function createApiAdapter(
  * `bodyParser: false`: the body parsers are installed here.
  */
 export function configureApi(app: NestFastifyApplication): void {
-  const { API_JSON_MAX_DEPTH: maxDepth } = app.get(ApiConfig);
+  const { API_JSON_MAX_DEPTH: maxDepth, OPERATOR_CONSOLE_PLAIN_HTTP: plainHttp } =
+    app.get(ApiConfig);
   // Notifications are plain WebSockets (ws) on the same server; without this Nest would look for socket.io.
   app.useWebSocketAdapter(new WsAdapter(app));
   const filter = new ProblemFilter();
@@ -96,7 +109,7 @@ export function configureApi(app: NestFastifyApplication): void {
   // OpenAPI document, no Swagger UI page), so helmet's strict defaults cost nothing. Its
   // middleware is built once: @fastify/helmet built it (and parsed its policy) again for every
   // request, 4 % of the API's CPU under heartbeats.
-  const securityHeaders = helmet();
+  const securityHeaders = helmet(plainHttpHeaders(plainHttp));
   fastify.addHook('onRequest', (request, reply, done) =>
     securityHeaders(request.raw, reply.raw, (error?: unknown) => done(error as Error | undefined)),
   );
