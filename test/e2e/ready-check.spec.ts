@@ -17,13 +17,17 @@ import {
  * enqueue time; whoever declined or did not answer gets the no-show cooldown.
  */
 const ACCEPTANCE_TIMEOUT_MS = 4_000;
+const OPERATOR_TOKEN = 'ops-token-0123456789abcdefghijklmnop';
 
 describe('ready check', () => {
   const plane = useControlPlane({
     apis: 1,
     maintenance: true,
     env: { QUEUE_ACCEPTANCE_TIMEOUTS: `duel=${ACCEPTANCE_TIMEOUT_MS}` },
-    appEnv: { maintenance: { RECONCILE_INTERVAL_MS: '500' } },
+    appEnv: {
+      maintenance: { RECONCILE_INTERVAL_MS: '500' },
+      api: { OPERATOR_TOKENS: `ops=${OPERATOR_TOKEN}` },
+    },
   });
   const players: JourneyPlayer[] = [];
 
@@ -183,6 +187,48 @@ describe('ready check', () => {
         answer: 'ACCEPTED',
       });
       expect((await accepter.cancel()).state).toBe('CANCELLED');
+    }));
+
+  it("lets an operator lift a decliner's cooldown (audited): it queues again at once", () =>
+    plane.diagnose(async () => {
+      const [, decliner, matchId] = await matchedPair('patient', 'tester');
+      await decliner.client.readyCheck.decline(matchId);
+      expect(await apiErrorOf(decliner.enqueue())).toMatchObject({
+        code: ErrorCode.COOLDOWN_ACTIVE,
+      });
+      const lift = (playerId: string, body: unknown) =>
+        fetch(`${plane.apiUrl(0)}/v1/admin/players/${playerId}/cooldown/lift`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${OPERATOR_TOKEN}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify(body),
+        });
+      const playerId = decliner.playerId;
+
+      const unexplained = await lift(playerId, { forgiveOffences: true });
+      expect(unexplained.status).toBe(400);
+      expect(await unexplained.json()).toMatchObject({ code: ErrorCode.VALIDATION_FAILED });
+      expect(await apiErrorOf(decliner.enqueue())).toMatchObject({
+        code: ErrorCode.COOLDOWN_ACTIVE,
+      });
+      const unknown = await lift('00000000-0000-4000-8000-000000000000', { reason: 'typo' });
+      expect(unknown.status).toBe(404);
+
+      const lifted = await lift(playerId, { reason: 'QA account', forgiveOffences: true });
+      expect(lifted.status).toBe(200);
+      const answer = (await lifted.json()) as Record<string, unknown>;
+      expect(answer).toMatchObject({ playerId, offencesBefore: 1, offencesAfter: 0 });
+      expect(Date.parse(answer.liftedCooldownUntil as string)).toBeGreaterThan(Date.now());
+      const [audit] = await plane.ds.query<{ actor: string; reason: string }[]>(
+        `SELECT actor, reason FROM audit_log WHERE action = 'player.cooldown.lifted' AND target_id = $1`,
+        [playerId],
+      );
+      expect(audit).toEqual({ actor: 'ops', reason: 'QA account' });
+
+      expect((await decliner.enqueue()).state).toBe('SEARCHING');
+      expect((await decliner.cancel()).state).toBe('CANCELLED');
     }));
 
   it('cancels at the deadline: the one who accepted searches again, the silent one cools down', () =>

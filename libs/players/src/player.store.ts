@@ -43,6 +43,14 @@ export interface NoShowPenalty {
   readonly cooldownUntil: Date;
 }
 
+/** A player's penalty before and after an operator lifted it. */
+export interface LiftedPenalty {
+  /** The cooldown that was in force and is no more; undefined when none was. */
+  readonly liftedCooldownUntil?: Date;
+  readonly offencesBefore: number;
+  readonly offencesAfter: number;
+}
+
 /** Owns `players`: identities, rating and no-show penalties. */
 @Injectable()
 export class PlayerStore {
@@ -171,5 +179,38 @@ export class PlayerStore {
       [playerId, record.count, record.lastAt, cooldownUntil],
     );
     return { noShowCount: record.count, cooldownUntil };
+  }
+
+  /**
+   * Ends the player's cooldown now (an operator's decision: a tester, a wrongly penalised player);
+   * with `forgiveOffences` the offences in force go too, so the next one is a first offence again.
+   * Undefined when there is no such player.
+   */
+  async liftCooldown(
+    manager: EntityManager,
+    playerId: string,
+    now: Date,
+    options: { forgiveOffences: boolean },
+  ): Promise<LiftedPenalty | undefined> {
+    const [row] = await manager.query<{ no_show_count: number; cooldown_until: Date | null }[]>(
+      `SELECT no_show_count, cooldown_until FROM players WHERE id = $1 FOR UPDATE`,
+      [playerId],
+    );
+    if (!row) return undefined;
+    const offencesAfter = options.forgiveOffences ? 0 : row.no_show_count;
+    await manager.query(
+      `UPDATE players
+          SET cooldown_until = NULL, no_show_count = $2,
+              last_offence_at = CASE WHEN $3::boolean THEN NULL ELSE last_offence_at END,
+              updated_at = now()
+        WHERE id = $1`,
+      [playerId, offencesAfter, options.forgiveOffences],
+    );
+    const inForce = row.cooldown_until !== null && row.cooldown_until > now;
+    return {
+      ...(inForce ? { liftedCooldownUntil: row.cooldown_until! } : {}),
+      offencesBefore: row.no_show_count,
+      offencesAfter,
+    };
   }
 }

@@ -13,6 +13,7 @@ import { LiveOpsModule } from './live-ops/live-ops.module';
 import { QueueControlsController } from './live-ops/queue-controls.controller';
 import { MatchControlsController } from './live-ops/match-controls.controller';
 import { MatchControlsModule } from './live-ops/match-controls.module';
+import { PlayerPenaltiesController } from './live-ops/player-penalties.controller';
 
 /**
  * Operator routes under /v1/admin and /api/v1/admin, every one behind {@link OperatorGuard}, and
@@ -37,6 +38,7 @@ export class AdminModule {
         RatingsController,
         QueueControlsController,
         MatchControlsController,
+        PlayerPenaltiesController,
       ],
       providers: [{ provide: ApiConfig, useValue: config }, OperatorGuard, PlayerRatingsAdmin],
     };

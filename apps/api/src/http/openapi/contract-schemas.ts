@@ -356,6 +356,9 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
   ImportRatingsResponse: openObject('How many ratings were imported, and each one'),
   CancelledMatch: openObject('The match cancelled by the operator, and its released tickets'),
   ReleasedTickets: openObject("The player's tickets released by the operator"),
+  LiftedCooldown: openObject(
+    'The cooldown lifted (liftedCooldownUntil, null when none was in force) and the offences before and after',
+  ),
   QueueControlView: openObject(
     'One queue control: scope (mode or region), name, state, who and why',
   ),
