@@ -17,6 +17,7 @@ import { QueueControls1764670000000 } from './1764670000000-queue-controls';
 import { ProbeMeasurements1764680000000 } from './1764680000000-probe-measurements';
 import { ReadyCheck1764690000000 } from './1764690000000-ready-check';
 import { ReconnectAndLeavers1764700000000 } from './1764700000000-reconnect-and-leavers';
+import { OwnedReadModels1764710000000 } from './1764710000000-owned-read-models';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -42,4 +43,5 @@ export const allMigrations = [
   ProbeMeasurements1764680000000,
   ReadyCheck1764690000000,
   ReconnectAndLeavers1764700000000,
+  OwnedReadModels1764710000000,
 ];

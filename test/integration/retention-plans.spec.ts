@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
+import { IDEMPOTENCY_HOLD_SQL } from '@matchplane/idempotency';
 import {
-  IDEMPOTENCY_HOLD_SQL,
   RETENTION_POLICIES,
   cutoffOf,
   type RetentionPolicy,

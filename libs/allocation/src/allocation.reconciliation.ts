@@ -23,19 +23,13 @@ import {
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
-import { STUCK_MATCH_ALIAS } from '@matchplane/matches';
-import {
-  AllocationStore,
-  hasAllocatedServerSql,
-  type EndedMatchAllocation,
-} from './allocation.store';
-import { silentServerSql } from './server-heartbeat.store';
+import { AllocationStore, type EndedMatchAllocation } from './allocation.store';
 
 /**
  * ALLOCATING past the timeout: whether a server was allocated (its endpoint stored) but never
  * registered decides the reason: the server's failure, not the provider's. Tickets are requeued
  * either way (neither reason is a player's doing). This module's rule because the fact is its
- * table's.
+ * table's (read by the claim through the module's `live_allocations` view).
  */
 export const ALLOCATING_MATCH_RULE: StuckMatchRule = {
   stage: 'allocating_matches',
@@ -43,7 +37,7 @@ export const ALLOCATING_MATCH_RULE: StuckMatchRule = {
   cases: ['allocating_allocation_failed', 'allocating_registration_timeout'],
   state: 'ALLOCATING',
   deadlineMs: (options) => options.allocatingTimeoutMs,
-  fact: hasAllocatedServerSql(STUCK_MATCH_ALIAS),
+  fact: 'server_allocated',
   verdict: (allocated) =>
     allocated
       ? { reason: 'SERVER_REGISTRATION_TIMEOUT', case: 'allocating_registration_timeout' }
@@ -147,7 +141,7 @@ export class AllocationReconciliation implements ReconciliationContribution {
         ALLOCATING_MATCH_RULE,
       ]),
       // Server liveness: the heartbeats are this module's fact, so the stage is its contribution.
-      new ServerLossReconciler(this.dataSource, this.lifecycle, options, silentServerSql).stage(),
+      new ServerLossReconciler(this.dataSource, this.lifecycle, options).stage(),
       new AllocationReleaseStage(this.dataSource, this.releaser, options),
     ];
   }

@@ -2,9 +2,6 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { MatchState } from '@matchplane/domain';
 import {
-  DURABLE_PARTICIPANTS_SQL,
-  endedMatchJoin,
-  matchFinishedAtSql,
   toDurable,
   type DurableParticipant,
   type DurableParticipantRow,
@@ -71,10 +68,14 @@ const QUALIFIED_COLUMNS = ALLOCATION_COLUMNS.split(',')
 
 const LIVE = `('REQUESTED', 'ALLOCATED')`;
 
-/** A boolean over match row `match`: a server was allocated for it (its endpoint stored). */
-export function hasAllocatedServerSql(match: string): string {
-  return `EXISTS (SELECT 1 FROM allocations a WHERE a.match_id = ${match}.id AND a.state = 'ALLOCATED')`;
-}
+/**
+ * Match $1's durable participants (libs/matches' `durable_participants` view), as
+ * {@link DurableParticipantRow}s: a subquery of this module's statements, so what the allocator
+ * signs against, publishes against and re-validates against is read in their own snapshot.
+ */
+export const DURABLE_PARTICIPANTS_OF_MATCH = `SELECT d.player_id, d.ticket_id, d.team
+  FROM durable_participants d
+ WHERE d.match_id = $1`;
 
 /**
  * Live allocations whose match has ended, oldest ending first: a bounded read without locks.
@@ -87,7 +88,7 @@ export function hasAllocatedServerSql(match: string): string {
  */
 export const FINISHED_ALLOCATIONS_SQL = `SELECT live.match_id
   FROM (SELECT a.match_id,
-               ${matchFinishedAtSql('a.match_id')} AS finished_at
+               (SELECT e.finished_at FROM ended_matches e WHERE e.match_id = a.match_id) AS finished_at
           FROM allocations a
          WHERE a.state IN ('REQUESTED', 'ALLOCATED')
            AND a.match_id <> ALL ($2::uuid[])) live
@@ -95,19 +96,16 @@ export const FINISHED_ALLOCATIONS_SQL = `SELECT live.match_id
  ORDER BY live.finished_at, live.match_id
  LIMIT $1`;
 
-const ended = endedMatchJoin('m', 'a.match_id');
-
 /**
  * One of them, locked and re-checked: SKIP LOCKED, so of two replicas walking the same list each
  * allocation is released by the one that locked it; the other skips it, or finds it released.
  */
 export const CLAIM_FINISHED_ALLOCATION_SQL = `SELECT a.match_id, a.provider, a.server_id, a.endpoint,
-       a.provider_ref, a.state, ${ended.state} AS match_state
+       a.provider_ref, a.state, e.state AS match_state
   FROM allocations a
-  ${ended.join}
+  JOIN ended_matches e ON e.match_id = a.match_id
  WHERE a.match_id = $1
    AND a.state IN ('REQUESTED', 'ALLOCATED')
-   AND ${ended.condition}
    FOR UPDATE OF a SKIP LOCKED`;
 
 /** A live allocation (REQUESTED or ALLOCATED) of a match that has ended. */
@@ -128,7 +126,7 @@ export interface AllocationProgress {
   readonly allocation?: AllocationRecord;
   /** The match's roster is published (an earlier attempt's stands). */
   readonly published: boolean;
-  /** {@link DURABLE_PARTICIPANTS_SQL}, in canonical roster order (ascending player id). */
+  /** {@link DURABLE_PARTICIPANTS_OF_MATCH}, in canonical roster order (ascending player id). */
   readonly durable: readonly DurableParticipant[];
 }
 
@@ -188,7 +186,7 @@ export class AllocationStore {
       `SELECT ${QUALIFIED_COLUMNS},
               EXISTS (SELECT 1 FROM roster_manifests r WHERE r.match_id = $1) AS published,
               (SELECT COALESCE(json_agg(d ORDER BY d.player_id), '[]'::json)
-                 FROM (${DURABLE_PARTICIPANTS_SQL}) d) AS durable
+                 FROM (${DURABLE_PARTICIPANTS_OF_MATCH}) d) AS durable
          FROM (SELECT $1::uuid AS match_id) k
          LEFT JOIN allocations a ON a.match_id = k.match_id`,
       [matchId],

@@ -6,7 +6,6 @@ export * from './reported-results.store';
 export * from './allocation.module';
 export * from './workload-credential';
 export * from './static-servers';
-export * from './allocation.retention';
 export * from './allocation.reconciliation';
 export * from './server-heartbeat.store';
 export * from './rejoin-token.store';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { manifestRevision, type SignedRosterManifest } from '@matchplane/join-auth';
+import { DURABLE_PARTICIPANTS_OF_MATCH } from './allocation.store';
 import {
-  DURABLE_PARTICIPANTS_SQL,
   toDurable,
   type DurableParticipant,
   type DurableParticipantRow,
@@ -145,7 +145,7 @@ export class RosterStore {
     }
     const revision = manifestRevision(manifest);
     const [row] = await manager.query<{ complete: boolean; published: boolean }[]>(
-      `WITH durable AS (${DURABLE_PARTICIPANTS_SQL}),
+      `WITH durable AS (${DURABLE_PARTICIPANTS_OF_MATCH}),
             gate AS (
               SELECT ARRAY(SELECT player_id FROM durable ORDER BY 1) = $7::uuid[] AS complete,
                      (SELECT COALESCE(max(revision), 0) FROM roster_manifests WHERE match_id = $1)
@@ -241,7 +241,7 @@ export class RosterStore {
 
   /**
    * The newest published roster revision for `serverId`, served only while it is still exactly the durable
-   * participants (DURABLE_PARTICIPANTS_SQL), each holding an assignment to this server
+   * participants (DURABLE_PARTICIPANTS_OF_MATCH), each holding an assignment to this server
    * that has not expired at `now`. Manifest, participants and assignments in one statement, so
    * one snapshot whatever the caller's isolation.
    */
@@ -263,7 +263,7 @@ export class RosterStore {
       `SELECT r.match_id, r.server_id, r.entry_count, r.digest, r.key_id, r.signature, r.published_at,
               r.revision, r.player_ids,
               (SELECT COALESCE(json_agg(d ORDER BY d.player_id), '[]'::json)
-                 FROM (${DURABLE_PARTICIPANTS_SQL}) d) AS durable,
+                 FROM (${DURABLE_PARTICIPANTS_OF_MATCH}) d) AS durable,
               (SELECT COALESCE(json_agg(json_build_object(
                         'match_id', a.match_id, 'player_id', a.player_id, 'server_id', a.server_id,
                         'endpoint', a.endpoint, 'join_token', a.join_token, 'key_id', a.key_id,

@@ -8,20 +8,6 @@ import {
 } from './allocation.store';
 
 /**
- * A boolean over match row `match`: its allocated server registered and has been silent since
- * `cutoff` (an SQL expression: a parameter of the caller's statement). A server that never
- * heartbeated is silent from its registration; an allocation not yet registered (the registration
- * timeout covers it) or no longer live (nothing left to watch) is not. Silence is counted from
- * PostgreSQL's own start at the earliest: while the database restarted no server could be heard,
- * and that is not the servers' fault.
- */
-export function silentServerSql(match: string, cutoff: string): string {
-  return `EXISTS (SELECT 1 FROM allocations a
-                   WHERE a.match_id = ${match}.id AND a.state = 'ALLOCATED' AND a.registered_at IS NOT NULL
-                     AND GREATEST(COALESCE(a.last_heartbeat_at, a.registered_at), pg_postmaster_start_time()) < ${cutoff})`;
-}
-
-/**
  * Server heartbeats (libs/allocation owns `allocations`): one statement that both authenticates
  * the workload credential and stamps the heartbeat, so a live server's beat costs one index probe
  * and one HOT update.

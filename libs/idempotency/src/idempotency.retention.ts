@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { OLDEST_DEAD_LETTER_CREATED_AT_SQL } from '@matchplane/outbox';
+import type { DataSource, EntityManager } from 'typeorm';
 import {
   RetainsRows,
   type RetentionContribution,
@@ -7,14 +7,23 @@ import {
 } from '@matchplane/persistence';
 
 /**
- * An idempotency key younger than the oldest dead letter (less a margin) may be re-driven by that
- * dead letter's replay, so it stays whatever its age. Evaluated in each batch's own statement, so
- * a row dead-lettered during a pass holds the keys back at once.
+ * An idempotency key younger than the oldest dead letter (less a margin; libs/outbox's
+ * `oldest_dead_letter` view) may be re-driven by that dead letter's replay, so it stays whatever
+ * its age. Evaluated in each batch's own statement, so a row dead-lettered during a pass holds the
+ * keys back at once.
  */
 export const IDEMPOTENCY_DEAD_LETTER_GUARD = `k.created_at < COALESCE(
-            ${OLDEST_DEAD_LETTER_CREATED_AT_SQL}
+            (SELECT d.created_at FROM oldest_dead_letter d)
               - make_interval(secs => $3::float8),
             'infinity')`;
+
+/**
+ * How far the oldest dead letter (less a margin) holds the keys' cutoff back, in seconds (0 or
+ * negative: not at all; NULL without dead letters). `$1` = the cutoff, `$2` = the margin in seconds.
+ */
+export const IDEMPOTENCY_HOLD_SQL = `SELECT extract(epoch FROM $1::timestamptz
+         - (d.created_at - make_interval(secs => $2::float8)))::float8 AS hold_seconds
+  FROM oldest_dead_letter d`;
 
 export const IDEMPOTENCY_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
   {
@@ -33,6 +42,19 @@ export const IDEMPOTENCY_RETENTION_POLICIES: readonly RetentionPolicyDefinition[
 @Injectable()
 export class IdempotencyRetention implements RetentionContribution {
   readonly retentionPolicies = IDEMPOTENCY_RETENTION_POLICIES;
+
+  /** How far dead letters hold the keys' cutoff back at `cutoff` (s; 0 when they do not). */
+  async deadLetterHoldSeconds(
+    runner: DataSource | EntityManager,
+    cutoff: Date,
+    marginSeconds: number,
+  ): Promise<number> {
+    const [row] = await runner.query<{ hold_seconds: number | null }[]>(IDEMPOTENCY_HOLD_SQL, [
+      cutoff,
+      marginSeconds,
+    ]);
+    return Math.max(0, row?.hold_seconds ?? 0);
+  }
 }
 
 /** Idempotency keys' retention, for the maintenance app to discover. */

@@ -1,4 +1,5 @@
 export * from './match.store';
+export * from './match.rows';
 export * from './matches.module';
 export * from './match-lifecycle.service';
 export * from './matches.retention';

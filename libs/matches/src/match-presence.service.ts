@@ -11,7 +11,8 @@ import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 import type { NoShowPenaltyPolicy } from '@matchplane/players';
 import { MatchLifecycle } from './match-lifecycle.service';
-import { MatchStore, StaleMatchRevisionError } from './match.store';
+import { StaleMatchRevisionError } from './match.rows';
+import { MatchStore } from './match.store';
 
 /** A participant's presence as its roster row keeps it. */
 export interface ParticipantPresence {

@@ -4,107 +4,25 @@ import { DataSource, type EntityManager } from 'typeorm';
 import {
   addParticipants,
   createMatch,
-  isMatchEndReason,
   transitionMatch,
   TERMINAL_MATCH_STATES,
-  type LiveMatchState,
   type MatchChange,
   type MatchCommand,
   type MatchHistoryEvent,
   type MatchParticipant,
   type MatchParticipantsChange,
   type MatchSnapshot,
-  type MatchState,
   type NewMatch,
 } from '@matchplane/domain';
 import { envelopesFor, OutboxSignal, OutboxWriter, retainedEvents } from '@matchplane/outbox';
-import { CodedError, LibraryErrorCode } from '@matchplane/errors';
 import { RETRYABLE_SQLSTATES, sqlStateOf } from '@matchplane/persistence';
-
-/** The match moved on since the caller read it; nothing was written. */
-export class StaleMatchRevisionError extends CodedError<
-  typeof LibraryErrorCode.STALE_MATCH_REVISION
-> {
-  constructor(
-    readonly matchId: string,
-    readonly expectedRevision: number,
-  ) {
-    super(
-      LibraryErrorCode.STALE_MATCH_REVISION,
-      `match ${matchId} is no longer at revision ${expectedRevision}`,
-    );
-    this.name = 'StaleMatchRevisionError';
-  }
-}
-
-export class MatchNotFoundError extends CodedError<typeof LibraryErrorCode.MATCH_NOT_FOUND> {
-  constructor(readonly matchId: string) {
-    super(LibraryErrorCode.MATCH_NOT_FOUND, `match ${matchId} does not exist`);
-    this.name = 'MatchNotFoundError';
-  }
-}
-
-export interface NewParticipant extends MatchParticipant {
-  /** The player's rating when matched, kept for the rating update after the result. */
-  rating: number;
-}
-
-interface MatchRow {
-  id: string;
-  mode: string;
-  region: string;
-  server_region: string | null;
-  state: MatchState;
-  revision: string;
-  failure_reason: string | null;
-  state_changed_at: Date;
-}
-
-/** The alias of the match row in {@link stuckMatchSql}, which its `fact` fragments name. */
-export const STUCK_MATCH_ALIAS = 'm';
-
-/** A boolean over match row `match`: someone's initial connect was recorded. */
-export function someoneConnectedSql(match: string): string {
-  return `EXISTS (SELECT 1 FROM match_participants p WHERE p.match_id = ${match}.id AND p.connected_at IS NOT NULL)`;
-}
-
-/** When match `matchId` ended (NULL while live: finished_at is set exactly when terminal), a scalar subquery by key. */
-export function matchFinishedAtSql(matchId: string): string {
-  return `(SELECT m.finished_at FROM matches m WHERE m.id = ${matchId})`;
-}
-
-/**
- * For another owner's statement locking its own row of an ended match: the JOIN of match `alias`
- * on `matchId`, the condition that it ended, and its state column.
- */
-export function endedMatchJoin(
-  alias: string,
-  matchId: string,
-): { join: string; condition: string; state: string } {
-  return {
-    join: `JOIN matches ${alias} ON ${alias}.id = ${matchId}`,
-    condition: `${alias}.state IN ('COMPLETED', 'FAILED', 'CANCELLED')`,
-    state: `${alias}.state`,
-  };
-}
-
-/**
- * Claims the longest-stuck match in `state` on matches_live_state_idx (state, state_changed_at);
- * the state is a literal so the partial index's predicate is provably implied. `fact` is a boolean
- * over the row {@link STUCK_MATCH_ALIAS} (another owner's fragment, or `true`). `$1` = the cutoff,
- * `$2` = ids to leave alone. SKIP LOCKED: a match another replica (or a live writer) holds is not
- * waited for, and re-checked under the lock if it moved.
- */
-export function stuckMatchSql(state: LiveMatchState, fact: string): string {
-  return `SELECT m.id, m.revision, ${fact} AS fact
-  FROM matches m
- WHERE m.state = '${state}'
-   AND m.state_changed_at < $1::timestamptz
-   AND m.id <> ALL ($2::uuid[])
- ORDER BY m.state_changed_at
- LIMIT 1
-   FOR UPDATE OF m SKIP LOCKED`;
-}
+import {
+  MatchNotFoundError,
+  StaleMatchRevisionError,
+  toMatchSnapshot,
+  type MatchRow,
+  type NewParticipant,
+} from './match.rows';
 
 /**
  * The match aggregate: owns `matches` and `match_participants`. Every change is a libs/domain
@@ -393,34 +311,7 @@ export class MatchStore {
          FROM matches m WHERE m.id = $1${options.forUpdate ? ' FOR UPDATE OF m' : ''}`,
       [matchId],
     );
-    const row = rows[0];
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      mode: row.mode,
-      region: row.region,
-      ...(row.server_region !== null ? { serverRegion: row.server_region } : {}),
-      state: row.state,
-      revision: Number(row.revision),
-      participants: row.participants,
-      ...(isMatchEndReason(row.failure_reason) ? { failureReason: row.failure_reason } : {}),
-      stateChangedAt: row.state_changed_at,
-    };
-  }
-
-  /** {@link stuckMatchSql}: the claimed match's id, revision and fact, or undefined. */
-  async lockStuck(
-    manager: EntityManager,
-    state: LiveMatchState,
-    fact: string,
-    cutoff: Date,
-    skip: readonly string[],
-  ): Promise<{ id: string; revision: number; fact: boolean } | undefined> {
-    const [row] = await manager.query<{ id: string; revision: string; fact: boolean }[]>(
-      stuckMatchSql(state, fact),
-      [cutoff, skip],
-    );
-    return row ? { id: row.id, revision: Number(row.revision), fact: row.fact } : undefined;
+    return rows[0] && toMatchSnapshot(rows[0]);
   }
 
   /** A player's most recent matches (newest state change first), for operators looking a player up. */

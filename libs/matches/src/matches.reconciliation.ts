@@ -13,11 +13,7 @@ import {
   type StageBatch,
 } from '@matchplane/persistence';
 import { MatchLifecycle, type MatchEnding } from './match-lifecycle.service';
-import {
-  STUCK_MATCH_ALIAS,
-  someoneConnectedSql,
-  stuckMatchSql as stuckMatchClaimSql,
-} from './match.store';
+import { lockStuckMatch, stuckMatchSql, type StuckMatchFact } from './match.rows';
 import { MatchesModule } from './matches.module';
 import { AcceptanceTimeoutStage } from './acceptance-timeout.stage';
 import { ReadyCheck } from './ready-check.service';
@@ -34,11 +30,8 @@ export interface StuckMatchRule {
   cases: readonly string[];
   state: LiveMatchState;
   deadlineMs(options: ReconciliationOptions): number;
-  /**
-   * A boolean over the match row (STUCK_MATCH_ALIAS) that decides the verdict (`true` when nothing
-   * to decide): the owning module's fragment.
-   */
-  fact: string;
+  /** What decides the verdict (`none` when nothing does). */
+  fact: StuckMatchFact;
   verdict(fact: boolean): StuckMatchVerdict;
 }
 
@@ -51,7 +44,7 @@ export interface StuckMatchVerdict {
 
 /**
  * The stuck-match rules whose facts this module owns. ALLOCATING's rule is the allocation module's
- * (whether a server was allocated is its fact, and matches cannot import allocation).
+ * (whether a server was allocated is its fact, read here through its `live_allocations` view).
  */
 export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
   {
@@ -60,7 +53,7 @@ export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
     cases: ['process_ready_registration_timeout'],
     state: 'PROCESS_READY',
     deadlineMs: (options) => options.allocatingTimeoutMs,
-    fact: 'true',
+    fact: 'none',
     verdict: () => ({
       reason: 'SERVER_REGISTRATION_TIMEOUT',
       case: 'process_ready_registration_timeout',
@@ -74,7 +67,7 @@ export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
     deadlineMs: (options) => options.connectDeadlineMs,
     // The initial-connect report moves the match on; a recorded connect with the match left
     // behind is not a no-show, just a match that stalled.
-    fact: someoneConnectedSql(STUCK_MATCH_ALIAS),
+    fact: 'someone_connected',
     verdict: (someoneConnected) =>
       someoneConnected
         ? { reason: 'LIFECYCLE_TIMEOUT', case: 'assignment_ready_lifecycle_timeout' }
@@ -86,14 +79,14 @@ export const STUCK_MATCH_RULES: readonly StuckMatchRule[] = [
     cases: ['in_progress_lifecycle_timeout'],
     state: 'IN_PROGRESS',
     deadlineMs: (options) => options.maxMatchDurationMs,
-    fact: 'true',
+    fact: 'none',
     verdict: () => ({ reason: 'LIFECYCLE_TIMEOUT', case: 'in_progress_lifecycle_timeout' }),
   },
 ];
 
-/** The claim of a rule's stuck match (MatchStore's statement). */
+/** The claim of a rule's stuck match. */
 export function stuckMatchRuleSql(rule: StuckMatchRule): string {
-  return stuckMatchClaimSql(rule.state, rule.fact);
+  return stuckMatchSql(rule.state, rule.fact);
 }
 
 /**
@@ -131,7 +124,7 @@ export class StuckMatchReconciler {
         ending = await runInTransaction(this.dataSource, async (manager) => {
           claimed = undefined;
           await boundTransaction(manager);
-          const row = await this.lifecycle.matches.lockStuck(
+          const row = await lockStuckMatch(
             manager,
             rule.state,
             rule.fact,

@@ -2,11 +2,14 @@ import { Injectable, Module } from '@nestjs/common';
 import {
   RetainsRows,
   type RetentionContribution,
-  type RetentionHold,
   type RetentionPolicyDefinition,
 } from '@matchplane/persistence';
 
-/** Finished matches; deleting one cascades its participants (and its allocation's rows). */
+/**
+ * Finished matches; deleting one cascades its participants (and its allocation's rows). A match
+ * whose allocation is still live stays (libs/allocation's `live_allocations` view): its server is
+ * not released yet, and its row is how it gets released.
+ */
 export const MATCH_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
   {
     name: 'matches',
@@ -15,19 +18,7 @@ export const MATCH_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
     window: 'RETENTION_MATCHES_SECONDS',
     index: 'matches_finished_at_idx',
     age: 'finished_at',
-  },
-];
-
-/**
- * A ticket a match still lists cannot be deleted (match_participants.ticket_id has no cascade);
- * the maintenance app purges matches before tickets, so it goes in the same pass as its match.
- */
-export const MATCH_RETENTION_HOLDS: readonly RetentionHold[] = [
-  {
-    table: 'queue_tickets',
-    reason: 'a match still lists the ticket',
-    guard: (alias) =>
-      `NOT EXISTS (SELECT 1 FROM match_participants p WHERE p.ticket_id = ${alias}.id)`,
+    guards: [`NOT EXISTS (SELECT 1 FROM live_allocations l WHERE l.match_id = m.id)`],
   },
 ];
 
@@ -35,7 +26,6 @@ export const MATCH_RETENTION_HOLDS: readonly RetentionHold[] = [
 @Injectable()
 export class MatchRetention implements RetentionContribution {
   readonly retentionPolicies = MATCH_RETENTION_POLICIES;
-  readonly retentionHolds = MATCH_RETENTION_HOLDS;
 }
 
 /** Matches' retention, for the maintenance app to discover. */

@@ -11,28 +11,24 @@ import {
 import type { MatchLifecycle } from './match-lifecycle.service';
 
 /**
- * A boolean over match row `match`: its server registered and has been silent since `cutoff` (an
- * SQL expression). The allocation module's fragment: the heartbeats are its table's fact.
- */
-export type SilentServerFragment = (match: string, cutoff: string) => string;
-
-/**
  * Claims the longest-live registered match whose server is silent: every state a registered
  * server's match can be in (registration moves ALLOCATING -> PROCESS_READY -> ASSIGNMENT_READY in
  * one transaction; PROCESS_READY is listed for a match some future step leaves there). `$1` = the
  * cutoff, `$2` = ids to leave alone. SKIP LOCKED, as every reconciliation claim: a match another
  * replica or a live route holds is not waited for, so replicas never fail one match twice.
+ * Whether the server is silent is the allocation module's fact (its heartbeats), read through its
+ * `live_allocations` view: a registered server that never heartbeated is silent from its
+ * registration; one not yet registered (the registration timeout covers it) is not.
  */
-export function silentServerMatchSql(silentServer: SilentServerFragment): string {
-  return `SELECT m.id, m.revision
+export const SILENT_SERVER_MATCH_SQL = `SELECT m.id, m.revision
   FROM matches m
  WHERE m.state IN ('PROCESS_READY', 'ASSIGNMENT_READY', 'IN_PROGRESS')
-   AND ${silentServer('m', '$1::timestamptz')}
+   AND EXISTS (SELECT 1 FROM live_allocations l
+                WHERE l.match_id = m.id AND l.silent_since < $1::timestamptz)
    AND m.id <> ALL ($2::uuid[])
  ORDER BY m.state_changed_at
  LIMIT 1
    FOR UPDATE OF m SKIP LOCKED`;
-}
 
 /**
  * Server liveness (issue 30): a registered match whose game server missed its heartbeats past
@@ -44,16 +40,11 @@ export function silentServerMatchSql(silentServer: SilentServerFragment): string
 export class ServerLossReconciler {
   static readonly CASE = 'server_lost';
 
-  private readonly claimSql: string;
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
     private readonly options: ReconciliationOptions,
-    silentServer: SilentServerFragment,
-  ) {
-    this.claimSql = silentServerMatchSql(silentServer);
-  }
+  ) {}
 
   stage(): ReconciliationStage {
     return {
@@ -76,10 +67,10 @@ export class ServerLossReconciler {
         failed = await runInTransaction(this.dataSource, async (manager) => {
           claimed = undefined;
           await boundTransaction(manager);
-          const [row] = await manager.query<{ id: string; revision: string }[]>(this.claimSql, [
-            silentSince,
-            [...leftAlone],
-          ]);
+          const [row] = await manager.query<{ id: string; revision: string }[]>(
+            SILENT_SERVER_MATCH_SQL,
+            [silentSince, [...leftAlone]],
+          );
           if (!row) return false;
           claimed = row.id;
           await this.lifecycle.failServerLost(manager, row.id, {

@@ -5,20 +5,10 @@ import {
   type RetentionPolicyDefinition,
 } from '@matchplane/persistence';
 
-/**
- * When the oldest dead letter was written (NULL when there is none): a scalar subquery for other
- * owners' statements, e.g. idempotency keys a replayed dead letter could re-drive.
+/*
+ * When the oldest dead letter was written is read by other owners through the `oldest_dead_letter`
+ * view (migration 1764710000000), e.g. idempotency keys a replayed dead letter could re-drive.
  */
-export const OLDEST_DEAD_LETTER_CREATED_AT_SQL = `(SELECT min(o.created_at) FROM outbox o WHERE o.status = 'dead')`;
-
-/**
- * How far the oldest dead letter (less a margin) holds a cutoff back, in seconds (0 or negative:
- * not at all). `$1` = the cutoff, `$2` = the margin in seconds.
- */
-export const DEAD_LETTER_HOLD_SQL = `SELECT extract(epoch FROM $1::timestamptz
-         - (min(created_at) - make_interval(secs => $2::float8)))::float8 AS hold_seconds
-  FROM outbox
- WHERE status = 'dead'`;
 
 /** Dead letters are kept longest (the maintenance app refuses windows that say otherwise). */
 export const OUTBOX_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [

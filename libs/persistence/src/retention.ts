@@ -2,15 +2,16 @@ import { SetMetadata } from '@nestjs/common';
 
 /**
  * Retention, as its owners declare it: the module that owns a table says which of its rows may go
- * and after which window ({@link RetentionPolicyDefinition}), and a module whose rows refer to
- * another's says which of those must stay ({@link RetentionHold}). The maintenance app discovers
- * every `@RetainsRows()` provider it imports and runs the purge; it holds no table's SQL itself.
+ * and after which window ({@link RetentionPolicyDefinition}); rows another module still refers to
+ * stay by the owner's own guard over that module's read model (a view, READ_MODELS). The
+ * maintenance app discovers every `@RetainsRows()` provider it imports and runs the purge; it holds
+ * no table's SQL itself.
  */
 export interface RetentionPolicyDefinition {
   /** Unique across the deployment; a label of the retention metrics. */
   readonly name: string;
   readonly table: string;
-  /** The alias the statement gives `table`, which `guards` and holds name it by. */
+  /** The alias the statement gives `table`, which `guards` name it by. */
   readonly alias: string;
   /** The configuration variable holding the window, in seconds (RETENTION_*_SECONDS). */
   readonly window: string;
@@ -24,19 +25,9 @@ export interface RetentionPolicyDefinition {
   readonly extraParams?: (windows: Readonly<Record<string, number>>) => unknown[];
 }
 
-/** A condition another module puts on a table's deletable rows: rows it still refers to stay. */
-export interface RetentionHold {
-  readonly table: string;
-  /** Why (for the reader, and the start-up log). */
-  readonly reason: string;
-  /** A boolean SQL condition over the table's row, given the alias the purge statement uses. */
-  guard(alias: string): string;
-}
-
 /** What one owning module contributes. */
 export interface RetentionContribution {
-  readonly retentionPolicies?: readonly RetentionPolicyDefinition[];
-  readonly retentionHolds?: readonly RetentionHold[];
+  readonly retentionPolicies: readonly RetentionPolicyDefinition[];
 }
 
 export const RETAINS_ROWS = Symbol('matchplane:retains-rows');

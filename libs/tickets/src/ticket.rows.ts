@@ -8,7 +8,7 @@ import {
   type TicketState,
 } from '@matchplane/domain';
 
-/** How a queue ticket is stored: its row, its columns, and the fragments other owners' statements join on. */
+/** How a queue ticket is stored: its row and its columns (other owners read the bound_tickets view). */
 
 /** A ticket as stored: the domain snapshot plus what the projection and the API read. */
 export interface StoredTicket extends TicketSnapshot {
@@ -80,22 +80,6 @@ export const COLUMNS = `id, player_id, mode, state, revision, predicted_rtt, rat
   (extract(epoch FROM updated_at) * 1000000)::bigint AS version_us`;
 
 export const LIVE_STATES = `('SEARCHING', 'MATCHED', 'ASSIGNED', 'CONNECTED')`;
-
-/**
- * For another owner's statement that must read tickets in its own snapshot (one round trip): the
- * JOIN of ticket `alias` on `ticketId`, and the condition that it is still bound to match
- * `matchId` (it names the match and is MATCHED, ASSIGNED or CONNECTED).
- */
-export function boundTicketJoin(
-  alias: string,
-  ticketId: string,
-  matchId: string,
-): { join: string; condition: string } {
-  return {
-    join: `JOIN queue_tickets ${alias} ON ${alias}.id = ${ticketId}`,
-    condition: `${alias}.match_id = ${matchId} AND ${alias}.state IN ('MATCHED', 'ASSIGNED', 'CONNECTED')`,
-  };
-}
 
 /**
  * Searching tickets whose player stopped heartbeating, oldest heartbeat first, on the partial

@@ -27,7 +27,6 @@ import {
 } from './ticket.rows';
 
 export {
-  boundTicketJoin,
   EXPIRED_TICKETS_SQL,
   StaleTicketRevisionError,
   type StoredTicket,

@@ -5,7 +5,11 @@ import {
   type RetentionPolicyDefinition,
 } from '@matchplane/persistence';
 
-/** Finished tickets; a match that still lists one keeps it (its hold, libs/matches). */
+/**
+ * Finished tickets; one a match still lists stays (libs/matches' `listed_tickets` view:
+ * match_participants.ticket_id has no cascade). The maintenance app purges matches before tickets,
+ * so it goes in the same pass as its match.
+ */
 export const TICKET_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
   {
     name: 'queue_tickets',
@@ -14,6 +18,7 @@ export const TICKET_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
     window: 'RETENTION_TICKETS_SECONDS',
     index: 'queue_tickets_finished_at_idx',
     age: 'finished_at',
+    guards: [`NOT EXISTS (SELECT 1 FROM listed_tickets l WHERE l.ticket_id = t.id)`],
   },
 ];
 

@@ -1,8 +1,7 @@
 import { ConfigError } from '@matchplane/config';
 import { type MaintenanceConfig } from '../maintenance.config';
-import { AllocationRetention } from '@matchplane/allocation';
 import { MatchRetention } from '@matchplane/matches';
-import { DEAD_LETTER_HOLD_SQL, OutboxRetention } from '@matchplane/outbox';
+import { OutboxRetention } from '@matchplane/outbox';
 import type { RetentionContribution, RetentionPolicyDefinition } from '@matchplane/persistence';
 import { SessionRetention } from '@matchplane/players';
 import { TicketRetention } from '@matchplane/tickets';
@@ -92,7 +91,7 @@ const WINDOW_VARIABLES: readonly WindowVariable[] = [
  * row is locked, so its ctid is stable until commit, and the outer scan is a TID scan whatever
  * the table's key. ORDER BY the window column keeps the index an ordered range scan even when
  * most of the table is deletable (a catch-up), instead of a sequential scan through dead tuples.
- * The statement is the owner's definition and the other owners' holds, put together here.
+ * The statement is the owner's definition, put together here.
  */
 function purgeStatement(policy: RetentionPolicyDefinition, guards: readonly string[]): string {
   const { table, alias, age } = policy;
@@ -121,18 +120,16 @@ function conditions(policy: RetentionPolicyDefinition, guards: readonly string[]
 }
 
 /**
- * The policies the owning modules declared, with the holds other modules put on their tables, in
- * purge order. Dead letters go first, so one leaving its window stops holding idempotency keys
+ * The policies the owning modules declared, in purge order. Dead letters go first, so one leaving its window stops holding idempotency keys
  * back in the same pass; matches go before tickets, since a ticket a match still lists cannot be
  * deleted and deleting the match cascades its participants, assignments, allocation and roster.
  * Refuses (as the dispatcher does for subscribers) a policy missing, twice, unknown or with an
- * unknown window, and a hold on a table no policy purges.
+ * unknown window.
  */
 export function assembleRetentionPolicies(
   contributions: readonly RetentionContribution[],
 ): RetentionPolicy[] {
-  const definitions = contributions.flatMap((contribution) => contribution.retentionPolicies ?? []);
-  const holds = contributions.flatMap((contribution) => contribution.retentionHolds ?? []);
+  const definitions = contributions.flatMap((contribution) => contribution.retentionPolicies);
   const problems: string[] = [];
   const byName = new Map<string, RetentionPolicyDefinition>();
   for (const definition of definitions) {
@@ -148,21 +145,11 @@ export function assembleRetentionPolicies(
   for (const name of RETENTION_POLICY_NAMES) {
     if (!byName.has(name)) problems.push(`no module declares policy ${name}`);
   }
-  for (const hold of holds) {
-    if (!definitions.some((definition) => definition.table === hold.table)) {
-      problems.push(`a hold on ${hold.table} (${hold.reason}) has no policy to hold back`);
-    }
-  }
   if (problems.length > 0)
     throw new RetentionRegistrationError(`retention: ${problems.join('; ')}`);
   return RETENTION_POLICY_NAMES.map((name) => {
     const definition = byName.get(name)!;
-    const guards = [
-      ...(definition.guards ?? []),
-      ...holds
-        .filter((hold) => hold.table === definition.table)
-        .map((hold) => hold.guard(definition.alias)),
-    ];
+    const guards = definition.guards ?? [];
     return {
       name,
       table: definition.table,
@@ -186,14 +173,10 @@ export const RETENTION_CONTRIBUTIONS: readonly RetentionContribution[] = [
   new ProbeRetention(),
   new MatchRetention(),
   new TicketRetention(),
-  new AllocationRetention(),
 ];
 
 export const RETENTION_POLICIES: readonly RetentionPolicy[] =
   assembleRetentionPolicies(RETENTION_CONTRIBUTIONS);
-
-/** The dead letters' hold on idempotency keys, measured (the outbox's statement). */
-export const IDEMPOTENCY_HOLD_SQL = DEAD_LETTER_HOLD_SQL;
 
 export function retentionPolicy(name: RetentionPolicyName): RetentionPolicy {
   const policy = RETENTION_POLICIES.find((candidate) => candidate.name === name);

@@ -1,7 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { AllocationRetentionModule } from '@matchplane/allocation';
 import { MaintenanceConfig } from '../maintenance.config';
 import { MatchRetentionModule } from '@matchplane/matches';
 import { OutboxRetentionModule, OutboxStatsService } from '@matchplane/outbox';
@@ -35,7 +34,6 @@ export const RETENTION_OWNER_MODULES = [
   ProbeRetentionModule,
   MatchRetentionModule,
   TicketRetentionModule,
-  AllocationRetentionModule,
 ];
 
 /**

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { IdempotencyRetention } from '@matchplane/idempotency';
 import { sqlStateOf } from '@matchplane/persistence';
 import {
-  IDEMPOTENCY_HOLD_SQL,
   RETENTION_POLICIES,
   RETENTION_POLICY_NAMES,
   cutoffOf,
@@ -225,17 +225,13 @@ export class RetentionPurger {
       lagSeconds[policy.name] = Math.max(0, row?.lag_seconds ?? 0);
     }
     const idempotency = this.policies.find((policy) => policy.name === 'idempotency_keys');
-    let idempotencyHoldSeconds = 0;
-    if (idempotency) {
-      const [row] = await this.dataSource.query<{ hold_seconds: number | null }[]>(
-        IDEMPOTENCY_HOLD_SQL,
-        [
+    const idempotencyHoldSeconds = idempotency
+      ? await new IdempotencyRetention().deadLetterHoldSeconds(
+          this.dataSource,
           cutoffOf(idempotency, this.options.windows, now),
           this.options.windows.RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS,
-        ],
-      );
-      idempotencyHoldSeconds = Math.max(0, row?.hold_seconds ?? 0);
-    }
+        )
+      : 0;
     return { lagSeconds, idempotencyHoldSeconds };
   }
 
