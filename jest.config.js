@@ -3,7 +3,9 @@
 // template plus its own Redis key prefix, so files run in parallel.
 const aliases = {
   '^@matchplane/migrations$': '<rootDir>/migrations',
-  '^@matchplane/(domain|persistence|outbox|join-auth|contracts|errors|routing|config|observability|sdk|matches|tickets|players|allocation|idempotency|latency)$':
+  // The repo runs on Node: its SDK is the Node entry (libs/sdk/README.md "Entries").
+  '^@matchplane/sdk(/node)?$': '<rootDir>/libs/sdk/src/node',
+  '^@matchplane/(domain|persistence|outbox|join-auth|contracts|errors|routing|config|observability|matches|tickets|players|allocation|idempotency|latency)$':
     '<rootDir>/libs/$1/src',
 };
 
@@ -24,6 +26,7 @@ module.exports = {
     {
       ...base,
       displayName: 'unit',
+      setupFiles: ['<rootDir>/test/support/sdk-node-web-socket.setup.ts'],
       testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/test/unit/**/*.spec.ts'],
     },
     {

@@ -1,10 +1,10 @@
-import WebSocket, { type RawData } from 'ws';
 import {
   JOIN_PATH,
   JoinCloseCode,
   type AssignmentResponse,
   type JoinServerMessage,
 } from '@matchplane/contracts';
+import { defaultWebSocket, type SdkSocket, type WebSocketConnector } from './web-socket';
 
 /*
  * The player's side of the game server's join protocol (apps/game-server/README.md "Join
@@ -50,6 +50,8 @@ export interface GameConnectionOptions {
   joinTimeoutMs?: number;
   /** Called with every message after `joined` (started, ticks, ended), in order. Its throws are ignored. */
   onMessage?: (message: GameServerMessage) => void;
+  /** How the socket is opened. Default: the installed connector (see `installWebSocket`), else the platform's WebSocket. */
+  webSocket?: WebSocketConnector;
 }
 
 /**
@@ -119,7 +121,7 @@ export class GameConnection {
   private hasEnded = false;
 
   private constructor(
-    private readonly socket: WebSocket,
+    private readonly socket: SdkSocket,
     joined: GameJoinedMessage,
     closed: Promise<GameClosed>,
     private readonly onMessage: ((message: GameServerMessage) => void) | undefined,
@@ -150,14 +152,11 @@ export class GameConnection {
   ): Promise<GameConnection> {
     const url = GameConnection.url(assignment.endpoint, options.scheme);
     const timeoutMs = options.joinTimeoutMs ?? DEFAULT_JOIN_TIMEOUT_MS;
-    const socket = new WebSocket(url);
+    const connector = options.webSocket ?? defaultWebSocket();
     // Set synchronously on `joined`, so every later message (even one in the same read) reaches it.
     let connection: GameConnection | undefined;
-    const closed = new Promise<GameClosed>((resolve) =>
-      socket.once('close', (code: number, reason: Buffer) =>
-        resolve({ code, reason: reason.toString() }),
-      ),
-    );
+    let reportClosed!: (closed: GameClosed) => void;
+    const closed = new Promise<GameClosed>((resolve) => (reportClosed = resolve));
 
     return new Promise<GameConnection>((resolve, reject) => {
       let settled = false;
@@ -168,26 +167,30 @@ export class GameConnection {
         socket.terminate();
         reject(error);
       };
+      const socket = connector.connect(
+        { url },
+        {
+          open: () => socket.send(JSON.stringify({ type: 'join', token: assignment.joinToken })),
+          message: (text) => {
+            if (connection) return connection.receive(text);
+            if (settled) return;
+            const message = parse(text);
+            if (message?.type !== 'joined') return; // nothing else is sent before joined
+            settled = true;
+            clearTimeout(timer);
+            const joined = new GameConnection(socket, message, closed, options.onMessage);
+            connection = joined;
+            resolve(joined);
+          },
+          ping: () => undefined,
+          // Before the join: a failed connection. After it, `close` follows and settles `ended`.
+          error: (error) => {
+            if (!settled) fail(new GameConnectError(url, false, error));
+          },
+          close: (code, reason) => reportClosed({ code, reason }),
+        },
+      );
       const timer = setTimeout(() => fail(new GameConnectError(url, true)), timeoutMs);
-
-      socket.on('error', (error: Error) => {
-        // Before the join: a failed connection. After it, `close` follows and settles `ended`.
-        if (!settled) fail(new GameConnectError(url, false, error));
-      });
-      socket.once('open', () => {
-        socket.send(JSON.stringify({ type: 'join', token: assignment.joinToken }));
-      });
-      socket.on('message', (data: RawData) => {
-        if (connection) return connection.receive(data);
-        if (settled) return;
-        const message = parse(data);
-        if (message?.type !== 'joined') return; // nothing else is sent before joined
-        settled = true;
-        clearTimeout(timer);
-        const joined = new GameConnection(socket, message, closed, options.onMessage);
-        connection = joined;
-        resolve(joined);
-      });
       void closed.then(({ code, reason }) => {
         if (!settled) fail(new GameJoinRefusedError(code, reason));
       });
@@ -203,13 +206,11 @@ export class GameConnection {
 
   /** Leaves the match (the server keeps a player who drops out during play out). Idempotent. */
   close(code = 1000, reason = 'client closed'): void {
-    if (this.socket.readyState === WebSocket.CLOSED || this.socket.readyState === WebSocket.CLOSING)
-      return;
     this.socket.close(code, reason);
   }
 
-  private receive(data: RawData): void {
-    const message = parse(data);
+  private receive(text: string): void {
+    const message = parse(text);
     if (!message) return;
     this.messages.push(message);
     if (message.type === 'ended' && !this.hasEnded) {
@@ -227,11 +228,8 @@ export class GameConnection {
   }
 }
 
-function parse(data: RawData): GameServerMessage | undefined {
+function parse(text: string): GameServerMessage | undefined {
   try {
-    const text = Array.isArray(data)
-      ? Buffer.concat(data).toString('utf8')
-      : Buffer.from(data instanceof ArrayBuffer ? new Uint8Array(data) : data).toString('utf8');
     const message = JSON.parse(text) as unknown;
     if (typeof message !== 'object' || message === null) return undefined;
     return typeof (message as { type?: unknown }).type === 'string'

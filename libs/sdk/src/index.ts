@@ -9,3 +9,12 @@ export * from './game-connection';
 export { EdgeProber, httpProbeEdge } from './edge-probe';
 export * from './ready-check';
 export * from './match-play';
+export {
+  browserWebSocket,
+  defaultWebSocket,
+  installWebSocket,
+  type SdkSocket,
+  type SdkSocketEvents,
+  type SdkSocketRequest,
+  type WebSocketConnector,
+} from './web-socket';

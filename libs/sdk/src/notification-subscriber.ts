@@ -1,5 +1,5 @@
-import WebSocket, { type RawData } from 'ws';
 import {
+  BEARER_SUBPROTOCOL_PREFIX,
   NOTIFICATIONS_PATH,
   NOTIFICATIONS_SUBPROTOCOL,
   NotificationCloseCode,
@@ -11,6 +11,7 @@ import {
   type ServerNotificationMessage,
 } from '@matchplane/contracts';
 import { ApiEndpoints, endpointUrl, type ApiEndpointsInput } from './api-endpoints';
+import { defaultWebSocket, type SdkSocket, type WebSocketConnector } from './web-socket';
 
 export interface NotificationReconnectOptions {
   /** Backoff before the first reconnect (ms); doubles with each failed one, with jitter. Default 250. */
@@ -37,9 +38,12 @@ export interface NotificationSubscriberOptions {
   /**
    * Nothing at all from the server (not even its heartbeat ping) for this long means the
    * connection is dead: reconnect. Default 2.5 x the heartbeat interval the server announces
-   * (75_000 until it has).
+   * (75_000 until it has), where the platform shows pings (`ws`); a browser hides them, so there
+   * the check is off unless set (the browser notices a dead connection itself).
    */
   idleTimeoutMs?: number;
+  /** How sockets are opened. Default: the installed connector (see `installWebSocket`), else the platform's WebSocket. */
+  webSocket?: WebSocketConnector;
 }
 
 export type NotificationConnectionEvent =
@@ -91,7 +95,7 @@ export interface NotificationSubscription {
 const RESUME_CHUNK = 20;
 
 /**
- * A player's match notifications over the `/v1/notifications` WebSocket (Node, `ws`): connects
+ * A player's match notifications over the `/v1/notifications` WebSocket: connects
  * with the session token, reconnects with backoff and resumes from the last revision seen per
  * match, dedupes on (matchId, revision) and holds back anything after a gap until the server has
  * filled it, so the caller sees each match's revisions once, in order.
@@ -123,10 +127,11 @@ class Subscription implements NotificationSubscription {
   private readonly seen = new Map<string, number>();
   /** Events after a gap, per match, until the server's replay fills it. */
   private readonly held = new Map<string, MatchEventMessage[]>();
-  private socket: WebSocket | undefined;
+  private socket: SdkSocket | undefined;
+  private readonly connector: WebSocketConnector;
   private attempt = 0;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private idleTimer: NodeJS.Timeout | undefined;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private ended = false;
   private resolveReady!: () => void;
   private rejectReady!: (error: Error) => void;
@@ -148,6 +153,7 @@ class Subscription implements NotificationSubscription {
     this.baseDelayMs = options.reconnect?.baseDelayMs ?? 250;
     this.maxDelayMs = options.reconnect?.maxDelayMs ?? 10_000;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 75_000;
+    this.connector = options.webSocket ?? defaultWebSocket();
     this.ready = new Promise<void>((resolve, reject) => {
       this.resolveReady = resolve;
       this.rejectReady = reject;
@@ -181,33 +187,35 @@ class Subscription implements NotificationSubscription {
     }
     const endpoint = this.endpoints.current();
     this.endpoint = endpoint;
-    const socket = new WebSocket(notificationsUrl(endpoint), [NOTIFICATIONS_SUBPROTOCOL], {
-      headers: { authorization: `Bearer ${token}` },
+    const request = {
+      url: notificationsUrl(endpoint),
+      protocols: [NOTIFICATIONS_SUBPROTOCOL],
+      bearer: { token, subprotocol: `${BEARER_SUBPROTOCOL_PREFIX}${token}` },
+    };
+    const socket: SdkSocket = this.connector.connect(request, {
+      open: () => {
+        this.touch();
+        // Sent at once (the server holds it until the token is checked): what this client has.
+        const entries = [...this.seen];
+        for (let i = 0; i < entries.length; i += RESUME_CHUNK) {
+          this.send({
+            type: 'resume',
+            matches: Object.fromEntries(entries.slice(i, i + RESUME_CHUNK)),
+          });
+        }
+      },
+      message: (text) => {
+        this.touch();
+        this.receive(text);
+      },
+      ping: () => this.touch(),
+      error: (error) => this.report(error),
+      close: (code, reason) => this.closed(socket, code, reason),
     });
     this.socket = socket;
-    socket.on('open', () => {
-      this.touch();
-      // Sent at once (the server holds it until the token is checked): what this client has.
-      const entries = [...this.seen];
-      for (let i = 0; i < entries.length; i += RESUME_CHUNK) {
-        this.send({
-          type: 'resume',
-          matches: Object.fromEntries(entries.slice(i, i + RESUME_CHUNK)),
-        });
-      }
-    });
-    socket.on('message', (data: RawData) => {
-      this.touch();
-      this.receive(data);
-    });
-    socket.on('ping', () => this.touch());
-    socket.on('error', (error: Error) => this.report(error));
-    socket.on('close', (code: number, reason: Buffer) =>
-      this.closed(socket, code, reason.toString()),
-    );
   }
 
-  private closed(socket: WebSocket, code: number, reason: string): void {
+  private closed(socket: SdkSocket, code: number, reason: string): void {
     if (this.socket !== socket) return;
     this.socket = undefined;
     clearTimeout(this.idleTimer);
@@ -227,12 +235,9 @@ class Subscription implements NotificationSubscription {
     this.reconnectTimer = setTimeout(() => this.connect(), delayMs);
   }
 
-  private receive(data: RawData): void {
+  private receive(text: string): void {
     let message: ServerNotificationMessage;
     try {
-      const text = Buffer.isBuffer(data)
-        ? data.toString('utf8')
-        : Buffer.from(data as ArrayBuffer).toString('utf8');
       message = JSON.parse(text) as ServerNotificationMessage;
     } catch (error) {
       this.report(new Error(`unparsable notification frame: ${(error as Error).message}`));
@@ -311,11 +316,13 @@ class Subscription implements NotificationSubscription {
 
   private send(message: ClientNotificationMessage): void {
     // Not open: the next connect resumes from `seen`, which covers this.
-    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+    if (this.socket?.open) this.socket.send(JSON.stringify(message));
   }
 
   private touch(): void {
     clearTimeout(this.idleTimer);
+    // Without pings a quiet connection looks dead: only an explicit timeout applies then.
+    if (!this.connector.reportsPings && this.options.idleTimeoutMs === undefined) return;
     const socket = this.socket;
     this.idleTimer = setTimeout(() => socket?.terminate(), this.idleTimeoutMs);
   }
@@ -327,7 +334,7 @@ class Subscription implements NotificationSubscription {
     clearTimeout(this.idleTimer);
     const socket = this.socket;
     this.socket = undefined;
-    if (socket && socket.readyState !== WebSocket.CLOSED) socket.close(1000, 'client closed');
+    socket?.close(1000, 'client closed');
     this.rejectReady(
       new Error(`notification subscription ended before it was ready (${end.reason})`),
     );

@@ -1,0 +1,93 @@
+import {
+  PlayerRoutes,
+  type ProbeAnswerRequest,
+  type ProbeAnswerResponse,
+  type ProbeChallengeResponse,
+  type QueueOptionsResponse,
+} from '@matchplane/contracts';
+import { httpProbeEdge, type EdgeProber } from './edge-probe';
+import type { PlayerCalls } from './player-calls';
+
+export interface ProbeOptions {
+  /** Challenge/answer round trips per region; the server keeps a median of recent ones. Default 3. */
+  samples?: number;
+}
+
+export interface ProbeAllResult {
+  /** The last answer per measured region (its `estimateMs` is what placement uses). */
+  measured: Record<string, ProbeAnswerResponse>;
+  /** Regions whose probe failed; queueing needs only one measured region. */
+  failed: Record<string, Error>;
+}
+
+/** PlayerClient's queue options and latency probes (documented there). */
+export class ProbeCalls {
+  /** The queue options last fetched: where the probe edges are, how often to heartbeat. */
+  lastQueueOptions: QueueOptionsResponse | undefined;
+
+  constructor(
+    private readonly calls: PlayerCalls,
+    private readonly edges: EdgeProber,
+    private readonly playerId: () => string | undefined,
+  ) {}
+
+  async queueOptions(): Promise<QueueOptionsResponse> {
+    const options = await this.calls.required<QueueOptionsResponse>({
+      method: 'GET',
+      path: PlayerRoutes.queueOptions,
+      retry: 'safe',
+    });
+    this.lastQueueOptions = options;
+    return options;
+  }
+
+  async probe(region: string, options: ProbeOptions = {}): Promise<ProbeAnswerResponse> {
+    const samples = options.samples ?? 3;
+    if (!Number.isInteger(samples) || samples < 1)
+      throw new Error('samples must be a positive integer');
+    const edge = httpProbeEdge(this.lastQueueOptions, region);
+    if (edge !== undefined) {
+      return this.edges.probe({ edge, region, samples, playerId: this.playerId() }, (body) =>
+        this.calls.required({
+          method: 'POST',
+          path: PlayerRoutes.probeMeasurements,
+          body,
+          retry: 'never',
+        }),
+      );
+    }
+    let last: ProbeAnswerResponse | undefined;
+    for (let sample = 0; sample < samples; sample += 1) {
+      const challenge = await this.calls.required<ProbeChallengeResponse>({
+        method: 'POST',
+        path: PlayerRoutes.probeChallenge(region),
+        retry: 'idempotency-key',
+      });
+      const answer: ProbeAnswerRequest = {
+        challengeId: challenge.challengeId,
+        nonce: challenge.nonce,
+      };
+      last = await this.calls.required<ProbeAnswerResponse>({
+        method: 'POST',
+        path: PlayerRoutes.probeAnswer(region),
+        body: answer,
+        retry: 'never',
+      });
+    }
+    // samples >= 1, so the loop ran.
+    return last as ProbeAnswerResponse;
+  }
+
+  async probeAll(regions?: readonly string[], options: ProbeOptions = {}): Promise<ProbeAllResult> {
+    const targets = regions ?? (await this.queueOptions()).regions;
+    const result: ProbeAllResult = { measured: {}, failed: {} };
+    for (const region of targets) {
+      try {
+        result.measured[region] = await this.probe(region, options);
+      } catch (err) {
+        result.failed[region] = err instanceof Error ? err : new Error(String(err));
+      }
+    }
+    return result;
+  }
+}
