@@ -13,6 +13,7 @@ import { OutboxBacklogMetrics } from './outbox-backlog.metrics';
 import { OutboxRelay } from './outbox.relay';
 import {
   ClientNotificationSubscriber,
+  HISTORY_ONLY_EVENT_TYPES,
   NOTIFICATIONS_CLIENT,
 } from './subscribers/client-notification.subscriber';
 import { AllocationTriggerSubscriber } from './subscribers/allocation-trigger.subscriber';
@@ -36,6 +37,7 @@ export class DispatcherModule {
           maxAttempts: config.MAX_OUTBOX_DELIVERY_ATTEMPTS,
           retryBaseMs: config.OUTBOX_RETRY_BASE_MS,
           retryCapMs: config.OUTBOX_RETRY_CAP_MS,
+          historyOnlyEvents: HISTORY_ONLY_EVENT_TYPES,
         }),
         ClientsModule.register([
           {
