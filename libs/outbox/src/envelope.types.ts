@@ -29,20 +29,11 @@ type EnvelopeOfEvent<E extends EventType> = E extends EventType
 export type OutboxEnvelope<E extends EventType = EventType> = EnvelopeOfEvent<E>;
 
 /**
- * What a writer hands to {@link buildEnvelope}: the envelope's fields, typed; a libs/domain event
- * is one as it is. Runtime checks still apply, because a value typed right can be wrong.
+ * What a writer hands to {@link buildEnvelope}: the envelope's fields, typed as the built one's
+ * (which is a frozen copy); a libs/domain event is one as it is. Runtime checks still apply,
+ * because a value typed right can be wrong.
  */
-export type EnvelopeInput<E extends EventType = EventType> = E extends EventType
-  ? {
-      readonly event: E;
-      readonly aggregateType: AggregateTypeOf<E>;
-      readonly aggregateId: string;
-      readonly revision: Revision;
-      readonly occurredAt: Date;
-      readonly playerIds: readonly string[];
-      readonly payload: EventPayloads[E];
-    }
-  : never;
+export type EnvelopeInput<E extends EventType = EventType> = OutboxEnvelope<E>;
 
 /** An outbox row's envelope columns as pg returns them: all unknown (rows may predate this code). */
 export interface StoredEnvelope {

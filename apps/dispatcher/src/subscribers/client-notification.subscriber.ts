@@ -39,6 +39,20 @@ export const HISTORY_ONLY_EVENT_TYPES = [
   RATING_UPDATED,
 ] as const satisfies readonly EventType[];
 
+/** Publishes delivered events as {@link StateNotification}s on one Redis transport pattern. */
+export class StateNotificationPublisher {
+  constructor(
+    private readonly client: ClientProxy,
+    private readonly pattern: string,
+  ) {}
+
+  async publish(envelope: OutboxEnvelope): Promise<void> {
+    await lastValueFrom(this.client.emit(this.pattern, stateNotificationOf(envelope)), {
+      defaultValue: undefined,
+    });
+  }
+}
+
 /**
  * Hands every client event to the API replicas (Redis transport), which push it to the connected
  * players it concerns. Runs inside delivery, so a client never sees revision n+1 of an aggregate
@@ -47,19 +61,20 @@ export const HISTORY_ONLY_EVENT_TYPES = [
 @Injectable()
 @SubscribesTo(...CLIENT_EVENT_TYPES)
 export class ClientNotificationSubscriber implements OutboxSubscriber {
-  private readonly pattern: string;
+  private readonly publisher: StateNotificationPublisher;
 
   constructor(
-    @Inject(NOTIFICATIONS_CLIENT) private readonly client: ClientProxy,
+    @Inject(NOTIFICATIONS_CLIENT) client: ClientProxy,
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
   ) {
-    this.pattern = notificationPattern(keyspace.REDIS_KEY_PREFIX);
+    this.publisher = new StateNotificationPublisher(
+      client,
+      notificationPattern(keyspace.REDIS_KEY_PREFIX),
+    );
   }
 
-  async handle(envelope: OutboxEnvelope): Promise<void> {
-    await lastValueFrom(this.client.emit(this.pattern, stateNotificationOf(envelope)), {
-      defaultValue: undefined,
-    });
+  handle(envelope: OutboxEnvelope): Promise<void> {
+    return this.publisher.publish(envelope);
   }
 }
 
