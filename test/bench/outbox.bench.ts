@@ -1,7 +1,8 @@
 /**
- * Outbox delivery benchmark: how fast committed outbox rows reach the client-notification
- * channel through real dispatcher processes, against PostgreSQL's own ceiling for the writing
- * transaction (pgbench) and against graphile-worker doing the same job with per-aggregate queues.
+ * Outbox delivery benchmark: how fast committed outbox rows reach a Redis pub/sub channel through
+ * real dispatcher processes (the delivery sink of test/dispatcher-sink publishes the bench's
+ * ticket events as the client-notification subscriber publishes match events), against
+ * PostgreSQL's own ceiling for the writing transaction (pgbench) and against graphile-worker doing the same job with per-aggregate queues.
  * `npm run bench:outbox -- --help`; docs/BENCHMARKS.md has the figures and how to read them.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,6 +30,7 @@ import {
   quoteIdentifier,
   runInTransaction,
 } from '@matchplane/persistence';
+import { deliverySinkPattern } from '../dispatcher-sink/delivery-sink.module';
 import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
 import {
   REPO_ROOT,
@@ -651,7 +653,7 @@ async function startDispatcher(settings: Settings, index: number): Promise<Bench
   const port = await freePort();
   const child = startNodeChild(
     `dispatcher-${index + 1}`,
-    'dist/apps/dispatcher/src/main.js',
+    'dist/test/dispatcher-sink/sink-dispatcher.main.js',
     [],
     {
       ...baseEnv(settings, OUTBOX_DATABASE, OUTBOX_PREFIX),
@@ -1012,7 +1014,7 @@ async function main(): Promise<void> {
     const subscriber = new Redis(redisOptions);
     const recorder = await DeliveryRecorder.subscribe(
       subscriber,
-      notificationPattern(OUTBOX_PREFIX),
+      deliverySinkPattern(OUTBOX_PREFIX),
     );
     closers.push(() => recorder.close());
     progress(

@@ -5,6 +5,7 @@ import type Redis from 'ioredis';
 import { loadConfig } from '@matchplane/config';
 import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
 import {
+  HISTORY_ONLY_EVENTS,
   SubscribesTo,
   SubscriberRegistrationError,
   SubscriberRegistry,
@@ -104,6 +105,18 @@ describe(SubscriberRegistry.name, () => {
     expect((error as Error).message).toBe(
       'outbox subscribers: event type "ticket.state_changed" has no subscriber',
     );
+  });
+
+  it('starts without a subscriber for an event type declared history only, which goes to nobody', async () => {
+    const moduleRef = await registryWith(MatchOnlySubscriber, RemainingEventsSubscriber, {
+      provide: HISTORY_ONLY_EVENTS,
+      useValue: ['ticket.state_changed'],
+    });
+    await moduleRef.init();
+    expect(
+      moduleRef.get(SubscriberRegistry).subscribersOf(envelopeOf('ticket.state_changed')),
+    ).toEqual([]);
+    await moduleRef.close();
   });
 
   it('refuses to start when a subscriber names an unknown event type', async () => {

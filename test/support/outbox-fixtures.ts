@@ -13,7 +13,7 @@ import type Redis from 'ioredis';
 import type { DataSource, EntityManager } from 'typeorm';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
 import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
-import { notificationPattern, type StateNotification } from '@matchplane/contracts';
+import type { StateNotification } from '@matchplane/contracts';
 import {
   createTicket,
   transitionTicket,
@@ -34,7 +34,8 @@ import {
 } from '@matchplane/outbox';
 import { DispatcherModule } from '../../apps/dispatcher/src/dispatcher.module';
 import { createTestDatabase, type TestDatabase } from './database';
-import { freePort, startApp, waitFor, waitForHttp, type RunningApp } from './processes';
+import { deliverySinkPattern } from '../dispatcher-sink/delivery-sink.module';
+import { freePort, startSinkDispatcher, waitFor, waitForHttp, type RunningApp } from './processes';
 import { deleteRedisPrefix, testRedis, testRedisPrefix } from './redis';
 
 /*
@@ -314,8 +315,8 @@ export const RECORDER_SETUP = Symbol('RECORDER_SETUP');
 export type RecorderSetup = (recorder: RecordingSubscriber) => void;
 
 /**
- * An extra `@SubscribesTo` provider beside the real client-notification subscriber: records
- * every call and can be told to fail for chosen aggregates.
+ * An extra `@SubscribesTo` provider beside the real subscribers: records every call (whatever
+ * its event type) and can be told to fail for chosen aggregates.
  */
 @Injectable()
 @SubscribesTo(...EVENT_TYPES)
@@ -455,22 +456,25 @@ export async function startInProcessDispatcher(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Observing the real client notifications (the dispatcher processes' output)
+// Observing the dispatcher processes' output: what their delivery sink publishes
 
-/** Subscribes to the notifications channel the client-notification subscriber publishes on. */
-export class NotificationObserver {
+/**
+ * Subscribes to the channel the delivery sink (test/dispatcher-sink) publishes the test
+ * aggregates' events on, through the Redis transport as client notifications go.
+ */
+export class DeliveryObserver {
   readonly received: StateNotification[] = [];
 
   private constructor(private readonly redis: Redis) {}
 
-  static async start(redisKeyPrefix: string): Promise<NotificationObserver> {
+  static async start(redisKeyPrefix: string): Promise<DeliveryObserver> {
     const redis = testRedis();
-    const observer = new NotificationObserver(redis);
+    const observer = new DeliveryObserver(redis);
     redis.on('message', (_channel: string, message: string) => {
       const packet = JSON.parse(message) as { pattern: string; data: StateNotification };
       observer.received.push(packet.data);
     });
-    await redis.subscribe(notificationPattern(redisKeyPrefix));
+    await redis.subscribe(deliverySinkPattern(redisKeyPrefix));
     return observer;
   }
 
@@ -571,24 +575,31 @@ export interface DispatcherProcesses {
   db: TestDatabase;
   ds: DataSource;
   redis: Redis;
-  observer: NotificationObserver;
+  observer: DeliveryObserver;
   prefix: string;
   running: RunningApp[];
   /** The health/metrics base URL of each started dispatcher, in start order. */
   baseUrls: string[];
-  /** Starts one real dispatcher process on this database and prefix; resolves once it is healthy. */
+  /**
+   * Starts one real dispatcher process (with the delivery sink) on this database and prefix;
+   * resolves once it is healthy.
+   */
   start(overrides?: Record<string, string>): Promise<RunningApp>;
 }
 
 /**
  * The shared setup of the process-level dispatcher suites: a private database, a Redis prefix,
- * a notification observer, and every started dispatcher killed at the end. Call inside describe().
+ * a delivery observer, and every started dispatcher killed at the end. Call inside describe().
  */
 export function useDispatcherProcesses(): DispatcherProcesses {
-  const harness = { prefix: testRedisPrefix(), running: [] as RunningApp[], baseUrls: [] as string[] } as DispatcherProcesses;
+  const harness = {
+    prefix: testRedisPrefix(),
+    running: [] as RunningApp[],
+    baseUrls: [] as string[],
+  } as DispatcherProcesses;
   harness.start = async (overrides = {}) => {
     const env = await dispatcherEnv(harness.db, harness.prefix, overrides);
-    const app = startApp('dispatcher', env);
+    const app = startSinkDispatcher(env);
     harness.running.push(app);
     const baseUrl = `http://127.0.0.1:${env.HEALTH_PORT}`;
     harness.baseUrls.push(baseUrl);
@@ -599,7 +610,7 @@ export function useDispatcherProcesses(): DispatcherProcesses {
     harness.db = await createTestDatabase();
     harness.ds = await harness.db.dataSource();
     harness.redis = testRedis();
-    harness.observer = await NotificationObserver.start(harness.prefix);
+    harness.observer = await DeliveryObserver.start(harness.prefix);
   });
   afterAll(async () => {
     await Promise.all(harness.running.map((app) => app.stop('SIGKILL')));

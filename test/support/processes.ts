@@ -73,6 +73,15 @@ export function startApp(
   return startScript(name, appEntry(name), env, args);
 }
 
+/**
+ * The real dispatcher plus the delivery suites' sink (test/dispatcher-sink: it publishes the test
+ * aggregates' ticket events, which no production subscriber does), built with the apps.
+ */
+export function startSinkDispatcher(env: Record<string, string>): RunningApp {
+  const entry = path.join(REPO_ROOT, 'dist/test/dispatcher-sink/sink-dispatcher.main.js');
+  return startScript('dispatcher', entry, env, []);
+}
+
 function startScript(
   name: AppName | 'cli',
   entry: string,

@@ -8,7 +8,7 @@ import {
   type DeliveryResult,
   type Settlement,
 } from '@matchplane/outbox';
-import { backoffDelayMs, sleep } from '@matchplane/persistence';
+import { backoffDelayMs, sleep, sqlStateOf } from '@matchplane/persistence';
 import { DispatcherLease } from './dispatcher.lease';
 import { DispatcherMetrics } from './dispatcher.metrics';
 
@@ -28,9 +28,8 @@ const ACK_RETRY = { baseMs: 200, capMs: 5_000 };
  * gets the others through. Anything else (the database unreachable) fails every row alike.
  */
 function refusedByDatabase(error: unknown): boolean {
-  const holder = error as { code?: unknown; driverError?: { code?: unknown } };
-  const code = holder.driverError?.code ?? holder.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57)/.test(code);
+  const code = sqlStateOf(error);
+  return code !== undefined && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57)/.test(code);
 }
 
 /**

@@ -5,7 +5,7 @@ import { DispatcherConfig } from './dispatcher.config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { OutboxModule, OutboxStatsService } from '@matchplane/outbox';
 import { ALLOCATION_QUEUE } from '@matchplane/allocation';
-import { bullConnection } from '@matchplane/persistence';
+import { bullConnection, redisTransportOptions } from '@matchplane/persistence';
 import { DeliveryPipeline } from './delivery.pipeline';
 import { DispatcherLease } from './dispatcher.lease';
 import { DispatcherMetrics } from './dispatcher.metrics';
@@ -13,6 +13,7 @@ import { OutboxBacklogMetrics } from './outbox-backlog.metrics';
 import { OutboxRelay } from './outbox.relay';
 import {
   ClientNotificationSubscriber,
+  HISTORY_ONLY_EVENT_TYPES,
   NOTIFICATIONS_CLIENT,
 } from './subscribers/client-notification.subscriber';
 import { AllocationTriggerSubscriber } from './subscribers/allocation-trigger.subscriber';
@@ -36,18 +37,19 @@ export class DispatcherModule {
           maxAttempts: config.MAX_OUTBOX_DELIVERY_ATTEMPTS,
           retryBaseMs: config.OUTBOX_RETRY_BASE_MS,
           retryCapMs: config.OUTBOX_RETRY_CAP_MS,
+          historyOnlyEvents: HISTORY_ONLY_EVENT_TYPES,
         }),
         ClientsModule.register([
           {
             name: NOTIFICATIONS_CLIENT,
             transport: Transport.REDIS,
-            options: {
-              host: config.REDIS_HOST,
-              port: config.REDIS_PORT,
-              password: config.REDIS_PASSWORD,
-              // A settle starts many deliveries at once: their publishes leave in one write.
-              enableAutoPipelining: true,
-            },
+            // A settle starts many deliveries at once: their publishes leave in one write. A lost
+            // connection fails its deliveries (retried by the outbox) and the next publish reconnects.
+            options: redisTransportOptions(
+              config,
+              `${config.REDIS_KEY_PREFIX}:dispatcher-notifications`,
+              { reconnect: false, autoPipelining: true },
+            ),
           },
         ]),
         ...extraImports,

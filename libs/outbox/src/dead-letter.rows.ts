@@ -22,15 +22,18 @@ export function isOutboxId(value: string): boolean {
   return OUTBOX_ID.test(value) && BigInt(value) <= INT8_MAX;
 }
 
-export interface SummaryRow {
-  id: string;
-  event: string;
-  aggregate_type: string;
-  aggregate_id: string;
-  revision: string;
-  occurred_at: Date;
-  attempts: number;
-  last_error: string | null;
+/** A dead row's summary columns (dead, so its dead_lettered_at is set). */
+export interface SummaryRow extends Pick<
+  OutboxRow,
+  | 'id'
+  | 'event'
+  | 'aggregate_type'
+  | 'aggregate_id'
+  | 'revision'
+  | 'occurred_at'
+  | 'attempts'
+  | 'last_error'
+> {
   dead_lettered_at: Date;
 }
 

@@ -1,69 +1,23 @@
-import { isUuid, isValidDate, type DomainEvent } from '@matchplane/domain';
+import { isUuid, type DomainEvent } from '@matchplane/domain';
 import { InvalidEnvelopeError } from './envelope.error';
+import { crossProblems } from './envelope.consistency';
+import {
+  occurredAtProblems,
+  parseRevision,
+  playerIdProblems,
+  type RevisionSource,
+} from './envelope.fields';
+import type { EnvelopeInput, OutboxEnvelope, StoredEnvelope } from './envelope.types';
 import {
   AGGREGATE_TYPE_OF,
   EVENT_TYPES,
   isEventType,
-  type AggregateTypeOf,
   type EventPayloads,
   type EventType,
 } from './events';
 import { describeValue, payloadProblems, type EnvelopeProblem } from './events.schemas';
 
-export const INT64_MAX = 2n ** 63n - 1n;
-
-/**
- * An int64 revision >= 1: a number whenever it is a safe integer (every real aggregate), a bigint
- * only beyond 2^53 - 1, so the builder and the delivery-side parser agree on one form and an
- * envelope compares equal to itself read back.
- */
-export type Revision = number | bigint;
-
-type EnvelopeOfEvent<E extends EventType> = E extends EventType
-  ? {
-      readonly event: E;
-      readonly aggregateType: AggregateTypeOf<E>;
-      /** Canonical lowercase uuid of the aggregate. */
-      readonly aggregateId: string;
-      readonly revision: Revision;
-      /** A copy: freezing cannot stop Date#setTime, so no caller shares this one. */
-      readonly occurredAt: Date;
-      /** Every player the event concerns (for a match: every participant, no-shows included), each once. */
-      readonly playerIds: readonly string[];
-      /** Validated against its event type's schema, deep-frozen. */
-      readonly payload: EventPayloads[E];
-    }
-  : never;
-
-/** A validated, frozen outbox envelope, discriminated by `event`. */
-export type OutboxEnvelope<E extends EventType = EventType> = EnvelopeOfEvent<E>;
-
-/**
- * What a writer hands to {@link buildEnvelope}: the envelope's fields, typed; a libs/domain event
- * is one as it is. Runtime checks still apply, because a value typed right can be wrong.
- */
-export type EnvelopeInput<E extends EventType = EventType> = E extends EventType
-  ? {
-      readonly event: E;
-      readonly aggregateType: AggregateTypeOf<E>;
-      readonly aggregateId: string;
-      readonly revision: Revision;
-      readonly occurredAt: Date;
-      readonly playerIds: readonly string[];
-      readonly payload: EventPayloads[E];
-    }
-  : never;
-
-/** An outbox row's envelope columns as pg returns them: all unknown (rows may predate this code). */
-export interface StoredEnvelope {
-  readonly event: unknown;
-  readonly aggregate_type: unknown;
-  readonly aggregate_id: unknown;
-  readonly revision: unknown;
-  readonly occurred_at: unknown;
-  readonly player_ids: unknown;
-  readonly payload: unknown;
-}
+export * from './envelope.types';
 
 const ENVELOPE_FIELDS = [
   'event',
@@ -74,12 +28,6 @@ const ENVELOPE_FIELDS = [
   'playerIds',
   'payload',
 ] as const;
-
-/** An occurredAt outside these bounds is a null or a unit mix-up turned into a Date (new Date(0), seconds as ms). */
-const EARLIEST_OCCURRED_AT = Date.UTC(2000, 0, 1);
-const LATEST_OCCURRED_AT = Date.UTC(10000, 0, 1);
-
-const DECIMAL_INT64 = /^[1-9][0-9]{0,18}$/;
 
 /**
  * The only way to make an outbox row. Checks every field and validates the payload against its
@@ -146,8 +94,6 @@ export function envelopesFor(events: readonly DomainEvent[]): OutboxEnvelope[] {
   return events.map((event) => buildEnvelope(event));
 }
 
-type RevisionSource = 'writer' | 'driver';
-
 function checked(
   input: Readonly<Record<(typeof ENVELOPE_FIELDS)[number], unknown>>,
   source: RevisionSource,
@@ -203,199 +149,6 @@ function checked(
     playerIds: Object.freeze([...(playerIds as string[])]),
     payload: deepFreeze(JSON.parse(JSON.stringify(payload)) as EventPayloads[EventType]),
   }) as OutboxEnvelope;
-}
-
-/**
- * int64 >= 1, never coerced: -1 (a CTE that matched nothing), 0, 1.5, NaN and anything over int64
- * are errors. A number past 2^53 - 1 is refused too: it may already have been rounded.
- */
-function parseRevision(
-  value: unknown,
-  source: RevisionSource,
-  problems: EnvelopeProblem[],
-): Revision | undefined {
-  const refuse = (message: string): undefined => {
-    problems.push({ field: 'revision', message });
-    return undefined;
-  };
-  if (typeof value === 'number') {
-    if (!Number.isInteger(value))
-      return refuse(`must be an integer >= 1, got ${describeValue(value)}`);
-    if (value < 1) {
-      return refuse(
-        `must be >= 1, got ${value}${value === -1 ? ' (the sentinel of a CTE that matched nothing?)' : ''}`,
-      );
-    }
-    if (!Number.isSafeInteger(value)) {
-      return refuse(`${value} is past 2^53 - 1 and may have been rounded; pass a bigint`);
-    }
-    return value;
-  }
-  if (typeof value === 'bigint') {
-    if (value < 1n) return refuse(`must be >= 1, got bigint ${value}`);
-    if (value > INT64_MAX) return refuse(`bigint ${value} overflows int64`);
-    return normalized(value);
-  }
-  if (typeof value === 'string' && source === 'driver') {
-    if (!DECIMAL_INT64.test(value) || BigInt(value) > INT64_MAX) {
-      return refuse(`must be a decimal int64 >= 1, got ${describeValue(value)}`);
-    }
-    return normalized(BigInt(value));
-  }
-  return refuse(
-    `must be a number or bigint, got ${describeValue(value)}${typeof value === 'string' ? ' (strings are refused; only a row read back from PostgreSQL carries one)' : ''}`,
-  );
-}
-
-function normalized(value: bigint): Revision {
-  return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value;
-}
-
-function occurredAtProblems(occurredAt: unknown): EnvelopeProblem[] {
-  if (!(occurredAt instanceof Date)) {
-    return [{ field: 'occurredAt', message: `must be a Date, got ${describeValue(occurredAt)}` }];
-  }
-  if (!isValidDate(occurredAt))
-    return [{ field: 'occurredAt', message: 'must be a valid Date, got Invalid Date' }];
-  const at = occurredAt.getTime();
-  if (at < EARLIEST_OCCURRED_AT || at >= LATEST_OCCURRED_AT) {
-    return [
-      {
-        field: 'occurredAt',
-        message: `${occurredAt.toISOString()} is outside 2000-01-01..9999-12-31 (a null or a unit mix-up made into a Date?)`,
-      },
-    ];
-  }
-  return [];
-}
-
-function playerIdProblems(playerIds: unknown): EnvelopeProblem[] {
-  if (!Array.isArray(playerIds)) {
-    return [
-      {
-        field: 'playerIds',
-        message: `must be a non-empty array of player uuids, got ${describeValue(playerIds)}`,
-      },
-    ];
-  }
-  if (playerIds.length === 0) {
-    return [
-      {
-        field: 'playerIds',
-        message: 'must name at least one player: an event nobody is told about is a writer bug',
-      },
-    ];
-  }
-  const seen = new Set<unknown>();
-  return playerIds.flatMap((id: unknown, index) => {
-    const field = `playerIds[${index}]`;
-    if (!isUuid(id))
-      return [{ field, message: `must be a canonical lowercase uuid, got ${describeValue(id)}` }];
-    if (seen.has(id)) return [{ field, message: `repeats player ${id}` }];
-    seen.add(id);
-    return [];
-  });
-}
-
-/** The payload field that names the event's aggregate, and its value. */
-function aggregateIdField(event: EventType, payload: EventPayloads[EventType]): [string, unknown] {
-  switch (event) {
-    case 'match.state_changed':
-    case 'match.participants_added':
-    case 'match.presence_changed':
-      return ['payload.matchId', (payload as EventPayloads[typeof event]).matchId];
-    case 'ticket.state_changed':
-      return ['payload.ticketId', (payload as EventPayloads[typeof event]).ticketId];
-    case 'rating.updated':
-      return ['payload.playerId', (payload as EventPayloads[typeof event]).playerId];
-    case 'backfill.state_changed':
-      return ['payload.requestId', (payload as EventPayloads[typeof event]).requestId];
-  }
-}
-
-function crossProblems(
-  event: EventType,
-  payload: EventPayloads[EventType],
-  aggregateId: unknown,
-  revision: Revision | undefined,
-  playerIds: readonly unknown[],
-): EnvelopeProblem[] {
-  const problems: EnvelopeProblem[] = [];
-  const [idField, payloadId] = aggregateIdField(event, payload);
-  if (isUuid(aggregateId) && payloadId !== aggregateId) {
-    problems.push({
-      field: idField,
-      message: `must equal aggregateId ${aggregateId}, got ${String(payloadId)}`,
-    });
-  }
-  // A state change's first revision is its creation; a rating has no creation event.
-  if (revision !== undefined && 'from' in payload) {
-    const first = revision === 1;
-    if (payload.from === null && !first) {
-      problems.push({
-        field: 'revision',
-        message: `must be 1 for a creation (from: null), got ${revision}`,
-      });
-    } else if (payload.from !== null && first) {
-      problems.push({
-        field: 'payload.from',
-        message: `revision 1 is the creation, so from must be null, got ${payload.from}`,
-      });
-    }
-  }
-  switch (event) {
-    case 'match.state_changed':
-    case 'match.participants_added':
-    case 'match.presence_changed': {
-      const participants = (payload as EventPayloads[typeof event]).participants.map(
-        (p) => p.playerId,
-      );
-      const addressed = new Set(playerIds);
-      const missing = participants.filter((id) => !addressed.has(id));
-      const strangers = playerIds.filter((id) => !participants.includes(id as string));
-      if (missing.length > 0) {
-        problems.push({
-          field: 'playerIds',
-          message: `must include every participant; missing ${missing.join(', ')}`,
-        });
-      }
-      if (strangers.length > 0) {
-        problems.push({
-          field: 'playerIds',
-          message: `must name only participants; not in the match: ${strangers.join(', ')}`,
-        });
-      }
-      break;
-    }
-    case 'ticket.state_changed':
-      if (playerIds.length !== 1) {
-        problems.push({
-          field: 'playerIds',
-          message: `a ticket event concerns its player alone, got ${playerIds.length} players`,
-        });
-      }
-      break;
-    case 'rating.updated':
-      if (playerIds.length !== 1 || playerIds[0] !== payloadId) {
-        problems.push({
-          field: 'playerIds',
-          message: `a rating event concerns its player alone (${String(payloadId)})`,
-        });
-      }
-      break;
-    case 'backfill.state_changed': {
-      const addressed = new Set(playerIds);
-      const added = (payload as EventPayloads[typeof event]).playerIds;
-      if (!added.every((id) => addressed.has(id))) {
-        problems.push({
-          field: 'playerIds',
-          message: 'must include every player the request added',
-        });
-      }
-      break;
-    }
-  }
-  return problems;
 }
 
 function subjectOf(

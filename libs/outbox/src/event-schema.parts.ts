@@ -95,3 +95,43 @@ export class MatchEventSchema {
   @Type(() => ParticipantSchema)
   participants!: ParticipantSchema[];
 }
+
+/** The reason rule every state change shares: a reason exactly when its transition takes one. */
+export function reasonProblems(
+  allowed: readonly string[],
+  reason: string | undefined,
+  what: string,
+): EnvelopeProblem[] {
+  if (allowed.length === 0) {
+    return reason === undefined
+      ? []
+      : [{ field: 'payload.reason', message: `${what} carries no reason` }];
+  }
+  if (reason === undefined || !allowed.includes(reason)) {
+    return [
+      { field: 'payload.reason', message: `${what} needs a reason out of ${allowed.join(', ')}` },
+    ];
+  }
+  return [];
+}
+
+/** A JSON object: not null, not an array, not a class instance (a Date, a Map) that JSON would mangle. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (value instanceof Date) return 'a Date';
+  if (typeof value === 'string') {
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`;
+  }
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') {
+    return `${typeof value} ${String(value)}`;
+  }
+  return `a ${typeof value}`;
+}

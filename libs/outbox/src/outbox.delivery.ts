@@ -3,6 +3,7 @@ import { SpanKind } from '@opentelemetry/api';
 import { contextFromTraceparent, failSpan, inSpan } from '@matchplane/observability';
 import { backoffDelayMs } from '@matchplane/persistence';
 import { validateEnvelope } from './envelope.builder';
+import type { EventType } from './events';
 import { PermanentDeliveryError } from './outbox-subscriber.decorator';
 import { OutboxMetrics } from './outbox.metrics';
 import type { ClaimedRow, DeliveryResult, Settlement } from './outbox.repository';
@@ -16,6 +17,12 @@ export interface OutboxDeliveryOptions {
   /** Backoff between attempts: jittered, doubling from base up to cap. */
   retryBaseMs: number;
   retryCapMs: number;
+  /**
+   * Event types no subscriber of this process needs: their rows are history (read back by
+   * catch-ups, kept until retention) and are settled as delivered to nobody. Any other event type
+   * without a subscriber stops the start.
+   */
+  historyOnlyEvents?: readonly EventType[];
 }
 
 /**

@@ -10,7 +10,7 @@ import { OutboxRepository } from './outbox.repository';
 import { OutboxDispatchersRepository } from './outbox-dispatchers.repository';
 import { OutboxSignal } from './outbox.signal';
 import { OutboxWriter } from './outbox.writer';
-import { SubscriberRegistry } from './subscriber.registry';
+import { HISTORY_ONLY_EVENTS, SubscriberRegistry } from './subscriber.registry';
 
 /** Owns the `outbox`, `outbox_delivery_attempts` and `outbox_dispatchers` tables. */
 @Module({})
@@ -36,6 +36,7 @@ export class OutboxModule {
         SubscriberRegistry,
         OutboxDelivery,
         { provide: OUTBOX_DELIVERY_OPTIONS, useValue: options },
+        { provide: HISTORY_ONLY_EVENTS, useValue: options.historyOnlyEvents ?? [] },
       ],
       exports: [OutboxRepository, OutboxDispatchersRepository, OutboxDelivery, SubscriberRegistry],
     };

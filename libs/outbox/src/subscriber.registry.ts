@@ -1,8 +1,11 @@
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
-import { EVENT_TYPES } from './events';
+import { EVENT_TYPES, type EventType } from './events';
 import type { OutboxEnvelope } from './envelope.builder';
 import { OUTBOX_SUBSCRIBER, type OutboxSubscriber } from './outbox-subscriber.decorator';
+
+/** The event types this process settles without a subscriber (see OutboxDeliveryOptions). */
+export const HISTORY_ONLY_EVENTS = Symbol('HISTORY_ONLY_EVENTS');
 
 export class SubscriberRegistrationError extends Error {
   override name = 'SubscriberRegistrationError';
@@ -15,7 +18,8 @@ interface Registered {
 
 /**
  * Every `@SubscribesTo` provider, by event type. Checked at start-up: an event type nobody
- * receives, or a subscriber naming an unknown event, stops the dispatcher before it claims a row.
+ * receives (unless declared history only), or a subscriber naming an unknown event, stops the
+ * dispatcher before it claims a row.
  */
 @Injectable()
 export class SubscriberRegistry implements OnModuleInit {
@@ -25,6 +29,9 @@ export class SubscriberRegistry implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly reflector: Reflector,
+    @Optional()
+    @Inject(HISTORY_ONLY_EVENTS)
+    private readonly historyOnly: readonly EventType[] = [],
   ) {}
 
   onModuleInit(): void {
@@ -59,12 +66,17 @@ export class SubscriberRegistry implements OnModuleInit {
       }
     }
     for (const event of EVENT_TYPES) {
-      if (!this.byEvent.has(event)) problems.push(`event type "${event}" has no subscriber`);
+      if (!this.byEvent.has(event) && !this.historyOnly.includes(event)) {
+        problems.push(`event type "${event}" has no subscriber`);
+      }
     }
     if (problems.length > 0)
       throw new SubscriberRegistrationError(`outbox subscribers: ${problems.join('; ')}`);
     for (const [event, list] of this.byEvent) {
       this.logger.log(`${event} -> ${list.map((entry) => entry.name).join(', ')}`);
+    }
+    for (const event of this.historyOnly) {
+      if (!this.byEvent.has(event)) this.logger.log(`${event} -> nobody (history only)`);
     }
   }
 

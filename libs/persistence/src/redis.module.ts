@@ -35,21 +35,34 @@ export function bullConnection(config: ServiceConfig): BullRedisOptions {
   };
 }
 
+/** How a @nestjs/microservices Redis transport connection behaves once it is lost. */
+export interface RedisTransportUse {
+  /**
+   * true: keep reconnecting (a listener must: without retryAttempts the transport gives up after
+   * the first lost connection). false: drop the lost connection; the next publish makes a new one
+   * (what a publisher whose failed publish is retried anyway wants).
+   */
+  readonly reconnect: boolean;
+  /** Publishes started together leave in one write. */
+  readonly autoPipelining?: boolean;
+}
+
 /**
- * Options of a @nestjs/microservices Redis transport (server or client) that keeps reconnecting:
- * without retryAttempts the transport gives up after the first lost connection.
+ * Options of a @nestjs/microservices Redis transport (server or client): the one place the
+ * transport's connection is described, for the API's listeners and the dispatcher's publisher.
  */
 export function redisTransportOptions(
   config: Pick<ServiceConfig, 'REDIS_HOST' | 'REDIS_PORT' | 'REDIS_PASSWORD'>,
   connectionName: string,
+  use: RedisTransportUse = { reconnect: true },
 ) {
   return {
     host: config.REDIS_HOST,
     port: config.REDIS_PORT,
     password: config.REDIS_PASSWORD,
-    retryAttempts: Number.MAX_SAFE_INTEGER,
-    retryDelay: 1_000,
     connectionName,
+    ...(use.reconnect ? { retryAttempts: Number.MAX_SAFE_INTEGER, retryDelay: 1_000 } : {}),
+    ...(use.autoPipelining ? { enableAutoPipelining: true } : {}),
   };
 }
 

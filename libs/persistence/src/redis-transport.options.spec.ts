@@ -1,0 +1,32 @@
+import { redisTransportOptions } from './redis.module';
+
+const config = { REDIS_HOST: 'redis.internal', REDIS_PORT: 6380, REDIS_PASSWORD: 'secret' };
+
+describe(redisTransportOptions.name, () => {
+  it('keeps a listener reconnecting by default', () => {
+    expect(redisTransportOptions(config, 'mp:api-notifications')).toEqual({
+      host: 'redis.internal',
+      port: 6380,
+      password: 'secret',
+      connectionName: 'mp:api-notifications',
+      retryAttempts: Number.MAX_SAFE_INTEGER,
+      retryDelay: 1_000,
+    });
+  });
+
+  it('leaves a publisher that reconnects on its next publish without retry attempts, pipelined', () => {
+    const options = redisTransportOptions(config, 'mp:dispatcher-notifications', {
+      reconnect: false,
+      autoPipelining: true,
+    });
+    expect(options).toEqual({
+      host: 'redis.internal',
+      port: 6380,
+      password: 'secret',
+      connectionName: 'mp:dispatcher-notifications',
+      enableAutoPipelining: true,
+    });
+    // The Nest client drops a lost connection only when retryAttempts is absent, not merely 0.
+    expect('retryAttempts' in options).toBe(false);
+  });
+});
