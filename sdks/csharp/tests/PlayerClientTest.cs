@@ -4,6 +4,7 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
+using System.Linq;
 using System.Net;
 using System.Net.Sockets;
 using System.Text;
@@ -27,6 +28,9 @@ static class PlayerClientTest
     {
         public string Method, Path, Authorization, IdempotencyKey, Body;
     }
+
+    const string EdgeChallenge = "{\"v\":1, \"nonce\":\"AAEC\",\"mac\":\"x\"}";
+    const string EdgeMeasurement = "{\"measurementId\":\"m-1\",\"region\":\"eu\",\"rttMs\":4,\"mac\":\"y\"}";
 
     static int FreePort()
     {
@@ -53,7 +57,18 @@ static class PlayerClientTest
         var answers = new Dictionary<string, KeyValuePair<int, string>>
         {
             { "POST /v1/sessions", new KeyValuePair<int, string>(201, "{\"token\":\"s3ss10n\",\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"expiresAt\":\"2026-12-07T00:00:00Z\",\"deviceSecret\":\"d\"}") },
-            { "GET /v1/queue/options", new KeyValuePair<int, string>(200, "{\"modes\":[{\"mode\":\"duel\",\"teamSize\":1,\"teamCount\":2}],\"regions\":[\"eu\"],\"heartbeatIntervalMs\":5000}") },
+            { "GET /v1/queue/options", new KeyValuePair<int, string>(200, "{\"modes\":[{\"mode\":\"duel\",\"teamSize\":1,\"teamCount\":2}],\"regions\":[\"eu\",\"us\"],\"heartbeatIntervalMs\":5000," +
+                "\"probeEdges\":{\"eu\":[\"udp://127.0.0.1:9\",\"http://127.0.0.1:" + port + "/edge/\"]}}") },
+            // eu's edge (on this listener too): an opaque challenge, then a signed measurement.
+            { "POST /edge/v1/probe/challenges", new KeyValuePair<int, string>(201, EdgeChallenge) },
+            { "POST /edge/v1/probe/answers", new KeyValuePair<int, string>(200, EdgeMeasurement) },
+            { "POST /v1/probes/measurements", new KeyValuePair<int, string>(200, "{\"region\":\"eu\",\"rttMs\":4,\"estimateMs\":4,\"samplesMs\":[4]}") },
+            // us has no edge: the API's own challenge and answer.
+            { "POST /v1/probes/us/challenge", new KeyValuePair<int, string>(201, "{\"challengeId\":\"c-1\",\"region\":\"us\",\"nonce\":\"n-1\"}") },
+            { "POST /v1/probes/us/answer", new KeyValuePair<int, string>(200, "{\"region\":\"us\",\"rttMs\":7,\"estimateMs\":7,\"samplesMs\":[7]}") },
+            { "POST /v1/parties", new KeyValuePair<int, string>(201, "{\"partyId\":\"p-1\",\"inviteCode\":\"INV1\",\"members\":[]}") },
+            { "POST /v1/parties/join", new KeyValuePair<int, string>(200, "{\"partyId\":\"p-1\",\"members\":[]}") },
+            { "POST /v1/queue/party-tickets", new KeyValuePair<int, string>(201, "{\"partyId\":\"p-1\",\"tickets\":[]}") },
             { "POST /v1/queue/tickets", new KeyValuePair<int, string>(201, "{\"id\":\"t-1\",\"state\":\"SEARCHING\",\"revision\":1}") },
             { "POST /v1/queue/tickets/t-1/heartbeat", new KeyValuePair<int, string>(200, "{\"id\":\"t-1\",\"state\":\"MATCHED\",\"revision\":2}") },
             { "GET /v1/matches/11111111-1111-4111-8111-111111111111/assignment", new KeyValuePair<int, string>(200,
@@ -100,6 +115,39 @@ static class PlayerClientTest
             var beat = client.HeartbeatAsync("t-1").Result;
             Check(beat["state"].Str == "MATCHED" && seen[3].IdempotencyKey != null && seen[3].IdempotencyKey != seen[2].IdempotencyKey,
                 "heartbeats with a fresh Idempotency-Key");
+
+            {
+                int before = seen.Count;
+                ProbeAllResult probed = client.ProbeAllAsync(new[] { "eu", "us", "mars" }, 2).Result;
+                List<Seen> probes;
+                lock (seen) probes = seen.GetRange(before, seen.Count - before);
+                string route = string.Join(",", probes.Select(c => c.Method + " " + c.Path));
+                Check(route == "GET /v1/queue/options," +
+                    "POST /edge/v1/probe/challenges,POST /edge/v1/probe/answers,POST /v1/probes/measurements," +
+                    "POST /edge/v1/probe/challenges,POST /edge/v1/probe/answers,POST /v1/probes/measurements," +
+                    "POST /v1/probes/us/challenge,POST /v1/probes/us/answer,POST /v1/probes/us/challenge,POST /v1/probes/us/answer," +
+                    "POST /v1/probes/mars/challenge", "probes each region in turn: at eu's http edge, at the API for us", route);
+                Check(probes[1].Body == "{\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"region\":\"eu\"}" && probes[1].Authorization == null,
+                    "asks the edge for a challenge for this player and region, without the session token", probes[1].Body);
+                Check(probes[2].Body == "{\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"region\":\"eu\",\"challenge\":" + EdgeChallenge + "}",
+                    "answers the edge with its challenge byte for byte", probes[2].Body);
+                Check(probes[3].Body == EdgeMeasurement && probes[3].Authorization == "Bearer s3ss10n", "hands the edge's measurement to the API unchanged", probes[3].Body);
+                Check(probes[7].IdempotencyKey != null && probes[8].Body == "{\"challengeId\":\"c-1\",\"nonce\":\"n-1\"}", "answers the API's challenge with its id and nonce", probes[8].Body);
+                Check(probed.Measured["eu"]["estimateMs"].Long == 4 && probed.Measured["us"]["estimateMs"].Long == 7, "answers each region's last estimate");
+                Exception mars;
+                Check(probed.Failed.TryGetValue("mars", out mars) && ((MatchplaneApiException)mars).Status == 404 && probed.Failed.Count == 1,
+                    "a region that fails is reported, not thrown");
+            }
+
+            {
+                var party = client.CreatePartyAsync().Result;
+                Check(party["inviteCode"].Str == "INV1" && seen[seen.Count - 1].IdempotencyKey != null, "creates a party with an Idempotency-Key");
+                client.JoinPartyAsync("INV\"2").Wait();
+                Check(seen[seen.Count - 1].Body == "{\"inviteCode\":\"INV\\\"2\"}", "joins a party by its invite code", seen[seen.Count - 1].Body);
+                client.EnqueuePartyAsync("duel").Wait();
+                Check(seen[seen.Count - 1].Path == "/v1/queue/party-tickets" && seen[seen.Count - 1].Body == "{\"mode\":\"duel\"}" && seen[seen.Count - 1].IdempotencyKey != null,
+                    "the leader queues the party for a mode");
+            }
 
             try
             {
