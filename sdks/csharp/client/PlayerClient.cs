@@ -6,10 +6,7 @@
 using System;
 using System.Collections.Generic;
 using System.Globalization;
-using System.Threading;
 using System.Net.Http;
-using System.Net.Http.Headers;
-using System.Text;
 using System.Threading.Tasks;
 using Matchplane.JoinAuth;
 
@@ -17,8 +14,7 @@ namespace Matchplane.Client
 {
     public sealed class PlayerClient
     {
-        readonly HttpClient _http;
-        readonly Uri _baseUrl;
+        readonly ApiTransport _api;
         readonly EdgeProber _edges;
 
         /// <summary>The session token calls are made with, once CreateSessionAsync succeeded.</summary>
@@ -28,13 +24,12 @@ namespace Matchplane.Client
         /// <param name="baseUrl">Where the API is served, e.g. https://mm.example.com (the /v1 prefix is added).</param>
         public PlayerClient(string baseUrl, HttpClient http = null)
         {
-            _baseUrl = new Uri(baseUrl.TrimEnd('/') + "/v1/");
-            _http = http ?? new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
-            _edges = new EdgeProber(_http);
+            _api = new ApiTransport(baseUrl, http);
+            _edges = new EdgeProber(_api.Http);
         }
 
         /// <summary>The API's base URL with the /v1/ prefix.</summary>
-        public Uri ApiUrl { get { return _baseUrl; } }
+        public Uri ApiUrl { get { return _api.ApiUrl; } }
 
         /// <summary>The last answer of QueueOptionsAsync: where ProbeAsync finds the regions' edges.</summary>
         public JsonValue LastQueueOptions { get; private set; }
@@ -219,7 +214,7 @@ namespace Matchplane.Client
         /// </summary>
         public NotificationSubscription Subscribe(NotificationHandlers handlers, IDictionary<string, long> lastSeen = null)
         {
-            return NotificationSubscription.Start(_baseUrl, () => SessionToken, handlers, lastSeen);
+            return NotificationSubscription.Start(_api.ApiUrl, () => SessionToken, handlers, lastSeen);
         }
 
         /// <summary>Joins the assignment's game server (ws://endpoint/join with its join token); see GameConnection.</summary>
@@ -230,29 +225,9 @@ namespace Matchplane.Client
 
         static string Escape(string segment) { return Uri.EscapeDataString(segment); }
 
-        async Task<JsonValue> SendAsync(HttpMethod method, string path, string body, bool idempotencyKey, bool withToken = true)
+        Task<JsonValue> SendAsync(HttpMethod method, string path, string body, bool idempotencyKey, bool withToken = true)
         {
-            using (var request = new HttpRequestMessage(method, new Uri(_baseUrl, path)))
-            {
-                request.Headers.Accept.ParseAdd("application/json, application/problem+json");
-                if (withToken && SessionToken != null) request.Headers.Authorization = new AuthenticationHeaderValue("Bearer", SessionToken);
-                // One key per logical call, so a retried mutation is applied once.
-                if (idempotencyKey) request.Headers.Add("Idempotency-Key", Guid.NewGuid().ToString());
-                if (body != null) request.Content = new StringContent(body, Encoding.UTF8, "application/json");
-                using (HttpResponseMessage response = await _http.SendAsync(request).ConfigureAwait(false))
-                {
-                    string text = response.Content == null ? "" : await response.Content.ReadAsStringAsync().ConfigureAwait(false);
-                    JsonValue parsed = null;
-                    if (text.Length > 0)
-                    {
-                        try { parsed = MiniJson.Parse(text); }
-                        catch (FormatException) when (!response.IsSuccessStatusCode) { }
-                    }
-                    if (!response.IsSuccessStatusCode)
-                        throw new MatchplaneApiException(method.Method, path, (int)response.StatusCode, parsed);
-                    return parsed;
-                }
-            }
+            return _api.SendAsync(method, path, body, idempotencyKey, withToken ? SessionToken : null);
         }
     }
 

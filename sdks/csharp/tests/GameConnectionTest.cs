@@ -8,14 +8,7 @@ using Matchplane.Client;
 
 static class GameConnectionTest
 {
-    static int passed, failed;
-
-    static void Check(bool ok, string name, string detail = null)
-    {
-        if (ok) { passed++; return; }
-        failed++;
-        Console.WriteLine("FAIL " + name + (detail == null ? "" : ": " + detail));
-    }
+    static readonly Checks T = new Checks("csharp-game");
 
     static void PlayedChecks()
     {
@@ -35,11 +28,11 @@ static class GameConnectionTest
         try
         {
             GameConnection game = GameConnection.JoinAsync("127.0.0.1:" + server.Port, "tok\"en").Result;
-            Check(path == "/join" && joinMessage == "{\"type\":\"join\",\"token\":\"tok\\\"en\"}", "joins at /join with the token in the first message", path + " " + joinMessage);
-            Check(game.PlayerId == "p-1" && game.Team == 1, "joined names the player and its team");
-            Check(game.Ended.Wait(5000) && game.Ended.Result.Outcome == "COMPLETED" && game.Ended.Result.WinningTeam == 0, "ended completes with the outcome and winner");
-            Check(game.Closed.Wait(5000) && game.Closed.Result == GameCloseCode.Normal, "the close code is reported", game.Closed.IsCompleted ? game.Closed.Result.ToString() : "open");
-            Check(string.Join(",", game.Messages().Select(m => m["type"].Str)) == "started,tick,ended", "every message after joined is kept in order");
+            T.Check(path == "/join" && joinMessage == "{\"type\":\"join\",\"token\":\"tok\\\"en\"}", "joins at /join with the token in the first message", path + " " + joinMessage);
+            T.Check(game.PlayerId == "p-1" && game.Team == 1, "joined names the player and its team");
+            T.Check(game.Ended.Wait(5000) && game.Ended.Result.Outcome == "COMPLETED" && game.Ended.Result.WinningTeam == 0, "ended completes with the outcome and winner");
+            T.Check(game.Closed.Wait(5000) && game.Closed.Result == GameCloseCode.Normal, "the close code is reported", game.Closed.IsCompleted ? game.Closed.Result.ToString() : "open");
+            T.Check(string.Join(",", game.Messages().Select(m => m["type"].Str)) == "started,tick,ended", "every message after joined is kept in order");
             script.Wait(2000);
         }
         finally { server.Stop(); }
@@ -57,12 +50,12 @@ static class GameConnectionTest
         try
         {
             GameConnection.JoinAsync("127.0.0.1:" + server.Port, "expired").Wait();
-            Check(false, "a refused join throws");
+            T.Check(false, "a refused join throws");
         }
         catch (AggregateException e)
         {
             var refused = e.InnerException as GameJoinRefusedException;
-            Check(refused != null && refused.Code == GameCloseCode.InvalidToken && refused.Reason == "invalid join token: EXPIRED",
+            T.Check(refused != null && refused.Code == GameCloseCode.InvalidToken && refused.Reason == "invalid join token: EXPIRED",
                 "a refused join throws the server's close code and reason", e.InnerException.ToString());
         }
         finally
@@ -75,10 +68,9 @@ static class GameConnectionTest
     static int Main()
     {
         try { PlayedChecks(); }
-        catch (Exception e) { Check(false, "game connection", e.ToString()); }
+        catch (Exception e) { T.Check(false, "game connection", e.ToString()); }
         try { RefusedChecks(); }
-        catch (Exception e) { Check(false, "refused join", e.ToString()); }
-        Console.WriteLine("csharp-game: " + passed + " passed, " + failed + " failed");
-        return failed == 0 ? 0 : 1;
+        catch (Exception e) { T.Check(false, "refused join", e.ToString()); }
+        return T.Summary();
     }
 }

@@ -5,24 +5,12 @@
 using System;
 using System.Collections.Generic;
 using System.Linq;
-using System.Net;
-using System.Net.Sockets;
-using System.Net.WebSockets;
-using System.Text;
-using System.Threading;
 using System.Threading.Tasks;
 using Matchplane.Client;
 
 static class NotificationTest
 {
-    static int passed, failed;
-
-    static void Check(bool ok, string name, string detail = null)
-    {
-        if (ok) { passed++; return; }
-        failed++;
-        Console.WriteLine("FAIL " + name + (detail == null ? "" : ": " + detail));
-    }
+    static readonly Checks T = new Checks("csharp-notifications");
 
     static MatchEvent Event(string matchId, long revision, string state = "ALLOCATING")
     {
@@ -35,19 +23,19 @@ static class NotificationTest
     {
         long? resume;
         var tracker = new RevisionTracker();
-        Check(Revisions(tracker.Accept(Event("m", 1), out resume)) == "1" && resume == null, "a first event is delivered");
-        Check(tracker.Accept(Event("m", 1), out resume).Count == 0 && resume == null, "a duplicate is dropped");
-        Check(tracker.Accept(Event("m", 3), out resume).Count == 0 && resume == 1, "an event after a gap is held and asks to resume from the last delivered");
-        Check(tracker.Accept(Event("m", 4), out resume).Count == 0 && resume == null, "a second event past the same gap asks nothing more");
-        Check(Revisions(tracker.Accept(Event("m", 2), out resume)) == "2,3,4", "filling the gap releases what was held, in order");
-        Check(tracker.Accept(Event("m", 6), out resume).Count == 0 && resume == 4, "a new gap asks again");
-        Check(Revisions(tracker.Resync(new ResyncMessage { MatchId = "m", Revision = 5, State = "IN_PROGRESS", Reason = "RETENTION_EXPIRED" })) == "6",
+        T.Check(Revisions(tracker.Accept(Event("m", 1), out resume)) == "1" && resume == null, "a first event is delivered");
+        T.Check(tracker.Accept(Event("m", 1), out resume).Count == 0 && resume == null, "a duplicate is dropped");
+        T.Check(tracker.Accept(Event("m", 3), out resume).Count == 0 && resume == 1, "an event after a gap is held and asks to resume from the last delivered");
+        T.Check(tracker.Accept(Event("m", 4), out resume).Count == 0 && resume == null, "a second event past the same gap asks nothing more");
+        T.Check(Revisions(tracker.Accept(Event("m", 2), out resume)) == "2,3,4", "filling the gap releases what was held, in order");
+        T.Check(tracker.Accept(Event("m", 6), out resume).Count == 0 && resume == 4, "a new gap asks again");
+        T.Check(Revisions(tracker.Resync(new ResyncMessage { MatchId = "m", Revision = 5, State = "IN_PROGRESS", Reason = "RETENTION_EXPIRED" })) == "6",
             "a resync jumps to its revision and releases what follows it");
-        Check(tracker.Resync(new ResyncMessage { MatchId = "m", Revision = 9, Reason = "BUFFER_OVERFLOW" }).Count == 0 && tracker.Snapshot().Single().Value == 6,
+        T.Check(tracker.Resync(new ResyncMessage { MatchId = "m", Revision = 9, Reason = "BUFFER_OVERFLOW" }).Count == 0 && tracker.Snapshot().Single().Value == 6,
             "a buffer-overflow resync changes nothing (the reconnect resumes)");
-        Check(tracker.Follow("m", 2) == 6 && tracker.Follow("n", 0) == 0, "following never goes back before what was delivered");
+        T.Check(tracker.Follow("m", 2) == 6 && tracker.Follow("n", 0) == 0, "following never goes back before what was delivered");
         var resumed = new RevisionTracker(new Dictionary<string, long> { { "k", 7 } });
-        Check(resumed.Accept(Event("k", 7), out resume).Count == 0 && Revisions(resumed.Accept(Event("k", 8), out resume)) == "8",
+        T.Check(resumed.Accept(Event("k", 7), out resume).Count == 0 && Revisions(resumed.Accept(Event("k", 8), out resume)) == "8",
             "revisions kept from an earlier run are resumed from");
     }
 
@@ -102,17 +90,17 @@ static class NotificationTest
         subscription.BaseDelayMs = 10;
         try
         {
-            Check(subscription.Ready.Wait(10000), "the subscription is ready once the server accepts the token");
-            if (!subscription.Done.Wait(10000)) { Check(false, "the subscription ends"); return; }
-            Check(subscription.Done.Result.StartsWith("unauthenticated: session expired", StringComparison.Ordinal), "4401 ends it as unauthenticated", subscription.Done.Result);
-            Check(headers.Count == 2 && headers.All(h => h == "/v1/notifications Bearer t0k3n matchplane.notifications.v1"),
+            T.Check(subscription.Ready.Wait(10000), "the subscription is ready once the server accepts the token");
+            if (!subscription.Done.Wait(10000)) { T.Check(false, "the subscription ends"); return; }
+            T.Check(subscription.Done.Result.StartsWith("unauthenticated: session expired", StringComparison.Ordinal), "4401 ends it as unauthenticated", subscription.Done.Result);
+            T.Check(headers.Count == 2 && headers.All(h => h == "/v1/notifications Bearer t0k3n matchplane.notifications.v1"),
                 "connects to /v1/notifications with the bearer token and the subprotocol", string.Join(" | ", headers));
-            lock (events) Check(Revisions(events) == "1,2,3", "events are delivered once, in order, across the gap", Revisions(events));
-            Check(received.Count == 2 && received[0] == "{\"type\":\"resume\",\"matches\":{\"m-1\":1}}", "a gap asks for a resume from the last delivered revision", string.Join(" | ", received));
-            Check(received.Count == 2 && received[1] == "{\"type\":\"resume\",\"matches\":{\"m-1\":3,\"m-2\":5}}", "a reconnect resumes from every match's last revision",
+            lock (events) T.Check(Revisions(events) == "1,2,3", "events are delivered once, in order, across the gap", Revisions(events));
+            T.Check(received.Count == 2 && received[0] == "{\"type\":\"resume\",\"matches\":{\"m-1\":1}}", "a gap asks for a resume from the last delivered revision", string.Join(" | ", received));
+            T.Check(received.Count == 2 && received[1] == "{\"type\":\"resume\",\"matches\":{\"m-1\":3,\"m-2\":5}}", "a reconnect resumes from every match's last revision",
                 received.Count > 1 ? received[1] : "");
-            Check(resyncs.Count == 1 && resyncs[0].MatchId == "m-2" && resyncs[0].Revision == 5, "a resync reaches its handler");
-            Check(reconnects.SequenceEqual(new[] { 1001 }), "a server going away is reconnected to", string.Join(",", reconnects));
+            T.Check(resyncs.Count == 1 && resyncs[0].MatchId == "m-2" && resyncs[0].Revision == 5, "a resync reaches its handler");
+            T.Check(reconnects.SequenceEqual(new[] { 1001 }), "a server going away is reconnected to", string.Join(",", reconnects));
         }
         finally
         {
@@ -125,10 +113,9 @@ static class NotificationTest
     static int Main()
     {
         try { TrackerChecks(); }
-        catch (Exception e) { Check(false, "revision tracker", e.ToString()); }
+        catch (Exception e) { T.Check(false, "revision tracker", e.ToString()); }
         try { SocketChecks(); }
-        catch (Exception e) { Check(false, "notification socket", e.ToString()); }
-        Console.WriteLine("csharp-notifications: " + passed + " passed, " + failed + " failed");
-        return failed == 0 ? 0 : 1;
+        catch (Exception e) { T.Check(false, "notification socket", e.ToString()); }
+        return T.Summary();
     }
 }
