@@ -27,7 +27,11 @@ module.exports = {
       ...base,
       displayName: 'unit',
       setupFiles: ['<rootDir>/test/support/sdk-node-web-socket.setup.ts'],
-      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/test/unit/**/*.spec.ts'],
+      testMatch: [
+        '<rootDir>/libs/**/*.spec.ts',
+        '<rootDir>/apps/**/*.spec.ts',
+        '<rootDir>/test/unit/**/*.spec.ts',
+      ],
     },
     {
       ...base,
@@ -40,6 +44,15 @@ module.exports = {
       ...base,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
+      globalSetup: '<rootDir>/test/support/e2e-global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+    // The engine SDKs against the real stack (sdks/run-tests.sh): not in `npm test`, they need
+    // the SDKs' toolchains (Debian's mono).
+    {
+      ...base,
+      displayName: 'sdk-live',
+      testMatch: ['<rootDir>/test/sdk-live/**/*.spec.ts'],
       globalSetup: '<rootDir>/test/support/e2e-global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

@@ -1,45 +1,21 @@
-// The start of the C# player client (issue 36 item 2): session, queue and assignment over
-// HttpClient, with the API's conventions (bearer session token, Idempotency-Key on mutations,
-// problem+json errors). Answers are returned as parsed JSON (JsonValue); typed responses, retries,
-// probes, parties and the notification socket (ClientWebSocket) are still to come.
+// The C# player client (issue 36 item 2) over HttpClient, with the API's conventions (bearer
+// session token, Idempotency-Key on mutations, problem+json errors as MatchplaneApiException):
+// session, latency probes (API-hosted or at the region's edge), parties, queue tickets, the match
+// history and assignment, the notification socket (Subscribe) and joining the game server
+// (JoinMatchAsync). Answers are parsed JSON (JsonValue).
 using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.Net.Http;
-using System.Net.Http.Headers;
-using System.Text;
 using System.Threading.Tasks;
 using Matchplane.JoinAuth;
 
 namespace Matchplane.Client
 {
-    /// <summary>The API answered with an error status. Switch on Code (stable), never on the message.</summary>
-    public sealed class MatchplaneApiException : Exception
-    {
-        public readonly int Status;
-        /// <summary>The problem document's code, e.g. ASSIGNMENT_NOT_READY; null when the body was not one.</summary>
-        public readonly string Code;
-        public readonly JsonValue Problem;
-
-        public MatchplaneApiException(string method, string path, int status, JsonValue problem)
-            : base(method + " " + path + " failed: " + status + (CodeOf(problem) == null ? "" : " " + CodeOf(problem)))
-        {
-            Status = status;
-            Problem = problem;
-            Code = CodeOf(problem);
-        }
-
-        static string CodeOf(JsonValue problem)
-        {
-            var code = problem == null ? null : problem.Find("code");
-            return code != null && code.Kind == JsonKind.String ? code.String : null;
-        }
-    }
-
     public sealed class PlayerClient
     {
-        readonly HttpClient _http;
-        readonly Uri _baseUrl;
+        readonly ApiTransport _api;
+        readonly EdgeProber _edges;
 
         /// <summary>The session token calls are made with, once CreateSessionAsync succeeded.</summary>
         public string SessionToken { get; private set; }
@@ -48,9 +24,15 @@ namespace Matchplane.Client
         /// <param name="baseUrl">Where the API is served, e.g. https://mm.example.com (the /v1 prefix is added).</param>
         public PlayerClient(string baseUrl, HttpClient http = null)
         {
-            _baseUrl = new Uri(baseUrl.TrimEnd('/') + "/v1/");
-            _http = http ?? new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+            _api = new ApiTransport(baseUrl, http);
+            _edges = new EdgeProber(_api.Http);
         }
+
+        /// <summary>The API's base URL with the /v1/ prefix.</summary>
+        public Uri ApiUrl { get { return _api.ApiUrl; } }
+
+        /// <summary>The last answer of QueueOptionsAsync: where ProbeAsync finds the regions' edges.</summary>
+        public JsonValue LastQueueOptions { get; private set; }
 
         /// <summary>Signs in (a new guest without arguments; a guest's deviceSecret resumes it) and keeps the token.</summary>
         public async Task<JsonValue> CreateSessionAsync(string provider = null, string credential = null)
@@ -74,7 +56,88 @@ namespace Matchplane.Client
         }
 
         /// <summary>What this player may queue for, the regions, and heartbeatIntervalMs.</summary>
-        public Task<JsonValue> QueueOptionsAsync() { return SendAsync(HttpMethod.Get, "queue/options", null, false); }
+        public async Task<JsonValue> QueueOptionsAsync()
+        {
+            LastQueueOptions = await SendAsync(HttpMethod.Get, "queue/options", null, false).ConfigureAwait(false);
+            return LastQueueOptions;
+        }
+
+        // ---- Latency probes ---------------------------------------------------------------------
+
+        /// <summary>
+        /// Measures the round trip to a region, `samples` times; answers the API's last answer (its
+        /// estimateMs covers the kept samples). Where the last queue options list an http(s) edge for
+        /// the region, the challenge and answer go to that edge and its signed measurement to the API
+        /// (POST /v1/probes/measurements); else both go to the API.
+        /// </summary>
+        public async Task<JsonValue> ProbeAsync(string region, int samples = 3)
+        {
+            if (samples < 1) throw new ArgumentOutOfRangeException("samples", "samples must be positive");
+            string edge = EdgeProber.HttpEdgeOf(LastQueueOptions, region);
+            if (edge != null && PlayerId == null) throw new InvalidOperationException("probing at a region's edge needs a session made by CreateSessionAsync");
+            JsonValue last = null;
+            for (int sample = 0; sample < samples; sample++)
+            {
+                if (edge != null)
+                {
+                    // Each measurement expires within a minute: handed over as soon as it is taken.
+                    string measurement = await _edges.MeasureAsync(edge, PlayerId, region).ConfigureAwait(false);
+                    last = await SendAsync(HttpMethod.Post, "probes/measurements", measurement, false).ConfigureAwait(false);
+                    continue;
+                }
+                JsonValue challenge = await SendAsync(HttpMethod.Post, "probes/" + Escape(region) + "/challenge", null, true).ConfigureAwait(false);
+                string answer = "{\"challengeId\":" + JsonText.Quote(challenge["challengeId"].Str) + ",\"nonce\":" + JsonText.Quote(challenge["nonce"].Str) + "}";
+                last = await SendAsync(HttpMethod.Post, "probes/" + Escape(region) + "/answer", answer, false).ConfigureAwait(false);
+            }
+            return last;
+        }
+
+        /// <summary>
+        /// Probes each region in turn (so probes do not skew each other), by default every region of
+        /// the queue options (fetched anew). A failing region lands in Failed, not thrown.
+        /// </summary>
+        public async Task<ProbeAllResult> ProbeAllAsync(IEnumerable<string> regions = null, int samples = 3)
+        {
+            JsonValue options = await QueueOptionsAsync().ConfigureAwait(false);
+            var targets = new List<string>();
+            if (regions != null) targets.AddRange(regions);
+            else foreach (var region in options["regions"].Array) targets.Add(region.Str);
+            var result = new ProbeAllResult();
+            foreach (string region in targets)
+            {
+                try { result.Measured[region] = await ProbeAsync(region, samples).ConfigureAwait(false); }
+                catch (Exception e) when (e is MatchplaneApiException || e is HttpRequestException || e is TaskCanceledException || e is FormatException)
+                {
+                    result.Failed[region] = e;
+                }
+            }
+            return result;
+        }
+
+        // ---- Parties ----------------------------------------------------------------------------
+
+        /// <summary>Creates a party led by this player; the answer's inviteCode (shown once) lets others join.</summary>
+        public Task<JsonValue> CreatePartyAsync() { return SendAsync(HttpMethod.Post, "parties", null, true); }
+
+        public Task<JsonValue> JoinPartyAsync(string inviteCode)
+        {
+            return SendAsync(HttpMethod.Post, "parties/join", "{\"inviteCode\":" + JsonText.Quote(inviteCode) + "}", false);
+        }
+
+        /// <summary>This player's party: its members, whether each has probed, and each one's ticket once queued.</summary>
+        public Task<JsonValue> PartyAsync() { return SendAsync(HttpMethod.Get, "parties/current", null, false); }
+
+        /// <summary>Leaves the party (the leader leaving disbands it).</summary>
+        public Task LeavePartyAsync() { return SendAsync(HttpMethod.Post, "parties/current/leave", null, false); }
+
+        /// <summary>Disbands the party (the leader only).</summary>
+        public Task DisbandPartyAsync() { return SendAsync(HttpMethod.Delete, "parties/current", null, false); }
+
+        /// <summary>The leader queues the whole party: one ticket per member, matched onto one team.</summary>
+        public Task<JsonValue> EnqueuePartyAsync(string mode)
+        {
+            return SendAsync(HttpMethod.Post, "queue/party-tickets", "{\"mode\":" + JsonText.Quote(mode) + "}", true);
+        }
 
         /// <param name="attributesJson">The ticket's attributes as a JSON object, or null.</param>
         public Task<JsonValue> CreateTicketAsync(string mode, string attributesJson = null)
@@ -105,54 +168,74 @@ namespace Matchplane.Client
             return SendAsync(HttpMethod.Get, "matches/" + Escape(matchId) + "/assignment", null, false);
         }
 
+        /// <summary>
+        /// A match's history after revision `after` and its current state: what the notification
+        /// socket would replay (GET /v1/matches/{id}/events?after=N).
+        /// </summary>
+        public Task<JsonValue> MatchEventsAsync(string matchId, long after = 0)
+        {
+            if (after < 0) throw new ArgumentOutOfRangeException("after", "after must not be negative");
+            return SendAsync(HttpMethod.Get, "matches/" + Escape(matchId) + "/events?after=" + after.ToString(CultureInfo.InvariantCulture), null, false);
+        }
+
+        /// <summary>
+        /// Polls the assignment while it answers 409 ASSIGNMENT_NOT_READY; throws
+        /// AssignmentUnavailableException as soon as the match has ended (410 MATCH_ENDED, or a
+        /// terminal state in its history), TimeoutException after timeoutMs.
+        /// </summary>
+        public async Task<JsonValue> WaitForAssignmentAsync(string matchId, int timeoutMs = 30000, int pollMs = 250)
+        {
+            DateTime deadline = DateTime.UtcNow.AddMilliseconds(timeoutMs);
+            long lastRevision = 0;
+            string lastState = null;
+            for (;;)
+            {
+                try { return await AssignmentAsync(matchId).ConfigureAwait(false); }
+                catch (MatchplaneApiException e) when (e.Code == "MATCH_ENDED")
+                {
+                    throw new AssignmentUnavailableException(matchId, e.ProblemString("matchState") ?? "ENDED", e.ProblemString("endReason"));
+                }
+                catch (MatchplaneApiException e) when (e.Code == "ASSIGNMENT_NOT_READY") { }
+                // Not ready: is the match still on its way, or over? Only new events are fetched.
+                JsonValue events = await MatchEventsAsync(matchId, lastRevision).ConfigureAwait(false);
+                lastState = events["state"].Str;
+                lastRevision = Math.Max(lastRevision, events["revision"].Long);
+                if (lastState == "COMPLETED" || lastState == "FAILED" || lastState == "CANCELLED")
+                    throw new AssignmentUnavailableException(matchId, lastState, null);
+                if (DateTime.UtcNow.AddMilliseconds(pollMs) > deadline)
+                    throw new TimeoutException("match " + matchId + " had no assignment within " + timeoutMs + " ms (last state " + lastState + ")");
+                await Task.Delay(pollMs).ConfigureAwait(false);
+            }
+        }
+
+        /// <summary>
+        /// Follows this player's matches over the /v1/notifications WebSocket, reading the session
+        /// token at every (re)connect. See NotificationSubscription.
+        /// </summary>
+        public NotificationSubscription Subscribe(NotificationHandlers handlers, IDictionary<string, long> lastSeen = null)
+        {
+            return NotificationSubscription.Start(_api.ApiUrl, () => SessionToken, handlers, lastSeen);
+        }
+
+        /// <summary>Joins the assignment's game server (ws://endpoint/join with its join token); see GameConnection.</summary>
+        public Task<GameConnection> JoinMatchAsync(JsonValue assignment, GameConnectionOptions options = null)
+        {
+            return GameConnection.JoinAsync(assignment["endpoint"].Str, assignment["joinToken"].Str, options);
+        }
+
         static string Escape(string segment) { return Uri.EscapeDataString(segment); }
 
-        async Task<JsonValue> SendAsync(HttpMethod method, string path, string body, bool idempotencyKey, bool withToken = true)
+        Task<JsonValue> SendAsync(HttpMethod method, string path, string body, bool idempotencyKey, bool withToken = true)
         {
-            using (var request = new HttpRequestMessage(method, new Uri(_baseUrl, path)))
-            {
-                request.Headers.Accept.ParseAdd("application/json, application/problem+json");
-                if (withToken && SessionToken != null) request.Headers.Authorization = new AuthenticationHeaderValue("Bearer", SessionToken);
-                // One key per logical call, so a retried mutation is applied once.
-                if (idempotencyKey) request.Headers.Add("Idempotency-Key", Guid.NewGuid().ToString());
-                if (body != null) request.Content = new StringContent(body, Encoding.UTF8, "application/json");
-                using (HttpResponseMessage response = await _http.SendAsync(request).ConfigureAwait(false))
-                {
-                    string text = response.Content == null ? "" : await response.Content.ReadAsStringAsync().ConfigureAwait(false);
-                    JsonValue parsed = null;
-                    if (text.Length > 0)
-                    {
-                        try { parsed = MiniJson.Parse(text); }
-                        catch (FormatException) when (!response.IsSuccessStatusCode) { }
-                    }
-                    if (!response.IsSuccessStatusCode)
-                        throw new MatchplaneApiException(method.Method, path, (int)response.StatusCode, parsed);
-                    return parsed;
-                }
-            }
+            return _api.SendAsync(method, path, body, idempotencyKey, withToken ? SessionToken : null);
         }
     }
 
-    /// <summary>Just enough JSON writing for request bodies.</summary>
-    public static class JsonText
+    public sealed class ProbeAllResult
     {
-        public static string Quote(string s)
-        {
-            var sb = new StringBuilder("\"");
-            foreach (char c in s)
-            {
-                if (c == '"' || c == '\\') sb.Append('\\').Append(c);
-                else if (c < 0x20) sb.Append("\\u").Append(((int)c).ToString("x4", CultureInfo.InvariantCulture));
-                else sb.Append(c);
-            }
-            return sb.Append('"').ToString();
-        }
-
-        public static string Object(IDictionary<string, string> members)
-        {
-            var parts = new List<string>();
-            foreach (var member in members) parts.Add(Quote(member.Key) + ":" + Quote(member.Value));
-            return "{" + string.Join(",", parts.ToArray()) + "}";
-        }
+        /// <summary>The API's last answer per measured region (its estimateMs is what placement uses).</summary>
+        public readonly Dictionary<string, JsonValue> Measured = new Dictionary<string, JsonValue>();
+        /// <summary>Regions whose probe failed; queueing needs only one measured region.</summary>
+        public readonly Dictionary<string, Exception> Failed = new Dictionary<string, Exception>();
     }
 }

@@ -4,38 +4,16 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
-using System.Net;
-using System.Net.Sockets;
+using System.Linq;
 using System.Text;
-using System.Threading;
-using System.Threading.Tasks;
 using Matchplane.Client;
 using Matchplane.JoinAuth;
 
 static class PlayerClientTest
 {
-    static int passed, failed;
-
-    static void Check(bool ok, string name, string detail = null)
-    {
-        if (ok) { passed++; return; }
-        failed++;
-        Console.WriteLine("FAIL " + name + (detail == null ? "" : ": " + detail));
-    }
-
-    sealed class Seen
-    {
-        public string Method, Path, Authorization, IdempotencyKey, Body;
-    }
-
-    static int FreePort()
-    {
-        var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        int port = ((IPEndPoint)listener.LocalEndpoint).Port;
-        listener.Stop();
-        return port;
-    }
+    static readonly Checks T = new Checks("csharp-client");
+    const string EdgeChallenge = "{\"v\":1, \"nonce\":\"AAEC\",\"mac\":\"x\"}";
+    const string EdgeMeasurement = "{\"measurementId\":\"m-1\",\"region\":\"eu\",\"rttMs\":4,\"mac\":\"y\"}";
 
     static int Main(string[] args)
     {
@@ -44,16 +22,30 @@ static class PlayerClientTest
         JsonValue vectors = MiniJson.Parse(File.ReadAllText(vectorsPath, Encoding.UTF8));
         JsonValue simple = vectors["tokens"].Array[0];
         string joinToken = simple["token"].Str;
-        int port = FreePort();
-        var http = new HttpListener();
-        http.Prefixes.Add("http://127.0.0.1:" + port + "/");
-        http.Start();
-        var seen = new List<Seen>();
+        Dictionary<string, KeyValuePair<int, string>> answers = null;
+        var api = new ApiStandIn(call =>
+        {
+            KeyValuePair<int, string> answer;
+            return answers.TryGetValue(call.Method + " " + call.Path, out answer) ? answer : new KeyValuePair<int, string>(404, "{\"status\":404,\"code\":\"NOT_FOUND\"}");
+        });
+        int port = api.Port;
+        var seen = api.Recorded;
         // Canned answers by "METHOD path", as the API gives them.
-        var answers = new Dictionary<string, KeyValuePair<int, string>>
+        answers = new Dictionary<string, KeyValuePair<int, string>>
         {
             { "POST /v1/sessions", new KeyValuePair<int, string>(201, "{\"token\":\"s3ss10n\",\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"expiresAt\":\"2026-12-07T00:00:00Z\",\"deviceSecret\":\"d\"}") },
-            { "GET /v1/queue/options", new KeyValuePair<int, string>(200, "{\"modes\":[{\"mode\":\"duel\",\"teamSize\":1,\"teamCount\":2}],\"regions\":[\"eu\"],\"heartbeatIntervalMs\":5000}") },
+            { "GET /v1/queue/options", new KeyValuePair<int, string>(200, "{\"modes\":[{\"mode\":\"duel\",\"teamSize\":1,\"teamCount\":2}],\"regions\":[\"eu\",\"us\"],\"heartbeatIntervalMs\":5000," +
+                "\"probeEdges\":{\"eu\":[\"udp://127.0.0.1:9\",\"http://127.0.0.1:" + port + "/edge/\"]}}") },
+            // eu's edge (on this listener too): an opaque challenge, then a signed measurement.
+            { "POST /edge/v1/probe/challenges", new KeyValuePair<int, string>(201, EdgeChallenge) },
+            { "POST /edge/v1/probe/answers", new KeyValuePair<int, string>(200, EdgeMeasurement) },
+            { "POST /v1/probes/measurements", new KeyValuePair<int, string>(200, "{\"region\":\"eu\",\"rttMs\":4,\"estimateMs\":4,\"samplesMs\":[4]}") },
+            // us has no edge: the API's own challenge and answer.
+            { "POST /v1/probes/us/challenge", new KeyValuePair<int, string>(201, "{\"challengeId\":\"c-1\",\"region\":\"us\",\"nonce\":\"n-1\"}") },
+            { "POST /v1/probes/us/answer", new KeyValuePair<int, string>(200, "{\"region\":\"us\",\"rttMs\":7,\"estimateMs\":7,\"samplesMs\":[7]}") },
+            { "POST /v1/parties", new KeyValuePair<int, string>(201, "{\"partyId\":\"p-1\",\"inviteCode\":\"INV1\",\"members\":[]}") },
+            { "POST /v1/parties/join", new KeyValuePair<int, string>(200, "{\"partyId\":\"p-1\",\"members\":[]}") },
+            { "POST /v1/queue/party-tickets", new KeyValuePair<int, string>(201, "{\"partyId\":\"p-1\",\"tickets\":[]}") },
             { "POST /v1/queue/tickets", new KeyValuePair<int, string>(201, "{\"id\":\"t-1\",\"state\":\"SEARCHING\",\"revision\":1}") },
             { "POST /v1/queue/tickets/t-1/heartbeat", new KeyValuePair<int, string>(200, "{\"id\":\"t-1\",\"state\":\"MATCHED\",\"revision\":2}") },
             { "GET /v1/matches/11111111-1111-4111-8111-111111111111/assignment", new KeyValuePair<int, string>(200,
@@ -62,54 +54,67 @@ static class PlayerClientTest
                 "{\"type\":\"about:blank\",\"title\":\"Conflict\",\"status\":409,\"code\":\"ASSIGNMENT_NOT_READY\"}") },
             { "DELETE /v1/sessions/current", new KeyValuePair<int, string>(401, "{\"status\":401,\"code\":\"UNAUTHENTICATED\"}") },
         };
-        var server = Task.Run(() =>
-        {
-            while (http.IsListening)
-            {
-                HttpListenerContext context;
-                try { context = http.GetContext(); } catch (HttpListenerException) { return; } catch (ObjectDisposedException) { return; }
-                var request = context.Request;
-                string body;
-                using (var reader = new StreamReader(request.InputStream, Encoding.UTF8)) body = reader.ReadToEnd();
-                lock (seen) seen.Add(new Seen { Method = request.HttpMethod, Path = request.Url.AbsolutePath, Authorization = request.Headers["Authorization"], IdempotencyKey = request.Headers["Idempotency-Key"], Body = body });
-                KeyValuePair<int, string> answer;
-                if (!answers.TryGetValue(request.HttpMethod + " " + request.Url.AbsolutePath, out answer))
-                    answer = new KeyValuePair<int, string>(404, "{\"status\":404,\"code\":\"NOT_FOUND\"}");
-                byte[] bytes = Encoding.UTF8.GetBytes(answer.Value);
-                context.Response.StatusCode = answer.Key;
-                context.Response.ContentType = answer.Key < 400 ? "application/json" : "application/problem+json";
-                context.Response.OutputStream.Write(bytes, 0, bytes.Length);
-                context.Response.Close();
-            }
-        });
 
         try
         {
             var client = new PlayerClient("http://127.0.0.1:" + port + "/");
             var session = client.CreateSessionAsync().Result;
-            Check(client.SessionToken == "s3ss10n" && client.PlayerId == "22222222-2222-4222-8222-222222222222", "keeps the session token and player id");
-            Check(seen[0].Path == "/v1/sessions" && seen[0].Authorization == null && !string.IsNullOrEmpty(seen[0].IdempotencyKey) && seen[0].Body == "{}",
+            T.Check(client.SessionToken == "s3ss10n" && client.PlayerId == "22222222-2222-4222-8222-222222222222", "keeps the session token and player id");
+            T.Check(seen[0].Path == "/v1/sessions" && seen[0].Authorization == null && !string.IsNullOrEmpty(seen[0].IdempotencyKey) && seen[0].Body == "{}",
                 "signs in as a new guest with an Idempotency-Key and no bearer", seen[0].Path + " " + seen[0].Authorization + " " + seen[0].Body);
 
             var options = client.QueueOptionsAsync().Result;
-            Check(options["heartbeatIntervalMs"].Long == 5000 && seen[1].Authorization == "Bearer s3ss10n", "reads queue options with the session token");
+            T.Check(options["heartbeatIntervalMs"].Long == 5000 && seen[1].Authorization == "Bearer s3ss10n", "reads queue options with the session token");
 
             var ticket = client.CreateTicketAsync("duel", "{\"skill\":1500}").Result;
-            Check(ticket["id"].Str == "t-1" && seen[2].Body == "{\"mode\":\"duel\",\"attributes\":{\"skill\":1500}}" && seen[2].IdempotencyKey != null,
+            T.Check(ticket["id"].Str == "t-1" && seen[2].Body == "{\"mode\":\"duel\",\"attributes\":{\"skill\":1500}}" && seen[2].IdempotencyKey != null,
                 "queues with the mode and attributes and an Idempotency-Key", seen[2].Body);
             var beat = client.HeartbeatAsync("t-1").Result;
-            Check(beat["state"].Str == "MATCHED" && seen[3].IdempotencyKey != null && seen[3].IdempotencyKey != seen[2].IdempotencyKey,
+            T.Check(beat["state"].Str == "MATCHED" && seen[3].IdempotencyKey != null && seen[3].IdempotencyKey != seen[2].IdempotencyKey,
                 "heartbeats with a fresh Idempotency-Key");
+
+            {
+                int before = seen.Count;
+                ProbeAllResult probed = client.ProbeAllAsync(new[] { "eu", "us", "mars" }, 2).Result;
+                List<SeenCall> probes;
+                lock (seen) probes = seen.GetRange(before, seen.Count - before);
+                string route = string.Join(",", probes.Select(c => c.Method + " " + c.Path));
+                T.Check(route == "GET /v1/queue/options," +
+                    "POST /edge/v1/probe/challenges,POST /edge/v1/probe/answers,POST /v1/probes/measurements," +
+                    "POST /edge/v1/probe/challenges,POST /edge/v1/probe/answers,POST /v1/probes/measurements," +
+                    "POST /v1/probes/us/challenge,POST /v1/probes/us/answer,POST /v1/probes/us/challenge,POST /v1/probes/us/answer," +
+                    "POST /v1/probes/mars/challenge", "probes each region in turn: at eu's http edge, at the API for us", route);
+                T.Check(probes[1].Body == "{\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"region\":\"eu\"}" && probes[1].Authorization == null,
+                    "asks the edge for a challenge for this player and region, without the session token", probes[1].Body);
+                T.Check(probes[2].Body == "{\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"region\":\"eu\",\"challenge\":" + EdgeChallenge + "}",
+                    "answers the edge with its challenge byte for byte", probes[2].Body);
+                T.Check(probes[3].Body == EdgeMeasurement && probes[3].Authorization == "Bearer s3ss10n", "hands the edge's measurement to the API unchanged", probes[3].Body);
+                T.Check(probes[7].IdempotencyKey != null && probes[8].Body == "{\"challengeId\":\"c-1\",\"nonce\":\"n-1\"}", "answers the API's challenge with its id and nonce", probes[8].Body);
+                T.Check(probed.Measured["eu"]["estimateMs"].Long == 4 && probed.Measured["us"]["estimateMs"].Long == 7, "answers each region's last estimate");
+                Exception mars;
+                T.Check(probed.Failed.TryGetValue("mars", out mars) && ((MatchplaneApiException)mars).Status == 404 && probed.Failed.Count == 1,
+                    "a region that fails is reported, not thrown");
+            }
+
+            {
+                var party = client.CreatePartyAsync().Result;
+                T.Check(party["inviteCode"].Str == "INV1" && seen[seen.Count - 1].IdempotencyKey != null, "creates a party with an Idempotency-Key");
+                client.JoinPartyAsync("INV\"2").Wait();
+                T.Check(seen[seen.Count - 1].Body == "{\"inviteCode\":\"INV\\\"2\"}", "joins a party by its invite code", seen[seen.Count - 1].Body);
+                client.EnqueuePartyAsync("duel").Wait();
+                T.Check(seen[seen.Count - 1].Path == "/v1/queue/party-tickets" && seen[seen.Count - 1].Body == "{\"mode\":\"duel\"}" && seen[seen.Count - 1].IdempotencyKey != null,
+                    "the leader queues the party for a mode");
+            }
 
             try
             {
                 client.AssignmentAsync("0f8e6c2a-5d1b-4c3e-9a7f-2b4d6e8f0a1c").Wait();
-                Check(false, "an assignment not ready throws");
+                T.Check(false, "an assignment not ready throws");
             }
             catch (AggregateException e)
             {
-                var api = e.InnerException as MatchplaneApiException;
-                Check(api != null && api.Status == 409 && api.Code == "ASSIGNMENT_NOT_READY", "an assignment not ready throws its problem code",
+                var refused = e.InnerException as MatchplaneApiException;
+                T.Check(refused != null && refused.Status == 409 && refused.Code == "ASSIGNMENT_NOT_READY", "an assignment not ready throws its problem code",
                     e.InnerException.GetType().Name + " " + e.InnerException.Message);
             }
 
@@ -119,23 +124,21 @@ static class PlayerClientTest
                 var keys = KeySet.FromJsonMap("{\"mp-2026-01\":" + JsonText.Quote(vectors["keys"]["mp-2026-01"].Str) + "}");
                 var verification = new JoinTokenVerifier(keys).Verify(assignment["joinToken"].Str,
                     new Expectation { ServerId = "gs-1", MatchId = "11111111-1111-4111-8111-111111111111", Now = simple["claims"]["issuedAt"].Long });
-                Check(verification.Ok && verification.Claims.PlayerId == client.PlayerId, "the assignment's join token verifies for this player",
+                T.Check(verification.Ok && verification.Claims.PlayerId == client.PlayerId, "the assignment's join token verifies for this player",
                     verification.Reason);
             }
 
             client.EndSessionAsync().Wait();
-            Check(client.SessionToken == null && seen[seen.Count - 1].Method == "DELETE", "ending a session already gone (401) forgets the token");
+            T.Check(client.SessionToken == null && seen[seen.Count - 1].Method == "DELETE", "ending a session already gone (401) forgets the token");
         }
         catch (Exception e)
         {
-            Check(false, "player client", e.ToString());
+            T.Check(false, "player client", e.ToString());
         }
         finally
         {
-            http.Stop();
-            server.Wait(1000);
+            api.Stop();
         }
-        Console.WriteLine("csharp-client: " + passed + " passed, " + failed + " failed");
-        return failed == 0 ? 0 : 1;
+        return T.Summary();
     }
 }

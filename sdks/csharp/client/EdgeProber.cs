@@ -1,0 +1,59 @@
+// RTT measured at a region's probe edge over HTTP (docs/PROBES.md): a challenge, then at once its
+// answer; the edge times the gap on its own clock and answers a measurement it signed, which the
+// player client hands to the API unchanged. Nothing here times anything: a client cannot make
+// itself look closer than it is.
+using System;
+using System.Net.Http;
+using System.Text;
+using System.Threading.Tasks;
+using Matchplane.JoinAuth;
+
+namespace Matchplane.Client
+{
+    public sealed class EdgeProber
+    {
+        readonly HttpClient _http;
+
+        public EdgeProber(HttpClient http) { _http = http; }
+
+        /// <summary>The first http(s) edge the queue options list for the region, or null.</summary>
+        public static string HttpEdgeOf(JsonValue queueOptions, string region)
+        {
+            var edges = queueOptions == null ? null : queueOptions.Find("probeEdges");
+            var urls = edges == null || edges.Kind != JsonKind.Object ? null : edges.Find(region);
+            if (urls == null || urls.Kind != JsonKind.Array) return null;
+            foreach (var url in urls.Array)
+            {
+                if (url.Kind != JsonKind.String) continue;
+                if (url.String.StartsWith("http://", StringComparison.Ordinal) || url.String.StartsWith("https://", StringComparison.Ordinal))
+                    return url.String;
+            }
+            return null;
+        }
+
+        /// <summary>One sample: answers the signed measurement's JSON text, to be POSTed to the API as is.</summary>
+        public async Task<string> MeasureAsync(string edgeUrl, string playerId, string region)
+        {
+            string identity = "\"playerId\":" + JsonText.Quote(playerId) + ",\"region\":" + JsonText.Quote(region);
+            string challenge = await PostAsync(edgeUrl, "v1/probe/challenges", "{" + identity + "}").ConfigureAwait(false);
+            // The challenge goes back byte for byte: it is opaque to the client, and not re-serialising
+            // it keeps the client's turnaround (inside the RTT) short.
+            return await PostAsync(edgeUrl, "v1/probe/answers", "{" + identity + ",\"challenge\":" + challenge.Trim() + "}").ConfigureAwait(false);
+        }
+
+        async Task<string> PostAsync(string edgeUrl, string path, string body)
+        {
+            string url = edgeUrl.TrimEnd('/') + "/" + path;
+            using (var content = new StringContent(body, Encoding.UTF8, "application/json"))
+            using (HttpResponseMessage response = await _http.PostAsync(url, content).ConfigureAwait(false))
+            {
+                string text = response.Content == null ? "" : await response.Content.ReadAsStringAsync().ConfigureAwait(false);
+                if (response.IsSuccessStatusCode) return text;
+                JsonValue problem = null;
+                try { problem = text.Length > 0 ? MiniJson.Parse(text) : null; }
+                catch (FormatException) { }
+                throw new MatchplaneApiException("POST", url, (int)response.StatusCode, problem);
+            }
+        }
+    }
+}

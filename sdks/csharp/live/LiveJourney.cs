@@ -1,0 +1,196 @@
+// One match played to COMPLETED by two C# players against the real stack (sdks/run-tests.sh
+// "csharp-live", through test/sdk-live/csharp-live.spec.ts, which starts the stack): guest
+// sessions, probes at the region's edge, the queue, the match learnt from the notification socket,
+// the assignment (its join token verified with the C# verifier), the reference game server joined
+// with it, the game's end and the ticket's. Prints each failed check and
+// "csharp-live: N passed, M failed" last; exits non-zero on any failure.
+// Usage: LiveJourney.exe <api base url> <join key file> [mode]
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+using System.Threading;
+using System.Threading.Tasks;
+using Matchplane.Client;
+using Matchplane.JoinAuth;
+
+static class LiveJourney
+{
+    static int passed, failed;
+    static readonly string[] HappyPath = { "ALLOCATING", "PROCESS_READY", "ASSIGNMENT_READY", "IN_PROGRESS", "COMPLETED" };
+    const int StepTimeoutMs = 60000;
+
+    static void Check(bool ok, string name, string detail = null)
+    {
+        lock (HappyPath)
+        {
+            if (ok) { passed++; return; }
+            failed++;
+            Console.WriteLine("FAIL " + name + (detail == null ? "" : ": " + detail));
+        }
+    }
+
+    sealed class Outcome
+    {
+        public string PlayerId, MatchId, TicketState;
+        public JsonValue Assignment;
+        public GameEnded Ended;
+        public List<MatchEvent> Events;
+    }
+
+    static int Main(string[] args)
+    {
+        if (args.Length < 2) { Console.Error.WriteLine("usage: LiveJourney.exe <api base url> <join key file> [mode]"); return 2; }
+        string apiUrl = args[0];
+        var verifier = new JoinTokenVerifier(KeySet.ParseKeyFile(File.ReadAllBytes(args[1])));
+        string mode = args.Length > 2 ? args[2] : "duel";
+        try
+        {
+            Outcome[] outcomes = Task.WhenAll(PlayAsync(apiUrl, mode, "a"), PlayAsync(apiUrl, mode, "b")).Result;
+            Outcome a = outcomes[0], b = outcomes[1];
+            Check(a.MatchId == b.MatchId, "both players are in one match", a.MatchId + " / " + b.MatchId);
+            Check(a.Assignment["endpoint"].Str == b.Assignment["endpoint"].Str, "both join one game server");
+            Check(a.Assignment["team"].Long != b.Assignment["team"].Long, "each player has a team of the duel");
+            Check(a.Ended.WinningTeam == b.Ended.WinningTeam, "both are told the same winner");
+            foreach (Outcome player in outcomes)
+            {
+                string assignedServer = player.Assignment["serverId"].Str;
+                Verification verified = verifier.Verify(player.Assignment["joinToken"].Str,
+                    new Expectation { ServerId = assignedServer, MatchId = player.MatchId, Now = (long)(DateTime.UtcNow - new DateTime(1970, 1, 1, 0, 0, 0, DateTimeKind.Utc)).TotalMilliseconds });
+                Check(verified.Ok, "the join token verifies with the C# verifier", verified.Reason + " " + verified.Message);
+                Check(verified.Ok && verified.Claims.PlayerId == player.PlayerId, "the join token is the player's own");
+            }
+        }
+        catch (AggregateException e)
+        {
+            foreach (Exception inner in e.Flatten().InnerExceptions) Check(false, "the journey", inner.ToString());
+        }
+        Console.WriteLine("csharp-live: " + passed + " passed, " + failed + " failed");
+        return failed == 0 && passed > 0 ? 0 : 1;
+    }
+
+    static async Task<Outcome> PlayAsync(string apiUrl, string mode, string name)
+    {
+        var client = new PlayerClient(apiUrl);
+        JsonValue session = await client.CreateSessionAsync().ConfigureAwait(false);
+        Check(session["token"].Str.Length > 0, name + " signs in as a guest");
+
+        ProbeAllResult probed = await client.ProbeAllAsync(new[] { "eu-west" }).ConfigureAwait(false);
+        Check(probed.Failed.Count == 0, name + " probes eu-west", string.Join("; ", probed.Failed.Select(f => f.Key + ": " + f.Value.Message)));
+        Check(EdgeProber.HttpEdgeOf(client.LastQueueOptions, "eu-west") != null, name + " is offered eu-west's probe edge");
+        JsonValue measured;
+        Check(probed.Measured.TryGetValue("eu-west", out measured) && measured["estimateMs"].Kind == JsonKind.Number,
+            name + "'s edge measurement is accepted by the API");
+
+        // Events arrive on the socket's thread; the journey waits on them here.
+        var events = new List<MatchEvent>();
+        var errors = new List<Exception>();
+        var subscription = client.Subscribe(new NotificationHandlers
+        {
+            OnEvent = e => { lock (events) events.Add(e); },
+            OnError = e => { lock (errors) errors.Add(e); },
+        });
+        try
+        {
+            await WithTimeout(subscription.Ready, name + "'s notification socket to be ready").ConfigureAwait(false);
+            JsonValue ticket = await client.CreateTicketAsync(mode).ConfigureAwait(false);
+            string ticketId = ticket["id"].Str;
+            Check(ticket["state"].Str == "SEARCHING", name + " queues for " + mode);
+            var heartbeats = new CancellationTokenSource();
+            Task beating = HeartbeatAsync(client, ticketId, heartbeats.Token);
+
+            MatchEvent first = await WaitForEvent(events, e => true, name + " to hear of a match").ConfigureAwait(false);
+            string matchId = first.MatchId;
+            await WaitForEvent(events, e => e.MatchId == matchId && e.State == "ASSIGNMENT_READY", name + " to hear ASSIGNMENT_READY").ConfigureAwait(false);
+            JsonValue assignment = await client.WaitForAssignmentAsync(matchId, StepTimeoutMs).ConfigureAwait(false);
+            Check(assignment["matchId"].Str == matchId, name + "'s assignment is for the notified match");
+
+            GameConnection game = await client.JoinMatchAsync(assignment).ConfigureAwait(false);
+            Check(game.PlayerId == client.PlayerId, name + " joins the game server as itself");
+            Check(game.Team == assignment["team"].Long, name + " joins on its assigned team");
+            GameEnded ended = await WithTimeout(game.Ended, name + "'s game to end").ConfigureAwait(false);
+            Check(ended.Outcome == "COMPLETED" && ended.WinningTeam.HasValue, name + "'s game ends COMPLETED with a winner", ended.Outcome);
+            Check(game.Messages().Any(m => m["type"].Str == "tick"), name + " saw the game's ticks");
+            int closeCode = await WithTimeout(game.Closed, name + "'s game connection to close").ConfigureAwait(false);
+            Check(closeCode == GameCloseCode.Normal, name + "'s game connection closes normally", closeCode.ToString());
+
+            await WaitForEvent(events, e => e.MatchId == matchId && e.State == "COMPLETED", name + " to hear COMPLETED").ConfigureAwait(false);
+            List<MatchEvent> ofMatch;
+            lock (events) ofMatch = events.Where(e => e.MatchId == matchId).ToList();
+            Check(ofMatch.Select(e => e.State).SequenceEqual(HappyPath), name + " is told every state once, in order",
+                string.Join(",", ofMatch.Select(e => e.Revision + ":" + e.State)));
+            Check(ofMatch.Select(e => e.Revision).SequenceEqual(new long[] { 1, 2, 3, 4, 5 }), name + " sees revisions 1-5 without a gap");
+            lock (errors) Check(errors.Count == 0, name + "'s socket reported no error", string.Join("; ", errors.Select(e => e.Message)));
+
+            heartbeats.Cancel();
+            await beating.ConfigureAwait(false);
+            string ticketState = await WaitForTicketEnd(client, ticketId).ConfigureAwait(false);
+            Check(ticketState == "COMPLETED", name + "'s ticket ends COMPLETED", ticketState);
+            return new Outcome { PlayerId = client.PlayerId, MatchId = matchId, Assignment = assignment, Ended = ended, TicketState = ticketState, Events = ofMatch };
+        }
+        finally
+        {
+            subscription.Close();
+            Check(await subscription.Done.ConfigureAwait(false) == "closed", name + "'s subscription ends when closed");
+            await client.EndSessionAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Keeps the ticket alive while it waits (SEARCHING, MATCHED), as a real client must.</summary>
+    static async Task HeartbeatAsync(PlayerClient client, string ticketId, CancellationToken stop)
+    {
+        long intervalMs = client.LastQueueOptions["heartbeatIntervalMs"].Long;
+        while (!stop.IsCancellationRequested)
+        {
+            try { await Task.Delay((int)intervalMs, stop).ConfigureAwait(false); }
+            catch (OperationCanceledException) { return; }
+            try
+            {
+                string state = (await client.HeartbeatAsync(ticketId).ConfigureAwait(false))["state"].Str;
+                if (state != "SEARCHING" && state != "MATCHED") return;
+            }
+            catch (MatchplaneApiException) { return; } // finished: the ticket has moved on
+        }
+    }
+
+    static async Task<string> WaitForTicketEnd(PlayerClient client, string ticketId)
+    {
+        DateTime deadline = DateTime.UtcNow.AddMilliseconds(StepTimeoutMs);
+        for (;;)
+        {
+            string state = (await client.TicketAsync(ticketId).ConfigureAwait(false))["state"].Str;
+            if (state != "SEARCHING" && state != "MATCHED" && state != "ASSIGNED" && state != "CONNECTED") return state;
+            if (DateTime.UtcNow > deadline) return state;
+            await Task.Delay(200).ConfigureAwait(false);
+        }
+    }
+
+    static async Task<MatchEvent> WaitForEvent(List<MatchEvent> events, Func<MatchEvent, bool> wanted, string what)
+    {
+        DateTime deadline = DateTime.UtcNow.AddMilliseconds(StepTimeoutMs);
+        for (;;)
+        {
+            lock (events)
+            {
+                MatchEvent found = events.FirstOrDefault(wanted);
+                if (found != null) return found;
+            }
+            if (DateTime.UtcNow > deadline) throw new TimeoutException("timed out waiting for " + what);
+            await Task.Delay(25).ConfigureAwait(false);
+        }
+    }
+
+    static async Task<T> WithTimeout<T>(Task<T> task, string what)
+    {
+        if (await Task.WhenAny(task, Task.Delay(StepTimeoutMs)).ConfigureAwait(false) != task)
+            throw new TimeoutException("timed out waiting for " + what);
+        return await task.ConfigureAwait(false);
+    }
+
+    static async Task WithTimeout(Task task, string what)
+    {
+        if (await Task.WhenAny(task, Task.Delay(StepTimeoutMs)).ConfigureAwait(false) != task)
+            throw new TimeoutException("timed out waiting for " + what);
+        await task.ConfigureAwait(false);
+    }
+}

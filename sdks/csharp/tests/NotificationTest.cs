@@ -1,0 +1,121 @@
+// The notification socket's ordering (RevisionTracker) and the subscription itself against a
+// local HttpListener WebSocket standing in for the API: the token and subprotocol it connects
+// with, the resume it sends on (re)connect and on a gap, events delivered once and in order, a
+// resync, and the end on 4401. Prints each failed check and "csharp-notifications: N passed, M failed".
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Threading.Tasks;
+using Matchplane.Client;
+
+static class NotificationTest
+{
+    static readonly Checks T = new Checks("csharp-notifications");
+
+    static MatchEvent Event(string matchId, long revision, string state = "ALLOCATING")
+    {
+        return new MatchEvent { Event = "match.state_changed", MatchId = matchId, Revision = revision, State = state, OccurredAt = "2026-12-06T00:00:00Z" };
+    }
+
+    static string Revisions(IEnumerable<MatchEvent> events) { return string.Join(",", events.Select(e => e.Revision.ToString())); }
+
+    static void TrackerChecks()
+    {
+        long? resume;
+        var tracker = new RevisionTracker();
+        T.Check(Revisions(tracker.Accept(Event("m", 1), out resume)) == "1" && resume == null, "a first event is delivered");
+        T.Check(tracker.Accept(Event("m", 1), out resume).Count == 0 && resume == null, "a duplicate is dropped");
+        T.Check(tracker.Accept(Event("m", 3), out resume).Count == 0 && resume == 1, "an event after a gap is held and asks to resume from the last delivered");
+        T.Check(tracker.Accept(Event("m", 4), out resume).Count == 0 && resume == null, "a second event past the same gap asks nothing more");
+        T.Check(Revisions(tracker.Accept(Event("m", 2), out resume)) == "2,3,4", "filling the gap releases what was held, in order");
+        T.Check(tracker.Accept(Event("m", 6), out resume).Count == 0 && resume == 4, "a new gap asks again");
+        T.Check(Revisions(tracker.Resync(new ResyncMessage { MatchId = "m", Revision = 5, State = "IN_PROGRESS", Reason = "RETENTION_EXPIRED" })) == "6",
+            "a resync jumps to its revision and releases what follows it");
+        T.Check(tracker.Resync(new ResyncMessage { MatchId = "m", Revision = 9, Reason = "BUFFER_OVERFLOW" }).Count == 0 && tracker.Snapshot().Single().Value == 6,
+            "a buffer-overflow resync changes nothing (the reconnect resumes)");
+        T.Check(tracker.Follow("m", 2) == 6 && tracker.Follow("n", 0) == 0, "following never goes back before what was delivered");
+        var resumed = new RevisionTracker(new Dictionary<string, long> { { "k", 7 } });
+        T.Check(resumed.Accept(Event("k", 7), out resume).Count == 0 && Revisions(resumed.Accept(Event("k", 8), out resume)) == "8",
+            "revisions kept from an earlier run are resumed from");
+    }
+
+    static string EventJson(long revision)
+    {
+        return "{\"type\":\"event\",\"event\":\"match.state_changed\",\"matchId\":\"m-1\",\"revision\":" + revision +
+            ",\"state\":\"ALLOCATING\",\"occurredAt\":\"2026-12-06T00:00:00Z\"}";
+    }
+
+    static void SocketChecks()
+    {
+        var wsServer = new TestWebSocketServer();
+        int port = wsServer.Port;
+        var received = new List<string>();
+        var headers = new List<string>();
+        // Connection 1: ready, r1, r3 (a gap), then on the client's resume r2 and r3, then 1001.
+        // Connection 2: the client's resume, then 4401.
+        var server = Task.Run(async () =>
+        {
+            for (int connection = 1; connection <= 2; connection++)
+            {
+                var socket = await wsServer.AcceptAsync(NotificationSubscription.Subprotocol);
+                headers.Add(socket.Path + " " + socket.Headers["authorization"] + " " + socket.Headers["sec-websocket-protocol"]);
+                await socket.SendTextAsync("{\"type\":\"ready\",\"playerId\":\"p-1\",\"bufferLimit\":256,\"heartbeatIntervalMs\":30000}");
+                if (connection == 1)
+                {
+                    await socket.SendTextAsync(EventJson(1));
+                    await socket.SendTextAsync(EventJson(3));
+                    received.Add(await socket.ReceiveTextAsync());
+                    await socket.SendTextAsync(EventJson(2));
+                    await socket.SendTextAsync(EventJson(3));
+                    await socket.SendTextAsync("{\"type\":\"resync\",\"matchId\":\"m-2\",\"state\":\"COMPLETED\",\"revision\":5,\"reason\":\"RETENTION_EXPIRED\"}");
+                    await socket.CloseAsync(1001, "going away");
+                }
+                else
+                {
+                    received.Add(await socket.ReceiveTextAsync());
+                    await socket.CloseAsync(4401, "session expired");
+                }
+            }
+        });
+
+        var events = new List<MatchEvent>();
+        var resyncs = new List<ResyncMessage>();
+        var reconnects = new List<int>();
+        var subscription = NotificationSubscription.Start(new Uri("http://127.0.0.1:" + port + "/v1/"), () => "t0k3n", new NotificationHandlers
+        {
+            OnEvent = e => { lock (events) events.Add(e); },
+            OnResync = r => resyncs.Add(r),
+            OnReconnecting = (code, reason, delay) => reconnects.Add(code),
+        });
+        subscription.BaseDelayMs = 10;
+        try
+        {
+            T.Check(subscription.Ready.Wait(10000), "the subscription is ready once the server accepts the token");
+            if (!subscription.Done.Wait(10000)) { T.Check(false, "the subscription ends"); return; }
+            T.Check(subscription.Done.Result.StartsWith("unauthenticated: session expired", StringComparison.Ordinal), "4401 ends it as unauthenticated", subscription.Done.Result);
+            T.Check(headers.Count == 2 && headers.All(h => h == "/v1/notifications Bearer t0k3n matchplane.notifications.v1"),
+                "connects to /v1/notifications with the bearer token and the subprotocol", string.Join(" | ", headers));
+            lock (events) T.Check(Revisions(events) == "1,2,3", "events are delivered once, in order, across the gap", Revisions(events));
+            T.Check(received.Count == 2 && received[0] == "{\"type\":\"resume\",\"matches\":{\"m-1\":1}}", "a gap asks for a resume from the last delivered revision", string.Join(" | ", received));
+            T.Check(received.Count == 2 && received[1] == "{\"type\":\"resume\",\"matches\":{\"m-1\":3,\"m-2\":5}}", "a reconnect resumes from every match's last revision",
+                received.Count > 1 ? received[1] : "");
+            T.Check(resyncs.Count == 1 && resyncs[0].MatchId == "m-2" && resyncs[0].Revision == 5, "a resync reaches its handler");
+            T.Check(reconnects.SequenceEqual(new[] { 1001 }), "a server going away is reconnected to", string.Join(",", reconnects));
+        }
+        finally
+        {
+            subscription.Close();
+            wsServer.Stop();
+            server.Wait(1000);
+        }
+    }
+
+    static int Main()
+    {
+        try { TrackerChecks(); }
+        catch (Exception e) { T.Check(false, "revision tracker", e.ToString()); }
+        try { SocketChecks(); }
+        catch (Exception e) { T.Check(false, "notification socket", e.ToString()); }
+        return T.Summary();
+    }
+}
