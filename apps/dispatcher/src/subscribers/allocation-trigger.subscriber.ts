@@ -8,27 +8,23 @@ import {
   type AllocationJobData,
 } from '@matchplane/allocation';
 import { MATCH_STATE_CHANGED } from '@matchplane/domain';
-import { activeTraceparent } from '@matchplane/observability';
-import { SubscribesTo, type OutboxEnvelope, type OutboxSubscriber } from '@matchplane/outbox';
+import { SubscribesTo, type OutboxEnvelope } from '@matchplane/outbox';
+import { AllocationJobTrigger, type AllocationJob } from './allocation-job.trigger';
 
 /**
  * Starts the allocation of every new match: a match entering ALLOCATING becomes one allocation
- * job, its id the match id, so a redelivered event (delivery is at least once) adds nothing. The
- * job carries this delivery's trace context to the allocator.
+ * job, its id the match id, so a redelivered event (delivery is at least once) adds nothing.
  */
 @Injectable()
 @SubscribesTo(MATCH_STATE_CHANGED)
-export class AllocationTriggerSubscriber implements OutboxSubscriber {
-  constructor(@InjectQueue(ALLOCATION_QUEUE) private readonly queue: Queue<AllocationJobData>) {}
+export class AllocationTriggerSubscriber extends AllocationJobTrigger {
+  constructor(@InjectQueue(ALLOCATION_QUEUE) queue: Queue<AllocationJobData>) {
+    super(queue);
+  }
 
-  async handle(envelope: OutboxEnvelope): Promise<void> {
+  protected jobFor(envelope: OutboxEnvelope): AllocationJob | undefined {
     if (envelope.event !== MATCH_STATE_CHANGED || envelope.payload.to !== 'ALLOCATING') return;
     const matchId = envelope.aggregateId;
-    const traceparent = activeTraceparent();
-    await this.queue.add(
-      ALLOCATE_JOB,
-      traceparent ? { matchId, traceparent } : { matchId },
-      allocationJobOptions(matchId),
-    );
+    return { name: ALLOCATE_JOB, data: { matchId }, options: allocationJobOptions(matchId) };
   }
 }

@@ -8,8 +8,8 @@ import {
   type AllocationJobData,
 } from '@matchplane/allocation';
 import { BACKFILL_STATE_CHANGED } from '@matchplane/domain';
-import { activeTraceparent } from '@matchplane/observability';
-import { SubscribesTo, type OutboxEnvelope, type OutboxSubscriber } from '@matchplane/outbox';
+import { SubscribesTo, type OutboxEnvelope } from '@matchplane/outbox';
+import { AllocationJobTrigger, type AllocationJob } from './allocation-job.trigger';
 
 /**
  * A backfill request the matcher filled becomes one job on the allocation queue: the allocator,
@@ -18,17 +18,18 @@ import { SubscribesTo, type OutboxEnvelope, type OutboxSubscriber } from '@match
  */
 @Injectable()
 @SubscribesTo(BACKFILL_STATE_CHANGED)
-export class BackfillTriggerSubscriber implements OutboxSubscriber {
-  constructor(@InjectQueue(ALLOCATION_QUEUE) private readonly queue: Queue<AllocationJobData>) {}
+export class BackfillTriggerSubscriber extends AllocationJobTrigger {
+  constructor(@InjectQueue(ALLOCATION_QUEUE) queue: Queue<AllocationJobData>) {
+    super(queue);
+  }
 
-  async handle(envelope: OutboxEnvelope): Promise<void> {
+  protected jobFor(envelope: OutboxEnvelope): AllocationJob | undefined {
     if (envelope.event !== BACKFILL_STATE_CHANGED || envelope.payload.to !== 'MATCHED') return;
     const { requestId, matchId } = envelope.payload;
-    const traceparent = activeTraceparent();
-    await this.queue.add(
-      BACKFILL_JOB,
-      { matchId, backfillRequestId: requestId, ...(traceparent ? { traceparent } : {}) },
-      backfillJobOptions(requestId),
-    );
+    return {
+      name: BACKFILL_JOB,
+      data: { matchId, backfillRequestId: requestId },
+      options: backfillJobOptions(requestId),
+    };
   }
 }

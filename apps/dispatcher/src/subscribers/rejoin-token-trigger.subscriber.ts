@@ -8,8 +8,8 @@ import {
   type AllocationJobData,
 } from '@matchplane/allocation';
 import { MATCH_PRESENCE_CHANGED } from '@matchplane/domain';
-import { activeTraceparent } from '@matchplane/observability';
-import { SubscribesTo, type OutboxEnvelope, type OutboxSubscriber } from '@matchplane/outbox';
+import { SubscribesTo, type OutboxEnvelope } from '@matchplane/outbox';
+import { AllocationJobTrigger, type AllocationJob } from './allocation-job.trigger';
 
 /**
  * A player who left a running match gets a freshly signed join token: each LEFT becomes one job on
@@ -18,17 +18,18 @@ import { SubscribesTo, type OutboxEnvelope, type OutboxSubscriber } from '@match
  */
 @Injectable()
 @SubscribesTo(MATCH_PRESENCE_CHANGED)
-export class RejoinTokenTriggerSubscriber implements OutboxSubscriber {
-  constructor(@InjectQueue(ALLOCATION_QUEUE) private readonly queue: Queue<AllocationJobData>) {}
+export class RejoinTokenTriggerSubscriber extends AllocationJobTrigger {
+  constructor(@InjectQueue(ALLOCATION_QUEUE) queue: Queue<AllocationJobData>) {
+    super(queue);
+  }
 
-  async handle(envelope: OutboxEnvelope): Promise<void> {
+  protected jobFor(envelope: OutboxEnvelope): AllocationJob | undefined {
     if (envelope.event !== MATCH_PRESENCE_CHANGED || envelope.payload.presence !== 'LEFT') return;
     const { matchId, playerId } = envelope.payload;
-    const traceparent = activeTraceparent();
-    await this.queue.add(
-      REJOIN_TOKEN_JOB,
-      { matchId, rejoinPlayerId: playerId, ...(traceparent ? { traceparent } : {}) },
-      rejoinTokenJobOptions(matchId, playerId, Number(envelope.revision)),
-    );
+    return {
+      name: REJOIN_TOKEN_JOB,
+      data: { matchId, rejoinPlayerId: playerId },
+      options: rejoinTokenJobOptions(matchId, playerId, Number(envelope.revision)),
+    };
   }
 }
