@@ -1,7 +1,5 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { contractPaths } from '@matchplane/routing';
+import { Body, Get, Param, Post, Query } from '@nestjs/common';
 import {
   DeadLetterService,
   type BulkReplayResult,
@@ -16,15 +14,11 @@ import {
   ListDeadLettersQuery,
   ReplayDeadLetterBody,
 } from './dead-letters.dto';
-import { Operator } from './operator.decorator';
-import { OperatorGuard } from './operator.guard';
+import { Operator, OperatorController } from './operator.decorator';
 import { OutboxIdPipe } from './outbox-id.pipe';
 import { Answers } from '../http/openapi/api-answers.decorator';
 
-@ApiTags('admin')
-@ApiBearerAuth()
-@UseGuards(OperatorGuard)
-@Controller(contractPaths('admin/dead-letters'))
+@OperatorController('dead-letters')
 export class DeadLettersController {
   constructor(private readonly deadLetters: DeadLetterService) {}
 

@@ -1,5 +1,26 @@
-import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import type { OperatorRequest } from './operator.guard';
+import {
+  applyDecorators,
+  Controller,
+  createParamDecorator,
+  UseGuards,
+  type ExecutionContext,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { contractPaths } from '@matchplane/routing';
+import { OperatorGuard, type OperatorRequest } from './operator.guard';
+
+/**
+ * A controller of operator routes under /v1/admin/<path> (and its /api/v1 alias): every route
+ * behind {@link OperatorGuard}, documented as the bearer-authenticated admin group.
+ */
+export function OperatorController(path = ''): ClassDecorator {
+  return applyDecorators(
+    ApiTags('admin'),
+    ApiBearerAuth(),
+    UseGuards(OperatorGuard),
+    Controller(contractPaths(path === '' ? 'admin' : `admin/${path}`)),
+  );
+}
 
 /** The operator {@link OperatorGuard} authenticated: the actor of the audit trail. */
 export const Operator = createParamDecorator(

@@ -1,14 +1,9 @@
-import { Controller, Get, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { contractPaths } from '@matchplane/routing';
+import { Get } from '@nestjs/common';
 import { OutboxStatsService, type OutboxStats } from '@matchplane/outbox';
-import { OperatorGuard } from './operator.guard';
 import { Answers } from '../http/openapi/api-answers.decorator';
+import { OperatorController } from './operator.decorator';
 
-@ApiTags('admin')
-@ApiBearerAuth()
-@UseGuards(OperatorGuard)
-@Controller(contractPaths('admin/outbox'))
+@OperatorController('outbox')
 export class OutboxStatsController {
   constructor(private readonly outboxStats: OutboxStatsService) {}
 

@@ -1,9 +1,6 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { contractPaths } from '@matchplane/routing';
-import { Operator } from './operator.decorator';
-import { OperatorGuard } from './operator.guard';
+import { Body, Get, Param, Post } from '@nestjs/common';
+import { Operator, OperatorController } from './operator.decorator';
 import { PlayerRatingsAdmin } from './player-ratings.admin';
 import {
   ImportRatingsBody,
@@ -13,10 +10,7 @@ import {
 } from './ratings.dto';
 import { Answers } from '../http/openapi/api-answers.decorator';
 
-@ApiTags('admin')
-@ApiBearerAuth()
-@UseGuards(OperatorGuard)
-@Controller(contractPaths('admin'))
+@OperatorController()
 export class RatingsController {
   constructor(private readonly ratings: PlayerRatingsAdmin) {}
 

@@ -1,10 +1,7 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Controller, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { contractPaths } from '@matchplane/routing';
+import { Body, Param, Post } from '@nestjs/common';
 import { UuidParamPipe } from '../../http/uuid-input';
-import { Operator } from '../operator.decorator';
-import { OperatorGuard } from '../operator.guard';
+import { Operator, OperatorController } from '../operator.decorator';
 import {
   MatchControlsAdmin,
   type CancelledMatch,
@@ -14,10 +11,7 @@ import { OperatorReasonBody } from './queue-controls.dto';
 import { Answers } from '../../http/openapi/api-answers.decorator';
 
 /** Operator control of live play: cancel a match, release a player's tickets (audited). */
-@ApiTags('admin')
-@ApiBearerAuth()
-@UseGuards(OperatorGuard)
-@Controller(contractPaths('admin'))
+@OperatorController()
 export class MatchControlsController {
   constructor(private readonly controls: MatchControlsAdmin) {}
 

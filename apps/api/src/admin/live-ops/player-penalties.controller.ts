@@ -1,13 +1,11 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Controller, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Body, Param, Post } from '@nestjs/common';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean } from 'class-validator';
-import { contractPaths } from '@matchplane/routing';
 import { IsOptionalNonNull } from '../../http/is-optional-non-null.decorator';
 import { Answers } from '../../http/openapi/api-answers.decorator';
 import { UuidParamPipe } from '../../http/uuid-input';
-import { Operator } from '../operator.decorator';
-import { OperatorGuard } from '../operator.guard';
+import { Operator, OperatorController } from '../operator.decorator';
 import { PlayerPenaltiesAdmin, type LiftedCooldown } from './player-penalties.admin';
 import { OperatorReasonBody } from './queue-controls.dto';
 
@@ -22,10 +20,7 @@ export class LiftCooldownBody extends OperatorReasonBody {
 }
 
 /** Operator control of a player's offence penalties (audited). */
-@ApiTags('admin')
-@ApiBearerAuth()
-@UseGuards(OperatorGuard)
-@Controller(contractPaths('admin'))
+@OperatorController()
 export class PlayerPenaltiesController {
   constructor(private readonly penalties: PlayerPenaltiesAdmin) {}
 

@@ -1,9 +1,6 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { contractPaths } from '@matchplane/routing';
-import { Operator } from '../operator.decorator';
-import { OperatorGuard } from '../operator.guard';
+import { Body, Get, Param, Post } from '@nestjs/common';
+import { Operator, OperatorController } from '../operator.decorator';
 import { QueueControlBody, QueueControlTarget } from './queue-controls.dto';
 import {
   QueueControlsAdmin,
@@ -17,10 +14,7 @@ import { Answers } from '../../http/openapi/api-answers.decorator';
  * one takes no new ticket (409 QUEUE_PAUSED, Retry-After when given) and matches nothing; a
  * draining one takes no new ticket (409 QUEUE_DRAINING) and finishes what it holds.
  */
-@ApiTags('admin')
-@ApiBearerAuth()
-@UseGuards(OperatorGuard)
-@Controller(contractPaths('admin/queue-controls'))
+@OperatorController('queue-controls')
 export class QueueControlsController {
   constructor(private readonly controls: QueueControlsAdmin) {}
 
