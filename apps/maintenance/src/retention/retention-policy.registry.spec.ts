@@ -1,23 +1,20 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { IdempotencyRetentionModule } from '@matchplane/idempotency';
-import { ProbeRetentionModule } from '@matchplane/latency';
 import { MatchRetentionModule } from '@matchplane/matches';
-import { OutboxRetentionModule } from '@matchplane/outbox';
 import { SessionRetentionModule } from '@matchplane/players';
 import { TicketRetentionModule } from '@matchplane/tickets';
 import { inRoundOrder, RetentionRegistrationError } from './retention-policy';
-import { discoverRetentionPolicies, RetentionPolicyRegistry } from './retention-policy.registry';
+import {
+  discoverRetentionPolicies,
+  RetentionOwnersModule,
+  RetentionPolicyRegistry,
+} from './retention-policy.registry';
 
-const OWNERS = [
-  OutboxRetentionModule,
-  IdempotencyRetentionModule,
-  SessionRetentionModule,
-  ProbeRetentionModule,
-  MatchRetentionModule,
-  TicketRetentionModule,
-];
+/** The owner modules the app imports (DiscoveryModule aside), so a test can leave one out. */
+const OWNERS = (Reflect.getMetadata('imports', RetentionOwnersModule) as unknown[]).filter(
+  (imported) => imported !== DiscoveryModule,
+);
 
 async function registryOf(owners: readonly unknown[]): Promise<RetentionPolicyRegistry> {
   @Module({

@@ -2,6 +2,7 @@ import { ConfigError, loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../maintenance.config';
 import { retentionPurgerOptions } from './retention.module';
 import { cutoffOf, retentionWindowProblems, type RetentionPolicy } from './retention-policy';
+import { RETENTION_POLICY_NAMES } from '../../../../test/support/retention-policies';
 import { discoverRetentionPolicies } from './retention-policy.registry';
 
 describe('retention policies', () => {
@@ -16,17 +17,7 @@ describe('retention policies', () => {
 
   it('has one policy per name, in an order that deletes matches before their tickets', () => {
     const names = RETENTION_POLICIES.map((policy) => policy.name);
-    expect(names).toEqual([
-      'outbox_dead_letters',
-      'outbox_published',
-      'idempotency_keys',
-      'sessions_expired',
-      'sessions_revoked',
-      'probe_challenges',
-      'probe_measurements',
-      'matches',
-      'queue_tickets',
-    ]);
+    expect(names).toEqual([...RETENTION_POLICY_NAMES]);
     const order = names.indexOf.bind(names);
     expect(order('matches')).toBeLessThan(order('queue_tickets'));
     // A dead letter leaving its window releases the idempotency keys it held in the same pass.
