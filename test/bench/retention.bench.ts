@@ -17,6 +17,7 @@ import { allMigrations } from '@matchplane/migrations';
 import { Migrator, dataSourceOptions, quoteIdentifier } from '@matchplane/persistence';
 import { PlayerClient } from '@matchplane/sdk';
 import { retentionPurgerOptions } from '../../apps/maintenance/src/retention/retention.module';
+import { discoverRetentionPolicies } from '../../apps/maintenance/src/retention/retention-policy.registry';
 import {
   RetentionPurger,
   sleep as abortableSleep,
@@ -454,7 +455,7 @@ async function purge(
   const vacuumsBefore = { count: standIn?.vacuums ?? 0, seconds: standIn?.vacuumSeconds ?? 0 };
   const report = await purger.pass();
   const cpu = cpuUsage(observedPids, before, sampleCpu(observedPids, [DATABASE]));
-  const purged = report.purged.idempotency_keys;
+  const purged = report.purged.idempotency_keys ?? 0;
   const seconds = report.durationMs / 1000;
   return {
     purged,
@@ -656,13 +657,17 @@ async function main(): Promise<void> {
     );
 
     // The production purger and windows; only the budget is lifted, so one pass takes the backlog.
-    const purger = new RetentionPurger(dataSource, {
-      ...retentionPurgerOptions(DEFAULTS),
-      batchSize: options.batchSize,
-      batchPauseMs: options.batchPauseMs,
-      pressurePauseMs: options.pressurePauseMs,
-      passBudgetMs: 3_600_000,
-    });
+    const purger = new RetentionPurger(
+      dataSource,
+      {
+        ...retentionPurgerOptions(DEFAULTS),
+        batchSize: options.batchSize,
+        batchPauseMs: options.batchPauseMs,
+        pressurePauseMs: options.pressurePauseMs,
+        passBudgetMs: 3_600_000,
+      },
+      await discoverRetentionPolicies(),
+    );
 
     const { api, baseUrl } = await startApi(settings);
     closers.push(() => api.stop());

@@ -11,7 +11,7 @@ import {
 } from '@matchplane/contracts';
 import { JoinTokenVerifier } from '@matchplane/join-auth';
 import { MatchLifecycle, OverdueBackfillReconciler } from '@matchplane/matches';
-import type { ReconciliationOptions } from '@matchplane/persistence';
+import type { MaintenanceReconciliationOptions } from '../../apps/maintenance/src/reconciliation/reconciliation-stage.registry';
 import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import {
   CapturingHandOff,
@@ -41,7 +41,7 @@ import { waitFor } from '../support/processes';
  * them. Nothing of the match, the request or the roster is seeded.
  */
 /** The maintenance app's reconciliation options (only the batch size matters to this stage). */
-const RECONCILIATION: ReconciliationOptions = {
+const RECONCILIATION: MaintenanceReconciliationOptions = {
   batchSize: 10,
   passBudgetMs: 5_000,
   heartbeatTimeoutMs: 15_000,

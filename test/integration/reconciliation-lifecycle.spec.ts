@@ -12,11 +12,7 @@ import {
 } from '@matchplane/matches';
 import { PlayerStore } from '@matchplane/players';
 import { OutboxSignal, OutboxWriter, outboxWakeChannel } from '@matchplane/outbox';
-import {
-  dataSourceOptions,
-  runInTransaction,
-  type ReconciliationOptions,
-} from '@matchplane/persistence';
+import { dataSourceOptions, runInTransaction } from '@matchplane/persistence';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
 import {
   AllocationReleaser,
@@ -31,6 +27,7 @@ import {
   buildLifecycleReconciler,
   reconciliationOptions,
 } from '../../apps/maintenance/src/reconciliation/reconciliation.module';
+import type { MaintenanceReconciliationOptions } from '../../apps/maintenance/src/reconciliation/reconciliation-stage.registry';
 import { TestFactories } from '../support/factories';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
@@ -118,7 +115,7 @@ describe(LifecycleReconciler.name, () => {
 
   /** A reconciler as the module builds it, over `ds` (another replica's pool) if given. */
   function reconciler(
-    overrides: Partial<ReconciliationOptions> = {},
+    overrides: Partial<MaintenanceReconciliationOptions> = {},
     ds: DataSource = api.ds,
   ): LifecycleReconciler {
     const ownMatches = new MatchStore(ds, new OutboxWriter(), signal);

@@ -3,13 +3,18 @@ import { loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import { IDEMPOTENCY_HOLD_SQL } from '@matchplane/idempotency';
 import {
-  RETENTION_POLICIES,
   cutoffOf,
   type RetentionPolicy,
+  type RetentionWindows,
 } from '../../apps/maintenance/src/retention/retention-policy';
 import { RetentionPurger } from '../../apps/maintenance/src/retention/retention.purger';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { indexesUsed, planOf, seqScans } from '../support/query-plan';
+import {
+  RETENTION_POLICY_NAMES,
+  retentionPolicies,
+  retentionPolicy,
+} from '../support/retention-policies';
 
 /*
  * The purge must never scan a table: each statement is EXPLAINed over tables big enough for the
@@ -19,10 +24,16 @@ import { indexesUsed, planOf, seqScans } from '../support/query-plan';
 
 const ROWS = 100_000;
 const config = loadConfig(MaintenanceConfig, {});
+const windows: RetentionWindows = config;
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 
 function parameters(policy: RetentionPolicy, limit: number): unknown[] {
-  return [cutoffOf(policy, config, NOW), limit, ...policy.extraParams(config)];
+  return policy.owner.parameters({
+    policy: policy.name,
+    cutoff: cutoffOf(policy, config, NOW),
+    limit,
+    windows,
+  });
 }
 
 /**
@@ -121,39 +132,42 @@ describe(`${RetentionPurger.name} query plans`, () => {
     await db?.drop();
   });
 
-  describe.each(RETENTION_POLICIES.map((policy) => [policy.name, policy] as const))(
-    '%s',
-    (_name, policy) => {
-      it(`deletes a batch through ${policy.index}, scanning no table`, async () => {
-        const nodes = await planOf(
-          ds,
-          policy.purgeSql,
-          parameters(policy, config.RETENTION_BATCH_SIZE),
-        );
+  describe.each(RETENTION_POLICY_NAMES)('%s', (name) => {
+    it(`deletes a batch through its index, scanning no table`, async () => {
+      const policy = await retentionPolicy(name);
+      const nodes = await planOf(
+        ds,
+        policy.owner.statements(name).purgeSql,
+        parameters(policy, config.RETENTION_BATCH_SIZE),
+      );
 
-        expect(seqScans(nodes)).toEqual([]);
-        expect(indexesUsed(nodes)).toContain(policy.index);
-        // The delete itself goes straight to the locked rows.
-        expect(
-          nodes.some(
-            (node) => node['Node Type'] === 'Tid Scan' && node['Relation Name'] === policy.table,
-          ),
-        ).toBe(true);
-      });
+      expect(seqScans(nodes)).toEqual([]);
+      expect(indexesUsed(nodes)).toContain(policy.index);
+      // The delete itself goes straight to the locked rows.
+      expect(
+        nodes.some(
+          (node) => node['Node Type'] === 'Tid Scan' && node['Relation Name'] === policy.table,
+        ),
+      ).toBe(true);
+    });
 
-      it(`measures its deletion lag through ${policy.index}, scanning no table`, async () => {
-        const nodes = await planOf(ds, policy.lagSql, parameters(policy, 1));
+    it(`measures its deletion lag through its index, scanning no table`, async () => {
+      const policy = await retentionPolicy(name);
+      const nodes = await planOf(ds, policy.owner.statements(name).lagSql, parameters(policy, 1));
 
-        expect(seqScans(nodes)).toEqual([]);
-        expect(indexesUsed(nodes)).toContain(policy.index);
-      });
-    },
-  );
+      expect(seqScans(nodes)).toEqual([]);
+      expect(indexesUsed(nodes)).toContain(policy.index);
+    });
+  });
 
   it('finds the oldest dead letter for the idempotency guard through outbox_dead_created_at_idx', async () => {
-    const idempotency = RETENTION_POLICIES.find((policy) => policy.name === 'idempotency_keys')!;
+    const idempotency = await retentionPolicy('idempotency_keys');
     for (const nodes of [
-      await planOf(ds, idempotency.purgeSql, parameters(idempotency, config.RETENTION_BATCH_SIZE)),
+      await planOf(
+        ds,
+        idempotency.owner.statements(idempotency.name).purgeSql,
+        parameters(idempotency, config.RETENTION_BATCH_SIZE),
+      ),
       await planOf(ds, IDEMPOTENCY_HOLD_SQL, [
         cutoffOf(idempotency, config, NOW),
         config.RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS,
@@ -165,15 +179,19 @@ describe(`${RetentionPurger.name} query plans`, () => {
   });
 
   it('deletes what the plans promise: a batch of the oldest rows past the window', async () => {
-    const purger = new RetentionPurger(ds, {
-      windows: config,
-      batchSize: 500,
-      passBudgetMs: 60_000,
-      batchPauseMs: 0,
-      pressurePauseMs: 0,
-      pressureLockWaiters: 10_000,
-    });
-    const policy = RETENTION_POLICIES.find((candidate) => candidate.name === 'sessions_expired')!;
+    const purger = new RetentionPurger(
+      ds,
+      {
+        windows: config,
+        batchSize: 500,
+        passBudgetMs: 60_000,
+        batchPauseMs: 0,
+        pressurePauseMs: 0,
+        pressureLockWaiters: 10_000,
+      },
+      await retentionPolicies(),
+    );
+    const policy = await retentionPolicy('sessions_expired');
     const cutoff = cutoffOf(policy, config, NOW);
     const [before] = await ds.query<{ n: number; next: Date }[]>(
       `SELECT (SELECT count(*)::int FROM sessions WHERE expires_at < $1) AS n,

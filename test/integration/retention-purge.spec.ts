@@ -3,11 +3,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import { dataSourceOptions } from '@matchplane/persistence';
-import {
-  RETENTION_POLICY_NAMES,
-  retentionPolicy,
-  type RetentionPolicyName,
-} from '../../apps/maintenance/src/retention/retention-policy';
+import type { RetentionPolicy } from '../../apps/maintenance/src/retention/retention-policy';
 import {
   RetentionPurger,
   type RetentionPassReport,
@@ -17,6 +13,11 @@ import type { TestDatabase } from '../support/database';
 import { TestFactories } from '../support/factories';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
+import {
+  RETENTION_POLICY_NAMES,
+  retentionPolicies,
+  type RetentionPolicyName,
+} from '../support/retention-policies';
 
 /*
  * Rows are made by the production writers (test/support/factories.ts) at controlled instants, and
@@ -29,6 +30,14 @@ const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
 const HOUR = 3_600 * SECOND;
 const DAY = 24 * HOUR;
+
+let POLICIES: readonly RetentionPolicy[] = [];
+const retentionPolicy = (name: RetentionPolicyName) =>
+  POLICIES.find((policy) => policy.name === name)!;
+
+beforeAll(async () => {
+  POLICIES = await retentionPolicies();
+});
 
 const config = loadConfig(MaintenanceConfig, {});
 const windowMs = (policy: RetentionPolicyName) => config[retentionPolicy(policy).window] * SECOND;
@@ -121,11 +130,15 @@ describe(RetentionPurger.name, () => {
     db = api.db;
     ds = api.ds;
     f = TestFactories.of(api);
-    purger = new RetentionPurger(ds, purgerOptions(options));
+    purger = new RetentionPurger(ds, purgerOptions(options), POLICIES);
   }
 
   afterAll(async () => {
     await api?.close();
+  });
+
+  it('purges what the owners declare, in their round order', () => {
+    expect(POLICIES.map((policy) => policy.name)).toEqual([...RETENTION_POLICY_NAMES]);
   });
 
   describe('window boundaries', () => {
@@ -153,7 +166,7 @@ describe(RetentionPurger.name, () => {
 
     it('reports as lag how long ago the oldest deletable row passed its window', async () => {
       // A pass that ran out of budget at once (0 ms) deletes nothing and still measures.
-      purger = new RetentionPurger(ds, purgerOptions({ passBudgetMs: 0 }));
+      purger = new RetentionPurger(ds, purgerOptions({ passBudgetMs: 0 }), POLICIES);
       await BOUNDARY_SEEDS.queue_tickets(f, ago(windowMs('queue_tickets') + 90 * SECOND));
 
       const report = await purger.pass({ now: NOW });
@@ -339,6 +352,7 @@ describe(RetentionPurger.name, () => {
       const budgeted = new RetentionPurger(
         ds,
         purgerOptions({ batchSize: 100, passBudgetMs: 300, batchPauseMs: 5, pressurePauseMs: 5 }),
+        POLICIES,
       );
 
       const first = await budgeted.pass({ now: NOW });
@@ -349,7 +363,9 @@ describe(RetentionPurger.name, () => {
       // The budget bounds when the last batch starts; that batch and the lag queries follow it.
       expect(first.durationMs).toBeLessThan(300 + 1_000);
       expect(first.lagSeconds?.idempotency_keys).toBeGreaterThan(0);
-      expect(await count(ds, `idempotency_keys`)).toBe(total - first.purged.idempotency_keys);
+      expect(await count(ds, `idempotency_keys`)).toBe(
+        total - (first.purged.idempotency_keys ?? 0),
+      );
 
       const reports: RetentionPassReport[] = [first];
       while (reports[reports.length - 1]!.outcome !== 'complete') {
@@ -357,7 +373,9 @@ describe(RetentionPurger.name, () => {
         expect(reports.length).toBeLessThan(200);
       }
       expect(reports[1]!.purged.idempotency_keys).toBeGreaterThan(0);
-      expect(reports.reduce((sum, report) => sum + report.purged.idempotency_keys, 0)).toBe(total);
+      expect(reports.reduce((sum, report) => sum + (report.purged.idempotency_keys ?? 0), 0)).toBe(
+        total,
+      );
       expect(await count(ds, `idempotency_keys`)).toBe(0);
       expect(reports[reports.length - 1]!.lagSeconds?.idempotency_keys).toBe(0);
     });
@@ -365,7 +383,11 @@ describe(RetentionPurger.name, () => {
     it('takes the policies in turn, so one backlog does not starve the others', async () => {
       await f.idempotencyKeys(await f.player(), 20_000, ago(3 * DAY));
       const ticket = await f.endedTicket(await f.player(), { at: ago(30 * DAY) });
-      const budgeted = new RetentionPurger(ds, purgerOptions({ batchSize: 20, passBudgetMs: 200 }));
+      const budgeted = new RetentionPurger(
+        ds,
+        purgerOptions({ batchSize: 20, passBudgetMs: 200 }),
+        POLICIES,
+      );
 
       const report = await budgeted.pass({ now: NOW });
 
@@ -380,6 +402,7 @@ describe(RetentionPurger.name, () => {
       const slow = new RetentionPurger(
         ds,
         purgerOptions({ batchSize: 100, batchPauseMs: 60_000, pressurePauseMs: 60_000 }),
+        POLICIES,
       );
       const stop = new AbortController();
 
@@ -411,6 +434,7 @@ describe(RetentionPurger.name, () => {
         const pressured = new RetentionPurger(
           ds,
           purgerOptions({ batchSize: 10, pressureLockWaiters: 3, pressurePauseMs: 400 }),
+          POLICIES,
         );
         await waitFor(async () =>
           (await pressured.pressure('sessions')).lockWaiters >= 3 ? true : undefined,
@@ -435,7 +459,7 @@ describe(RetentionPurger.name, () => {
     });
 
     it('counts a table as under pressure when autovacuum is far behind on it', async () => {
-      const probe = new RetentionPurger(ds, purgerOptions());
+      const probe = new RetentionPurger(ds, purgerOptions(), POLICIES);
       await ds.query(`ALTER TABLE probe_challenges SET (autovacuum_enabled = false)`);
       const playerId = await f.player();
       // Issued and left unanswered. Each issue also restamps its row as the answer leaves (an
@@ -485,7 +509,10 @@ describe(RetentionPurger.name, () => {
       const eligible = await seedMixedBacklog(f, 1_500);
       const before = await tableCounts(ds);
       const options = purgerOptions({ batchSize: 50 });
-      const replicas = [new RetentionPurger(ds, options), new RetentionPurger(other, options)];
+      const replicas = [
+        new RetentionPurger(ds, options, POLICIES),
+        new RetentionPurger(other, options, POLICIES),
+      ];
 
       // A ticket whose match the other replica is deleting at that moment waits for a later batch,
       // possibly the next pass; a second concurrent round picks up whatever the first left.
@@ -500,7 +527,7 @@ describe(RetentionPurger.name, () => {
       }
       const purgedTogether = zeroes();
       for (const name of RETENTION_POLICY_NAMES) {
-        purgedTogether[name] = reports.reduce((sum, report) => sum + report.purged[name], 0);
+        purgedTogether[name] = reports.reduce((sum, report) => sum + (report.purged[name] ?? 0), 0);
       }
       expect(purgedTogether).toEqual(eligible);
       // Both took part: batches of 50 over thousands of rows in all interleave.

@@ -12,6 +12,7 @@ import {
   ServerLossReconciler,
   StuckMatchReconciler,
   type StuckMatchRule,
+  type MatchReconciliationOptions,
 } from '@matchplane/matches';
 import {
   boundTransaction,
@@ -19,7 +20,6 @@ import {
   ReconcilesLifecycle,
   runInTransaction,
   type ReconciliationContribution,
-  type ReconciliationOptions,
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
@@ -128,14 +128,14 @@ export class AllocationReleaseStage implements ReconciliationStage {
 /** Allocations' reconciliation, for the maintenance app to discover. */
 @ReconcilesLifecycle()
 @Injectable()
-export class AllocationReconciliation implements ReconciliationContribution {
+export class AllocationReconciliation implements ReconciliationContribution<MatchReconciliationOptions> {
   constructor(
     private readonly dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
     private readonly releaser: AllocationReleaser,
   ) {}
 
-  reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[] {
+  reconciliationStages(options: MatchReconciliationOptions): readonly ReconciliationStage[] {
     return [
       ...new StuckMatchReconciler(this.dataSource, this.lifecycle, options).stages([
         ALLOCATING_MATCH_RULE,

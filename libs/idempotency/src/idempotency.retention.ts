@@ -2,7 +2,8 @@ import { Injectable, Module } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   RetainsRows,
-  type RetentionContribution,
+  RetentionOwner,
+  type RetentionBatch,
   type RetentionPolicyDefinition,
 } from '@matchplane/persistence';
 
@@ -12,7 +13,7 @@ import {
  * its age. Evaluated in each batch's own statement, so a row dead-lettered during a pass holds the
  * keys back at once.
  */
-export const IDEMPOTENCY_DEAD_LETTER_GUARD = `k.created_at < COALESCE(
+const IDEMPOTENCY_DEAD_LETTER_GUARD = `k.created_at < COALESCE(
             (SELECT d.created_at FROM oldest_dead_letter d)
               - make_interval(secs => $3::float8),
             'infinity')`;
@@ -25,7 +26,9 @@ export const IDEMPOTENCY_HOLD_SQL = `SELECT extract(epoch FROM $1::timestamptz
          - (d.created_at - make_interval(secs => $2::float8)))::float8 AS hold_seconds
   FROM oldest_dead_letter d`;
 
-export const IDEMPOTENCY_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
+const MARGIN = 'RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS';
+
+const IDEMPOTENCY_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
   {
     name: 'idempotency_keys',
     table: 'idempotency_keys',
@@ -34,24 +37,25 @@ export const IDEMPOTENCY_RETENTION_POLICIES: readonly RetentionPolicyDefinition[
     index: 'idempotency_keys_created_at_idx',
     age: 'created_at',
     guards: [IDEMPOTENCY_DEAD_LETTER_GUARD],
-    extraParams: (windows) => [windows.RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS],
+    extraParams: (windows) => [windows[MARGIN]],
+    // A dead letter leaving its window releases the keys it held in the same pass.
+    after: ['outbox_dead_letters'],
   },
 ];
 
 @RetainsRows()
 @Injectable()
-export class IdempotencyRetention implements RetentionContribution {
-  readonly retentionPolicies = IDEMPOTENCY_RETENTION_POLICIES;
+export class IdempotencyRetention extends RetentionOwner {
+  readonly policies = IDEMPOTENCY_RETENTION_POLICIES;
 
-  /** How far dead letters hold the keys' cutoff back at `cutoff` (s; 0 when they do not). */
-  async deadLetterHoldSeconds(
+  /** How far dead letters hold the keys' cutoff back (s; 0 when they do not). */
+  override async holdSeconds(
     runner: DataSource | EntityManager,
-    cutoff: Date,
-    marginSeconds: number,
+    { cutoff, windows }: Omit<RetentionBatch, 'limit'>,
   ): Promise<number> {
     const [row] = await runner.query<{ hold_seconds: number | null }[]>(IDEMPOTENCY_HOLD_SQL, [
       cutoff,
-      marginSeconds,
+      windows[MARGIN],
     ]);
     return Math.max(0, row?.hold_seconds ?? 0);
   }

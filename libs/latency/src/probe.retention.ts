@@ -1,11 +1,11 @@
 import { Injectable, Module } from '@nestjs/common';
 import {
   RetainsRows,
-  type RetentionContribution,
+  RetentionOwner,
   type RetentionPolicyDefinition,
 } from '@matchplane/persistence';
 
-export const PROBE_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
+const PROBE_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
   {
     // Answered or not: an answer is accepted only before expires_at, so after it nothing reads the row.
     name: 'probe_challenges',
@@ -29,8 +29,8 @@ export const PROBE_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
 
 @RetainsRows()
 @Injectable()
-export class ProbeRetention implements RetentionContribution {
-  readonly retentionPolicies = PROBE_RETENTION_POLICIES;
+export class ProbeRetention extends RetentionOwner {
+  readonly policies = PROBE_RETENTION_POLICIES;
 }
 
 /** Probe challenges' and measurements' retention, for the maintenance app to discover. */

@@ -3,10 +3,10 @@ import {
   boundTransaction,
   itemFailure,
   runInTransaction,
-  type ReconciliationOptions,
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
+import type { MatchReconciliationOptions } from './match-reconciliation.options';
 import type { MatchLifecycle } from './match-lifecycle.service';
 import type { ReadyCheck } from './ready-check.service';
 
@@ -38,7 +38,7 @@ export class AcceptanceTimeoutStage implements ReconciliationStage {
     private readonly dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
     private readonly readyCheck: ReadyCheck,
-    private readonly options: Pick<ReconciliationOptions, 'batchSize' | 'noShowPenalty'>,
+    private readonly options: Pick<MatchReconciliationOptions, 'batchSize' | 'noShowPenalty'>,
   ) {}
 
   async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {

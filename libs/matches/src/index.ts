@@ -5,6 +5,7 @@ export * from './match-lifecycle.service';
 export * from './matches.retention';
 export * from './durable-participants';
 export * from './matches.reconciliation';
+export * from './match-reconciliation.options';
 export * from './backfill.store';
 export * from './match-history.reader';
 export * from './server-loss.reconciler';

@@ -8,10 +8,10 @@ import {
   ReconcilesLifecycle,
   runInTransaction,
   type ReconciliationContribution,
-  type ReconciliationOptions,
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
+import type { MatchReconciliationOptions } from './match-reconciliation.options';
 import { MatchLifecycle, type MatchEnding } from './match-lifecycle.service';
 import { lockStuckMatch, stuckMatchSql, type StuckMatchFact } from './match.rows';
 import { MatchesModule } from './matches.module';
@@ -29,7 +29,7 @@ export interface StuckMatchRule {
   /** Every case the verdicts name. */
   cases: readonly string[];
   state: LiveMatchState;
-  deadlineMs(options: ReconciliationOptions): number;
+  deadlineMs(options: MatchReconciliationOptions): number;
   /** What decides the verdict (`none` when nothing does). */
   fact: StuckMatchFact;
   verdict(fact: boolean): StuckMatchVerdict;
@@ -100,7 +100,7 @@ export class StuckMatchReconciler {
   constructor(
     private readonly dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
-    private readonly options: ReconciliationOptions,
+    private readonly options: MatchReconciliationOptions,
   ) {}
 
   /** One stage per rule, for the pass to take turns over. */
@@ -167,7 +167,7 @@ export class OverdueBackfillReconciler {
   constructor(
     private readonly dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
-    private readonly options: ReconciliationOptions,
+    private readonly options: MatchReconciliationOptions,
   ) {}
 
   stage(): ReconciliationStage {
@@ -212,14 +212,14 @@ export class OverdueBackfillReconciler {
 /** Matches' reconciliation (the stuck-match rules above), for the maintenance app to discover. */
 @ReconcilesLifecycle()
 @Injectable()
-export class MatchReconciliation implements ReconciliationContribution {
+export class MatchReconciliation implements ReconciliationContribution<MatchReconciliationOptions> {
   constructor(
     private readonly dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
     private readonly presence: MatchPresenceService,
   ) {}
 
-  reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[] {
+  reconciliationStages(options: MatchReconciliationOptions): readonly ReconciliationStage[] {
     return [
       new AcceptanceTimeoutStage(
         this.dataSource,

@@ -1,7 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import {
   RetainsRows,
-  type RetentionContribution,
+  RetentionOwner,
   type RetentionPolicyDefinition,
 } from '@matchplane/persistence';
 
@@ -10,7 +10,7 @@ import {
  * whose allocation is still live stays (libs/allocation's `live_allocations` view): its server is
  * not released yet, and its row is how it gets released.
  */
-export const MATCH_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
+const MATCH_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
   {
     name: 'matches',
     table: 'matches',
@@ -24,8 +24,8 @@ export const MATCH_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
 
 @RetainsRows()
 @Injectable()
-export class MatchRetention implements RetentionContribution {
-  readonly retentionPolicies = MATCH_RETENTION_POLICIES;
+export class MatchRetention extends RetentionOwner {
+  readonly policies = MATCH_RETENTION_POLICIES;
 }
 
 /** Matches' retention, for the maintenance app to discover. */

@@ -4,10 +4,10 @@ import {
   cutoff,
   itemFailure,
   runInTransaction,
-  type ReconciliationOptions,
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
+import type { MatchReconciliationOptions } from './match-reconciliation.options';
 import type { MatchLifecycle } from './match-lifecycle.service';
 
 /**
@@ -43,7 +43,7 @@ export class ServerLossReconciler {
   constructor(
     private readonly dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
-    private readonly options: ReconciliationOptions,
+    private readonly options: MatchReconciliationOptions,
   ) {}
 
   stage(): ReconciliationStage {

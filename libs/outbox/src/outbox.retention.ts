@@ -1,7 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import {
   RetainsRows,
-  type RetentionContribution,
+  RetentionOwner,
   type RetentionPolicyDefinition,
 } from '@matchplane/persistence';
 
@@ -11,7 +11,7 @@ import {
  */
 
 /** Dead letters are kept longest (the maintenance app refuses windows that say otherwise). */
-export const OUTBOX_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
+const OUTBOX_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
   {
     name: 'outbox_dead_letters',
     table: 'outbox',
@@ -34,8 +34,8 @@ export const OUTBOX_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
 
 @RetainsRows()
 @Injectable()
-export class OutboxRetention implements RetentionContribution {
-  readonly retentionPolicies = OUTBOX_RETENTION_POLICIES;
+export class OutboxRetention extends RetentionOwner {
+  readonly policies = OUTBOX_RETENTION_POLICIES;
 }
 
 /** The outbox's retention, for the maintenance app to discover. */

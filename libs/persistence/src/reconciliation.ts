@@ -7,29 +7,15 @@ import { sqlStateOf } from './transaction.runner';
  * stages that end its rows when no live writer will (`@ReconcilesLifecycle()` on a provider
  * implementing {@link ReconciliationContribution}); the maintenance app discovers them, orders them
  * and takes turns over them. It holds no table's SQL itself.
+ *
+ * The options are what bounds every stage; an owner's stages take their own knobs (deadlines,
+ * penalties) in an interface extending them (libs/tickets' and libs/matches' reconciliation options).
  */
 export interface ReconciliationOptions {
   /** Items one batch takes at most. */
   readonly batchSize: number;
   /** No batch starts after this long into a pass (ms). */
   readonly passBudgetMs: number;
-  readonly heartbeatTimeoutMs: number;
-  /** For ALLOCATING and PROCESS_READY (ms). */
-  readonly allocatingTimeoutMs: number;
-  /** For ASSIGNMENT_READY (ms). */
-  readonly connectDeadlineMs: number;
-  /** For IN_PROGRESS (ms). */
-  readonly maxMatchDurationMs: number;
-  /** A registered game server silent this long loses its match: FAILED SERVER_LOST (ms). */
-  readonly serverHeartbeatTimeoutMs: number;
-  /** Each mode's search timeout (ms), QUEUE_SEARCH_TIMEOUTS; a mode not listed has none. */
-  readonly searchTimeoutsMs: Readonly<Record<string, number>>;
-  /** The cooldown of a match's no-shows when it fails NO_SHOW at the connect deadline. */
-  readonly noShowPenalty: {
-    readonly baseMs: number;
-    readonly capMs: number;
-    readonly decayMs: number;
-  };
 }
 
 /** One item a batch took but could not end; it is left alone for the rest of the pass. */
@@ -62,9 +48,11 @@ export interface ReconciliationStage {
   batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch>;
 }
 
-/** What one owning module contributes. */
-export interface ReconciliationContribution {
-  reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[];
+/** What one owning module contributes, built with the options its stages need. */
+export interface ReconciliationContribution<
+  O extends ReconciliationOptions = ReconciliationOptions,
+> {
+  reconciliationStages(options: O): readonly ReconciliationStage[];
 }
 
 export const RECONCILES_LIFECYCLE = Symbol('matchplane:reconciles-lifecycle');

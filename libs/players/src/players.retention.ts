@@ -1,11 +1,11 @@
 import { Injectable, Module } from '@nestjs/common';
 import {
   RetainsRows,
-  type RetentionContribution,
+  RetentionOwner,
   type RetentionPolicyDefinition,
 } from '@matchplane/persistence';
 
-export const SESSION_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
+const SESSION_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
   {
     name: 'sessions_expired',
     table: 'sessions',
@@ -26,8 +26,8 @@ export const SESSION_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = 
 
 @RetainsRows()
 @Injectable()
-export class SessionRetention implements RetentionContribution {
-  readonly retentionPolicies = SESSION_RETENTION_POLICIES;
+export class SessionRetention extends RetentionOwner {
+  readonly policies = SESSION_RETENTION_POLICIES;
 }
 
 /** Sessions' retention, for the maintenance app to discover. */

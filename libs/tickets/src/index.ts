@@ -6,3 +6,4 @@ export * from './tickets.retention';
 export * from './queue-wait.estimates';
 export * from './queue-controls.store';
 export * from './tickets.reconciliation';
+export * from './ticket-reconciliation.options';

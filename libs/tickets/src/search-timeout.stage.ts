@@ -8,6 +8,7 @@ import {
 import type { CandidateProjection } from './candidate.projection';
 import { endClaimedSearching } from './searching-tickets.ender';
 import type { TicketStore } from './ticket.store';
+import type { TicketReconciliationOptions } from './ticket-reconciliation.options';
 
 /**
  * Searching tickets past their mode's timeout, counted from the ticket's creation (heartbeats do
@@ -40,10 +41,7 @@ export class SearchTimeoutStage implements ReconciliationStage {
     private readonly dataSource: DataSource,
     readonly tickets: TicketStore,
     readonly projection: CandidateProjection,
-    private readonly options: {
-      batchSize: number;
-      searchTimeoutsMs: Readonly<Record<string, number>>;
-    },
+    private readonly options: Pick<TicketReconciliationOptions, 'batchSize' | 'searchTimeoutsMs'>,
   ) {}
 
   async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {

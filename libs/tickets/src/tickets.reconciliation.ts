@@ -6,11 +6,11 @@ import {
   ReconcilesLifecycle,
   runInTransaction,
   type ReconciliationContribution,
-  type ReconciliationOptions,
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
 import { CandidateProjection } from './candidate.projection';
+import type { TicketReconciliationOptions } from './ticket-reconciliation.options';
 import { SearchTimeoutStage } from './search-timeout.stage';
 import { endClaimedSearching } from './searching-tickets.ender';
 import { TicketStore } from './ticket.store';
@@ -34,7 +34,7 @@ export class TicketExpiryStage implements ReconciliationStage {
     private readonly dataSource: DataSource,
     readonly tickets: TicketStore,
     readonly projection: CandidateProjection,
-    private readonly options: { batchSize: number; heartbeatTimeoutMs: number },
+    private readonly options: Pick<TicketReconciliationOptions, 'batchSize' | 'heartbeatTimeoutMs'>,
   ) {}
 
   async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
@@ -72,14 +72,14 @@ export class TicketExpiryStage implements ReconciliationStage {
 /** Tickets' reconciliation, for the maintenance app to discover. */
 @ReconcilesLifecycle()
 @Injectable()
-export class TicketReconciliation implements ReconciliationContribution {
+export class TicketReconciliation implements ReconciliationContribution<TicketReconciliationOptions> {
   constructor(
     private readonly dataSource: DataSource,
     private readonly tickets: TicketStore,
     private readonly projection: CandidateProjection,
   ) {}
 
-  reconciliationStages(options: ReconciliationOptions): readonly ReconciliationStage[] {
+  reconciliationStages(options: TicketReconciliationOptions): readonly ReconciliationStage[] {
     return [
       new TicketExpiryStage(this.dataSource, this.tickets, this.projection, options),
       new SearchTimeoutStage(this.dataSource, this.tickets, this.projection, options),

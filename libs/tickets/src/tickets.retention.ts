@@ -1,16 +1,16 @@
 import { Injectable, Module } from '@nestjs/common';
 import {
   RetainsRows,
-  type RetentionContribution,
+  RetentionOwner,
   type RetentionPolicyDefinition,
 } from '@matchplane/persistence';
 
 /**
  * Finished tickets; one a match still lists stays (libs/matches' `listed_tickets` view:
- * match_participants.ticket_id has no cascade). The maintenance app purges matches before tickets,
- * so it goes in the same pass as its match.
+ * match_participants.ticket_id has no cascade). It goes after matches in a round, so it goes in
+ * the same pass as its match.
  */
-export const TICKET_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
+const TICKET_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
   {
     name: 'queue_tickets',
     table: 'queue_tickets',
@@ -19,13 +19,14 @@ export const TICKET_RETENTION_POLICIES: readonly RetentionPolicyDefinition[] = [
     index: 'queue_tickets_finished_at_idx',
     age: 'finished_at',
     guards: [`NOT EXISTS (SELECT 1 FROM listed_tickets l WHERE l.ticket_id = t.id)`],
+    after: ['matches'],
   },
 ];
 
 @RetainsRows()
 @Injectable()
-export class TicketRetention implements RetentionContribution {
-  readonly retentionPolicies = TICKET_RETENTION_POLICIES;
+export class TicketRetention extends RetentionOwner {
+  readonly policies = TICKET_RETENTION_POLICIES;
 }
 
 /** Tickets' retention, for the maintenance app to discover. */

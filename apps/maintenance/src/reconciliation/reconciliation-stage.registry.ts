@@ -1,12 +1,20 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import { providersMarkedWith } from '../marked-providers';
+import type { MatchReconciliationOptions } from '@matchplane/matches';
 import {
   RECONCILES_LIFECYCLE,
   type ReconciliationContribution,
-  type ReconciliationOptions,
   type ReconciliationStage,
 } from '@matchplane/persistence';
+import type { TicketReconciliationOptions } from '@matchplane/tickets';
+
+/** What the app's configuration gives every owner's stages: each owner's own knobs, together. */
+export type MaintenanceReconciliationOptions = TicketReconciliationOptions &
+  MatchReconciliationOptions;
+
+/** A contribution of any owner the app imports: each takes its own part of the options. */
+type AnyContribution = ReconciliationContribution<MaintenanceReconciliationOptions>;
 
 /** The options the contributions' stages are built with (the maintenance app's). */
 export const RECONCILIATION_OPTIONS = Symbol('RECONCILIATION_OPTIONS');
@@ -24,7 +32,7 @@ export class ReconciliationStages implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly reflector: Reflector,
-    @Inject(RECONCILIATION_OPTIONS) private readonly options: ReconciliationOptions,
+    @Inject(RECONCILIATION_OPTIONS) private readonly options: MaintenanceReconciliationOptions,
   ) {}
 
   /** Throws (stopping the app at start-up) when a stage or case is contributed twice, or none is. */
@@ -37,7 +45,7 @@ export class ReconciliationStages implements OnModuleInit {
     return this.assembled;
   }
 
-  private found(): ReconciliationContribution[] {
+  private found(): AnyContribution[] {
     return providersMarkedWith(this.discovery, this.reflector, RECONCILES_LIFECYCLE);
   }
 }
@@ -47,8 +55,8 @@ export class ReconciliationStages implements OnModuleInit {
  * twice is a start-up error, never a pass that counts two things as one.
  */
 export function assembleReconciliationStages(
-  contributions: readonly ReconciliationContribution[],
-  options: ReconciliationOptions,
+  contributions: readonly AnyContribution[],
+  options: MaintenanceReconciliationOptions,
   logger?: Logger,
 ): ReconciliationStage[] {
   const stages = contributions

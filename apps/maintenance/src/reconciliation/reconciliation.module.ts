@@ -14,7 +14,6 @@ import {
   type MatchPresenceService,
 } from '@matchplane/matches';
 import { OutboxModule } from '@matchplane/outbox';
-import type { ReconciliationContribution, ReconciliationOptions } from '@matchplane/persistence';
 import { noShowPenaltyPolicy } from '@matchplane/players';
 import {
   TicketReconciliation,
@@ -29,11 +28,12 @@ import {
   assembleReconciliationStages,
   RECONCILIATION_OPTIONS,
   ReconciliationStages,
+  type MaintenanceReconciliationOptions,
 } from './reconciliation-stage.registry';
 import { ReconciliationMetrics } from './reconciliation.metrics';
 import { ReconciliationScheduler } from './reconciliation.scheduler';
 
-export function reconciliationOptions(config: MaintenanceConfig): ReconciliationOptions {
+export function reconciliationOptions(config: MaintenanceConfig): MaintenanceReconciliationOptions {
   return {
     batchSize: config.RECONCILE_BATCH_SIZE,
     passBudgetMs: config.RECONCILE_PASS_BUDGET_MS,
@@ -86,9 +86,9 @@ export interface ReconciliationDependencies {
  */
 export function buildLifecycleReconciler(
   deps: ReconciliationDependencies,
-  options: ReconciliationOptions,
+  options: MaintenanceReconciliationOptions,
 ): LifecycleReconciler {
-  const contributions: ReconciliationContribution[] = [
+  const contributions = [
     new TicketReconciliation(deps.dataSource, deps.tickets, deps.projection),
     new MatchReconciliation(deps.dataSource, deps.lifecycle, deps.presence),
     new AllocationReconciliation(deps.dataSource, deps.lifecycle, deps.releaser),

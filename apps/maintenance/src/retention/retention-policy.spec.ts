@@ -1,20 +1,24 @@
 import { ConfigError, loadConfig } from '@matchplane/config';
 import { MaintenanceConfig } from '../maintenance.config';
 import { retentionPurgerOptions } from './retention.module';
-import {
-  RETENTION_POLICIES,
-  RETENTION_POLICY_NAMES,
-  cutoffOf,
-  retentionPolicy,
-  retentionWindowProblems,
-} from './retention-policy';
+import { cutoffOf, retentionWindowProblems, type RetentionPolicy } from './retention-policy';
+import { RETENTION_POLICY_NAMES } from '../../../../test/support/retention-policies';
+import { discoverRetentionPolicies } from './retention-policy.registry';
 
 describe('retention policies', () => {
   const defaults = loadConfig(MaintenanceConfig, {});
+  let RETENTION_POLICIES: readonly RetentionPolicy[];
+  const retentionPolicy = (name: string) =>
+    RETENTION_POLICIES.find((policy) => policy.name === name)!;
+
+  beforeAll(async () => {
+    RETENTION_POLICIES = await discoverRetentionPolicies();
+  });
 
   it('has one policy per name, in an order that deletes matches before their tickets', () => {
-    expect(RETENTION_POLICIES.map((policy) => policy.name)).toEqual([...RETENTION_POLICY_NAMES]);
-    const order = RETENTION_POLICY_NAMES.indexOf.bind(RETENTION_POLICY_NAMES);
+    const names = RETENTION_POLICIES.map((policy) => policy.name);
+    expect(names).toEqual([...RETENTION_POLICY_NAMES]);
+    const order = names.indexOf.bind(names);
     expect(order('matches')).toBeLessThan(order('queue_tickets'));
     // A dead letter leaving its window releases the idempotency keys it held in the same pass.
     expect(order('outbox_dead_letters')).toBeLessThan(order('idempotency_keys'));
@@ -22,8 +26,9 @@ describe('retention policies', () => {
 
   it('locks every batch SKIP LOCKED and bounds it by $2', () => {
     for (const policy of RETENTION_POLICIES) {
-      expect(policy.purgeSql).toMatch(/LIMIT \$2\s+FOR UPDATE OF \w+ SKIP LOCKED\)\)$/);
-      expect(policy.purgeSql.startsWith(`DELETE FROM ${policy.table}\n`)).toBe(true);
+      const { purgeSql } = policy.owner.statements(policy.name);
+      expect(purgeSql).toMatch(/LIMIT \$2\s+FOR UPDATE OF \w+ SKIP LOCKED\)\)$/);
+      expect(purgeSql.startsWith(`DELETE FROM ${policy.table}\n`)).toBe(true);
     }
   });
 

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { MetricsRegistry } from '@matchplane/observability';
 import type { OutboxStats } from '@matchplane/outbox';
-import { RETENTION_POLICIES } from './retention-policy';
+import type { RetentionPolicy } from './retention-policy';
+import { RetentionPolicyRegistry } from './retention-policy.registry';
 import type { RetentionPassOutcome, RetentionPassReport } from './retention.purger';
 
 type PassResult = RetentionPassOutcome | 'failed';
@@ -23,7 +24,13 @@ export class RetentionMetrics {
   private readonly pending: Gauge;
   private readonly oldestPendingAge: Gauge;
 
-  constructor(@Inject(MetricsRegistry) registry: MetricsRegistry) {
+  private readonly policies: readonly RetentionPolicy[];
+
+  constructor(
+    @Inject(MetricsRegistry) registry: MetricsRegistry,
+    policies: RetentionPolicyRegistry,
+  ) {
+    this.policies = policies.policies;
     const registers = [registry];
     const labelNames = ['table', 'policy'] as const;
     this.purged = new Counter({
@@ -70,7 +77,7 @@ export class RetentionMetrics {
       registers,
     });
     // Every series exists from the start, so a rate() or an absent() alert works before the first pass.
-    for (const policy of RETENTION_POLICIES) {
+    for (const policy of this.policies) {
       this.purged.inc({ table: policy.table, policy: policy.name }, 0);
     }
     for (const outcome of ['complete', 'budget_exhausted', 'interrupted', 'failed'] as const) {
@@ -81,10 +88,10 @@ export class RetentionMetrics {
   recordPass(report: RetentionPassReport): void {
     this.count(report.outcome);
     this.passDuration.set(report.durationMs / 1_000);
-    for (const policy of RETENTION_POLICIES) {
+    for (const policy of this.policies) {
       const labels = { table: policy.table, policy: policy.name };
-      this.purged.inc(labels, report.purged[policy.name]);
-      if (report.lagSeconds) this.lag.set(labels, report.lagSeconds[policy.name]);
+      this.purged.inc(labels, report.purged[policy.name] ?? 0);
+      if (report.lagSeconds) this.lag.set(labels, report.lagSeconds[policy.name] ?? 0);
     }
     if (report.lagSeconds) this.idempotencyHold.set(report.idempotencyHoldSeconds);
   }

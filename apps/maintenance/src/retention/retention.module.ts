@@ -1,14 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { MaintenanceConfig } from '../maintenance.config';
-import { MatchRetentionModule } from '@matchplane/matches';
-import { OutboxRetentionModule, OutboxStatsService } from '@matchplane/outbox';
-import { SessionRetentionModule } from '@matchplane/players';
-import { TicketRetentionModule } from '@matchplane/tickets';
-import { IdempotencyRetentionModule } from '@matchplane/idempotency';
-import { ProbeRetentionModule } from '@matchplane/latency';
-import { RetentionPolicyRegistry } from './retention-policy.registry';
+import { OutboxStatsService } from '@matchplane/outbox';
+import { RetentionOwnersModule, RetentionPolicyRegistry } from './retention-policy.registry';
 import { assertRetentionWindows } from './retention-policy';
 import { RetentionMetrics } from './retention.metrics';
 import { RetentionPurger, type RetentionPurgerOptions } from './retention.purger';
@@ -26,19 +20,10 @@ export function retentionPurgerOptions(config: MaintenanceConfig): RetentionPurg
   };
 }
 
-/** The modules whose tables the app purges: each declares its policies and holds (`@RetainsRows()`). */
-export const RETENTION_OWNER_MODULES = [
-  OutboxRetentionModule,
-  IdempotencyRetentionModule,
-  SessionRetentionModule,
-  ProbeRetentionModule,
-  MatchRetentionModule,
-  TicketRetentionModule,
-];
-
 /**
  * The retention purge loop, its metrics and the outbox figures it reports. The policies come from
- * the owning modules imported here, discovered by {@link RetentionPolicyRegistry}.
+ * the owning modules {@link RetentionOwnersModule} imports, discovered by
+ * {@link RetentionPolicyRegistry}; each owner runs its own batches, this module schedules them.
  */
 @Module({})
 export class RetentionModule {
@@ -47,9 +32,8 @@ export class RetentionModule {
     const options = retentionPurgerOptions(config);
     return {
       module: RetentionModule,
-      imports: [DiscoveryModule, ...RETENTION_OWNER_MODULES],
+      imports: [RetentionOwnersModule],
       providers: [
-        RetentionPolicyRegistry,
         { provide: MaintenanceConfig, useValue: config },
         {
           provide: RetentionPurger,
@@ -61,7 +45,7 @@ export class RetentionModule {
         RetentionMetrics,
         RetentionScheduler,
       ],
-      exports: [RetentionPurger, RetentionPolicyRegistry],
+      exports: [RetentionPurger, RetentionOwnersModule],
     };
   }
 }

@@ -1,15 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { IdempotencyRetention } from '@matchplane/idempotency';
 import { sqlStateOf } from '@matchplane/persistence';
-import {
-  RETENTION_POLICIES,
-  RETENTION_POLICY_NAMES,
-  cutoffOf,
-  type RetentionPolicy,
-  type RetentionPolicyName,
-  type RetentionWindows,
-} from './retention-policy';
+import { cutoffOf, type RetentionPolicy, type RetentionWindows } from './retention-policy';
 
 export interface RetentionPurgerOptions {
   windows: RetentionWindows;
@@ -36,7 +28,7 @@ export interface RetentionPassOptions {
 export type RetentionPassOutcome = 'complete' | 'budget_exhausted' | 'interrupted';
 
 export interface RetentionPassError {
-  policy: RetentionPolicyName;
+  policy: string;
   sqlState: string | undefined;
   message: string;
 }
@@ -49,9 +41,9 @@ export interface RetentionPassReport {
   /** Batches followed by the longer pause. */
   pressuredBatches: number;
   /** Rows deleted by this purger (each row is counted by the one replica that deleted it). */
-  purged: Record<RetentionPolicyName, number>;
+  purged: Record<string, number>;
   /** Per policy, seconds since the oldest row still deletable passed its window; not measured when interrupted. */
-  lagSeconds?: Record<RetentionPolicyName, number>;
+  lagSeconds?: Record<string, number>;
   /** How far dead letters hold the idempotency cutoff back (s; 0 when they do not). */
   idempotencyHoldSeconds: number;
   /** Batches that failed on their own (lock timeout, a constraint): their policy waits for the next pass. */
@@ -98,11 +90,12 @@ const BATCH_LOCAL_SQLSTATES = new Set([
 ]);
 
 /**
- * Deletes rows past their retention window in bounded batches: each batch one short
- * transaction deleting at most `batchSize` rows `FOR UPDATE SKIP LOCKED`, policies taken in turn
- * (one batch each per round) so one table's backlog cannot starve the others, until nothing is
- * deletable or the pass budget is spent. Any number of purgers may run against one database.
- * Usable without Nest: `new RetentionPurger(dataSource, options).pass()`.
+ * Schedules the owners' purges: each batch one short transaction in which the policy's owner
+ * deletes at most `batchSize` rows `FOR UPDATE SKIP LOCKED`, policies taken in turn (one batch
+ * each per round) so one table's backlog cannot starve the others, until nothing is deletable or
+ * the pass budget is spent, pausing longer under database pressure. Any number of purgers may run
+ * against one database. Usable without Nest:
+ * `new RetentionPurger(dataSource, options, await discoverRetentionPolicies()).pass()`.
  */
 export class RetentionPurger {
   private readonly logger = new Logger(RetentionPurger.name);
@@ -110,14 +103,14 @@ export class RetentionPurger {
   constructor(
     private readonly dataSource: DataSource,
     readonly options: RetentionPurgerOptions,
-    readonly policies: readonly RetentionPolicy[] = RETENTION_POLICIES,
+    readonly policies: readonly RetentionPolicy[],
   ) {}
 
   async pass({ now, signal }: RetentionPassOptions = {}): Promise<RetentionPassReport> {
     const started = performance.now();
     const deadline = started + this.options.passBudgetMs;
     const at = now ?? (await this.databaseNow());
-    const purged = zeroes();
+    const purged = this.zeroes();
     const errors: RetentionPassError[] = [];
     let batches = 0;
     let pressuredBatches = 0;
@@ -147,7 +140,7 @@ export class RetentionPurger {
           );
         }
         batches += 1;
-        purged[policy.name] += deleted;
+        purged[policy.name] = (purged[policy.name] ?? 0) + deleted;
         if (deleted < this.options.batchSize) active = active.filter((p) => p !== policy);
         // An empty batch held no locks worth pausing for.
         if (active.length === 0 || deleted === 0) continue;
@@ -174,7 +167,7 @@ export class RetentionPurger {
     };
   }
 
-  /** One batch of one policy in its own transaction; returns the rows it deleted. */
+  /** One batch of one policy, run by its owner in a bounded transaction; returns the rows deleted. */
   async purgeBatch(policy: RetentionPolicy, now: Date): Promise<number> {
     const runner = this.dataSource.createQueryRunner();
     try {
@@ -183,13 +176,12 @@ export class RetentionPurger {
         `SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
         [`${BATCH_LOCK_TIMEOUT_MS}ms`, `${BATCH_STATEMENT_TIMEOUT_MS}ms`],
       );
-      const result = (await runner.query(
-        policy.purgeSql,
-        this.parameters(policy, now, this.options.batchSize),
-        true,
-      )) as { affected?: number };
+      const deleted = await policy.owner.purge(runner, {
+        ...this.batchOf(policy, now),
+        limit: this.options.batchSize,
+      });
       await runner.commitTransaction();
-      return result.affected ?? 0;
+      return deleted;
     } catch (error) {
       if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
       throw error;
@@ -212,35 +204,35 @@ export class RetentionPurger {
     };
   }
 
-  /** Deletion lag per policy and the dead letters' hold on idempotency keys, at `now`. */
+  /** Deletion lag per policy, each measured by its owner, and the dead letters' hold on idempotency keys. */
   async measure(
     now: Date,
-  ): Promise<{ lagSeconds: Record<RetentionPolicyName, number>; idempotencyHoldSeconds: number }> {
-    const lagSeconds = zeroes();
+  ): Promise<{ lagSeconds: Record<string, number>; idempotencyHoldSeconds: number }> {
+    const lagSeconds = this.zeroes();
     for (const policy of this.policies) {
-      const [row] = await this.dataSource.query<{ lag_seconds: number }[]>(
-        policy.lagSql,
-        this.parameters(policy, now, 1),
+      lagSeconds[policy.name] = await policy.owner.lagSeconds(
+        this.dataSource,
+        this.batchOf(policy, now),
       );
-      lagSeconds[policy.name] = Math.max(0, row?.lag_seconds ?? 0);
     }
     const idempotency = this.policies.find((policy) => policy.name === 'idempotency_keys');
     const idempotencyHoldSeconds = idempotency
-      ? await new IdempotencyRetention().deadLetterHoldSeconds(
-          this.dataSource,
-          cutoffOf(idempotency, this.options.windows, now),
-          this.options.windows.RETENTION_IDEMPOTENCY_DEAD_LETTER_MARGIN_SECONDS,
-        )
+      ? await idempotency.owner.holdSeconds(this.dataSource, this.batchOf(idempotency, now))
       : 0;
     return { lagSeconds, idempotencyHoldSeconds };
   }
 
-  private parameters(policy: RetentionPolicy, now: Date, limit: number): unknown[] {
-    return [
-      cutoffOf(policy, this.options.windows, now),
-      limit,
-      ...policy.extraParams(this.options.windows),
-    ];
+  private batchOf(policy: RetentionPolicy, now: Date) {
+    return {
+      policy: policy.name,
+      cutoff: cutoffOf(policy, this.options.windows, now),
+      windows: this.options.windows,
+    };
+  }
+
+  /** Every policy at 0, in round order (the pass's log line lists them so). */
+  private zeroes(): Record<string, number> {
+    return Object.fromEntries(this.policies.map((policy) => [policy.name, 0]));
   }
 
   private async databaseNow(): Promise<Date> {
@@ -248,13 +240,6 @@ export class RetentionPurger {
     if (!row) throw new Error('SELECT now() returned no row');
     return row.now;
   }
-}
-
-function zeroes(): Record<RetentionPolicyName, number> {
-  return Object.fromEntries(RETENTION_POLICY_NAMES.map((name) => [name, 0])) as Record<
-    RetentionPolicyName,
-    number
-  >;
 }
 
 /** Resolves after `ms`, or as soon as `signal` aborts; never rejects. */

@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { MaintenanceConfig } from '../maintenance.config';
 import { OutboxStatsService, type OutboxStats } from '@matchplane/outbox';
 import { describeError, PassScheduler } from '../pass-scheduler';
-import { RETENTION_POLICIES } from './retention-policy';
 import { RetentionMetrics } from './retention.metrics';
 import { RetentionPurger, type RetentionPassReport } from './retention.purger';
 
@@ -48,10 +47,11 @@ export class RetentionScheduler extends PassScheduler<RetentionPassReport> {
 
 /** The pass's one log line: rows purged and deletion lag per policy, dead letters and backlog. */
 export function describePass(report: RetentionPassReport, stats?: OutboxStats): string {
+  // The report lists every policy, in round order.
   const figures = (values: Record<string, number>, unit = '') =>
-    RETENTION_POLICIES.map(
-      (policy) => `${policy.name}=${round(values[policy.name] ?? 0)}${unit}`,
-    ).join(' ');
+    Object.keys(report.purged)
+      .map((name) => `${name}=${round(values[name] ?? 0)}${unit}`)
+      .join(' ');
   const parts = [
     `retention pass ${report.outcome.replace('_', ' ')} in ${report.durationMs} ms` +
       ` (${report.batches} batches, ${report.pressuredBatches} under database pressure)`,
