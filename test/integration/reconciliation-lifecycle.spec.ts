@@ -126,7 +126,6 @@ describe(LifecycleReconciler.name, () => {
       ds,
       ownMatches,
       tickets,
-      projection,
       new PlayerStore(),
       new BackfillStore(new OutboxWriter(), signal),
     );
@@ -134,7 +133,6 @@ describe(LifecycleReconciler.name, () => {
       {
         dataSource: ds,
         tickets,
-        projection,
         lifecycle,
         presence: new MatchPresenceService(ds, ownMatches, lifecycle, new OutboxWriter(), signal),
         releaser,
