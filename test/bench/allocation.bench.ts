@@ -40,7 +40,7 @@ import {
   runInTransaction,
 } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
-import { TicketStore } from '@matchplane/tickets';
+import { CandidateProjection, TicketStore } from '@matchplane/tickets';
 import { parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
 import {
   freePort,
@@ -351,7 +351,11 @@ class Bench {
     const writer = new OutboxWriter();
     const signal = new OutboxSignal(this.redis, service);
     this.matches = new MatchStore(this.dataSource, writer, signal);
-    this.tickets = new TicketStore(writer, signal);
+    this.tickets = new TicketStore(
+      writer,
+      signal,
+      new CandidateProjection(this.redis, service, service),
+    );
     await this.deletePrefix();
   }
 
@@ -396,7 +400,7 @@ class Bench {
     regionOf: (index: number) => string,
     mode = 'duel',
   ): Promise<{ playerId: string; ticketId: string }[]> {
-    return runInTransaction(this.dataSource, async (manager) => {
+    return runInTransaction(this.dataSource, async (manager, unit) => {
       const out: { playerId: string; ticketId: string }[] = [];
       for (let i = 0; i < count; i += 1) {
         const playerId = await this.players.createGuest(
@@ -405,7 +409,7 @@ class Bench {
         );
         const ticketId = randomUUID();
         await this.tickets.create(
-          manager,
+          unit,
           {
             id: ticketId,
             playerId,
@@ -443,7 +447,7 @@ class Bench {
       mode: string;
     }[],
   ): Promise<string[]> {
-    const ids = await runInTransaction(this.dataSource, async (manager) => {
+    const ids = await runInTransaction(this.dataSource, async (manager, unit) => {
       const locked = new Map(
         (
           await this.tickets.lockSearching(
@@ -471,7 +475,7 @@ class Bench {
           now,
         );
         await this.tickets.transitionMany(
-          manager,
+          unit,
           rows,
           () => ({ to: 'MATCHED', matchId: change.match.id }),
           now,

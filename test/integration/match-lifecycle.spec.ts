@@ -28,7 +28,6 @@ describe(MatchLifecycle.name, () => {
       api.ds,
       matches,
       tickets,
-      projection,
       new PlayerStore(),
       new BackfillStore(new OutboxWriter(), signal),
     );
@@ -95,10 +94,10 @@ describe(MatchLifecycle.name, () => {
 
   it('a ticket its player already cancelled is left as it is', async () => {
     const { matchId, queued } = await matchedPair();
-    await runInTransaction(api.ds, async (manager) => {
+    await runInTransaction(api.ds, async (manager, unit) => {
       const current = (await tickets.load(manager, queued[0]!.id, { forUpdate: true }))!;
       await tickets.transition(
-        manager,
+        unit,
         current,
         { to: 'CANCELLED', reason: 'PLAYER_CANCELLED' },
         new Date(),

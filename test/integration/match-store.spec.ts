@@ -21,6 +21,7 @@ import {
   OutboxWriter,
 } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
+import { CandidateProjection } from '@matchplane/tickets';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { TestFactories } from '../support/factories';
 import { testRedis, testRedisPrefix } from '../support/redis';
@@ -40,7 +41,11 @@ describe(MatchStore.name, () => {
     const config = loadConfig(ServiceConfig, { ...db.env, REDIS_KEY_PREFIX: testRedisPrefix() });
     const signal = new OutboxSignal(redis, config);
     store = new MatchStore(dataSource, new OutboxWriter(), signal);
-    factories = TestFactories.standalone(dataSource, signal);
+    factories = TestFactories.standalone(
+      dataSource,
+      signal,
+      new CandidateProjection(redis, config, config),
+    );
   });
 
   afterAll(async () => {

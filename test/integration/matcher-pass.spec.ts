@@ -201,8 +201,8 @@ describe(MatchingPass.name, () => {
       const rollsBack: CommitSession = {
         mode: 'duel',
         transaction: (work) =>
-          runInTransaction(dataSource, async (manager) => {
-            await work(manager);
+          runInTransaction(dataSource, async (manager, unit) => {
+            await work(manager, unit);
             throw new Error('rolled back after the writes');
           }),
       };

@@ -438,12 +438,10 @@ describe('parties', () => {
     });
     expect(beat.statusCode).toBe(200);
 
-    const expiry = new TicketExpiryStage(
-      api.ds,
-      api.app.get(TicketStore),
-      api.app.get(CandidateProjection),
-      { batchSize: 50, heartbeatTimeoutMs },
-    );
+    const expiry = new TicketExpiryStage(api.ds, api.app.get(TicketStore), {
+      batchSize: 50,
+      heartbeatTimeoutMs,
+    });
     const batch = await expiry.batch(new Date(), new Set());
     expect(batch.failures).toEqual([]);
     expect(await ticket(member, memberTicket?.id as string)).toMatchObject({

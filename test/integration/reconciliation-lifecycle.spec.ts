@@ -123,7 +123,6 @@ describe(LifecycleReconciler.name, () => {
       ds,
       ownMatches,
       tickets,
-      projection,
       new PlayerStore(),
       new BackfillStore(new OutboxWriter(), signal),
     );
@@ -131,7 +130,6 @@ describe(LifecycleReconciler.name, () => {
       {
         dataSource: ds,
         tickets,
-        projection,
         lifecycle,
         presence: new MatchPresenceService(ds, ownMatches, lifecycle, new OutboxWriter(), signal),
         releaser,

@@ -9,7 +9,7 @@ import {
 } from '@matchplane/matches';
 import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { PlayerStore } from '@matchplane/players';
-import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import { TicketStore } from '@matchplane/tickets';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import { reconciliationOptions } from '../../apps/maintenance/src/reconciliation/reconciliation.module';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';
@@ -236,7 +236,6 @@ describe(MatchPresenceService.name, () => {
       api.ds,
       matches,
       api.app.get(TicketStore),
-      api.app.get(CandidateProjection),
       new PlayerStore(),
       new BackfillStore(new OutboxWriter(), signal),
     );

@@ -16,7 +16,7 @@ import {
 import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { PlayerStore } from '@matchplane/players';
 import { dataSourceOptions } from '@matchplane/persistence';
-import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import { TicketStore } from '@matchplane/tickets';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import type { LifecycleReconciler } from '../../apps/maintenance/src/reconciliation/lifecycle.reconciler';
 import { QueuedAllocationReleaser } from '../../apps/maintenance/src/reconciliation/queued-allocation.releaser';
@@ -93,13 +93,11 @@ describe(ServerLossReconciler.name, () => {
   function reconciler(ds: DataSource = api.ds): LifecycleReconciler {
     const signal = api.app.get(OutboxSignal);
     const tickets = api.app.get(TicketStore);
-    const projection = api.app.get(CandidateProjection);
     const matches = new MatchStore(ds, new OutboxWriter(), signal);
     const lifecycle = new MatchLifecycle(
       ds,
       matches,
       tickets,
-      projection,
       new PlayerStore(),
       new BackfillStore(new OutboxWriter(), signal),
     );
@@ -107,7 +105,6 @@ describe(ServerLossReconciler.name, () => {
       {
         dataSource: ds,
         tickets,
-        projection,
         lifecycle,
         presence: new MatchPresenceService(ds, matches, lifecycle, new OutboxWriter(), signal),
         releaser,

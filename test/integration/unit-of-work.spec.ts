@@ -1,10 +1,5 @@
 import type { DataSource } from 'typeorm';
-import {
-  afterCommit,
-  afterCommitBatch,
-  runInTransaction,
-  UnitOfWork,
-} from '@matchplane/persistence';
+import { afterCommit, runInTransaction, UnitOfWork } from '@matchplane/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 describe(UnitOfWork.name, () => {
@@ -51,25 +46,69 @@ describe(UnitOfWork.name, () => {
     expect(ran).toEqual(['ticket', 'wake 2']);
   });
 
-  it('runs a batch once with every item, one per item key (its last registration); at once outside a unit', async () => {
+  it('runs a batch once with every item, one per item key (its last registration)', async () => {
     const runs: string[][] = [];
     const run = (items: readonly string[]) => void runs.push([...items]);
-    await runInTransaction(dataSource, async (manager) => {
-      await afterCommitBatch(manager, 'tickets', 'a', 'a@1', run);
-      await afterCommitBatch(manager, 'tickets', 'b', 'b@1', run);
-      await afterCommitBatch(manager, 'tickets', 'a', 'a@2', run);
+    await runInTransaction(dataSource, (manager, unit) => {
+      unit.afterCommitBatch('tickets', 'a', 'a@1', run);
+      unit.afterCommitBatch('tickets', 'b', 'b@1', run);
+      unit.afterCommitBatch('tickets', 'a', 'a@2', run);
       expect(runs).toEqual([]);
+      return Promise.resolve();
     });
     expect(runs).toEqual([['b@1', 'a@2']]);
-    await afterCommitBatch(dataSource.manager, 'tickets', 'c', 'c@1', run);
-    expect(runs).toEqual([['b@1', 'a@2'], ['c@1']]);
     await expect(
-      runInTransaction(dataSource, async (manager) => {
-        await afterCommitBatch(manager, 'tickets', 'd', 'd@1', run);
-        throw new Error('changed my mind');
+      runInTransaction(dataSource, (manager, unit) => {
+        unit.afterCommitBatch('tickets', 'd', 'd@1', run);
+        return Promise.reject(new Error('changed my mind'));
       }),
     ).rejects.toThrow('changed my mind');
-    expect(runs).toHaveLength(2);
+    expect(runs).toHaveLength(1);
+  });
+
+  it('answers without waiting for an effect registered as not awaited, unless the batch also has an awaited one', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const ran: string[] = [];
+    const slow = async (items: readonly string[]) => {
+      await released;
+      ran.push(...items);
+    };
+    await runInTransaction(dataSource, (manager, unit) => {
+      unit.afterCommitBatch('candidates', 'a', 'a', slow, { awaited: false });
+      return Promise.resolve();
+    });
+    expect(ran).toEqual([]);
+    release();
+    await released;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ran).toEqual(['a']);
+
+    let releaseMixed!: () => void;
+    const mixedReleased = new Promise<void>((resolve) => (releaseMixed = resolve));
+    const gated = async (items: readonly string[]) => {
+      await mixedReleased;
+      ran.push(...items);
+    };
+    const mixed = runInTransaction(dataSource, (manager, unit) => {
+      unit.afterCommitBatch('candidates', 'b', 'b', gated);
+      unit.afterCommitBatch('candidates', 'c', 'c', gated, { awaited: false });
+      return Promise.resolve();
+    });
+    let settled = false;
+    void mixed.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(settled).toBe(false);
+    releaseMixed();
+    await mixed;
+    expect(ran).toEqual(['a', 'b', 'c']);
+  });
+
+  it('refuses a registration on a unit whose transaction ended (it would be dropped unseen)', async () => {
+    const kept = await runInTransaction(dataSource, (manager, unit) => Promise.resolve(unit));
+    expect(() => kept.afterCommit('late', () => undefined)).toThrow(
+      'after-commit effect late registered on a closed unit of work',
+    );
   });
 
   it('drops the effects of a transaction that rolled back', async () => {

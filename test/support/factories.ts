@@ -39,7 +39,7 @@ import {
   SessionStore,
   SESSION_TOKEN_PREFIX,
 } from '@matchplane/players';
-import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { TicketStore, type CandidateProjection, type StoredTicket } from '@matchplane/tickets';
 // The API owns these two tables (libs never import apps; tests may).
 import { IdempotencyStore } from '@matchplane/idempotency';
 import { ProbeRecorder } from '../../apps/api/src/probes/probe.recorder';
@@ -130,11 +130,15 @@ export class TestFactories {
 
   /**
    * Factories over a bare test database: the stores built as their modules build them. The ticket
-   * and match stores wake relays through `signal` (without one they are not available). No
-   * candidate projection, match lifecycle or probe recorder here (they need the app's graph): use
-   * {@link TestFactories.of} for those.
+   * and match stores wake relays through `signal` (without one they are not available); the ticket
+   * store also refreshes `projection` (without one it is not available). No match lifecycle or
+   * probe recorder here (they need the app's graph): use {@link TestFactories.of} for those.
    */
-  static standalone(ds: DataSource, signal?: OutboxSignal): TestFactories {
+  static standalone(
+    ds: DataSource,
+    signal?: OutboxSignal,
+    projection?: CandidateProjection,
+  ): TestFactories {
     const outbox = new OutboxWriter();
     const built = new Map<unknown, unknown>([
       [PlayerStore, new PlayerStore()],
@@ -145,10 +149,8 @@ export class TestFactories {
       [OutboxWriter, outbox],
       [OutboxRepository, new OutboxRepository(ds)],
     ]);
-    if (signal) {
-      built.set(TicketStore, new TicketStore(outbox, signal));
-      built.set(MatchStore, new MatchStore(ds, outbox, signal));
-    }
+    if (signal) built.set(MatchStore, new MatchStore(ds, outbox, signal));
+    if (signal && projection) built.set(TicketStore, new TicketStore(outbox, signal, projection));
     return new TestFactories(ds, (type) => {
       const writer = built.get(type);
       if (!writer) throw new Error(`${type.name}: not available to these standalone factories`);
@@ -327,9 +329,9 @@ export class TestFactories {
       at?: Date;
     } = {},
   ): Promise<StoredTicket> {
-    const { ticket } = await runInTransaction(this.ds, (manager) =>
+    const { ticket } = await runInTransaction(this.ds, (manager, unit) =>
       this.writer(TicketStore).create(
-        manager,
+        unit,
         {
           id: randomUUID(),
           playerId,
@@ -349,9 +351,9 @@ export class TestFactories {
     options: { at: Date; state?: 'CANCELLED' | 'EXPIRED' },
   ): Promise<string> {
     const created = await this.searchingTicket(playerId, { at: minus(options.at, 10 * MINUTE) });
-    await runInTransaction(this.ds, (manager) =>
+    await runInTransaction(this.ds, (manager, unit) =>
       this.writer(TicketStore).transition(
-        manager,
+        unit,
         created,
         options.state === 'EXPIRED'
           ? { to: 'EXPIRED', heartbeatTimeoutMs: MINUTE }
@@ -368,7 +370,7 @@ export class TestFactories {
   /**
    * Commits a match of these searching tickets as the matcher's MatchCommitter does: in one
    * transaction the match is created (ALLOCATING, with its envelope) and every ticket moved to
-   * MATCHED; with the app's graph, the tickets' re-projection follows the commit.
+   * MATCHED; the store re-projects the tickets once it commits.
    */
   async match(
     ticketIds: readonly string[],
@@ -380,10 +382,9 @@ export class TestFactories {
     } = {},
   ): Promise<string> {
     const tickets = this.writer(TicketStore);
-    const projection = this.optional(CandidateProjection);
     const teamOf = options.teamOf ?? ((index: number) => index % 2);
     const now = options.at ?? new Date();
-    return runInTransaction(this.ds, async (manager) => {
+    return runInTransaction(this.ds, async (manager, unit) => {
       const rows: StoredTicket[] = [];
       for (const id of ticketIds) {
         const row = await tickets.load(manager, id, { forUpdate: true });
@@ -405,13 +406,7 @@ export class TestFactories {
         now,
       );
       for (const row of rows) {
-        const { ticket } = await tickets.transition(
-          manager,
-          row,
-          { to: 'MATCHED', matchId: change.match.id },
-          now,
-        );
-        await projection?.refreshAfterCommit(manager, ticket);
+        await tickets.transition(unit, row, { to: 'MATCHED', matchId: change.match.id }, now);
       }
       return change.match.id;
     });
@@ -442,7 +437,7 @@ export class TestFactories {
     const tickets = this.writer(TicketStore);
     const now = options.at ?? new Date();
     for (const state of FORWARD.slice(0, FORWARD.indexOf(to) + 1)) {
-      await runInTransaction(this.ds, async (manager) => {
+      await runInTransaction(this.ds, async (manager, unit) => {
         const current = await matches.load(manager, matchId, { forUpdate: true });
         if (!current) throw new Error(`no match ${matchId}`);
         const passed =
@@ -458,12 +453,7 @@ export class TestFactories {
         for (const participant of current.participants) {
           const ticket = await tickets.load(manager, participant.ticketId, { forUpdate: true });
           if (!ticket) throw new Error(`no ticket ${participant.ticketId}`);
-          await tickets.transition(
-            manager,
-            ticket,
-            { to: step, matchId },
-            options.ticketsAt ?? now,
-          );
+          await tickets.transition(unit, ticket, { to: step, matchId }, options.ticketsAt ?? now);
         }
       });
     }
@@ -474,8 +464,8 @@ export class TestFactories {
    * (MATCHED, ASSIGNED) search again, the others end with it.
    */
   async cancelMatch(matchId: string, at = new Date()): Promise<void> {
-    await runInTransaction(this.ds, (manager) =>
-      this.writer(MatchLifecycle).cancel(manager, matchId, 'OPERATOR_CANCELLED', { now: at }),
+    await runInTransaction(this.ds, (manager, unit) =>
+      this.writer(MatchLifecycle).cancel(unit, matchId, 'OPERATOR_CANCELLED', { now: at }),
     );
   }
 
@@ -750,15 +740,6 @@ export class TestFactories {
         for (const failed of settlement.failed)
           if (failed.deadLettered) unsettled.delete(failed.id);
       }
-    }
-  }
-
-  /** A writer of the app's graph, or undefined when these factories have none (standalone). */
-  private optional<T>(type: Type<T>): T | undefined {
-    try {
-      return this.writer(type);
-    } catch {
-      return undefined;
     }
   }
 }

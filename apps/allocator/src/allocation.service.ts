@@ -286,14 +286,14 @@ export class AllocationService {
 
   /** Fails a still-live match with its allocation in one transaction, then releases the server. */
   private async fail(matchId: string, reason: MatchFailureReason): Promise<void> {
-    const outcome = await runInTransaction(this.dataSource, async (manager) => {
+    const outcome = await runInTransaction(this.dataSource, async (manager, unit) => {
       const match = await this.matches.load(manager, matchId);
       const allocation = await this.allocations.load(manager, matchId, { forUpdate: true });
       if (allocation && isLive(allocation)) {
         await this.allocations.release(manager, matchId, { state: 'FAILED', now: new Date() });
       }
       if (!match || isTerminalMatchState(match.state)) return { allocation };
-      const ending = await this.lifecycle.fail(manager, matchId, reason, {
+      const ending = await this.lifecycle.fail(unit, matchId, reason, {
         expectedRevision: match.revision,
       });
       return { allocation, ending };

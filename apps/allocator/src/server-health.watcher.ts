@@ -56,7 +56,7 @@ export class ServerHealthWatcher implements OnApplicationBootstrap, OnApplicatio
   }
 
   private async failMatchOf(server: UnhealthyServer): Promise<boolean> {
-    return runInTransaction(this.dataSource, async (manager) => {
+    return runInTransaction(this.dataSource, async (manager, unit) => {
       // The match first, as every writer of a match and its tickets locks them.
       const match = await this.lifecycle.matches.load(manager, server.matchId, { forUpdate: true });
       if (!match || isTerminalMatchState(match.state)) return false;
@@ -65,7 +65,7 @@ export class ServerHealthWatcher implements OnApplicationBootstrap, OnApplicatio
         allocation?.serverId === server.serverId &&
         LIVE_ALLOCATION_STATES.includes(allocation.state);
       if (!servedBy) return false;
-      await this.lifecycle.failServerLost(manager, match.id, { expectedRevision: match.revision });
+      await this.lifecycle.failServerLost(unit, match.id, { expectedRevision: match.revision });
       this.logger.warn(
         `server ${server.serverId} reported unhealthy by its provider: match ${match.id} FAILED SERVER_LOST`,
       );

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Link } from '@opentelemetry/api';
-import type { EntityManager } from 'typeorm';
 import {
   parseAcceptanceTimeouts,
   parseQueueModes,
@@ -15,10 +14,10 @@ import {
 } from '@matchplane/domain';
 import { BackfillStore, MatchStore, ReadyCheck } from '@matchplane/matches';
 import { contextFromTraceparent, inSpan, linkToTraceparent } from '@matchplane/observability';
-import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import type { UnitOfWork } from '@matchplane/persistence';
+import { TicketStore, type StoredTicket } from '@matchplane/tickets';
 import { MatcherConfig } from './matcher.config';
 import type { CommitSession } from './mode-lease';
-import { TicketExplanations } from './ticket-explanations';
 
 export interface CommittedMatch {
   readonly matchId: string;
@@ -70,9 +69,9 @@ export interface CommitOutcome {
  * re-checked against its PostgreSQL row (the projection is only an index), then the match is
  * created (ALLOCATING, or AWAITING_ACCEPTANCE with its deadline for a ready-check mode; revision 1, participants, envelope to every participant) and each ticket
  * moved to MATCHED with its envelope, all in that transaction. A proposal that lost a member is
- * dropped whole. What follows the commit is registered in its unit of work: the relay's wake-up
- * (by the stores), the matched tickets' removal from the projection and their explanations'
- * clearing (here, one Redis pipeline and one DEL for the whole transaction).
+ * dropped whole. What follows the commit is registered in its unit of work by the stores: the
+ * relay's wake-up, and the matched tickets' removal from the projection with their explanations
+ * (TicketStore's writes; one Redis pipeline for the whole transaction).
  */
 @Injectable()
 export class MatchCommitter {
@@ -85,8 +84,6 @@ export class MatchCommitter {
     private readonly matches: MatchStore,
     private readonly backfills: BackfillStore,
     private readonly tickets: TicketStore,
-    private readonly projection: CandidateProjection,
-    private readonly explanations: TicketExplanations,
     private readonly readyCheck: ReadyCheck,
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
     @Inject(MatcherConfig) config: MatcherConfig,
@@ -115,7 +112,7 @@ export class MatchCommitter {
   ): Promise<CommitOutcome> {
     if (proposals.length === 0) return { committed: [], dropped: [] };
     try {
-      return await session.transaction((manager) => this.commitIn(manager, proposals, seen));
+      return await session.transaction((manager, unit) => this.commitIn(unit, proposals, seen));
     } catch (error) {
       if (!(error instanceof MatchWriteError)) throw error;
       if (proposals.length === 1) {
@@ -146,7 +143,7 @@ export class MatchCommitter {
     seen: ReadonlyMap<string, MatchCandidate>,
   ): Promise<BackfillOutcome> {
     const { need } = pick;
-    return session.transaction(async (manager): Promise<BackfillOutcome> => {
+    return session.transaction(async (manager, unit): Promise<BackfillOutcome> => {
       const now = new Date();
       const match = await this.matches.load(manager, need.matchId, { forUpdate: true });
       const request = await this.backfills.load(manager, need.requestId, { forUpdate: true });
@@ -184,12 +181,11 @@ export class MatchCommitter {
         now,
       );
       const { tickets } = await this.tickets.transitionMany(
-        manager,
+        unit,
         rows,
         () => ({ to: 'MATCHED', matchId: match.id }),
         now,
       );
-      await this.leftTheQueue(manager, tickets);
       await this.backfills.transition(
         manager,
         request,
@@ -216,13 +212,13 @@ export class MatchCommitter {
   }
 
   private async commitIn(
-    manager: EntityManager,
+    unit: UnitOfWork,
     proposals: readonly ProposedMatch[],
     seen: ReadonlyMap<string, MatchCandidate>,
   ): Promise<CommitOutcome> {
     const ids = proposals.flatMap((proposal) => proposal.participants.map((p) => p.ticketId));
     const locked = new Map(
-      (await this.tickets.lockSearching(manager, ids)).map((row) => [row.id, row]),
+      (await this.tickets.lockSearching(unit.manager, ids)).map((row) => [row.id, row]),
     );
     const committed: CommittedMatch[] = [];
     const dropped: DroppedMatch[] = [];
@@ -246,7 +242,7 @@ export class MatchCommitter {
       if (drop) dropped.push(drop);
       else
         committed.push(
-          await this.traced(proposal, rows, () => this.write(manager, proposal, rows, now)),
+          await this.traced(proposal, rows, () => this.write(unit, proposal, rows, now)),
         );
     }
     return { committed, dropped };
@@ -308,7 +304,7 @@ export class MatchCommitter {
   }
 
   private async write(
-    manager: EntityManager,
+    unit: UnitOfWork,
     proposal: ProposedMatch,
     rows: readonly StoredTicket[],
     now: Date,
@@ -317,7 +313,7 @@ export class MatchCommitter {
     const acceptanceTimeoutMs = this.acceptanceTimeoutsMs.get(proposal.mode);
     try {
       const change = await this.matches.create(
-        manager,
+        unit.manager,
         {
           mode: proposal.mode,
           region: proposal.region,
@@ -333,29 +329,23 @@ export class MatchCommitter {
       );
       const matchId = change.match.id;
       if (acceptanceTimeoutMs !== undefined) {
-        await this.readyCheck.open(manager, matchId, new Date(now.getTime() + acceptanceTimeoutMs));
+        await this.readyCheck.open(
+          unit.manager,
+          matchId,
+          new Date(now.getTime() + acceptanceTimeoutMs),
+        );
       }
       const { tickets } = await this.tickets.transitionMany(
-        manager,
+        unit,
         rows,
         () => ({ to: 'MATCHED', matchId }),
         now,
       );
-      await this.leftTheQueue(manager, tickets);
       return { matchId, proposal, tickets };
     } catch (error) {
       // A failed statement aborts the transaction: the batch is retried a match at a time.
       throw new MatchWriteError(proposal, error);
     }
-  }
-
-  /** After the commit, the matched tickets leave the pool and lose their explanations. */
-  private async leftTheQueue(manager: EntityManager, tickets: readonly StoredTicket[]) {
-    for (const ticket of tickets) await this.projection.refreshAfterCommit(manager, ticket);
-    await this.explanations.clearAfterCommit(
-      manager,
-      tickets.map((ticket) => ticket.id),
-    );
   }
 }
 

@@ -220,7 +220,7 @@ export class MatchingPass {
         backfilled.push(outcome.committed);
         this.metrics.backfilled(rules.mode);
       } else if (outcome.ticketId) {
-        await this.reprojectTickets([outcome.ticketId]);
+        await this.tickets.reproject(this.dataSource.manager, [outcome.ticketId]);
       }
     }
     return remaining;
@@ -283,15 +283,10 @@ export class MatchingPass {
    * otherwise be proposed, and its partners dropped with it, at every pass until the next rebuild.
    */
   private async reproject(dropped: readonly DroppedMatch[]): Promise<void> {
-    await this.reprojectTickets(dropped.flatMap((drop) => (drop.ticketId ? [drop.ticketId] : [])));
-  }
-
-  private async reprojectTickets(ticketIds: readonly string[]): Promise<void> {
-    const ids = [...new Set(ticketIds)];
-    for (const id of ids) {
-      const row = await this.tickets.load(this.dataSource.manager, id).catch(() => undefined);
-      if (row) await this.projection.applyAfterCommit(row);
-    }
+    await this.tickets.reproject(
+      this.dataSource.manager,
+      dropped.flatMap((drop) => (drop.ticketId ? [drop.ticketId] : [])),
+    );
   }
 }
 

@@ -27,7 +27,8 @@ export class LeaseLostError extends Error {
 /** Runs work in one transaction under the lease, committing only while the lease is held. */
 export interface CommitSession {
   readonly mode: string;
-  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T>;
+  /** `unit`: the transaction's unit of work, which store writes (TicketStore's) take. */
+  transaction<T>(work: (manager: EntityManager, unit: UnitOfWork) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -96,7 +97,7 @@ export class ModeLease implements CommitSession {
     }
   }
 
-  async transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (manager: EntityManager, unit: UnitOfWork) => Promise<T>): Promise<T> {
     const runner = this.runner;
     if (!runner || runner.isReleased) throw new LeaseLostError(this.mode);
     // The connection is reused, so the unit of work ends with this transaction, whatever happens.
@@ -112,7 +113,7 @@ export class ModeLease implements CommitSession {
         [MATCHER_LOCK_CLASS >>> 0, this.key >>> 0],
       );
       if (!fence?.held) throw new LeaseLostError(this.mode);
-      result = await work(runner.manager);
+      result = await work(runner.manager, unit);
       await runner.commitTransaction();
     } catch (error) {
       if (!runner.isReleased && runner.isTransactionActive) {

@@ -1,9 +1,7 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
-import type { EntityManager } from 'typeorm';
 import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
 import type { TicketExplanation } from '@matchplane/contracts';
-import { afterCommitBatch } from '@matchplane/persistence';
 import { ticketExplanationKey } from '@matchplane/tickets';
 
 export interface Explained {
@@ -16,11 +14,11 @@ export interface Explained {
  * The matcher's last word on each ticket still searching, for GET /v1/queue/tickets/{id}. Each
  * explanation lives for the heartbeat timeout: long enough to outlast a slow pass, short enough
  * that a stopped matcher's explanations do not outlive the tickets they describe by much
- * (evaluatedAt says how old one is).
+ * (evaluatedAt says how old one is). A ticket that leaves the queue loses its explanation with its
+ * candidate (CandidateProjection, registered by TicketStore's writes).
  */
 @Injectable()
 export class TicketExplanations {
-  private readonly logger = new Logger(TicketExplanations.name);
   private readonly prefix: string;
   private readonly ttlMs: number;
 
@@ -47,27 +45,5 @@ export class TicketExplanations {
       );
     }
     await pipeline.exec();
-  }
-
-  /**
-   * Clears the explanations of tickets `manager`'s transaction matched once it commits: every
-   * ticket of the transaction in one DEL. A failure is logged (the explanation expires anyway).
-   */
-  clearAfterCommit(manager: EntityManager, ticketIds: readonly string[]): Promise<void> {
-    return Promise.all(
-      ticketIds.map((id) =>
-        afterCommitBatch(manager, 'ticket-explanations:clear', id, id, (ids) =>
-          this.clear(ids).catch((error: Error) => {
-            this.logger.warn(`explanations of matched tickets not cleared: ${error.message}`);
-          }),
-        ),
-      ),
-    ).then(() => undefined);
-  }
-
-  /** Matched tickets have nothing left to explain. */
-  async clear(ticketIds: readonly string[]): Promise<void> {
-    if (ticketIds.length === 0) return;
-    await this.redis.del(...ticketIds.map((id) => ticketExplanationKey(this.prefix, id)));
   }
 }

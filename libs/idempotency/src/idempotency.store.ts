@@ -9,6 +9,7 @@ import {
   sqlStateOf,
   type BatchOutcome,
   type TransactionOptions,
+  type UnitOfWork,
 } from '@matchplane/persistence';
 
 /** PostgreSQL's lock_not_available: a lock waited for past lock_timeout. */
@@ -35,11 +36,12 @@ export interface IdempotentOutcome<T> extends IdempotentResponse<T> {
 
 /**
  * Answers the requests of a batch whose keys were new, one outcome each, in order; it must write
- * nothing for a request it answers with an error.
+ * nothing for a request it answers with an error. `unit`: the transaction, for stores that take it.
  */
 export type BatchWork<T> = (
   manager: EntityManager,
   claimed: readonly IdempotentRequest[],
+  unit: UnitOfWork,
 ) => Promise<readonly BatchOutcome<IdempotentResponse<T>>[]>;
 
 /** One string per (player, key): what a key row is unique on. */
@@ -77,11 +79,11 @@ export class IdempotencyStore {
 
   async execute<T>(
     request: IdempotentRequest,
-    work: (manager: EntityManager) => Promise<IdempotentResponse<T>>,
+    work: (manager: EntityManager, unit: UnitOfWork) => Promise<IdempotentResponse<T>>,
   ): Promise<IdempotentOutcome<T>> {
     const fingerprint = requestFingerprint(request.route, request.input);
     try {
-      return await runInTransaction(this.dataSource, async (manager) => {
+      return await runInTransaction(this.dataSource, async (manager, unit) => {
         const claimed = await manager.query<unknown[]>(
           `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state)
            VALUES ($1, $2, $3, $4, 'in_progress')
@@ -90,7 +92,7 @@ export class IdempotencyStore {
           [request.playerId, request.key, fingerprint, request.route],
         );
         if (claimed.length === 0) return this.replay<T>(manager, request, fingerprint);
-        const response = await work(manager);
+        const response = await work(manager, unit);
         // The transaction's last write: it goes to PostgreSQL with the COMMIT.
         await sendWithNext(
           manager,
@@ -150,7 +152,7 @@ export class IdempotencyStore {
     try {
       return await runInTransaction(
         this.dataSource,
-        (manager) => this.executeAsNew(manager, requests, fingerprints, work),
+        (manager, unit) => this.executeAsNew(unit, requests, fingerprints, work),
         options,
       );
     } catch (error) {
@@ -165,7 +167,7 @@ export class IdempotencyStore {
     try {
       return await runInTransaction(
         this.dataSource,
-        (manager) => this.executeBatch(manager, requests, fingerprints, work),
+        (manager, unit) => this.executeBatch(unit, requests, fingerprints, work),
         options,
       );
     } catch (error) {
@@ -203,12 +205,12 @@ export class IdempotencyStore {
    * if it is still open), and a refusal is thrown here; either way the transaction keeps nothing.
    */
   private async executeAsNew<T>(
-    manager: EntityManager,
+    unit: UnitOfWork,
     requests: readonly IdempotentRequest[],
     fingerprints: readonly Buffer[],
     work: BatchWork<T>,
   ): Promise<BatchOutcome<IdempotentOutcome<T>>[]> {
-    const answers = await work(manager, requests);
+    const answers = await work(unit.manager, requests, unit);
     const responses = answers.flatMap((answer) => ('value' in answer ? [answer.value] : []));
     if (responses.length !== requests.length) {
       // A refusal must not answer a replay, whose stored response it would hide.
@@ -216,7 +218,7 @@ export class IdempotencyStore {
     }
     // The batch's last write: it goes to PostgreSQL with the COMMIT.
     await sendWithNext(
-      manager,
+      unit.manager,
       `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state, response_status, response_body, completed_at)
        SELECT r.player_id, r.key, r.request_hash, r.route, 'completed', r.status, r.body, clock_timestamp()
          FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::text[], $5::int[], $6::jsonb[])
@@ -236,12 +238,12 @@ export class IdempotencyStore {
 
   /** {@link executeMany}'s careful path: the keys claimed first, so replays and refusals are told apart. */
   private async executeBatch<T>(
-    manager: EntityManager,
+    unit: UnitOfWork,
     requests: readonly IdempotentRequest[],
     fingerprints: readonly Buffer[],
     work: BatchWork<T>,
   ): Promise<BatchOutcome<IdempotentOutcome<T>>[]> {
-    const claimedRows = await manager.query<{ player_id: string; key: string }[]>(
+    const claimedRows = await unit.manager.query<{ player_id: string; key: string }[]>(
       `INSERT INTO idempotency_keys (player_id, key, request_hash, route, state)
        SELECT r.player_id, r.key, r.request_hash, r.route, 'in_progress'
          FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::text[]) AS r(player_id, key, request_hash, route)
@@ -269,7 +271,7 @@ export class IdempotencyStore {
       // A replay, rare: its own statement (a fresh snapshot sees the key's committed answer).
       try {
         outcomes[index] = {
-          value: await this.replay<T>(manager, request, fingerprints[index] as Buffer),
+          value: await this.replay<T>(unit.manager, request, fingerprints[index] as Buffer),
         };
       } catch (error) {
         outcomes[index] = { error };
@@ -279,8 +281,9 @@ export class IdempotencyStore {
     const answers =
       mine.length > 0
         ? await work(
-            manager,
+            unit.manager,
             mine.map((i) => requests[i] as IdempotentRequest),
+            unit,
           )
         : [];
     if (answers.length !== mine.length) {
@@ -299,7 +302,7 @@ export class IdempotencyStore {
         outcomes[index] = { value: { ...answer.value, replayed: false } };
       }
     });
-    await this.finish(manager, completed, released);
+    await this.finish(unit.manager, completed, released);
     return outcomes;
   }
 

@@ -50,7 +50,7 @@ export class AbandonmentStage implements ReconciliationStage {
     while (result.taken < this.options.batchSize) {
       let claimed: string | undefined;
       try {
-        const found = await runInTransaction(this.dataSource, async (manager) => {
+        const found = await runInTransaction(this.dataSource, async (manager, unit) => {
           claimed = undefined;
           await boundTransaction(manager);
           const [row] = await manager.query<{ match_id: string; player_id: string }[]>(
@@ -62,13 +62,7 @@ export class AbandonmentStage implements ReconciliationStage {
           const match = await this.lifecycle.matches.load(manager, row.match_id);
           const current = await this.presence.presenceOf(manager, row.match_id, row.player_id);
           if (match?.state !== 'IN_PROGRESS' || current?.presence !== 'LEFT') return true;
-          await this.presence.abandon(
-            manager,
-            match,
-            row.player_id,
-            this.options.noShowPenalty,
-            now,
-          );
+          await this.presence.abandon(unit, match, row.player_id, this.options.noShowPenalty, now);
           return true;
         });
         if (!found) break;

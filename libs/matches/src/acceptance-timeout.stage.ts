@@ -47,7 +47,7 @@ export class AcceptanceTimeoutStage implements ReconciliationStage {
     while (result.taken < this.options.batchSize) {
       let claimed: string | undefined;
       try {
-        const ended = await runInTransaction(this.dataSource, async (manager) => {
+        const ended = await runInTransaction(this.dataSource, async (manager, unit) => {
           claimed = undefined;
           await boundTransaction(manager);
           const [row] = await manager.query<{ id: string }[]>(OVERDUE_READY_CHECKS_SQL, [
@@ -58,7 +58,7 @@ export class AcceptanceTimeoutStage implements ReconciliationStage {
           claimed = row.id;
           const match = await this.lifecycle.matches.load(manager, row.id);
           if (match?.state !== 'AWAITING_ACCEPTANCE') return true;
-          await this.readyCheck.expire(manager, match, this.options.noShowPenalty, now);
+          await this.readyCheck.expire(unit, match, this.options.noShowPenalty, now);
           return true;
         });
         if (!ended) break;

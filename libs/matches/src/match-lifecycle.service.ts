@@ -11,9 +11,9 @@ import {
   type MatchSnapshot,
   type TicketCommand,
 } from '@matchplane/domain';
-import { runInTransaction } from '@matchplane/persistence';
+import { runInTransaction, type UnitOfWork } from '@matchplane/persistence';
 import { PlayerStore, type NoShowPenaltyPolicy } from '@matchplane/players';
-import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { TicketStore, type StoredTicket } from '@matchplane/tickets';
 import { MatchStore } from './match.store';
 import { BackfillStore, type BackfillRecord } from './backfill.store';
 
@@ -46,7 +46,6 @@ export class MatchLifecycle {
     readonly matches: MatchStore,
     /** The participants' tickets (the ready check reads their parties with it). */
     readonly tickets: TicketStore,
-    private readonly projection: CandidateProjection,
     /** The players' cooldowns and priorities (the ready check penalises with it too). */
     readonly players: PlayerStore,
     /** The backfill requests it ends with their match (reconciliation expires them with it). */
@@ -59,27 +58,26 @@ export class MatchLifecycle {
    * (their ticket still MATCHED or ASSIGNED to this match) back to the queue with their priority.
    */
   async cancelBackfill(
-    manager: EntityManager,
+    unit: UnitOfWork,
     request: BackfillRecord,
     reason: BackfillReason,
     now: Date,
   ): Promise<{ request: BackfillRecord; tickets: StoredTicket[] }> {
     const cancelled = await this.backfills.transition(
-      manager,
+      unit.manager,
       request,
       { to: 'CANCELLED', reason },
       now,
     );
-    const waiting = (await this.lockAddedTickets(manager, request)).filter(
+    const waiting = (await this.lockAddedTickets(unit.manager, request)).filter(
       (ticket) => ticket.state === 'MATCHED' || ticket.state === 'ASSIGNED',
     );
     const { tickets: moved } = await this.tickets.transitionMany(
-      manager,
+      unit,
       waiting,
       () => ({ to: 'SEARCHING', backfillCancelled: { matchId: request.matchId } }),
       now,
     );
-    for (const ticket of moved) await this.projection.refreshAfterCommit(manager, ticket);
     return { request: cancelled, tickets: moved };
   }
 
@@ -94,10 +92,10 @@ export class MatchLifecycle {
   }
 
   /** Every live backfill request of a match that ended is cancelled (MATCH_ENDED). */
-  async endBackfills(manager: EntityManager, matchId: string, now: Date): Promise<StoredTicket[]> {
+  async endBackfills(unit: UnitOfWork, matchId: string, now: Date): Promise<StoredTicket[]> {
     const moved: StoredTicket[] = [];
-    for (const request of await this.backfills.liveOfMatch(manager, matchId)) {
-      moved.push(...(await this.cancelBackfill(manager, request, 'MATCH_ENDED', now)).tickets);
+    for (const request of await this.backfills.liveOfMatch(unit.manager, matchId)) {
+      moved.push(...(await this.cancelBackfill(unit, request, 'MATCH_ENDED', now)).tickets);
     }
     return moved;
   }
@@ -110,7 +108,7 @@ export class MatchLifecycle {
    * that already ended is not penalised again, so a repeated report changes nothing.
    */
   async penaliseNoShows(
-    manager: EntityManager,
+    unit: UnitOfWork,
     match: MatchSnapshot,
     noShows: readonly MatchParticipant[],
     now: Date,
@@ -118,16 +116,17 @@ export class MatchLifecycle {
   ): Promise<StoredTicket[]> {
     const moved: StoredTicket[] = [];
     for (const participant of noShows) {
-      const ticket = await this.tickets.load(manager, participant.ticketId, { forUpdate: true });
+      const ticket = await this.tickets.load(unit.manager, participant.ticketId, {
+        forUpdate: true,
+      });
       if (ticket?.state !== 'ASSIGNED' || ticket.matchId !== match.id) continue;
       const failed = { to: 'FAILED', reason: 'NO_SHOW', matchId: match.id } as const;
-      const { ticket: penalised } = await this.tickets.transition(manager, ticket, failed, now);
-      await this.projection.refreshAfterCommit(manager, penalised);
+      const { ticket: penalised } = await this.tickets.transition(unit, ticket, failed, now);
       moved.push(penalised);
-      await this.players.penaliseNoShow(manager, participant.playerId, now, policy);
+      await this.players.penaliseNoShow(unit.manager, participant.playerId, now, policy);
     }
     await this.matches.recordConnections(
-      manager,
+      unit.manager,
       match.id,
       { connected: [], noShows: noShows.map((p) => p.playerId) },
       now,
@@ -140,36 +139,36 @@ export class MatchLifecycle {
    * {@link penaliseNoShows} says, then the match ends.
    */
   async failNobodyConnected(
-    manager: EntityManager,
+    unit: UnitOfWork,
     matchId: string,
     policy: NoShowPenaltyPolicy,
     options: { expectedRevision?: number; now?: Date } = {},
   ): Promise<MatchEnding> {
     const now = options.now ?? new Date();
-    const match = await this.matches.load(manager, matchId);
+    const match = await this.matches.load(unit.manager, matchId);
     const penalised = match
-      ? await this.penaliseNoShows(manager, match, match.participants, now, policy)
+      ? await this.penaliseNoShows(unit, match, match.participants, now, policy)
       : [];
-    const ending = await this.fail(manager, matchId, 'NO_SHOW', { ...options, now });
+    const ending = await this.fail(unit, matchId, 'NO_SHOW', { ...options, now });
     return { change: ending.change, tickets: [...penalised, ...ending.tickets] };
   }
 
   async fail(
-    manager: EntityManager,
+    unit: UnitOfWork,
     matchId: string,
     reason: MatchFailureReason,
     options: { expectedRevision?: number; now?: Date } = {},
   ): Promise<MatchEnding> {
     const now = options.now ?? new Date();
-    const current = await this.matches.load(manager, matchId);
+    const current = await this.matches.load(unit.manager, matchId);
     const change = await this.matches.transition(
-      manager,
+      unit.manager,
       matchId,
       { to: 'FAILED', reason },
       { ...options, now },
     );
     const requeue = current !== undefined && matchFailureAllowsRequeue(current.state, reason);
-    const tickets = await this.moveTickets(manager, change, now, (ticketMatchId) =>
+    const tickets = await this.moveTickets(unit, change, now, (ticketMatchId) =>
       requeue && current
         ? {
             to: 'SEARCHING',
@@ -177,7 +176,7 @@ export class MatchLifecycle {
           }
         : { to: 'FAILED', reason: 'MATCH_FAILED', matchId: ticketMatchId },
     );
-    await this.endBackfills(manager, matchId, now);
+    await this.endBackfills(unit, matchId, now);
     return { change, tickets };
   }
 
@@ -187,13 +186,13 @@ export class MatchLifecycle {
    * the players whose ticket ended get requeue priority for their next enqueue.
    */
   async failServerLost(
-    manager: EntityManager,
+    unit: UnitOfWork,
     matchId: string,
     options: { expectedRevision?: number; now?: Date } = {},
   ): Promise<MatchEnding> {
     const now = options.now ?? new Date();
-    const ending = await this.fail(manager, matchId, 'SERVER_LOST', { ...options, now });
-    await this.grantRequeuePriority(manager, ending.tickets, now);
+    const ending = await this.fail(unit, matchId, 'SERVER_LOST', { ...options, now });
+    await this.grantRequeuePriority(unit.manager, ending.tickets, now);
     return ending;
   }
 
@@ -212,59 +211,60 @@ export class MatchLifecycle {
   }
 
   async cancel(
-    manager: EntityManager,
+    unit: UnitOfWork,
     matchId: string,
     reason: MatchCancelReason,
     options: { expectedRevision?: number; now?: Date } = {},
   ): Promise<MatchEnding> {
     const now = options.now ?? new Date();
     const change = await this.matches.transition(
-      manager,
+      unit.manager,
       matchId,
       { to: 'CANCELLED', reason },
       { ...options, now },
     );
     // Nobody's fault: a player not yet in the game searches again with its place; one in the game
     // is let go, and its next ticket keeps its old enqueue time.
-    const tickets = await this.moveTickets(manager, change, now, (ticketMatchId, ticket) =>
+    const tickets = await this.moveTickets(unit, change, now, (ticketMatchId, ticket) =>
       ticket.state === 'MATCHED' || ticket.state === 'ASSIGNED'
         ? { to: 'SEARCHING', matchCancelled: { matchId: ticketMatchId } }
         : { to: 'CANCELLED', reason: 'MATCH_CANCELLED', matchId: ticketMatchId },
     );
-    await this.grantRequeuePriority(manager, tickets, now);
-    await this.endBackfills(manager, matchId, now);
+    await this.grantRequeuePriority(unit.manager, tickets, now);
+    await this.endBackfills(unit, matchId, now);
     return { change, tickets };
   }
 
   /** {@link fail} in its own transaction, then the relay is woken and requeued candidates projected. */
   async failNow(matchId: string, reason: MatchFailureReason): Promise<MatchEnding> {
-    return runInTransaction(this.dataSource, (manager) => this.fail(manager, matchId, reason));
+    return runInTransaction(this.dataSource, (manager, unit) => this.fail(unit, matchId, reason));
   }
 
   async cancelNow(matchId: string, reason: MatchCancelReason): Promise<MatchEnding> {
-    return runInTransaction(this.dataSource, (manager) => this.cancel(manager, matchId, reason));
+    return runInTransaction(this.dataSource, (manager, unit) => this.cancel(unit, matchId, reason));
   }
 
   /** Moves every participant ticket still bound to the match by `command`, each with its event. */
   async moveTickets(
-    manager: EntityManager,
+    unit: UnitOfWork,
     change: MatchChange,
     now: Date,
     command: (matchId: string, ticket: StoredTicket) => TicketCommand,
   ): Promise<StoredTicket[]> {
     const moved: StoredTicket[] = [];
     for (const participant of change.match.participants) {
-      const ticket = await this.tickets.load(manager, participant.ticketId, { forUpdate: true });
+      const ticket = await this.tickets.load(unit.manager, participant.ticketId, {
+        forUpdate: true,
+      });
       // A ticket that already ended (its player cancelled) or moved to another match stays as it is.
       if (!ticket || isTerminalTicketState(ticket.state) || ticket.matchId !== change.match.id)
         continue;
       const { ticket: next } = await this.tickets.transition(
-        manager,
+        unit,
         ticket,
         command(change.match.id, ticket),
         now,
       );
-      await this.projection.refreshAfterCommit(manager, next);
       moved.push(next);
     }
     return moved;

@@ -8,7 +8,7 @@ import {
   type MatchSnapshot,
 } from '@matchplane/domain';
 import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
-import { runInTransaction } from '@matchplane/persistence';
+import { runInTransaction, type UnitOfWork } from '@matchplane/persistence';
 import type { NoShowPenaltyPolicy } from '@matchplane/players';
 import { MatchLifecycle } from './match-lifecycle.service';
 import { StaleMatchRevisionError } from './match.rows';
@@ -80,27 +80,27 @@ export class MatchPresenceService {
   }
 
   /**
-   * ABANDONED, in `manager`'s transaction (the caller holds the match's row lock, read as
+   * ABANDONED, in `unit`'s transaction (the caller holds the match's row lock, read as
    * `match`): the event, the player's ticket FAILED ABANDONED, and the offence cooldown. The
    * rated loss follows when the match completes (libs/domain rateMatch).
    */
   async abandon(
-    manager: EntityManager,
+    unit: UnitOfWork,
     match: MatchSnapshot,
     playerId: string,
     policy: NoShowPenaltyPolicy,
     now: Date,
   ): Promise<MatchPresenceChange> {
-    const change = await this.record(manager, match, playerId, 'LEFT', 'ABANDONED', now);
+    const change = await this.record(unit.manager, match, playerId, 'LEFT', 'ABANDONED', now);
     const participant = match.participants.find((p) => p.playerId === playerId);
     const ticket =
       participant &&
-      (await this.lifecycle.tickets.load(manager, participant.ticketId, { forUpdate: true }));
+      (await this.lifecycle.tickets.load(unit.manager, participant.ticketId, { forUpdate: true }));
     if (ticket?.state === 'CONNECTED' && ticket.matchId === match.id) {
       const failed = { to: 'FAILED', reason: 'ABANDONED', matchId: match.id } as const;
-      await this.lifecycle.tickets.transition(manager, ticket, failed, now);
+      await this.lifecycle.tickets.transition(unit, ticket, failed, now);
     }
-    await this.lifecycle.players.penaliseNoShow(manager, playerId, now, policy);
+    await this.lifecycle.players.penaliseNoShow(unit.manager, playerId, now, policy);
     return change;
   }
 
@@ -146,7 +146,7 @@ export class MatchPresenceService {
     graceMs?: (mode: string) => number,
     policy?: NoShowPenaltyPolicy,
   ): Promise<PresenceOutcome> {
-    return runInTransaction(this.dataSource, async (manager): Promise<PresenceOutcome> => {
+    return runInTransaction(this.dataSource, async (manager, unit): Promise<PresenceOutcome> => {
       const match = await this.matches.load(manager, matchId, { forUpdate: true });
       const current = match && (await this.presenceOf(manager, matchId, playerId));
       if (!match || !current) return { kind: 'not_found' };
@@ -163,7 +163,7 @@ export class MatchPresenceService {
       if (to === 'REJOINED' && current.presence !== 'LEFT')
         return { kind: 'conflict', presence: current };
       if (policy && current.rejoinDeadline && current.rejoinDeadline < now) {
-        await this.abandon(manager, match, playerId, policy, now);
+        await this.abandon(unit, match, playerId, policy, now);
         const abandoned = await this.presenceOf(manager, matchId, playerId);
         return { kind: 'abandoned', presence: abandoned! };
       }

@@ -121,7 +121,7 @@ export class StuckMatchReconciler {
       let verdict: StuckMatchVerdict | undefined;
       let ending: MatchEnding | undefined;
       try {
-        ending = await runInTransaction(this.dataSource, async (manager) => {
+        ending = await runInTransaction(this.dataSource, async (manager, unit) => {
           claimed = undefined;
           await boundTransaction(manager);
           const row = await lockStuckMatch(
@@ -136,8 +136,8 @@ export class StuckMatchReconciler {
           verdict = rule.verdict(row.fact);
           const at = { expectedRevision: row.revision, now };
           return verdict.nobodyConnected
-            ? this.lifecycle.failNobodyConnected(manager, row.id, this.options.noShowPenalty, at)
-            : this.lifecycle.fail(manager, row.id, verdict.reason, at);
+            ? this.lifecycle.failNobodyConnected(unit, row.id, this.options.noShowPenalty, at)
+            : this.lifecycle.fail(unit, row.id, verdict.reason, at);
         });
       } catch (error) {
         // Failing to claim says the database is in trouble: the stage stops for this pass.
@@ -180,7 +180,7 @@ export class OverdueBackfillReconciler {
   }
 
   async batch(now: Date): Promise<StageBatch> {
-    return runInTransaction(this.dataSource, async (manager) => {
+    return runInTransaction(this.dataSource, async (manager, unit) => {
       await boundTransaction(manager);
       const overdue = await this.lifecycle.backfills.lockOverdue(
         manager,
@@ -199,7 +199,7 @@ export class OverdueBackfillReconciler {
           );
           ended = 'backfill_expired';
         } else {
-          await this.lifecycle.cancelBackfill(manager, request, 'NOT_ACCEPTED', now);
+          await this.lifecycle.cancelBackfill(unit, request, 'NOT_ACCEPTED', now);
           ended = 'backfill_not_accepted';
         }
         result.reconciled[ended] = (result.reconciled[ended] ?? 0) + 1;

@@ -6,7 +6,7 @@ import type {
   MatchSnapshot,
   TicketCommand,
 } from '@matchplane/domain';
-import { runInTransaction } from '@matchplane/persistence';
+import { runInTransaction, type UnitOfWork } from '@matchplane/persistence';
 import type { NoShowPenaltyPolicy } from '@matchplane/players';
 import type { StoredTicket } from '@matchplane/tickets';
 import { MatchLifecycle, type MatchEnding } from './match-lifecycle.service';
@@ -66,7 +66,7 @@ export class ReadyCheck {
     policy: NoShowPenaltyPolicy,
     now = new Date(),
   ): Promise<ReadyCheckOutcome> {
-    return runInTransaction(this.dataSource, async (manager): Promise<ReadyCheckOutcome> => {
+    return runInTransaction(this.dataSource, async (manager, unit): Promise<ReadyCheckOutcome> => {
       const match = await this.lifecycle.matches.load(manager, matchId, { forUpdate: true });
       if (!match?.participants.some((p) => p.playerId === playerId)) return { kind: 'not_found' };
       const answers = await this.answers(manager, matchId);
@@ -87,7 +87,7 @@ export class ReadyCheck {
       const at = { expectedRevision: match.revision, now };
       if (answer === 'DECLINED') {
         const accepted = acceptedPlayers(answers);
-        const ending = await this.end(manager, match, 'ACCEPTANCE_DECLINED', accepted, at, (t) =>
+        const ending = await this.end(unit, match, 'ACCEPTANCE_DECLINED', accepted, at, (t) =>
           t.playerId === playerId
             ? { to: 'CANCELLED', reason: 'ACCEPTANCE_DECLINED', matchId }
             : { to: 'CANCELLED', reason: 'MATCH_CANCELLED', matchId },
@@ -110,32 +110,37 @@ export class ReadyCheck {
   }
 
   /**
-   * Cancels a match whose ready check ran out (ACCEPTANCE_TIMEOUT), in `manager`'s transaction at
+   * Cancels a match whose ready check ran out (ACCEPTANCE_TIMEOUT), in `unit`'s transaction at
    * the claimed revision: whoever had not accepted is penalised, the others search again.
    */
   async expire(
-    manager: EntityManager,
+    unit: UnitOfWork,
     match: MatchSnapshot,
     policy: NoShowPenaltyPolicy,
     now: Date,
   ): Promise<MatchEnding> {
-    const accepted = acceptedPlayers(await this.answers(manager, match.id));
+    const accepted = acceptedPlayers(await this.answers(unit.manager, match.id));
     const at = { expectedRevision: match.revision, now };
-    const ending = await this.end(manager, match, 'ACCEPTANCE_TIMEOUT', accepted, at, () => ({
+    const ending = await this.end(unit, match, 'ACCEPTANCE_TIMEOUT', accepted, at, () => ({
       to: 'FAILED',
       reason: 'ACCEPTANCE_TIMEOUT',
       matchId: match.id,
     }));
     for (const participant of match.participants) {
       if (!accepted.has(participant.playerId))
-        await this.lifecycle.players.penaliseNoShow(manager, participant.playerId, now, policy);
+        await this.lifecycle.players.penaliseNoShow(
+          unit.manager,
+          participant.playerId,
+          now,
+          policy,
+        );
     }
     return ending;
   }
 
   /** The match CANCELLED `reason`; accepted players' tickets requeued, the others' by `notAccepted`. */
   private async end(
-    manager: EntityManager,
+    unit: UnitOfWork,
     match: MatchSnapshot,
     reason: MatchCancelReason,
     accepted: ReadonlySet<string>,
@@ -143,7 +148,7 @@ export class ReadyCheck {
     notAccepted: (ticket: StoredTicket) => TicketCommand,
   ): Promise<MatchEnding> {
     const change = await this.lifecycle.matches.transition(
-      manager,
+      unit.manager,
       match.id,
       { to: 'CANCELLED', reason },
       at,
@@ -152,11 +157,11 @@ export class ReadyCheck {
     const unreadyParties = new Set<string>();
     for (const participant of match.participants) {
       if (accepted.has(participant.playerId)) continue;
-      const ticket = await this.lifecycle.tickets.load(manager, participant.ticketId);
+      const ticket = await this.lifecycle.tickets.load(unit.manager, participant.ticketId);
       if (ticket?.party) unreadyParties.add(ticket.party.id);
     }
     // A requeue keeps the ticket's enqueue time: those who accepted are served ahead.
-    const tickets = await this.lifecycle.moveTickets(manager, change, at.now, (matchId, ticket) => {
+    const tickets = await this.lifecycle.moveTickets(unit, change, at.now, (matchId, ticket) => {
       if (!accepted.has(ticket.playerId)) return notAccepted(ticket);
       return ticket.party && unreadyParties.has(ticket.party.id)
         ? { to: 'CANCELLED', reason: 'MATCH_CANCELLED', matchId }

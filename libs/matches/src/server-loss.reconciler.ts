@@ -64,7 +64,7 @@ export class ServerLossReconciler {
       let claimed: string | undefined;
       let failed = false;
       try {
-        failed = await runInTransaction(this.dataSource, async (manager) => {
+        failed = await runInTransaction(this.dataSource, async (manager, unit) => {
           claimed = undefined;
           await boundTransaction(manager);
           const [row] = await manager.query<{ id: string; revision: string }[]>(
@@ -73,7 +73,7 @@ export class ServerLossReconciler {
           );
           if (!row) return false;
           claimed = row.id;
-          await this.lifecycle.failServerLost(manager, row.id, {
+          await this.lifecycle.failServerLost(unit, row.id, {
             expectedRevision: Number(row.revision),
             now,
           });

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import type { EntityManager } from 'typeorm';
 import { RedisKeyspace } from '@matchplane/config';
-import { afterCommit } from '@matchplane/persistence';
+import { afterCommit, type UnitOfWork } from '@matchplane/persistence';
 
 export function outboxWakeChannel(prefix: string): string {
   return `${prefix}:outbox:committed`;
@@ -38,6 +38,11 @@ export class OutboxSignal {
    */
   wakeAfterCommit(manager: EntityManager | undefined): Promise<void> {
     return afterCommit(manager, OUTBOX_WAKE_EFFECT, () => this.committed());
+  }
+
+  /** {@link wakeAfterCommit} for a writer that holds its transaction's unit of work. */
+  wakeAfter(unit: UnitOfWork): void {
+    unit.afterCommit(OUTBOX_WAKE_EFFECT, () => this.committed());
   }
 
   /** Publishes the wake-up now; never throws, since the commit already happened. */

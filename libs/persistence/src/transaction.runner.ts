@@ -52,22 +52,39 @@ export class TransactionRetriesExhaustedError extends CodedError<
 
 const effectLogger = new Logger('UnitOfWork');
 
-// The unit of work each open transaction's manager belongs to.
+// The unit of work each open transaction's manager belongs to: how a store that still takes a bare
+// manager (OutboxSignal's wake-up, for one) finds it. Stores that need the unit take it by type.
 const units = new WeakMap<EntityManager, UnitOfWork>();
 
 /** Work done once a transaction committed (a publish, a Redis update); it should not throw. */
 export type AfterCommit = () => void | Promise<void>;
 
+export interface AfterCommitOptions {
+  /**
+   * Default true: the transaction's caller gets its result once the effect settled. False: the
+   * effect is started after the commit and not waited for (a heartbeat's projection refresh, which
+   * the next heartbeat repairs). A batch is waited for when any of its registrations asked so.
+   */
+  readonly awaited?: boolean;
+}
+
+interface Registered {
+  readonly effect: AfterCommit;
+  readonly awaited: boolean;
+}
+
 /**
- * One transaction and the effects its stores registered for after its commit. Effects are kept in
- * memory (no statement, no round trip) under a key, so a store registering the same effect twice
- * (the relay's wake-up for each write, a ticket's projection after each of its changes) runs it
- * once, with the last registration. A retried attempt starts a new unit: the effects of an attempt
- * that rolled back are dropped with it.
+ * One transaction and the effects its stores registered for after its commit: the typed handle a
+ * store write takes (its `manager` runs the statements), so code outside a transaction cannot call
+ * such a write by mistake. Effects are kept in memory (no statement, no round trip) under a key,
+ * so a store registering the same effect twice (the relay's wake-up for each write, a ticket's
+ * projection after each of its changes) runs it once, with the last registration. A retried
+ * attempt starts a new unit: the effects of an attempt that rolled back are dropped with it.
  */
 export class UnitOfWork {
-  private readonly effects = new Map<string, AfterCommit>();
+  private readonly effects = new Map<string, Registered>();
   private readonly batches = new Map<string, Map<string, unknown>>();
+  private closed = false;
 
   private constructor(readonly manager: EntityManager) {}
 
@@ -83,13 +100,17 @@ export class UnitOfWork {
 
   /** The transaction ended (committed or not): the manager's later statements commit by themselves. */
   close(): void {
+    this.closed = true;
     if (units.get(this.manager) === this) units.delete(this.manager);
   }
 
-  afterCommit(key: string, effect: AfterCommit): void {
+  afterCommit(key: string, effect: AfterCommit, options: AfterCommitOptions = {}): void {
+    // A unit kept past its transaction: the effect would be dropped without a word.
+    if (this.closed)
+      throw new Error(`after-commit effect ${key} registered on a closed unit of work`);
     // Re-inserted, so effects run in the order of their last registration.
     this.effects.delete(key);
-    this.effects.set(key, effect);
+    this.effects.set(key, { effect, awaited: options.awaited ?? true });
   }
 
   /**
@@ -102,6 +123,7 @@ export class UnitOfWork {
     itemKey: string,
     item: T,
     run: (items: readonly T[]) => void | Promise<void>,
+    options: AfterCommitOptions = {},
   ): void {
     let batch = this.batches.get(key) as Map<string, T> | undefined;
     if (!batch) {
@@ -111,33 +133,39 @@ export class UnitOfWork {
     batch.delete(itemKey);
     batch.set(itemKey, item);
     const items = batch;
-    this.afterCommit(key, () => run([...items.values()]));
+    const awaited = (options.awaited ?? true) || this.effects.get(key)?.awaited === true;
+    this.afterCommit(key, () => run([...items.values()]), { awaited });
   }
 
   /**
-   * Starts every effect in registration order and waits for all of them. The transaction has
+   * Starts every effect in registration order and waits for the awaited ones. The transaction has
    * committed, so an effect that fails is logged, never thrown at the caller.
    */
   async runEffects(): Promise<void> {
-    const outcomes = await Promise.allSettled(
-      [...this.effects.values()].map(async (effect) => effect()),
-    );
-    for (const outcome of outcomes) {
-      if (outcome.status === 'rejected') {
-        const reason: unknown = outcome.reason;
-        effectLogger.warn(
-          `after-commit effect failed: ${reason instanceof Error ? reason.message : String(reason)}`,
-        );
-      }
+    const awaited: Promise<void>[] = [];
+    for (const { effect, awaited: waitFor } of this.effects.values()) {
+      const settled = runLogged(effect);
+      if (waitFor) awaited.push(settled);
     }
+    await Promise.all(awaited);
+  }
+}
+
+async function runLogged(effect: AfterCommit): Promise<void> {
+  try {
+    await effect();
+  } catch (reason) {
+    effectLogger.warn(
+      `after-commit effect failed: ${reason instanceof Error ? reason.message : String(reason)}`,
+    );
   }
 }
 
 /**
- * Registers `effect` for after the commit of the transaction `manager` runs in. A manager that is
- * not a unit of work's (the DataSource's own, a statement that commits by itself) has committed
- * when its statement returned, so the effect runs at once. Either way, the promise settles when
- * nothing is left to wait for here.
+ * Registers `effect` for after the commit of the transaction `manager` runs in, for a store that
+ * takes a bare manager. A manager that is not a unit of work's (the DataSource's own, a statement
+ * that commits by itself) has committed when its statement returned, so the effect runs at once.
+ * Either way, the promise settles when nothing is left to wait for here.
  */
 export async function afterCommit(
   manager: EntityManager | undefined,
@@ -147,23 +175,6 @@ export async function afterCommit(
   const unit = manager && units.get(manager);
   if (unit) unit.afterCommit(key, effect);
   else await effect();
-}
-
-/**
- * {@link afterCommit} for an effect that serves many items at once: `item` joins the batch `key` of
- * `manager`'s unit of work (one item per `itemKey`, the last one registered), and `run` gets the
- * whole batch once after the commit. A manager that is not a unit's runs `run([item])` at once.
- */
-export async function afterCommitBatch<T>(
-  manager: EntityManager | undefined,
-  key: string,
-  itemKey: string,
-  item: T,
-  run: (items: readonly T[]) => void | Promise<void>,
-): Promise<void> {
-  const unit = manager && units.get(manager);
-  if (unit) unit.afterCommitBatch(key, itemKey, item, run);
-  else await run([item]);
 }
 
 /**

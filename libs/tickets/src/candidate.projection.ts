@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import Redis, { type ChainableCommander } from 'ioredis';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
 import {
   readTicketAttributes,
@@ -9,8 +9,9 @@ import {
   type TicketAttributes,
   type TicketState,
 } from '@matchplane/domain';
-import { afterCommitBatch } from '@matchplane/persistence';
-import { TicketStore, type StoredTicket, type TicketParty } from './ticket.store';
+import type { AfterCommitOptions, UnitOfWork } from '@matchplane/persistence';
+import { ticketExplanationKey } from './ticket-explanation';
+import { searchingTickets, type StoredTicket, type TicketParty } from './ticket.rows';
 
 /** What the projection holds per searching ticket: the matcher's view of a candidate. */
 export interface ProjectedCandidate extends CandidateView {
@@ -47,10 +48,11 @@ interface CandidateJson {
 }
 
 /**
- * KEYS: candidate hash, mode index. ARGV: version, ttl ms, searching (1/0), enqueued ms, ticket id,
- * candidate json. An update older than the one applied is dropped, so post-commit writes that
- * reach Redis out of commit order cannot roll a candidate back; a ticket that left the queue
- * leaves a tombstone (its version) for one TTL so a late older upsert cannot resurrect it.
+ * KEYS: candidate hash, mode index, the matcher's explanation. ARGV: version, ttl ms, searching
+ * (1/0), enqueued ms, ticket id, candidate json. An update older than the one applied is dropped,
+ * so post-commit writes that reach Redis out of commit order cannot roll a candidate back; a
+ * ticket that left the queue leaves a tombstone (its version) for one TTL so a late older upsert
+ * cannot resurrect it, and loses the explanation of why it was still searching.
  */
 const APPLY_SCRIPT = `
 local current = redis.call('HGET', KEYS[1], 'v')
@@ -64,6 +66,7 @@ else
   redis.call('HSET', KEYS[1], 'v', ARGV[1])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('ZREM', KEYS[2], ARGV[5])
+  redis.call('DEL', KEYS[3])
 end
 return 1
 `;
@@ -85,7 +88,6 @@ export class CandidateProjection {
     @Inject(Redis) private readonly redis: Redis,
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
-    private readonly tickets: TicketStore,
   ) {
     this.prefix = keyspace.REDIS_KEY_PREFIX;
     this.ttlMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
@@ -123,12 +125,12 @@ export class CandidateProjection {
     if (tickets.length === 0) return;
     const calls = tickets.map((ticket) => this.applyCall(ticket));
     const results = await this.evalAll(calls, (pipeline, call) =>
-      pipeline.evalsha(APPLY_SHA, 2, ...call),
+      pipeline.evalsha(APPLY_SHA, 3, ...call),
     );
     // A Redis that restarted or flushed its scripts: send those again with the script's text.
     const unknown = calls.filter((_, index) => isNoScript(results[index]?.[0]));
     const retried = await this.evalAll(unknown, (pipeline, call) =>
-      pipeline.eval(APPLY_SCRIPT, 2, ...call),
+      pipeline.eval(APPLY_SCRIPT, 3, ...call),
     );
     const failure = [...results.filter(([error]) => !isNoScript(error)), ...retried].find(
       ([error]) => error,
@@ -137,26 +139,29 @@ export class CandidateProjection {
   }
 
   /**
-   * {@link apply} for a caller whose state is already committed: a Redis failure is logged, not
-   * thrown (the next heartbeat or rebuild repairs the index), and a Redis outage cannot hold up
-   * the caller beyond `timeoutMs`.
+   * {@link applyManyAfterCommit} once `unit`'s transaction commits (with the ticket's last state in
+   * it, if it changed twice). Every ticket a transaction refreshes goes to Redis in one pipeline.
+   * TicketStore's writes register it; nobody else needs to.
    */
-  async applyAfterCommit(ticket: StoredTicket, timeoutMs = 1_000): Promise<void> {
-    await this.applyManyAfterCommit([ticket], timeoutMs);
-  }
-
-  /**
-   * {@link applyAfterCommit} once `manager`'s transaction commits (with the ticket's last state in
-   * it, if it changed twice), or at once when the change committed by itself. Every ticket a
-   * transaction refreshes goes to Redis in one pipeline ({@link applyManyAfterCommit}).
-   */
-  refreshAfterCommit(manager: EntityManager | undefined, ticket: StoredTicket): Promise<void> {
-    return afterCommitBatch(manager, 'candidates', ticket.id, ticket, (tickets) =>
-      this.applyManyAfterCommit(tickets),
+  refreshAfterCommit(
+    unit: UnitOfWork,
+    ticket: StoredTicket,
+    options: AfterCommitOptions = {},
+  ): void {
+    unit.afterCommitBatch(
+      'candidates',
+      ticket.id,
+      ticket,
+      (tickets) => this.applyManyAfterCommit(tickets),
+      options,
     );
   }
 
-  /** {@link applyAfterCommit} for several tickets, in one pipeline. */
+  /**
+   * {@link applyMany} for a caller whose state is already committed: a Redis failure is logged, not
+   * thrown (the next heartbeat or rebuild repairs the index), and a Redis outage cannot hold up
+   * the caller beyond `timeoutMs`.
+   */
   async applyManyAfterCommit(tickets: readonly StoredTicket[], timeoutMs = 1_000): Promise<void> {
     if (tickets.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
@@ -233,7 +238,7 @@ export class CandidateProjection {
     const indexed = new Map<string, string[]>();
     for (const mode of new Set(modes))
       indexed.set(mode, await this.redis.zrange(this.modeIndexKey(mode), 0, -1));
-    const searching = await this.tickets.searching(dataSource.manager);
+    const searching = await searchingTickets(dataSource.manager);
     for (const ticket of searching) await this.apply(ticket);
     const live = new Set(searching.map((ticket) => ticket.id));
     let removed = 0;
@@ -267,6 +272,7 @@ export class CandidateProjection {
     return [
       this.candidateKey(ticket.id),
       this.modeIndexKey(ticket.mode),
+      ticketExplanationKey(this.prefix, ticket.id),
       ticket.version,
       this.ttlMs,
       ticket.state === 'SEARCHING' ? '1' : '0',

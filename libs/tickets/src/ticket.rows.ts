@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 import { CodedError, LibraryErrorCode } from '@matchplane/errors';
 import {
   isTerminalTicketState,
@@ -132,4 +133,12 @@ export function rowsOf(result: unknown): TicketRow[] {
   // UPDATE ... RETURNING through manager.query answers [rows, count].
   if (Array.isArray(result) && Array.isArray(result[0])) return result[0] as TicketRow[];
   return result as TicketRow[];
+}
+
+/** Every searching ticket, oldest first: the projection's rebuild source (TicketStore.searching). */
+export async function searchingTickets(manager: EntityManager): Promise<StoredTicket[]> {
+  const rows = await manager.query<TicketRow[]>(
+    `SELECT ${COLUMNS} FROM queue_tickets WHERE state = 'SEARCHING' ORDER BY enqueued_at, id`,
+  );
+  return rows.map(toTicket);
 }

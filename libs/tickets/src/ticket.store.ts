@@ -12,6 +12,8 @@ import {
 } from '@matchplane/domain';
 import { activeTraceparent } from '@matchplane/observability';
 import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import type { UnitOfWork } from '@matchplane/persistence';
+import { CandidateProjection } from './candidate.projection';
 
 import {
   COLUMNS,
@@ -19,6 +21,7 @@ import {
   EXPIRED_TICKETS_SQL,
   LIVE_STATES,
   rowsOf,
+  searchingTickets,
   toTicket,
   type StoredTicket,
   type TicketParty,
@@ -37,18 +40,24 @@ export {
  * The queue-ticket aggregate: owns `queue_tickets`. State changes are libs/domain transitions
  * written with their envelopes in the caller's transaction (revision + 1 under
  * `WHERE revision = $n`); heartbeats and latency updates touch no state and emit no event.
+ *
+ * Every write takes the caller's {@link UnitOfWork} and finishes itself there: it registers the
+ * relay's wake-up (when it wrote an event) and the written tickets' candidate projection refresh
+ * (which also drops the matcher's explanation of a ticket that left the queue) for after the
+ * commit. No caller refreshes the projection; a rolled-back write refreshes nothing.
  */
 @Injectable()
 export class TicketStore {
   constructor(
     private readonly outbox: OutboxWriter,
     private readonly signal: OutboxSignal,
+    private readonly projection: CandidateProjection,
   ) {}
 
   /** `ratingSigma`: the player's rating uncertainty (default openskill's prior), for team balance. */
   /** `party`: the party ticket this one is a member's (a party enqueue creates one per member). */
   async create(
-    manager: EntityManager,
+    unit: UnitOfWork,
     input: NewTicket & { readonly ratingSigma?: number },
     now: Date,
     party?: TicketParty,
@@ -73,7 +82,7 @@ export class TicketStore {
     ];
     const events = this.outbox.appendSql(envelopesFor(change.events), parameters);
     // The ticket and its event in one statement.
-    const rows = await manager.query<TicketRow[]>(
+    const rows = await unit.manager.query<TicketRow[]>(
       `WITH created AS (
          INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
                                     last_heartbeat_at, created_at, updated_at, traceparent, attributes, rating_sigma,
@@ -84,8 +93,7 @@ export class TicketStore {
        SELECT * FROM created`,
       [...parameters, ...events.parameters],
     );
-    await this.signal.wakeAfterCommit(manager);
-    return { change, ticket: toTicket(rows[0] as TicketRow) };
+    return { change, ticket: this.written(unit, toTicket(rows[0] as TicketRow), true) };
   }
 
   async load(
@@ -133,17 +141,17 @@ export class TicketStore {
    * per ticket. A solo ticket is just transitioned. Answers every ticket it moved.
    */
   async endWithParty(
-    manager: EntityManager,
+    unit: UnitOfWork,
     current: StoredTicket,
     own: TicketCommand,
     mates: TicketCommand,
     now: Date,
   ): Promise<StoredTicket[]> {
     const party = current.party
-      ? await this.lockSearchingParty(manager, current.party.id)
+      ? await this.lockSearchingParty(unit.manager, current.party.id)
       : [current];
     const { tickets } = await this.transitionMany(
-      manager,
+      unit,
       party,
       (ticket) => (ticket.id === current.id ? own : mates),
       now,
@@ -180,7 +188,7 @@ export class TicketStore {
    * StaleTicketRevisionError when another writer moved the ticket first.
    */
   async transition(
-    manager: EntityManager,
+    unit: UnitOfWork,
     current: TicketSnapshot,
     command: TicketCommand,
     now: Date,
@@ -198,7 +206,7 @@ export class TicketStore {
       endReasonOf(change),
     ];
     const events = this.outbox.appendSql(envelopesFor(change.events), parameters, 'changed');
-    const rows = await manager.query<TicketRow[]>(
+    const rows = await unit.manager.query<TicketRow[]>(
       `WITH changed AS (
          UPDATE queue_tickets
             SET state = $3, revision = revision + 1, match_id = $4, updated_at = clock_timestamp(),
@@ -212,8 +220,7 @@ export class TicketStore {
     );
     const row = rows[0];
     if (!row) throw new StaleTicketRevisionError(current.id, current.revision);
-    await this.signal.wakeAfterCommit(manager);
-    return { change, ticket: toTicket(row) };
+    return { change, ticket: this.written(unit, toTicket(row), true) };
   }
 
   /**
@@ -223,7 +230,7 @@ export class TicketStore {
    * must then be rolled back, since the others were updated.
    */
   async transitionMany(
-    manager: EntityManager,
+    unit: UnitOfWork,
     currents: readonly TicketSnapshot[],
     command: (current: TicketSnapshot) => TicketCommand,
     now: Date,
@@ -246,7 +253,7 @@ export class TicketStore {
     );
     // The changes and their events in one statement. When some ticket moved first the events
     // are appended all the same, with the other tickets' changes: the caller rolls them all back.
-    const rows = await manager.query<TicketRow[]>(
+    const rows = await unit.manager.query<TicketRow[]>(
       // The unnest columns are named apart from the table's, so COLUMNS reads queue_tickets.
       `WITH changed AS (
          UPDATE queue_tickets AS q
@@ -265,20 +272,22 @@ export class TicketStore {
     const byId = new Map(rows.map((row) => [row.id, row]));
     const missing = currents.find((current) => !byId.has(current.id));
     if (missing) throw new StaleTicketRevisionError(missing.id, missing.revision);
-    await this.signal.wakeAfterCommit(manager);
     return {
       changes,
-      tickets: currents.map((current) => toTicket(byId.get(current.id) as TicketRow)),
+      tickets: currents.map((current) =>
+        this.written(unit, toTicket(byId.get(current.id) as TicketRow), true),
+      ),
     };
   }
 
   /**
    * Records heartbeats (no event: not a state change) of many tickets in one statement: the
    * tickets among them that are live and belong to the player named with them, by id. A ticket
-   * named twice is updated once.
+   * named twice is updated once. Their projection refresh is not waited for by the transaction's
+   * caller (decision 2026-12-05): an index the matcher re-checks, repaired by the next heartbeat.
    */
   async heartbeatMany(
-    manager: EntityManager,
+    unit: UnitOfWork,
     beats: readonly { ticketId: string; playerId: string }[],
     now: Date,
   ): Promise<Map<string, StoredTicket>> {
@@ -287,7 +296,7 @@ export class TicketStore {
     const ordered = [...beats].sort((a, b) =>
       a.ticketId < b.ticketId ? -1 : a.ticketId > b.ticketId ? 1 : 0,
     );
-    const result: unknown = await manager.query(
+    const result: unknown = await unit.manager.query(
       // The unnest columns are named apart from the table's, so COLUMNS reads queue_tickets.
       `UPDATE queue_tickets AS q SET last_heartbeat_at = $3, updated_at = clock_timestamp()
          FROM unnest($1::uuid[], $2::uuid[]) AS b(ticket_id, owner_id)
@@ -295,7 +304,10 @@ export class TicketStore {
         RETURNING ${COLUMNS}`,
       [ordered.map((beat) => beat.ticketId), ordered.map((beat) => beat.playerId), now],
     );
-    return new Map(rowsOf(result).map((row) => [row.id, toTicket(row)]));
+    const beaten = rowsOf(result).map(toTicket);
+    for (const ticket of beaten)
+      this.projection.refreshAfterCommit(unit, ticket, { awaited: false });
+    return new Map(beaten.map((ticket) => [ticket.id, ticket]));
   }
 
   /** The tickets of these ids that exist, by id. */
@@ -314,15 +326,16 @@ export class TicketStore {
   /**
    * Writes a region's latency estimate into the player's searching ticket. The CASE normalises a
    * non-object predicted_rtt (a JSON null from an older writer would make jsonb_set fail or
-   * return null) instead of failing every later probe.
+   * return null) instead of failing every later probe. The matcher's candidate follows once the
+   * transaction commits.
    */
   async applyLatency(
-    manager: EntityManager,
+    unit: UnitOfWork,
     playerId: string,
     region: string,
     estimateMs: number,
   ): Promise<StoredTicket | undefined> {
-    const result: unknown = await manager.query(
+    const result: unknown = await unit.manager.query(
       `UPDATE queue_tickets
           SET predicted_rtt = jsonb_set(
                 CASE WHEN jsonb_typeof(predicted_rtt) = 'object' THEN predicted_rtt ELSE '{}'::jsonb END,
@@ -333,7 +346,7 @@ export class TicketStore {
       [playerId, region, estimateMs],
     );
     const row = rowsOf(result)[0];
-    return row ? toTicket(row) : undefined;
+    return row ? this.written(unit, toTicket(row), false) : undefined;
   }
 
   /**
@@ -356,10 +369,24 @@ export class TicketStore {
   }
 
   /** Every searching ticket, oldest first (the projection's rebuild source). */
-  async searching(manager: EntityManager): Promise<StoredTicket[]> {
-    const rows = await manager.query<TicketRow[]>(
-      `SELECT ${COLUMNS} FROM queue_tickets WHERE state = 'SEARCHING' ORDER BY enqueued_at, id`,
-    );
-    return rows.map(toTicket);
+  searching(manager: EntityManager): Promise<StoredTicket[]> {
+    return searchingTickets(manager);
+  }
+
+  /**
+   * Re-reads these tickets (in a statement of their own) and puts their rows in the projection
+   * now: for a candidate the projection was found to misstate (a post-commit refresh that never
+   * reached Redis), which would otherwise be proposed again at every pass until a rebuild.
+   */
+  async reproject(manager: EntityManager, ticketIds: readonly string[]): Promise<void> {
+    const rows = await this.loadMany(manager, [...new Set(ticketIds)]).catch(() => undefined);
+    if (rows && rows.size > 0) await this.projection.applyManyAfterCommit([...rows.values()]);
+  }
+
+  /** What every write does with a ticket it wrote: its after-commit effects, in `unit`. */
+  private written(unit: UnitOfWork, ticket: StoredTicket, withEvent: boolean): StoredTicket {
+    this.projection.refreshAfterCommit(unit, ticket);
+    if (withEvent) this.signal.wakeAfter(unit);
+    return ticket;
   }
 }

@@ -9,7 +9,6 @@ import {
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
-import { CandidateProjection } from './candidate.projection';
 import type { TicketReconciliationOptions } from './ticket-reconciliation.options';
 import { SearchTimeoutStage } from './search-timeout.stage';
 import { endClaimedSearching } from './searching-tickets.ender';
@@ -32,8 +31,7 @@ export class TicketExpiryStage implements ReconciliationStage {
 
   constructor(
     private readonly dataSource: DataSource,
-    readonly tickets: TicketStore,
-    readonly projection: CandidateProjection,
+    private readonly tickets: TicketStore,
     private readonly options: Pick<TicketReconciliationOptions, 'batchSize' | 'heartbeatTimeoutMs'>,
   ) {}
 
@@ -41,7 +39,7 @@ export class TicketExpiryStage implements ReconciliationStage {
     const { batchSize, heartbeatTimeoutMs } = this.options;
     const { expired, taken, failures } = await runInTransaction(
       this.dataSource,
-      async (manager) => {
+      async (manager, unit) => {
         await boundTransaction(manager);
         const ids = await this.tickets.lockSilent(
           manager,
@@ -51,8 +49,8 @@ export class TicketExpiryStage implements ReconciliationStage {
         );
         // A silent party member takes its whole party out of the queue, mates included.
         const { ended, failures: refused } = await endClaimedSearching(
-          manager,
-          this,
+          unit,
+          this.tickets,
           ids,
           () => ({ to: 'EXPIRED', heartbeatTimeoutMs }),
           { to: 'EXPIRED', reason: 'PARTY_MEMBER_EXPIRED' },
@@ -76,13 +74,12 @@ export class TicketReconciliation implements ReconciliationContribution<TicketRe
   constructor(
     private readonly dataSource: DataSource,
     private readonly tickets: TicketStore,
-    private readonly projection: CandidateProjection,
   ) {}
 
   reconciliationStages(options: TicketReconciliationOptions): readonly ReconciliationStage[] {
     return [
-      new TicketExpiryStage(this.dataSource, this.tickets, this.projection, options),
-      new SearchTimeoutStage(this.dataSource, this.tickets, this.projection, options),
+      new TicketExpiryStage(this.dataSource, this.tickets, options),
+      new SearchTimeoutStage(this.dataSource, this.tickets, options),
     ];
   }
 }

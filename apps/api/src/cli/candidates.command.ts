@@ -1,9 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { parseQueueModes, type ServiceConfig } from '@matchplane/config';
-import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { createRedisConnection, dataSourceOptions } from '@matchplane/persistence';
-import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import { CandidateProjection } from '@matchplane/tickets';
 
 export interface RebuildOutcome {
   applied: number;
@@ -24,12 +23,7 @@ export async function rebuildCandidates(config: ServiceConfig): Promise<RebuildO
   await dataSource.initialize();
   const redis = createRedisConnection(config, new Logger('Redis'), 'candidates-cli');
   try {
-    const projection = new CandidateProjection(
-      redis,
-      config,
-      config,
-      new TicketStore(new OutboxWriter(), new OutboxSignal(redis, config)),
-    );
+    const projection = new CandidateProjection(redis, config, config);
     const modes = parseQueueModes(config.QUEUE_MODES).map((mode) => mode.mode);
     const { applied, removed } = await projection.rebuild(dataSource, modes);
     return { applied, removed, seconds: Math.round((performance.now() - started) / 100) / 10 };

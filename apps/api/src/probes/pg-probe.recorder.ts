@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { ApiConfig } from '../api.config';
 import { runInTransaction } from '@matchplane/persistence';
 import { secretHash } from '@matchplane/players';
-import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import { TicketStore } from '@matchplane/tickets';
 import { LatencyStore, ProbeChallengeStore } from '@matchplane/latency';
 import {
   ProbeRecorder,
@@ -29,7 +29,6 @@ export class PgProbeRecorder extends ProbeRecorder {
     private readonly latencies: LatencyStore,
     private readonly challenges: ProbeChallengeStore,
     private readonly tickets: TicketStore,
-    private readonly projection: CandidateProjection,
     @Inject(ApiConfig) config: ApiConfig,
   ) {
     super();
@@ -77,7 +76,7 @@ export class PgProbeRecorder extends ProbeRecorder {
     answer: { challengeId: string; nonce: string },
     receivedAt: Date,
   ): Promise<RecordedProbe> {
-    return runInTransaction(this.dataSource, async (manager) => {
+    return runInTransaction(this.dataSource, async (manager, unit) => {
       const challenge = await this.challenges.lock(manager, answer.challengeId);
       if (!challenge)
         throw new ProbeRefusedError('NOT_FOUND', `No probe challenge ${answer.challengeId}`);
@@ -118,9 +117,8 @@ export class PgProbeRecorder extends ProbeRecorder {
         keep: this.keep,
         measuredAt: receivedAt,
       });
-      const ticket = await this.tickets.applyLatency(manager, playerId, region, estimateMs);
-      // A searching ticket now has this RTT: the matcher's candidate follows once this commits.
-      if (ticket) await this.projection.refreshAfterCommit(manager, ticket);
+      // A searching ticket now has this RTT; the store refreshes its candidate once this commits.
+      await this.tickets.applyLatency(unit, playerId, region, estimateMs);
       return { rttMs, estimateMs, samplesMs };
     });
   }

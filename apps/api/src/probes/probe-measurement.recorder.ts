@@ -5,7 +5,7 @@ import { latencyEstimate } from '@matchplane/domain';
 import { CodedError } from '@matchplane/errors';
 import { probeMeasurementProblem } from '@matchplane/join-auth';
 import { runInTransaction } from '@matchplane/persistence';
-import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import { TicketStore } from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
 import { QueuePolicy } from '../queue/queue-policy';
 import { LatencyStore, ProbeMeasurementStore } from '@matchplane/latency';
@@ -27,7 +27,6 @@ export class ProbeMeasurementRecorder {
     private readonly latencies: LatencyStore,
     private readonly measurements: ProbeMeasurementStore,
     private readonly tickets: TicketStore,
-    private readonly projection: CandidateProjection,
     private readonly policy: QueuePolicy,
     private readonly keys: ProbeMeasurementKeys,
     @Inject(ApiConfig) config: ApiConfig,
@@ -42,7 +41,7 @@ export class ProbeMeasurementRecorder {
     receivedAt: Date,
   ): Promise<RecordedProbe> {
     this.verify(playerId, measurement, receivedAt);
-    return runInTransaction(this.dataSource, async (manager) => {
+    return runInTransaction(this.dataSource, async (manager, unit) => {
       const measuredAt = new Date(measurement.measuredAt);
       const claimed = await this.measurements.claim(manager, {
         id: measurement.measurementId,
@@ -68,14 +67,8 @@ export class ProbeMeasurementRecorder {
           measuredAt,
         });
       }
-      const ticket = await this.tickets.applyLatency(
-        manager,
-        playerId,
-        measurement.region,
-        recorded.estimateMs,
-      );
-      // A searching ticket now has this RTT: the matcher's candidate follows once this commits.
-      if (ticket) await this.projection.refreshAfterCommit(manager, ticket);
+      // A searching ticket now has this RTT; the store refreshes its candidate once this commits.
+      await this.tickets.applyLatency(unit, playerId, measurement.region, recorded.estimateMs);
       return { rttMs: latencyEstimate([...measurement.samplesMs]), ...recorded };
     });
   }

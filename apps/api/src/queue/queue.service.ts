@@ -12,7 +12,7 @@ import {
 } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import { isTerminalTicketState, type TicketAttributes } from '@matchplane/domain';
-import { sqlStateOf } from '@matchplane/persistence';
+import { sqlStateOf, type UnitOfWork } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
 import {
   CandidateProjection,
@@ -105,14 +105,13 @@ export class QueueService {
         // must not turn a replay into IDEMPOTENCY_KEY_REUSED.
         input: givenAttributes === undefined ? { mode } : { mode, attributes: givenAttributes },
       },
-      async (manager) => {
+      async (manager, unit) => {
         const now = new Date();
         const entrant = await this.entrant(manager, playerId, now);
         await this.admission.check(manager, mode, entrant.predictedRtt);
         // Requeue priority (a match lost with its server) is spent by the ticket keeping its time.
         if (entrant.queuedSince) await this.players.spendRequeuePriority(manager, playerId);
-        const { ticket } = await this.createTicket(manager, { ...entrant, mode, attributes }, now);
-        await this.projection.refreshAfterCommit(manager, ticket);
+        const { ticket } = await this.createTicket(unit, { ...entrant, mode, attributes }, now);
         return {
           status: 201,
           body: ticketResponse(ticket, now, undefined, estimatedWait(this.waits, ticket)),
@@ -144,7 +143,7 @@ export class QueueService {
         route: 'POST queue/party-tickets',
         input: givenAttributes === undefined ? { mode } : { mode, attributes: givenAttributes },
       },
-      async (manager) => {
+      async (manager, unit) => {
         const now = new Date();
         const party = await this.parties.leadersParty(manager, leaderId);
         if (party.members.length < 2) {
@@ -169,12 +168,11 @@ export class QueueService {
         const tickets: StoredTicket[] = [];
         for (const entrant of entrants) {
           const { ticket } = await this.createTicket(
-            manager,
+            unit,
             { ...entrant, mode, attributes },
             now,
             partyTicket,
           );
-          await this.projection.refreshAfterCommit(manager, ticket);
           tickets.push(ticket);
         }
         return {
@@ -247,7 +245,7 @@ export class QueueService {
   ): Promise<IdempotentOutcome<TicketResponse>> {
     const outcome = await this.idempotency.execute<TicketResponse>(
       { playerId, key, route: 'DELETE queue/tickets/:id', input: { ticketId } },
-      async (manager) => {
+      async (manager, unit) => {
         const now = new Date();
         const current = await this.tickets.load(manager, ticketId, { forUpdate: true });
         if (!current || current.playerId !== playerId) throw ticketNotFound(ticketId);
@@ -260,13 +258,12 @@ export class QueueService {
         }
         // A party searches whole or not at all: the member's cancel takes its mates' tickets out.
         const tickets = await this.tickets.endWithParty(
-          manager,
+          unit,
           current,
           { to: 'CANCELLED', reason: 'PLAYER_CANCELLED' },
           { to: 'CANCELLED', reason: 'PARTY_MEMBER_CANCELLED' },
           now,
         );
-        for (const ticket of tickets) await this.projection.refreshAfterCommit(manager, ticket);
         const ticket = tickets.find((candidate) => candidate.id === ticketId) as StoredTicket;
         return { status: 200, body: ticketResponse(ticket, now) };
       },
@@ -282,13 +279,13 @@ export class QueueService {
   }
 
   private async createTicket(
-    manager: EntityManager,
+    unit: UnitOfWork,
     input: Entrant & { mode: string; attributes: TicketAttributes },
     now: Date,
     party?: TicketParty,
   ) {
     try {
-      return await this.tickets.create(manager, { id: randomUUID(), ...input }, now, party);
+      return await this.tickets.create(unit, { id: randomUUID(), ...input }, now, party);
     } catch (error) {
       // Two creates raced past the check above; the partial unique index decided.
       if (sqlStateOf(error) === '23505') throw liveTicketConflict();

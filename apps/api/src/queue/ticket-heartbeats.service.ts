@@ -9,12 +9,7 @@ import {
 } from '@matchplane/idempotency';
 import { MetricsRegistry } from '@matchplane/observability';
 import { RequestBatcher, type BatchOutcome } from '@matchplane/persistence';
-import {
-  CandidateProjection,
-  QueueWaitEstimates,
-  TicketStore,
-  type StoredTicket,
-} from '@matchplane/tickets';
+import { QueueWaitEstimates, TicketStore } from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
 import { estimatedWait, ticketFinished, ticketNotFound, ticketResponse } from './ticket-answers';
 
@@ -37,7 +32,6 @@ export class TicketHeartbeats {
   constructor(
     private readonly idempotency: IdempotencyStore,
     private readonly tickets: TicketStore,
-    private readonly projection: CandidateProjection,
     private readonly waits: QueueWaitEstimates,
     @Inject(ApiConfig) apiConfig: ApiConfig,
     @Inject(MetricsRegistry) metrics: MetricsRegistry,
@@ -75,26 +69,24 @@ export class TicketHeartbeats {
 
   /**
    * One transaction for many heartbeats (IdempotencyStore.executeMany): their tickets updated in
-   * one statement, their keys stored with their answers in one. Then one Redis pipeline, sent
-   * without waiting for it, carries the whole current rows into the projection, which repairs a
-   * stale candidate.
+   * one statement, their keys stored with their answers in one. Then one Redis pipeline, sent by
+   * the store once the transaction commits and not waited for, carries the whole current rows
+   * into the projection, which repairs a stale candidate.
    */
-  private async heartbeatBatch(
+  private heartbeatBatch(
     requests: readonly HeartbeatRequest[],
   ): Promise<BatchOutcome<IdempotentOutcome<TicketResponse>>[]> {
     const now = new Date();
-    // The ticket each request's last run of `work` wrote. executeMany may run `work` again (a
-    // retried transaction, or each request alone after the batch failed); a request that ends in
-    // a fresh 200 was answered by the run that committed, which is its last.
-    const written = new Map<IdempotentRequest, StoredTicket>();
-    const outcomes = await this.idempotency.executeMany<TicketResponse>(
+    return this.idempotency.executeMany<TicketResponse>(
       requests,
-      async (manager, claimed) => {
+      async (manager, claimed, unit) => {
         const beats = claimed.map((request) => ({
           ticketId: (request as HeartbeatRequest).input.ticketId,
           playerId: request.playerId,
         }));
-        const beaten = await this.tickets.heartbeatMany(manager, beats, now);
+        // The store refreshes the beaten candidates once this commits, not waited for (the
+        // projection is an index the matcher re-checks; the next heartbeat repairs a lost write).
+        const beaten = await this.tickets.heartbeatMany(unit, beats, now);
         const isBeaten = (beat: (typeof beats)[number]) =>
           beaten.get(beat.ticketId)?.playerId === beat.playerId;
         // Rare: why a ticket was not live, read in a statement of its own (a fresh snapshot).
@@ -102,10 +94,9 @@ export class TicketHeartbeats {
           manager,
           beats.filter((beat) => !isBeaten(beat)).map((beat) => beat.ticketId),
         );
-        return beats.map((beat, index) => {
+        return beats.map((beat) => {
           const ticket = beaten.get(beat.ticketId);
           if (ticket && isBeaten(beat)) {
-            written.set(claimed[index] as IdempotentRequest, ticket);
             return {
               value: {
                 status: 200,
@@ -124,16 +115,5 @@ export class TicketHeartbeats {
       },
       this.heartbeatCommits,
     );
-    const fresh = requests.flatMap((request, index) => {
-      const outcome = outcomes[index];
-      const ticket = written.get(request);
-      return outcome && 'value' in outcome && !outcome.value.replayed && ticket ? [ticket] : [];
-    });
-    // Sent, not waited for: the projection is an index the matcher re-checks, a heartbeat only
-    // refreshes a candidate's row and TTL there (revision-guarded, so it cannot undo a later
-    // change), and a lost write is repaired by the next heartbeat. Waiting for it cost every
-    // heartbeat a Redis round trip. (It never throws: a failure is logged.)
-    void this.projection.applyManyAfterCommit(fresh);
-    return outcomes;
   }
 }

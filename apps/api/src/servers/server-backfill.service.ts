@@ -15,9 +15,9 @@ import {
   MatchStore,
   type BackfillRecord,
 } from '@matchplane/matches';
-import { runInTransaction } from '@matchplane/persistence';
+import { runInTransaction, type UnitOfWork } from '@matchplane/persistence';
 import { noShowPenaltyPolicy, type NoShowPenaltyPolicy } from '@matchplane/players';
-import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { TicketStore } from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
 import type { BackfillAcceptBody, BackfillConnectBody, BackfillRequestBody } from './servers.dto';
 
@@ -57,7 +57,6 @@ export class ServerBackfillService {
     private readonly backfills: BackfillStore,
     private readonly lifecycle: MatchLifecycle,
     private readonly tickets: TicketStore,
-    private readonly projection: CandidateProjection,
     @Inject(ApiConfig) config: ApiConfig,
   ) {
     this.teamSizes = new Map(
@@ -156,7 +155,7 @@ export class ServerBackfillService {
    * the server already accepted is a 409 (its players were told to connect).
    */
   async cancel(allocation: AllocationRecord, requestId: string): Promise<BackfillResponse> {
-    return this.inTransaction(async (manager, now) => {
+    return this.inTransaction(async (manager, now, unit) => {
       await this.lockMatch(manager, allocation);
       const request = await this.lockRequest(manager, allocation, requestId);
       if (request.state === 'ASSIGNED') {
@@ -172,12 +171,7 @@ export class ServerBackfillService {
       ) {
         return toBackfillResponse(request);
       }
-      const cancelled = await this.lifecycle.cancelBackfill(
-        manager,
-        request,
-        'SERVER_CANCELLED',
-        now,
-      );
+      const cancelled = await this.lifecycle.cancelBackfill(unit, request, 'SERVER_CANCELLED', now);
       return toBackfillResponse(cancelled.request);
     });
   }
@@ -191,7 +185,7 @@ export class ServerBackfillService {
     requestId: string,
     body: BackfillAcceptBody,
   ): Promise<BackfillResponse> {
-    return this.inTransaction(async (manager, now) => {
+    return this.inTransaction(async (manager, now, unit) => {
       const match = await this.lockMatch(manager, allocation);
       const request = await this.lockRequest(manager, allocation, requestId);
       const accepted = request.state === 'ASSIGNED' || request.state === 'FILLED';
@@ -206,13 +200,12 @@ export class ServerBackfillService {
       }
       if (accepted) return toBackfillResponse(request);
       const added = await this.lifecycle.lockAddedTickets(manager, request);
-      const { tickets } = await this.tickets.transitionMany(
-        manager,
+      await this.tickets.transitionMany(
+        unit,
         added.filter((ticket) => ticket.state === 'MATCHED'),
         () => ({ to: 'ASSIGNED', matchId: match.id }),
         now,
       );
-      await this.refresh(manager, tickets);
       const assigned = await this.backfills.transition(manager, request, { to: 'ASSIGNED' }, now);
       return toBackfillResponse(assigned);
     });
@@ -227,7 +220,7 @@ export class ServerBackfillService {
     requestId: string,
     body: BackfillConnectBody,
   ): Promise<BackfillConnectResponse> {
-    return this.inTransaction(async (manager, now) => {
+    return this.inTransaction(async (manager, now, unit) => {
       const match = await this.lockMatch(manager, allocation);
       const request = await this.lockRequest(manager, allocation, requestId);
       const addedIds = new Set(request.playerIds);
@@ -254,28 +247,17 @@ export class ServerBackfillService {
         now,
       );
       const noShows = match.participants.filter((p) => noShowPlayerIds.includes(p.playerId));
-      const penalised = await this.lifecycle.penaliseNoShows(
-        manager,
-        match,
-        noShows,
-        now,
-        this.penalty,
-      );
+      await this.lifecycle.penaliseNoShows(unit, match, noShows, now, this.penalty);
       const added = await this.lifecycle.lockAddedTickets(manager, request);
-      const { tickets } = await this.tickets.transitionMany(
-        manager,
+      await this.tickets.transitionMany(
+        unit,
         added.filter((ticket) => ticket.state === 'ASSIGNED' && connected.has(ticket.playerId)),
         () => ({ to: 'CONNECTED', matchId: match.id }),
         now,
       );
-      await this.refresh(manager, [...penalised, ...tickets]);
       const filled = await this.backfills.transition(manager, request, { to: 'FILLED' }, now);
       return { ...toBackfillResponse(filled), noShowPlayerIds };
     });
-  }
-
-  private async refresh(manager: EntityManager, tickets: readonly StoredTicket[]): Promise<void> {
-    for (const ticket of tickets) await this.projection.refreshAfterCommit(manager, ticket);
   }
 
   private async lockMatch(
@@ -312,8 +294,10 @@ export class ServerBackfillService {
     return request;
   }
 
-  private inTransaction<T>(work: (manager: EntityManager, now: Date) => Promise<T>): Promise<T> {
-    return runInTransaction(this.dataSource, (manager) => work(manager, new Date()), {
+  private inTransaction<T>(
+    work: (manager: EntityManager, now: Date, unit: UnitOfWork) => Promise<T>,
+  ): Promise<T> {
+    return runInTransaction(this.dataSource, (manager, unit) => work(manager, new Date(), unit), {
       maxAttempts: 5,
       baseDelayMs: 5,
     });

@@ -22,6 +22,7 @@ import {
   ServerCredentialGuard,
 } from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
+import { ServerRegistrationService } from './server-registration.service';
 import { ServerBackfillService } from './server-backfill.service';
 import { ServerPresenceService } from './server-presence.service';
 import {
@@ -54,6 +55,7 @@ const REQUEST_ID = {
 @Controller(contractPaths('servers'))
 export class ServersController {
   constructor(
+    private readonly registrations: ServerRegistrationService,
     private readonly servers: ServerLifecycleService,
     private readonly backfills: ServerBackfillService,
     private readonly presence: ServerPresenceService,
@@ -77,7 +79,7 @@ export class ServersController {
     @CurrentAllocation() allocation: AllocationRecord,
     @Body() body: RegisterServerBody,
   ): Promise<RegisterServerResponse> {
-    return this.servers.register(allocation, body);
+    return this.registrations.register(allocation, body);
   }
 
   @Get(':id/roster')
@@ -89,7 +91,7 @@ export class ServersController {
     errors: [ErrorCode.ALLOCATION_ENDED, ErrorCode.ASSIGNMENTS_NOT_READY, ErrorCode.NOT_FOUND],
   })
   roster(@CurrentAllocation() allocation: AllocationRecord): Promise<RosterResponse> {
-    return this.servers.roster(allocation);
+    return this.registrations.roster(allocation);
   }
 
   @Post(':id/initial-connect')

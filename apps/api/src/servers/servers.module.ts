@@ -8,7 +8,9 @@ import { ServerCredentialGuard } from './server-credential.guard';
 import { ServerLifecycleService } from './server-lifecycle.service';
 import { ServerBackfillService } from './server-backfill.service';
 import { ServerPresenceService } from './server-presence.service';
+import { ServerRegistrationService } from './server-registration.service';
 import { ServerRouteMetrics } from './server-route.metrics';
+import { ServerRouteTransactions } from './server-route.transactions';
 import { ServersController } from './servers.controller';
 
 /** Game-server routes: register, roster, initial connect, presence, backfill and result, under the workload credential. */
@@ -23,10 +25,12 @@ import { ServersController } from './servers.controller';
   controllers: [ServersController],
   providers: [
     ServerCredentialGuard,
+    ServerRegistrationService,
     ServerLifecycleService,
     ServerBackfillService,
     ServerPresenceService,
     ServerRouteMetrics,
+    ServerRouteTransactions,
   ],
 })
 export class ServersModule {}

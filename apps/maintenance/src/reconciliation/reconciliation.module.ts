@@ -18,7 +18,6 @@ import { noShowPenaltyPolicy } from '@matchplane/players';
 import {
   TicketReconciliation,
   TicketReconciliationModule,
-  type CandidateProjection,
   type TicketStore,
 } from '@matchplane/tickets';
 import { MaintenanceConfig } from '../maintenance.config';
@@ -74,7 +73,6 @@ class ReconciliationConfigModule {
 export interface ReconciliationDependencies {
   dataSource: DataSource;
   tickets: TicketStore;
-  projection: CandidateProjection;
   lifecycle: MatchLifecycle;
   presence: MatchPresenceService;
   releaser: AllocationReleaser;
@@ -89,7 +87,7 @@ export function buildLifecycleReconciler(
   options: MaintenanceReconciliationOptions,
 ): LifecycleReconciler {
   const contributions = [
-    new TicketReconciliation(deps.dataSource, deps.tickets, deps.projection),
+    new TicketReconciliation(deps.dataSource, deps.tickets),
     new MatchReconciliation(deps.dataSource, deps.lifecycle, deps.presence),
     new AllocationReconciliation(deps.dataSource, deps.lifecycle, deps.releaser),
   ];

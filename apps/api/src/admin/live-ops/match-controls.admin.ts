@@ -5,7 +5,7 @@ import { isTerminalMatchState } from '@matchplane/domain';
 import { CodedError } from '@matchplane/errors';
 import { MatchLifecycle, MatchStore } from '@matchplane/matches';
 import { AuditWriter, runInTransaction } from '@matchplane/persistence';
-import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { TicketStore, type StoredTicket } from '@matchplane/tickets';
 
 export interface CancelledMatch {
   matchId: string;
@@ -36,12 +36,11 @@ export class MatchControlsAdmin {
     private readonly matches: MatchStore,
     private readonly lifecycle: MatchLifecycle,
     private readonly tickets: TicketStore,
-    private readonly projection: CandidateProjection,
     private readonly audit: AuditWriter,
   ) {}
 
   async cancelMatch(matchId: string, operator: string, reason: string): Promise<CancelledMatch> {
-    return runInTransaction(this.dataSource, async (manager) => {
+    return runInTransaction(this.dataSource, async (manager, unit) => {
       const match = await this.matches.load(manager, matchId, { forUpdate: true });
       if (!match) throw new CodedError(ErrorCode.NOT_FOUND, `No match ${matchId}`);
       if (isTerminalMatchState(match.state)) {
@@ -50,7 +49,7 @@ export class MatchControlsAdmin {
           `Match ${matchId} already ended ${match.state}${match.failureReason ? ` (${match.failureReason})` : ''}`,
         );
       }
-      const ending = await this.lifecycle.cancel(manager, matchId, 'OPERATOR_CANCELLED', {
+      const ending = await this.lifecycle.cancel(unit, matchId, 'OPERATOR_CANCELLED', {
         expectedRevision: match.revision,
       });
       const requeued = playersIn(ending.tickets, (t) => t.state === 'SEARCHING');
@@ -78,7 +77,7 @@ export class MatchControlsAdmin {
     operator: string,
     reason: string,
   ): Promise<ReleasedTickets> {
-    return runInTransaction(this.dataSource, async (manager) => {
+    return runInTransaction(this.dataSource, async (manager, unit) => {
       const live = await this.tickets.liveTicketOf(manager, playerId);
       if (!live) {
         throw new CodedError(ErrorCode.TICKET_NOT_FOUND, `Player ${playerId} holds no live ticket`);
@@ -92,7 +91,7 @@ export class MatchControlsAdmin {
       const ended =
         current.state === 'SEARCHING'
           ? await this.tickets.endWithParty(
-              manager,
+              unit,
               current,
               released,
               {
@@ -101,8 +100,7 @@ export class MatchControlsAdmin {
               },
               new Date(),
             )
-          : [(await this.tickets.transition(manager, current, released, new Date())).ticket];
-      for (const ticket of ended) await this.projection.refreshAfterCommit(manager, ticket);
+          : [(await this.tickets.transition(unit, current, released, new Date())).ticket];
       const tickets = ended.map((ticket) => ({
         ticketId: ticket.id,
         playerId: ticket.playerId,
