@@ -1,4 +1,9 @@
-import { ServerRoutes, SERVER_PROTOCOL_VERSION, type ServerHandOff } from '@matchplane/contracts';
+import {
+  ServerRoutes,
+  SERVER_PROTOCOL_VERSION,
+  type MatchEventsResponse,
+  type ServerHandOff,
+} from '@matchplane/contracts';
 import { loadConfig } from '@matchplane/config';
 import {
   AbandonmentStage,
@@ -164,6 +169,29 @@ describe(MatchPresenceService.name, () => {
       expect([...event.player_ids].sort()).toEqual(match.players.map((p) => p.playerId).sort());
     }
     expect(events[0]?.payload.rejoinDeadline).toBe(leftBody.rejoinDeadline);
+
+    // A client catching up over the leave and the rejoin (GET .../events, a socket's gap-fill)
+    // gets both, in order, with the match still IN_PROGRESS.
+    const caughtUp = await api.request(
+      'GET',
+      `/v1/matches/${match.matchId}/events?after=${before}`,
+      { token: other.token },
+    );
+    expect(caughtUp.statusCode).toBe(200);
+    expect(caughtUp.json<MatchEventsResponse>().messages).toEqual([
+      expect.objectContaining({
+        type: 'event',
+        event: 'match.presence_changed',
+        revision: before + 1,
+        state: 'IN_PROGRESS',
+      }),
+      expect.objectContaining({
+        type: 'event',
+        event: 'match.presence_changed',
+        revision: before + 2,
+        state: 'IN_PROGRESS',
+      }),
+    ]);
   });
 
   it('serves a player who left a freshly signed join token from its assignment (the allocator signs it), and the first one again to the others', async () => {

@@ -4,6 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import {
   addParticipants,
   createMatch,
+  MATCH_HISTORY_EVENT_TYPES,
   transitionMatch,
   TERMINAL_MATCH_STATES,
   type MatchChange,
@@ -341,9 +342,9 @@ export class MatchStore {
   async history(matchId: string, afterRevision = 0): Promise<MatchHistoryEvent[]> {
     const events = await retainedEvents(this.dataSource, 'match', matchId, afterRevision);
     return events.map((envelope) => {
-      if (envelope.event !== 'match.state_changed' && envelope.event !== 'match.participants_added')
+      if (!MATCH_HISTORY_EVENT_TYPES.has(envelope.event))
         throw new Error(`unexpected ${envelope.event} on match ${matchId}`);
-      return envelope;
+      return envelope as MatchHistoryEvent;
     });
   }
 

@@ -42,6 +42,13 @@ export type MatchHistoryEvent =
   | HistoryEvent<typeof MATCH_PARTICIPANTS_ADDED, MatchParticipantsAddedPayload>
   | HistoryEvent<typeof MATCH_PRESENCE_CHANGED, MatchPresenceChangedPayload>;
 
+/** Every event type a match's history holds: a match aggregate's outbox rows, nothing else. */
+export const MATCH_HISTORY_EVENT_TYPES: ReadonlySet<string> = new Set([
+  MATCH_STATE_CHANGED,
+  MATCH_PARTICIPANTS_ADDED,
+  MATCH_PRESENCE_CHANGED,
+]);
+
 /**
  * The match its events describe, oldest first. Without `since`, the history must start at the
  * creation (revision 1); with it, at `since.revision + 1` (a client resuming from what it saw).
