@@ -44,7 +44,7 @@ func _init(endpoint: String, join_token: String, scheme := "ws") -> void:
 	_socket.connect("connection_established", self, "_on_established")
 	_socket.connect("data_received", self, "_on_data")
 	_socket.connect("server_close_request", self, "_on_close_request")
-	_socket.connect("connection_closed", self, "_on_closed", [true])
+	_socket.connect("connection_closed", self, "_on_closed")
 	_socket.connect("connection_error", self, "_on_closed", [false])
 
 

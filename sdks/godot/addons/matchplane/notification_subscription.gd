@@ -73,7 +73,7 @@ func _connect_socket() -> void:
 	_socket.connect("connection_established", self, "_on_established")
 	_socket.connect("data_received", self, "_on_data")
 	_socket.connect("server_close_request", self, "_on_close_request")
-	_socket.connect("connection_closed", self, "_on_lost", [true])
+	_socket.connect("connection_closed", self, "_on_lost")
 	_socket.connect("connection_error", self, "_on_lost", [false])
 	_close_code = 1006
 	_close_reason = ""
@@ -118,8 +118,8 @@ func _on_close_request(code: int, reason: String) -> void:
 
 
 func _on_lost(_clean: bool) -> void:
+	# The socket is kept (not freed while it emits this signal) until the reconnect replaces it.
 	_connected = false
-	_socket = null
 	if ended != "":
 		return
 	if _close_code == UNAUTHENTICATED:
