@@ -5,26 +5,16 @@
 # joined with it, the game's end and the ticket's. Prints each failed check and
 # "godot-live: N passed, M failed" last; exits non-zero on any failure. Run headless:
 #   godot3-server --path sdks/godot -s live/live_journey.gd --api=<url> --keys=<join key file> [--mode=duel]
-extends SceneTree
+extends "res://tests/checks.gd"
 
 const PlayerClient = preload("res://addons/matchplane/player_client.gd")
 const JoinAuth = preload("res://addons/matchplane/join_auth.gd")
 const HAPPY_PATH = ["ALLOCATING", "PROCESS_READY", "ASSIGNMENT_READY", "IN_PROGRESS", "COMPLETED"]
 const STEP_TIMEOUT_MS = 60000
 
-var passed = 0
-var failed = 0
 var outcomes = {}
 
 signal player_done
-
-
-func check(ok: bool, name: String, detail = "") -> void:
-	if ok:
-		passed += 1
-	else:
-		failed += 1
-		print("FAIL " + name + (": " + str(detail) if str(detail) != "" else ""))
 
 
 func arg(name: String, default := "") -> String:
@@ -54,8 +44,7 @@ func _main() -> void:
 		while outcomes.size() < 2:
 			yield(self, "player_done")
 		compare(outcomes.a, outcomes.b, verifier)
-	print("godot-live: %d passed, %d failed" % [passed, failed])
-	quit(0 if failed == 0 and passed > 0 else 1)
+	report("godot-live")
 
 
 # The journey's key file: {key id: base64 key}.

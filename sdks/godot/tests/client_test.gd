@@ -2,26 +2,16 @@
 # notification frames' handling and resume frames, probe-edge selection, request ids. Run headless:
 #   godot3-server --path sdks/godot -s tests/client_test.gd
 # Prints each failed check and "godot-client: N passed, M failed" last; the exit code is 1 on failure.
-extends SceneTree
+extends "res://tests/checks.gd"
 
 const RevisionTracker = preload("res://addons/matchplane/revision_tracker.gd")
 const NotificationSubscription = preload("res://addons/matchplane/notification_subscription.gd")
 const PlayerClient = preload("res://addons/matchplane/player_client.gd")
 const ApiTransport = preload("res://addons/matchplane/api_transport.gd")
 
-var passed = 0
-var failed = 0
 var delivered = []
 var resyncs = []
 var failures = []
-
-
-func check(ok: bool, name: String, detail := "") -> void:
-	if ok:
-		passed += 1
-	else:
-		failed += 1
-		print("FAIL " + name + (": " + detail if detail != "" else ""))
 
 
 func revisions(events: Array) -> Array:
@@ -42,8 +32,7 @@ func _initialize() -> void:
 	var id = ApiTransport.uuid_v4()
 	check(id.length() == 36 and id[14] == "4" and id[19] in ["8", "9", "a", "b"], "idempotency keys are v4 UUIDs", id)
 	check(ApiTransport.uuid_v4() != id, "each idempotency key is new")
-	print("godot-client: %d passed, %d failed" % [passed, failed])
-	quit(1 if failed > 0 or passed == 0 else 0)
+	report("godot-client")
 
 
 func tracker_tests() -> void:
