@@ -3,15 +3,16 @@
 # the join token and roster manifest bytes), then proves the vectors bind them: each SDK (and the
 # TypeScript spec) is run against copies with one byte of one expectation changed and must fail.
 # Last line: "sdks: N passed, M failed"; exit status non-zero on any failure.
-# csharp-live plays one match to COMPLETED with the C# player client against the real stack
-# (test/sdk-live/csharp-live.spec.ts starts and stops it; needs PostgreSQL, Redis and dist/, which
-# its global setup builds); it reads no vectors, so it is not part of the one-byte runs.
-# SDKS="cpp csharp" limits the suites (default: ts cpp csharp godot csharp-live).
+# csharp-live and godot-live each play one match to COMPLETED with their SDK's player client
+# against the real stack (test/sdk-live/<suite>.spec.ts starts and stops it; needs PostgreSQL,
+# Redis and dist/, which its global setup builds); they read no vectors, so they are not part of
+# the one-byte runs.
+# SDKS="cpp csharp" limits the suites (default: ts cpp csharp godot csharp-live godot-live).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 vectors="$root/test/fixtures/join-auth-vectors.json"
-suites=${SDKS:-ts cpp csharp godot csharp-live}
+suites=${SDKS:-ts cpp csharp godot csharp-live godot-live}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0
@@ -34,11 +35,13 @@ run_suite() {
       make -s -C sdks/csharp test VECTORS="$file" >"$out" 2>&1 ;;
     godot)
       make -s -C sdks/godot test VECTORS="$file" >"$out" 2>&1 ;;
-    csharp-live)
-      # The program's own "csharp-live: N passed, M failed" line is appended to Jest's output.
-      local status
-      CSHARP_LIVE_OUTPUT="$out.live" npx jest --selectProjects sdk-live \
-        test/sdk-live/csharp-live.spec.ts >"$out" 2>&1
+    csharp-live | godot-live)
+      # The program's own "<suite>: N passed, M failed" line is appended to Jest's output. The
+      # spec's path comes first: --selectProjects would take it for a second project name.
+      local status variable
+      variable=$(echo "${suite}_OUTPUT" | tr 'a-z-' 'A-Z_')
+      env "$variable=$out.live" npx jest "test/sdk-live/$suite.spec.ts" --selectProjects sdk-live \
+        >"$out" 2>&1
       status=$?
       [ -f "$out.live" ] && cat "$out.live" >>"$out"
       return "$status" ;;
@@ -93,7 +96,7 @@ for suite in $suites; do
     log "$suite failed:"; tail -40 "$out"
   else
     log "$suite: $p passed"
-    [ "$suite" = csharp-live ] || passing="${passing:-} $suite"
+    case "$suite" in *-live) ;; *) passing="${passing:-} $suite" ;; esac
   fi
 done
 

@@ -1,24 +1,9 @@
 # Holds the GDScript verifier to test/fixtures/join-auth-vectors.json. Run headless:
 #   godot3-server --path sdks/godot -s tests/vectors_test.gd --vectors=<path>
 # Prints each failed check and "godot: N passed, M failed" last; the exit code is 1 on failure.
-extends SceneTree
+extends "res://tests/checks.gd"
 
 const JoinAuth = preload("res://addons/matchplane/join_auth.gd")
-
-var passed = 0
-var failed = 0
-
-
-func check(ok: bool, name: String, detail := "") -> void:
-	if ok:
-		passed += 1
-	else:
-		failed += 1
-		print("FAIL " + name + (": " + detail if detail != "" else ""))
-
-
-func check_equal(actual, expected, name: String) -> void:
-	check(actual == expected, name, "got %s, expected %s" % [actual, expected])
 
 
 # Godot's JSON reads every number as a float; the vectors' numbers are exact integers.
@@ -127,6 +112,4 @@ func _init() -> void:
 	check(JoinAuth.strict_utf8(PoolByteArray([0xed, 0xa0, 0x80])) == null, "a UTF-8 encoded surrogate is refused")
 	check(JoinAuth.strict_utf8(PoolByteArray([0xc0, 0xaf])) == null, "an overlong UTF-8 form is refused")
 	check(JoinAuth.strict_utf8(PoolByteArray([0xc3, 0x9f])) == "\u00df", "valid UTF-8 decodes")
-	print("godot: %d passed, %d failed" % [passed, failed])
-	OS.exit_code = 0 if failed == 0 else 1
-	quit()
+	report("godot")

@@ -1,0 +1,193 @@
+# A player's match notifications over the /v1/notifications WebSocket (docs/asyncapi.yaml): signs
+# in with the subprotocols matchplane.notifications.v1 and matchplane.bearer.<session token>,
+# reconnects with backoff and resumes from the last revision seen per match, dedupes on (matchId,
+# revision) and holds back anything after a gap until the server has filled it, so "event" fires
+# for each match's revisions once, in order. Polled from _process: add it to the scene tree.
+extends Node
+
+const RevisionTracker = preload("res://addons/matchplane/revision_tracker.gd")
+const SUBPROTOCOL = "matchplane.notifications.v1"
+const UNAUTHENTICATED = 4401
+const SLOW_CONSUMER = 4008
+const RESUME_CHUNK = 20  # the server's default resume bound (NOTIFY_RESUME_MAX_MATCHES)
+
+signal ready_for_events(player_id)  # the server accepted the token (after each (re)connect)
+signal event(message)  # every match event once, in revision order per match, without a gap
+signal resynced(message)  # the server jumped a match to its current state
+signal reconnecting(code, reason, delay_ms)
+signal failed(message)  # a refused client message (the server's error), or an unparsable frame
+signal done(why)  # "closed" (close()) or "unauthenticated: ..." (sign in again)
+
+var base_delay_ms := 250
+var max_delay_ms := 10000
+var is_ready := false
+var ended := ""
+
+var _url: String
+var _token_source: FuncRef  # answers the session token at every (re)connect
+var _tracker
+var _socket: WebSocketClient
+var _connected := false
+var _close_code := 1006
+var _close_reason := ""
+var _attempt := 0
+var _wait_ms := -1.0
+var _rng := RandomNumberGenerator.new()
+
+
+# api_url: the API's base URL with its /v1/ prefix; seen_before: {match id: revision} to resume from.
+func _init(api_url: String, token_source: FuncRef, seen_before := {}) -> void:
+	_url = ("wss" if api_url.begins_with("https") else "ws") + api_url.substr(api_url.find(":")) + "notifications"
+	_token_source = token_source
+	_tracker = RevisionTracker.new(seen_before)
+	_rng.randomize()
+
+
+func _ready() -> void:
+	_connect_socket()
+
+
+# Also follows a match from after_revision (0: its whole history), e.g. one learnt from a ticket.
+func follow(match_id: String, after_revision := 0) -> void:
+	var from = _tracker.follow(match_id, after_revision)
+	# Not connected: the next connect resumes from the tracker, which covers this.
+	send_resume({match_id: from})
+
+
+# The last revision delivered per match: keep it to resume in a later run.
+func last_seen() -> Dictionary:
+	return _tracker.last_seen()
+
+
+# Ends the subscription and its connection. Idempotent.
+func close() -> void:
+	_end("closed")
+
+
+func _connect_socket() -> void:
+	var token = _token_source.call_func()
+	if token == null or token == "":
+		_end("unauthenticated: no session token")
+		return
+	_socket = WebSocketClient.new()
+	_socket.connect("connection_established", self, "_on_established")
+	_socket.connect("data_received", self, "_on_data")
+	_socket.connect("server_close_request", self, "_on_close_request")
+	_socket.connect("connection_closed", self, "_on_lost")
+	_socket.connect("connection_error", self, "_on_lost", [false])
+	_close_code = 1006
+	_close_reason = ""
+	var started = _socket.connect_to_url(_url, PoolStringArray([SUBPROTOCOL, "matchplane.bearer." + token]))
+	if started != OK:
+		call_deferred("_on_lost", false)
+
+
+func _process(delta: float) -> void:
+	if _socket != null:
+		_socket.poll()
+	if _wait_ms >= 0:
+		_wait_ms -= delta * 1000.0
+		if _wait_ms < 0 and ended == "":
+			_connect_socket()
+
+
+func _on_established(_protocol: String) -> void:
+	_connected = true
+	_socket.get_peer(1).set_write_mode(WebSocketPeer.WRITE_MODE_TEXT)
+	# Sent at once (the server holds it until the token is checked): what this client has.
+	var chunk = {}
+	var seen = _tracker.last_seen()
+	for match_id in seen:
+		chunk[match_id] = seen[match_id]
+		if chunk.size() == RESUME_CHUNK:
+			send_resume(chunk)
+			chunk = {}
+	if not chunk.empty():
+		send_resume(chunk)
+
+
+func _on_data() -> void:
+	var peer = _socket.get_peer(1)
+	while peer.get_available_packet_count() > 0:
+		receive_text(peer.get_packet().get_string_from_utf8())
+
+
+func _on_close_request(code: int, reason: String) -> void:
+	_close_code = code
+	_close_reason = reason
+
+
+func _on_lost(_clean: bool) -> void:
+	# The socket is kept (not freed while it emits this signal) until the reconnect replaces it.
+	_connected = false
+	if ended != "":
+		return
+	if _close_code == UNAUTHENTICATED:
+		_end("unauthenticated: " + (_close_reason if _close_reason != "" else "session refused"))
+		return
+	var backoff = min(max_delay_ms, base_delay_ms * pow(2, min(_attempt, 16)))
+	# Jitter spreads the reconnects of every client of a replica that went away at once.
+	var delay_ms = int(backoff / 2 + _rng.randi_range(0, int(backoff / 2)))
+	if _close_code == SLOW_CONSUMER:
+		delay_ms = min(delay_ms, base_delay_ms)
+	_attempt += 1
+	emit_signal("reconnecting", _close_code, _close_reason, delay_ms)
+	_wait_ms = delay_ms
+
+
+# Handles one frame of the server's (public so the ordering logic is testable without a socket).
+func receive_text(text: String) -> void:
+	var parsed = JSON.parse(text)
+	if parsed.error != OK or typeof(parsed.result) != TYPE_DICTIONARY:
+		emit_signal("failed", "unparsable notification frame: " + text.left(200))
+		return
+	var message: Dictionary = parsed.result
+	match message.get("type"):
+		"ready":
+			_attempt = 0
+			is_ready = true
+			emit_signal("ready_for_events", message.get("playerId"))
+		"event":
+			message.revision = int(message.revision)
+			var accepted = _tracker.accept(message)
+			# A gap: ask for what is missing (once per gap); what follows it is held meanwhile.
+			if accepted.resume_from >= 0:
+				send_resume({message.matchId: accepted.resume_from})
+			_deliver(accepted.deliver)
+		"resync":
+			message.revision = int(message.revision)
+			var released = _tracker.resync(message)
+			if message.reason != "BUFFER_OVERFLOW":
+				emit_signal("resynced", message)
+			_deliver(released)
+		"error":
+			emit_signal("failed", "%s: %s" % [message.get("code", "UNKNOWN"), message.get("message", "")])
+
+
+func _deliver(events: Array) -> void:
+	for e in events:
+		emit_signal("event", e)
+
+
+# Sends a resume for {match id: revision}; dropped while not connected (the next connect resumes).
+# With record_frames set, every resume frame is also kept in sent_frames (for tests).
+var record_frames := false
+var sent_frames := []
+
+
+func send_resume(matches: Dictionary) -> void:
+	var frame = to_json({"type": "resume", "matches": matches})
+	if record_frames:
+		sent_frames.append(frame)
+	if _connected:
+		_socket.get_peer(1).put_packet(frame.to_utf8())
+
+
+func _end(why: String) -> void:
+	if ended != "":
+		return
+	ended = why
+	_wait_ms = -1
+	if _socket != null:
+		_socket.disconnect_from_host(1000, "client closed")
+	emit_signal("done", why)

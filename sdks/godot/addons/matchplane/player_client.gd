@@ -1,0 +1,220 @@
+# The GDScript player client (Godot 3) with the API's conventions (bearer session token,
+# Idempotency-Key on mutations, problem+json errors as {ok: false, status, code, message}): guest
+# session, queue options, latency probes (at the region's probe edge, else API-hosted), queue
+# tickets, the match history and assignment, the notification socket (subscribe) and joining the
+# game server (join_match). Calls are coroutines: `var answer = yield(client.call(...), "completed")`
+# answers {ok, status, body (parsed JSON)}. Add the client to the scene tree before calling it.
+extends Node
+
+const ApiTransport = preload("res://addons/matchplane/api_transport.gd")
+const NotificationSubscription = preload("res://addons/matchplane/notification_subscription.gd")
+const GameConnection = preload("res://addons/matchplane/game_connection.gd")
+const TERMINAL_MATCH_STATES = ["COMPLETED", "FAILED", "CANCELLED"]
+
+var session_token := ""
+var player_id := ""
+var last_queue_options = null  # the last queue_options() body: where probe() finds the regions' edges
+
+var _api
+
+
+# base_url: where the API is served, e.g. https://mm.example.com (the /v1 prefix is added).
+func _init(base_url: String) -> void:
+	_api = ApiTransport.new(base_url)
+	add_child(_api)
+
+
+func api_url() -> String:
+	return _api.api_url
+
+
+# Signs in (a new guest without arguments; a guest's deviceSecret resumes it) and keeps the token.
+func create_session(provider := "", credential := "") -> Dictionary:
+	var body = {}
+	if provider != "":
+		body.provider = provider
+	if credential != "":
+		body.credential = credential
+	# Sent without the old token: signing in must not depend on a session that may have expired.
+	var answer = yield(_api.send(HTTPClient.METHOD_POST, "sessions", to_json(body), true, ""), "completed")
+	if answer.ok:
+		session_token = answer.body.token
+		player_id = answer.body.playerId
+	return answer
+
+
+# Ends the session server-side; a 401 means it is already gone.
+func end_session() -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_DELETE, "sessions/current", "", false), "completed")
+	session_token = ""
+	if answer.status == 401:
+		answer.ok = true
+	return answer
+
+
+# What this player may queue for, the regions, their probe edges and heartbeatIntervalMs.
+func queue_options() -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_GET, "queue/options", "", false), "completed")
+	if answer.ok:
+		last_queue_options = answer.body
+	return answer
+
+
+# The first http(s) edge the queue options list for the region, or "".
+static func http_edge_of(queue_options, region: String) -> String:
+	if typeof(queue_options) != TYPE_DICTIONARY or typeof(queue_options.get("probeEdges")) != TYPE_DICTIONARY:
+		return ""
+	var urls = queue_options.probeEdges.get(region)
+	if typeof(urls) != TYPE_ARRAY:
+		return ""
+	for url in urls:
+		if typeof(url) == TYPE_STRING and (url.begins_with("http://") or url.begins_with("https://")):
+			return url
+	return ""
+
+
+# Measures the round trip to a region `samples` times; answers the API's last answer (its
+# estimateMs covers the kept samples). Where the last queue options list an http(s) edge for the
+# region, the challenge and answer go to that edge (docs/PROBES.md) and its signed measurement to
+# the API; else both go to the API. Nothing here times anything: the server's clock does.
+func probe(region: String, samples := 3) -> Dictionary:
+	var edge = http_edge_of(last_queue_options, region)
+	var last = ApiTransport.failure(0, "NO_SAMPLES", "samples must be positive", null)
+	for _sample in range(samples):
+		if edge != "":
+			last = yield(_probe_at_edge(edge, region), "completed")
+		else:
+			var path = "probes/" + region.percent_encode()
+			last = yield(_send(HTTPClient.METHOD_POST, path + "/challenge", "", true), "completed")
+			if last.ok:
+				var answer = {"challengeId": last.body.challengeId, "nonce": last.body.nonce}
+				last = yield(_send(HTTPClient.METHOD_POST, path + "/answer", to_json(answer), false), "completed")
+		if not last.ok:
+			break
+	if samples < 1:
+		yield(get_tree(), "idle_frame")
+	return last
+
+
+func _probe_at_edge(edge: String, region: String) -> Dictionary:
+	var identity = "\"playerId\":%s,\"region\":%s" % [to_json(player_id), to_json(region)]
+	var base = edge.rstrip("/") + "/v1/probe/"
+	var challenge = yield(_api.request(HTTPClient.METHOD_POST, base + "challenges", [], "{" + identity + "}"), "completed")
+	if not challenge.ok:
+		return challenge
+	# The challenge goes back byte for byte: it is opaque to the client, and not re-serialising it
+	# keeps the client's turnaround (inside the RTT) short.
+	var body = "{" + identity + ",\"challenge\":" + challenge.text.strip_edges() + "}"
+	var measured = yield(_api.request(HTTPClient.METHOD_POST, base + "answers", [], body), "completed")
+	if not measured.ok:
+		return measured
+	# Each measurement expires within a minute: handed over as soon as it is taken.
+	var accepted = yield(_send(HTTPClient.METHOD_POST, "probes/measurements", measured.text.strip_edges(), false), "completed")
+	return accepted
+
+
+# Probes each region in turn (so probes do not skew each other), by default every region of the
+# queue options (fetched anew). Answers {measured: {region: answer body}, failed: {region: failure}}.
+func probe_all(regions = null, samples := 3) -> Dictionary:
+	var result = {"measured": {}, "failed": {}}
+	var options = yield(queue_options(), "completed")
+	if not options.ok:
+		for region in (regions if regions != null else []):
+			result.failed[region] = options
+		return result
+	for region in (regions if regions != null else options.body.regions):
+		var answer = yield(probe(region, samples), "completed")
+		if answer.ok:
+			result.measured[region] = answer.body
+		else:
+			result.failed[region] = answer
+	return result
+
+
+# attributes: the ticket's attributes (a Dictionary) or null.
+func create_ticket(mode: String, attributes = null) -> Dictionary:
+	var body = {"mode": mode}
+	if attributes != null:
+		body.attributes = attributes
+	var answer = yield(_send(HTTPClient.METHOD_POST, "queue/tickets", to_json(body), true), "completed")
+	return answer
+
+
+func ticket(ticket_id: String) -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_GET, "queue/tickets/" + ticket_id.percent_encode(), "", false), "completed")
+	return answer
+
+
+# Tells the server the player still waits; a ticket without heartbeats expires.
+func heartbeat(ticket_id: String) -> Dictionary:
+	var path = "queue/tickets/" + ticket_id.percent_encode() + "/heartbeat"
+	var answer = yield(_send(HTTPClient.METHOD_POST, path, "", true), "completed")
+	return answer
+
+
+func cancel_ticket(ticket_id: String) -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_DELETE, "queue/tickets/" + ticket_id.percent_encode(), "", true), "completed")
+	return answer
+
+
+# Where and how to join (endpoint, join token). Before ASSIGNMENT_READY the API answers 409
+# ASSIGNMENT_NOT_READY, after the match 410 MATCH_ENDED.
+func assignment(match_id: String) -> Dictionary:
+	var path = "matches/" + match_id.percent_encode() + "/assignment"
+	var answer = yield(_send(HTTPClient.METHOD_GET, path, "", false), "completed")
+	return answer
+
+
+# A match's history after revision `after` and its current state (what the socket would replay).
+func match_events(match_id: String, after := 0) -> Dictionary:
+	var path = "matches/%s/events?after=%d" % [match_id.percent_encode(), after]
+	var answer = yield(_send(HTTPClient.METHOD_GET, path, "", false), "completed")
+	return answer
+
+
+# Polls the assignment while it answers 409 ASSIGNMENT_NOT_READY; fails with code
+# ASSIGNMENT_UNAVAILABLE as soon as the match has ended, TIMEOUT after timeout_ms.
+func wait_for_assignment(match_id: String, timeout_ms := 30000, poll_ms := 250) -> Dictionary:
+	var deadline = OS.get_ticks_msec() + timeout_ms
+	var last_revision = 0
+	while true:
+		var answer = yield(assignment(match_id), "completed")
+		if answer.ok or not answer.code in ["ASSIGNMENT_NOT_READY", "MATCH_ENDED"]:
+			return answer
+		if answer.code == "MATCH_ENDED":
+			return ApiTransport.failure(410, "ASSIGNMENT_UNAVAILABLE", "match %s has ended" % match_id, answer.problem)
+		# Not ready: is the match still on its way, or over? Only new events are fetched.
+		var events = yield(match_events(match_id, last_revision), "completed")
+		if not events.ok:
+			return events
+		last_revision = max(last_revision, ApiTransport.as_int(events.body.revision))
+		if events.body.state in TERMINAL_MATCH_STATES:
+			return ApiTransport.failure(410, "ASSIGNMENT_UNAVAILABLE", "match %s is %s" % [match_id, events.body.state], null)
+		if OS.get_ticks_msec() + poll_ms > deadline:
+			return ApiTransport.failure(0, "TIMEOUT", "match %s had no assignment within %d ms" % [match_id, timeout_ms], null)
+		yield(get_tree().create_timer(poll_ms / 1000.0), "timeout")
+	return null
+
+
+# Follows this player's matches over the notification socket, reading the session token at every
+# (re)connect; seen_before: {match id: revision} kept from an earlier run. See notification_subscription.gd.
+func subscribe(seen_before := {}) -> Node:
+	var subscription = NotificationSubscription.new(_api.api_url, funcref(self, "_current_token"), seen_before)
+	add_child(subscription)
+	return subscription
+
+
+# Joins the assignment's game server: a GameConnection in the tree; yield on its join().
+func join_match(assignment_body: Dictionary, scheme := "ws") -> Node:
+	var connection = GameConnection.new(assignment_body.endpoint, assignment_body.joinToken, scheme)
+	add_child(connection)
+	return connection
+
+
+func _current_token() -> String:
+	return session_token
+
+
+func _send(method: int, path: String, body: String, idempotency_key: bool) -> Dictionary:
+	var answer = yield(_api.send(method, path, body, idempotency_key, session_token), "completed")
+	return answer

@@ -1,0 +1,200 @@
+# One match played to COMPLETED by two GDScript players against the real stack (sdks/run-tests.sh
+# "godot-live", through test/sdk-live/godot-live.spec.ts, which starts the stack): guest sessions,
+# probes at the region's edge, the queue, the match learnt from the notification socket, the
+# assignment (its join token verified with the GDScript verifier), the reference game server
+# joined with it, the game's end and the ticket's. Prints each failed check and
+# "godot-live: N passed, M failed" last; exits non-zero on any failure. Run headless:
+#   godot3-server --path sdks/godot -s live/live_journey.gd --api=<url> --keys=<join key file> [--mode=duel]
+extends "res://tests/checks.gd"
+
+const PlayerClient = preload("res://addons/matchplane/player_client.gd")
+const JoinAuth = preload("res://addons/matchplane/join_auth.gd")
+const HAPPY_PATH = ["ALLOCATING", "PROCESS_READY", "ASSIGNMENT_READY", "IN_PROGRESS", "COMPLETED"]
+const STEP_TIMEOUT_MS = 60000
+
+var outcomes = {}
+
+signal player_done
+
+
+func arg(name: String, default := "") -> String:
+	for given in OS.get_cmdline_args():
+		if given.begins_with("--%s=" % name):
+			return given.substr(name.length() + 3, given.length())
+	return default
+
+
+func _initialize() -> void:
+	# Sleeps between frames instead of spinning: the machine is shared.
+	OS.low_processor_usage_mode = true
+	OS.low_processor_usage_mode_sleep_usec = 2000
+	_main()
+
+
+func _main() -> void:
+	var api = arg("api")
+	var verifier = JoinAuth.new()
+	var keys = load_keys(arg("keys"))
+	var problem = verifier.set_keys(keys)
+	check(api != "" and problem == "", "the journey has an API and join keys", problem)
+	if api != "" and problem == "":
+		var mode = arg("mode", "duel")
+		_play(api, mode, "a")
+		_play(api, mode, "b")
+		while outcomes.size() < 2:
+			yield(self, "player_done")
+		compare(outcomes.a, outcomes.b, verifier)
+	report("godot-live")
+
+
+# The journey's key file: {key id: base64 key}.
+func load_keys(path: String) -> Dictionary:
+	var file = File.new()
+	if path == "" or file.open(path, File.READ) != OK:
+		return {}
+	var parsed = JSON.parse(file.get_as_text())
+	file.close()
+	var keys = {}
+	if parsed.error == OK and typeof(parsed.result) == TYPE_DICTIONARY:
+		for id in parsed.result:
+			keys[id] = JoinAuth.base64_decode(parsed.result[id])
+	return keys
+
+
+func compare(a, b, verifier) -> void:
+	if not a or not b:
+		check(false, "both players finish their journey")
+		return
+	check(a.matchId == b.matchId, "both players are in one match", "%s / %s" % [a.matchId, b.matchId])
+	check(a.assignment.endpoint == b.assignment.endpoint, "both join one game server")
+	check(int(a.assignment.team) != int(b.assignment.team), "each player has a team of the duel")
+	check(a.winningTeam == b.winningTeam, "both are told the same winner")
+	for player in [a, b]:
+		var expect = {"serverId": player.assignment.serverId, "matchId": player.matchId, "now": OS.get_unix_time() * 1000}
+		var verified = verifier.verify(player.assignment.joinToken, expect)
+		check(verified.ok, "the join token verifies with the GDScript verifier", verified.reason + " " + verified.message)
+		check(verified.ok and verified.claims.playerId == player.playerId, "the join token is the player's own")
+
+
+func _play(api: String, mode: String, name: String) -> void:
+	var client = PlayerClient.new(api)
+	root.add_child(client)
+	var outcome = yield(_journey(client, mode, name), "completed")
+	if client.session_token != "":
+		var ended = yield(client.end_session(), "completed")
+		check(ended.ok, name + " signs out", ended.get("message", ""))
+	outcomes[name] = outcome if outcome else {}
+	emit_signal("player_done")
+
+
+# Answers what the player saw, or {} when a step failed (already reported).
+func _journey(client, mode: String, name: String) -> Dictionary:
+	var session = yield(client.create_session(), "completed")
+	check(session.ok and client.session_token != "", name + " signs in as a guest", session.get("message", ""))
+	if not session.ok:
+		return {}
+	var probed = yield(client.probe_all(["eu-west"]), "completed")
+	check(probed.failed.empty(), name + " probes eu-west", str(probed.failed))
+	check(PlayerClient.http_edge_of(client.last_queue_options, "eu-west") != "", name + " is offered eu-west's probe edge")
+	check(typeof(probed.measured.get("eu-west", {}).get("estimateMs")) == TYPE_REAL, name + "'s edge measurement is accepted by the API", str(probed.measured))
+
+	var events = []
+	var socket_errors = []
+	var subscription = client.subscribe()
+	subscription.connect("event", self, "_collect", [events])
+	subscription.connect("failed", self, "_collect", [socket_errors])
+	var journey = {}
+	if yield(until(subscription, "is_ready", true), "completed"):
+		journey = yield(_queue_and_play(client, subscription, mode, name, events), "completed")
+	else:
+		check(false, name + "'s notification socket becomes ready", subscription.ended)
+	check(socket_errors.empty(), name + "'s socket reported no error", str(socket_errors))
+	subscription.close()
+	check(subscription.ended == "closed", name + "'s subscription ends when closed", subscription.ended)
+	return journey
+
+
+func _queue_and_play(client, subscription, mode: String, name: String, events: Array) -> Dictionary:
+	var ticket = yield(client.create_ticket(mode), "completed")
+	check(ticket.ok and ticket.body.state == "SEARCHING", name + " queues for " + mode, ticket.get("message", ""))
+	if not ticket.ok:
+		return {}
+	var ticket_id = ticket.body.id
+	var beating = {"on": true}
+	_heartbeat(client, ticket_id, beating)
+
+	if not (yield(until(events, "size", 1), "completed")):
+		check(false, name + " hears of a match")
+		return {}
+	var match_id = events[0].matchId
+	var assignment = yield(client.wait_for_assignment(match_id, STEP_TIMEOUT_MS), "completed")
+	check(assignment.ok and assignment.body.matchId == match_id, name + "'s assignment is for the notified match", assignment.get("message", ""))
+	if not assignment.ok:
+		return {}
+	var game = client.join_match(assignment.body)
+	var joined = yield(game.join(), "completed")
+	check(joined.ok and joined.playerId == client.player_id, name + " joins the game server as itself", joined.get("message", ""))
+	check(joined.ok and joined.team == int(assignment.body.team), name + " joins on its assigned team")
+	yield(until(game, "close_code", 0), "completed")
+	check(game.outcome == "COMPLETED" and game.winning_team != null, name + "'s game ends COMPLETED with a winner", game.outcome)
+	var ticks = 0
+	for message in game.messages:
+		ticks += 1 if message.type == "tick" else 0
+	check(ticks > 0, name + " saw the game's ticks")
+	check(game.close_code == game.NORMAL, name + "'s game connection closes normally", game.close_code)
+
+	yield(until(events, "size", HAPPY_PATH.size()), "completed")
+	var states = []
+	var revisions = []
+	for e in events:
+		if e.matchId == match_id:
+			states.append(e.state)
+			revisions.append(e.revision)
+	check(states == HAPPY_PATH, name + " is told every state once, in order", str(states))
+	check(revisions == [1, 2, 3, 4, 5], name + " sees revisions 1-5 without a gap", str(revisions))
+	beating.on = false
+	var ticket_state = yield(_ticket_end(client, ticket_id), "completed")
+	check(ticket_state == "COMPLETED", name + "'s ticket ends COMPLETED", ticket_state)
+	return {"playerId": client.player_id, "matchId": match_id, "assignment": assignment.body, "winningTeam": game.winning_team}
+
+
+# Keeps the ticket alive while it waits (SEARCHING, MATCHED), as a real client must.
+func _heartbeat(client, ticket_id: String, beating: Dictionary) -> void:
+	var interval_s = float(client.last_queue_options.heartbeatIntervalMs) / 1000.0
+	while beating.on:
+		yield(create_timer(interval_s), "timeout")
+		if not beating.on:
+			return
+		var answer = yield(client.heartbeat(ticket_id), "completed")
+		if not answer.ok or not answer.body.state in ["SEARCHING", "MATCHED"]:
+			return  # finished: the ticket has moved on
+
+
+func _ticket_end(client, ticket_id: String) -> String:
+	var deadline = OS.get_ticks_msec() + STEP_TIMEOUT_MS
+	var state = ""
+	while true:
+		var answer = yield(client.ticket(ticket_id), "completed")
+		state = answer.body.state if answer.ok else answer.code
+		if not state in ["SEARCHING", "MATCHED", "ASSIGNED", "CONNECTED"] or OS.get_ticks_msec() > deadline:
+			return state
+		yield(create_timer(0.2), "timeout")
+	return state
+
+
+# Waits until subject.property (or subject.size() for an Array) reaches at least `wanted`; answers
+# whether it did within the step timeout.
+func until(subject, property: String, wanted) -> bool:
+	var deadline = OS.get_ticks_msec() + STEP_TIMEOUT_MS
+	while true:
+		yield(create_timer(0.025), "timeout")
+		var value = subject.size() if typeof(subject) == TYPE_ARRAY else subject.get(property)
+		if (typeof(wanted) == TYPE_BOOL and value == wanted) or (typeof(wanted) != TYPE_BOOL and value >= wanted):
+			return true
+		if OS.get_ticks_msec() > deadline:
+			return false
+	return false
+
+
+func _collect(item, into: Array) -> void:
+	into.append(item)
