@@ -1,5 +1,15 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Controller, Delete, Get, Param, Post, Res, UseGuards } from '@nestjs/common';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Param,
+  Post,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiBearerAuth, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { AllocationRecord } from '@matchplane/allocation';
@@ -33,7 +43,7 @@ import {
   RegisterServerBody,
 } from './servers.dto';
 import { UuidParamPipe } from '../http/uuid-input';
-import { Answers } from '../http/openapi/api-answers.decorator';
+import { Answers, type AnswersSpec } from '../http/openapi/api-answers.decorator';
 
 const SERVER_ID = { name: 'id', description: 'The server id the allocator gave this server' };
 const REQUEST_ID_PIPE = new UuidParamPipe('backfill request id');
@@ -44,6 +54,40 @@ const REQUEST_ID = {
   description: 'A backfill request of this server',
   format: 'uuid',
 };
+
+/** What a route taking a JSON body refuses before it reads it. */
+const BODY_ERRORS = [ErrorCode.VALIDATION_FAILED, ErrorCode.MALFORMED_JSON];
+
+/** A route the game server calls with its workload credential: 200 unless told otherwise. */
+function AnswersServer(
+  spec: Omit<AnswersSpec, 'caller' | 'status'> & { readonly status?: AnswersSpec['status'] },
+): MethodDecorator {
+  return Answers({ caller: 'server', status: 200, ...spec });
+}
+
+/** A route on one backfill request of this server (its :requestId). */
+function AnswersBackfill(spec: Omit<AnswersSpec, 'caller' | 'status'>): MethodDecorator {
+  return applyDecorators(AnswersServer(spec), ApiParam(REQUEST_ID));
+}
+
+/** A player's connection went (`left`) or came back (`rejoined`): the same contract either way. */
+function PresenceRoute(event: 'left' | 'rejoined', summary: string): MethodDecorator {
+  return applyDecorators(
+    Post(`:id/players/:playerId/${event}`),
+    AnswersServer({
+      summary,
+      body: 'PlayerPresenceResponse',
+      errors: [
+        ErrorCode.VALIDATION_FAILED,
+        ErrorCode.ALLOCATION_ENDED,
+        ErrorCode.UNKNOWN_PARTICIPANT,
+        ErrorCode.PRESENCE_CONFLICT,
+        ErrorCode.PLAYER_ABANDONED,
+      ],
+    }),
+    ApiParam(PLAYER_ID),
+  );
+}
 
 /** The game-server contract (libs/contracts server-api.ts), behind the workload credential. */
 @ApiTags('servers')
@@ -60,14 +104,11 @@ export class ServersController {
   ) {}
 
   @Post(':id/register')
-  @Answers({
+  @AnswersServer({
     summary: 'The game server is up: the match becomes ASSIGNMENT_READY',
-    caller: 'server',
-    status: 200,
     body: 'RegisterServerResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.SERVER_PROTOCOL_UNSUPPORTED,
       ErrorCode.ALLOCATION_ENDED,
       ErrorCode.MATCH_STATE_CONFLICT,
@@ -81,10 +122,8 @@ export class ServersController {
   }
 
   @Get(':id/roster')
-  @Answers({
+  @AnswersServer({
     summary: "The match's roster: players, teams, join tokens and the signed manifest",
-    caller: 'server',
-    status: 200,
     body: 'RosterResponse',
     errors: [ErrorCode.ALLOCATION_ENDED, ErrorCode.ASSIGNMENTS_NOT_READY, ErrorCode.NOT_FOUND],
   })
@@ -93,15 +132,12 @@ export class ServersController {
   }
 
   @Post(':id/initial-connect')
-  @Answers({
+  @AnswersServer({
     summary:
       'Who joined in time; the others are no-shows (their tickets end NO_SHOW and a cooldown follows)',
-    caller: 'server',
-    status: 200,
     body: 'InitialConnectResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.ALLOCATION_ENDED,
       ErrorCode.MATCH_STATE_CONFLICT,
       ErrorCode.UNKNOWN_PARTICIPANT,
@@ -115,14 +151,11 @@ export class ServersController {
   }
 
   @Post(':id/result')
-  @Answers({
+  @AnswersServer({
     summary: "The match's result: COMPLETED or FAILED",
-    caller: 'server',
-    status: 200,
     body: 'MatchResultResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.MATCH_STATE_CONFLICT,
       ErrorCode.RESULT_CONFLICT,
       ErrorCode.UNKNOWN_PARTICIPANT,
@@ -142,10 +175,8 @@ export class ServersController {
    * (FAILED SERVER_LOST, maintenance's `silent_servers` stage).
    */
   @Post(':id/heartbeat')
-  @Answers({
+  @AnswersServer({
     summary: 'The server is alive (no body; idempotent)',
-    caller: 'server',
-    status: 200,
     body: 'ServerHeartbeatResponse',
     errors: [ErrorCode.ALLOCATION_ENDED],
   })
@@ -158,21 +189,10 @@ export class ServersController {
    * The player's connection is gone: it may rejoin within its mode's grace window (QUEUE_REJOIN_GRACE),
    * past which it is ABANDONED. Idempotent; 409 PRESENCE_CONFLICT, 410 PLAYER_ABANDONED.
    */
-  @Post(':id/players/:playerId/left')
-  @Answers({
-    summary: "A player's connection is gone: it may rejoin within its mode's grace window",
-    caller: 'server',
-    status: 200,
-    body: 'PlayerPresenceResponse',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.ALLOCATION_ENDED,
-      ErrorCode.UNKNOWN_PARTICIPANT,
-      ErrorCode.PRESENCE_CONFLICT,
-      ErrorCode.PLAYER_ABANDONED,
-    ],
-  })
-  @ApiParam(PLAYER_ID)
+  @PresenceRoute(
+    'left',
+    "A player's connection is gone: it may rejoin within its mode's grace window",
+  )
   playerLeft(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('playerId', PLAYER_ID_PIPE) playerId: string,
@@ -181,21 +201,7 @@ export class ServersController {
   }
 
   /** The player who left is back on its team. Idempotent; 409 PRESENCE_CONFLICT, 410 PLAYER_ABANDONED. */
-  @Post(':id/players/:playerId/rejoined')
-  @Answers({
-    summary: 'The player who left is back on its team',
-    caller: 'server',
-    status: 200,
-    body: 'PlayerPresenceResponse',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.ALLOCATION_ENDED,
-      ErrorCode.UNKNOWN_PARTICIPANT,
-      ErrorCode.PRESENCE_CONFLICT,
-      ErrorCode.PLAYER_ABANDONED,
-    ],
-  })
-  @ApiParam(PLAYER_ID)
+  @PresenceRoute('rejoined', 'The player who left is back on its team')
   playerRejoined(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('playerId', PLAYER_ID_PIPE) playerId: string,
@@ -208,9 +214,8 @@ export class ServersController {
    * new request, or 200 with the one a repeat of the same request opened while it is still OPEN.
    */
   @Post(':id/backfills')
-  @Answers({
+  @AnswersServer({
     summary: 'Ask for players to fill open places on a team of the running match',
-    caller: 'server',
     status: 201,
     alsoStatus: {
       status: 200,
@@ -218,8 +223,7 @@ export class ServersController {
     },
     body: 'BackfillResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.ALLOCATION_ENDED,
       ErrorCode.MATCH_STATE_CONFLICT,
       ErrorCode.BACKFILL_CONFLICT,
@@ -237,14 +241,11 @@ export class ServersController {
   }
 
   @Get(':id/backfills/:requestId')
-  @Answers({
+  @AnswersBackfill({
     summary: 'Read a backfill request of this server',
-    caller: 'server',
-    status: 200,
     body: 'BackfillResponse',
     errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.ALLOCATION_ENDED, ErrorCode.BACKFILL_NOT_FOUND],
   })
-  @ApiParam(REQUEST_ID)
   backfill(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('requestId', REQUEST_ID_PIPE) requestId: string,
@@ -253,10 +254,8 @@ export class ServersController {
   }
 
   @Delete(':id/backfills/:requestId')
-  @Answers({
+  @AnswersBackfill({
     summary: 'Cancel a backfill request',
-    caller: 'server',
-    status: 200,
     body: 'BackfillResponse',
     errors: [
       ErrorCode.VALIDATION_FAILED,
@@ -265,7 +264,6 @@ export class ServersController {
       ErrorCode.BACKFILL_CONFLICT,
     ],
   })
-  @ApiParam(REQUEST_ID)
   cancelBackfill(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('requestId', REQUEST_ID_PIPE) requestId: string,
@@ -274,20 +272,16 @@ export class ServersController {
   }
 
   @Post(':id/backfills/:requestId/accept')
-  @Answers({
+  @AnswersBackfill({
     summary: 'Accept the roster revision that carries the backfilled players',
-    caller: 'server',
-    status: 200,
     body: 'BackfillResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.ALLOCATION_ENDED,
       ErrorCode.BACKFILL_NOT_FOUND,
       ErrorCode.BACKFILL_CONFLICT,
     ],
   })
-  @ApiParam(REQUEST_ID)
   acceptBackfill(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('requestId', REQUEST_ID_PIPE) requestId: string,
@@ -297,21 +291,17 @@ export class ServersController {
   }
 
   @Post(':id/backfills/:requestId/connect')
-  @Answers({
+  @AnswersBackfill({
     summary: 'Which backfilled players joined; the others are no-shows',
-    caller: 'server',
-    status: 200,
     body: 'BackfillConnectResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.ALLOCATION_ENDED,
       ErrorCode.BACKFILL_NOT_FOUND,
       ErrorCode.BACKFILL_CONFLICT,
       ErrorCode.UNKNOWN_PARTICIPANT,
     ],
   })
-  @ApiParam(REQUEST_ID)
   backfillConnect(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('requestId', REQUEST_ID_PIPE) requestId: string,
