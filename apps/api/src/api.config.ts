@@ -8,13 +8,11 @@ import {
   parseProbeEdges,
   parseRegions,
   ServiceConfig,
-  noShowCooldownBaseSeconds,
-  noShowCooldownCapSeconds,
-  noShowOffenceDecaySeconds,
+  WithNoShowPenalty,
   sessionTtlSeconds,
 } from '@matchplane/config';
 
-export class ApiConfig extends ServiceConfig {
+export class ApiConfig extends WithNoShowPenalty(ServiceConfig) {
   /** PROBE_EDGES names only regions PROBE_REGIONS lists, and needs the key set to verify with. */
   static crossVariableProblems(config: ApiConfig): string[] {
     if (config.PROBE_EDGES === undefined) return [];
@@ -299,15 +297,6 @@ export class ApiConfig extends ServiceConfig {
   @EnvVar({ description: 'Notification sockets: matches one resume message may name' })
   @IsIntInRange(1, 1_000)
   NOTIFY_RESUME_MAX_MATCHES = 20;
-
-  @noShowCooldownBaseSeconds()
-  NO_SHOW_COOLDOWN_BASE_SECONDS = 60;
-
-  @noShowCooldownCapSeconds()
-  NO_SHOW_COOLDOWN_CAP_SECONDS = 3_600;
-
-  @noShowOffenceDecaySeconds()
-  NO_SHOW_OFFENCE_DECAY_SECONDS = 86_400;
 
   @EnvVar({
     description:

@@ -3,15 +3,14 @@ import {
   IsIntInRange,
   WorkerConfig,
   healthPort,
-  noShowCooldownBaseSeconds,
   serverHeartbeatTimeoutMs,
-  noShowCooldownCapSeconds,
-  noShowOffenceDecaySeconds,
+  WithNoShowPenalty,
   sessionTtlSeconds,
 } from '@matchplane/config';
 import { retentionWindowProblems } from './retention/retention-policy';
 
-export class MaintenanceConfig extends WorkerConfig {
+// The players of a match failed NO_SHOW at the connect deadline are penalised as at initial connect.
+export class MaintenanceConfig extends WithNoShowPenalty(WorkerConfig) {
   /** Dead letters are kept longest; idempotency keys outlive sessions and client retries. */
   static crossVariableProblems(config: MaintenanceConfig): string[] {
     return retentionWindowProblems(config);
@@ -183,14 +182,4 @@ export class MaintenanceConfig extends WorkerConfig {
 
   @serverHeartbeatTimeoutMs()
   SERVER_HEARTBEAT_TIMEOUT_MS = 10_000;
-
-  // The players of a match failed NO_SHOW at the connect deadline are penalised as at initial connect.
-  @noShowCooldownBaseSeconds()
-  NO_SHOW_COOLDOWN_BASE_SECONDS = 60;
-
-  @noShowCooldownCapSeconds()
-  NO_SHOW_COOLDOWN_CAP_SECONDS = 3_600;
-
-  @noShowOffenceDecaySeconds()
-  NO_SHOW_OFFENCE_DECAY_SECONDS = 86_400;
 }

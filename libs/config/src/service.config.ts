@@ -161,33 +161,37 @@ export function sessionTtlSeconds(): PropertyDecorator {
 }
 
 /**
- * The no-show penalty is applied by the API (at a server's initial-connect report) and by the
- * maintenance app (at the connect deadline, when no report came): both read the same variables.
+ * Any config class (every one constructs without arguments). `any[]` because TypeScript accepts
+ * only that constructor type as a mixin's base.
  */
-export function noShowCooldownBaseSeconds(): PropertyDecorator {
-  return (target, key) => {
-    EnvVar({
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type ConfigBase = abstract new (...args: any[]) => object;
+
+/**
+ * The no-show penalty is applied by the API (at a server's initial-connect report) and by the
+ * maintenance app (at the connect deadline, when no report came): both apps' configs extend
+ * `WithNoShowPenalty(...)`, so both read the same variables, declared once here.
+ */
+export function WithNoShowPenalty<Base extends ConfigBase>(base: Base) {
+  abstract class NoShowPenaltyVariables extends base {
+    @EnvVar({
       description: 'First no-show cooldown (s); it doubles with each further no-show of the player',
-    })(target, key);
-    IsIntInRange(0, 86_400)(target, key);
-  };
-}
+    })
+    @IsIntInRange(0, 86_400)
+    NO_SHOW_COOLDOWN_BASE_SECONDS = 60;
 
-export function noShowCooldownCapSeconds(): PropertyDecorator {
-  return (target, key) => {
-    EnvVar({ description: 'Longest no-show cooldown (s)' })(target, key);
-    IsIntInRange(0, 30 * 86_400)(target, key);
-  };
-}
+    @EnvVar({ description: 'Longest no-show cooldown (s)' })
+    @IsIntInRange(0, 30 * 86_400)
+    NO_SHOW_COOLDOWN_CAP_SECONDS = 3_600;
 
-export function noShowOffenceDecaySeconds(): PropertyDecorator {
-  return (target, key) => {
-    EnvVar({
+    @EnvVar({
       description:
         'Offences (no-shows, ready checks, abandoned matches) decay: one is forgiven per this many seconds without a new one, so the next cooldown starts lower (0: never forgiven)',
-    })(target, key);
-    IsIntInRange(0, 365 * 86_400)(target, key);
-  };
+    })
+    @IsIntInRange(0, 365 * 86_400)
+    NO_SHOW_OFFENCE_DECAY_SECONDS = 86_400;
+  }
+  return NoShowPenaltyVariables;
 }
 
 /**

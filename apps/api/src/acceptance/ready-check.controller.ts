@@ -13,6 +13,22 @@ import { Answers } from '../http/openapi/api-answers.decorator';
 
 const matchId = new UuidParamPipe('match id');
 
+/** Accepting and declining answer alike: the answer kept, or why the check takes none. */
+function AnswersReadyCheck(summary: string): MethodDecorator {
+  return Answers({
+    summary,
+    caller: 'player',
+    status: 200,
+    body: 'ReadyCheckAnswerResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ErrorCode.NOT_FOUND,
+      ErrorCode.NOT_AWAITING_ACCEPTANCE,
+      ErrorCode.ACCEPTANCE_ALREADY_ANSWERED,
+    ],
+  });
+}
+
 /**
  * A player's answer to its match's ready check. Naturally idempotent (the answer is kept on the
  * roster row and a repeat finds it), so no Idempotency-Key is asked for.
@@ -29,18 +45,7 @@ export class ReadyCheckController {
   ) {}
 
   @Post(':id/accept')
-  @Answers({
-    summary: "Accept the match's ready check (the last acceptance starts allocation)",
-    caller: 'player',
-    status: 200,
-    body: 'ReadyCheckAnswerResponse',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.NOT_FOUND,
-      ErrorCode.NOT_AWAITING_ACCEPTANCE,
-      ErrorCode.ACCEPTANCE_ALREADY_ANSWERED,
-    ],
-  })
+  @AnswersReadyCheck("Accept the match's ready check (the last acceptance starts allocation)")
   accept(
     @Param('id', matchId) id: string,
     @CurrentSession() session: AuthenticatedSession,
@@ -49,19 +54,9 @@ export class ReadyCheckController {
   }
 
   @Post(':id/decline')
-  @Answers({
-    summary:
-      'Decline the ready check: the match is cancelled and this player gets the no-show cooldown',
-    caller: 'player',
-    status: 200,
-    body: 'ReadyCheckAnswerResponse',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.NOT_FOUND,
-      ErrorCode.NOT_AWAITING_ACCEPTANCE,
-      ErrorCode.ACCEPTANCE_ALREADY_ANSWERED,
-    ],
-  })
+  @AnswersReadyCheck(
+    'Decline the ready check: the match is cancelled and this player gets the no-show cooldown',
+  )
   decline(
     @Param('id', matchId) id: string,
     @CurrentSession() session: AuthenticatedSession,

@@ -28,6 +28,42 @@ const IDEMPOTENCY_HEADER = {
     'Unique per logical request; a retry with the same key and body replays the first answer',
 };
 
+/** The refusals of a request that must carry an Idempotency-Key. */
+const IDEMPOTENCY_ERRORS = [
+  ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
+  ErrorCode.IDEMPOTENCY_KEY_REUSED,
+  ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
+];
+
+/** The refusals of queueing a ticket, alone or as a party (each route adds its own). */
+const QUEUEING_ERRORS = [
+  ErrorCode.VALIDATION_FAILED,
+  ErrorCode.MALFORMED_JSON,
+  ...IDEMPOTENCY_ERRORS,
+  ErrorCode.UNKNOWN_MODE,
+  ErrorCode.NO_LATENCY_MEASURED,
+  ErrorCode.TICKET_ALREADY_LIVE,
+  ErrorCode.COOLDOWN_ACTIVE,
+  ErrorCode.QUEUE_PAUSED,
+  ErrorCode.QUEUE_DRAINING,
+];
+
+/** An idempotent change to one ticket of this player, refused with `refusal` when it cannot apply. */
+function AnswersTicketChange(summary: string, refusal: ErrorCode): MethodDecorator {
+  return Answers({
+    summary,
+    caller: 'player',
+    status: 200,
+    body: 'TicketResponse',
+    errors: [
+      ErrorCode.VALIDATION_FAILED,
+      ...IDEMPOTENCY_ERRORS,
+      ErrorCode.TICKET_NOT_FOUND,
+      refusal,
+    ],
+  });
+}
+
 @ApiTags('queue')
 @ApiBearerAuth()
 @UseGuards(PlayerAuthGuard)
@@ -58,20 +94,7 @@ export class QueueController {
     body: 'TicketResponse',
     description:
       'A retry with the same Idempotency-Key and body replays the first answer with its status (header idempotent-replayed: true).',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
-      ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
-      ErrorCode.IDEMPOTENCY_KEY_REUSED,
-      ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
-      ErrorCode.UNKNOWN_MODE,
-      ErrorCode.NO_LATENCY_MEASURED,
-      ErrorCode.TICKET_ALREADY_LIVE,
-      ErrorCode.COOLDOWN_ACTIVE,
-      ErrorCode.QUEUE_PAUSED,
-      ErrorCode.QUEUE_DRAINING,
-      ErrorCode.PARTY_IN_QUEUE,
-    ],
+    errors: [...QUEUEING_ERRORS, ErrorCode.PARTY_IN_QUEUE],
   })
   @ApiHeader(IDEMPOTENCY_HEADER)
   async create(
@@ -91,17 +114,7 @@ export class QueueController {
     status: 201,
     body: 'PartyTicketResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
-      ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
-      ErrorCode.IDEMPOTENCY_KEY_REUSED,
-      ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
-      ErrorCode.UNKNOWN_MODE,
-      ErrorCode.NO_LATENCY_MEASURED,
-      ErrorCode.TICKET_ALREADY_LIVE,
-      ErrorCode.COOLDOWN_ACTIVE,
-      ErrorCode.QUEUE_PAUSED,
-      ErrorCode.QUEUE_DRAINING,
+      ...QUEUEING_ERRORS,
       ErrorCode.PARTY_NOT_FOUND,
       ErrorCode.PARTY_LEADER_ONLY,
       ErrorCode.PARTY_IN_QUEUE,
@@ -138,20 +151,10 @@ export class QueueController {
   }
 
   @Post('tickets/:id/heartbeat')
-  @Answers({
-    summary: 'Keep a live ticket alive (at least every heartbeatIntervalMs)',
-    caller: 'player',
-    status: 200,
-    body: 'TicketResponse',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
-      ErrorCode.IDEMPOTENCY_KEY_REUSED,
-      ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
-      ErrorCode.TICKET_NOT_FOUND,
-      ErrorCode.TICKET_FINISHED,
-    ],
-  })
+  @AnswersTicketChange(
+    'Keep a live ticket alive (at least every heartbeatIntervalMs)',
+    ErrorCode.TICKET_FINISHED,
+  )
   @ApiHeader(IDEMPOTENCY_HEADER)
   async heartbeat(
     @Param('id', ticketId) id: string,
@@ -163,20 +166,7 @@ export class QueueController {
   }
 
   @Delete('tickets/:id')
-  @Answers({
-    summary: 'Cancel a ticket that is still searching',
-    caller: 'player',
-    status: 200,
-    body: 'TicketResponse',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.IDEMPOTENCY_KEY_REQUIRED,
-      ErrorCode.IDEMPOTENCY_KEY_REUSED,
-      ErrorCode.IDEMPOTENCY_KEY_IN_PROGRESS,
-      ErrorCode.TICKET_NOT_FOUND,
-      ErrorCode.TICKET_NOT_CANCELLABLE,
-    ],
-  })
+  @AnswersTicketChange('Cancel a ticket that is still searching', ErrorCode.TICKET_NOT_CANCELLABLE)
   @ApiHeader(IDEMPOTENCY_HEADER)
   async cancel(
     @Param('id', ticketId) id: string,

@@ -1,5 +1,15 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Controller, Delete, Get, Param, Post, Res, UseGuards } from '@nestjs/common';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Param,
+  Post,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiBearerAuth, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { AllocationRecord } from '@matchplane/allocation';
@@ -34,7 +44,7 @@ import {
   RegisterServerBody,
 } from './servers.dto';
 import { UuidParamPipe } from '../http/uuid-input';
-import { Answers } from '../http/openapi/api-answers.decorator';
+import { Answers, type AnswersSpec } from '../http/openapi/api-answers.decorator';
 
 const SERVER_ID = { name: 'id', description: 'The server id the allocator gave this server' };
 const REQUEST_ID_PIPE = new UuidParamPipe('backfill request id');
@@ -45,6 +55,40 @@ const REQUEST_ID = {
   description: 'A backfill request of this server',
   format: 'uuid',
 };
+
+/** What a route taking a JSON body refuses before it reads it. */
+const BODY_ERRORS = [ErrorCode.VALIDATION_FAILED, ErrorCode.MALFORMED_JSON];
+
+/** A route the game server calls with its workload credential: 200 unless told otherwise. */
+function AnswersServer(
+  spec: Omit<AnswersSpec, 'caller' | 'status'> & { readonly status?: AnswersSpec['status'] },
+): MethodDecorator {
+  return Answers({ caller: 'server', status: 200, ...spec });
+}
+
+/** A route on one backfill request of this server (its :requestId). */
+function AnswersBackfill(spec: Omit<AnswersSpec, 'caller' | 'status'>): MethodDecorator {
+  return applyDecorators(AnswersServer(spec), ApiParam(REQUEST_ID));
+}
+
+/** A player's connection went (`left`) or came back (`rejoined`): the same contract either way. */
+function PresenceRoute(event: 'left' | 'rejoined', summary: string): MethodDecorator {
+  return applyDecorators(
+    Post(`:id/players/:playerId/${event}`),
+    AnswersServer({
+      summary,
+      body: 'PlayerPresenceResponse',
+      errors: [
+        ErrorCode.VALIDATION_FAILED,
+        ErrorCode.ALLOCATION_ENDED,
+        ErrorCode.UNKNOWN_PARTICIPANT,
+        ErrorCode.PRESENCE_CONFLICT,
+        ErrorCode.PLAYER_ABANDONED,
+      ],
+    }),
+    ApiParam(PLAYER_ID),
+  );
+}
 
 /** The game-server contract (libs/contracts server-api.ts), behind the workload credential. */
 @ApiTags('servers')
@@ -62,14 +106,11 @@ export class ServersController {
   ) {}
 
   @Post(':id/register')
-  @Answers({
+  @AnswersServer({
     summary: 'The game server is up: the match becomes ASSIGNMENT_READY',
-    caller: 'server',
-    status: 200,
     body: 'RegisterServerResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.SERVER_PROTOCOL_UNSUPPORTED,
       ErrorCode.ALLOCATION_ENDED,
       ErrorCode.MATCH_STATE_CONFLICT,
@@ -83,10 +124,8 @@ export class ServersController {
   }
 
   @Get(':id/roster')
-  @Answers({
+  @AnswersServer({
     summary: "The match's roster: players, teams, join tokens and the signed manifest",
-    caller: 'server',
-    status: 200,
     body: 'RosterResponse',
     errors: [ErrorCode.ALLOCATION_ENDED, ErrorCode.ASSIGNMENTS_NOT_READY, ErrorCode.NOT_FOUND],
   })
@@ -95,15 +134,12 @@ export class ServersController {
   }
 
   @Post(':id/initial-connect')
-  @Answers({
+  @AnswersServer({
     summary:
       'Who joined in time; the others are no-shows (their tickets end NO_SHOW and a cooldown follows)',
-    caller: 'server',
-    status: 200,
     body: 'InitialConnectResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.ALLOCATION_ENDED,
       ErrorCode.MATCH_STATE_CONFLICT,
       ErrorCode.UNKNOWN_PARTICIPANT,
@@ -117,14 +153,11 @@ export class ServersController {
   }
 
   @Post(':id/result')
-  @Answers({
+  @AnswersServer({
     summary: "The match's result: COMPLETED or FAILED",
-    caller: 'server',
-    status: 200,
     body: 'MatchResultResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.MATCH_STATE_CONFLICT,
       ErrorCode.RESULT_CONFLICT,
       ErrorCode.UNKNOWN_PARTICIPANT,
@@ -144,10 +177,8 @@ export class ServersController {
    * (FAILED SERVER_LOST, maintenance's `silent_servers` stage).
    */
   @Post(':id/heartbeat')
-  @Answers({
+  @AnswersServer({
     summary: 'The server is alive (no body; idempotent)',
-    caller: 'server',
-    status: 200,
     body: 'ServerHeartbeatResponse',
     errors: [ErrorCode.ALLOCATION_ENDED],
   })
@@ -160,21 +191,10 @@ export class ServersController {
    * The player's connection is gone: it may rejoin within its mode's grace window (QUEUE_REJOIN_GRACE),
    * past which it is ABANDONED. Idempotent; 409 PRESENCE_CONFLICT, 410 PLAYER_ABANDONED.
    */
-  @Post(':id/players/:playerId/left')
-  @Answers({
-    summary: "A player's connection is gone: it may rejoin within its mode's grace window",
-    caller: 'server',
-    status: 200,
-    body: 'PlayerPresenceResponse',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.ALLOCATION_ENDED,
-      ErrorCode.UNKNOWN_PARTICIPANT,
-      ErrorCode.PRESENCE_CONFLICT,
-      ErrorCode.PLAYER_ABANDONED,
-    ],
-  })
-  @ApiParam(PLAYER_ID)
+  @PresenceRoute(
+    'left',
+    "A player's connection is gone: it may rejoin within its mode's grace window",
+  )
   playerLeft(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('playerId', PLAYER_ID_PIPE) playerId: string,
@@ -183,21 +203,7 @@ export class ServersController {
   }
 
   /** The player who left is back on its team. Idempotent; 409 PRESENCE_CONFLICT, 410 PLAYER_ABANDONED. */
-  @Post(':id/players/:playerId/rejoined')
-  @Answers({
-    summary: 'The player who left is back on its team',
-    caller: 'server',
-    status: 200,
-    body: 'PlayerPresenceResponse',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.ALLOCATION_ENDED,
-      ErrorCode.UNKNOWN_PARTICIPANT,
-      ErrorCode.PRESENCE_CONFLICT,
-      ErrorCode.PLAYER_ABANDONED,
-    ],
-  })
-  @ApiParam(PLAYER_ID)
+  @PresenceRoute('rejoined', 'The player who left is back on its team')
   playerRejoined(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('playerId', PLAYER_ID_PIPE) playerId: string,
@@ -210,9 +216,8 @@ export class ServersController {
    * new request, or 200 with the one a repeat of the same request opened while it is still OPEN.
    */
   @Post(':id/backfills')
-  @Answers({
+  @AnswersServer({
     summary: 'Ask for players to fill open places on a team of the running match',
-    caller: 'server',
     status: 201,
     alsoStatus: {
       status: 200,
@@ -220,8 +225,7 @@ export class ServersController {
     },
     body: 'BackfillResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.ALLOCATION_ENDED,
       ErrorCode.MATCH_STATE_CONFLICT,
       ErrorCode.BACKFILL_CONFLICT,
@@ -239,14 +243,11 @@ export class ServersController {
   }
 
   @Get(':id/backfills/:requestId')
-  @Answers({
+  @AnswersBackfill({
     summary: 'Read a backfill request of this server',
-    caller: 'server',
-    status: 200,
     body: 'BackfillResponse',
     errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.ALLOCATION_ENDED, ErrorCode.BACKFILL_NOT_FOUND],
   })
-  @ApiParam(REQUEST_ID)
   backfill(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('requestId', REQUEST_ID_PIPE) requestId: string,
@@ -255,10 +256,8 @@ export class ServersController {
   }
 
   @Delete(':id/backfills/:requestId')
-  @Answers({
+  @AnswersBackfill({
     summary: 'Cancel a backfill request',
-    caller: 'server',
-    status: 200,
     body: 'BackfillResponse',
     errors: [
       ErrorCode.VALIDATION_FAILED,
@@ -267,7 +266,6 @@ export class ServersController {
       ErrorCode.BACKFILL_CONFLICT,
     ],
   })
-  @ApiParam(REQUEST_ID)
   cancelBackfill(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('requestId', REQUEST_ID_PIPE) requestId: string,
@@ -276,20 +274,16 @@ export class ServersController {
   }
 
   @Post(':id/backfills/:requestId/accept')
-  @Answers({
+  @AnswersBackfill({
     summary: 'Accept the roster revision that carries the backfilled players',
-    caller: 'server',
-    status: 200,
     body: 'BackfillResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.ALLOCATION_ENDED,
       ErrorCode.BACKFILL_NOT_FOUND,
       ErrorCode.BACKFILL_CONFLICT,
     ],
   })
-  @ApiParam(REQUEST_ID)
   acceptBackfill(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('requestId', REQUEST_ID_PIPE) requestId: string,
@@ -299,21 +293,17 @@ export class ServersController {
   }
 
   @Post(':id/backfills/:requestId/connect')
-  @Answers({
+  @AnswersBackfill({
     summary: 'Which backfilled players joined; the others are no-shows',
-    caller: 'server',
-    status: 200,
     body: 'BackfillConnectResponse',
     errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
+      ...BODY_ERRORS,
       ErrorCode.ALLOCATION_ENDED,
       ErrorCode.BACKFILL_NOT_FOUND,
       ErrorCode.BACKFILL_CONFLICT,
       ErrorCode.UNKNOWN_PARTICIPANT,
     ],
   })
-  @ApiParam(REQUEST_ID)
   backfillConnect(
     @CurrentAllocation() allocation: AllocationRecord,
     @Param('requestId', REQUEST_ID_PIPE) requestId: string,

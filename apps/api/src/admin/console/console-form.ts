@@ -33,3 +33,8 @@ export async function validatedForm<T extends object>(
   if (errors.length > 0) throw validationFailed(errors);
   return instance;
 }
+
+/** The outcome line a redirect carried (seeOther), cut to what a page shows. */
+export function noticeOf(query: unknown): string | undefined {
+  return presentFields(query, ['notice']).notice?.slice(0, 300);
+}

@@ -1,16 +1,4 @@
-import {
-  Body,
-  Controller,
-  Get,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  UseFilters,
-  UseGuards,
-} from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { Body, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
@@ -23,7 +11,6 @@ import { DEAD_LETTER_AUDIT, DeadLetterService, OutboxStatsService } from '@match
 import { AuditReader } from '@matchplane/persistence';
 import { PlayerRatings } from '@matchplane/players';
 import { readTicketExplanation, TicketStore } from '@matchplane/tickets';
-import { RateLimit, RateLimitScope } from '../../http/rate-limit.decorator';
 import {
   BulkReplayBody,
   DiscardDeadLetterBody,
@@ -32,12 +19,12 @@ import {
 } from '../dead-letters.dto';
 import { Operator } from '../operator.decorator';
 import { OutboxIdPipe } from '../outbox-id.pipe';
-import { presentFields, validatedForm } from './console-form';
+import { noticeOf, presentFields, validatedForm } from './console-form';
 import { CONSOLE_PATH, sessionCookie, type ConsoleSession } from './console-session';
-import { ConsoleErrorFilter } from './console.filter';
-import { ConsoleGuard, type ConsoleRequest } from './console.guard';
+import { ConsolePages } from './console-pages.decorator';
+import type { ConsoleRequest } from './console.guard';
 import { auditPage, deadLetterDetailPage, deadLetterListPage } from './dead-letters.page';
-import { sendPage } from './console.layout';
+import { seeOther, sendPage } from './console.layout';
 import { queryString } from './html';
 import { lookupPage, matchPage, playerPage } from './lookup.page';
 import { outboxPage } from './outbox.page';
@@ -54,28 +41,13 @@ function sessionOf(request: ConsoleRequest): ConsoleSession {
   return request.consoleSession;
 }
 
-/** After a form: back to a page, with a one-line outcome (post/redirect/get, so a reload repeats nothing). */
-function seeOther(reply: FastifyReply, path: string, notice?: string): void {
-  const separator = path.includes('?') ? '&' : '?';
-  const location = notice ? `${path}${separator}${queryString({ notice }).slice(1)}` : path;
-  void reply.status(303).header('location', location).send();
-}
-
-function noticeOf(query: unknown): string | undefined {
-  return presentFields(query, ['notice']).notice?.slice(0, 300);
-}
-
 /**
  * The operator console's pages (server-rendered HTML, no script): the outbox at a glance, dead
  * letters (list, inspect, replay, discard), the audit trail, and matches and players. Every route
  * needs a console session; every POST its CSRF token. The same services as the admin API do the
  * work, so both doors audit alike.
  */
-@ApiExcludeController()
-@UseGuards(ConsoleGuard)
-@UseFilters(ConsoleErrorFilter)
-@RateLimit(RateLimitScope.OPERATOR_CONSOLE)
-@Controller(CONSOLE_PATH)
+@ConsolePages()
 export class ConsoleController {
   constructor(
     private readonly deadLetters: DeadLetterService,

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { html, type SafeHtml } from './html';
+import { html, queryString, type SafeHtml } from './html';
 import { CSRF_FIELD } from './console.guard';
 import type { ConsoleSession } from './console-session';
 
@@ -78,4 +78,11 @@ export function sendPage(reply: FastifyReply, body: string, status = 200): void 
     .header('content-type', 'text/html; charset=utf-8')
     .header('cache-control', 'no-store')
     .send(body);
+}
+
+/** After a form: back to a page, with a one-line outcome (post/redirect/get, so a reload repeats nothing). */
+export function seeOther(reply: FastifyReply, path: string, notice?: string): void {
+  const separator = path.includes('?') ? '&' : '?';
+  const location = notice ? `${path}${separator}${queryString({ notice }).slice(1)}` : path;
+  void reply.status(303).header('location', location).send();
 }

@@ -1,20 +1,7 @@
-import {
-  Body,
-  Controller,
-  Get,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  UseFilters,
-  UseGuards,
-} from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { Body, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { RateLimit, RateLimitScope } from '../../http/rate-limit.decorator';
 import { Operator } from '../operator.decorator';
 import {
   OperatorReasonBody,
@@ -29,13 +16,12 @@ import {
   type QueueControlAction,
   type QueueControlView,
 } from '../live-ops/queue-controls.admin';
-import { presentFields, validatedForm } from './console-form';
+import { noticeOf, presentFields, validatedForm } from './console-form';
 import { CONSOLE_PATH } from './console-session';
-import { ConsoleErrorFilter } from './console.filter';
-import { ConsoleGuard, type ConsoleRequest } from './console.guard';
-import { sendPage } from './console.layout';
+import { ConsolePages } from './console-pages.decorator';
+import type { ConsoleRequest } from './console.guard';
+import { seeOther, sendPage } from './console.layout';
 import { liveOpsPage } from './live-ops.page';
-import { queryString } from './html';
 
 const ACTIONS: readonly QueueControlAction[] = ['pause', 'drain', 'resume'];
 
@@ -43,11 +29,7 @@ const ACTIONS: readonly QueueControlAction[] = ['pause', 'drain', 'resume'];
  * The console's live operations (CSRF-checked forms): queue holds on modes and regions, and the
  * cancel form of a live match's page.
  */
-@ApiExcludeController()
-@UseGuards(ConsoleGuard)
-@UseFilters(ConsoleErrorFilter)
-@RateLimit(RateLimitScope.OPERATOR_CONSOLE)
-@Controller(CONSOLE_PATH)
+@ConsolePages()
 export class LiveOpsConsoleController {
   constructor(
     private readonly controls: QueueControlsAdmin,
@@ -69,7 +51,7 @@ export class LiveOpsConsoleController {
       ...this.scopes.modes.map((name) => open('mode', name)),
       ...this.scopes.regions.map((name) => open('region', name)),
     ];
-    const notice = presentFields(query, ['notice']).notice?.slice(0, 300);
+    const notice = noticeOf(query);
     sendPage(
       reply,
       liveOpsPage({ session: request.consoleSession, targets, ...(notice ? { notice } : {}) }),
@@ -86,10 +68,7 @@ export class LiveOpsConsoleController {
     const { reason } = await validatedForm(OperatorReasonBody, presentFields(body, ['reason']));
     const cancelled = await this.matches.cancelMatch(matchId, operator, reason);
     const notice = `Cancelled: ${cancelled.requeued.length} player(s) searching again, ${cancelled.released.length} let go`;
-    void reply
-      .status(303)
-      .header('location', `${CONSOLE_PATH}/matches/${matchId}${queryString({ notice })}`)
-      .send();
+    seeOther(reply, `${CONSOLE_PATH}/matches/${matchId}`, notice);
   }
 
   @Post('live-ops/:scope/:name')
@@ -119,9 +98,6 @@ export class LiveOpsConsoleController {
         : { retryAfterSeconds: form.retryAfterSeconds }),
     });
     const notice = `${target.scope} ${target.name}: ${done.state}`;
-    void reply
-      .status(303)
-      .header('location', `${CONSOLE_PATH}/live-ops${queryString({ notice })}`)
-      .send();
+    seeOther(reply, `${CONSOLE_PATH}/live-ops`, notice);
   }
 }

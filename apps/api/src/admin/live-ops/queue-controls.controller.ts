@@ -1,5 +1,5 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Get, Param, Post } from '@nestjs/common';
+import { applyDecorators, Body, Get, Param, Post } from '@nestjs/common';
 import { Operator, OperatorController } from '../operator.decorator';
 import { QueueControlBody, QueueControlTarget } from './queue-controls.dto';
 import {
@@ -8,6 +8,26 @@ import {
   type QueueControlView,
 } from './queue-controls.admin';
 import { Answers } from '../../http/openapi/api-answers.decorator';
+
+/** A pause, drain or resume route: the control in force after it, or why it could not change. */
+function QueueControlRoute(action: QueueControlAction, summary: string): MethodDecorator {
+  return applyDecorators(
+    Post(`:scope/:name/${action}`),
+    Answers({
+      summary,
+      caller: 'operator',
+      status: 200,
+      body: 'QueueControlView',
+      errors: [
+        ErrorCode.VALIDATION_FAILED,
+        ErrorCode.MALFORMED_JSON,
+        ErrorCode.UNKNOWN_MODE,
+        ErrorCode.UNKNOWN_REGION,
+        ErrorCode.CONFLICT,
+      ],
+    }),
+  );
+}
 
 /**
  * Pause, drain and resume a mode or a region (docs/architecture/live-operations.md): a paused
@@ -29,20 +49,10 @@ export class QueueControlsController {
     return { controls: await this.controls.list() };
   }
 
-  @Post(':scope/:name/pause')
-  @Answers({
-    summary: 'Pause a mode or region: new tickets are refused, searching ones wait',
-    caller: 'operator',
-    status: 200,
-    body: 'QueueControlView',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
-      ErrorCode.UNKNOWN_MODE,
-      ErrorCode.UNKNOWN_REGION,
-      ErrorCode.CONFLICT,
-    ],
-  })
+  @QueueControlRoute(
+    'pause',
+    'Pause a mode or region: new tickets are refused, searching ones wait',
+  )
   pause(
     @Param() target: QueueControlTarget,
     @Body() body: QueueControlBody,
@@ -51,20 +61,10 @@ export class QueueControlsController {
     return this.apply('pause', target, body, operator);
   }
 
-  @Post(':scope/:name/drain')
-  @Answers({
-    summary: 'Drain a mode or region: new tickets are refused, searching ones are still matched',
-    caller: 'operator',
-    status: 200,
-    body: 'QueueControlView',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
-      ErrorCode.UNKNOWN_MODE,
-      ErrorCode.UNKNOWN_REGION,
-      ErrorCode.CONFLICT,
-    ],
-  })
+  @QueueControlRoute(
+    'drain',
+    'Drain a mode or region: new tickets are refused, searching ones are still matched',
+  )
   drain(
     @Param() target: QueueControlTarget,
     @Body() body: QueueControlBody,
@@ -73,20 +73,7 @@ export class QueueControlsController {
     return this.apply('drain', target, body, operator);
   }
 
-  @Post(':scope/:name/resume')
-  @Answers({
-    summary: 'Resume a paused or draining mode or region',
-    caller: 'operator',
-    status: 200,
-    body: 'QueueControlView',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
-      ErrorCode.UNKNOWN_MODE,
-      ErrorCode.UNKNOWN_REGION,
-      ErrorCode.CONFLICT,
-    ],
-  })
+  @QueueControlRoute('resume', 'Resume a paused or draining mode or region')
   resume(
     @Param() target: QueueControlTarget,
     @Body() body: QueueControlBody,
