@@ -1,10 +1,11 @@
 import {
   countByStatus,
   orderingReport,
+  sleep,
   TestAggregates,
   useDispatcherProcesses,
 } from '../support/outbox-fixtures';
-import { waitFor } from '../support/processes';
+import { waitFor, type RunningApp } from '../support/processes';
 
 const AGGREGATES = 100;
 const BACKLOG = 15;
@@ -20,6 +21,27 @@ describe('a dispatcher killed mid-batch', () => {
 
   const startDispatcher = () => h.start({ OUTBOX_POLL_INTERVAL_MS: '100' });
 
+  /**
+   * SIGKILLs the dispatcher at a moment it holds claims it has not acked: frozen (SIGSTOP) until
+   * its claimed rows are seen still pending, else let go for a moment and tried again. A kill
+   * timed by the clock alone could land between two batches, with nothing in flight to recover.
+   */
+  async function killHoldingClaims(app: RunningApp): Promise<{ id: string }[]> {
+    for (let attempt = 0; attempt < 500; attempt += 1) {
+      app.child.kill('SIGSTOP');
+      const claimed = await h.ds.query<{ id: string }[]>(
+        `SELECT id FROM outbox WHERE status = 'pending' AND claimed_at IS NOT NULL`,
+      );
+      if (claimed.length > 0) {
+        expect(await app.stop('SIGKILL')).toBe('SIGKILL');
+        return claimed;
+      }
+      app.child.kill('SIGCONT');
+      await sleep(2);
+    }
+    throw new Error('the dispatcher held no claim in 500 looks');
+  }
+
   it('loses nothing when killed with SIGKILL and restarted: every committed row ends published or dead, in order per aggregate', async () => {
     const aggregates = await TestAggregates.create(h.db, h.redis, h.prefix);
     const ids = await aggregates.add(AGGREGATES);
@@ -32,10 +54,7 @@ describe('a dispatcher killed mid-batch', () => {
     await waitFor(() => Promise.resolve(h.observer.received.length >= 300 ? true : undefined), {
       what: '300 notifications before the crash',
     });
-    expect(await first.stop('SIGKILL')).toBe('SIGKILL');
-    const inFlight = await h.ds.query<{ id: string }[]>(
-      `SELECT id FROM outbox WHERE status = 'pending' AND claimed_at IS NOT NULL`,
-    );
+    const inFlight = await killHoldingClaims(first);
     // The crash left claims behind: rows handed to the dead process and never acked.
     expect(inFlight.length).toBeGreaterThan(0);
     const notifiedBeforeCrash = h.observer.received.length;
