@@ -31,6 +31,12 @@ import {
   runInTransaction,
 } from '@matchplane/persistence';
 import { deliverySinkPattern } from '../dispatcher-sink/delivery-sink.module';
+import {
+  ClusterWatch,
+  startScratchCluster,
+  statementTable,
+  type StatementReport,
+} from './postgres-cost';
 import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
 import {
   REPO_ROOT,
@@ -92,8 +98,9 @@ const FLAGS: FlagSpec[] = [
   },
   {
     name: 'rate',
-    description: 'events/s, all writers together, in the latency phase',
-    int: { min: 1, max: 100_000, default: 1000 },
+    description:
+      "events/s, all writers together, in the latency phase (0: 0.3 x the writers' shape ceiling pgbench measures in the same run, half the throughput target)",
+    int: { min: 0, max: 100_000, default: 0 },
   },
   {
     name: 'dispatchers',
@@ -151,6 +158,12 @@ const FLAGS: FlagSpec[] = [
     description: 'run the dispatchers with --cpu-prof (profiles in dist/bench-profiles/)',
     switch: true,
   },
+  {
+    name: 'pg-stats',
+    description:
+      "run on a scratch PostgreSQL cluster of the bench's own with pg_stat_statements, and report each statement's cost per event",
+    switch: true,
+  },
   { name: 'help', description: 'print this and exit', switch: true },
 ];
 
@@ -170,12 +183,15 @@ interface Options {
   skipStall: boolean;
   backlog: number;
   profile: boolean;
+  pgStats: boolean;
 }
 
 interface Settings {
   options: Options;
   service: ServiceConfig;
   adminDatabase: string;
+  /** The cluster's CPU (and, with --pg-stats, its statements) per phase. */
+  watch?: ClusterWatch;
 }
 
 /** A system under test, seen from the writers: one committed event per call. */
@@ -187,6 +203,9 @@ interface EventWriter {
 
 interface MeasuredPhase extends PhaseResult {
   cpu: CpuUsage;
+  /** The whole cluster's CPU per committed event (see postgres-cost.ts). */
+  postgresCpuMsPerEvent?: number | null;
+  statements?: StatementReport;
   /** PostgreSQL statements the dispatchers ran per delivered event (their own counters). */
   dispatcherStatementsPerEvent?: number;
 }
@@ -465,6 +484,8 @@ interface Observed {
   database: string;
   /** Statements the system under test has run so far, if it counts them. */
   statements?: () => Promise<number>;
+  /** PostgreSQL's cost of the phase, if the bench watches the cluster. */
+  cost?: ClusterWatch;
 }
 
 async function measure(
@@ -475,6 +496,7 @@ async function measure(
 ): Promise<MeasuredPhase> {
   const { pids, database } = observed;
   const statementsBefore = await observed.statements?.();
+  const costBefore = await observed.cost?.begin();
   const phase = recorder.begin();
   const before = sampleCpu(pids, [database]);
   await load(phase);
@@ -483,7 +505,12 @@ async function measure(
     stallMs: 15_000,
   });
   const after = sampleCpu(pids, [database]);
-  const result = { ...phase.result(drained), cpu: cpuUsage(pids, before, after) };
+  const measured = phase.result(drained);
+  const result: MeasuredPhase = {
+    ...measured,
+    cpu: cpuUsage(pids, before, after),
+    ...(costBefore === undefined ? {} : await observed.cost!.end(costBefore, measured.committed)),
+  };
   const statementsAfter = await observed.statements?.();
   if (statementsBefore === undefined || statementsAfter === undefined || result.delivered === 0)
     return result;
@@ -571,6 +598,8 @@ COMMIT;
 interface Ceiling {
   tps: number;
   cpu: CpuUsage;
+  postgresCpuMsPerTx: number | null;
+  statements?: StatementReport;
 }
 
 async function pgbench(
@@ -583,6 +612,7 @@ async function pgbench(
   const file = path.join(dir, 'outbox.pgbench.sql');
   writeFileSync(file, script);
   const before = sampleCpu([], [OUTBOX_DATABASE]);
+  const ticksBefore = await settings.watch?.begin();
   try {
     const run = startChild(
       'pgbench',
@@ -614,11 +644,18 @@ async function pgbench(
     );
     const code = await run.exited;
     const tps = /tps = ([0-9.]+)/.exec(run.output())?.[1];
-    if (code !== 0 || tps === undefined)
+    const transactions = /actually processed: (\d+)/.exec(run.output())?.[1];
+    if (code !== 0 || tps === undefined || transactions === undefined)
       throw new Error(`pgbench failed (${code}):\n${run.output()}`);
+    const cost =
+      ticksBefore === undefined
+        ? { postgresCpuMsPerEvent: null }
+        : await settings.watch!.end(ticksBefore, Number(transactions));
     return {
       tps: Math.round(Number(tps)),
       cpu: cpuUsage([], before, sampleCpu([], [OUTBOX_DATABASE])),
+      postgresCpuMsPerTx: cost.postgresCpuMsPerEvent,
+      ...(cost.statements ? { statements: cost.statements } : {}),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -950,6 +987,7 @@ function optionsFrom(argv: readonly string[]): Options {
       skipStall: flags['skip-stall'] === true,
       backlog: flags.backlog as number,
       profile: flags.profile === true,
+      pgStats: flags['pg-stats'] === true,
     };
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
@@ -961,11 +999,29 @@ function optionsFrom(argv: readonly string[]): Options {
 async function main(): Promise<void> {
   const options = optionsFrom(process.argv.slice(2));
   const migrate = loadConfig(MigrateConfig);
+  const closers: (() => Promise<unknown>)[] = [];
+  const cleanUp = async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    closers.length = 0;
+  };
+  installCleanup(cleanUp);
   const settings: Settings = {
     options,
     service: { ...loadConfig(ServiceConfig), DATABASE_HOST: LOCALHOST, REDIS_HOST: LOCALHOST },
     adminDatabase: migrate.DATABASE_ADMIN_NAME,
   };
+  if (options.pgStats) {
+    progress('--pg-stats: starting a scratch PostgreSQL cluster with pg_stat_statements');
+    const scratch = await startScratchCluster();
+    closers.push(() => scratch.destroy());
+    settings.service = {
+      ...settings.service,
+      DATABASE_PORT: scratch.port,
+      DATABASE_USER: scratch.user,
+      DATABASE_PASSWORD: undefined,
+    };
+    settings.adminDatabase = scratch.adminDatabase;
+  }
   const { service } = settings;
   const redisOptions = {
     host: LOCALHOST,
@@ -973,12 +1029,6 @@ async function main(): Promise<void> {
     password: service.REDIS_PASSWORD,
   };
   const redis = new Redis(redisOptions);
-  const closers: (() => Promise<unknown>)[] = [];
-  const cleanUp = async () => {
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    closers.length = 0;
-  };
-  installCleanup(cleanUp);
   closers.push(() => redis.quit());
   closers.push(() => deleteRedisPrefix(redis, OUTBOX_PREFIX));
   closers.push(() => deleteRedisPrefix(redis, PEER_PREFIX));
@@ -997,6 +1047,19 @@ async function main(): Promise<void> {
     closers.push(() => ours.close());
     await new Migrator(ours.dataSource).up();
     await createAggregates(ours.dataSource, options.aggregates);
+    const watch = await ClusterWatch.open(
+      {
+        host: LOCALHOST,
+        port: service.DATABASE_PORT,
+        user: service.DATABASE_USER,
+        password: service.DATABASE_PASSWORD,
+        database: settings.adminDatabase,
+      },
+      OUTBOX_DATABASE,
+      options.pgStats,
+    );
+    closers.push(() => watch.close());
+    settings.watch = watch;
 
     progress(
       `ceiling: pgbench, ${options.writers} clients for ${options.seconds} s, one statement`,
@@ -1007,9 +1070,16 @@ async function main(): Promise<void> {
     );
     const ceilingTwoStatements = await pgbench(settings, PGBENCH_TWO_STATEMENTS, ours.dataSource);
     progress(
-      `ceiling (writers' shape): ${ceilingTwoStatements.tps} tps (${describeCpu(ceilingTwoStatements.cpu)})`,
+      `ceiling (writers' shape): ${ceilingTwoStatements.tps} tps (${describeCpu(ceilingTwoStatements.cpu)}, ` +
+        `postgres ${ceilingTwoStatements.postgresCpuMsPerTx} ms cpu per transaction)`,
     );
+    if (ceilingTwoStatements.statements)
+      progress(
+        `pgbench (writers' shape) statements:\n${statementTable(ceilingTwoStatements.statements)}`,
+      );
     const ceilingTps = ceiling.tps;
+    const writersShapeTps = ceilingTwoStatements.tps;
+    if (options.rate === 0) options.rate = Math.max(1, Math.round(0.3 * writersShapeTps));
 
     const subscriber = new Redis(redisOptions);
     const recorder = await DeliveryRecorder.subscribe(
@@ -1031,10 +1101,18 @@ async function main(): Promise<void> {
         pids: dispatchers.map((child) => child.pid),
         database: OUTBOX_DATABASE,
         statements: () => dispatcherStatements(dispatchers),
+        cost: watch,
       },
       () => clearOutbox(ours.dataSource),
       'dispatchers',
     );
+    for (const [name, phase] of [
+      ['throughput', outbox.throughput],
+      ['latency', outbox.latency],
+    ] as const) {
+      if (phase.statements)
+        progress(`outbox ${name} statements:\n${statementTable(phase.statements)}`);
+    }
     let backlog: MeasuredPhase | undefined;
     if (options.backlog > 0) {
       await clearOutbox(ours.dataSource);
@@ -1047,6 +1125,7 @@ async function main(): Promise<void> {
           pids: dispatchers.map((child) => child.pid),
           database: OUTBOX_DATABASE,
           statements: () => dispatcherStatements(dispatchers),
+          cost: watch,
         },
         options.seconds,
         async (phase) => {
@@ -1121,6 +1200,11 @@ async function main(): Promise<void> {
       commit_to_delivery_ms: ms(outbox.latency.latencyMs),
       dispatcher_cpu_pct: outbox.throughput.cpu.pids,
       ceiling_tps: ceilingTps,
+      writers_shape_ceiling_tps: writersShapeTps,
+      // The whole cluster's CPU per committed event (dispatchers' claims and settles included),
+      // beside pgbench's per transaction of the writers' shape.
+      postgres_cpu_ms_per_event: outbox.throughput.postgresCpuMsPerEvent ?? null,
+      pgbench_postgres_cpu_ms_per_tx: ceilingTwoStatements.postgresCpuMsPerTx,
       peer_delivered_per_s: peer?.throughput.deliveredPerS ?? null,
       notification_stall_ms: stall ? { p99: stall.window.p99, max: stall.window.max } : null,
       // The dispatchers' own rate: a backlog committed at once, no writer competing for the CPU.
@@ -1132,6 +1216,9 @@ async function main(): Promise<void> {
       node: process.version,
       timestamp: new Date().toISOString(),
       targets: {
+        delivered_at_least_0_6_of_writers_shape: delivered >= 0.6 * writersShapeTps,
+        p99_at_most_25_ms_at_0_3_of_writers_shape:
+          p99 <= 25 && options.rate >= Math.round(0.3 * writersShapeTps),
         delivered_at_least_0_6_of_ceiling: delivered >= 0.6 * ceilingTps,
         delivered_above_peer: peer ? delivered > peer.throughput.deliveredPerS : null,
         p99_at_most_25_ms: p99 <= 25,
@@ -1157,6 +1244,14 @@ async function main(): Promise<void> {
         dispatcher_env: options.dispatcherEnv,
         ceiling_tps_writers_shape: ceilingTwoStatements.tps,
         ceiling_machine_cpu_pct: ceiling.cpu.machine,
+        statements: options.pgStats
+          ? {
+              pgbench_writers_shape: ceilingTwoStatements.statements ?? null,
+              outbox_throughput: outbox.throughput.statements ?? null,
+              outbox_latency: outbox.latency.statements ?? null,
+              backlog: backlog?.statements ?? null,
+            }
+          : null,
         throughput: phaseDetails(outbox.throughput),
         latency: phaseDetails(outbox.latency),
         backlog: backlog ? { events: options.backlog, ...phaseDetails(backlog) } : null,
@@ -1209,6 +1304,7 @@ function phaseDetails(phase: MeasuredPhase) {
     strays: phase.strays,
     failed_transactions: phase.failedTransactions,
     cpu_pct: phase.cpu,
+    postgres_cpu_ms_per_event: phase.postgresCpuMsPerEvent ?? null,
     ...(phase.dispatcherStatementsPerEvent === undefined
       ? {}
       : { dispatcher_statements_per_event: phase.dispatcherStatementsPerEvent }),

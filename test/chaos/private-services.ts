@@ -81,7 +81,12 @@ export class PrivatePostgres {
     return path.join(this.dir, 'data');
   }
 
-  static async create(root: string, preferredPort: number): Promise<PrivatePostgres> {
+  /** `settings`: extra postgresql.conf lines (a bench's shared_preload_libraries, say). */
+  static async create(
+    root: string,
+    preferredPort: number,
+    settings: readonly string[] = [],
+  ): Promise<PrivatePostgres> {
     const dir = path.join(root, 'pg');
     mkdirSync(dir, { recursive: true });
     chownToPostgres(dir);
@@ -103,6 +108,7 @@ export class PrivatePostgres {
         `max_connections = 200`,
         `shared_buffers = 64MB`,
         `log_min_messages = warning`,
+        ...settings,
         '',
       ].join('\n'),
     );
@@ -247,8 +253,8 @@ export class PrivateRedis {
 }
 
 /** The temporary directory holding both (and the run's logs); removed by `removeScratch`. */
-export function makeScratch(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'matchplane-chaos-'));
+export function makeScratch(prefix = 'matchplane-chaos-'): string {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
   chownToPostgres(dir);
   return dir;
 }
