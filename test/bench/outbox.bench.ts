@@ -5,8 +5,7 @@
  * PostgreSQL's own ceiling for the writing transaction (pgbench) and against graphile-worker doing the same job with per-aggregate queues.
  * `npm run bench:outbox -- --help`; docs/BENCHMARKS.md has the figures and how to read them.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
@@ -32,6 +31,14 @@ import {
 } from '@matchplane/persistence';
 import { deliverySinkPattern } from '../dispatcher-sink/delivery-sink.module';
 import {
+  aggregateId,
+  clearOutbox,
+  createBenchAggregates,
+  pgbenchScripts,
+  runPgbench,
+  type Ceiling,
+} from './pgbench-ceiling';
+import {
   ClusterWatch,
   startScratchCluster,
   statementTable,
@@ -46,7 +53,6 @@ import {
   isStopping,
   sampleCpu,
   sleep,
-  startChild,
   startNodeChild,
   waitUntil,
   type BenchChild,
@@ -71,7 +77,6 @@ const OUTBOX_DATABASE = 'mp_bench_outbox';
 const PEER_DATABASE = 'mp_bench_graphile';
 const OUTBOX_PREFIX = 'mp_bench_outbox';
 const PEER_PREFIX = 'mp_bench_peer';
-const PGBENCH = existsSync('/usr/bin/pgbench') ? '/usr/bin/pgbench' : 'pgbench';
 /** Every write is a ticket bouncing between SEARCHING and MATCHED, so each revision validates. */
 const PLAYER_ID = randomUUID();
 const MATCH_ID = randomUUID();
@@ -259,27 +264,6 @@ async function dropDatabase(settings: Settings, name: string): Promise<void> {
   ).catch(() => undefined);
 }
 
-/** Aggregate ids the bench and pgbench both derive from 1..N (pgbench has no list to pick from). */
-export function aggregateId(n: number): string {
-  return `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
-}
-
-/** The pgbench spelling of {@link aggregateId}. */
-const PGBENCH_AGGREGATE_ID = `('00000000-0000-4000-8000-' || lpad(to_hex(:n::bigint), 12, '0'))::uuid`;
-
-async function createAggregates(dataSource: DataSource, count: number): Promise<void> {
-  // Bench-local: owned by no module, dropped with the bench database.
-  await dataSource.query(
-    'CREATE TABLE bench_aggregates (id uuid PRIMARY KEY, revision bigint NOT NULL)',
-  );
-  await dataSource.query(
-    `INSERT INTO bench_aggregates (id, revision)
-     SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(n), 12, '0'))::uuid, 0 FROM generate_series(1, $1) AS n`,
-    [count],
-  );
-  await dataSource.query('VACUUM ANALYZE bench_aggregates');
-}
-
 async function bumpRevision(manager: EntityManager, id: string): Promise<number> {
   const rows = returnedRows<{ revision: string }>(
     await manager.query(
@@ -291,13 +275,6 @@ async function bumpRevision(manager: EntityManager, id: string): Promise<number>
   if (!Number.isSafeInteger(revision) || revision < 1)
     throw new Error(`aggregate ${id} is missing`);
   return revision;
-}
-
-/** Fresh tables for the next phase: outbox rows left by pgbench or an earlier phase are gone. */
-async function clearOutbox(dataSource: DataSource): Promise<void> {
-  await dataSource.query('TRUNCATE outbox, outbox_delivery_attempts');
-  await dataSource.query('VACUUM ANALYZE bench_aggregates');
-  await dataSource.query('VACUUM ANALYZE outbox');
 }
 
 function ticketPayload(
@@ -567,98 +544,31 @@ function describePhase(name: string, result: MeasuredPhase, processes: string): 
 
 // ---- pgbench ceiling ---------------------------------------------------------------------------
 
-const PGBENCH_PAYLOAD = `jsonb_build_object('ticketId', a.id, 'mode', 'duel', 'enqueuedAt', '${ENQUEUED_AT}',
-         'from', CASE WHEN a.revision % 2 = 0 THEN 'SEARCHING' ELSE 'MATCHED' END,
-         'to', CASE WHEN a.revision % 2 = 0 THEN 'MATCHED' ELSE 'SEARCHING' END,
-         'matchId', '${MATCH_ID}')`;
-
-/** The bare transaction in one statement: the revision flows from the UPDATE into the INSERT. */
-const PGBENCH_ONE_STATEMENT = `\\set n random(1, :aggregates)
-WITH a AS (
-  UPDATE bench_aggregates SET revision = revision + 1 WHERE id = ${PGBENCH_AGGREGATE_ID}
-  RETURNING id, revision
-)
-INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload)
-SELECT 'ticket.state_changed', 'ticket', a.id, a.revision, now(), ARRAY['${PLAYER_ID}']::uuid[],
-       ${PGBENCH_PAYLOAD}
-  FROM a;
-`;
-
-/** The same transaction in the writers' shape: BEGIN, UPDATE ... RETURNING, INSERT, COMMIT. */
-const PGBENCH_TWO_STATEMENTS = `\\set n random(1, :aggregates)
-BEGIN;
-UPDATE bench_aggregates SET revision = revision + 1 WHERE id = ${PGBENCH_AGGREGATE_ID} RETURNING revision \\gset
-INSERT INTO outbox (event, aggregate_type, aggregate_id, revision, occurred_at, player_ids, payload)
-SELECT 'ticket.state_changed', 'ticket', a.id, a.revision, now(), ARRAY['${PLAYER_ID}']::uuid[],
-       ${PGBENCH_PAYLOAD}
-  FROM (SELECT ${PGBENCH_AGGREGATE_ID} AS id, :revision::bigint AS revision) AS a;
-COMMIT;
-`;
-
-interface Ceiling {
-  tps: number;
-  cpu: CpuUsage;
-  postgresCpuMsPerTx: number | null;
-  statements?: StatementReport;
-}
-
+/** pgbench against the bench's database; the outbox is emptied after it. */
 async function pgbench(
   settings: Settings,
   script: string,
   dataSource: DataSource,
 ): Promise<Ceiling> {
   const { options, service } = settings;
-  const dir = mkdtempSync(path.join(tmpdir(), 'mp-bench-'));
-  const file = path.join(dir, 'outbox.pgbench.sql');
-  writeFileSync(file, script);
-  const before = sampleCpu([], [OUTBOX_DATABASE]);
-  const ticksBefore = await settings.watch?.begin();
   try {
-    const run = startChild(
-      'pgbench',
-      PGBENCH,
-      [
-        '-n',
-        '-f',
-        file,
-        '-c',
-        String(options.writers),
-        '-j',
-        '2',
-        '-T',
-        String(options.seconds),
-        '-M',
-        'prepared',
-        '-D',
-        `aggregates=${options.aggregates}`,
-      ],
+    return await runPgbench(
       {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        PGHOST: LOCALHOST,
-        PGPORT: String(service.DATABASE_PORT),
-        PGUSER: service.DATABASE_USER,
-        PGDATABASE: OUTBOX_DATABASE,
-        PGAPPNAME: 'mp-bench-pgbench',
-        ...(service.DATABASE_PASSWORD ? { PGPASSWORD: service.DATABASE_PASSWORD } : {}),
+        host: LOCALHOST,
+        port: service.DATABASE_PORT,
+        user: service.DATABASE_USER,
+        password: service.DATABASE_PASSWORD,
+        database: OUTBOX_DATABASE,
+      },
+      script,
+      {
+        clients: options.writers,
+        seconds: options.seconds,
+        aggregates: options.aggregates,
+        watch: settings.watch,
       },
     );
-    const code = await run.exited;
-    const tps = /tps = ([0-9.]+)/.exec(run.output())?.[1];
-    const transactions = /actually processed: (\d+)/.exec(run.output())?.[1];
-    if (code !== 0 || tps === undefined || transactions === undefined)
-      throw new Error(`pgbench failed (${code}):\n${run.output()}`);
-    const cost =
-      ticksBefore === undefined
-        ? { postgresCpuMsPerEvent: null }
-        : await settings.watch!.end(ticksBefore, Number(transactions));
-    return {
-      tps: Math.round(Number(tps)),
-      cpu: cpuUsage([], before, sampleCpu([], [OUTBOX_DATABASE])),
-      postgresCpuMsPerTx: cost.postgresCpuMsPerEvent,
-      ...(cost.statements ? { statements: cost.statements } : {}),
-    };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
     await clearOutbox(dataSource);
   }
 }
@@ -1046,7 +956,7 @@ async function main(): Promise<void> {
     const ours = await outboxWriter({ ...outboxConfig, REDIS_KEY_PREFIX: OUTBOX_PREFIX }, redis);
     closers.push(() => ours.close());
     await new Migrator(ours.dataSource).up();
-    await createAggregates(ours.dataSource, options.aggregates);
+    await createBenchAggregates(ours.dataSource, options.aggregates);
     const watch = await ClusterWatch.open(
       {
         host: LOCALHOST,
@@ -1064,11 +974,16 @@ async function main(): Promise<void> {
     progress(
       `ceiling: pgbench, ${options.writers} clients for ${options.seconds} s, one statement`,
     );
-    const ceiling = await pgbench(settings, PGBENCH_ONE_STATEMENT, ours.dataSource);
+    const scripts = pgbenchScripts({
+      playerId: PLAYER_ID,
+      matchId: MATCH_ID,
+      enqueuedAt: ENQUEUED_AT,
+    });
+    const ceiling = await pgbench(settings, scripts.oneStatement, ours.dataSource);
     progress(
       `ceiling: ${ceiling.tps} tps (${describeCpu(ceiling.cpu)}); now BEGIN/UPDATE/INSERT/COMMIT like the writers`,
     );
-    const ceilingTwoStatements = await pgbench(settings, PGBENCH_TWO_STATEMENTS, ours.dataSource);
+    const ceilingTwoStatements = await pgbench(settings, scripts.writersShape, ours.dataSource);
     progress(
       `ceiling (writers' shape): ${ceilingTwoStatements.tps} tps (${describeCpu(ceilingTwoStatements.cpu)}, ` +
         `postgres ${ceilingTwoStatements.postgresCpuMsPerTx} ms cpu per transaction)`,
@@ -1153,7 +1068,7 @@ async function main(): Promise<void> {
       const peerConfig = databaseConfig(settings, PEER_DATABASE, options.writers + 2);
       const theirs = await peerWriter(peerConfig);
       closers.push(() => theirs.close());
-      await createAggregates(theirs.dataSource, options.aggregates);
+      await createBenchAggregates(theirs.dataSource, options.aggregates);
       const migrationPool = new Pool({
         host: LOCALHOST,
         port: service.DATABASE_PORT,
