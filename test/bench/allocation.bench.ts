@@ -41,6 +41,7 @@ import {
 } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
 import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import { writersShapeCeiling, type Ceiling } from './pgbench-ceiling';
 import { parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
 import {
   freePort,
@@ -289,6 +290,8 @@ class Bench {
   matches!: MatchStore;
   tickets!: TicketStore;
   players = new PlayerStore();
+  /** pgbench's writers' shape on this machine, measured at set-up: the burst's yardstick. */
+  writersShape!: Ceiling;
 
   constructor(
     readonly config: MigrateConfig,
@@ -342,6 +345,19 @@ class Bench {
     );
     await this.dataSource.initialize();
     await new Migrator(this.dataSource).up();
+    progress("ceiling: pgbench in the outbox writers' shape, 8 clients for 10 s");
+    this.writersShape = await writersShapeCeiling(
+      this.dataSource,
+      {
+        host: this.config.DATABASE_HOST,
+        port: this.config.DATABASE_PORT,
+        user: this.config.DATABASE_USER,
+        password: this.config.DATABASE_PASSWORD,
+        database: DATABASE,
+      },
+      { clients: 8, seconds: 10, aggregates: 1000 },
+    );
+    progress(`ceiling: ${this.writersShape.tps} tps`);
     this.redis = new Redis({
       host: this.service.REDIS_HOST,
       port: this.service.REDIS_PORT,
@@ -896,6 +912,22 @@ async function main(): Promise<void> {
         staticBurst.wrongRegionAllocations +
         (staticPaced?.wrongRegionAllocations ?? 0) +
         (localPhase?.wrongRegionAllocations ?? 0),
+      writers_shape_ceiling_tps: bench.writersShape.tps,
+      // The burst against this machine's PostgreSQL (an allocation is several transactions).
+      burst_fraction_of_writers_shape:
+        Math.round((staticBurst.allocationsPerSecond / bench.writersShape.tps) * 10_000) / 10_000,
+      targets: {
+        burst_at_least_0_02_of_writers_shape:
+          staticBurst.allocationsPerSecond >= 0.02 * bench.writersShape.tps,
+        paced_p99_at_most_500_ms: staticPaced
+          ? staticPaced.matchedToAssignmentReadyMs.p99 <= 500
+          : null,
+        no_wrong_region_allocations:
+          staticBurst.wrongRegionAllocations +
+            (staticPaced?.wrongRegionAllocations ?? 0) +
+            (localPhase?.wrongRegionAllocations ?? 0) ===
+          0,
+      },
       static: {
         allocationsPerSecond: staticBurst.allocationsPerSecond,
         burst: staticBurst,
