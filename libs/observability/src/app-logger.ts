@@ -26,10 +26,11 @@ export function isFrameworkBootLine(optionalParams: readonly unknown[]): boolean
 }
 
 /**
- * The one pino logger of a process: the boot logger and the app's (nestjs-pino) logger share it,
- * so every line of a process has one format from its first to its last. Synchronous writes: Nest
- * re-raises SIGTERM right after the shutdown hooks, and an asynchronous stream would lose the last
- * lines (the ones that say how it stopped).
+ * A process's pino logger, made here for the boot logger and again for the app's (nestjs-pino)
+ * logger: two instances of one format, so every line of a process looks alike from its first to
+ * its last. Both write synchronously: their lines keep their order, and Nest re-raises SIGTERM
+ * right after the shutdown hooks, so an asynchronous stream would lose the last lines (the ones
+ * that say how it stopped).
  */
 export function createAppPino(
   config: LoggingConfig,
