@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { CLAIM_HEADS_SQL, RENEW_CLAIMS_SQL, SETTLE_SQL } from '@matchplane/outbox';
+import {
+  CLAIM_HEADS_SQL,
+  RENEW_CLAIMS_SQL,
+  SETTLE_DELIVERED_SQL,
+  SETTLE_SQL,
+} from '@matchplane/outbox';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { indexesUsed, planOf, seqScans } from '../support/query-plan';
 
@@ -69,6 +74,19 @@ describe('outbox delivery statement plans', () => {
       heads.map(() => false),
       heads.map(() => 500),
       10,
+      randomUUID(),
+      randomUUID(),
+    ]);
+    expect(seqScans(nodes).filter((relation) => relation === 'outbox')).toEqual([]);
+    expect(indexesUsed(nodes)).toEqual(
+      expect.arrayContaining(['outbox_pkey', 'outbox_pending_head']),
+    );
+  });
+
+  it('settles an all-delivered batch the same way, without the failure branches', async () => {
+    const nodes = await planOf(ds, SETTLE_DELIVERED_SQL, [
+      heads.map((head) => head.id),
+      heads.map((head) => head.claim_token),
       randomUUID(),
       randomUUID(),
     ]);
