@@ -1,11 +1,2 @@
-/** A seeded uniform [0, 1) generator (mulberry32): tiny, and the same sequence on every machine. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The simulator's generator (apps/matcher/src/simulation): one implementation for tests and tools.
+export { mulberry32 } from '../../apps/matcher/src/simulation/seeded-random';

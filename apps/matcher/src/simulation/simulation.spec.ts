@@ -1,0 +1,140 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { formMatches, type MatchingFunction } from '@matchplane/domain';
+import { simulateOptions } from '../simulate.main';
+import { replay } from './replay';
+import { ruleSetFromEnvironment, ruleSetFromFile } from './rule-sets';
+import { captureLine, parseCapture, syntheticTraffic, type Arrival } from './traffic';
+
+const ENV = {
+  QUEUE_MODES: 'duel:1x2,squad:4x2',
+  MATCH_WIDENING: '0:50:100,10000:100:200,30000:200:400',
+};
+const OPTIONS = {
+  passIntervalMs: 500,
+  drainMs: 120_000,
+  startAt: new Date('2026-01-01T00:00:00Z'),
+};
+
+function traffic(seed = 7, players = 600): Arrival[] {
+  const active = ruleSetFromEnvironment(ENV);
+  return syntheticTraffic({
+    players,
+    seconds: 300,
+    seed,
+    rules: active.rules,
+    attributes: active.attributes,
+  });
+}
+
+describe('the queue simulator', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'mp-simulate-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('gives the same figures for the same traffic and seed, and other figures for another seed', () => {
+    const { rules } = ruleSetFromEnvironment(ENV);
+    const first = replay(traffic(), rules, formMatches, OPTIONS);
+    expect(JSON.stringify(replay(traffic(), rules, formMatches, OPTIONS))).toBe(
+      JSON.stringify(first),
+    );
+    expect(JSON.stringify(replay(traffic(8), rules, formMatches, OPTIONS))).not.toBe(
+      JSON.stringify(first),
+    );
+    expect(first.duel!.players + first.squad!.players).toBe(600);
+    expect(first.duel!.matched_players).toBeGreaterThan(0);
+    // Every player is accounted for once: matched, cancelled or still waiting.
+    for (const outcome of Object.values(first)) {
+      expect(outcome.matched_players + outcome.cancelled_players + outcome.waiting_players).toBe(
+        outcome.players,
+      );
+    }
+  });
+
+  it('replays through the matching function it is given, at virtual times one pass interval apart', () => {
+    const { rules } = ruleSetFromEnvironment(ENV);
+    const seen: number[] = [];
+    const spy: MatchingFunction = (candidates, modeRules, now) => {
+      seen.push(now.getTime() - OPTIONS.startAt.getTime());
+      return formMatches(candidates, modeRules, now);
+    };
+    replay(traffic(), rules, spy, OPTIONS);
+    expect(seen.length).toBeGreaterThan(10);
+    expect(seen.every((ms) => ms % OPTIONS.passIntervalMs === 0)).toBe(true);
+  });
+
+  it('shows a proposed rule set’s effect: wider limits match duels sooner', () => {
+    const file = path.join(dir, 'proposed.json');
+    writeFileSync(file, JSON.stringify({ MATCH_WIDENING: '0:200:800' }));
+    const arrivals = traffic(11, 1_000);
+    const active = replay(arrivals, ruleSetFromEnvironment(ENV).rules, formMatches, OPTIONS);
+    const proposed = replay(arrivals, ruleSetFromFile(file, ENV).rules, formMatches, OPTIONS);
+    expect(proposed.duel!.wait_ms.p50).toBeLessThan(active.duel!.wait_ms.p50);
+    expect(proposed.duel!.mean_team_rating_gap).toBeGreaterThan(active.duel!.mean_team_rating_gap);
+  });
+
+  it('lets impatient players cancel, a party as one', () => {
+    const { rules, attributes } = ruleSetFromEnvironment({ ...ENV, QUEUE_MODES: 'squad:4x2' });
+    const arrivals = syntheticTraffic({
+      players: 200,
+      seconds: 600,
+      seed: 3,
+      rules,
+      attributes,
+      partyShare: 0.5,
+      meanPatienceSeconds: 5,
+    });
+    const outcome = replay(arrivals, rules, formMatches, OPTIONS).squad!;
+    expect(outcome.cancelled_players).toBeGreaterThan(0);
+    const parties = new Map<string, number>();
+    for (const arrival of arrivals) {
+      if (arrival.party) parties.set(arrival.party.id, arrival.cancelAfterMs!);
+    }
+    expect(parties.size).toBeGreaterThan(0);
+    for (const arrival of arrivals.filter((a) => a.party)) {
+      expect(arrival.cancelAfterMs).toBe(parties.get(arrival.party!.id));
+    }
+  });
+
+  it('counts arrivals of a mode the rule set does not know as still waiting', () => {
+    const arrivals = traffic();
+    const { rules } = ruleSetFromEnvironment({ ...ENV, QUEUE_MODES: 'duel:1x2' });
+    const outcome = replay(arrivals, rules, formMatches, OPTIONS);
+    expect(outcome.squad!.waiting_players).toBe(outcome.squad!.players);
+    expect(outcome.squad!.matched_players).toBe(0);
+  });
+
+  it('writes and reads captures, and names the line and field of a malformed arrival', () => {
+    const arrivals = traffic();
+    const text = arrivals.map(captureLine).join('\n');
+    expect(parseCapture(text)).toEqual(arrivals);
+    expect(() => parseCapture(`${captureLine(arrivals[0]!)}\n{"at_ms": -1}`)).toThrow(
+      'capture line 2: at_ms must be a number >= 0',
+    );
+    expect(() => parseCapture('not json')).toThrow('capture line 1 is not JSON');
+  });
+
+  it('refuses a proposed rule set the matcher would refuse, naming the problem', () => {
+    const unknown = path.join(dir, 'unknown.json');
+    writeFileSync(unknown, JSON.stringify({ MATCHER_PASS_INTERVAL_MS: '10' }));
+    expect(() => ruleSetFromFile(unknown, ENV)).toThrow(
+      'MATCHER_PASS_INTERVAL_MS is not a rule variable',
+    );
+    const narrowing = path.join(dir, 'narrowing.json');
+    writeFileSync(narrowing, JSON.stringify({ MATCH_WIDENING: '0:100:100,1000:50:100' }));
+    expect(() => ruleSetFromFile(narrowing, ENV)).toThrow(/MATCH_WIDENING/);
+  });
+
+  it('reads its flags with defaults and refuses a bad number', () => {
+    expect(simulateOptions([])).toMatchObject({
+      players: 10_000,
+      seconds: 3_600,
+      drainSeconds: 300,
+    });
+    expect(() => simulateOptions(['--players', '0'])).toThrow('--players must be an integer >= 1');
+    expect(() => simulateOptions(['--bogus'])).toThrow();
+  });
+});
