@@ -23,6 +23,7 @@ const ADMIN_ROUTES: [method: 'GET' | 'POST', path: string][] = [
   ['GET', 'admin/outbox/stats'],
   ['GET', 'admin/players/00000000-0000-4000-8000-000000000001/rating'],
   ['POST', 'admin/ratings/import'],
+  ['GET', 'admin/queue/arrivals?from=2026-12-01T00:00:00Z'],
 ];
 
 /** A request each route would accept from an operator (so only the guard can refuse it). */

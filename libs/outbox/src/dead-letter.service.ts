@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { DataSource } from 'typeorm';
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { AuditWriter, decodeCursor, encodeCursor, runInTransaction } from '@matchplane/persistence';
+import { AuditWriter, decodeCursor, keysetPage, runInTransaction } from '@matchplane/persistence';
 import { returnedRows } from './outbox.repository';
 import { OUTBOX_COLUMNS, type OutboxRow } from './outbox.row';
 import { OutboxSignal } from './outbox.signal';
@@ -91,12 +91,7 @@ export class DeadLetterService {
         LIMIT $${params.length}`,
       params,
     );
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return {
-      items: page.map(summaryOf),
-      nextCursor: rows.length > limit && last ? encodeCursor(last.cursor_at, last.id) : null,
-    };
+    return keysetPage(rows, limit, summaryOf);
   }
 
   async show(id: string): Promise<DeadLetterDetail> {

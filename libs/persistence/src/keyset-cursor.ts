@@ -45,3 +45,21 @@ export function decodeCursor(
   if (Number.isNaN(parsed.getTime()) || parsed.toISOString() !== millis) throw bad();
   return { at, id };
 }
+
+/**
+ * The page of `rows` fetched with LIMIT `limit + 1` (the extra row says another page follows),
+ * mapped, and the cursor after its last row (each row carries its `cursor_at`, see
+ * {@link cursorInstantSql}, and `id`).
+ */
+export function keysetPage<Row extends { cursor_at: string; id: string }, Item>(
+  rows: readonly Row[],
+  limit: number,
+  itemOf: (row: Row) => Item,
+): { items: Item[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    items: page.map(itemOf),
+    nextCursor: rows.length > limit && last ? encodeCursor(last.cursor_at, last.id) : null,
+  };
+}

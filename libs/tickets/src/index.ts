@@ -7,3 +7,4 @@ export * from './queue-wait.estimates';
 export * from './queue-controls.store';
 export * from './tickets.reconciliation';
 export * from './ticket-reconciliation.options';
+export * from './ticket-arrivals';

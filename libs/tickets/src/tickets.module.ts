@@ -3,6 +3,7 @@ import { OutboxModule } from '@matchplane/outbox';
 import { CandidateProjection } from './candidate.projection';
 import { QueueControls } from './queue-controls.store';
 import { QueueWaitEstimates } from './queue-wait.estimates';
+import { TicketArrivals } from './ticket-arrivals';
 import { TicketStore } from './ticket.store';
 
 /**
@@ -12,7 +13,7 @@ import { TicketStore } from './ticket.store';
  */
 @Module({
   imports: [OutboxModule.forWriters()],
-  providers: [TicketStore, CandidateProjection, QueueWaitEstimates, QueueControls],
-  exports: [TicketStore, CandidateProjection, QueueWaitEstimates, QueueControls],
+  providers: [TicketStore, CandidateProjection, QueueWaitEstimates, QueueControls, TicketArrivals],
+  exports: [TicketStore, CandidateProjection, QueueWaitEstimates, QueueControls, TicketArrivals],
 })
 export class TicketsModule {}

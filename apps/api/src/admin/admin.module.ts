@@ -1,12 +1,14 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuditModule } from '@matchplane/persistence';
 import { PlayerRatingsModule } from '@matchplane/players';
+import { TicketsModule } from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
 import { DeadLetterToolsModule } from './dead-letter-tools.module';
 import { OperatorConsoleModule } from './console/operator-console.module';
 import { DeadLettersController } from './dead-letters.controller';
 import { OperatorGuard } from './operator.guard';
 import { OutboxStatsController } from './outbox-stats.controller';
+import { QueueArrivalsController } from './queue-arrivals.controller';
 import { PlayerRatingsAdmin } from './player-ratings.admin';
 import { RatingsController } from './ratings.controller';
 import { LiveOpsModule } from './live-ops/live-ops.module';
@@ -31,6 +33,7 @@ export class AdminModule {
         AuditModule,
         LiveOpsModule.forRoot(config),
         MatchControlsModule,
+        TicketsModule,
       ],
       controllers: [
         DeadLettersController,
@@ -39,6 +42,7 @@ export class AdminModule {
         QueueControlsController,
         MatchControlsController,
         PlayerPenaltiesController,
+        QueueArrivalsController,
       ],
       providers: [{ provide: ApiConfig, useValue: config }, OperatorGuard, PlayerRatingsAdmin],
     };

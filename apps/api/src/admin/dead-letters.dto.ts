@@ -1,16 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsInt,
-  IsISO8601,
-  IsString,
-  Length,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { IsBoolean, IsInt, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 import {
   DEAD_LETTER_DEFAULT_LIMIT,
   DEAD_LETTER_MAX_LIMIT,
@@ -19,11 +9,9 @@ import {
   type DeadLetterSelection,
 } from '@matchplane/outbox';
 import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
+import { IsInstantInput } from '../http/instant-input';
 import { IsUuidInput } from '../http/uuid-input';
 
-/** A bare local time would mean whatever zone the server runs in: require Z or an offset (or a plain date, UTC). */
-const INSTANT_WITH_ZONE = /^\d{4}-\d{2}-\d{2}$|(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
-const ZONE_MESSAGE = '$property must carry a time zone (Z or +hh:mm), or be a plain date';
 const NOT_BLANK = /\S/;
 
 export class DeadLetterFilterDto {
@@ -40,14 +28,12 @@ export class DeadLetterFilterDto {
 
   @ApiPropertyOptional({ description: 'Dead-lettered at or after (ISO 8601)', format: 'date-time' })
   @IsOptionalNonNull()
-  @IsISO8601({ strict: true })
-  @Matches(INSTANT_WITH_ZONE, { message: ZONE_MESSAGE })
+  @IsInstantInput()
   from?: string;
 
   @ApiPropertyOptional({ description: 'Dead-lettered before (ISO 8601)', format: 'date-time' })
   @IsOptionalNonNull()
-  @IsISO8601({ strict: true })
-  @Matches(INSTANT_WITH_ZONE, { message: ZONE_MESSAGE })
+  @IsInstantInput()
   to?: string;
 
   toFilter(): DeadLetterFilter {

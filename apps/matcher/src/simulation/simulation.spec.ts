@@ -110,9 +110,11 @@ describe('the queue simulator', () => {
   it('writes and reads captures, and names the line and field of a malformed arrival', () => {
     const arrivals = traffic();
     const text = arrivals.map(captureLine).join('\n');
-    expect(parseCapture(text)).toEqual(arrivals);
-    expect(() => parseCapture(`${captureLine(arrivals[0]!)}\n{"at_ms": -1}`)).toThrow(
-      'capture line 2: at_ms must be a number >= 0',
+    // Times are read relative to the earliest arrival.
+    const start = arrivals[0]!.atMs;
+    expect(parseCapture(text)).toEqual(arrivals.map((a) => ({ ...a, atMs: a.atMs - start })));
+    expect(() => parseCapture(`${captureLine(arrivals[0]!)}\n{"enqueuedAt": "yesterday"}`)).toThrow(
+      'capture line 2: enqueuedAt must be an ISO 8601 instant',
     );
     expect(() => parseCapture('not json')).toThrow('capture line 1 is not JSON');
   });

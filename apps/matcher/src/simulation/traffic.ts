@@ -140,24 +140,33 @@ function drawAttributes(
 
 // ---- capture files ------------------------------------------------------------------------------
 
-/** One arrival as a capture line (snake_case, as an operator export writes it). */
+/** Capture lines start here (any fixed instant: a replay reads times relative to the first). */
+const CAPTURE_EPOCH_MS = Date.parse('2026-01-01T00:00:00.000Z');
+
+/**
+ * One arrival as a capture line: the shape of `GET /v1/admin/queue/arrivals`' `arrivals`, so an
+ * operator's export replays as it is.
+ */
 export function captureLine(arrival: Arrival): string {
   return JSON.stringify({
-    at_ms: arrival.atMs,
-    ticket_id: arrival.ticketId,
-    player_id: arrival.playerId,
+    ticketId: arrival.ticketId,
+    playerId: arrival.playerId,
     mode: arrival.mode,
     rating: arrival.rating,
     rtt: arrival.rtt,
     attributes: arrival.attributes,
+    enqueuedAt: new Date(CAPTURE_EPOCH_MS + arrival.atMs).toISOString(),
     ...(arrival.party ? { party: arrival.party } : {}),
-    ...(arrival.cancelAfterMs === undefined ? {} : { cancel_after_ms: arrival.cancelAfterMs }),
+    ...(arrival.cancelAfterMs === undefined ? {} : { cancelAfterMs: arrival.cancelAfterMs }),
   });
 }
 
-/** Reads a capture; throws naming the line and field of the first malformed arrival. */
+/**
+ * Reads a capture (times relative to its earliest arrival); throws naming the line and field of
+ * the first malformed arrival.
+ */
 export function parseCapture(text: string): Arrival[] {
-  const arrivals: Arrival[] = [];
+  const parsed: (Omit<Arrival, 'atMs'> & { enqueuedAtMs: number })[] = [];
   text.split('\n').forEach((line, index) => {
     if (line.trim() === '') return;
     const at = `line ${index + 1}`;
@@ -170,8 +179,9 @@ export function parseCapture(text: string): Arrival[] {
     const need = (ok: boolean, field: string, what: string) => {
       if (!ok) throw new Error(`capture ${at}: ${field} must be ${what}`);
     };
-    need(Number.isFinite(raw.at_ms) && (raw.at_ms as number) >= 0, 'at_ms', 'a number >= 0');
-    for (const field of ['ticket_id', 'player_id', 'mode']) {
+    const enqueuedAtMs = typeof raw.enqueuedAt === 'string' ? Date.parse(raw.enqueuedAt) : NaN;
+    need(Number.isFinite(enqueuedAtMs), 'enqueuedAt', 'an ISO 8601 instant');
+    for (const field of ['ticketId', 'playerId', 'mode']) {
       need(typeof raw[field] === 'string' && raw[field] !== '', field, 'a non-empty string');
     }
     need(Number.isFinite(raw.rating), 'rating', 'a number');
@@ -185,25 +195,27 @@ export function parseCapture(text: string): Arrival[] {
       'an object {id, size}',
     );
     need(
-      raw.cancel_after_ms === undefined || Number.isFinite(raw.cancel_after_ms),
-      'cancel_after_ms',
-      'a number',
+      raw.cancelAfterMs === undefined ||
+        (Number.isFinite(raw.cancelAfterMs) && (raw.cancelAfterMs as number) >= 0),
+      'cancelAfterMs',
+      'a number >= 0',
     );
-    arrivals.push({
-      atMs: raw.at_ms as number,
-      ticketId: raw.ticket_id as string,
-      playerId: raw.player_id as string,
+    parsed.push({
+      enqueuedAtMs,
+      ticketId: raw.ticketId as string,
+      playerId: raw.playerId as string,
       mode: raw.mode as string,
       rating: raw.rating as number,
       rtt: raw.rtt as Record<string, number>,
       attributes: (raw.attributes ?? {}) as TicketAttributes,
       ...(party ? { party: { id: party.id as string, size: party.size as number } } : {}),
-      ...(raw.cancel_after_ms === undefined
-        ? {}
-        : { cancelAfterMs: raw.cancel_after_ms as number }),
+      ...(raw.cancelAfterMs === undefined ? {} : { cancelAfterMs: raw.cancelAfterMs as number }),
     });
   });
-  return arrivals.sort((a, b) => a.atMs - b.atMs || compare(a.ticketId, b.ticketId));
+  const start = Math.min(...parsed.map((arrival) => arrival.enqueuedAtMs));
+  return parsed
+    .map(({ enqueuedAtMs, ...arrival }) => ({ atMs: enqueuedAtMs - start, ...arrival }))
+    .sort((a, b) => a.atMs - b.atMs || compare(a.ticketId, b.ticketId));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -363,4 +363,7 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     'One queue control: scope (mode or region), name, state, who and why',
   ),
   QueueControlList: openObject('`controls`: every queue control in force'),
+  QueueArrivalPage: openObject(
+    'Queue arrivals oldest first (`arrivals`, each a simulator capture line) and `nextCursor`',
+  ),
 };
