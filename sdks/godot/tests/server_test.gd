@@ -125,6 +125,11 @@ func roster_tests():
 	for id in vectors.keys:
 		keys[id] = JoinAuth.base64_decode(vectors.keys[id])
 	verifier.set_keys(keys)
+	check_equal(JoinAuth.load_key_file(write_file("user://keys.json", to_json(vectors.keys).to_utf8())).hash(), keys.hash(),
+		"load_key_file reads a JSON map of base64 keys")
+	var raw = JoinAuth.base64_decode(vectors.rawKeyBase64)
+	check_equal(JoinAuth.load_key_file(write_file("user://raw.key", raw)).hash(), {"": raw}.hash(), "load_key_file takes another file as one raw key")
+	check(JoinAuth.load_key_file("user://missing.key").empty(), "an unreadable key file is no keys")
 	var vector = vectors.rosters[0]
 	var entries = []
 	for entry in vector.entries:
@@ -189,6 +194,14 @@ func backfill_tests():
 	var gone = yield(client.wait_for_backfill("b-2", 5000, 20), "completed")
 	check(gone.ok and gone.body.state == "EXPIRED" and api.find("GET " + BASE + "backfills/b-2").size() == 1, "wait_for_backfill stops at a terminal state", str(gone))
 	client.queue_free()
+
+
+func write_file(path: String, bytes: PoolByteArray) -> String:
+	var file = File.new()
+	file.open(path, File.WRITE)
+	file.store_buffer(bytes)
+	file.close()
+	return path
 
 
 func load_vectors():
