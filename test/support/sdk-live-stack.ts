@@ -17,7 +17,14 @@ export interface SdkLiveStack {
   close(): Promise<void>;
 }
 
-export async function startSdkLiveStack(): Promise<SdkLiveStack> {
+export interface SdkLiveStackOptions {
+  /** The allocator's LOCAL_SERVER_ENTRY (run with node): default the reference game server. */
+  readonly gameServerEntry?: string;
+  /** The game servers' variables, over JOURNEY_GAME_SERVER_ENV. */
+  readonly gameServerEnv?: Record<string, string>;
+}
+
+export async function startSdkLiveStack(options: SdkLiveStackOptions = {}): Promise<SdkLiveStack> {
   const probeKeyFile = writeKeyFile({ 'probe-1': randomBytes(32) });
   let edge: RunningApp | undefined;
   try {
@@ -34,7 +41,11 @@ export async function startSdkLiveStack(): Promise<SdkLiveStack> {
       apis: 1,
       appEnv: {
         api: { PROBE_EDGES: `eu-west=http://127.0.0.1:${edgePort}`, PROBE_KEYS_FILE: probeKeyFile },
+        ...(options.gameServerEntry
+          ? { allocator: { LOCAL_SERVER_ENTRY: options.gameServerEntry } }
+          : {}),
       },
+      ...(options.gameServerEnv ? { gameServerEnv: options.gameServerEnv } : {}),
     });
     const started = edge;
     return {
@@ -113,6 +124,10 @@ export interface LiveJourneySpec {
   /** The program and its arguments, given the running stack. */
   readonly command: (plane: ControlPlane) => { file: string; args: string[]; cwd: string };
   readonly timeoutMs: number;
+  /** The stack's game servers, when not the reference one (the SDK's own server client plays them). */
+  readonly stack?: SdkLiveStackOptions;
+  /** Further checks of the control plane's record once the journey passed. */
+  readonly verify?: (plane: ControlPlane) => Promise<void>;
 }
 
 /**
@@ -126,7 +141,7 @@ export function describeLiveJourney(spec: LiveJourneySpec): void {
 
     beforeAll(async () => {
       await spec.build?.();
-      stack = await startSdkLiveStack();
+      stack = await startSdkLiveStack(spec.stack);
     }, 180_000);
 
     afterAll(async () => {
@@ -145,6 +160,7 @@ export function describeLiveJourney(spec: LiveJourneySpec): void {
         expect(failed).toBe(0);
         expect(passed).toBeGreaterThan(20);
         await expectOneCompletedMatch(plane);
+        await spec.verify?.(plane);
       },
       spec.timeoutMs + 10_000,
     );

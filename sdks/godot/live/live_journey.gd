@@ -34,7 +34,7 @@ func _initialize() -> void:
 func _main() -> void:
 	var api = arg("api")
 	var verifier = JoinAuth.new()
-	var keys = load_keys(arg("keys"))
+	var keys = JoinAuth.load_key_file(arg("keys"))
 	var problem = verifier.set_keys(keys)
 	check(api != "" and problem == "", "the journey has an API and join keys", problem)
 	if api != "" and problem == "":
@@ -45,20 +45,6 @@ func _main() -> void:
 			yield(self, "player_done")
 		compare(outcomes.a, outcomes.b, verifier)
 	report("godot-live")
-
-
-# The journey's key file: {key id: base64 key}.
-func load_keys(path: String) -> Dictionary:
-	var file = File.new()
-	if path == "" or file.open(path, File.READ) != OK:
-		return {}
-	var parsed = JSON.parse(file.get_as_text())
-	file.close()
-	var keys = {}
-	if parsed.error == OK and typeof(parsed.result) == TYPE_DICTIONARY:
-		for id in parsed.result:
-			keys[id] = JoinAuth.base64_decode(parsed.result[id])
-	return keys
 
 
 func compare(a, b, verifier) -> void:

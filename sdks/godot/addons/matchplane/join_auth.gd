@@ -30,6 +30,25 @@ func set_keys(keys_by_id: Dictionary) -> String:
 	return ""
 
 
+# A key-set file (the Secret the allocator signs with) for set_keys: a JSON map {key id: base64
+# key}, any other file the raw bytes of one key with id "" (as libs/join-auth KeySet.loadFile);
+# {} when it cannot be read.
+static func load_key_file(path: String) -> Dictionary:
+	var file = File.new()
+	if path == "" or file.open(path, File.READ) != OK:
+		return {}
+	var bytes = file.get_buffer(file.get_len())
+	file.close()
+	var parsed = JSON.parse(bytes.get_string_from_utf8())
+	if parsed.error != OK or typeof(parsed.result) != TYPE_DICTIONARY:
+		return {"": bytes}
+	var keys_by_id = {}
+	for id in parsed.result:
+		var key = base64_decode(str(parsed.result[id]))
+		keys_by_id[id] = key if key != null else PoolByteArray()  # set_keys names the bad key
+	return keys_by_id
+
+
 static func sha256(data: PoolByteArray) -> PoolByteArray:
 	var ctx = HashingContext.new()
 	ctx.start(HashingContext.HASH_SHA256)

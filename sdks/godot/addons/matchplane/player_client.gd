@@ -1,8 +1,8 @@
 # The GDScript player client (Godot 3) with the API's conventions (bearer session token,
-# Idempotency-Key on mutations, problem+json errors as {ok: false, status, code, message}): guest
-# session, queue options, latency probes (at the region's probe edge, else API-hosted), queue
-# tickets, the match history and assignment, the notification socket (subscribe) and joining the
-# game server (join_match). Calls are coroutines: `var answer = yield(client.call(...), "completed")`
+# Idempotency-Key on mutations, retries of network errors and 5xx as api_transport.gd says,
+# problem+json errors as {ok: false, status, code, message}): guest session, queue options, latency
+# probes (at the region's probe edge, else API-hosted), queue tickets, parties, the match history
+# and assignment, the notification socket (subscribe) and joining the game server (join_match). Calls are coroutines: `var answer = yield(client.call(...), "completed")`
 # answers {ok, status, body (parsed JSON)}. Add the client to the scene tree before calling it.
 extends Node
 
@@ -28,6 +28,12 @@ func api_url() -> String:
 	return _api.api_url
 
 
+# The HTTP transport, whose retry settings (retries, base_delay_ms, retry_rate_limited, ...) apply
+# to every call of this client.
+func transport() -> Node:
+	return _api
+
+
 # Signs in (a new guest without arguments; a guest's deviceSecret resumes it) and keeps the token.
 func create_session(provider := "", credential := "") -> Dictionary:
 	var body = {}
@@ -36,7 +42,7 @@ func create_session(provider := "", credential := "") -> Dictionary:
 	if credential != "":
 		body.credential = credential
 	# Sent without the old token: signing in must not depend on a session that may have expired.
-	var answer = yield(_api.send(HTTPClient.METHOD_POST, "sessions", to_json(body), true, ""), "completed")
+	var answer = yield(_api.send(HTTPClient.METHOD_POST, "sessions", to_json(body), ApiTransport.RETRY_IDEMPOTENCY_KEY, ""), "completed")
 	if answer.ok:
 		session_token = answer.body.token
 		player_id = answer.body.playerId
@@ -45,7 +51,7 @@ func create_session(provider := "", credential := "") -> Dictionary:
 
 # Ends the session server-side; a 401 means it is already gone.
 func end_session() -> Dictionary:
-	var answer = yield(_send(HTTPClient.METHOD_DELETE, "sessions/current", "", false), "completed")
+	var answer = yield(_send(HTTPClient.METHOD_DELETE, "sessions/current", "", ApiTransport.RETRY_SAFE), "completed")
 	session_token = ""
 	if answer.status == 401:
 		answer.ok = true
@@ -54,7 +60,7 @@ func end_session() -> Dictionary:
 
 # What this player may queue for, the regions, their probe edges and heartbeatIntervalMs.
 func queue_options() -> Dictionary:
-	var answer = yield(_send(HTTPClient.METHOD_GET, "queue/options", "", false), "completed")
+	var answer = yield(_send(HTTPClient.METHOD_GET, "queue/options", "", ApiTransport.RETRY_SAFE), "completed")
 	if answer.ok:
 		last_queue_options = answer.body
 	return answer
@@ -85,10 +91,10 @@ func probe(region: String, samples := 3) -> Dictionary:
 			last = yield(_probe_at_edge(edge, region), "completed")
 		else:
 			var path = "probes/" + region.percent_encode()
-			last = yield(_send(HTTPClient.METHOD_POST, path + "/challenge", "", true), "completed")
+			last = yield(_send(HTTPClient.METHOD_POST, path + "/challenge", "", ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
 			if last.ok:
 				var answer = {"challengeId": last.body.challengeId, "nonce": last.body.nonce}
-				last = yield(_send(HTTPClient.METHOD_POST, path + "/answer", to_json(answer), false), "completed")
+				last = yield(_send(HTTPClient.METHOD_POST, path + "/answer", to_json(answer), ApiTransport.RETRY_NEVER), "completed")
 		if not last.ok:
 			break
 	if samples < 1:
@@ -109,7 +115,7 @@ func _probe_at_edge(edge: String, region: String) -> Dictionary:
 	if not measured.ok:
 		return measured
 	# Each measurement expires within a minute: handed over as soon as it is taken.
-	var accepted = yield(_send(HTTPClient.METHOD_POST, "probes/measurements", measured.text.strip_edges(), false), "completed")
+	var accepted = yield(_send(HTTPClient.METHOD_POST, "probes/measurements", measured.text.strip_edges(), ApiTransport.RETRY_NEVER), "completed")
 	return accepted
 
 
@@ -136,39 +142,99 @@ func create_ticket(mode: String, attributes = null) -> Dictionary:
 	var body = {"mode": mode}
 	if attributes != null:
 		body.attributes = attributes
-	var answer = yield(_send(HTTPClient.METHOD_POST, "queue/tickets", to_json(body), true), "completed")
+	var answer = yield(_send(HTTPClient.METHOD_POST, "queue/tickets", to_json(body), ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
 	return answer
 
 
 func ticket(ticket_id: String) -> Dictionary:
-	var answer = yield(_send(HTTPClient.METHOD_GET, "queue/tickets/" + ticket_id.percent_encode(), "", false), "completed")
+	var answer = yield(_send(HTTPClient.METHOD_GET, "queue/tickets/" + ticket_id.percent_encode(), "", ApiTransport.RETRY_SAFE), "completed")
 	return answer
 
 
 # Tells the server the player still waits; a ticket without heartbeats expires.
 func heartbeat(ticket_id: String) -> Dictionary:
 	var path = "queue/tickets/" + ticket_id.percent_encode() + "/heartbeat"
-	var answer = yield(_send(HTTPClient.METHOD_POST, path, "", true), "completed")
+	var answer = yield(_send(HTTPClient.METHOD_POST, path, "", ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
 	return answer
 
 
 func cancel_ticket(ticket_id: String) -> Dictionary:
-	var answer = yield(_send(HTTPClient.METHOD_DELETE, "queue/tickets/" + ticket_id.percent_encode(), "", true), "completed")
+	var answer = yield(_send(HTTPClient.METHOD_DELETE, "queue/tickets/" + ticket_id.percent_encode(), "", ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
 	return answer
+
+
+# ---- Parties: the leader creates one (its invite code in the answer), others join with the code,
+# the leader queues the whole party (one ticket per member, sharing partyTicketId).
+
+# A party led by this player; answers its inviteCode (only this once: the server keeps a hash).
+func create_party() -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_POST, "parties", "", ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
+	return answer
+
+
+# Joins by the leader's invite code. Retried without a key: the API answers a member's repeated
+# join with the party.
+func join_party(invite_code: String) -> Dictionary:
+	var body = to_json({"inviteCode": invite_code})
+	var answer = yield(_send(HTTPClient.METHOD_POST, "parties/join", body, ApiTransport.RETRY_SAFE), "completed")
+	return answer
+
+
+# This player's party (404 PARTY_NOT_FOUND: none); members carry their ticketId once queued.
+func party() -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_GET, "parties/current", "", ApiTransport.RETRY_SAFE), "completed")
+	return answer
+
+
+# A member leaves (204). Sent once: a repeat of a leave that went through is PARTY_NOT_FOUND.
+func leave_party() -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_POST, "parties/current/leave", "", ApiTransport.RETRY_NEVER), "completed")
+	return answer
+
+
+# The leader ends the party (204). Sent once, like leave_party.
+func disband_party() -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_DELETE, "parties/current", "", ApiTransport.RETRY_NEVER), "completed")
+	return answer
+
+
+# The leader queues the party for `mode`: {partyTicketId, partyId, mode, tickets (one per member)}.
+# Each member then heartbeats its own ticket (wait_for_party_ticket finds it).
+func enqueue_party(mode: String) -> Dictionary:
+	var body = to_json({"mode": mode})
+	var answer = yield(_send(HTTPClient.METHOD_POST, "queue/party-tickets", body, ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
+	return answer
+
+
+# A member's side of enqueue_party: polls the party until this player's member entry has a ticket;
+# answers {ok: true, body: {ticketId}}, the party's failure, or TIMEOUT after timeout_ms.
+func wait_for_party_ticket(timeout_ms := 30000, poll_ms := 500) -> Dictionary:
+	var deadline = OS.get_ticks_msec() + timeout_ms
+	while true:
+		var current = yield(party(), "completed")
+		if not current.ok:
+			return current
+		for member in current.body.get("members", []):
+			if member.get("playerId") == player_id and typeof(member.get("ticketId")) == TYPE_STRING:
+				return {"ok": true, "status": current.status, "body": {"ticketId": member.ticketId}}
+		if OS.get_ticks_msec() + poll_ms > deadline:
+			return ApiTransport.failure(0, "TIMEOUT", "the party was not queued within %d ms" % timeout_ms, null)
+		yield(get_tree().create_timer(poll_ms / 1000.0), "timeout")
+	return null
 
 
 # Where and how to join (endpoint, join token). Before ASSIGNMENT_READY the API answers 409
 # ASSIGNMENT_NOT_READY, after the match 410 MATCH_ENDED.
 func assignment(match_id: String) -> Dictionary:
 	var path = "matches/" + match_id.percent_encode() + "/assignment"
-	var answer = yield(_send(HTTPClient.METHOD_GET, path, "", false), "completed")
+	var answer = yield(_send(HTTPClient.METHOD_GET, path, "", ApiTransport.RETRY_SAFE), "completed")
 	return answer
 
 
 # A match's history after revision `after` and its current state (what the socket would replay).
 func match_events(match_id: String, after := 0) -> Dictionary:
 	var path = "matches/%s/events?after=%d" % [match_id.percent_encode(), after]
-	var answer = yield(_send(HTTPClient.METHOD_GET, path, "", false), "completed")
+	var answer = yield(_send(HTTPClient.METHOD_GET, path, "", ApiTransport.RETRY_SAFE), "completed")
 	return answer
 
 
@@ -215,6 +281,6 @@ func _current_token() -> String:
 	return session_token
 
 
-func _send(method: int, path: String, body: String, idempotency_key: bool) -> Dictionary:
-	var answer = yield(_api.send(method, path, body, idempotency_key, session_token), "completed")
+func _send(method: int, path: String, body: String, retry_mode: String) -> Dictionary:
+	var answer = yield(_api.send(method, path, body, retry_mode, session_token), "completed")
 	return answer
