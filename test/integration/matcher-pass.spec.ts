@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
@@ -8,6 +11,7 @@ import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import type { ProbeChallengeResponse, TicketResponse } from '@matchplane/contracts';
 import { formMatches, type MatchingFunction } from '@matchplane/domain';
 import { MatchLifecycle } from '@matchplane/matches';
+import { MetricsRegistry } from '@matchplane/observability';
 import { runInTransaction } from '@matchplane/persistence';
 import { CandidateProjection, ticketExplanationKey } from '@matchplane/tickets';
 import { MatchCommitter } from '../../apps/matcher/src/match-committer';
@@ -225,6 +229,52 @@ describe(MatchingPass.name, () => {
       expect(await explained()).toBe(0);
     } finally {
       redis.disconnect();
+    }
+  });
+
+  it('runs a proposed rule set in shadow: both rule sets as metrics, only the active one committed', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mp-shadow-'));
+    const file = path.join(dir, 'proposed.json');
+    // Duel as 2 v 2: the two searching players make no match under it.
+    writeFileSync(file, JSON.stringify({ QUEUE_MODES: 'duel:2x2,squad:4x2' }));
+    try {
+      const { context, loop } = await startMatcher({}, { MATCHER_SHADOW_RULES_FILE: file });
+      const a = await queued('duel');
+      const b = await queued('duel');
+      const report = await loop.passNow('duel');
+      expect(report?.committed).toHaveLength(1);
+      const metrics = await context.get(MetricsRegistry).metrics();
+      expect(metrics).toContain(
+        'matcher_shadow_matches_total{mode="duel",rule_set="active",app="matcher"} 1',
+      );
+      expect(metrics).toContain(
+        'matcher_shadow_matches_total{mode="duel",rule_set="proposed",app="matcher"} 0',
+      );
+      expect(metrics).toContain(
+        'matcher_shadow_players_matched_total{mode="duel",rule_set="active",app="matcher"} 2',
+      );
+      // The proposed rule set's pass committed nothing: one match holds both tickets.
+      expect(
+        await api.ds.query(
+          `SELECT DISTINCT match_id FROM match_participants WHERE ticket_id = ANY($1::uuid[])`,
+          [[a.ticket.id, b.ticket.id]],
+        ),
+      ).toEqual([{ match_id: report!.committed[0]!.matchId }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses to start with a shadow rule set the matcher would refuse, naming the variable', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mp-shadow-'));
+    const file = path.join(dir, 'narrowing.json');
+    writeFileSync(file, JSON.stringify({ MATCH_WIDENING: '0:100:100,1000:50:100' }));
+    try {
+      await expect(startMatcher({}, { MATCHER_SHADOW_RULES_FILE: file })).rejects.toThrow(
+        /MATCHER_SHADOW_RULES_FILE .*MATCH_WIDENING/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

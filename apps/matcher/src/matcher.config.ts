@@ -53,4 +53,12 @@ export class MatcherConfig extends WorkerConfig {
   })
   @IsIntInRange(1, 1_000)
   MATCHER_COMMIT_BATCH = 16;
+
+  @EnvVar({
+    description:
+      'A proposed rule set to run in shadow beside the active one (a JSON file as `npm run simulate --proposed` takes): each pass also matches its pool under it, commits nothing, and reports both as matcher_shadow_* metrics',
+  })
+  @IsOptional()
+  @Matches(/\S/, { message: 'must be a file path' })
+  MATCHER_SHADOW_RULES_FILE?: string = undefined;
 }

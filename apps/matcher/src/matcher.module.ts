@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { MatcherConfig } from './matcher.config';
+import { SHADOW_RULES, ShadowMatching, shadowRules } from './shadow-matching';
 import type { MatchingFunction } from '@matchplane/domain';
 import { MatchesModule } from '@matchplane/matches';
 import { ServiceRuntimeModule } from '@matchplane/observability';
@@ -47,6 +48,8 @@ export class MatcherModule {
       providers: [
         { provide: MatcherConfig, useValue: config },
         { provide: MATCHER_RULES, useValue: rules },
+        { provide: SHADOW_RULES, useValue: shadowRules(config, process.env) },
+        ShadowMatching,
         { provide: MATCHER_SCHEDULE, useValue: options.schedule ?? 'scheduled' },
         matchingFunctionProvider(options.matchingFunction),
         MatcherMetrics,

@@ -31,6 +31,7 @@ import { MatcherMetrics } from './matcher.metrics';
 import { MATCHER_RULES, MATCHING_FUNCTION, type MatcherRules } from './matching-function';
 import { LeaseLostError, type CommitSession } from './mode-lease';
 import { screenProposals } from './proposal-screen';
+import { ShadowMatching } from './shadow-matching';
 import { applyQueueHolds } from './queue-holds';
 import { TicketExplanations, type Explained } from './ticket-explanations';
 
@@ -75,6 +76,7 @@ export class MatchingPass {
     private readonly waits: QueueWaitEstimates,
     private readonly queueControls: QueueControls,
     private readonly dataSource: DataSource,
+    private readonly shadow: ShadowMatching,
     @Inject(MATCHING_FUNCTION) private readonly matchingFunction: MatchingFunction,
     @Inject(MATCHER_RULES) rules: MatcherRules,
     @Inject(MatcherConfig) private readonly config: MatcherConfig,
@@ -116,6 +118,7 @@ export class MatchingPass {
     }
 
     const formation = this.matchingFunction(pool, [rules], now);
+    this.shadow.compare(mode, pool, formation, now);
     const { accepted, rejected } = screenProposals(formation.matches, rules, seen);
     for (const { proposal, problem } of rejected) {
       this.metrics.droppedMatch(mode, 'invalid_proposal');

@@ -4,6 +4,7 @@ import type {
   ModeRules,
   ProposedMatch,
 } from '@matchplane/domain';
+import { teamRatingGap } from './match-figures';
 import type { Arrival } from './traffic';
 
 /** What one mode's players went through under one rule set. */
@@ -130,16 +131,11 @@ class Tally {
 
   record(match: ProposedMatch, takeWait: (ticketId: string) => number | undefined): void {
     this.worstRtts.push(match.worstRttMs);
-    const teams = new Map<number, number[]>();
     for (const participant of match.participants) {
       const wait = takeWait(participant.ticketId);
       if (wait !== undefined) this.waits.push(wait);
-      const ratings = teams.get(participant.team) ?? [];
-      ratings.push(participant.rating);
-      teams.set(participant.team, ratings);
     }
-    const means = [...teams.values()].map((r) => r.reduce((a, b) => a + b, 0) / r.length);
-    this.ratingGapSum += means.length > 1 ? Math.max(...means) - Math.min(...means) : 0;
+    this.ratingGapSum += teamRatingGap(match);
   }
 
   outcome(waitingPlayers: number): ModeOutcome {

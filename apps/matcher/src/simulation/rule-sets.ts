@@ -57,5 +57,6 @@ export function ruleSetFromFile(file: string, env: NodeJS.ProcessEnv): Simulated
     }
     overrides[name] = typeof value === 'string' ? value : JSON.stringify(value);
   }
-  return ruleSetFromEnvironment({ ...env, ...overrides });
+  // The shadow variable names this very file: a proposed set does not propose another.
+  return ruleSetFromEnvironment({ ...env, MATCHER_SHADOW_RULES_FILE: undefined, ...overrides });
 }
