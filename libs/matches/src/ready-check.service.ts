@@ -98,7 +98,7 @@ export class ReadyCheck {
       const accepted = new Set([...acceptedPlayers(answers), playerId]);
       if (match.participants.every((p) => accepted.has(p.playerId))) {
         const change: MatchChange = await this.lifecycle.matches.transition(
-          manager,
+          unit,
           matchId,
           { to: 'ALLOCATING' },
           at,
@@ -148,7 +148,7 @@ export class ReadyCheck {
     notAccepted: (ticket: StoredTicket) => TicketCommand,
   ): Promise<MatchEnding> {
     const change = await this.lifecycle.matches.transition(
-      unit.manager,
+      unit,
       match.id,
       { to: 'CANCELLED', reason },
       at,
