@@ -123,7 +123,7 @@ export class MatchLifecycle {
       const failed = { to: 'FAILED', reason: 'NO_SHOW', matchId: match.id } as const;
       const { ticket: penalised } = await this.tickets.transition(unit, ticket, failed, now);
       moved.push(penalised);
-      await this.players.penaliseNoShow(unit.manager, participant.playerId, now, policy);
+      await this.players.penaliseNoShow(unit, participant.playerId, now, policy);
     }
     await this.matches.recordConnections(
       unit.manager,

@@ -100,7 +100,7 @@ export class MatchPresenceService {
       const failed = { to: 'FAILED', reason: 'ABANDONED', matchId: match.id } as const;
       await this.lifecycle.tickets.transition(unit, ticket, failed, now);
     }
-    await this.lifecycle.players.penaliseNoShow(unit.manager, playerId, now, policy);
+    await this.lifecycle.players.penaliseNoShow(unit, playerId, now, policy);
     return change;
   }
 
