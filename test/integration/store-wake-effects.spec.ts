@@ -157,15 +157,17 @@ describe('wake-up registered by the event writers (MatchStore, BackfillStore, Pl
       new Date(),
     );
 
+  /** A new player's searching ticket, as a one-player roster for team 0. */
+  const searchingPlayer = async () => {
+    const ticket = await factories.searchingTicket(await factories.player());
+    return [{ playerId: ticket.playerId, ticketId: ticket.id, team: 0, rating: 1500 }];
+  };
+
   describe(MatchStore.name, () => {
     it('create: wakes the relay once the match is committed, not for a rolled-back one', async () => {
       const id = randomUUID();
-      const participants = async () => {
-        const ticket = await factories.searchingTicket(await factories.player());
-        return [{ playerId: ticket.playerId, ticketId: ticket.id, team: 0, rating: 1500 }];
-      };
-      const first = await participants();
-      const second = await participants();
+      const first = await searchingPlayer();
+      const second = await searchingPlayer();
       await expectWakeAfterCommitOnly(
         id,
         (unit) =>
@@ -194,12 +196,8 @@ describe('wake-up registered by the event writers (MatchStore, BackfillStore, Pl
       const request = await runInTransaction(dataSource, (manager, unit) =>
         openBackfill(unit, match.id),
       );
-      const added = async () => {
-        const ticket = await factories.searchingTicket(await factories.player());
-        return [{ playerId: ticket.playerId, ticketId: ticket.id, team: 0, rating: 1500 }];
-      };
-      const first = await added();
-      const second = await added();
+      const first = await searchingPlayer();
+      const second = await searchingPlayer();
       await expectWakeAfterCommitOnly(
         match.id,
         (unit) => matches.addParticipants(unit, match, first, request.id, new Date()),
