@@ -477,7 +477,7 @@ class Bench {
         const now = new Date();
         const rows = pair.map((p) => locked.get(p.ticketId)!);
         const change = await this.matches.create(
-          manager,
+          unit,
           {
             mode,
             region,

@@ -545,10 +545,9 @@ async function main(): Promise<void> {
             team,
             rating: 1500,
           }));
-          await runInTransaction(dataSource, (manager) =>
-            store.create(manager, { id: matchId, mode: 'duel', region: 'eu-west', participants }),
+          await runInTransaction(dataSource, (manager, unit) =>
+            store.create(unit, { id: matchId, mode: 'duel', region: 'eu-west', participants }),
           );
-          signal.committed();
         } else {
           await store.transitionNow(matchId, STEPS[step - 1]!);
         }

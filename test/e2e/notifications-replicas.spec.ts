@@ -51,11 +51,7 @@ describe('Notifications across API replicas', () => {
       REDIS_KEY_PREFIX: harness.prefix,
     });
     const signal = new OutboxSignal(harness.redis, config);
-    matches = new MatchDriver(
-      harness.ds,
-      new MatchStore(harness.ds, new OutboxWriter(), signal),
-      () => signal.committed(),
-    );
+    matches = new MatchDriver(harness.ds, new MatchStore(harness.ds, new OutboxWriter(), signal));
   });
 
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { ServerRoutes, SERVER_PROTOCOL_VERSION, type ServerHandOff } from '@matchplane/contracts';
 import { PlayerStore } from '@matchplane/players';
+import { runInTransaction } from '@matchplane/persistence';
 import { ServersController } from '../../apps/api/src/servers/servers.controller';
 import type { InProcessDispatcher } from '../support/outbox-fixtures';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
@@ -475,7 +476,9 @@ describe(ServersController.name, () => {
     const policy = { baseMs: 60_000, capMs: 200_000, decayMs: 86_400_000 };
     const cooldowns: number[] = [];
     for (let i = 0; i < 4; i += 1) {
-      const penalty = await players.penaliseNoShow(api.ds.manager, session.playerId, now, policy);
+      const penalty = await runInTransaction(api.ds, (manager, unit) =>
+        players.penaliseNoShow(unit, session.playerId, now, policy),
+      );
       cooldowns.push(penalty!.cooldownUntil.getTime() - now.getTime());
     }
     expect(cooldowns).toEqual([60_000, 120_000, 200_000, 200_000]);

@@ -76,8 +76,8 @@ describe(MatchStore.name, () => {
 
   it('creates a match and its first envelope, addressed to every participant, in one transaction', async () => {
     const players = await participants(2);
-    const { match } = await dataSource.transaction((manager) =>
-      store.create(manager, { mode: 'duel', region: 'eu-west', participants: players }),
+    const { match } = await runInTransaction(dataSource, (manager, unit) =>
+      store.create(unit, { mode: 'duel', region: 'eu-west', participants: players }),
     );
     expect(await store.load(undefined, match.id)).toEqual(match);
     const rows = await outboxRowsOf(match.id);
@@ -92,8 +92,8 @@ describe(MatchStore.name, () => {
     // A writer in the same transaction stamps the -1 sentinel of a CTE that matched nothing: the
     // builder throws inside the transaction, so the match written before it rolls back too.
     await expect(
-      dataSource.transaction(async (manager) => {
-        const { events } = await store.create(manager, {
+      runInTransaction(dataSource, async (manager, unit) => {
+        const { events } = await store.create(unit, {
           id,
           mode: 'duel',
           region: 'eu-west',
@@ -110,16 +110,16 @@ describe(MatchStore.name, () => {
   });
 
   it('applies one of two concurrent transitions on the same revision and rejects the other cleanly', async () => {
-    const { match } = await dataSource.transaction(async (manager) =>
-      store.create(manager, {
+    const { match } = await runInTransaction(dataSource, async (manager, unit) =>
+      store.create(unit, {
         mode: 'duel',
         region: 'eu-west',
         participants: await participants(2),
       }),
     );
     const attempt = () =>
-      dataSource.transaction((manager) =>
-        store.transition(manager, match.id, { to: 'PROCESS_READY' }, { expectedRevision: 1 }),
+      runInTransaction(dataSource, (manager, unit) =>
+        store.transition(unit, match.id, { to: 'PROCESS_READY' }, { expectedRevision: 1 }),
       );
     const results = await Promise.allSettled([attempt(), attempt()]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
@@ -130,8 +130,8 @@ describe(MatchStore.name, () => {
   });
 
   it('re-reads and re-computes a transition that lost a race, never double-applying it', async () => {
-    const { match } = await dataSource.transaction(async (manager) =>
-      store.create(manager, {
+    const { match } = await runInTransaction(dataSource, async (manager, unit) =>
+      store.create(unit, {
         mode: 'duel',
         region: 'eu-west',
         participants: await participants(2),
@@ -152,8 +152,8 @@ describe(MatchStore.name, () => {
   it("folds every match's event history to its stored row", async () => {
     const ids: string[] = [];
     for (let index = 0; index < 12; index += 1) {
-      const { match } = await dataSource.transaction(async (manager) =>
-        store.create(manager, {
+      const { match } = await runInTransaction(dataSource, async (manager, unit) =>
+        store.create(unit, {
           mode: 'duel',
           region: 'eu-west',
           participants: await participants(2),
@@ -199,8 +199,8 @@ describe(MatchStore.name, () => {
     it('creating a match in a transaction is one statement: the match, its roster and its event', async () => {
       const roster = await participants(2);
       const recorder = RoundTrips.start();
-      const change = await runInTransaction(dataSource, (manager) =>
-        store.create(manager, { mode: 'duel', region: 'eu-west', participants: roster }),
+      const change = await runInTransaction(dataSource, (manager, unit) =>
+        store.create(unit, { mode: 'duel', region: 'eu-west', participants: roster }),
       );
       const sent = recorder.stop();
       expect(kinds(sent.statements)).toEqual(['START TRANSACTION', 'WITH', 'COMMIT']);
@@ -209,8 +209,8 @@ describe(MatchStore.name, () => {
     });
 
     it('a transition on its own is a read and one write statement, with no transaction around them', async () => {
-      const { match } = await runInTransaction(dataSource, async (manager) =>
-        store.create(manager, {
+      const { match } = await runInTransaction(dataSource, async (manager, unit) =>
+        store.create(unit, {
           mode: 'duel',
           region: 'eu-west',
           participants: await participants(2),

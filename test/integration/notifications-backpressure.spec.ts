@@ -1,6 +1,5 @@
 import { NotificationCloseCode, ResyncReason, type SessionResponse } from '@matchplane/contracts';
 import { MatchStore } from '@matchplane/matches';
-import { OutboxSignal } from '@matchplane/outbox';
 import { SocketBuffer } from '../../apps/api/src/notifications/socket-buffer';
 import {
   dispatcherEnv,
@@ -28,10 +27,7 @@ describe(SocketBuffer.name, () => {
     await listen(api.app);
     url = notificationsUrl(api.app);
     dispatcher = await startInProcessDispatcher(await dispatcherEnv(api.db, api.prefix));
-    const signal = api.app.get(OutboxSignal, { strict: false });
-    matches = new MatchDriver(api.ds, api.app.get(MatchStore, { strict: false }), () =>
-      signal.committed(),
-    );
+    matches = new MatchDriver(api.ds, api.app.get(MatchStore, { strict: false }));
   });
 
   afterAll(async () => {

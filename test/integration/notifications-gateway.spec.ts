@@ -10,7 +10,6 @@ import {
   type SessionResponse,
 } from '@matchplane/contracts';
 import { MatchStore } from '@matchplane/matches';
-import { OutboxSignal } from '@matchplane/outbox';
 import { SessionService } from '@matchplane/players';
 import { NotificationSubscriber, type NotificationSubscription } from '@matchplane/sdk';
 import { NotificationsGateway } from '../../apps/api/src/notifications/notifications.gateway';
@@ -47,10 +46,7 @@ describe(NotificationsGateway.name, () => {
     baseUrl = await listen(api.app);
     url = notificationsUrl(api.app);
     dispatcher = await startInProcessDispatcher(await dispatcherEnv(api.db, api.prefix));
-    const signal = api.app.get(OutboxSignal, { strict: false });
-    matches = new MatchDriver(api.ds, api.app.get(MatchStore, { strict: false }), () =>
-      signal.committed(),
-    );
+    matches = new MatchDriver(api.ds, api.app.get(MatchStore, { strict: false }));
   });
 
   afterAll(async () => {

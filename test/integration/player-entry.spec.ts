@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { validCandidate } from '@matchplane/domain';
 import { PlayerStore } from '@matchplane/players';
+import { runInTransaction } from '@matchplane/persistence';
 import { CandidateProjection } from '@matchplane/tickets';
 import type { TicketResponse } from '@matchplane/contracts';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
@@ -205,8 +206,8 @@ describe('player entry (sessions, probes, tickets, projection)', () => {
       const player = await api.newPlayer();
       await api.probe(player.token, 'eu-west');
       // The no-show penalty's own writer (the lifecycle calls it when a player misses a match).
-      await api.ds.transaction((manager) =>
-        api.app.get(PlayerStore).penaliseNoShow(manager, player.playerId, new Date(), {
+      await runInTransaction(api.ds, (manager, unit) =>
+        api.app.get(PlayerStore).penaliseNoShow(unit, player.playerId, new Date(), {
           baseMs: 90_000,
           capMs: 90_000,
           decayMs: 86_400_000,

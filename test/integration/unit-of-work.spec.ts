@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { afterCommit, runInTransaction, UnitOfWork } from '@matchplane/persistence';
+import { runInTransaction, UnitOfWork } from '@matchplane/persistence';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
 describe(UnitOfWork.name, () => {
@@ -24,9 +24,9 @@ describe(UnitOfWork.name, () => {
 
   it('runs a registered effect once the transaction committed, and sees what it wrote', async () => {
     const seen: number[][] = [];
-    const result = await runInTransaction(dataSource, async (manager) => {
+    const result = await runInTransaction(dataSource, async (manager, unit) => {
       await manager.query('INSERT INTO notes VALUES (1)');
-      await afterCommit(manager, 'look', async () => {
+      unit.afterCommit('look', async () => {
         seen.push(await committedIds());
       });
       expect(seen).toEqual([]);
@@ -38,10 +38,11 @@ describe(UnitOfWork.name, () => {
 
   it('runs an effect registered twice under one key once, the last registration, in its order', async () => {
     const ran: string[] = [];
-    await runInTransaction(dataSource, async (manager) => {
-      await afterCommit(manager, 'wake', () => void ran.push('wake 1'));
-      await afterCommit(manager, 'ticket', () => void ran.push('ticket'));
-      await afterCommit(manager, 'wake', () => void ran.push('wake 2'));
+    await runInTransaction(dataSource, (manager, unit) => {
+      unit.afterCommit('wake', () => void ran.push('wake 1'));
+      unit.afterCommit('ticket', () => void ran.push('ticket'));
+      unit.afterCommit('wake', () => void ran.push('wake 2'));
+      return Promise.resolve();
     });
     expect(ran).toEqual(['ticket', 'wake 2']);
   });
@@ -114,9 +115,9 @@ describe(UnitOfWork.name, () => {
   it('drops the effects of a transaction that rolled back', async () => {
     const ran: string[] = [];
     await expect(
-      runInTransaction(dataSource, async (manager) => {
+      runInTransaction(dataSource, async (manager, unit) => {
         await manager.query('INSERT INTO notes VALUES (2)');
-        await afterCommit(manager, 'wake', () => void ran.push('wake'));
+        unit.afterCommit('wake', () => void ran.push('wake'));
         throw new Error('changed my mind');
       }),
     ).rejects.toThrow('changed my mind');
@@ -129,35 +130,31 @@ describe(UnitOfWork.name, () => {
     let attempt = 0;
     await runInTransaction(
       dataSource,
-      async (manager) => {
+      (manager, unit) => {
         attempt += 1;
         const mine = attempt;
-        await afterCommit(manager, 'attempt', () => void ran.push(mine));
+        unit.afterCommit('attempt', () => void ran.push(mine));
         if (mine === 1) throw Object.assign(new Error('serialization failure'), { code: '40001' });
+        return Promise.resolve();
       },
       { baseDelayMs: 1 },
     );
     expect(ran).toEqual([2]);
   });
 
-  it('runs an effect at once for a statement outside a unit of work (it committed by itself)', async () => {
-    const ran: string[] = [];
-    await dataSource.manager.query('INSERT INTO notes VALUES (3)');
-    await afterCommit(dataSource.manager, 'wake', () => void ran.push('wake'));
-    expect(ran).toEqual(['wake']);
-  });
-
-  it('ends with its transaction: a reused connection’s later statements are not held back', async () => {
+  it('holds the effects of a transaction managed by hand until it runs them, and refuses registrations once closed', async () => {
     const runner = dataSource.createQueryRunner();
     try {
       const unit = UnitOfWork.open(runner.manager);
       const ran: string[] = [];
-      await afterCommit(runner.manager, 'held', () => void ran.push('held'));
+      unit.afterCommit('held', () => void ran.push('held'));
       unit.close();
-      await afterCommit(runner.manager, 'later', () => void ran.push('later'));
-      expect(ran).toEqual(['later']);
+      expect(() => unit.afterCommit('later', () => void ran.push('later'))).toThrow(
+        'after-commit effect later registered on a closed unit of work',
+      );
+      expect(ran).toEqual([]);
       await unit.runEffects();
-      expect(ran).toEqual(['later', 'held']);
+      expect(ran).toEqual(['held']);
     } finally {
       await runner.release();
     }

@@ -392,7 +392,7 @@ export class TestFactories {
         rows.push(row);
       }
       const change = await this.writer(MatchStore).create(
-        manager,
+        unit,
         {
           mode: options.mode ?? rows[0]?.mode ?? 'duel',
           region: options.region ?? DEFAULT_REGION,
@@ -443,7 +443,7 @@ export class TestFactories {
         const passed =
           FORWARD.indexOf(current.state as ForwardMatchState) >= FORWARD.indexOf(state);
         if (passed) return;
-        await matches.advance(manager, current, [{ to: state }], now);
+        await matches.advance(unit, current, [{ to: state }], now);
         if (state === 'IN_PROGRESS') {
           const connected = current.participants.map((p) => p.playerId);
           await matches.recordConnections(manager, matchId, { connected, noShows: [] }, now);

@@ -10,6 +10,7 @@ import {
 } from '@matchplane/contracts';
 import type { MatchCommand } from '@matchplane/domain';
 import type { MatchStore, NewParticipant } from '@matchplane/matches';
+import { runInTransaction } from '@matchplane/persistence';
 import { waitFor } from './processes';
 
 /*
@@ -40,8 +41,6 @@ export class MatchDriver {
   constructor(
     private readonly dataSource: DataSource,
     private readonly store: MatchStore,
-    /** Wakes the relays after a creation (transitionNow signals by itself). */
-    private readonly committed: () => void,
   ) {}
 
   /**
@@ -59,10 +58,10 @@ export class MatchDriver {
       );
       participants.push({ playerId, ticketId: ticket!.id, team: index % 2, rating: 1500 });
     }
-    const { match } = await this.dataSource.transaction((manager) =>
-      this.store.create(manager, { mode: 'duel', region: 'eu-west', participants }),
+    // The store wakes the relays once the creation commits (transitionNow, once it wrote).
+    const { match } = await runInTransaction(this.dataSource, (manager, unit) =>
+      this.store.create(unit, { mode: 'duel', region: 'eu-west', participants }),
     );
-    this.committed();
     return match.id;
   }
 

@@ -36,7 +36,7 @@ export class BackfillPublisher {
   ) {}
 
   async run(matchId: string, requestId: string): Promise<BackfillPublishOutcome> {
-    return runInTransaction(this.dataSource, async (manager) => {
+    return runInTransaction(this.dataSource, async (manager, unit) => {
       const match = await this.matches.load(manager, matchId, { forUpdate: true });
       const request = await this.backfills.load(manager, requestId, { forUpdate: true });
       if (request?.state !== 'MATCHED' || match?.state !== 'IN_PROGRESS') return 'skipped';
@@ -93,7 +93,7 @@ export class BackfillPublisher {
         );
       }
       await this.backfills.transition(
-        manager,
+        unit,
         request,
         { to: 'PUBLISHED', rosterRevision: revision },
         new Date(issuedAt),

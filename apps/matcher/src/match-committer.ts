@@ -169,7 +169,7 @@ export class MatchCommitter {
         rows.push(row);
       }
       await this.matches.addParticipants(
-        manager,
+        unit,
         match,
         rows.map((row) => ({
           playerId: row.playerId,
@@ -187,7 +187,7 @@ export class MatchCommitter {
         now,
       );
       await this.backfills.transition(
-        manager,
+        unit,
         request,
         { to: 'MATCHED', playerIds: rows.map((row) => row.playerId) },
         now,
@@ -313,7 +313,7 @@ export class MatchCommitter {
     const acceptanceTimeoutMs = this.acceptanceTimeoutsMs.get(proposal.mode);
     try {
       const change = await this.matches.create(
-        unit.manager,
+        unit,
         {
           mode: proposal.mode,
           region: proposal.region,

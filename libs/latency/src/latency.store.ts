@@ -1,15 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { latencyEstimate, retainSamples } from '@matchplane/domain';
+import type { UnitOfWork } from '@matchplane/persistence';
 
 /** Owns `player_latencies`: each player's retained RTT samples and estimate per region. */
 @Injectable()
 export class LatencyStore {
-  /** Adds a sample (row locked for the read-modify-write) and returns the new estimate. */
+  /**
+   * Adds a sample (row locked for the read-modify-write, so in `unit`'s transaction) and returns
+   * the new estimate.
+   */
   async record(
-    manager: EntityManager,
+    unit: UnitOfWork,
     input: { playerId: string; region: string; sampleMs: number; keep: number; measuredAt: Date },
   ): Promise<{ samplesMs: number[]; estimateMs: number }> {
+    const { manager } = unit;
     // Insert-or-lock first, so two concurrent answers for one region serialise on the row.
     await manager.query(
       `INSERT INTO player_latencies (player_id, region, samples_ms, estimate_ms, measured_at)

@@ -17,6 +17,7 @@ import {
 } from '@matchplane/domain';
 import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { CodedError, LibraryErrorCode } from '@matchplane/errors';
+import type { UnitOfWork } from '@matchplane/persistence';
 
 /** A backfill request and what the matcher fills it against. */
 export interface BackfillRecord extends BackfillSnapshot {
@@ -105,16 +106,15 @@ export class BackfillStore {
     private readonly signal: OutboxSignal,
   ) {}
 
-  /** A new OPEN request; the caller holds the match's row lock (one live request per team). */
-  async open(
-    manager: EntityManager,
-    input: NewBackfillRequest,
-    now: Date,
-  ): Promise<BackfillRecord> {
+  /**
+   * A new OPEN request; the caller holds the match's row lock (one live request per team). The
+   * relay is woken once `unit` commits.
+   */
+  async open(unit: UnitOfWork, input: NewBackfillRequest, now: Date): Promise<BackfillRecord> {
     const change = openBackfill(
       { id: randomUUID(), ...input },
       now,
-      await this.audience(manager, input.matchId),
+      await this.audience(unit.manager, input.matchId),
     );
     const { request } = change;
     const parameters = [
@@ -132,7 +132,7 @@ export class BackfillStore {
       now,
     ];
     const events = this.outbox.appendSql(envelopesFor(change.events), parameters);
-    await manager.query(
+    await unit.manager.query(
       `WITH opened AS (
          INSERT INTO backfill_requests (id, match_id, mode, team, slots, server_region, team_rating,
                                         attributes, state, revision, expires_at, created_at, updated_at)
@@ -140,7 +140,7 @@ export class BackfillStore {
        ${events.sql}`,
       [...parameters, ...events.parameters],
     );
-    await this.signal.wakeAfterCommit(manager);
+    this.signal.wakeAfter(unit);
     return { ...request, ...input, createdAt: now };
   }
 
@@ -219,9 +219,12 @@ export class BackfillStore {
     return rows.map((row) => row.player_id);
   }
 
-  /** Applies one transition to `current` (read in this transaction) with its envelope. */
+  /**
+   * Applies one transition to `current` (read in this transaction) with its envelope; the relay is
+   * woken once `unit` commits.
+   */
   async transition(
-    manager: EntityManager,
+    unit: UnitOfWork,
     current: BackfillRecord,
     command: BackfillCommand,
     now: Date,
@@ -230,7 +233,7 @@ export class BackfillStore {
       current,
       command,
       now,
-      await this.audience(manager, current.matchId),
+      await this.audience(unit.manager, current.matchId),
     );
     const next = change.request;
     const parameters = [
@@ -244,7 +247,7 @@ export class BackfillStore {
       isTerminalBackfillState(next.state),
     ];
     const events = this.outbox.appendSql(envelopesFor(change.events), parameters, 'changed');
-    const rows = await manager.query<{ id: string }[]>(
+    const rows = await unit.manager.query<{ id: string }[]>(
       `WITH changed AS (
          UPDATE backfill_requests
             SET state = $3, revision = revision + 1, reason = $4, player_ids = $5::uuid[],
@@ -257,7 +260,7 @@ export class BackfillStore {
       [...parameters, ...events.parameters],
     );
     if (rows.length !== 1) throw new StaleBackfillRevisionError(current.id);
-    await this.signal.wakeAfterCommit(manager);
+    this.signal.wakeAfter(unit);
     return { ...current, ...next };
   }
 }

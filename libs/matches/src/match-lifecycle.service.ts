@@ -64,7 +64,7 @@ export class MatchLifecycle {
     now: Date,
   ): Promise<{ request: BackfillRecord; tickets: StoredTicket[] }> {
     const cancelled = await this.backfills.transition(
-      unit.manager,
+      unit,
       request,
       { to: 'CANCELLED', reason },
       now,
@@ -123,7 +123,7 @@ export class MatchLifecycle {
       const failed = { to: 'FAILED', reason: 'NO_SHOW', matchId: match.id } as const;
       const { ticket: penalised } = await this.tickets.transition(unit, ticket, failed, now);
       moved.push(penalised);
-      await this.players.penaliseNoShow(unit.manager, participant.playerId, now, policy);
+      await this.players.penaliseNoShow(unit, participant.playerId, now, policy);
     }
     await this.matches.recordConnections(
       unit.manager,
@@ -162,7 +162,7 @@ export class MatchLifecycle {
     const now = options.now ?? new Date();
     const current = await this.matches.load(unit.manager, matchId);
     const change = await this.matches.transition(
-      unit.manager,
+      unit,
       matchId,
       { to: 'FAILED', reason },
       { ...options, now },
@@ -218,7 +218,7 @@ export class MatchLifecycle {
   ): Promise<MatchEnding> {
     const now = options.now ?? new Date();
     const change = await this.matches.transition(
-      unit.manager,
+      unit,
       matchId,
       { to: 'CANCELLED', reason },
       { ...options, now },

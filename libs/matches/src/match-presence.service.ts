@@ -91,7 +91,7 @@ export class MatchPresenceService {
     policy: NoShowPenaltyPolicy,
     now: Date,
   ): Promise<MatchPresenceChange> {
-    const change = await this.record(unit.manager, match, playerId, 'LEFT', 'ABANDONED', now);
+    const change = await this.record(unit, match, playerId, 'LEFT', 'ABANDONED', now);
     const participant = match.participants.find((p) => p.playerId === playerId);
     const ticket =
       participant &&
@@ -100,7 +100,7 @@ export class MatchPresenceService {
       const failed = { to: 'FAILED', reason: 'ABANDONED', matchId: match.id } as const;
       await this.lifecycle.tickets.transition(unit, ticket, failed, now);
     }
-    await this.lifecycle.players.penaliseNoShow(unit.manager, playerId, now, policy);
+    await this.lifecycle.players.penaliseNoShow(unit, playerId, now, policy);
     return change;
   }
 
@@ -169,7 +169,7 @@ export class MatchPresenceService {
       }
       const rejoinDeadline = graceMs && new Date(now.getTime() + graceMs(match.mode));
       const change = await this.record(
-        manager,
+        unit,
         match,
         playerId,
         current.presence,
@@ -189,7 +189,7 @@ export class MatchPresenceService {
 
   /** The presence change and its event, revision + 1 under `WHERE revision = $n`, one statement. */
   private async record(
-    manager: EntityManager,
+    unit: UnitOfWork,
     match: MatchSnapshot,
     playerId: string,
     from: MatchPresence | undefined,
@@ -200,7 +200,7 @@ export class MatchPresenceService {
     const change = changePresence(match, playerId, from, to, now, rejoinDeadline);
     const statement = [match.id, match.revision, now, playerId, to, rejoinDeadline ?? null];
     const events = this.outbox.appendSql(envelopesFor(change.events), statement, 'changed');
-    const rows = await manager.query<{ revision: string }[]>(
+    const rows = await unit.manager.query<{ revision: string }[]>(
       `WITH changed AS (
          UPDATE matches SET revision = revision + 1, updated_at = $3
           WHERE id = $1 AND revision = $2
@@ -217,7 +217,7 @@ export class MatchPresenceService {
       [...statement, ...events.parameters],
     );
     if (rows.length !== 1) throw new StaleMatchRevisionError(match.id, match.revision);
-    await this.signal.wakeAfterCommit(manager);
+    this.signal.wakeAfter(unit);
     return change;
   }
 }

@@ -16,7 +16,7 @@ import {
   type NewMatch,
 } from '@matchplane/domain';
 import { envelopesFor, OutboxSignal, OutboxWriter, retainedEvents } from '@matchplane/outbox';
-import { RETRYABLE_SQLSTATES, sqlStateOf } from '@matchplane/persistence';
+import { RETRYABLE_SQLSTATES, sqlStateOf, type UnitOfWork } from '@matchplane/persistence';
 import {
   MatchNotFoundError,
   StaleMatchRevisionError,
@@ -38,9 +38,12 @@ export class MatchStore {
     private readonly signal: OutboxSignal,
   ) {}
 
-  /** Creates a match (ALLOCATING, revision 1) with its participants, in `manager`'s transaction. */
+  /**
+   * Creates a match (ALLOCATING, revision 1) with its participants, in `unit`'s transaction; the
+   * relay is woken once it commits.
+   */
   async create(
-    manager: EntityManager,
+    unit: UnitOfWork,
     input: Omit<NewMatch, 'id' | 'participants'> & { id?: string; participants: NewParticipant[] },
     now = new Date(),
   ): Promise<MatchChange> {
@@ -75,7 +78,7 @@ export class MatchStore {
     const events = this.outbox.appendSql(envelopesFor(change.events), parameters);
     // One statement: the match, its roster and its event (the roster's foreign key to the match is
     // checked at the end of the statement, when the match row exists).
-    await manager.query(
+    await unit.manager.query(
       `WITH created AS (
          INSERT INTO matches (id, mode, region, state, revision, state_changed_at, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $6, $6)
@@ -87,27 +90,27 @@ export class MatchStore {
        ${events.sql}`,
       [...parameters, ...events.parameters],
     );
-    await this.signal.wakeAfterCommit(manager);
+    this.signal.wakeAfter(unit);
     return change;
   }
 
   /**
-   * Applies one transition in `manager`'s transaction. With `expectedRevision` the caller's view
+   * Applies one transition in `unit`'s transaction. With `expectedRevision` the caller's view
    * must still be current (else {@link StaleMatchRevisionError}); without it the current row is
    * read and the transition computed from it.
    */
   async transition(
-    manager: EntityManager,
+    unit: UnitOfWork,
     matchId: string,
     command: MatchCommand,
     options: { expectedRevision?: number; now?: Date } = {},
   ): Promise<MatchChange> {
-    const current = await this.load(manager, matchId);
+    const current = await this.load(unit.manager, matchId);
     if (!current) throw new MatchNotFoundError(matchId);
     if (options.expectedRevision !== undefined && current.revision !== options.expectedRevision) {
       throw new StaleMatchRevisionError(matchId, options.expectedRevision);
     }
-    const [change] = await this.advance(manager, current, [command], options.now ?? new Date());
+    const [change] = await this.advance(unit, current, [command], options.now ?? new Date());
     return change as MatchChange;
   }
 
@@ -115,10 +118,10 @@ export class MatchStore {
    * Applies `commands` in turn to `current` (read in this transaction) and writes them in one
    * statement: revision + the number of commands, each revision still announced by its own
    * envelope. Throws {@link StaleMatchRevisionError} when the row is no longer at `current`'s
-   * revision.
+   * revision. The relay is woken once `unit` commits.
    */
   async advance(
-    manager: EntityManager,
+    unit: UnitOfWork,
     current: MatchSnapshot,
     commands: readonly MatchCommand[],
     now: Date,
@@ -130,14 +133,16 @@ export class MatchStore {
       changes.push(change);
       match = change.match;
     }
-    if (changes.length > 0) await this.write(manager, current, changes, now);
+    if (changes.length === 0) return changes;
+    await this.write(unit.manager, current, changes, now);
+    this.signal.wakeAfter(unit);
     return changes;
   }
 
   /**
    * Writes computed transitions and their events in one statement (atomic on its own, so it needs
    * no transaction around it); the UPDATE's `WHERE revision = $n` makes a concurrent writer's win a
-   * {@link StaleMatchRevisionError} and appends nothing.
+   * {@link StaleMatchRevisionError} and appends nothing. The caller wakes the relay.
    */
   private async write(
     manager: EntityManager,
@@ -176,16 +181,15 @@ export class MatchStore {
       [...parameters, ...events.parameters],
     );
     if (rows.length !== 1) throw new StaleMatchRevisionError(current.id, current.revision);
-    await this.signal.wakeAfterCommit(manager);
   }
 
   /**
    * A backfill's players join the running match `current` (read under its row lock in this
    * transaction): their participant rows and the match's `match.participants_added`, in one
-   * statement, revision + 1 under `WHERE revision = $n`.
+   * statement, revision + 1 under `WHERE revision = $n`. The relay is woken once `unit` commits.
    */
   async addParticipants(
-    manager: EntityManager,
+    unit: UnitOfWork,
     current: MatchSnapshot,
     added: readonly NewParticipant[],
     backfillRequestId: string,
@@ -208,7 +212,7 @@ export class MatchStore {
       backfillRequestId,
     ];
     const events = this.outbox.appendSql(envelopesFor(change.events), parameters, 'changed');
-    const rows = await manager.query<{ revision: string }[]>(
+    const rows = await unit.manager.query<{ revision: string }[]>(
       `WITH changed AS (
          UPDATE matches SET revision = revision + 1, updated_at = $3
           WHERE id = $1 AND revision = $2
@@ -223,7 +227,7 @@ export class MatchStore {
       [...parameters, ...events.parameters],
     );
     if (rows.length !== 1) throw new StaleMatchRevisionError(current.id, current.revision);
-    await this.signal.wakeAfterCommit(manager);
+    this.signal.wakeAfter(unit);
     return change;
   }
 
@@ -260,8 +264,9 @@ export class MatchStore {
         if (!current) throw new MatchNotFoundError(matchId);
         const now = new Date();
         const change = transitionMatch(current, command, now);
-        // Committed by itself: the relay's wake-up (registered by write) went out at once.
         await this.write(manager, current, [change], now);
+        // Committed by itself: nothing to wait for before waking the relay.
+        this.signal.committed();
         return change;
       } catch (error) {
         const again =

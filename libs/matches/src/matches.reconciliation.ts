@@ -192,7 +192,7 @@ export class OverdueBackfillReconciler {
         let ended: string;
         if (request.state === 'OPEN') {
           await this.lifecycle.backfills.transition(
-            manager,
+            unit,
             request,
             { to: 'EXPIRED', reason: 'TIMED_OUT' },
             now,

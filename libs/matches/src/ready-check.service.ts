@@ -92,13 +92,13 @@ export class ReadyCheck {
             ? { to: 'CANCELLED', reason: 'ACCEPTANCE_DECLINED', matchId }
             : { to: 'CANCELLED', reason: 'MATCH_CANCELLED', matchId },
         );
-        await this.lifecycle.players.penaliseNoShow(manager, playerId, now, policy);
+        await this.lifecycle.players.penaliseNoShow(unit, playerId, now, policy);
         return { kind: 'recorded', answer, matchState: ending.change.match.state };
       }
       const accepted = new Set([...acceptedPlayers(answers), playerId]);
       if (match.participants.every((p) => accepted.has(p.playerId))) {
         const change: MatchChange = await this.lifecycle.matches.transition(
-          manager,
+          unit,
           matchId,
           { to: 'ALLOCATING' },
           at,
@@ -128,12 +128,7 @@ export class ReadyCheck {
     }));
     for (const participant of match.participants) {
       if (!accepted.has(participant.playerId))
-        await this.lifecycle.players.penaliseNoShow(
-          unit.manager,
-          participant.playerId,
-          now,
-          policy,
-        );
+        await this.lifecycle.players.penaliseNoShow(unit, participant.playerId, now, policy);
     }
     return ending;
   }
@@ -148,7 +143,7 @@ export class ReadyCheck {
     notAccepted: (ticket: StoredTicket) => TicketCommand,
   ): Promise<MatchEnding> {
     const change = await this.lifecycle.matches.transition(
-      unit.manager,
+      unit,
       match.id,
       { to: 'CANCELLED', reason },
       at,

@@ -130,7 +130,7 @@ export class DeadLetterService {
     assertId(id);
     assertActor(actor);
     const why = normalizedReason(reason, false);
-    const replayed = await runInTransaction(this.dataSource, async (manager) => {
+    const replayed = await runInTransaction(this.dataSource, async (manager, unit) => {
       const row = await this.lockDead(manager, id);
       await manager.query(
         `UPDATE outbox
@@ -140,7 +140,7 @@ export class DeadLetterService {
         [id],
       );
       await this.audit.record(manager, replayAudit(row, actor, why));
-      await this.signal.wakeAfterCommit(manager);
+      this.signal.wakeAfter(unit);
       return row;
     });
     return { ...identityOf(replayed), status: 'pending' };
@@ -180,7 +180,7 @@ export class DeadLetterService {
     );
     let replayed = 0;
     for (const ids of aggregateAlignedBatches(matched, DEAD_LETTER_REPLAY_BATCH)) {
-      replayed += await runInTransaction(this.dataSource, async (manager) => {
+      replayed += await runInTransaction(this.dataSource, async (manager, unit) => {
         const result: unknown = await manager.query(
           `WITH picked AS (
              SELECT id, attempts, dead_lettered_at FROM outbox
@@ -203,7 +203,7 @@ export class DeadLetterService {
             replayAudit(row, actor, why, { filter: all === true ? 'all' : filter }),
           ),
         );
-        await this.signal.wakeAfterCommit(manager);
+        this.signal.wakeAfter(unit);
         return rows.length;
       });
     }

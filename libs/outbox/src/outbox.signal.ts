@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
-import type { EntityManager } from 'typeorm';
 import { RedisKeyspace } from '@matchplane/config';
-import { afterCommit, type UnitOfWork } from '@matchplane/persistence';
+import type { UnitOfWork } from '@matchplane/persistence';
 
 export function outboxWakeChannel(prefix: string): string {
   return `${prefix}:outbox:committed`;
@@ -33,14 +32,10 @@ export class OutboxSignal {
   }
 
   /**
-   * Wakes the relay once `manager`'s transaction commits (once per transaction, however many
-   * events it wrote), or at once when the statement committed by itself. Writers of events call it.
+   * Wakes the relay once `unit`'s transaction commits (once per transaction, however many events
+   * it wrote). Writers of events call it; one whose statement committed by itself calls
+   * {@link committed}.
    */
-  wakeAfterCommit(manager: EntityManager | undefined): Promise<void> {
-    return afterCommit(manager, OUTBOX_WAKE_EFFECT, () => this.committed());
-  }
-
-  /** {@link wakeAfterCommit} for a writer that holds its transaction's unit of work. */
   wakeAfter(unit: UnitOfWork): void {
     unit.afterCommit(OUTBOX_WAKE_EFFECT, () => this.committed());
   }

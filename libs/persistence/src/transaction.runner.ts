@@ -52,10 +52,6 @@ export class TransactionRetriesExhaustedError extends CodedError<
 
 const effectLogger = new Logger('UnitOfWork');
 
-// The unit of work each open transaction's manager belongs to: how a store that still takes a bare
-// manager (OutboxSignal's wake-up, for one) finds it. Stores that need the unit take it by type.
-const units = new WeakMap<EntityManager, UnitOfWork>();
-
 /** Work done once a transaction committed (a publish, a Redis update); it should not throw. */
 export type AfterCommit = () => void | Promise<void>;
 
@@ -89,19 +85,16 @@ export class UnitOfWork {
   private constructor(readonly manager: EntityManager) {}
 
   /**
-   * Makes `manager`'s transaction a unit of work until {@link close}: for a transaction managed by
-   * hand (the matcher's lease connection); everything else goes through {@link runInTransaction}.
+   * The unit of `manager`'s transaction, until {@link close}: for a transaction managed by hand
+   * (the matcher's lease connection); everything else goes through {@link runInTransaction}.
    */
   static open(manager: EntityManager): UnitOfWork {
-    const unit = new UnitOfWork(manager);
-    units.set(manager, unit);
-    return unit;
+    return new UnitOfWork(manager);
   }
 
-  /** The transaction ended (committed or not): the manager's later statements commit by themselves. */
+  /** The transaction ended (committed or not): no more registrations. */
   close(): void {
     this.closed = true;
-    if (units.get(this.manager) === this) units.delete(this.manager);
   }
 
   afterCommit(key: string, effect: AfterCommit, options: AfterCommitOptions = {}): void {
@@ -162,27 +155,11 @@ async function runLogged(effect: AfterCommit): Promise<void> {
 }
 
 /**
- * Registers `effect` for after the commit of the transaction `manager` runs in, for a store that
- * takes a bare manager. A manager that is not a unit of work's (the DataSource's own, a statement
- * that commits by itself) has committed when its statement returned, so the effect runs at once.
- * Either way, the promise settles when nothing is left to wait for here.
- */
-export async function afterCommit(
-  manager: EntityManager | undefined,
-  key: string,
-  effect: AfterCommit,
-): Promise<void> {
-  const unit = manager && units.get(manager);
-  if (unit) unit.afterCommit(key, effect);
-  else await effect();
-}
-
-/**
  * The one way to run a transaction: `work` in one transaction at the given isolation level, as a
  * {@link UnitOfWork} whose after-commit effects run once it committed, re-run from the start on
  * serialization failures (40001) and deadlocks (40P01). `work` must therefore be free of side
  * effects outside the transaction (no publishes, no HTTP calls): register them with
- * {@link afterCommit} instead.
+ * {@link UnitOfWork.afterCommit} instead.
  */
 export async function runInTransaction<T>(
   dataSource: DataSource,

@@ -13,6 +13,7 @@ import {
 } from '@matchplane/domain';
 import { CodedError } from '@matchplane/errors';
 import { buildEnvelope, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import type { UnitOfWork } from '@matchplane/persistence';
 import { MatchRatingChanges } from './match-rating-changes.store';
 
 /** A player's rating as stored: openskill's mu and sigma, the display rating, and its revision. */
@@ -79,11 +80,11 @@ export class PlayerRatings {
 
   /**
    * Rates the players of a match that just ended with `result` (libs/domain `rateMatch`: only a
-   * COMPLETED result, only connected players), in `manager`'s transaction. Answers the ratings
-   * written (none when the rule rates nobody).
+   * COMPLETED result, only connected players), in `unit`'s transaction; the relay is woken once it
+   * commits. Answers the ratings written (none when the rule rates nobody).
    */
   async rateMatchResult(
-    manager: EntityManager,
+    unit: UnitOfWork,
     matchId: string,
     participants: readonly FinishedParticipant[],
     result: ReportedResult,
@@ -91,7 +92,7 @@ export class PlayerRatings {
   ): Promise<StoredRating[]> {
     if (result.outcome !== 'COMPLETED') return [];
     const stored = await this.lock(
-      manager,
+      unit.manager,
       participants.filter((p) => p.connected).map((p) => p.playerId),
     );
     const rated: RatedParticipant[] = participants.flatMap((participant) => {
@@ -104,13 +105,13 @@ export class PlayerRatings {
       after: change.after,
     }));
     const written = await this.write(
-      manager,
+      unit,
       writes,
       { reason: RatingUpdateReason.MATCH_RESULT, matchId },
       now,
     );
     await this.matchChanges.record(
-      manager,
+      unit.manager,
       matchId,
       writes.map(({ before }, index) => ({
         playerId: before.playerId,
@@ -124,16 +125,17 @@ export class PlayerRatings {
   }
 
   /**
-   * Sets the ratings of existing players (an operator import), all or none, in `manager`'s
-   * transaction. Entries are validated by the caller; an unknown player is a 400 naming its entry.
+   * Sets the ratings of existing players (an operator import), all or none, in `unit`'s
+   * transaction; the relay is woken once it commits. Entries are validated by the caller; an
+   * unknown player is a 400 naming its entry.
    */
   async importRatings(
-    manager: EntityManager,
+    unit: UnitOfWork,
     entries: readonly RatingImport[],
     now: Date,
   ): Promise<StoredRating[]> {
     const stored = await this.lock(
-      manager,
+      unit.manager,
       entries.map((entry) => entry.playerId),
     );
     const unknown = entries
@@ -152,7 +154,7 @@ export class PlayerRatings {
       );
     }
     return this.write(
-      manager,
+      unit,
       entries.map((entry) => ({
         before: stored.get(entry.playerId) as StoredRating,
         after: { mu: entry.mu, sigma: entry.sigma },
@@ -179,7 +181,7 @@ export class PlayerRatings {
 
   /** The new ratings and one `rating.updated` each, in one statement. */
   private async write(
-    manager: EntityManager,
+    unit: UnitOfWork,
     writes: readonly RatingWrite[],
     cause: { reason: RatingUpdateReason; matchId?: string },
     now: Date,
@@ -226,7 +228,7 @@ export class PlayerRatings {
     ];
     const events = this.outbox.appendSql(envelopes, parameters, 'changed');
     // The revision guard cannot miss under the rows' locks; the count proves it did not.
-    const [row] = await manager.query<{ changed: number }[]>(
+    const [row] = await unit.manager.query<{ changed: number }[]>(
       `WITH changed AS (
          UPDATE players p
             SET rating_mu = u.mu, rating_sigma = u.sigma, rating = u.rating,
@@ -242,7 +244,7 @@ export class PlayerRatings {
     if (row?.changed !== written.length) {
       throw new Error(`rating update wrote ${row?.changed} of ${written.length} players`);
     }
-    await this.signal.wakeAfterCommit(manager);
+    this.signal.wakeAfter(unit);
     return written;
   }
 }

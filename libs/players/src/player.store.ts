@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { recordOffence, type OffencePolicy } from '@matchplane/domain';
+import type { UnitOfWork } from '@matchplane/persistence';
 
 export interface QueueEntryProfile {
   readonly rating: number;
@@ -152,15 +153,16 @@ export class PlayerStore {
    * Records an offence (a no-show, a ready check declined or missed, an abandoned match) under
    * the player's row lock: `no_show_count` becomes the offences in force (decayed, plus this
    * one) and the cooldown runs `base * 2^(earlier offences in force)` (capped) from `now`, never
-   * shortening one already in force.
+   * shortening one already in force. A read then a write: in `unit`'s transaction, so the lock
+   * holds between them.
    */
   async penaliseNoShow(
-    manager: EntityManager,
+    unit: UnitOfWork,
     playerId: string,
     now: Date,
     policy: NoShowPenaltyPolicy,
   ): Promise<NoShowPenalty | undefined> {
-    const [row] = await manager.query<
+    const [row] = await unit.manager.query<
       { no_show_count: number; last_offence_at: Date | null; cooldown_until: Date | null }[]
     >(
       `SELECT no_show_count, last_offence_at, cooldown_until FROM players WHERE id = $1 FOR UPDATE`,
@@ -173,7 +175,7 @@ export class PlayerStore {
       policy,
       row.cooldown_until ?? undefined,
     );
-    await manager.query(
+    await unit.manager.query(
       `UPDATE players SET no_show_count = $2, last_offence_at = $3, cooldown_until = $4, updated_at = now()
         WHERE id = $1`,
       [playerId, record.count, record.lastAt, cooldownUntil],
@@ -184,21 +186,20 @@ export class PlayerStore {
   /**
    * Ends the player's cooldown now (an operator's decision: a tester, a wrongly penalised player);
    * with `forgiveOffences` the offences in force go too, so the next one is a first offence again.
-   * Undefined when there is no such player.
+   * Undefined when there is no such player. In `unit`'s transaction, under the player's row lock.
    */
   async liftCooldown(
-    manager: EntityManager,
+    unit: UnitOfWork,
     playerId: string,
     now: Date,
     options: { forgiveOffences: boolean },
   ): Promise<LiftedPenalty | undefined> {
-    const [row] = await manager.query<{ no_show_count: number; cooldown_until: Date | null }[]>(
-      `SELECT no_show_count, cooldown_until FROM players WHERE id = $1 FOR UPDATE`,
-      [playerId],
-    );
+    const [row] = await unit.manager.query<
+      { no_show_count: number; cooldown_until: Date | null }[]
+    >(`SELECT no_show_count, cooldown_until FROM players WHERE id = $1 FOR UPDATE`, [playerId]);
     if (!row) return undefined;
     const offencesAfter = options.forgiveOffences ? 0 : row.no_show_count;
-    await manager.query(
+    await unit.manager.query(
       `UPDATE players
           SET cooldown_until = NULL, no_show_count = $2,
               last_offence_at = CASE WHEN $3::boolean THEN NULL ELSE last_offence_at END,

@@ -40,9 +40,9 @@ export class PlayerRatingsAdmin {
         errors: repeats,
       });
     }
-    const written = await runInTransaction(this.dataSource, async (manager) => {
+    const written = await runInTransaction(this.dataSource, async (manager, unit) => {
       const now = new Date();
-      const ratings = await this.ratings.importRatings(manager, body.ratings, now);
+      const ratings = await this.ratings.importRatings(unit, body.ratings, now);
       await this.audit.recordMany(
         manager,
         ratings.map((rating, index) => ({

@@ -110,7 +110,7 @@ export class PgProbeRecorder extends ProbeRecorder {
         answeredAt: receivedAt,
         rttMs,
       });
-      const { samplesMs, estimateMs } = await this.latencies.record(manager, {
+      const { samplesMs, estimateMs } = await this.latencies.record(unit, {
         playerId,
         region,
         sampleMs: rttMs,

@@ -59,7 +59,7 @@ export class ProbeMeasurementRecorder {
       }
       let recorded = { samplesMs: [] as number[], estimateMs: 0 };
       for (const sampleMs of measurement.samplesMs) {
-        recorded = await this.latencies.record(manager, {
+        recorded = await this.latencies.record(unit, {
           playerId,
           region: measurement.region,
           sampleMs,

@@ -75,7 +75,7 @@ export class ServerBackfillService {
     allocation: AllocationRecord,
     body: BackfillRequestBody,
   ): Promise<{ created: boolean; response: BackfillResponse }> {
-    return this.inTransaction(async (manager, now) => {
+    return this.inTransaction(async (manager, now, unit) => {
       const match = await this.lockMatch(manager, allocation);
       if (match.state !== 'IN_PROGRESS') {
         throw new CodedError(
@@ -125,7 +125,7 @@ export class ServerBackfillService {
       const teamRating =
         rated.length > 0 ? rated.reduce((sum, t) => sum + t.rating, 0) / rated.length : undefined;
       const request = await this.backfills.open(
-        manager,
+        unit,
         {
           matchId: match.id,
           mode: match.mode,
@@ -206,7 +206,7 @@ export class ServerBackfillService {
         () => ({ to: 'ASSIGNED', matchId: match.id }),
         now,
       );
-      const assigned = await this.backfills.transition(manager, request, { to: 'ASSIGNED' }, now);
+      const assigned = await this.backfills.transition(unit, request, { to: 'ASSIGNED' }, now);
       return toBackfillResponse(assigned);
     });
   }
@@ -255,7 +255,7 @@ export class ServerBackfillService {
         () => ({ to: 'CONNECTED', matchId: match.id }),
         now,
       );
-      const filled = await this.backfills.transition(manager, request, { to: 'FILLED' }, now);
+      const filled = await this.backfills.transition(unit, request, { to: 'FILLED' }, now);
       return { ...toBackfillResponse(filled), noShowPlayerIds };
     });
   }

@@ -107,7 +107,7 @@ export class ServerLifecycleService {
         return answer(ending.change.match);
       }
       const change = await this.matches.transition(
-        manager,
+        unit,
         match.id,
         { to: 'IN_PROGRESS' },
         { expectedRevision: match.revision, now },
@@ -171,7 +171,7 @@ export class ServerLifecycleService {
       if (match.state !== 'IN_PROGRESS')
         throw stateConflict(match, 'only a match in progress can complete');
       const change = await this.matches.transition(
-        manager,
+        unit,
         match.id,
         { to: 'COMPLETED' },
         { expectedRevision: match.revision, now },
@@ -183,7 +183,7 @@ export class ServerLifecycleService {
       await this.lifecycle.endBackfills(unit, match.id, now);
       // Ratings move with the COMPLETED they result from (rule: libs/domain rateMatch; abandoners lose).
       await this.ratings.rateMatchResult(
-        manager,
+        unit,
         match.id,
         await this.presence.finishedParticipants(manager, match),
         body,

@@ -75,7 +75,7 @@ export class ServerRegistrationService {
           );
         }
         const changes = await this.matches.advance(
-          manager,
+          unit,
           match,
           match.state === 'ALLOCATING'
             ? [

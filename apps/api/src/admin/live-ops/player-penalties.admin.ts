@@ -31,8 +31,8 @@ export class PlayerPenaltiesAdmin {
     operator: string,
     request: { reason: string; forgiveOffences: boolean },
   ): Promise<LiftedCooldown> {
-    return runInTransaction(this.dataSource, async (manager) => {
-      const lifted = await this.players.liftCooldown(manager, playerId, new Date(), {
+    return runInTransaction(this.dataSource, async (manager, unit) => {
+      const lifted = await this.players.liftCooldown(unit, playerId, new Date(), {
         forgiveOffences: request.forgiveOffences,
       });
       if (!lifted) throw new CodedError(ErrorCode.NOT_FOUND, `No player ${playerId}`);
