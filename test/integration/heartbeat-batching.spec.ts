@@ -15,13 +15,15 @@ interface Queued {
 
 /**
  * Heartbeats that arrive together share one transaction; each caller must still get exactly the
- * answer it would have got alone, and the idempotency guarantee must hold inside a batch.
+ * answer it would have got alone, and the idempotency guarantee must hold inside a batch. This is
+ * the PostgreSQL path (what the liveness store cannot answer for goes there, and every heartbeat
+ * with TICKET_LIVENESS_IN_REDIS=false); the Redis path is test/integration/ticket-liveness.spec.ts.
  */
 describe('Batched heartbeats', () => {
   let api: PlayerApi;
   let baseUrl: string;
   beforeAll(async () => {
-    api = await startPlayerApi({ API_LOCK_TIMEOUT_MS: '300' });
+    api = await startPlayerApi({ API_LOCK_TIMEOUT_MS: '300', TICKET_LIVENESS_IN_REDIS: 'false' });
     const port = await freePort();
     await api.app.listen(port, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${port}`;

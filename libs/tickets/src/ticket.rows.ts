@@ -142,3 +142,33 @@ export async function searchingTickets(manager: EntityManager): Promise<StoredTi
   );
   return rows.map(toTicket);
 }
+
+/**
+ * Writes beats the liveness store recorded into their searching tickets' `last_heartbeat_at`,
+ * never moving one back, in one statement (rows locked in id order, as heartbeats lock them). No
+ * `updated_at`: a beat is no change of the ticket (its version, which orders projection writes,
+ * stays). Answers the ids among them that are no longer searching, whose candidates lie.
+ */
+export async function checkpointBeats(
+  manager: EntityManager,
+  beats: ReadonlyMap<string, Date>,
+): Promise<{ written: number; notSearching: string[] }> {
+  if (beats.size === 0) return { written: 0, notSearching: [] };
+  const ordered = [...beats].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const rows = await manager.query<{ written: string; not_searching: string[] }[]>(
+    `WITH beats AS (
+       SELECT * FROM unnest($1::uuid[], $2::timestamptz[]) AS b(ticket_id, beat_at)
+     ), written AS (
+       UPDATE queue_tickets AS q SET last_heartbeat_at = b.beat_at
+         FROM beats b
+        WHERE q.id = b.ticket_id AND q.state = 'SEARCHING' AND q.last_heartbeat_at < b.beat_at
+        RETURNING q.id
+     )
+     SELECT (SELECT count(*) FROM written) AS written,
+            ARRAY(SELECT q.id::text FROM queue_tickets q JOIN beats b ON q.id = b.ticket_id
+                   WHERE q.state <> 'SEARCHING') AS not_searching`,
+    [ordered.map(([id]) => id), ordered.map(([, at]) => at)],
+  );
+  const row = rows[0];
+  return { written: Number(row?.written ?? 0), notSearching: row?.not_searching ?? [] };
+}

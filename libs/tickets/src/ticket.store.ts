@@ -16,6 +16,7 @@ import type { UnitOfWork } from '@matchplane/persistence';
 import { CandidateProjection } from './candidate.projection';
 
 import {
+  checkpointBeats,
   COLUMNS,
   endReasonOf,
   EXPIRED_TICKETS_SQL,
@@ -308,6 +309,11 @@ export class TicketStore {
     for (const ticket of beaten)
       this.projection.refreshAfterCommit(unit, ticket, { awaited: false });
     return new Map(beaten.map((ticket) => [ticket.id, ticket]));
+  }
+
+  /** Liveness beats into the searching tickets' rows, one statement ({@link checkpointBeats}). */
+  checkpointHeartbeats(manager: EntityManager, beats: ReadonlyMap<string, Date>) {
+    return checkpointBeats(manager, beats);
   }
 
   /** The tickets of these ids that exist, by id. */
