@@ -26,4 +26,20 @@ describe(MaintenanceConfig.name, () => {
       }),
     ).toThrow(/RETENTION_OUTBOX_DEAD_LETTERS_SECONDS must be at least RETENTION_/);
   });
+
+  it('refuses at loading a liveness checkpoint interval with which a Redis flush would expire live players', () => {
+    expect(() =>
+      loadConfig(MaintenanceConfig, {
+        TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS: '10000',
+        TICKET_HEARTBEAT_INTERVAL_MS: '10000',
+        TICKET_HEARTBEAT_TIMEOUT_MS: '30000',
+      }),
+    ).toThrow(
+      /TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS \(10000\) plus twice TICKET_HEARTBEAT_INTERVAL_MS/,
+    );
+    expect(
+      loadConfig(MaintenanceConfig, { TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS: '9000' })
+        .TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS,
+    ).toBe(9000);
+  });
 });
