@@ -55,11 +55,18 @@ export class TicketHeartbeats {
     @Inject(MetricsRegistry) metrics: MetricsRegistry,
   ) {
     this.livenessInRedis = apiConfig.TICKET_LIVENESS_IN_REDIS;
+    const beatBatchSizes = new Histogram({
+      name: 'api_heartbeat_liveness_batch_size',
+      help: 'Heartbeats sent to the liveness store (Redis) per pipeline',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [metrics],
+    });
     this.beats = new RequestBatcher<TicketBeat, StoredTicket | undefined>(
       (beats) => this.beatBatch(beats),
       {
         maxBatchSize: apiConfig.HEARTBEAT_BATCH_SIZE,
         maxConcurrentBatches: apiConfig.HEARTBEAT_BATCHES_IN_FLIGHT,
+        onBatch: (size) => beatBatchSizes.observe(size),
       },
     );
     const batchSizes = new Histogram({
