@@ -224,6 +224,20 @@ describe(TicketLiveness.name, () => {
     expect([after.status, after.body.code]).toEqual([409, 'TICKET_FINISHED']);
   });
 
+  it('a candidate left stale by a lost projection write is brought up to its row at the next checkpoint', async () => {
+    const player = await queued();
+    const projection = api.app.get(CandidateProjection);
+    // A second region measured; the ticket's row takes it, the candidate never hears of it.
+    jest.spyOn(projection, 'applyManyAfterCommit').mockResolvedValueOnce(undefined);
+    expect((await api.probe(player.token, 'us-east')).statusCode).toBe(200);
+    expect((await beat(player)).status).toBe(200);
+    const stale = await projection.candidate(player.ticket.id);
+    expect(Object.keys(stale?.predictedRtt as object)).toEqual(['eu-west']);
+    expect((await checkpoint()).repaired).toBe(1);
+    const repaired = await projection.candidate(player.ticket.id);
+    expect(Object.keys(repaired?.predictedRtt as object).sort()).toEqual(['eu-west', 'us-east']);
+  });
+
   it('with Redis failing or slow, heartbeats go to PostgreSQL and are answered all the same', async () => {
     const player = await queued();
     const liveness = api.app.get(TicketLiveness);

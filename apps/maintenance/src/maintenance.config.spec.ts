@@ -27,19 +27,18 @@ describe(MaintenanceConfig.name, () => {
     ).toThrow(/RETENTION_OUTBOX_DEAD_LETTERS_SECONDS must be at least RETENTION_/);
   });
 
-  it('refuses at loading a liveness checkpoint interval with which a Redis flush would expire live players', () => {
+  it('refuses at loading a liveness checkpoint interval over half the heartbeat timeout', () => {
     expect(() =>
       loadConfig(MaintenanceConfig, {
-        TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS: '10000',
-        TICKET_HEARTBEAT_INTERVAL_MS: '10000',
+        TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS: '16000',
         TICKET_HEARTBEAT_TIMEOUT_MS: '30000',
       }),
     ).toThrow(
-      /TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS \(10000\) plus twice TICKET_HEARTBEAT_INTERVAL_MS/,
+      /TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS \(16000\) must be at most half TICKET_HEARTBEAT_TIMEOUT_MS/,
     );
     expect(
-      loadConfig(MaintenanceConfig, { TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS: '9000' })
+      loadConfig(MaintenanceConfig, { TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS: '15000' })
         .TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS,
-    ).toBe(9000);
+    ).toBe(15000);
   });
 });

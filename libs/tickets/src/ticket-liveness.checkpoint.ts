@@ -11,7 +11,7 @@ export interface LivenessCheckpointReport {
   readonly beaten: number;
   /** Rows whose last_heartbeat_at moved forward. */
   readonly written: number;
-  /** Beaten tickets found no longer searching: their candidates were re-projected from their rows. */
+  /** Beaten tickets whose candidates misstated their rows (a lost projection write): re-projected. */
   readonly repaired: number;
 }
 
@@ -19,9 +19,11 @@ export interface LivenessCheckpointReport {
  * The durable side of TicketLiveness: takes the tickets beaten through Redis since the previous
  * checkpoint and writes their last beats into PostgreSQL, a chunk per statement, then forgets
  * them. A crash before the end leaves them taken: the next checkpoint writes them again (a beat
- * never moves a row back, so twice is harmless). A ticket found no longer searching had a
- * candidate that lied to its heartbeats (a projection write that never reached Redis): it is
- * re-projected from its row, so such a lie lasts one checkpoint at most.
+ * never moves a row back, so twice is harmless). A candidate whose version is not its row's (a
+ * projection write that never reached Redis: a ticket that left the queue still answering its
+ * heartbeats, a stale RTT) is re-projected from its row. Heartbeats through Redis no longer carry
+ * the row into the projection, so this is what keeps a stale candidate from living on: it lasts
+ * one checkpoint at most.
  */
 @Injectable()
 export class TicketLivenessCheckpoint {
@@ -40,12 +42,12 @@ export class TicketLivenessCheckpoint {
       const [next, ids] = await this.liveness.scanTaken(cursor, CHECKPOINT_CHUNK);
       cursor = next;
       if (ids.length === 0) continue;
-      const beats = await this.liveness.beats(ids);
+      const beats = await this.liveness.recordedBeats(ids);
       const result = await this.tickets.checkpointHeartbeats(this.dataSource.manager, beats);
       written += result.written;
-      if (result.notSearching.length > 0) {
-        await this.tickets.reproject(this.dataSource.manager, result.notSearching);
-        repaired += result.notSearching.length;
+      if (result.stale.length > 0) {
+        await this.tickets.reproject(this.dataSource.manager, result.stale);
+        repaired += result.stale.length;
       }
     } while (cursor !== '0');
     await this.liveness.releaseTaken();

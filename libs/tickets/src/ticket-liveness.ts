@@ -4,7 +4,7 @@ import Redis from 'ioredis';
 import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
 import { DEFAULT_SKILL, readTicketAttributes } from '@matchplane/domain';
 import { CandidateProjection, isNoScript, type CandidateJson } from './candidate.projection';
-import type { StoredTicket } from './ticket.rows';
+import type { RecordedBeat, StoredTicket } from './ticket.rows';
 
 /**
  * KEYS: candidate hash, dirty set. ARGV: player id, beat ms, ttl ms, ticket id. A beat of a
@@ -97,15 +97,24 @@ export class TicketLiveness {
 
   /** The last beats Redis holds for these tickets, by id (tickets without one are left out). */
   async beats(ticketIds: readonly string[]): Promise<Map<string, Date>> {
-    const beats = new Map<string, Date>();
+    const recorded = await this.recordedBeats(ticketIds);
+    return new Map([...recorded].map(([id, beat]) => [id, beat.at]));
+  }
+
+  /** {@link beats}, each with the version of the candidate it was recorded on (`v`). */
+  async recordedBeats(ticketIds: readonly string[]): Promise<Map<string, RecordedBeat>> {
+    const beats = new Map<string, RecordedBeat>();
     if (ticketIds.length === 0) return beats;
     const pipeline = this.redis.pipeline();
-    for (const id of ticketIds) pipeline.hget(this.projection.candidateKey(id), 'b');
+    for (const id of ticketIds) pipeline.hmget(this.projection.candidateKey(id), 'b', 'v');
     const results = (await pipeline.exec()) ?? [];
     ticketIds.forEach((id, index) => {
-      const [error, beat] = results[index] ?? [null, null];
+      const [error, fields] = results[index] ?? [null, null];
       if (error) throw error;
-      if (typeof beat === 'string') beats.set(id, new Date(Number(beat)));
+      const [beat, version] = (fields ?? []) as (string | null)[];
+      if (typeof beat === 'string') {
+        beats.set(id, { at: new Date(Number(beat)), version: Number(version ?? 0) });
+      }
     });
     return beats;
   }

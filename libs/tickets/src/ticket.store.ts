@@ -14,7 +14,6 @@ import { activeTraceparent } from '@matchplane/observability';
 import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import type { UnitOfWork } from '@matchplane/persistence';
 import { CandidateProjection } from './candidate.projection';
-
 import {
   checkpointBeats,
   COLUMNS,
@@ -26,6 +25,7 @@ import {
   toTicket,
   type StoredTicket,
   type TicketParty,
+  type RecordedBeat,
   type TicketRow,
   StaleTicketRevisionError,
 } from './ticket.rows';
@@ -33,6 +33,7 @@ import {
 export {
   EXPIRED_TICKETS_SQL,
   StaleTicketRevisionError,
+  type RecordedBeat,
   type StoredTicket,
   type TicketParty,
 } from './ticket.rows';
@@ -312,7 +313,7 @@ export class TicketStore {
   }
 
   /** Liveness beats into the searching tickets' rows, one statement ({@link checkpointBeats}). */
-  checkpointHeartbeats(manager: EntityManager, beats: ReadonlyMap<string, Date>) {
+  checkpointHeartbeats(manager: EntityManager, beats: ReadonlyMap<string, RecordedBeat>) {
     return checkpointBeats(manager, beats);
   }
 

@@ -13,7 +13,7 @@ import type { TicketReconciliationOptions } from './ticket-reconciliation.option
 import { SearchTimeoutStage } from './search-timeout.stage';
 import { endClaimedSearching } from './searching-tickets.ender';
 import { TicketLiveness } from './ticket-liveness';
-import { TicketStore } from './ticket.store';
+import { TicketStore, type RecordedBeat } from './ticket.store';
 import { TicketsModule } from './tickets.module';
 
 /**
@@ -74,15 +74,18 @@ export class TicketExpiryStage implements ReconciliationStage {
   }
 
   /** The tickets among `ids` that Redis saw beat since `since`, with their last beats. */
-  private async beatenSince(ids: readonly string[], since: Date): Promise<Map<string, Date>> {
-    let beats: Map<string, Date>;
+  private async beatenSince(
+    ids: readonly string[],
+    since: Date,
+  ): Promise<Map<string, RecordedBeat>> {
+    let beats: Map<string, RecordedBeat>;
     try {
-      beats = await this.liveness.beats(ids);
+      beats = await this.liveness.recordedBeats(ids);
     } catch (error) {
       this.logger.warn(`liveness not read, expiring by the rows: ${(error as Error).message}`);
       return new Map();
     }
-    return new Map([...beats].filter(([, beat]) => beat.getTime() >= since.getTime()));
+    return new Map([...beats].filter(([, beat]) => beat.at.getTime() >= since.getTime()));
   }
 }
 
