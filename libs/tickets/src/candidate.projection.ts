@@ -170,24 +170,13 @@ export class CandidateProjection {
    */
   async applyManyAfterCommit(tickets: readonly StoredTicket[], timeoutMs = 1_000): Promise<void> {
     if (tickets.length === 0) return;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        this.applyMany(tickets),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${timeoutMs} ms`)),
-            timeoutMs,
-          );
-        }),
-      ]);
+      await answerWithin(this.applyMany(tickets), timeoutMs);
     } catch (error) {
       const ids = tickets.map((ticket) => ticket.id).join(', ');
       this.logger.warn(
         `${tickets.length === 1 ? 'candidate' : 'candidates'} ${ids} not updated in Redis: ${(error as Error).message}`,
       );
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -286,6 +275,24 @@ export class CandidateProjection {
     const pipeline = this.redis.pipeline();
     for (const call of calls) add(pipeline, call);
     return (await pipeline.exec()) ?? [];
+  }
+}
+
+/**
+ * `work`, or an error once it has taken `timeoutMs`: a Redis call must not hold up a caller that
+ * has somewhere else to go (the shared connection queues commands while Redis is down).
+ */
+export async function answerWithin<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -3,7 +3,12 @@ import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
 import { DEFAULT_SKILL, readTicketAttributes } from '@matchplane/domain';
-import { CandidateProjection, isNoScript, type CandidateJson } from './candidate.projection';
+import {
+  answerWithin,
+  CandidateProjection,
+  isNoScript,
+  type CandidateJson,
+} from './candidate.projection';
 import type { RecordedBeat, StoredTicket } from './ticket.rows';
 
 /**
@@ -36,6 +41,12 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
 end
 return redis.call('SCARD', KEYS[2])
 `;
+
+/**
+ * How long a read of the store may take: its callers hold row locks (expiry, the matcher's commit)
+ * or a loop (the checkpoint), and the shared connection queues commands while Redis is down.
+ */
+const READ_TIMEOUT_MS = 1_000;
 
 export interface TicketBeat {
   readonly ticketId: string;
@@ -107,7 +118,7 @@ export class TicketLiveness {
     if (ticketIds.length === 0) return beats;
     const pipeline = this.redis.pipeline();
     for (const id of ticketIds) pipeline.hmget(this.projection.candidateKey(id), 'b', 'v');
-    const results = (await pipeline.exec()) ?? [];
+    const results = (await answerWithin(pipeline.exec(), READ_TIMEOUT_MS)) ?? [];
     ticketIds.forEach((id, index) => {
       const [error, fields] = results[index] ?? [null, null];
       if (error) throw error;
@@ -121,17 +132,18 @@ export class TicketLiveness {
 
   /** Takes the tickets beaten since the last checkpoint (and any a crashed one left); how many. */
   async takeBeaten(): Promise<number> {
-    return Number(await this.redis.eval(TAKE_SCRIPT, 2, this.dirtyKey, this.takenKey));
+    const taken = this.redis.eval(TAKE_SCRIPT, 2, this.dirtyKey, this.takenKey);
+    return Number(await answerWithin(taken, READ_TIMEOUT_MS));
   }
 
   /** Taken tickets, a page at a time (SSCAN: `cursor` '0' first, done when it answers '0'). */
   async scanTaken(cursor: string, count: number): Promise<[string, string[]]> {
-    return this.redis.sscan(this.takenKey, cursor, 'COUNT', count);
+    return answerWithin(this.redis.sscan(this.takenKey, cursor, 'COUNT', count), READ_TIMEOUT_MS);
   }
 
   /** The taken tickets are checkpointed: forget them. */
   async releaseTaken(): Promise<void> {
-    await this.redis.del(this.takenKey);
+    await answerWithin(this.redis.del(this.takenKey), READ_TIMEOUT_MS);
   }
 }
 

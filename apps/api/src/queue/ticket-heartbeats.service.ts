@@ -10,6 +10,7 @@ import {
 import { MetricsRegistry } from '@matchplane/observability';
 import { RequestBatcher, type BatchOutcome } from '@matchplane/persistence';
 import {
+  answerWithin,
   QueueWaitEstimates,
   TicketLiveness,
   TicketStore,
@@ -116,17 +117,11 @@ export class TicketHeartbeats {
   private async beatBatch(
     beats: readonly TicketBeat[],
   ): Promise<BatchOutcome<StoredTicket | undefined>[]> {
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const tickets = await Promise.race([
+      const tickets = await answerWithin(
         this.liveness.beatMany(beats, new Date()),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${LIVENESS_TIMEOUT_MS} ms`)),
-            LIVENESS_TIMEOUT_MS,
-          );
-        }),
-      ]);
+        LIVENESS_TIMEOUT_MS,
+      );
       if (this.livenessFailing) this.logger.log('liveness store answers again');
       this.livenessFailing = false;
       return tickets.map((ticket) => ({ value: ticket }));
@@ -139,8 +134,6 @@ export class TicketHeartbeats {
       }
       this.livenessFailing = true;
       return beats.map(() => ({ value: undefined }));
-    } finally {
-      clearTimeout(timer);
     }
   }
 
