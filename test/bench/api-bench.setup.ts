@@ -54,28 +54,34 @@ export async function queuePlayersInBulk(
   const queued: QueuedPlayer[] = [];
   let next = 0;
   const transaction = async (first: number, size: number): Promise<QueuedPlayer[]> =>
-    runInTransaction(dataSource, async (manager, unit) => {
-      const written: QueuedPlayer[] = [];
-      for (let index = first; index < first + size; index += 1) {
-        const playerId = await players.createGuest(manager, secretHash(randomBytes(32).toString()));
-        const token = newSecret(SESSION_TOKEN_PREFIX);
-        await sessions.create(manager, playerId, secretHash(token), expiresAt);
-        const ticketId = randomUUID();
-        await tickets.create(
-          unit,
-          {
-            id: ticketId,
-            playerId,
-            mode: modeOf(index),
-            rating: 1500,
-            predictedRtt: predictedRttOf(index),
-          },
-          new Date(),
-        );
-        written.push({ token, ticketId });
-      }
-      return written;
-    });
+    runInTransaction(dataSource, (manager, unit) =>
+      // The players of a transaction side by side: their statements go out pipelined on its
+      // connection (DATABASE_PIPELINING) instead of a round trip each.
+      Promise.all(
+        Array.from({ length: size }, async (_, offset): Promise<QueuedPlayer> => {
+          const index = first + offset;
+          const playerId = await players.createGuest(
+            manager,
+            secretHash(randomBytes(32).toString('hex')),
+          );
+          const token = newSecret(SESSION_TOKEN_PREFIX);
+          await sessions.create(manager, playerId, secretHash(token), expiresAt);
+          const ticketId = randomUUID();
+          await tickets.create(
+            unit,
+            {
+              id: ticketId,
+              playerId,
+              mode: modeOf(index),
+              rating: 1500,
+              predictedRtt: predictedRttOf(index),
+            },
+            new Date(),
+          );
+          return { token, ticketId };
+        }),
+      ),
+    );
   await Promise.all(
     Array.from({ length: TRANSACTIONS_IN_FLIGHT }, async () => {
       while (next < count) {
