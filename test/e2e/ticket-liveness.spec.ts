@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deleteRedisPrefix } from '../support/redis';
 import { readyPlayer, useControlPlane, type JourneyPlayer } from '../support/journey';
+import { heartbeatKeyCount } from '../support/heartbeat-keys';
 
 /*
  * Ticket liveness through the real apps (decision 2026-12-07-ticket-liveness): a player alone in
@@ -33,15 +34,7 @@ describe('ticket liveness', () => {
         [ticketId],
       )
     )[0]!;
-  const heartbeatKeys = async (playerId: string) =>
-    Number(
-      (
-        await plane.ds.query<{ n: string }[]>(
-          `SELECT count(*) AS n FROM idempotency_keys WHERE player_id = $1 AND route LIKE '%heartbeat'`,
-          [playerId],
-        )
-      )[0]?.n,
-    );
+  const heartbeatKeys = (playerId: string) => heartbeatKeyCount(plane.ds, playerId);
 
   it('keeps a heartbeating ticket past its timeout through checkpoints, a Redis flush included, and expires it once it stops', () =>
     plane.diagnose(async () => {

@@ -6,6 +6,7 @@ import { TestFactories } from '../support/factories';
 import { startPlayerApi, type InjectedResponse, type PlayerApi } from '../support/player-api';
 import { freePort } from '../support/processes';
 import { RoundTrips } from '../support/round-trips';
+import { heartbeatKeyCount } from '../support/heartbeat-keys';
 
 interface Queued {
   token: string;
@@ -59,15 +60,7 @@ describe('Batched heartbeats', () => {
         [ticketId],
       )
     )[0]!;
-  const keyRows = async (playerId: string) =>
-    Number(
-      (
-        await api.ds.query<{ n: string }[]>(
-          `SELECT count(*) AS n FROM idempotency_keys WHERE player_id = $1 AND route LIKE '%heartbeat'`,
-          [playerId],
-        )
-      )[0]?.n,
-    );
+  const keyRows = (playerId: string) => heartbeatKeyCount(api.ds, playerId);
 
   it('concurrent replays over HTTP are exactly-once: one heartbeat, one stored answer, the same body for all', async () => {
     const players = await Promise.all(Array.from({ length: 8 }, queued));

@@ -11,6 +11,7 @@ import { startApiReplica, startPlayerApi, type PlayerApi } from '../support/play
 import { freePort } from '../support/processes';
 import { deleteRedisPrefix } from '../support/redis';
 import { RoundTrips } from '../support/round-trips';
+import { heartbeatKeyCount } from '../support/heartbeat-keys';
 
 const HEARTBEAT_TIMEOUT_MS = 2_000;
 
@@ -62,15 +63,7 @@ describe(TicketLiveness.name, () => {
         [ticketId],
       )
     )[0]!;
-  const heartbeatKeys = async (playerId: string) =>
-    Number(
-      (
-        await api.ds.query<{ n: string }[]>(
-          `SELECT count(*) AS n FROM idempotency_keys WHERE player_id = $1 AND route LIKE '%heartbeat'`,
-          [playerId],
-        )
-      )[0]?.n,
-    );
+  const heartbeatKeys = (playerId: string) => heartbeatKeyCount(api.ds, playerId);
   const checkpoint = () => api.app.get(TicketLivenessCheckpoint).checkpoint();
   const expiry = () =>
     new TicketExpiryStage(api.ds, api.app.get(TicketStore), api.app.get(TicketLiveness), {
