@@ -6,6 +6,7 @@ import { TestFactories } from '../support/factories';
 import { startPlayerApi, type InjectedResponse, type PlayerApi } from '../support/player-api';
 import { freePort } from '../support/processes';
 import { RoundTrips } from '../support/round-trips';
+import { heartbeatKeyCount } from '../support/heartbeat-keys';
 
 interface Queued {
   token: string;
@@ -15,13 +16,15 @@ interface Queued {
 
 /**
  * Heartbeats that arrive together share one transaction; each caller must still get exactly the
- * answer it would have got alone, and the idempotency guarantee must hold inside a batch.
+ * answer it would have got alone, and the idempotency guarantee must hold inside a batch. This is
+ * the PostgreSQL path (what the liveness store cannot answer for goes there, and every heartbeat
+ * with TICKET_LIVENESS_IN_REDIS=false); the Redis path is test/integration/ticket-liveness.spec.ts.
  */
 describe('Batched heartbeats', () => {
   let api: PlayerApi;
   let baseUrl: string;
   beforeAll(async () => {
-    api = await startPlayerApi({ API_LOCK_TIMEOUT_MS: '300' });
+    api = await startPlayerApi({ API_LOCK_TIMEOUT_MS: '300', TICKET_LIVENESS_IN_REDIS: 'false' });
     const port = await freePort();
     await api.app.listen(port, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${port}`;
@@ -57,15 +60,7 @@ describe('Batched heartbeats', () => {
         [ticketId],
       )
     )[0]!;
-  const keyRows = async (playerId: string) =>
-    Number(
-      (
-        await api.ds.query<{ n: string }[]>(
-          `SELECT count(*) AS n FROM idempotency_keys WHERE player_id = $1 AND route LIKE '%heartbeat'`,
-          [playerId],
-        )
-      )[0]?.n,
-    );
+  const keyRows = (playerId: string) => heartbeatKeyCount(api.ds, playerId);
 
   it('concurrent replays over HTTP are exactly-once: one heartbeat, one stored answer, the same body for all', async () => {
     const players = await Promise.all(Array.from({ length: 8 }, queued));

@@ -133,6 +133,32 @@ describe(MatchingPass.name, () => {
     expect(await projection.candidates('duel')).toEqual([]);
   });
 
+  it('matches tickets heartbeating only through the liveness store, their rows older than the timeout', async () => {
+    const { loop } = await startMatcher({}, { TICKET_HEARTBEAT_TIMEOUT_MS: '1000' });
+    const pair = [await queued('duel'), await queued('duel')];
+    const started = Date.now();
+    while (Date.now() - started < 1_400) {
+      for (const { token, ticket } of pair) {
+        const beat = await api.request('POST', `/v1/queue/tickets/${ticket.id}/heartbeat`, {
+          token,
+          idempotencyKey: randomUUID(),
+        });
+        expect(beat.statusCode).toBe(200);
+      }
+      await sleep(200);
+    }
+    // No checkpoint ran: by their rows both are stale; the screen and the commit read Redis's beat.
+    const rows = await api.ds.query<{ last_heartbeat_at: Date }[]>(
+      `SELECT last_heartbeat_at FROM queue_tickets WHERE id = ANY($1)`,
+      [pair.map(({ ticket }) => ticket.id)],
+    );
+    for (const row of rows)
+      expect(Date.now() - row.last_heartbeat_at.getTime()).toBeGreaterThan(1_000);
+    const report = await loop.passNow('duel');
+    expect(report?.committed).toHaveLength(1);
+    expect(report?.dropped).toEqual([]);
+  });
+
   it('explains a ticket it cannot match yet through GET /v1/queue/tickets/{id}, and clears it once matched', async () => {
     const { loop } = await startMatcher();
     const lone = await queued('squad');

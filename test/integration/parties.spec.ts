@@ -8,7 +8,12 @@ import type {
   TicketResponse,
 } from '@matchplane/contracts';
 import { MatchStore } from '@matchplane/matches';
-import { CandidateProjection, TicketExpiryStage, TicketStore } from '@matchplane/tickets';
+import {
+  CandidateProjection,
+  TicketExpiryStage,
+  TicketLiveness,
+  TicketStore,
+} from '@matchplane/tickets';
 import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
@@ -438,10 +443,15 @@ describe('parties', () => {
     });
     expect(beat.statusCode).toBe(200);
 
-    const expiry = new TicketExpiryStage(api.ds, api.app.get(TicketStore), {
-      batchSize: 50,
-      heartbeatTimeoutMs,
-    });
+    const expiry = new TicketExpiryStage(
+      api.ds,
+      api.app.get(TicketStore),
+      api.app.get(TicketLiveness),
+      {
+        batchSize: 50,
+        heartbeatTimeoutMs,
+      },
+    );
     const batch = await expiry.batch(new Date(), new Set());
     expect(batch.failures).toEqual([]);
     expect(await ticket(member, memberTicket?.id as string)).toMatchObject({

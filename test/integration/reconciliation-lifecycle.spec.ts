@@ -13,7 +13,7 @@ import {
 import { PlayerStore } from '@matchplane/players';
 import { OutboxSignal, OutboxWriter, outboxWakeChannel } from '@matchplane/outbox';
 import { dataSourceOptions, runInTransaction } from '@matchplane/persistence';
-import { CandidateProjection, TicketStore } from '@matchplane/tickets';
+import { CandidateProjection, TicketLiveness, TicketStore } from '@matchplane/tickets';
 import {
   AllocationReleaser,
   markAllocationReleased,
@@ -130,6 +130,7 @@ describe(LifecycleReconciler.name, () => {
       {
         dataSource: ds,
         tickets,
+        liveness: api.app.get(TicketLiveness),
         lifecycle,
         presence: new MatchPresenceService(ds, ownMatches, lifecycle, new OutboxWriter(), signal),
         releaser,

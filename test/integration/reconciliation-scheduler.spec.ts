@@ -89,7 +89,11 @@ describe(ReconciliationScheduler.name, () => {
     const projection = api.app.get(CandidateProjection);
     expect(await projection.candidate(ticket.id)).toBeDefined();
 
-    await startMaintenance({ TICKET_HEARTBEAT_TIMEOUT_MS: '1000', RECONCILE_INTERVAL_MS: '200' });
+    await startMaintenance({
+      TICKET_HEARTBEAT_TIMEOUT_MS: '1000',
+      TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS: '500',
+      RECONCILE_INTERVAL_MS: '200',
+    });
     const [line] = await waitFor(
       async () => {
         const lines = linesOf(ReconciliationScheduler.name);

@@ -16,7 +16,7 @@ import {
 import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { PlayerStore } from '@matchplane/players';
 import { dataSourceOptions } from '@matchplane/persistence';
-import { TicketStore } from '@matchplane/tickets';
+import { TicketLiveness, TicketStore } from '@matchplane/tickets';
 import { MaintenanceConfig } from '../../apps/maintenance/src/maintenance.config';
 import type { LifecycleReconciler } from '../../apps/maintenance/src/reconciliation/lifecycle.reconciler';
 import { QueuedAllocationReleaser } from '../../apps/maintenance/src/reconciliation/queued-allocation.releaser';
@@ -105,6 +105,7 @@ describe(ServerLossReconciler.name, () => {
       {
         dataSource: ds,
         tickets,
+        liveness: api.app.get(TicketLiveness),
         lifecycle,
         presence: new MatchPresenceService(ds, matches, lifecycle, new OutboxWriter(), signal),
         releaser,

@@ -156,6 +156,13 @@ export class ApiConfig extends WithNoShowPenalty(ServiceConfig) {
 
   @EnvVar({
     description:
+      "Answer a searching ticket's heartbeat from Redis (the liveness store; maintenance checkpoints the beats into PostgreSQL every TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS) rather than with a PostgreSQL transaction of its own (true or false). Either way a ticket Redis cannot answer for goes to PostgreSQL",
+  })
+  @IsFlag()
+  TICKET_LIVENESS_IN_REDIS = true;
+
+  @EnvVar({
+    description:
       'Reverse proxies in front of the API whose X-Forwarded-For is trusted: the client address (which per-address limits count) is the one this many hops back. 0: the peer address itself',
   })
   @IsIntInRange(0, 16)

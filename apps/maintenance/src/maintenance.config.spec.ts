@@ -26,4 +26,19 @@ describe(MaintenanceConfig.name, () => {
       }),
     ).toThrow(/RETENTION_OUTBOX_DEAD_LETTERS_SECONDS must be at least RETENTION_/);
   });
+
+  it('refuses at loading a liveness checkpoint interval over half the heartbeat timeout', () => {
+    expect(() =>
+      loadConfig(MaintenanceConfig, {
+        TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS: '16000',
+        TICKET_HEARTBEAT_TIMEOUT_MS: '30000',
+      }),
+    ).toThrow(
+      /TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS \(16000\) must be at most half TICKET_HEARTBEAT_TIMEOUT_MS/,
+    );
+    expect(
+      loadConfig(MaintenanceConfig, { TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS: '15000' })
+        .TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS,
+    ).toBe(15000);
+  });
 });

@@ -13,7 +13,7 @@ import { retentionWindowProblems } from './retention/retention-policy';
 export class MaintenanceConfig extends WithNoShowPenalty(WorkerConfig) {
   /** Dead letters are kept longest; idempotency keys outlive sessions and client retries. */
   static crossVariableProblems(config: MaintenanceConfig): string[] {
-    return retentionWindowProblems(config);
+    return [...retentionWindowProblems(config), ...livenessCheckpointProblems(config)];
   }
 
   @healthPort()
@@ -182,4 +182,26 @@ export class MaintenanceConfig extends WithNoShowPenalty(WorkerConfig) {
 
   @serverHeartbeatTimeoutMs()
   SERVER_HEARTBEAT_TIMEOUT_MS = 10_000;
+
+  @EnvVar({
+    description:
+      "Time from the end of one checkpoint of the tickets' liveness (the heartbeats answered from Redis, written into PostgreSQL's last_heartbeat_at in bulk) to the start of the next (ms). What a Redis restart or flush loses: a ticket then looks this much older (plus a heartbeat interval) to expiry, so keep it plus twice TICKET_HEARTBEAT_INTERVAL_MS under TICKET_HEARTBEAT_TIMEOUT_MS; over half the timeout it is refused",
+  })
+  @IsIntInRange(100, 600_000)
+  TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS = 5_000;
+}
+
+/**
+ * After a Redis flush a live ticket's row is at most a checkpoint interval plus a heartbeat
+ * interval old, and its next heartbeat (through PostgreSQL) comes within another interval: all of
+ * it must fit in the heartbeat timeout (defaults: 5 + 2 x 10 < 30 s). Refused here: a checkpoint
+ * interval over half the timeout, which no heartbeat cadence could make safe.
+ */
+function livenessCheckpointProblems(config: MaintenanceConfig): string[] {
+  if (2 * config.TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS <= config.TICKET_HEARTBEAT_TIMEOUT_MS) {
+    return [];
+  }
+  return [
+    `TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS (${config.TICKET_LIVENESS_CHECKPOINT_INTERVAL_MS}) must be at most half TICKET_HEARTBEAT_TIMEOUT_MS (${config.TICKET_HEARTBEAT_TIMEOUT_MS}): a Redis flush would expire live players`,
+  ];
 }

@@ -15,7 +15,8 @@ import {
 import { BackfillStore, MatchStore, ReadyCheck } from '@matchplane/matches';
 import { contextFromTraceparent, inSpan, linkToTraceparent } from '@matchplane/observability';
 import type { UnitOfWork } from '@matchplane/persistence';
-import { TicketStore, type StoredTicket } from '@matchplane/tickets';
+import type { EntityManager } from 'typeorm';
+import { TicketLiveness, TicketStore, type StoredTicket } from '@matchplane/tickets';
 import { MatcherConfig } from './matcher.config';
 import type { CommitSession } from './mode-lease';
 
@@ -84,6 +85,7 @@ export class MatchCommitter {
     private readonly matches: MatchStore,
     private readonly backfills: BackfillStore,
     private readonly tickets: TicketStore,
+    private readonly liveness: TicketLiveness,
     private readonly readyCheck: ReadyCheck,
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
     @Inject(MatcherConfig) config: MatcherConfig,
@@ -155,9 +157,7 @@ export class MatchCommitter {
         return { dropped: 'request_closed' };
       }
       const ids = pick.candidates.map((candidate) => candidate.ticketId);
-      const locked = new Map(
-        (await this.tickets.lockSearching(manager, ids)).map((row) => [row.id, row]),
-      );
+      const locked = await this.lockSearching(manager, ids);
       const rows: StoredTicket[] = [];
       for (const id of ids) {
         const row = locked.get(id);
@@ -217,9 +217,7 @@ export class MatchCommitter {
     seen: ReadonlyMap<string, MatchCandidate>,
   ): Promise<CommitOutcome> {
     const ids = proposals.flatMap((proposal) => proposal.participants.map((p) => p.ticketId));
-    const locked = new Map(
-      (await this.tickets.lockSearching(unit.manager, ids)).map((row) => [row.id, row]),
-    );
+    const locked = await this.lockSearching(unit.manager, ids);
     const committed: CommittedMatch[] = [];
     const dropped: DroppedMatch[] = [];
     for (const proposal of proposals) {
@@ -246,6 +244,28 @@ export class MatchCommitter {
         );
     }
     return { committed, dropped };
+  }
+
+  /**
+   * TicketStore.lockSearching, by id, each row with the later of its own and the liveness store's
+   * last beat: a ticket heartbeating through Redis is ahead of its row by up to a checkpoint.
+   * Redis unreadable: the rows alone (at most a checkpoint behind).
+   */
+  private async lockSearching(
+    manager: EntityManager,
+    ids: readonly string[],
+  ): Promise<Map<string, StoredTicket>> {
+    const [rows, beats] = await Promise.all([
+      this.tickets.lockSearching(manager, ids),
+      this.liveness.beats(ids).catch(() => new Map<string, Date>()),
+    ]);
+    return new Map(
+      rows.map((row) => {
+        const beat = beats.get(row.id);
+        const fresher = beat && beat.getTime() > row.lastHeartbeatAt.getTime();
+        return [row.id, fresher ? { ...row, lastHeartbeatAt: beat } : row];
+      }),
+    );
   }
 
   /**

@@ -18,11 +18,14 @@ export interface ProjectedCandidate extends CandidateView {
   readonly ticketId: string;
   readonly playerId: string;
   readonly mode: string;
+  /** The ticket's revision; absent in a candidate projected before liveness answered heartbeats. */
+  readonly revision?: number;
   readonly rating: number;
   /** The rating's uncertainty; absent in a candidate projected before ratings had one. */
   readonly ratingSigma?: number;
   readonly predictedRtt: unknown;
   readonly enqueuedAt: Date;
+  /** The later of the row's and the liveness store's last beat (see TicketLiveness). */
   readonly lastHeartbeatAt: Date;
   readonly state: TicketState;
   readonly version: number;
@@ -32,10 +35,11 @@ export interface ProjectedCandidate extends CandidateView {
   readonly party?: TicketParty;
 }
 
-interface CandidateJson {
+export interface CandidateJson {
   ticketId: string;
   playerId: string;
   mode: string;
+  revision?: number;
   rating: number;
   ratingSigma?: number;
   predictedRtt: unknown;
@@ -49,7 +53,9 @@ interface CandidateJson {
 
 /**
  * KEYS: candidate hash, mode index, the matcher's explanation. ARGV: version, ttl ms, searching
- * (1/0), enqueued ms, ticket id, candidate json. An update older than the one applied is dropped,
+ * (1/0), enqueued ms, ticket id, candidate json, player id. The hash holds `v` (version), `c`
+ * (the candidate), `p` (its player, which TicketLiveness checks a beat against) and `b` (the last
+ * beat TicketLiveness recorded, kept across upserts). An update older than the one applied is dropped,
  * so post-commit writes that reach Redis out of commit order cannot roll a candidate back; a
  * ticket that left the queue leaves a tombstone (its version) for one TTL so a late older upsert
  * cannot resurrect it, and loses the explanation of why it was still searching.
@@ -58,7 +64,7 @@ const APPLY_SCRIPT = `
 local current = redis.call('HGET', KEYS[1], 'v')
 if current and tonumber(current) > tonumber(ARGV[1]) then return 0 end
 if ARGV[3] == '1' then
-  redis.call('HSET', KEYS[1], 'v', ARGV[1], 'c', ARGV[6])
+  redis.call('HSET', KEYS[1], 'v', ARGV[1], 'c', ARGV[6], 'p', ARGV[7])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
 else
@@ -164,24 +170,13 @@ export class CandidateProjection {
    */
   async applyManyAfterCommit(tickets: readonly StoredTicket[], timeoutMs = 1_000): Promise<void> {
     if (tickets.length === 0) return;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        this.applyMany(tickets),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${timeoutMs} ms`)),
-            timeoutMs,
-          );
-        }),
-      ]);
+      await answerWithin(this.applyMany(tickets), timeoutMs);
     } catch (error) {
       const ids = tickets.map((ticket) => ticket.id).join(', ');
       this.logger.warn(
         `${tickets.length === 1 ? 'candidate' : 'candidates'} ${ids} not updated in Redis: ${(error as Error).message}`,
       );
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -190,23 +185,18 @@ export class CandidateProjection {
     const ids = await this.redis.zrange(this.modeIndexKey(mode), 0, -1);
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hget(this.candidateKey(id), 'c');
+    for (const id of ids) pipeline.hmget(this.candidateKey(id), 'c', 'b');
     const results = (await pipeline.exec()) ?? [];
     const gone: string[] = [];
     const candidates: ProjectedCandidate[] = [];
     ids.forEach((id, index) => {
-      const [error, raw] = results[index] ?? [null, null];
+      const [error, fields] = results[index] ?? [null, null];
+      const [raw, beat] = (fields ?? []) as (string | null)[];
       if (error || typeof raw !== 'string') {
         if (!error) gone.push(id);
         return;
       }
-      const json = JSON.parse(raw) as CandidateJson;
-      candidates.push({
-        ...json,
-        enqueuedAt: new Date(json.enqueuedAt),
-        lastHeartbeatAt: new Date(json.lastHeartbeatAt),
-        attributes: readTicketAttributes(json.attributes),
-      });
+      candidates.push(projectedCandidate(raw, beat ?? null));
     });
     if (gone.length > 0) await this.redis.zrem(this.modeIndexKey(mode), ...gone);
     return candidates;
@@ -214,15 +204,8 @@ export class CandidateProjection {
 
   /** One candidate, as the projection holds it (undefined when absent or expired). */
   async candidate(ticketId: string): Promise<ProjectedCandidate | undefined> {
-    const raw = await this.redis.hget(this.candidateKey(ticketId), 'c');
-    if (raw === null) return undefined;
-    const json = JSON.parse(raw) as CandidateJson;
-    return {
-      ...json,
-      enqueuedAt: new Date(json.enqueuedAt),
-      lastHeartbeatAt: new Date(json.lastHeartbeatAt),
-      attributes: readTicketAttributes(json.attributes),
-    };
+    const [raw, beat] = await this.redis.hmget(this.candidateKey(ticketId), 'c', 'b');
+    return typeof raw === 'string' ? projectedCandidate(raw, beat ?? null) : undefined;
   }
 
   /**
@@ -259,6 +242,7 @@ export class CandidateProjection {
       ticketId: ticket.id,
       playerId: ticket.playerId,
       mode: ticket.mode,
+      revision: ticket.revision,
       rating: ticket.rating,
       ratingSigma: ticket.ratingSigma,
       predictedRtt: ticket.predictedRtt,
@@ -279,6 +263,7 @@ export class CandidateProjection {
       candidate.enqueuedAt,
       ticket.id,
       JSON.stringify(candidate),
+      ticket.playerId,
     ];
   }
 
@@ -293,6 +278,35 @@ export class CandidateProjection {
   }
 }
 
-function isNoScript(error: Error | null | undefined): boolean {
+/**
+ * `work`, or an error once it has taken `timeoutMs`: a Redis call must not hold up a caller that
+ * has somewhere else to go (the shared connection queues commands while Redis is down).
+ */
+export async function answerWithin<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A candidate as stored (`c`), its heartbeat the later of its row's and the last beat (`b`). */
+export function projectedCandidate(raw: string, beatMs: string | null): ProjectedCandidate {
+  const json = JSON.parse(raw) as CandidateJson;
+  return {
+    ...json,
+    enqueuedAt: new Date(json.enqueuedAt),
+    lastHeartbeatAt: new Date(Math.max(json.lastHeartbeatAt, Number(beatMs ?? 0))),
+    attributes: readTicketAttributes(json.attributes),
+  };
+}
+
+export function isNoScript(error: Error | null | undefined): boolean {
   return error?.message.includes('NOSCRIPT') ?? false;
 }

@@ -8,3 +8,5 @@ export * from './queue-controls.store';
 export * from './tickets.reconciliation';
 export * from './ticket-reconciliation.options';
 export * from './ticket-arrivals';
+export * from './ticket-liveness';
+export * from './ticket-liveness.checkpoint';

@@ -142,3 +142,45 @@ export async function searchingTickets(manager: EntityManager): Promise<StoredTi
   );
   return rows.map(toTicket);
 }
+
+/** A beat the liveness store holds, with the version of the candidate it was recorded on. */
+export interface RecordedBeat {
+  readonly at: Date;
+  readonly version: number;
+}
+
+/**
+ * Writes beats the liveness store recorded into their searching tickets' `last_heartbeat_at`,
+ * never moving one back, in one statement (rows locked in id order, as heartbeats lock them). No
+ * `updated_at`: a beat is no change of the ticket (its version, which orders projection writes,
+ * stays). Answers the ids among them whose candidate misstates the row (no longer searching, or
+ * another version): a projection write that never reached Redis, for the caller to repair.
+ */
+export async function checkpointBeats(
+  manager: EntityManager,
+  beats: ReadonlyMap<string, RecordedBeat>,
+): Promise<{ written: number; stale: string[] }> {
+  if (beats.size === 0) return { written: 0, stale: [] };
+  const ordered = [...beats].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const rows = await manager.query<{ written: string; stale: string[] }[]>(
+    `WITH beats AS (
+       SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[]) AS b(ticket_id, beat_at, version)
+     ), written AS (
+       UPDATE queue_tickets AS q SET last_heartbeat_at = b.beat_at
+         FROM beats b
+        WHERE q.id = b.ticket_id AND q.state = 'SEARCHING' AND q.last_heartbeat_at < b.beat_at
+        RETURNING q.id
+     )
+     SELECT (SELECT count(*) FROM written) AS written,
+            ARRAY(SELECT q.id::text FROM queue_tickets q JOIN beats b ON q.id = b.ticket_id
+                   WHERE q.state <> 'SEARCHING'
+                      OR (extract(epoch FROM q.updated_at) * 1000000)::bigint <> b.version) AS stale`,
+    [
+      ordered.map(([id]) => id),
+      ordered.map(([, beat]) => beat.at),
+      ordered.map(([, beat]) => beat.version),
+    ],
+  );
+  const row = rows[0];
+  return { written: Number(row?.written ?? 0), stale: row?.stale ?? [] };
+}

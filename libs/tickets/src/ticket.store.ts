@@ -14,8 +14,8 @@ import { activeTraceparent } from '@matchplane/observability';
 import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import type { UnitOfWork } from '@matchplane/persistence';
 import { CandidateProjection } from './candidate.projection';
-
 import {
+  checkpointBeats,
   COLUMNS,
   endReasonOf,
   EXPIRED_TICKETS_SQL,
@@ -25,6 +25,7 @@ import {
   toTicket,
   type StoredTicket,
   type TicketParty,
+  type RecordedBeat,
   type TicketRow,
   StaleTicketRevisionError,
 } from './ticket.rows';
@@ -32,6 +33,7 @@ import {
 export {
   EXPIRED_TICKETS_SQL,
   StaleTicketRevisionError,
+  type RecordedBeat,
   type StoredTicket,
   type TicketParty,
 } from './ticket.rows';
@@ -308,6 +310,11 @@ export class TicketStore {
     for (const ticket of beaten)
       this.projection.refreshAfterCommit(unit, ticket, { awaited: false });
     return new Map(beaten.map((ticket) => [ticket.id, ticket]));
+  }
+
+  /** Liveness beats into the searching tickets' rows, one statement ({@link checkpointBeats}). */
+  checkpointHeartbeats(manager: EntityManager, beats: ReadonlyMap<string, RecordedBeat>) {
+    return checkpointBeats(manager, beats);
   }
 
   /** The tickets of these ids that exist, by id. */

@@ -1,4 +1,4 @@
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Logger, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
   boundTransaction,
@@ -12,7 +12,8 @@ import {
 import type { TicketReconciliationOptions } from './ticket-reconciliation.options';
 import { SearchTimeoutStage } from './search-timeout.stage';
 import { endClaimedSearching } from './searching-tickets.ender';
-import { TicketStore } from './ticket.store';
+import { TicketLiveness } from './ticket-liveness';
+import { TicketStore, type RecordedBeat } from './ticket.store';
 import { TicketsModule } from './tickets.module';
 
 /**
@@ -21,8 +22,14 @@ import { TicketsModule } from './tickets.module';
  * runs and the `ticket.state_changed` event is written with it). A party member's expiry expires
  * its party's other searching tickets with it (PARTY_MEMBER_EXPIRED), one event each, in the same
  * transaction. After commit the tickets leave the candidate projection and the relay is woken.
+ *
+ * A ticket silent by its row may be beating through Redis (TicketLiveness) since the last
+ * checkpoint: the store is consulted first, and a ticket beaten within the timeout gets its beat
+ * written (a checkpoint of its own) instead of expiring. With Redis unreachable, the rows decide:
+ * they are at most a checkpoint interval behind, and heartbeats then go to PostgreSQL itself.
  */
 export class TicketExpiryStage implements ReconciliationStage {
+  private readonly logger = new Logger(TicketExpiryStage.name);
   readonly name = 'expired_tickets';
   /** SEARCHING, no heartbeat within TICKET_HEARTBEAT_TIMEOUT_MS: EXPIRED. */
   readonly cases = ['ticket_heartbeat_timeout'] as const;
@@ -32,6 +39,7 @@ export class TicketExpiryStage implements ReconciliationStage {
   constructor(
     private readonly dataSource: DataSource,
     private readonly tickets: TicketStore,
+    private readonly liveness: TicketLiveness,
     private readonly options: Pick<TicketReconciliationOptions, 'batchSize' | 'heartbeatTimeoutMs'>,
   ) {}
 
@@ -41,12 +49,11 @@ export class TicketExpiryStage implements ReconciliationStage {
       this.dataSource,
       async (manager, unit) => {
         await boundTransaction(manager);
-        const ids = await this.tickets.lockSilent(
-          manager,
-          cutoff(now, heartbeatTimeoutMs),
-          batchSize,
-          [...skip],
-        );
+        const silentSince = cutoff(now, heartbeatTimeoutMs);
+        const locked = await this.tickets.lockSilent(manager, silentSince, batchSize, [...skip]);
+        const alive = await this.beatenSince(locked, silentSince);
+        await this.tickets.checkpointHeartbeats(manager, alive);
+        const ids = locked.filter((id) => !alive.has(id));
         // A silent party member takes its whole party out of the queue, mates included.
         const { ended, failures: refused } = await endClaimedSearching(
           unit,
@@ -56,7 +63,7 @@ export class TicketExpiryStage implements ReconciliationStage {
           { to: 'EXPIRED', reason: 'PARTY_MEMBER_EXPIRED' },
           now,
         );
-        return { expired: ended, taken: ids.length, failures: refused };
+        return { expired: ended, taken: locked.length, failures: refused };
       },
     );
     return {
@@ -64,6 +71,21 @@ export class TicketExpiryStage implements ReconciliationStage {
       taken,
       failures,
     };
+  }
+
+  /** The tickets among `ids` that Redis saw beat since `since`, with their last beats. */
+  private async beatenSince(
+    ids: readonly string[],
+    since: Date,
+  ): Promise<Map<string, RecordedBeat>> {
+    let beats: Map<string, RecordedBeat>;
+    try {
+      beats = await this.liveness.recordedBeats(ids);
+    } catch (error) {
+      this.logger.warn(`liveness not read, expiring by the rows: ${(error as Error).message}`);
+      return new Map();
+    }
+    return new Map([...beats].filter(([, beat]) => beat.at.getTime() >= since.getTime()));
   }
 }
 
@@ -74,11 +96,12 @@ export class TicketReconciliation implements ReconciliationContribution<TicketRe
   constructor(
     private readonly dataSource: DataSource,
     private readonly tickets: TicketStore,
+    private readonly liveness: TicketLiveness,
   ) {}
 
   reconciliationStages(options: TicketReconciliationOptions): readonly ReconciliationStage[] {
     return [
-      new TicketExpiryStage(this.dataSource, this.tickets, options),
+      new TicketExpiryStage(this.dataSource, this.tickets, this.liveness, options),
       new SearchTimeoutStage(this.dataSource, this.tickets, options),
     ];
   }

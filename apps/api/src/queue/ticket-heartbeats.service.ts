@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Histogram } from 'prom-client';
 import type { TicketResponse } from '@matchplane/contracts';
 import {
@@ -9,22 +9,40 @@ import {
 } from '@matchplane/idempotency';
 import { MetricsRegistry } from '@matchplane/observability';
 import { RequestBatcher, type BatchOutcome } from '@matchplane/persistence';
-import { QueueWaitEstimates, TicketStore } from '@matchplane/tickets';
+import {
+  answerWithin,
+  QueueWaitEstimates,
+  TicketLiveness,
+  TicketStore,
+  type StoredTicket,
+  type TicketBeat,
+} from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
 import { estimatedWait, ticketFinished, ticketNotFound, ticketResponse } from './ticket-answers';
 
 const HEARTBEAT_ROUTE = 'POST queue/tickets/:id/heartbeat';
+/** A liveness batch Redis has not answered by then goes to PostgreSQL instead. */
+const LIVENESS_TIMEOUT_MS = 250;
 
 interface HeartbeatRequest extends IdempotentRequest {
   readonly input: { readonly ticketId: string };
 }
 
 /**
- * A searching player's ticket heartbeats, the API's hottest write: batched, each batch one
- * transaction (HEARTBEAT_BATCH_SIZE, HEARTBEAT_BATCHES_IN_FLIGHT), each caller answered alone.
+ * A searching player's ticket heartbeats, the API's hottest write. First through the liveness
+ * store (TicketLiveness, one Redis pipeline per batch): a searching ticket of this player is
+ * answered from Redis, no PostgreSQL row changed and no key stored, since a heartbeat is
+ * idempotent by nature (a retry answers the current state). What Redis cannot answer (a ticket not
+ * searching, another player's, unknown, Redis down or slow; or TICKET_LIVENESS_IN_REDIS=false)
+ * goes to PostgreSQL: batched, each batch one transaction with its idempotency keys
+ * (HEARTBEAT_BATCH_SIZE, HEARTBEAT_BATCHES_IN_FLIGHT), each caller answered alone.
  */
 @Injectable()
 export class TicketHeartbeats {
+  private readonly logger = new Logger(TicketHeartbeats.name);
+  private readonly livenessInRedis: boolean;
+  private livenessFailing = false;
+  private readonly beats: RequestBatcher<TicketBeat, StoredTicket | undefined>;
   private readonly heartbeats: RequestBatcher<HeartbeatRequest, IdempotentOutcome<TicketResponse>>;
   /** HEARTBEAT_SYNCHRONOUS_COMMIT: a heartbeat is worth no WAL flush of its own (see ApiConfig). */
   private readonly heartbeatCommits: { synchronousCommit: boolean };
@@ -32,10 +50,26 @@ export class TicketHeartbeats {
   constructor(
     private readonly idempotency: IdempotencyStore,
     private readonly tickets: TicketStore,
+    private readonly liveness: TicketLiveness,
     private readonly waits: QueueWaitEstimates,
     @Inject(ApiConfig) apiConfig: ApiConfig,
     @Inject(MetricsRegistry) metrics: MetricsRegistry,
   ) {
+    this.livenessInRedis = apiConfig.TICKET_LIVENESS_IN_REDIS;
+    const beatBatchSizes = new Histogram({
+      name: 'api_heartbeat_liveness_batch_size',
+      help: 'Heartbeats sent to the liveness store (Redis) per pipeline',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+      registers: [metrics],
+    });
+    this.beats = new RequestBatcher<TicketBeat, StoredTicket | undefined>(
+      (beats) => this.beatBatch(beats),
+      {
+        maxBatchSize: apiConfig.HEARTBEAT_BATCH_SIZE,
+        maxConcurrentBatches: apiConfig.HEARTBEAT_BATCHES_IN_FLIGHT,
+        onBatch: (size) => beatBatchSizes.observe(size),
+      },
+    );
     const batchSizes = new Histogram({
       name: 'api_heartbeat_batch_size',
       help: 'Heartbeats written per transaction (those arriving together share one)',
@@ -56,15 +90,51 @@ export class TicketHeartbeats {
   }
 
   /**
-   * Heartbeats that arrive together share one transaction (see {@link heartbeatBatch}); each
-   * caller still gets its own answer, replay or error.
+   * Heartbeats that arrive together share one Redis pipeline (see {@link beatBatch}), and those
+   * Redis cannot answer one transaction (see {@link heartbeatBatch}); each caller still gets its
+   * own answer, replay or error.
    */
-  heartbeat(
+  async heartbeat(
     playerId: string,
     key: string,
     ticketId: string,
   ): Promise<IdempotentOutcome<TicketResponse>> {
+    if (this.livenessInRedis) {
+      const ticket = await this.beats.submit({ ticketId, playerId });
+      if (ticket) {
+        const wait = estimatedWait(this.waits, ticket);
+        const body = ticketResponse(ticket, ticket.lastHeartbeatAt, undefined, wait);
+        return { status: 200, body, replayed: false };
+      }
+    }
     return this.heartbeats.submit({ playerId, key, route: HEARTBEAT_ROUTE, input: { ticketId } });
+  }
+
+  /**
+   * One Redis pipeline for many beats; a ticket Redis cannot answer for, or the whole batch when
+   * Redis fails or is slower than {@link LIVENESS_TIMEOUT_MS}, is answered undefined: PostgreSQL's.
+   */
+  private async beatBatch(
+    beats: readonly TicketBeat[],
+  ): Promise<BatchOutcome<StoredTicket | undefined>[]> {
+    try {
+      const tickets = await answerWithin(
+        this.liveness.beatMany(beats, new Date()),
+        LIVENESS_TIMEOUT_MS,
+      );
+      if (this.livenessFailing) this.logger.log('liveness store answers again');
+      this.livenessFailing = false;
+      return tickets.map((ticket) => ({ value: ticket }));
+    } catch (error) {
+      // One line per outage, not per batch.
+      if (!this.livenessFailing) {
+        this.logger.warn(
+          `liveness store failed, heartbeats go to PostgreSQL: ${(error as Error).message}`,
+        );
+      }
+      this.livenessFailing = true;
+      return beats.map(() => ({ value: undefined }));
+    }
   }
 
   /**

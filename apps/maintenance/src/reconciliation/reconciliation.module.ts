@@ -18,10 +18,13 @@ import { noShowPenaltyPolicy } from '@matchplane/players';
 import {
   TicketReconciliation,
   TicketReconciliationModule,
+  TicketsModule,
+  type TicketLiveness,
   type TicketStore,
 } from '@matchplane/tickets';
 import { MaintenanceConfig } from '../maintenance.config';
 import { LifecycleReconciler } from './lifecycle.reconciler';
+import { LivenessCheckpointScheduler } from './liveness-checkpoint.scheduler';
 import { QueuedAllocationReleaser } from './queued-allocation.releaser';
 import {
   assembleReconciliationStages,
@@ -73,6 +76,7 @@ class ReconciliationConfigModule {
 export interface ReconciliationDependencies {
   dataSource: DataSource;
   tickets: TicketStore;
+  liveness: TicketLiveness;
   lifecycle: MatchLifecycle;
   presence: MatchPresenceService;
   releaser: AllocationReleaser;
@@ -87,7 +91,7 @@ export function buildLifecycleReconciler(
   options: MaintenanceReconciliationOptions,
 ): LifecycleReconciler {
   const contributions = [
-    new TicketReconciliation(deps.dataSource, deps.tickets),
+    new TicketReconciliation(deps.dataSource, deps.tickets, deps.liveness),
     new MatchReconciliation(deps.dataSource, deps.lifecycle, deps.presence),
     new AllocationReconciliation(deps.dataSource, deps.lifecycle, deps.releaser),
   ];
@@ -117,6 +121,7 @@ export class ReconciliationModule {
         DiscoveryModule,
         OutboxModule.forWriters(),
         TicketReconciliationModule,
+        TicketsModule,
         MatchReconciliationModule,
         AllocationReconciliationModule.forReleaser(
           moduleOptions.releaser ?? QueuedAllocationReleaser,
@@ -135,6 +140,7 @@ export class ReconciliationModule {
         },
         ReconciliationMetrics,
         ReconciliationScheduler,
+        LivenessCheckpointScheduler,
       ],
       exports: [LifecycleReconciler, AllocationReconciliationModule],
     };
