@@ -6,7 +6,7 @@ import { type RegionBucket } from './region-bucket';
 import { balanceSkillOf } from '../rating/skill-rating';
 import { compareText } from './unmatched-reason';
 import type { ProposedMatch } from './match-candidate';
-import { byAge, entryAt, setActive, type Entry, type ModePool } from './formation-pool';
+import { entryAt, setActive, type Entry, type ModePool } from './formation-pool';
 
 export interface Option {
   readonly region: number;
@@ -56,7 +56,8 @@ export function bestOption(anchor: Entry): Option | null {
     );
     if (missing > 0) return;
     const members = [anchor, ...partners.map((rank) => entryAt(pool, rank))];
-    members.sort(byAge);
+    // Oldest first: within one pool, rank order is age order.
+    members.sort((a, b) => a.rank - b.rank);
     const cost = regionCost(members, region);
     if (cost) {
       options.push({ region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0) });

@@ -14,7 +14,7 @@ import {
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
 import { isLabel, isUuid, isValidDate } from '../shared/value.guards';
 import { wideningStepAt, type ModeRules, type WideningStep } from './mode-rules';
-import { RegionBucket } from './region-bucket';
+import { RegionBucket, type BucketMember } from './region-bucket';
 import {
   compareText,
   duplicateTicket,
@@ -34,6 +34,8 @@ import type { MatchCandidate } from './match-candidate';
 export interface Entry {
   /** The group's oldest ticket: its age is the group's. */
   readonly candidate: MatchCandidate;
+  /** `candidate.enqueuedAt` in ms, read once: age order compares it for every pair it sorts. */
+  readonly time: number;
   /** Every ticket of the group, oldest first (the solo ticket alone for a solo). */
   readonly members: readonly MatchCandidate[];
   /** The members' mean rating: what the rating window compares. */
@@ -78,6 +80,13 @@ export interface ModePool {
   readonly siblings: readonly ModePool[];
 }
 
+/** A candidate that passed screening, with the regions it measured and its enqueue time in ms. */
+interface Screened {
+  readonly candidate: MatchCandidate;
+  readonly regions: string[];
+  readonly time: number;
+}
+
 /**
  * Splits candidates into per-mode pools and rejections. Every candidate lands in exactly one;
  * only a missing or repeated ticket id throws, since it could not even be reported on.
@@ -93,7 +102,7 @@ export function screen(
   const rulesByMode = new Map(rules.map((rule) => [rule.mode, rule]));
   const ticketIds = new Set<string>();
   const rejected: { time: number; ticketId: string; reason: UnmatchedReason }[] = [];
-  const accepted = new Map<string, { candidate: MatchCandidate; regions: string[] }[]>();
+  const accepted = new Map<string, Screened[]>();
   for (const candidate of candidates) {
     const ticketId: unknown = candidate.ticketId;
     if (typeof ticketId !== 'string' || ticketId.length === 0) {
@@ -129,14 +138,14 @@ export function screen(
       continue;
     }
     const list = accepted.get(candidate.mode);
-    if (list) list.push({ candidate, regions });
-    else accepted.set(candidate.mode, [{ candidate, regions }]);
+    if (list) list.push({ candidate, regions, time });
+    else accepted.set(candidate.mode, [{ candidate, regions, time }]);
   }
 
   const pools: ModePool[] = [];
   for (const modeRules of [...rules].sort((a, b) => compareText(a.mode, b.mode))) {
-    const list = (accepted.get(modeRules.mode) ?? []).sort((a, b) =>
-      compareCandidates(a.candidate, b.candidate),
+    const list = (accepted.get(modeRules.mode) ?? []).sort(
+      (a, b) => a.time - b.time || compareText(a.candidate.ticketId, b.candidate.ticketId),
     );
     // One ticket per player and mode: the oldest is the one that has waited.
     const olderTicketOf = new Map<string, string>();
@@ -180,7 +189,7 @@ export function screen(
  * member measured is kept (and explained as such).
  */
 function groupParties(
-  candidates: readonly { candidate: MatchCandidate; regions: string[] }[],
+  candidates: readonly Screened[],
   rules: ModeRules,
   rejected: { time: number; ticketId: string; reason: UnmatchedReason }[],
 ): Group[] {
@@ -264,11 +273,14 @@ function buildPool(
   partition: string,
   siblings: readonly ModePool[],
 ): ModePool {
-  const regions = [...new Set(accepted.flatMap((item) => item.regions))].sort(compareText);
+  const measuredSomewhere = new Set<string>();
+  for (const group of accepted) for (const region of group.regions) measuredSomewhere.add(region);
+  const regions = [...measuredSomewhere].sort(compareText);
   const regionIndex = new Map(regions.map((region, index) => [region, index]));
   const ceilings = [...new Set(rules.widening.map((step) => step.maxRttMs))].sort((a, b) => a - b);
   const entries: Entry[] = [];
   const buckets: RegionBucket[][] = [];
+  const nowMs = now.getTime();
   const distance = distanceRules(rules.attributeRules);
   const pool: ModePool = {
     rules,
@@ -299,15 +311,17 @@ function buildPool(
     }
     const rating = members.reduce((total, member) => total + member.rating, 0) / members.length;
     // A ticket stamped ahead of `now` (another replica's clock) has simply not waited yet.
-    const waitedMs = Math.max(0, now.getTime() - candidate.enqueuedAt.getTime());
-    const distanceValues = new Float64Array(distance.length);
-    const maxDistances = new Float64Array(distance.length);
+    const waitedMs = Math.max(0, nowMs - candidate.enqueuedAt.getTime());
+    // Without distance rules every entry shares one empty array: nothing reads or writes it.
+    const distanceValues = distance.length === 0 ? NO_DISTANCES : new Float64Array(distance.length);
+    const maxDistances = distance.length === 0 ? NO_DISTANCES : new Float64Array(distance.length);
     distance.forEach((rule, index) => {
       distanceValues[index] = numericAttribute(candidate.attributes, rule.attribute);
       maxDistances[index] = maxDistanceAt(rule, waitedMs);
     });
     entries.push({
       candidate,
+      time: candidate.enqueuedAt.getTime(),
       members,
       rating,
       pool,
@@ -320,26 +334,22 @@ function buildPool(
       maxDistances,
     });
   });
-  // Sorted once here, so each bucket's own sort runs over already ordered input (linear).
+  // Sorted once here; each bucket takes its members in this order as they are, without a sort.
   const byRating = entries
-    .map((entry) => ({
-      entry,
-      rank: entry.rank,
-      rating: entry.rating,
-      players: entry.members.length,
-    }))
+    .map(({ rank, rating, members, rtt }) => ({ rank, rating, players: members.length, rtt }))
     .sort((a, b) => a.rating - b.rating || a.rank - b.rank);
-  regions.forEach((_, region) => {
-    buckets.push(
-      ceilings.map(
-        (ceiling) =>
-          new RegionBucket(
-            byRating.filter(({ entry }) => (entry.rtt[region] ?? Number.NaN) <= ceiling),
-            entries.length,
-          ),
-      ),
-    );
-  });
+  const members = regions.map(() => ceilings.map((): BucketMember[] => []));
+  for (const member of byRating) {
+    for (let region = 0; region < regions.length; region++) {
+      const rtt = member.rtt[region] ?? Number.NaN;
+      for (let index = 0; index < ceilings.length; index++) {
+        if (rtt <= (ceilings[index] ?? Number.NaN)) members[region]?.[index]?.push(member);
+      }
+    }
+  }
+  for (const perCeiling of members) {
+    buckets.push(perCeiling.map((sorted) => RegionBucket.inRatingOrder(sorted, entries.length)));
+  }
   return pool;
 }
 
@@ -355,10 +365,9 @@ export function entryAt(pool: ModePool, rank: number): Entry {
   return entry;
 }
 
+/** Age order across pools: enqueuedAt, then ticketId (within a pool, the same as rank order). */
 export function byAge(a: Entry, b: Entry): number {
-  return compareCandidates(a.candidate, b.candidate);
+  return a.time - b.time || compareText(a.candidate.ticketId, b.candidate.ticketId);
 }
 
-function compareCandidates(a: MatchCandidate, b: MatchCandidate): number {
-  return a.enqueuedAt.getTime() - b.enqueuedAt.getTime() || compareText(a.ticketId, b.ticketId);
-}
+const NO_DISTANCES = new Float64Array(0);
