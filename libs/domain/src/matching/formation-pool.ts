@@ -98,6 +98,8 @@ export function screen(
 ): {
   pools: ModePool[];
   rejected: { time: number; ticketId: string; reason: UnmatchedReason }[];
+  /** Kept tickets of players who have one in more than one mode (usually none). */
+  inSeveralModes: ReadonlySet<MatchCandidate>;
 } {
   const rulesByMode = new Map(rules.map((rule) => [rule.mode, rule]));
   const ticketIds = new Set<string>();
@@ -143,22 +145,26 @@ export function screen(
   }
 
   const pools: ModePool[] = [];
+  // One map for every mode, which are screened one after another: a player's kept ticket in the
+  // mode being screened (a second one is a duplicate), or in an earlier mode (several modes).
+  const keptTicketOf = new Map<string, MatchCandidate>();
+  const inSeveralModes = new Set<MatchCandidate>();
   for (const modeRules of [...rules].sort((a, b) => compareText(a.mode, b.mode))) {
     const list = (accepted.get(modeRules.mode) ?? []).sort(
       (a, b) => a.time - b.time || compareText(a.candidate.ticketId, b.candidate.ticketId),
     );
     // One ticket per player and mode: the oldest is the one that has waited.
-    const olderTicketOf = new Map<string, string>();
-    const kept = list.filter(({ candidate }) => {
-      const older = olderTicketOf.get(candidate.playerId);
-      if (older === undefined) {
-        olderTicketOf.set(candidate.playerId, candidate.ticketId);
+    const kept = list.filter(({ candidate, time }) => {
+      const older = keptTicketOf.get(candidate.playerId);
+      if (older === undefined || older.mode !== modeRules.mode) {
+        if (older !== undefined) inSeveralModes.add(older).add(candidate);
+        keptTicketOf.set(candidate.playerId, candidate);
         return true;
       }
       rejected.push({
-        time: candidate.enqueuedAt.getTime(),
+        time,
         ticketId: candidate.ticketId,
-        reason: duplicateTicket(candidate.playerId, older, modeRules.mode),
+        reason: duplicateTicket(candidate.playerId, older.ticketId, modeRules.mode),
       });
       return false;
     });
@@ -179,7 +185,7 @@ export function screen(
       pools.push(pool);
     }
   }
-  return { pools, rejected };
+  return { pools, rejected, inSeveralModes };
 }
 
 /**

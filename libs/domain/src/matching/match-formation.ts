@@ -67,10 +67,10 @@ export function formMatches(
 ): MatchFormation {
   assertNow(now);
   assertModeRules(rules);
-  const { pools, rejected } = screen(candidates, rules, now);
+  const { pools, rejected, inSeveralModes } = screen(candidates, rules, now);
 
   const matches: ProposedMatch[] = [];
-  const entriesOfPlayer = entriesOfPlayersInSeveralPools(pools);
+  const entriesOfPlayer = entriesOfPlayersInSeveralModes(pools, inSeveralModes);
   const matchedTicketOfPlayer = new Map<string, string>();
   const inMatch = new Set<Entry>();
   // Entries of a player matched through another of their entries (another mode's ticket).
@@ -123,26 +123,22 @@ export function formMatches(
   });
 }
 
-/**
- * The entries of each player who has one in more than one pool (tickets in several modes), by
- * player id; players with one entry, nearly everyone, are left out rather than kept in a list each.
- */
-function entriesOfPlayersInSeveralPools(pools: readonly ModePool[]): Map<string, Entry[]> {
-  const firstEntryOf = new Map<string, Entry>();
-  const several = new Map<string, Entry[]>();
+/** The entries of each player who has tickets in several modes, by player id. */
+function entriesOfPlayersInSeveralModes(
+  pools: readonly ModePool[],
+  inSeveralModes: ReadonlySet<MatchCandidate>,
+): Map<string, Entry[]> {
+  const entriesOf = new Map<string, Entry[]>();
+  if (inSeveralModes.size === 0) return entriesOf;
   for (const pool of pools) {
     for (const entry of pool.entries) {
-      for (const { playerId } of entry.members) {
-        const first = firstEntryOf.get(playerId);
-        if (first === undefined) {
-          firstEntryOf.set(playerId, entry);
-          continue;
-        }
-        const list = several.get(playerId);
+      for (const member of entry.members) {
+        if (!inSeveralModes.has(member)) continue;
+        const list = entriesOf.get(member.playerId);
         if (list) list.push(entry);
-        else several.set(playerId, [first, entry]);
+        else entriesOf.set(member.playerId, [entry]);
       }
     }
   }
-  return several;
+  return entriesOf;
 }
