@@ -1,9 +1,10 @@
 /**
  * Matcher benchmark: the pure pass (formMatches over the whole pool, one core) and match quality
  * against a naive FIFO grouping, both from the pure bench, then the real commit path end to end:
- * the same pool seeded into PostgreSQL and projected into Redis, and the matcher's own passes
- * (MatcherLoop.passNow: projection read, validCandidate, formMatches, lock + re-check, MatchStore,
- * TicketStore, envelopes, post-commit re-projection) committing everything the pool allows.
+ * the same pool written through the stores (PlayerStore, TicketStore) and projected into Redis,
+ * and the matcher's own passes (MatcherLoop.passNow: projection read, validCandidate, formMatches,
+ * lock + re-check, MatchStore, TicketStore, envelopes, post-commit re-projection) committing
+ * everything the pool allows; then the cost curve (`--candidates-curve`) at several pool sizes.
  * Needs PostgreSQL and Redis on 127.0.0.1 and a build (`npm run bench:matcher`).
  * Progress goes to stderr; the last stdout line is one JSON object with every figure.
  */
