@@ -2,7 +2,8 @@ import { assertNow } from '../shared/value.guards';
 import { assertModeRules, type ModeRules } from './mode-rules';
 import { compareText, playerMatched, type UnmatchedReason } from './unmatched-reason';
 import type { MatchCandidate, MatchFormation, ProposedMatch } from './match-candidate';
-import { byAge, screen, setActive, type Entry, type ModePool } from './formation-pool';
+import { byAge, setActive, type Entry, type ModePool } from './formation-pool';
+import { screen } from './formation-screen';
 import { bestOption, proposal } from './formation-options';
 import { explain } from './formation-explain';
 
