@@ -315,8 +315,20 @@ export function buildPool(
   };
   const uuid = () => {
     const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
-    // Version 4 and variant bits, so the ids look like what crypto.randomUUID() makes.
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20)}`;
+    // Version 4 and variant bits, so the ids look like what crypto.randomUUID() makes. Joined, not
+    // concatenated: the matcher reads ids from JSON (flat strings), and a concatenated one is a
+    // rope that every map of the pass would walk to hash.
+    return flat([
+      hex.slice(0, 8),
+      '-',
+      hex.slice(8, 12),
+      '-4',
+      hex.slice(13, 16),
+      '-8',
+      hex.slice(17, 20),
+      '-',
+      hex.slice(20),
+    ]);
   };
   const weighted = (): Region => {
     let roll = random();
@@ -377,7 +389,7 @@ function formParties(pool: MatchCandidate[], seed: number, share: number): Match
     next += partySize;
     const leader = pool[indexes[0]!]!;
     const party = {
-      id: `${leader.ticketId.slice(0, 24)}${String(next).padStart(12, '0')}`,
+      id: flat([leader.ticketId.slice(0, 24), String(next).padStart(12, '0')]),
       size: partySize,
     };
     for (const index of indexes) {
@@ -397,6 +409,11 @@ function formParties(pool: MatchCandidate[], seed: number, share: number): Match
     inParties += partySize;
   }
   return pool;
+}
+
+/** The parts as one flat string, as JSON.parse gives the matcher its candidates' ids. */
+function flat(parts: readonly string[]): string {
+  return parts.join('');
 }
 
 function gaussian(random: () => number): number {
