@@ -44,6 +44,8 @@ export interface Entry {
 export interface Group {
   readonly members: MatchCandidate[];
   readonly regions: string[];
+  /** The oldest member's enqueuedAt in ms. */
+  readonly time: number;
 }
 
 export interface ModePool {
@@ -102,7 +104,7 @@ export function buildPool(
     distanceRules: distance,
     siblings,
   };
-  accepted.forEach(({ members, regions: measured }, rank) => {
+  accepted.forEach(({ members, regions: measured, time }, rank) => {
     // The group's oldest ticket: its age, and its attributes (a party's members share them).
     const candidate = members[0] as MatchCandidate;
     for (const region of measured) {
@@ -119,7 +121,7 @@ export function buildPool(
     }
     const rating = members.reduce((total, member) => total + member.rating, 0) / members.length;
     // A ticket stamped ahead of `now` (another replica's clock) has simply not waited yet.
-    const waitedMs = Math.max(0, nowMs - candidate.enqueuedAt.getTime());
+    const waitedMs = Math.max(0, nowMs - time);
     // Without distance rules every entry shares one empty array: nothing reads or writes it.
     const distanceValues = distance.length === 0 ? NO_DISTANCES : new Float64Array(distance.length);
     const maxDistances = distance.length === 0 ? NO_DISTANCES : new Float64Array(distance.length);
@@ -129,7 +131,7 @@ export function buildPool(
     });
     entries.push({
       candidate,
-      time: candidate.enqueuedAt.getTime(),
+      time,
       members,
       rating,
       pool,

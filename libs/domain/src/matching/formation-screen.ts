@@ -145,10 +145,10 @@ function groupParties(
 ): Group[] {
   const groups: Group[] = [];
   const parties = new Map<string, Group>();
-  for (const { candidate, regions } of candidates) {
+  for (const { candidate, regions, time } of candidates) {
     const partyId = candidate.party?.id;
     if (partyId === undefined) {
-      groups.push({ members: [candidate], regions });
+      groups.push({ members: [candidate], regions, time });
       continue;
     }
     const party = parties.get(partyId);
@@ -161,7 +161,7 @@ function groupParties(
         ...party.regions.filter((r) => measured.has(r)),
       );
     } else {
-      const group = { members: [candidate], regions: [...regions] };
+      const group = { members: [candidate], regions: [...regions], time };
       parties.set(partyId, group);
       groups.push(group);
     }
