@@ -16,6 +16,13 @@ import {
 } from '@matchplane/domain';
 import { mulberry32 as prng } from '../support/seeded-random';
 import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
+import {
+  bySize,
+  candidatesCurve,
+  DEFAULT_CANDIDATES_CURVE,
+  passGrowth,
+  type PassGrowth,
+} from './matcher-curve';
 
 export const BENCH_REGIONS = ['eu-west', 'us-east', 'us-west', 'ap-southeast'] as const;
 type Region = (typeof BENCH_REGIONS)[number];
@@ -163,21 +170,7 @@ export function benchPureMatcher(options: PureMatcherBenchOptions = {}): PureMat
       `${BENCH_REGIONS.length} regions, ${BENCH_RULES.length} modes`,
   );
 
-  const timed = (run: () => MatchFormation) => {
-    run(); // warm-up: the first pass pays for JIT compilation
-    const times: number[] = [];
-    let formation = run();
-    for (let pass = 0; pass < passes; pass++) {
-      const started = performance.now();
-      formation = run();
-      times.push(performance.now() - started);
-    }
-    return {
-      formation,
-      ms: { median: round(percentile(times, 0.5)), max: round(Math.max(...times)) },
-    };
-  };
-
+  const timed = (run: () => MatchFormation) => timePasses(run, passes);
   const whole = timed(() => formMatches(pool, BENCH_RULES, now));
   log(`pass over every mode: median ${whole.ms.median} ms, max ${whole.ms.max} ms`);
   const perMode: Record<string, { median: number; max: number }> = {};
@@ -239,6 +232,65 @@ export function benchPureMatcher(options: PureMatcherBenchOptions = {}): PureMat
   return result;
 }
 
+/** `passes` timed runs of `run` after a warm-up one (the first pays for JIT compilation). */
+function timePasses(
+  run: () => MatchFormation,
+  passes: number,
+): { formation: MatchFormation; ms: { median: number; max: number } } {
+  run();
+  const times: number[] = [];
+  let formation = run();
+  for (let pass = 0; pass < passes; pass++) {
+    const started = performance.now();
+    formation = run();
+    times.push(performance.now() - started);
+  }
+  return {
+    formation,
+    ms: { median: round(percentile(times, 0.5)), max: round(Math.max(...times)) },
+  };
+}
+
+export interface PassCurve {
+  /** Median ms of one pass over every mode, per pool size ("10000": ms). */
+  readonly pass_ms_by_candidates: Readonly<Record<string, number>>;
+  /** The pass's growth from the smallest to the largest size, next to n log n. */
+  readonly pass_growth: PassGrowth | null;
+}
+
+/**
+ * The pure pass timed at each of `sizes` (the same generator, seed and options as
+ * {@link benchPureMatcher}, so a size's pool is the pool `--candidates` of that size builds).
+ */
+export function pureCostCurve(
+  sizes: readonly number[],
+  options: PureMatcherBenchOptions = {},
+): PassCurve {
+  const now = new Date('2026-12-01T10:00:00.000Z');
+  const log = options.log ?? (() => undefined);
+  const medians = new Map<number, number>();
+  for (const size of sizes) {
+    const pool = buildPool(
+      size,
+      options.seed ?? 20261201,
+      (options.maxAgeSeconds ?? 120) * 1_000,
+      now,
+      options.partyShare ?? DEFAULT_PARTY_SHARE,
+    );
+    const { ms } = timePasses(() => formMatches(pool, BENCH_RULES, now), options.passes ?? 7);
+    medians.set(size, ms.median);
+    log(`curve: ${size} candidates: pass median ${ms.median} ms, max ${ms.max} ms`);
+  }
+  const growth = passGrowth(medians);
+  if (growth) {
+    log(
+      `curve: ${growth.from_candidates} -> ${growth.to_candidates}: pass time x${growth.ms_ratio}, ` +
+        `n log n x${growth.n_log_n_ratio}`,
+    );
+  }
+  return { pass_ms_by_candidates: bySize(medians), pass_growth: growth };
+}
+
 // ---- the pool ----------------------------------------------------------------------------------
 
 export const DEFAULT_PARTY_SHARE = 0.3;
@@ -263,8 +315,20 @@ export function buildPool(
   };
   const uuid = () => {
     const hex = Array.from({ length: 32 }, () => Math.floor(random() * 16).toString(16)).join('');
-    // Version 4 and variant bits, so the ids look like what crypto.randomUUID() makes.
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20)}`;
+    // Version 4 and variant bits, so the ids look like what crypto.randomUUID() makes. Joined, not
+    // concatenated: the matcher reads ids from JSON (flat strings), and a concatenated one is a
+    // rope that every map of the pass would walk to hash.
+    return flat([
+      hex.slice(0, 8),
+      '-',
+      hex.slice(8, 12),
+      '-4',
+      hex.slice(13, 16),
+      '-8',
+      hex.slice(17, 20),
+      '-',
+      hex.slice(20),
+    ]);
   };
   const weighted = (): Region => {
     let roll = random();
@@ -325,7 +389,7 @@ function formParties(pool: MatchCandidate[], seed: number, share: number): Match
     next += partySize;
     const leader = pool[indexes[0]!]!;
     const party = {
-      id: `${leader.ticketId.slice(0, 24)}${String(next).padStart(12, '0')}`,
+      id: flat([leader.ticketId.slice(0, 24), String(next).padStart(12, '0')]),
       size: partySize,
     };
     for (const index of indexes) {
@@ -345,6 +409,11 @@ function formParties(pool: MatchCandidate[], seed: number, share: number): Match
     inParties += partySize;
   }
   return pool;
+}
+
+/** The parts as one flat string, as JSON.parse gives the matcher its candidates' ids. */
+function flat(parts: readonly string[]): string {
+  return parts.join('');
 }
 
 function gaussian(random: () => number): number {
@@ -589,11 +658,19 @@ export function round(value: number, digits = 1): number {
 
 // ---- command line ------------------------------------------------------------------------------
 
+/** Pool sizes the curve accepts: what `--candidates` accepts. */
+export const CURVE_LIMITS = { min: 1, max: 1_000_000 } as const;
+
 const FLAGS: FlagSpec[] = [
   {
     name: 'candidates',
     description: 'pool size',
-    int: { min: 1, max: 1_000_000, default: 10_000 },
+    int: { ...CURVE_LIMITS, default: 10_000 },
+  },
+  {
+    name: 'candidates-curve',
+    description: 'pool sizes of the cost curve (pass_ms_by_candidates), or off',
+    string: { default: DEFAULT_CANDIDATES_CURVE },
   },
   {
     name: 'passes',
@@ -622,8 +699,10 @@ function main(): void {
   const command = 'node dist/test/bench/matcher-pure.bench.js';
   const summary = 'Pure matcher benchmark: pass time and match quality against a FIFO baseline.';
   let flags: ReturnType<typeof parseFlags>;
+  let curve: number[];
   try {
     flags = parseFlags(process.argv.slice(2), FLAGS);
+    curve = candidatesCurve(flags['candidates-curve'] as string, CURVE_LIMITS);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     process.stderr.write(`bench:matcher: ${error.message}\n\n${usage(command, summary, FLAGS)}`);
@@ -633,14 +712,15 @@ function main(): void {
     process.stdout.write(usage(command, summary, FLAGS));
     return;
   }
-  const result = benchPureMatcher({
+  const options: PureMatcherBenchOptions = {
     candidates: flags.candidates as number,
     passes: flags.passes as number,
     seed: flags.seed as number,
     maxAgeSeconds: flags['max-age'] as number,
     partyShare: (flags['party-share'] as number) / 100,
     log: (line) => process.stderr.write(`[bench:matcher] ${line}\n`),
-  });
+  };
+  const result = { ...benchPureMatcher(options), ...pureCostCurve(curve, options) };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

@@ -1,12 +1,14 @@
 /**
  * Matcher benchmark: the pure pass (formMatches over the whole pool, one core) and match quality
  * against a naive FIFO grouping, both from the pure bench, then the real commit path end to end:
- * the same pool seeded into PostgreSQL and projected into Redis, and the matcher's own passes
- * (MatcherLoop.passNow: projection read, validCandidate, formMatches, lock + re-check, MatchStore,
- * TicketStore, envelopes, post-commit re-projection) committing everything the pool allows.
+ * the same pool written through the stores (PlayerStore, TicketStore) and projected into Redis,
+ * and the matcher's own passes (MatcherLoop.passNow: projection read, validCandidate, formMatches,
+ * lock + re-check, MatchStore, TicketStore, envelopes, post-commit re-projection) committing
+ * everything the pool allows; then the cost curve (`--candidates-curve`) at several pool sizes.
  * Needs PostgreSQL and Redis on 127.0.0.1 and a build (`npm run bench:matcher`).
  * Progress goes to stderr; the last stdout line is one JSON object with every figure.
  */
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { Client } from 'pg';
@@ -18,12 +20,14 @@ import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 import { formMatches, type MatchCandidate, type ModeRules } from '@matchplane/domain';
 import { allMigrations } from '@matchplane/migrations';
-import { dataSourceOptions, Migrator } from '@matchplane/persistence';
-import { CandidateProjection } from '@matchplane/tickets';
+import { PlayerStoreModule, PlayerStore } from '@matchplane/players';
+import { dataSourceOptions, Migrator, runInTransaction } from '@matchplane/persistence';
+import { CandidateProjection, TicketStore } from '@matchplane/tickets';
 import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { MatcherModule } from '../../apps/matcher/src/matcher.module';
 import type { PassReport } from '../../apps/matcher/src/matching.pass';
 import { parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
+import { bySize, candidatesCurve, DEFAULT_CANDIDATES_CURVE, notFalling } from './matcher-curve';
 import { freePort, REPO_ROOT } from './bench.processes';
 import {
   BENCH_MODE_ATTRIBUTES,
@@ -35,6 +39,7 @@ import {
   mean,
   mixedBuildMatches,
   percentile,
+  pureCostCurve,
   round,
   splitParties,
 } from './matcher-pure.bench';
@@ -47,6 +52,8 @@ const BENCH_NOW = new Date('2026-12-01T10:00:00.000Z');
 
 interface Options {
   candidates: number;
+  /** Pool sizes of the cost curve, ascending; empty: no curve. */
+  curve: number[];
   passes: number;
   seed: number;
   maxAgeSeconds: number;
@@ -83,6 +90,37 @@ async function main(): Promise<void> {
     formMatches(pool, BENCH_RULES, BENCH_NOW).matches.length === pure.matcher.matches;
   const e2e = await endToEnd(pool, options);
 
+  // 3. The cost curve: the pure pass, then the commit path, at each pool size.
+  const curve = pureCostCurve(options.curve, {
+    passes: options.passes,
+    seed: options.seed,
+    maxAgeSeconds: options.maxAgeSeconds,
+    partyShare: options.partyShare,
+    log: (line) => progress(`pure: ${line}`),
+  });
+  const committedBySize = new Map<number, EndToEnd>();
+  for (const size of options.curve) {
+    committedBySize.set(
+      size,
+      size === options.candidates
+        ? e2e
+        : await endToEnd(
+            buildPool(
+              size,
+              options.seed,
+              options.maxAgeSeconds * 1_000,
+              BENCH_NOW,
+              options.partyShare,
+            ),
+            options,
+          ),
+    );
+  }
+  const committedPerS = new Map(
+    [...committedBySize].map(([size, run]) => [size, committedMatchesPerS(run)]),
+  );
+  const passAt100k = curve.pass_ms_by_candidates['100000'];
+
   const worst = e2e.committed.map((report) => report.worstRttMs);
   const e2eMean = round(mean(worst));
   const result = {
@@ -93,7 +131,7 @@ async function main(): Promise<void> {
     seed: pure.seed,
     pass_ms: pure.pass_ms,
     per_mode_pass_ms: pure.per_mode_pass_ms,
-    committed_matches_per_s: round(e2e.committed.length / (e2e.elapsedMs / 1_000)),
+    committed_matches_per_s: committedMatchesPerS(e2e),
     committed_players_per_s: round(e2e.players / (e2e.elapsedMs / 1_000)),
     matcher: {
       ...pure.matcher,
@@ -114,8 +152,28 @@ async function main(): Promise<void> {
     parties_split: pure.parties_split + e2e.partiesSplit,
     mean_abs_team_rating_gap: pure.mean_abs_team_rating_gap,
     team_rating_gap_reduction: pure.team_rating_gap_reduction,
+    pass_ms_by_candidates: curve.pass_ms_by_candidates,
+    pass_growth: curve.pass_growth,
+    committed_matches_per_s_by_candidates: bySize(committedPerS),
+    e2e_by_candidates: bySize(
+      new Map(
+        [...committedBySize].map(([size, run]) => [
+          size,
+          {
+            committed_matches: run.committed.length,
+            committed_players: run.players,
+            elapsed_ms: round(run.elapsedMs),
+            passes: run.passes,
+            first_pass_ms: run.firstPassMs,
+            seed_ms: round(run.seedMs),
+            left_matchable_after_commit: run.leftMatchable,
+          },
+        ]),
+      ),
+    ),
     e2e: {
       elapsed_ms: round(e2e.elapsedMs),
+      seed_ms: round(e2e.seedMs),
       passes: e2e.passes,
       first_pass_ms: e2e.firstPassMs,
       dropped: e2e.dropped,
@@ -136,6 +194,11 @@ async function main(): Promise<void> {
       no_mixed_build_matches: pure.mixed_build_matches === 0 && e2e.mixedBuildMatches === 0,
       no_parties_split: pure.parties_split === 0 && e2e.partiesSplit === 0,
       team_rating_gap_at_least_40pct_below_fifo: pure.team_rating_gap_reduction >= 0.4,
+      // null when the curve does not reach the size (or has one size only).
+      pass_ms_at_100k_at_most_1000: passAt100k === undefined ? null : passAt100k <= 1_000,
+      pass_growth_within_n_log_n: curve.pass_growth?.within_n_log_n ?? null,
+      committed_matches_per_s_not_falling:
+        committedPerS.size < 2 ? null : notFalling(committedPerS),
     },
   };
   process.stderr.write(
@@ -148,6 +211,8 @@ interface EndToEnd {
   committed: { worstRttMs: number }[];
   players: number;
   elapsedMs: number;
+  /** Writing the pool through the stores (not part of elapsedMs). */
+  seedMs: number;
   passes: number;
   firstPassMs: Record<string, number>;
   dropped: number;
@@ -155,6 +220,10 @@ interface EndToEnd {
   leftMatchable: number;
   mixedBuildMatches: number;
   partiesSplit: number;
+}
+
+function committedMatchesPerS(run: EndToEnd): number {
+  return round(run.committed.length / (run.elapsedMs / 1_000));
 }
 
 async function endToEnd(pool: readonly MatchCandidate[], options: Options): Promise<EndToEnd> {
@@ -183,8 +252,6 @@ async function endToEnd(pool: readonly MatchCandidate[], options: Options): Prom
   try {
     await seeding.initialize();
     await new Migrator(seeding).up();
-    progress(`e2e: seeding ${pool.length} searching tickets into ${DATABASE}`);
-    await seed(seeding, pool);
 
     const config = loadConfig(MatcherConfig, {
       DATABASE_HOST: LOCALHOST,
@@ -204,9 +271,14 @@ async function endToEnd(pool: readonly MatchCandidate[], options: Options): Prom
       MATCHER_COMMIT_BATCH: String(options.commitBatch),
     });
     context = await NestFactory.createApplicationContext(
-      MatcherModule.forRoot(config, { schedule: 'manual' }),
+      MatcherModule.forRoot(config, { schedule: 'manual', imports: [PlayerStoreModule] }),
       { logger: false },
     );
+    progress(`e2e: writing ${pool.length} players and searching tickets through the stores`);
+    const seedStarted = performance.now();
+    await seed(context, pool);
+    const seedMs = performance.now() - seedStarted;
+    progress(`e2e: written in ${Math.round(seedMs)} ms`);
     const loop = context.get(MatcherLoop);
     // The production path from PostgreSQL to the pool: the rebuild every matcher runs at start.
     const rebuildStarted = performance.now();
@@ -260,6 +332,7 @@ async function endToEnd(pool: readonly MatchCandidate[], options: Options): Prom
       committed: committed.map((match) => ({ worstRttMs: match.proposal.worstRttMs })),
       players: committed.reduce((sum, match) => sum + match.tickets.length, 0),
       elapsedMs,
+      seedMs,
       passes: reports.length,
       firstPassMs,
       dropped: reports.reduce((sum, report) => sum + report.dropped.length, 0),
@@ -290,42 +363,78 @@ async function endToEnd(pool: readonly MatchCandidate[], options: Options): Prom
 }
 
 /**
- * BENCH SHORTCUT: players and searching tickets are inserted in bulk rather than through the
- * queue routes (sessions, probes, idempotency keys, creation envelopes), which would take minutes
- * for 10,000 players and measure the API, not the matcher. The rows are what TicketStore.create
- * writes; the projection is then filled by the matcher's own start-up rebuild.
+ * The pool written through the production stores, as the API writes it: each player as
+ * POST /v1/sessions creates a guest (PlayerStore), each ticket as an enqueue creates it
+ * (TicketStore.create: the row, its creation envelope and, after the commit, its projection), a
+ * party's members in one transaction as a party enqueue creates them. Not through the HTTP routes
+ * (sessions, probes, idempotency keys): that would measure the API, not the matcher. A ticket
+ * keeps its age in the pool through `queuedSince` (the earlier enqueue time requeue priority
+ * uses), relative to when writing began; the players get the store's ids.
  */
-async function seed(dataSource: DataSource, pool: readonly MatchCandidate[]): Promise<void> {
+async function seed(
+  context: INestApplicationContext,
+  pool: readonly MatchCandidate[],
+): Promise<void> {
+  const players = context.get(PlayerStore, { strict: false });
+  const tickets = context.get(TicketStore, { strict: false });
+  const dataSource = context.get(DataSource);
   // The pool's ages are relative to the pure bench's clock; keep them relative to now.
   const shift = Date.now() - BENCH_NOW.getTime();
-  for (let start = 0; start < pool.length; start += 2_000) {
-    const chunk = pool.slice(start, start + 2_000);
-    await dataSource.query(
-      `INSERT INTO players (id, rating) SELECT * FROM unnest($1::uuid[], $2::float8[])`,
-      [chunk.map((c) => c.playerId), chunk.map((c) => c.rating)],
-    );
-    await dataSource.query(
-      `INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
-                                  last_heartbeat_at, created_at, updated_at, attributes, party_ticket_id, party_size)
-       SELECT t.id, t.player_id, t.mode, 'SEARCHING', 1, t.rtt, t.rating, t.enqueued_at, now(), t.enqueued_at, clock_timestamp(), t.attributes,
-              t.party_ticket_id, t.party_size
-         FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::float8[], $6::timestamptz[], $7::jsonb[],
-                     $8::uuid[], $9::int[])
-           AS t(id, player_id, mode, rtt, rating, enqueued_at, attributes, party_ticket_id, party_size)`,
-      [
-        chunk.map((c) => c.ticketId),
-        chunk.map((c) => c.playerId),
-        chunk.map((c) => c.mode),
-        chunk.map((c) => JSON.stringify(c.predictedRtt)),
-        chunk.map((c) => c.rating),
-        chunk.map((c) => new Date(c.enqueuedAt.getTime() + shift)),
-        chunk.map((c) => JSON.stringify(c.attributes ?? {})),
-        chunk.map((c) => c.party?.id ?? null),
-        chunk.map((c) => c.party?.size ?? null),
-      ],
-    );
+  const groups = new Map<string, MatchCandidate[]>();
+  for (const candidate of pool) {
+    const key = candidate.party?.id ?? candidate.ticketId;
+    const group = groups.get(key);
+    if (group) group.push(candidate);
+    else groups.set(key, [candidate]);
   }
+  const transactions: MatchCandidate[][][] = [];
+  let batch: MatchCandidate[][] = [];
+  let batchTickets = 0;
+  for (const group of groups.values()) {
+    batch.push(group);
+    batchTickets += group.length;
+    if (batchTickets >= SEED_TICKETS_PER_TRANSACTION) {
+      transactions.push(batch);
+      batch = [];
+      batchTickets = 0;
+    }
+  }
+  if (batch.length > 0) transactions.push(batch);
+  const write = (groupsOfTransaction: MatchCandidate[][]) =>
+    runInTransaction(dataSource, async (manager, unit) => {
+      for (const group of groupsOfTransaction) {
+        for (const candidate of group) {
+          const playerId = await players.createGuest(manager, randomBytes(32));
+          await tickets.create(
+            unit,
+            {
+              id: candidate.ticketId,
+              playerId,
+              mode: candidate.mode,
+              rating: candidate.rating,
+              predictedRtt: candidate.predictedRtt,
+              ...(candidate.attributes ? { attributes: candidate.attributes } : {}),
+              queuedSince: new Date(candidate.enqueuedAt.getTime() + shift),
+            },
+            new Date(),
+            candidate.party,
+          );
+        }
+      }
+    });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: SEED_CONCURRENCY }, async () => {
+      for (let index = next++; index < transactions.length; index = next++) {
+        await write(transactions[index] ?? []);
+      }
+    }),
+  );
 }
+
+/** Transactions of about this many tickets, this many at once: a few seconds per 10,000. */
+const SEED_TICKETS_PER_TRANSACTION = 500;
+const SEED_CONCURRENCY = 4;
 
 function wideningText(rules: ModeRules): string {
   return rules.widening
@@ -357,8 +466,15 @@ async function deletePrefix(redis: Redis, prefix: string): Promise<void> {
   } while (cursor !== '0');
 }
 
+const CANDIDATES = { min: 2, max: 200_000 } as const;
+
 const FLAGS: FlagSpec[] = [
-  { name: 'candidates', description: 'pool size', int: { min: 2, max: 200_000, default: 10_000 } },
+  { name: 'candidates', description: 'pool size', int: { ...CANDIDATES, default: 10_000 } },
+  {
+    name: 'candidates-curve',
+    description: 'pool sizes of the cost curve (pure pass and committed matches/s), or off',
+    string: { default: DEFAULT_CANDIDATES_CURVE },
+  },
   {
     name: 'passes',
     description: 'timed pure passes (after one warm-up)',
@@ -399,6 +515,7 @@ function optionsFrom(argv: readonly string[]): Options {
     }
     return {
       candidates: flags.candidates as number,
+      curve: candidatesCurve(flags['candidates-curve'] as string, CANDIDATES),
       passes: flags.passes as number,
       seed: flags.seed as number,
       maxAgeSeconds: flags['max-age'] as number,

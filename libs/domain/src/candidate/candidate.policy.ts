@@ -58,7 +58,11 @@ export function candidateRejection(
 export function measuredRegions(predictedRtt: unknown): string[] {
   if (typeof predictedRtt !== 'object' || predictedRtt === null || Array.isArray(predictedRtt))
     return [];
-  return Object.entries(predictedRtt as Record<string, unknown>)
-    .filter(([, ms]) => typeof ms === 'number' && Number.isFinite(ms) && ms >= 0)
-    .map(([region]) => region);
+  // A loop rather than entries/filter/map: a matching pass calls this for every candidate.
+  const regions: string[] = [];
+  for (const region of Object.keys(predictedRtt)) {
+    const ms: unknown = (predictedRtt as Record<string, unknown>)[region];
+    if (typeof ms === 'number' && Number.isFinite(ms) && ms >= 0) regions.push(region);
+  }
+  return regions;
 }

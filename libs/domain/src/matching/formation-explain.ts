@@ -8,7 +8,7 @@ import {
   type RegionShortfall,
   type UnmatchedReason,
 } from './unmatched-reason';
-import { type Entry } from './formation-pool';
+import { rttOf, type Entry } from './formation-pool';
 import { distanceFilter, playersAccepted } from './formation-options';
 
 /** Why `entry` is still unmatched, read from the pool as the pass leaves it. */
@@ -26,7 +26,7 @@ export function explain(entry: Entry): UnmatchedReason {
   let distanceBlocks = false;
   for (let region = 0; region < pool.regions.length; region++) {
     const name = pool.regions[region] ?? '';
-    const rttMs = entry.rtt[region] ?? Number.NaN;
+    const rttMs = rttOf(entry, region);
     if (Number.isNaN(rttMs)) continue;
     if (!nearest || rttMs < nearest.rttMs) nearest = { region: name, rttMs };
     const bucket = pool.buckets[region]?.[ceiling];

@@ -6,7 +6,7 @@ import { type RegionBucket } from './region-bucket';
 import { balanceSkillOf } from '../rating/skill-rating';
 import { compareText } from './unmatched-reason';
 import type { ProposedMatch } from './match-candidate';
-import { byAge, entryAt, setActive, type Entry, type ModePool } from './formation-pool';
+import { entryAt, rttOf, rttSumOf, setActive, type Entry, type ModePool } from './formation-pool';
 
 export interface Option {
   readonly region: number;
@@ -31,7 +31,7 @@ export function bestOption(anchor: Entry): Option | null {
   setActive(anchor, false);
   const options: Option[] = [];
   pool.regions.forEach((_, region) => {
-    if (!((anchor.rtt[region] ?? Number.NaN) <= step.maxRttMs)) return;
+    if (!(rttOf(anchor, region) <= step.maxRttMs)) return;
     const bucket = pool.buckets[region]?.[ceiling];
     if (!bucket) return;
     const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
@@ -56,7 +56,8 @@ export function bestOption(anchor: Entry): Option | null {
     );
     if (missing > 0) return;
     const members = [anchor, ...partners.map((rank) => entryAt(pool, rank))];
-    members.sort(byAge);
+    // Oldest first: within one pool, rank order is age order.
+    members.sort((a, b) => a.rank - b.rank);
     const cost = regionCost(members, region);
     if (cost) {
       options.push({ region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0) });
@@ -80,10 +81,10 @@ export function regionCost(
   let worst = 0;
   let sum = 0;
   for (const member of members) {
-    const rtt = member.rtt[region] ?? Number.NaN;
+    const rtt = rttOf(member, region);
     if (Number.isNaN(rtt)) return null;
     worst = Math.max(worst, rtt);
-    sum += member.rttSum[region] ?? Number.NaN;
+    sum += rttSumOf(member, region);
   }
   return { worst, sum };
 }

@@ -400,6 +400,30 @@ describe(formMatches.name, () => {
         'waiting for 1 more player in eu; the search widens in 19 s',
       );
     });
+
+    it("takes no one matched as a partner in one mode into another mode's match", () => {
+      // Player 2 is the older duel anchor's partner; their younger squad ticket (3) would complete
+      // the squad of 4, 5 and 6, whose anchor (4) searches after the duel matched.
+      const formation = formMatches(
+        [
+          newCandidate(1, { eu: 10 }, { mode: 'duel', waitedMs: 9_000 }),
+          newCandidate(2, { eu: 10 }, { mode: 'duel', waitedMs: 1_000 }),
+          newCandidate(3, { eu: 10 }, { mode: 'squad', playerId: uuid(2, 2), waitedMs: 2_000 }),
+          ...[4, 5, 6].map((n) =>
+            newCandidate(n, { eu: 10 }, { mode: 'squad', waitedMs: 8_000 - n }),
+          ),
+        ],
+        [duel, squad],
+        now,
+      );
+      expect(roster(formation)).toEqual([[uuid(1, 1), uuid(1, 2)]]);
+      expect(reasonOf(formation, 3)).toEqual({
+        code: 'PLAYER_MATCHED',
+        message: 'player was matched through another ticket',
+        details: { playerId: uuid(2, 2), matchedTicketId: uuid(1, 2) },
+      });
+      expect(reasonOf(formation, 4)?.code).toBe('NOT_ENOUGH_PLAYERS');
+    });
   });
 
   it('proposes matches createMatch accepts, and returns frozen results', () => {

@@ -2,7 +2,8 @@ import { assertNow } from '../shared/value.guards';
 import { assertModeRules, type ModeRules } from './mode-rules';
 import { compareText, playerMatched, type UnmatchedReason } from './unmatched-reason';
 import type { MatchCandidate, MatchFormation, ProposedMatch } from './match-candidate';
-import { byAge, screen, setActive, type Entry } from './formation-pool';
+import { byAge, setActive, type Entry, type ModePool } from './formation-pool';
+import { screen } from './formation-screen';
 import { bestOption, proposal } from './formation-options';
 import { explain } from './formation-explain';
 
@@ -67,35 +68,36 @@ export function formMatches(
 ): MatchFormation {
   assertNow(now);
   assertModeRules(rules);
-  const { pools, rejected } = screen(candidates, rules, now);
+  const { pools, rejected, inSeveralModes } = screen(candidates, rules, now);
 
   const matches: ProposedMatch[] = [];
+  const entriesOfPlayer = entriesOfPlayersInSeveralModes(pools, inSeveralModes);
   const matchedTicketOfPlayer = new Map<string, string>();
-  const entriesOfPlayer = new Map<string, Entry[]>();
-  for (const pool of pools) {
-    for (const entry of pool.entries) {
-      for (const member of entry.members) {
-        const list = entriesOfPlayer.get(member.playerId);
-        if (list) list.push(entry);
-        else entriesOfPlayer.set(member.playerId, [entry]);
-      }
-    }
-  }
   const inMatch = new Set<Entry>();
+  // Entries of a player matched through another of their entries (another mode's ticket).
+  const retired = new Set<Entry>();
 
   // Anchors across modes in one age order, so a player queued in two modes is first matched
   // through the older ticket.
   const anchors = pools.flatMap((pool) => pool.entries).sort(byAge);
   for (const anchor of anchors) {
-    if (anchor.members.some((member) => matchedTicketOfPlayer.has(member.playerId))) continue;
+    if (inMatch.has(anchor) || retired.has(anchor)) continue;
     const option = bestOption(anchor);
     if (!option) continue;
     matches.push(proposal(anchor, option));
     for (const group of option.members) {
       inMatch.add(group);
+      // bestOption switched the anchor off already.
+      if (group !== anchor) setActive(group, false);
       for (const member of group.members) {
+        const others = entriesOfPlayer.get(member.playerId);
+        if (!others) continue;
         matchedTicketOfPlayer.set(member.playerId, member.ticketId);
-        for (const entry of entriesOfPlayer.get(member.playerId) ?? []) setActive(entry, false);
+        for (const entry of others) {
+          if (entry === group) continue;
+          setActive(entry, false);
+          retired.add(entry);
+        }
       }
     }
   }
@@ -120,4 +122,24 @@ export function formMatches(
       unmatched.map(({ ticketId, reason }) => Object.freeze({ ticketId, reason })),
     ),
   });
+}
+
+/** The entries of each player who has tickets in several modes, by player id. */
+function entriesOfPlayersInSeveralModes(
+  pools: readonly ModePool[],
+  inSeveralModes: ReadonlySet<MatchCandidate>,
+): Map<string, Entry[]> {
+  const entriesOf = new Map<string, Entry[]>();
+  if (inSeveralModes.size === 0) return entriesOf;
+  for (const pool of pools) {
+    for (const entry of pool.entries) {
+      for (const member of entry.members) {
+        if (!inSeveralModes.has(member)) continue;
+        const list = entriesOf.get(member.playerId);
+        if (list) list.push(entry);
+        else entriesOf.set(member.playerId, [entry]);
+      }
+    }
+  }
+  return entriesOf;
 }

@@ -10,7 +10,7 @@ describe(RegionBucket.name, () => {
         rank,
         rating: Math.round(random() * 40) / 4,
       })).filter(() => random() < 0.7);
-      const bucket = new RegionBucket(members, rankCount);
+      const bucket = RegionBucket.of(members, rankCount);
       const active = new Set(members.map((member) => member.rank));
       expect(bucket.size).toBe(members.length);
       for (let step = 0; step < 30; step++) {
@@ -36,8 +36,51 @@ describe(RegionBucket.name, () => {
     }
   });
 
+  it('takes members already in rating order as they are, answering as one built from any order', () => {
+    const random = mulberry32(11);
+    const members = Array.from({ length: 60 }, (_, rank) => ({
+      rank,
+      rating: Math.round(random() * 20),
+      players: 1 + Math.floor(random() * 3),
+    }));
+    const shuffled = RegionBucket.of(members, 60);
+    const ordered = RegionBucket.inRatingOrder(
+      [...members].sort((a, b) => a.rating - b.rating || a.rank - b.rank),
+      60,
+    );
+    for (const [center, window] of [
+      [10, 3],
+      [0, 0],
+      [20, 100],
+    ] as const) {
+      const range = ordered.ratingRange(center, window);
+      expect(range).toEqual(shuffled.ratingRange(center, window));
+      expect(ordered.count(...range)).toBe(shuffled.count(...range));
+      expect(ordered.takeOldest(...range, 7)).toEqual(shuffled.takeOldest(...range, 7));
+    }
+  });
+
+  it('refuses members out of rating order rather than answer wrong ranges', () => {
+    const members = [
+      { rank: 0, rating: 12 },
+      { rank: 1, rating: 10 },
+    ];
+    expect(() => RegionBucket.inRatingOrder(members, 2)).toThrow(/out of rating order at slot 1/);
+    // Equal ratings go by rank.
+    expect(() =>
+      RegionBucket.inRatingOrder(
+        [
+          { rank: 1, rating: 10 },
+          { rank: 0, rating: 10 },
+        ],
+        2,
+      ),
+    ).toThrow(/out of rating order/);
+    expect(RegionBucket.inRatingOrder([...members].reverse(), 2).size).toBe(2);
+  });
+
   it('works empty', () => {
-    const bucket = new RegionBucket([], 3);
+    const bucket = RegionBucket.of([], 3);
     const [lo, hi] = bucket.ratingRange(1500, 100);
     expect(bucket.count(lo, hi)).toBe(0);
     expect(bucket.takeOldest(lo, hi, 2)).toEqual([]);
@@ -46,7 +89,7 @@ describe(RegionBucket.name, () => {
 
   it('counts players of parties and takes the oldest that fit, leaving the bucket as it was', () => {
     // Ranks are ages (0 oldest); players 2 and 3 are parties.
-    const bucket = new RegionBucket(
+    const bucket = RegionBucket.of(
       [
         { rank: 0, rating: 10, players: 3 },
         { rank: 1, rating: 11 },

@@ -1,3 +1,15 @@
+/** A ticket of a bucket: its age rank, its (group's mean) rating and its players (default 1). */
+export interface BucketMember {
+  readonly rank: number;
+  readonly rating: number;
+  readonly players?: number;
+}
+
+/** Slot order: rating, then age rank (ranks are distinct, so never 0 for two members). */
+function bySlot(a: BucketMember, b: BucketMember): number {
+  return a.rating - b.rating || a.rank - b.rank;
+}
+
 /** Sentinel for "no active ticket here"; larger than any age rank. */
 const NONE = 0x7fffffff;
 
@@ -22,11 +34,25 @@ export class RegionBucket {
   private readonly playersOfSlot: Int32Array;
 
   /** `members` in any order; ranks must be distinct and below `rankCount`. */
-  constructor(
-    members: readonly { rank: number; rating: number; players?: number }[],
-    rankCount: number,
-  ) {
-    const sorted = [...members].sort((a, b) => a.rating - b.rating || a.rank - b.rank);
+  static of(members: readonly BucketMember[], rankCount: number): RegionBucket {
+    return new RegionBucket([...members].sort(bySlot), rankCount);
+  }
+
+  /**
+   * `members` already in slot order (rating, then rank), taken as they are: a pass sorts its pool
+   * once and fills every bucket from that, rather than sorting each bucket again. Throws on
+   * members out of that order (an O(n) check).
+   */
+  static inRatingOrder(members: readonly BucketMember[], rankCount: number): RegionBucket {
+    for (let slot = 1; slot < members.length; slot++) {
+      if (bySlot(members[slot - 1] as BucketMember, members[slot] as BucketMember) >= 0) {
+        throw new Error(`bucket members out of rating order at slot ${slot}`);
+      }
+    }
+    return new RegionBucket(members, rankCount);
+  }
+
+  private constructor(sorted: readonly BucketMember[], rankCount: number) {
     let width = 1;
     while (width < sorted.length) width *= 2;
     this.width = width;
