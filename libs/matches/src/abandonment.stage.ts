@@ -1,8 +1,6 @@
 import type { DataSource } from 'typeorm';
 import {
-  boundTransaction,
-  itemFailure,
-  runInTransaction,
+  oneItemPerTransaction,
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
@@ -45,37 +43,25 @@ export class AbandonmentStage implements ReconciliationStage {
   ) {}
 
   async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    const result: StageBatch = { reconciled: { player_abandoned: 0 }, taken: 0, failures: [] };
-    const leftAlone = new Set(skip);
-    while (result.taken < this.options.batchSize) {
-      let claimed: string | undefined;
-      try {
-        const found = await runInTransaction(this.dataSource, async (manager, unit) => {
-          claimed = undefined;
-          await boundTransaction(manager);
-          const [row] = await manager.query<{ match_id: string; player_id: string }[]>(
-            OVERDUE_LEAVERS_SQL,
-            [now, [...leftAlone]],
-          );
-          if (!row) return false;
-          claimed = `${row.match_id}/${row.player_id}`;
-          const match = await this.lifecycle.matches.load(manager, row.match_id);
-          const current = await this.presence.presenceOf(manager, row.match_id, row.player_id);
-          if (match?.state !== 'IN_PROGRESS' || current?.presence !== 'LEFT') return true;
-          await this.presence.abandon(unit, match, row.player_id, this.options.noShowPenalty, now);
-          return true;
-        });
-        if (!found) break;
-        result.taken += 1;
-        result.reconciled.player_abandoned! += 1;
-      } catch (error) {
-        // Failing to claim says the database is in trouble: the stage stops for this pass.
-        if (claimed === undefined) throw error;
-        result.taken += 1;
-        result.failures.push(itemFailure(claimed, error));
-        leftAlone.add(claimed);
-      }
-    }
-    return result;
+    const batch = await oneItemPerTransaction(
+      this.dataSource,
+      this.options.batchSize,
+      skip,
+      async (manager, unit, leftAlone, claim) => {
+        const [row] = await manager.query<{ match_id: string; player_id: string }[]>(
+          OVERDUE_LEAVERS_SQL,
+          [now, [...leftAlone]],
+        );
+        if (!row) return false;
+        claim(`${row.match_id}/${row.player_id}`);
+        const match = await this.lifecycle.matches.load(manager, row.match_id);
+        const current = await this.presence.presenceOf(manager, row.match_id, row.player_id);
+        if (match?.state !== 'IN_PROGRESS' || current?.presence !== 'LEFT')
+          return 'player_abandoned';
+        await this.presence.abandon(unit, match, row.player_id, this.options.noShowPenalty, now);
+        return 'player_abandoned';
+      },
+    );
+    return { ...batch, reconciled: { player_abandoned: 0, ...batch.reconciled } };
   }
 }

@@ -1,8 +1,6 @@
 import type { DataSource } from 'typeorm';
 import {
-  boundTransaction,
-  itemFailure,
-  runInTransaction,
+  oneItemPerTransaction,
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
@@ -42,36 +40,23 @@ export class AcceptanceTimeoutStage implements ReconciliationStage {
   ) {}
 
   async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    const result: StageBatch = { reconciled: { ready_check_timeout: 0 }, taken: 0, failures: [] };
-    const leftAlone = new Set(skip);
-    while (result.taken < this.options.batchSize) {
-      let claimed: string | undefined;
-      try {
-        const ended = await runInTransaction(this.dataSource, async (manager, unit) => {
-          claimed = undefined;
-          await boundTransaction(manager);
-          const [row] = await manager.query<{ id: string }[]>(OVERDUE_READY_CHECKS_SQL, [
-            now,
-            [...leftAlone],
-          ]);
-          if (!row) return false;
-          claimed = row.id;
-          const match = await this.lifecycle.matches.load(manager, row.id);
-          if (match?.state !== 'AWAITING_ACCEPTANCE') return true;
-          await this.readyCheck.expire(unit, match, this.options.noShowPenalty, now);
-          return true;
-        });
-        if (!ended) break;
-        result.taken += 1;
-        result.reconciled.ready_check_timeout! += 1;
-      } catch (error) {
-        // Failing to claim says the database is in trouble: the stage stops for this pass.
-        if (claimed === undefined) throw error;
-        result.taken += 1;
-        result.failures.push(itemFailure(claimed, error));
-        leftAlone.add(claimed);
-      }
-    }
-    return result;
+    const batch = await oneItemPerTransaction(
+      this.dataSource,
+      this.options.batchSize,
+      skip,
+      async (manager, unit, leftAlone, claim) => {
+        const [row] = await manager.query<{ id: string }[]>(OVERDUE_READY_CHECKS_SQL, [
+          now,
+          [...leftAlone],
+        ]);
+        if (!row) return false;
+        claim(row.id);
+        const match = await this.lifecycle.matches.load(manager, row.id);
+        if (match?.state !== 'AWAITING_ACCEPTANCE') return 'ready_check_timeout';
+        await this.readyCheck.expire(unit, match, this.options.noShowPenalty, now);
+        return 'ready_check_timeout';
+      },
+    );
+    return { ...batch, reconciled: { ready_check_timeout: 0, ...batch.reconciled } };
   }
 }

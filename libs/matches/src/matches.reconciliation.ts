@@ -4,7 +4,7 @@ import type { LiveMatchState, MatchFailureReason } from '@matchplane/domain';
 import {
   boundTransaction,
   cutoff,
-  itemFailure,
+  oneItemPerTransaction,
   ReconcilesLifecycle,
   runInTransaction,
   type ReconciliationContribution,
@@ -12,7 +12,7 @@ import {
   type StageBatch,
 } from '@matchplane/persistence';
 import type { MatchReconciliationOptions } from './match-reconciliation.options';
-import { MatchLifecycle, type MatchEnding } from './match-lifecycle.service';
+import { MatchLifecycle } from './match-lifecycle.service';
 import { lockStuckMatch, stuckMatchSql, type StuckMatchFact } from './match.rows';
 import { MatchesModule } from './matches.module';
 import { AcceptanceTimeoutStage } from './acceptance-timeout.stage';
@@ -113,45 +113,29 @@ export class StuckMatchReconciler {
     }));
   }
 
-  async batch(rule: StuckMatchRule, now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    const result: StageBatch = { reconciled: {}, taken: 0, failures: [] };
-    const leftAlone = new Set(skip);
-    while (result.taken < this.options.batchSize) {
-      let claimed: string | undefined;
-      let verdict: StuckMatchVerdict | undefined;
-      let ending: MatchEnding | undefined;
-      try {
-        ending = await runInTransaction(this.dataSource, async (manager, unit) => {
-          claimed = undefined;
-          await boundTransaction(manager);
-          const row = await lockStuckMatch(
-            manager,
-            rule.state,
-            rule.fact,
-            cutoff(now, rule.deadlineMs(this.options)),
-            [...leftAlone],
-          );
-          if (!row) return undefined;
-          claimed = row.id;
-          verdict = rule.verdict(row.fact);
-          const at = { expectedRevision: row.revision, now };
-          return verdict.nobodyConnected
-            ? this.lifecycle.failNobodyConnected(unit, row.id, this.options.noShowPenalty, at)
-            : this.lifecycle.fail(unit, row.id, verdict.reason, at);
-        });
-      } catch (error) {
-        // Failing to claim says the database is in trouble: the stage stops for this pass.
-        if (claimed === undefined) throw error;
-        result.taken += 1;
-        result.failures.push(itemFailure(claimed, error));
-        leftAlone.add(claimed);
-        continue;
-      }
-      if (!ending || !verdict) break;
-      result.taken += 1;
-      result.reconciled[verdict.case] = (result.reconciled[verdict.case] ?? 0) + 1;
-    }
-    return result;
+  batch(rule: StuckMatchRule, now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    return oneItemPerTransaction(
+      this.dataSource,
+      this.options.batchSize,
+      skip,
+      async (manager, unit, leftAlone, claim) => {
+        const row = await lockStuckMatch(
+          manager,
+          rule.state,
+          rule.fact,
+          cutoff(now, rule.deadlineMs(this.options)),
+          [...leftAlone],
+        );
+        if (!row) return false;
+        claim(row.id);
+        const verdict = rule.verdict(row.fact);
+        const at = { expectedRevision: row.revision, now };
+        const ending = verdict.nobodyConnected
+          ? await this.lifecycle.failNobodyConnected(unit, row.id, this.options.noShowPenalty, at)
+          : await this.lifecycle.fail(unit, row.id, verdict.reason, at);
+        return ending ? verdict.case : false;
+      },
+    );
   }
 }
 

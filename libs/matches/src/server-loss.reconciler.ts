@@ -1,9 +1,7 @@
 import type { DataSource } from 'typeorm';
 import {
-  boundTransaction,
   cutoff,
-  itemFailure,
-  runInTransaction,
+  oneItemPerTransaction,
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
@@ -56,42 +54,25 @@ export class ServerLossReconciler {
     };
   }
 
-  async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    const result: StageBatch = { reconciled: {}, taken: 0, failures: [] };
-    const leftAlone = new Set(skip);
+  batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
     const silentSince = cutoff(now, this.options.serverHeartbeatTimeoutMs);
-    while (result.taken < this.options.batchSize) {
-      let claimed: string | undefined;
-      let failed = false;
-      try {
-        failed = await runInTransaction(this.dataSource, async (manager, unit) => {
-          claimed = undefined;
-          await boundTransaction(manager);
-          const [row] = await manager.query<{ id: string; revision: string }[]>(
-            SILENT_SERVER_MATCH_SQL,
-            [silentSince, [...leftAlone]],
-          );
-          if (!row) return false;
-          claimed = row.id;
-          await this.lifecycle.failServerLost(unit, row.id, {
-            expectedRevision: Number(row.revision),
-            now,
-          });
-          return true;
+    return oneItemPerTransaction(
+      this.dataSource,
+      this.options.batchSize,
+      skip,
+      async (manager, unit, leftAlone, claim) => {
+        const [row] = await manager.query<{ id: string; revision: string }[]>(
+          SILENT_SERVER_MATCH_SQL,
+          [silentSince, [...leftAlone]],
+        );
+        if (!row) return false;
+        claim(row.id);
+        await this.lifecycle.failServerLost(unit, row.id, {
+          expectedRevision: Number(row.revision),
+          now,
         });
-      } catch (error) {
-        // Failing to claim says the database is in trouble: the stage stops for this pass.
-        if (claimed === undefined) throw error;
-        result.taken += 1;
-        result.failures.push(itemFailure(claimed, error));
-        leftAlone.add(claimed);
-        continue;
-      }
-      if (!failed) break;
-      result.taken += 1;
-      result.reconciled[ServerLossReconciler.CASE] =
-        (result.reconciled[ServerLossReconciler.CASE] ?? 0) + 1;
-    }
-    return result;
+        return ServerLossReconciler.CASE;
+      },
+    );
   }
 }

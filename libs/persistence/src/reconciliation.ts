@@ -1,6 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { sqlStateOf } from './transaction.runner';
+import type { DataSource, EntityManager } from 'typeorm';
+import { runInTransaction, sqlStateOf, type UnitOfWork } from './transaction.runner';
 
 /**
  * Lifecycle reconciliation, as its owners declare it: the module that owns a table contributes the
@@ -84,4 +84,53 @@ export function itemFailure(id: string, error: unknown): ItemFailure {
 
 export function cutoff(now: Date, ageMs: number): Date {
   return new Date(now.getTime() - ageMs);
+}
+
+/**
+ * What one item's transaction does: claims the next item (locked, `leftAlone` skipped) and names
+ * it with `claimed`, then ends it; answers the case it reconciled, or false when none is left.
+ */
+export type OneItemWork = (
+  manager: EntityManager,
+  unit: UnitOfWork,
+  leftAlone: ReadonlySet<string>,
+  claimed: (id: string) => void,
+) => Promise<string | false>;
+
+/**
+ * Up to `batchSize` items, one short (bounded) transaction each, for the stages whose every item
+ * is a whole aggregate's change; an item counts under its case once its transaction committed. An
+ * item whose transaction fails is reported and left alone for the rest of the batch; a failure
+ * before any item was claimed says the database is in trouble and stops the stage for this pass
+ * (it is thrown).
+ */
+export async function oneItemPerTransaction(
+  dataSource: DataSource,
+  batchSize: number,
+  skip: ReadonlySet<string>,
+  work: OneItemWork,
+): Promise<StageBatch> {
+  const leftAlone = new Set(skip);
+  const result: StageBatch = { reconciled: {}, taken: 0, failures: [] };
+  while (result.taken < batchSize) {
+    let claimed: string | undefined;
+    let reconciled: string | false;
+    try {
+      reconciled = await runInTransaction(dataSource, async (manager, unit) => {
+        claimed = undefined;
+        await boundTransaction(manager);
+        return work(manager, unit, leftAlone, (id) => (claimed = id));
+      });
+    } catch (error) {
+      if (claimed === undefined) throw error;
+      result.taken += 1;
+      result.failures.push(itemFailure(claimed, error));
+      leftAlone.add(claimed);
+      continue;
+    }
+    if (reconciled === false) break;
+    result.taken += 1;
+    result.reconciled[reconciled] = (result.reconciled[reconciled] ?? 0) + 1;
+  }
+  return result;
 }
