@@ -48,7 +48,7 @@ export class MatcherModule {
       providers: [
         { provide: MatcherConfig, useValue: config },
         { provide: MATCHER_RULES, useValue: rules },
-        { provide: SHADOW_RULES, useValue: shadowRules(config, process.env) },
+        { provide: SHADOW_RULES, useValue: shadowRules(config) },
         ShadowMatching,
         { provide: MATCHER_SCHEDULE, useValue: options.schedule ?? 'scheduled' },
         matchingFunctionProvider(options.matchingFunction),
