@@ -70,10 +70,21 @@ export function replay(
       if (modes.has(arrival.mode))
         pool.set(arrival.ticketId, { arrival, candidate: toCandidate(arrival, options.startAt) });
     }
+    const leavingParties = new Set<string>();
     for (const [ticketId, { arrival }] of pool) {
       if (arrival.cancelAfterMs !== undefined && nowMs - arrival.atMs >= arrival.cancelAfterMs) {
         pool.delete(ticketId);
         tallyOf(arrival.mode).cancelled += 1;
+        if (arrival.party) leavingParties.add(arrival.party.id);
+      }
+    }
+    // One member's cancel ends the party's tickets together, as the API does.
+    if (leavingParties.size > 0) {
+      for (const [ticketId, { arrival }] of pool) {
+        if (arrival.party && leavingParties.has(arrival.party.id)) {
+          pool.delete(ticketId);
+          tallyOf(arrival.mode).cancelled += 1;
+        }
       }
     }
     if (pool.size === 0) continue;

@@ -99,6 +99,27 @@ describe('the queue simulator', () => {
     }
   });
 
+  it('takes a whole party out of the pool when one member cancels, as the API ends a party’s tickets together', () => {
+    const { rules } = ruleSetFromEnvironment({ ...ENV, QUEUE_MODES: 'squad:4x2' });
+    const member = (ticketId: string, cancelAfterMs?: number): Arrival => ({
+      atMs: 0,
+      ticketId,
+      playerId: `player-${ticketId}`,
+      mode: 'squad',
+      rating: 1500,
+      rtt: { 'eu-west': 20 },
+      attributes: {},
+      party: { id: 'party-1', size: 2 },
+      ...(cancelAfterMs === undefined ? {} : { cancelAfterMs }),
+    });
+    // One member of the pair gives up after a second; the other would wait for ever.
+    const outcome = replay([member('a', 1_000), member('b')], rules, formMatches, {
+      ...OPTIONS,
+      drainMs: 5_000,
+    }).squad!;
+    expect(outcome).toMatchObject({ players: 2, cancelled_players: 2, waiting_players: 0 });
+  });
+
   it('counts arrivals of a mode the rule set does not know as still waiting', () => {
     const arrivals = traffic();
     const { rules } = ruleSetFromEnvironment({ ...ENV, QUEUE_MODES: 'duel:1x2' });
