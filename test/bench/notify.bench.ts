@@ -489,21 +489,22 @@ async function main(): Promise<void> {
     await sleep(2_000);
     const rssConnected = apis.map((api) => rssMiB(api.child.pid));
 
-    // The bench's own subscriber on the notification channel: when the dispatcher published.
+    // The bench's own subscriber on the notification channels (the broadcast one and every
+    // player's, NOTIFY_FANOUT either way): when the dispatcher first published an event.
     const listener = new Redis({
       host: LOCALHOST,
       port: service.REDIS_PORT,
       password: service.REDIS_PASSWORD,
     });
     closers.push(() => listener.quit());
-    listener.on('message', (_channel: string, message: string) => {
+    listener.on('pmessage', (_pattern: string, _channel: string, message: string) => {
       const at = performance.now();
       const data = (JSON.parse(message) as { data?: { aggregateId?: string; revision?: number } })
         .data;
       if (data?.aggregateId && data.revision)
         recording.phase?.published(`${data.aggregateId}/${data.revision}`, at);
     });
-    await listener.subscribe(notificationPattern(PREFIX));
+    await listener.psubscribe(`${notificationPattern(PREFIX)}*`);
 
     // The writers: one production write per event, each match's steps chained in order.
     const channel = notificationPattern(PREFIX);
