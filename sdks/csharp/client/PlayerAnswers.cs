@@ -45,6 +45,15 @@ namespace Matchplane.Client
 
         public static List<string> Strings(JsonValue v) { return v.Array.Select(s => s.Str).ToList(); }
 
+        /// <summary>An optional JSON object read member by member; empty when absent.</summary>
+        public static Dictionary<string, T> OptMap<T>(JsonValue v, string key, System.Func<JsonValue, T> read)
+        {
+            var m = v.Find(key);
+            var map = new Dictionary<string, T>();
+            if (m != null && m.Kind == JsonKind.Object) foreach (var member in m.Object) map[member.Key] = read(member.Value);
+            return map;
+        }
+
         /// <summary>An optional array of strings; empty when absent.</summary>
         public static List<string> OptStrings(JsonValue v, string key)
         {
@@ -101,22 +110,19 @@ namespace Matchplane.Client
         public List<string> Regions;
         public long HeartbeatIntervalMs;
         /// <summary>Each region's probe edge URLs (http(s):// and udp://) in order; a region left out is probed at the API.</summary>
-        public Dictionary<string, List<string>> ProbeEdges = new Dictionary<string, List<string>>();
+        public Dictionary<string, List<string>> ProbeEdges;
         public JsonValue Raw;
 
         public static QueueOptions From(JsonValue v)
         {
-            var options = new QueueOptions
+            return new QueueOptions
             {
                 Modes = v["modes"].Array.Select(QueueModeOption.From).ToList(),
                 Regions = JsonRead.Strings(v["regions"]),
                 HeartbeatIntervalMs = v["heartbeatIntervalMs"].Long,
+                ProbeEdges = JsonRead.OptMap(v, "probeEdges", JsonRead.Strings),
                 Raw = v,
             };
-            var edges = v.Find("probeEdges");
-            if (edges != null && edges.Kind == JsonKind.Object)
-                foreach (var region in edges.Object) options.ProbeEdges[region.Key] = JsonRead.Strings(region.Value);
-            return options;
         }
     }
 
@@ -163,7 +169,7 @@ namespace Matchplane.Client
         public string Id, PlayerId, Mode, State, EnqueuedAt, LastHeartbeatAt;
         public long Revision;
         public List<string> RegionsMeasured;
-        public Dictionary<string, double> PredictedRttMs = new Dictionary<string, double>();
+        public Dictionary<string, double> PredictedRttMs;
         public double WaitSeconds;
         /// <summary>The ticket's attributes, defaults filled in (a JSON object of strings and numbers).</summary>
         public JsonValue Attributes;
@@ -181,11 +187,12 @@ namespace Matchplane.Client
 
         public static Ticket From(JsonValue v)
         {
-            var ticket = new Ticket
+            return new Ticket
             {
                 Id = v["id"].Str, PlayerId = v["playerId"].Str, Mode = v["mode"].Str, State = v["state"].Str,
                 Revision = v["revision"].Long, EnqueuedAt = v["enqueuedAt"].Str, LastHeartbeatAt = v["lastHeartbeatAt"].Str,
                 RegionsMeasured = JsonRead.OptStrings(v, "regionsMeasured"),
+                PredictedRttMs = JsonRead.OptMap(v, "predictedRttMs", JsonRead.Number),
                 WaitSeconds = JsonRead.OptNumber(v, "waitSeconds") ?? 0,
                 Attributes = v.Find("attributes"),
                 MatchId = JsonRead.OptString(v, "matchId"), EndReason = JsonRead.OptString(v, "endReason"),
@@ -194,10 +201,6 @@ namespace Matchplane.Client
                 PartyTicketId = JsonRead.OptString(v, "partyTicketId"), PartySize = JsonRead.OptLong(v, "partySize"),
                 Raw = v,
             };
-            var predicted = v.Find("predictedRttMs");
-            if (predicted != null && predicted.Kind == JsonKind.Object)
-                foreach (var region in predicted.Object) ticket.PredictedRttMs[region.Key] = JsonRead.Number(region.Value);
-            return ticket;
         }
     }
 
