@@ -168,7 +168,13 @@ export class MatchingPass {
       }
     }
     const durationMs = performance.now() - started;
-    this.metrics.pass(mode, shard?.name ?? WHOLE_MODE, durationMs / 1_000, matchable.length, byRegion);
+    this.metrics.pass(
+      mode,
+      shard?.name ?? WHOLE_MODE,
+      durationMs / 1_000,
+      matchable.length,
+      byRegion,
+    );
     return {
       mode,
       ...(shard ? { shard: shard.name } : {}),

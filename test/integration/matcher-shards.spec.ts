@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import type { INestApplicationContext } from '@nestjs/common';
+import type { TicketResponse } from '@matchplane/contracts';
+import { MetricsRegistry } from '@matchplane/observability';
+import { DataSource } from 'typeorm';
+import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
+import { ModeLease, MATCHER_LOCK_CLASS } from '../../apps/matcher/src/mode-lease';
+import { MATCHER_SHARD_PLAN, type MatcherShardPlan } from '../../apps/matcher/src/matcher-shards';
+import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
+import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import { waitFor } from '../support/processes';
+
+const PLATFORMS = ['pc', 'ps', 'xbox', 'switch'];
+const QUEUE_MODE_ATTRIBUTES = JSON.stringify({
+  duel: {
+    attributes: { platform: { type: 'string', values: PLATFORMS } },
+    rules: [{ equal: 'platform' }],
+  },
+});
+const MATCHER_SHARDS = JSON.stringify({ duel: { attribute: 'platform' } });
+
+interface Queued {
+  token: string;
+  ticket: TicketResponse;
+}
+
+/*
+ * Issue 35 item 1: a mode split into shards by an equal-rule attribute, a lease per shard, and
+ * matchers sharing the shards fairly. The players queue through the real routes; the matchers are
+ * the real module graph in process (the e2e suite kills real processes).
+ */
+describe(`${MatcherLoop.name} shards`, () => {
+  let api: PlayerApi;
+  const contexts: INestApplicationContext[] = [];
+  const queued: Queued[] = [];
+
+  beforeAll(async () => {
+    api = await startPlayerApi({ QUEUE_MODE_ATTRIBUTES });
+  });
+  afterEach(async () => {
+    await Promise.all(contexts.splice(0).map((context) => context.close()));
+    await cancelQueued(api, queued);
+  });
+  afterAll(() => api.close());
+
+  async function matcher(schedule: 'manual' | 'scheduled' = 'manual') {
+    const started = await startInProcessMatcher(
+      api,
+      {
+        QUEUE_MODE_ATTRIBUTES,
+        MATCHER_SHARDS,
+        MATCHER_PASS_INTERVAL_MS: '50',
+        // Five leases (four duel shards, squad whole), the presence and the passes' reads.
+        DATABASE_POOL_SIZE: '8',
+      },
+      { schedule },
+    );
+    contexts.push(started.context);
+    return started;
+  }
+
+  async function player(platform: string): Promise<Queued> {
+    const session = await api.newPlayer();
+    expect((await api.probe(session.token, 'eu-west')).statusCode).toBe(200);
+    const created = await api.request('POST', '/v1/queue/tickets', {
+      token: session.token,
+      body: { mode: 'duel', attributes: { platform } },
+      idempotencyKey: randomUUID(),
+    });
+    expect(created.statusCode).toBe(201);
+    const entry = { token: session.token, ticket: created.json<TicketResponse>() };
+    queued.push(entry);
+    return entry;
+  }
+
+  const states = async (players: readonly Queued[]) =>
+    (
+      await api.ds.query<{ id: string; state: string }[]>(
+        `SELECT id, state FROM queue_tickets WHERE id = ANY($1::uuid[])`,
+        [players.map((p) => p.ticket.id)],
+      )
+    )
+      .sort(
+        (a, b) =>
+          players.findIndex((p) => p.ticket.id === a.id) -
+          players.findIndex((p) => p.ticket.id === b.id),
+      )
+      .map((row) => row.state);
+
+  const shardHeld = async (context: INestApplicationContext) => {
+    const metric = await context.get(MetricsRegistry).getSingleMetric('matcher_shard_held')?.get();
+    return Object.fromEntries(
+      (metric?.values ?? [])
+        .filter((value) => value.labels.mode === 'duel')
+        .map((value) => [String(value.labels.shard), value.value]),
+    );
+  };
+
+  it('holds a lease per shard: one holder per (mode, shard), shards of one mode held apart', async () => {
+    const { context } = await matcher();
+    const shards = context.get<MatcherShardPlan>(MATCHER_SHARD_PLAN).get('duel') ?? [];
+    const dataSource = context.get(DataSource);
+    const [pc, ps] = shards;
+    const first = new ModeLease(dataSource, pc!);
+    const rival = new ModeLease(api.ds, pc!);
+    const other = new ModeLease(api.ds, ps!);
+    try {
+      expect(await first.tryAcquire()).toBe(true);
+      expect(await rival.tryAcquire()).toBe(false);
+      expect(await other.tryAcquire()).toBe(true);
+      const locks = await api.ds.query<{ pid: number }[]>(
+        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1::oid AND objsubid = 2`,
+        [MATCHER_LOCK_CLASS],
+      );
+      expect(locks.map((l) => l.pid).sort()).toEqual([first.backendPid, other.backendPid].sort());
+      // The holder's session ends: the shard is free for the rival, the other shard untouched.
+      await api.ds.query(`SELECT pg_terminate_backend($1)`, [first.backendPid]);
+      await waitFor(async () => ((await rival.tryAcquire()) ? true : undefined), {
+        what: 'the rival to take the shard',
+      });
+      expect(other.held).toBe(true);
+    } finally {
+      await Promise.all([first.release(), rival.release(), other.release()]);
+    }
+  });
+
+  it("matches a shard's pass only among that shard's tickets", async () => {
+    const { loop } = await matcher();
+    const pcs = [await player('pc'), await player('pc')];
+    const consoles = [await player('ps'), await player('ps')];
+    expect(() => loop.lease('duel')).toThrow(/duel is sharded: name the shard/);
+
+    const report = await loop.passNow('duel', 'pc');
+    expect(report).toMatchObject({ shard: 'pc', candidates: 2, matchable: 2 });
+    expect(report?.committed).toHaveLength(1);
+    expect(await states([...pcs, ...consoles])).toEqual([
+      'MATCHED',
+      'MATCHED',
+      'SEARCHING',
+      'SEARCHING',
+    ]);
+    expect((await loop.passNow('duel', 'ps'))?.committed).toHaveLength(1);
+    expect(await states(consoles)).toEqual(['MATCHED', 'MATCHED']);
+  });
+
+  it('shares the shards fairly between two matchers, and the survivor takes all of them when one goes', async () => {
+    const a = await matcher('scheduled');
+    const b = await matcher('scheduled');
+    const split = await waitFor(
+      () => {
+        const held = [a.loop.heldShards('duel'), b.loop.heldShards('duel')];
+        return Promise.resolve(held[0]?.length === 2 && held[1]?.length === 2 ? held : undefined);
+      },
+      { what: 'each matcher to hold two of the four shards' },
+    );
+    expect(new Set(split.flat())).toEqual(new Set(PLATFORMS));
+    expect(Object.values(await shardHeld(a.context)).reduce((x, y) => x + y, 0)).toBe(2);
+
+    // Tickets of every platform are matched, whichever matcher holds their shard.
+    const players: Queued[] = [];
+    for (const platform of PLATFORMS) players.push(await player(platform), await player(platform));
+    await waitFor(
+      async () => ((await states(players)).every((s) => s === 'MATCHED') ? true : undefined),
+      {
+        what: 'every platform to be matched',
+      },
+    );
+
+    await b.context.close();
+    contexts.splice(contexts.indexOf(b.context), 1);
+    await waitFor(() => Promise.resolve(a.loop.heldShards('duel').length === 4 || undefined), {
+      what: 'the survivor to take every shard',
+    });
+    expect(await shardHeld(a.context)).toEqual({ pc: 1, ps: 1, xbox: 1, switch: 1 });
+  });
+});
