@@ -43,16 +43,17 @@ describe(`${MatcherLoop.name} shards`, () => {
   });
   afterAll(() => api.close());
 
-  async function matcher(schedule: 'manual' | 'scheduled' = 'manual') {
+  async function matcher(
+    schedule: 'manual' | 'scheduled' = 'manual',
+    env: Record<string, string> = {
+      MATCHER_SHARDS,
+      // Five leases (four duel shards, squad whole), the presence and the passes' reads.
+      DATABASE_POOL_SIZE: '8',
+    },
+  ) {
     const started = await startInProcessMatcher(
       api,
-      {
-        QUEUE_MODE_ATTRIBUTES,
-        MATCHER_SHARDS,
-        MATCHER_PASS_INTERVAL_MS: '50',
-        // Five leases (four duel shards, squad whole), the presence and the passes' reads.
-        DATABASE_POOL_SIZE: '8',
-      },
+      { QUEUE_MODE_ATTRIBUTES, MATCHER_PASS_INTERVAL_MS: '50', ...env },
       { schedule },
     );
     contexts.push(started.context);
@@ -172,5 +173,34 @@ describe(`${MatcherLoop.name} shards`, () => {
       what: 'the survivor to take every shard',
     });
     expect(await shardHeld(a.context)).toEqual({ pc: 1, ps: 1, xbox: 1, switch: 1 });
+  });
+
+  it('never lets its leases fill the pool: with room for one lease, it holds one mode and matches it', async () => {
+    // Unsharded, two modes, three connections: a lease, the presence and the passes' reads.
+    const { loop } = await matcher('scheduled', { DATABASE_POOL_SIZE: '3' });
+    const duel = [await player('pc'), await player('pc')];
+    const squad = [];
+    for (let i = 0; i < 8; i += 1) {
+      const session = await api.newPlayer();
+      expect((await api.probe(session.token, 'eu-west')).statusCode).toBe(200);
+      const created = await api.enqueue(session.token, 'squad');
+      expect(created.statusCode).toBe(201);
+      squad.push({ token: session.token, ticket: created.json<TicketResponse>() });
+    }
+    queued.push(...squad);
+    const held = await waitFor(
+      () => {
+        const modes = ['duel', 'squad'].filter((mode) => loop.heldShards(mode).length > 0);
+        return Promise.resolve(modes.length > 0 ? modes : undefined);
+      },
+      { what: 'the matcher to hold a mode' },
+    );
+    expect(held).toHaveLength(1);
+    const matched = held[0] === 'duel' ? duel : squad;
+    await waitFor(
+      async () => ((await states(matched)).every((s) => s === 'MATCHED') ? true : undefined),
+      { what: `the held mode's players to be matched` },
+    );
+    expect(['duel', 'squad'].filter((mode) => loop.heldShards(mode).length > 0)).toEqual(held);
   });
 });

@@ -72,10 +72,11 @@ export function matcherRulesProblems(config: MatcherConfig): string[] {
       );
     lockKeys.set(key, named);
   }
-  // A lone matcher holds every lease, each on a pooled connection of its own; a pool they fill
-  // leaves the passes waiting for a connection forever.
+  // A lone matcher holds every lease, each on a pooled connection of its own (ShardBalance never
+  // lets them fill the pool). Refused only with MATCHER_SHARDS set: configurations from before it
+  // start as they did, and a matcher of theirs holds what the pool allows.
   const leases = [...shards.values()].flat().length;
-  if (config.DATABASE_POOL_SIZE < leases + 2) {
+  if (config.MATCHER_SHARDS !== undefined && config.DATABASE_POOL_SIZE < leases + 2) {
     problems.push(
       `DATABASE_POOL_SIZE ${config.DATABASE_POOL_SIZE} is too small for ${leases} matcher leases (one per shard, a shard per unsplit mode): a lone matcher holds each on a connection of its own, plus one for its presence and one for its passes' reads; set at least ${leases + 2}`,
     );

@@ -51,7 +51,13 @@ export class MatcherLoop implements OnApplicationBootstrap, BeforeApplicationShu
         (shards.get(mode) ?? [mode]).map((shard) => new ModeLease(dataSource, shard)),
       ]),
     );
-    this.balance = new ShardBalance(dataSource, this.leases);
+    this.balance = new ShardBalance(dataSource, this.leases, config.DATABASE_POOL_SIZE);
+    const leases = [...this.leases.values()].flat().length;
+    if (leases > config.DATABASE_POOL_SIZE - 2) {
+      this.logger.warn(
+        `DATABASE_POOL_SIZE ${config.DATABASE_POOL_SIZE} lets this matcher hold ${config.DATABASE_POOL_SIZE - 2} of the ${leases} mode leases (two connections stay for its presence and its passes): alone, it leaves the others unmatched`,
+      );
+    }
     for (const lease of [...this.leases.values()].flat())
       this.metrics.lease(lease.mode, lease.shard.name, false);
   }
@@ -124,7 +130,9 @@ export class MatcherLoop implements OnApplicationBootstrap, BeforeApplicationShu
           // Between this shard's passes, so no commit of it is in flight.
           await lease.release();
           this.metrics.lease(mode, shard.name, false, { givenUp: true });
-        } else if (next === 'pass') {
+        } else if (next === 'take' && !(await this.balance.take(lease))) {
+          this.metrics.lease(mode, shard.name, false);
+        } else if (next !== 'idle') {
           const report = await this.passNow(mode, shard.name);
           if (report) this.log(report, lease);
         }

@@ -18,10 +18,16 @@ export class ShardBalance {
   private readonly logger = new Logger(ShardBalance.name);
   private presence?: QueryRunner;
   private live = 0;
+  private readonly taking = new Set<ModeLease>();
 
+  /**
+   * `poolSize`: the DataSource's connections. Leases never take the last two (the presence and
+   * the passes' reads), or every pass would wait for a connection forever.
+   */
   constructor(
     private readonly dataSource: DataSource,
     private readonly leasesByMode: ReadonlyMap<string, readonly ModeLease[]>,
+    private readonly poolSize: number,
   ) {}
 
   /** Live matchers, this one included, as of the last refresh (0 before one succeeded). */
@@ -48,16 +54,29 @@ export class ShardBalance {
   }
 
   /**
-   * What `lease`'s loop should do before its next pass: `pass` (hold or try to take it, then pass),
-   * `release` (this matcher holds more than its share) or `idle` (its share is held already).
-   * Decided synchronously from the leases' state, so two shard loops never both give up the same
-   * excess; two taking at once can overshoot by one, which the next loop gives back.
+   * What `lease`'s loop should do before its next pass: `pass` (it holds the lease), `take` (try
+   * to, through take()), `release` (this matcher holds more than its share) or `idle` (its share
+   * is held already, or the pool has no connection to spare). Decided synchronously from the
+   * leases held and being taken, so two shard loops never both give up the same excess nor both
+   * take the last place.
    */
-  decide(lease: ModeLease): 'pass' | 'release' | 'idle' {
-    const held = (this.leasesByMode.get(lease.mode) ?? []).filter((other) => other.held).length;
+  decide(lease: ModeLease): 'pass' | 'take' | 'release' | 'idle' {
+    const mine = (l: ModeLease) => l.held || this.taking.has(l);
+    const held = (this.leasesByMode.get(lease.mode) ?? []).filter(mine).length;
     const share = this.share(lease.mode);
     if (lease.held) return held > share ? 'release' : 'pass';
-    return held < share ? 'pass' : 'idle';
+    const heldInAllModes = [...this.leasesByMode.values()].flat().filter(mine).length;
+    return held < share && heldInAllModes < this.poolSize - 2 ? 'take' : 'idle';
+  }
+
+  /** Tries to take `lease` (after decide() said `take`), its place reserved meanwhile. */
+  async take(lease: ModeLease): Promise<boolean> {
+    this.taking.add(lease);
+    try {
+      return await lease.tryAcquire();
+    } finally {
+      this.taking.delete(lease);
+    }
   }
 
   async close(): Promise<void> {
