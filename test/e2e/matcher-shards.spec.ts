@@ -2,7 +2,14 @@ import { PlayerClient } from '@matchplane/sdk';
 import type { DataSource } from 'typeorm';
 import { shardLockKey, MATCHER_LOCK_CLASS } from '../../apps/matcher/src/mode-lease';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { freePort, startApp, waitFor, waitForHttp, type RunningApp } from '../support/processes';
+import {
+  freePort,
+  runApp,
+  startApp,
+  waitFor,
+  waitForHttp,
+  type RunningApp,
+} from '../support/processes';
 import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
 
 const PLATFORMS = ['pc', 'ps', 'xbox', 'switch'];
@@ -193,5 +200,18 @@ describe('matcher shards shared by two matcher processes, one killed mid-pass', 
       [[...tickets.keys()]],
     );
     expect(mismatched).toEqual([]);
+  });
+
+  it('refuses to start, in one line, on a shard key that is no equal rule of the mode', async () => {
+    const { code, output } = await runApp('matcher', {
+      ...db.env,
+      ...SHARED_ENV,
+      REDIS_KEY_PREFIX: prefix,
+      MATCHER_SHARDS: JSON.stringify({ squad: { attribute: 'platform' } }),
+    });
+    expect(code).toBe(1);
+    expect(output.trim().split('\n')).toEqual([
+      'matcher: Invalid configuration: MATCHER_SHARDS.squad.attribute must name an attribute of an "equal" rule of mode squad in QUEUE_MODE_ATTRIBUTES (it has none; got "platform")',
+    ]);
   });
 });
