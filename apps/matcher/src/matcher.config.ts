@@ -3,7 +3,10 @@ import { EnvVar, IsIntInRange, WorkerConfig, healthPort } from '@matchplane/conf
 import { matcherRulesProblems } from './matcher-rules';
 
 export class MatcherConfig extends WorkerConfig {
-  /** The rule set must be usable: steps only widen, overrides name listed modes, shard keys are equal rules, leases differ. */
+  /**
+   * The rule set must be usable: steps only widen, overrides name listed modes, shard keys are
+   * equal rules, leases differ, and the pool can hold them.
+   */
   static crossVariableProblems(config: MatcherConfig): string[] {
     return matcherRulesProblems(config);
   }

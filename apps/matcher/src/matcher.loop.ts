@@ -25,8 +25,9 @@ const SHUTDOWN_GRACE_MS = 5_000;
  * Runs every shard's passes (a mode MATCHER_SHARDS does not split is one shard): each shard has
  * its own loop and lease, and a replica passes a shard only while it holds that shard's lease.
  * Each replica holds a fair share of a mode's shards (ShardBalance) and keeps trying the free ones
- * below its share, so the survivors take over a dead replica's shards. The projection is rebuilt from PostgreSQL before the first pass and then every
- * MATCHER_REBUILD_INTERVAL_MS, repairing anything a missed post-commit update left behind.
+ * below its share, so the survivors take over a dead replica's shards. The projection is rebuilt
+ * from PostgreSQL before the first pass and then every MATCHER_REBUILD_INTERVAL_MS, repairing
+ * anything a missed post-commit update left behind.
  */
 @Injectable()
 export class MatcherLoop implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -82,7 +83,7 @@ export class MatcherLoop implements OnApplicationBootstrap, BeforeApplicationShu
     await this.balance.close();
   }
 
-  /** The lease of one shard of `mode` (tests look at its holder); `shard` only for a sharded mode. */
+  /** The lease of a shard of `mode` (tests look at its holder); `shard` only for a sharded mode. */
   lease(mode: string, shard?: string): ModeLease {
     const leases = this.leases.get(mode);
     if (!leases) throw new Error(`mode ${mode} is not configured`);
@@ -98,7 +99,7 @@ export class MatcherLoop implements OnApplicationBootstrap, BeforeApplicationShu
     return (this.leases.get(mode) ?? []).filter((l) => l.held).map((l) => l.shard.name);
   }
 
-  /** One pass of a shard of `mode` if this replica holds (or can take) its lease; undefined otherwise. */
+  /** One pass of a shard of `mode` if this replica holds (or can take) its lease, else undefined. */
   async passNow(mode: string, shard?: string): Promise<PassReport | undefined> {
     const lease = this.lease(mode, shard);
     const held = await lease.tryAcquire();

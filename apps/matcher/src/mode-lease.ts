@@ -70,14 +70,15 @@ export interface CommitSession {
   transaction<T>(work: (manager: EntityManager, unit: UnitOfWork) => Promise<T>): Promise<T>;
 }
 
-/** "duel" for the whole mode, "duel/pc" for one shard (logs and errors). */
+/** "mode duel" for the whole mode, "mode duel shard pc" for one shard (logs and errors). */
 export function shardName(mode: string, shard: string): string {
   return shard === WHOLE_MODE ? `mode ${mode}` : `mode ${mode} shard ${shard}`;
 }
 
 /**
- * The right to match one shard of a mode (the whole mode when it is not split): a session-level PostgreSQL advisory lock held on a dedicated
- * connection, and that same connection is where the matches are committed.
+ * The right to match one shard of a mode (the whole mode when it is not split): a session-level
+ * PostgreSQL advisory lock held on a dedicated connection, and that same connection is where the
+ * shard's matches are committed.
  *
  * Fencing comes from PostgreSQL itself: the lock lives exactly as long as the session, and a
  * transaction can only commit on a live session, so a matcher that lost its lease (its session
