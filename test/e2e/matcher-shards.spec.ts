@@ -146,7 +146,8 @@ describe('matcher shards shared by two matcher processes, one killed mid-pass', 
         const [open] = await ds.query<{ pid: number }[]>(
           `SELECT a.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
             WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::oid AND l.objsubid = 2
-              AND l.objid = ANY($2::oid[]) AND a.xact_start IS NOT NULL`,
+              AND l.objid = ANY($2::oid[]) AND a.xact_start IS NOT NULL
+              AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
           [MATCHER_LOCK_CLASS, victimKeys],
         );
         return open;

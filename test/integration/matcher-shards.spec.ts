@@ -110,7 +110,10 @@ describe(`${MatcherLoop.name} shards`, () => {
       expect(await rival.tryAcquire()).toBe(false);
       expect(await other.tryAcquire()).toBe(true);
       const locks = await api.ds.query<{ pid: number }[]>(
-        `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1::oid AND objsubid = 2`,
+        // This test's database only: other suites' matchers lock the same keys in theirs.
+        `SELECT pid FROM pg_locks
+          WHERE locktype = 'advisory' AND granted AND classid = $1::oid AND objsubid = 2
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
         [MATCHER_LOCK_CLASS],
       );
       expect(locks.map((l) => l.pid).sort()).toEqual([first.backendPid, other.backendPid].sort());
@@ -202,5 +205,36 @@ describe(`${MatcherLoop.name} shards`, () => {
       { what: `the held mode's players to be matched` },
     );
     expect(['duel', 'squad'].filter((mode) => loop.heldShards(mode).length > 0)).toEqual(held);
+  });
+
+  it('lets two region-group shards racing over a ticket that measured both put it in one match only', async () => {
+    const { loop } = await matcher('manual', {
+      MATCHER_SHARDS: JSON.stringify({ squad: { regions: { eu: ['eu-west'], am: ['us-east'] } } }),
+      DATABASE_POOL_SIZE: '6',
+    });
+    // Eight squad players who measured both groups' regions: each shard can form the match.
+    const squad: Queued[] = [];
+    for (let i = 0; i < 8; i += 1) {
+      const session = await api.newPlayer();
+      for (const region of ['eu-west', 'us-east'])
+        expect((await api.probe(session.token, region)).statusCode).toBe(200);
+      const created = await api.enqueue(session.token, 'squad');
+      expect(created.statusCode).toBe(201);
+      squad.push({ token: session.token, ticket: created.json<TicketResponse>() });
+    }
+    queued.push(...squad);
+    const [eu, am] = await Promise.all([loop.passNow('squad', 'eu'), loop.passNow('squad', 'am')]);
+    expect([eu?.matchable, am?.matchable]).toEqual([8, 8]);
+    const committed = [...(eu?.committed ?? []), ...(am?.committed ?? [])];
+    expect(committed).toHaveLength(1);
+    expect(committed[0]?.proposal.region).toBe(eu?.committed.length ? 'eu-west' : 'us-east');
+    expect(await states(squad)).toEqual(Array(8).fill('MATCHED'));
+    expect(
+      await api.ds.query(
+        `SELECT ticket_id FROM match_participants WHERE ticket_id = ANY($1::uuid[])
+          GROUP BY ticket_id HAVING count(*) > 1`,
+        [squad.map((q) => q.ticket.id)],
+      ),
+    ).toEqual([]);
   });
 });
