@@ -60,18 +60,32 @@ describe(`${MatcherLoop.name} shards`, () => {
     return started;
   }
 
-  async function player(platform: string): Promise<Queued> {
+  /** A player through the real routes: session, a probe of each region, a ticket. */
+  async function queue(
+    mode: string,
+    attributes: Record<string, string> = {},
+    regions = ['eu-west'],
+  ): Promise<Queued> {
     const session = await api.newPlayer();
-    expect((await api.probe(session.token, 'eu-west')).statusCode).toBe(200);
+    for (const region of regions)
+      expect((await api.probe(session.token, region)).statusCode).toBe(200);
     const created = await api.request('POST', '/v1/queue/tickets', {
       token: session.token,
-      body: { mode: 'duel', attributes: { platform } },
+      body: { mode, attributes },
       idempotencyKey: randomUUID(),
     });
     expect(created.statusCode).toBe(201);
     const entry = { token: session.token, ticket: created.json<TicketResponse>() };
     queued.push(entry);
     return entry;
+  }
+
+  const player = (platform: string) => queue('duel', { platform });
+
+  async function squad(regions?: string[]): Promise<Queued[]> {
+    const players: Queued[] = [];
+    for (let i = 0; i < 8; i += 1) players.push(await queue('squad', {}, regions));
+    return players;
   }
 
   const states = async (players: readonly Queued[]) =>
@@ -182,15 +196,7 @@ describe(`${MatcherLoop.name} shards`, () => {
     // Unsharded, two modes, three connections: a lease, the presence and the passes' reads.
     const { loop } = await matcher('scheduled', { DATABASE_POOL_SIZE: '3' });
     const duel = [await player('pc'), await player('pc')];
-    const squad = [];
-    for (let i = 0; i < 8; i += 1) {
-      const session = await api.newPlayer();
-      expect((await api.probe(session.token, 'eu-west')).statusCode).toBe(200);
-      const created = await api.enqueue(session.token, 'squad');
-      expect(created.statusCode).toBe(201);
-      squad.push({ token: session.token, ticket: created.json<TicketResponse>() });
-    }
-    queued.push(...squad);
+    const squads = await squad();
     const held = await waitFor(
       () => {
         const modes = ['duel', 'squad'].filter((mode) => loop.heldShards(mode).length > 0);
@@ -199,7 +205,7 @@ describe(`${MatcherLoop.name} shards`, () => {
       { what: 'the matcher to hold a mode' },
     );
     expect(held).toHaveLength(1);
-    const matched = held[0] === 'duel' ? duel : squad;
+    const matched = held[0] === 'duel' ? duel : squads;
     await waitFor(
       async () => ((await states(matched)).every((s) => s === 'MATCHED') ? true : undefined),
       { what: `the held mode's players to be matched` },
@@ -213,27 +219,18 @@ describe(`${MatcherLoop.name} shards`, () => {
       DATABASE_POOL_SIZE: '6',
     });
     // Eight squad players who measured both groups' regions: each shard can form the match.
-    const squad: Queued[] = [];
-    for (let i = 0; i < 8; i += 1) {
-      const session = await api.newPlayer();
-      for (const region of ['eu-west', 'us-east'])
-        expect((await api.probe(session.token, region)).statusCode).toBe(200);
-      const created = await api.enqueue(session.token, 'squad');
-      expect(created.statusCode).toBe(201);
-      squad.push({ token: session.token, ticket: created.json<TicketResponse>() });
-    }
-    queued.push(...squad);
+    const players = await squad(['eu-west', 'us-east']);
     const [eu, am] = await Promise.all([loop.passNow('squad', 'eu'), loop.passNow('squad', 'am')]);
     expect([eu?.matchable, am?.matchable]).toEqual([8, 8]);
     const committed = [...(eu?.committed ?? []), ...(am?.committed ?? [])];
     expect(committed).toHaveLength(1);
     expect(committed[0]?.proposal.region).toBe(eu?.committed.length ? 'eu-west' : 'us-east');
-    expect(await states(squad)).toEqual(Array(8).fill('MATCHED'));
+    expect(await states(players)).toEqual(Array(8).fill('MATCHED'));
     expect(
       await api.ds.query(
         `SELECT ticket_id FROM match_participants WHERE ticket_id = ANY($1::uuid[])
           GROUP BY ticket_id HAVING count(*) > 1`,
-        [squad.map((q) => q.ticket.id)],
+        [players.map((q) => q.ticket.id)],
       ),
     ).toEqual([]);
   });
