@@ -9,7 +9,8 @@ import { TicketsModule } from '@matchplane/tickets';
 import { MatchCommitter } from './match-committer';
 import { MATCHER_SCHEDULE, MatcherLoop, type MatcherSchedule } from './matcher.loop';
 import { MatcherMetrics } from './matcher.metrics';
-import { matcherRules } from './matcher-rules';
+import { matcherRules, matcherShards } from './matcher-rules';
+import { MATCHER_SHARD_PLAN } from './matcher-shards';
 import {
   MATCHER_RULES,
   matchingFunctionProvider,
@@ -33,7 +34,7 @@ export interface MatcherModuleOptions {
 
 @Module({})
 export class MatcherModule {
-  /** Throws a ConfigError when the widening rules are inconsistent. */
+  /** Throws a ConfigError when the widening rules or the shards are inconsistent. */
   static forRoot(config: MatcherConfig, options: MatcherModuleOptions = {}): DynamicModule {
     const rules = matcherRules(config);
     return {
@@ -48,6 +49,7 @@ export class MatcherModule {
       providers: [
         { provide: MatcherConfig, useValue: config },
         { provide: MATCHER_RULES, useValue: rules },
+        { provide: MATCHER_SHARD_PLAN, useValue: matcherShards(config) },
         { provide: SHADOW_RULES, useValue: shadowRules(config) },
         ShadowMatching,
         { provide: MATCHER_SCHEDULE, useValue: options.schedule ?? 'scheduled' },

@@ -29,6 +29,7 @@ import {
 } from './match-committer';
 import { MatcherMetrics } from './matcher.metrics';
 import { MATCHER_RULES, MATCHING_FUNCTION, type MatcherRules } from './matching-function';
+import { WHOLE_MODE } from './matcher-shards';
 import { LeaseLostError, type CommitSession } from './mode-lease';
 import { screenProposals } from './proposal-screen';
 import { ShadowMatching } from './shadow-matching';
@@ -37,6 +38,8 @@ import { TicketExplanations, type Explained } from './ticket-explanations';
 
 export interface PassReport {
   readonly mode: string;
+  /** The shard passed, when the session named one. */
+  readonly shard?: string;
   /** The `now` the candidates were screened and matched at. */
   readonly evaluatedAt: Date;
   /** Candidates in the projection, and those that were valid and given to the matching function. */
@@ -55,8 +58,8 @@ export interface PassReport {
 }
 
 /**
- * One matching pass of one mode, run by the mode's lease holder: read the projection, keep the
- * valid candidates, run the bound matching function, explain everyone left out, commit the
+ * One matching pass of one shard of a mode (the whole mode when it is not split), run by the shard's
+ * lease holder: read the projection, keep the shard's valid candidates, run the bound matching function, explain everyone left out, commit the
  * proposals in batches under the lease. What follows each commit (the relay's wake-up, the
  * matched tickets' removal from the projection, their explanations' clearing) is registered by the
  * writers in the lease transaction's unit of work; the pass records the waits and metrics.
@@ -95,7 +98,10 @@ export class MatchingPass {
     if (!rules) throw new Error(`no rules for mode ${mode}`);
     const started = performance.now();
     const now = new Date();
-    const projected = await this.projection.candidates(mode);
+    // The projection is per mode: a shard's pass reads it whole and keeps its own candidates.
+    const shard = session.shard;
+    const whole = await this.projection.candidates(mode);
+    const projected = shard ? whole.flatMap((c) => shard.select(c) ?? []) : whole;
     const screened = this.screenCandidates(projected, now);
     const { explained, byRegion } = screened;
     // Operator holds: a paused mode matches nobody; paused and draining regions get no new match.
@@ -162,9 +168,16 @@ export class MatchingPass {
       }
     }
     const durationMs = performance.now() - started;
-    this.metrics.pass(mode, durationMs / 1_000, matchable.length, byRegion);
+    this.metrics.pass(
+      mode,
+      shard?.name ?? WHOLE_MODE,
+      durationMs / 1_000,
+      matchable.length,
+      byRegion,
+    );
     return {
       mode,
+      ...(shard ? { shard: shard.name } : {}),
       evaluatedAt: now,
       candidates: projected.length,
       matchable: matchable.length,
