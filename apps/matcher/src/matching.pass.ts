@@ -125,7 +125,7 @@ export class MatchingPass {
 
     const formation = this.matchingFunction(pool, [rules], now);
     this.shadow.compare(mode, pool, formation, now);
-    const { accepted, rejected } = screenProposals(formation.matches, rules, seen);
+    const { accepted, rejected } = screenProposals(formation.matches, rules, seen, now);
     for (const { proposal, problem } of rejected) {
       this.metrics.droppedMatch(mode, 'invalid_proposal');
       this.logger.warn(

@@ -1,5 +1,6 @@
 import type {
   AttributeDeclaration,
+  AttributeValue,
   ModeAttributeSchema,
   ModeRules,
   TicketAttributes,
@@ -119,14 +120,22 @@ function measuredRtts(random: () => number, home: number): Record<string, number
   return rtt;
 }
 
-/** A string attribute takes its first value most often (the current build), a number any value. */
+/**
+ * A string attribute takes its first value most often (the current build), a number any value, a
+ * set each of its values half the time (at least one).
+ */
 function drawAttributes(
   random: () => number,
   declarations: readonly AttributeDeclaration[] | undefined,
 ): TicketAttributes {
-  const attributes: Record<string, string | number> = {};
+  const attributes: Record<string, AttributeValue> = {};
   for (const declaration of declarations ?? []) {
-    if (declaration.type === 'string') {
+    if (declaration.type === 'set') {
+      const values = declaration.values;
+      const drawn = values.filter(() => random() < 0.5);
+      attributes[declaration.name] =
+        drawn.length > 0 ? drawn : [values[Math.floor(random() * values.length)]!];
+    } else if (declaration.type === 'string') {
       const values = declaration.values;
       attributes[declaration.name] =
         random() < 0.7 ? values[0]! : values[Math.floor(random() * values.length)]!;

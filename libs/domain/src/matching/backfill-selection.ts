@@ -2,7 +2,10 @@ import {
   distanceRules,
   equalRuleKey,
   equalRules,
+  intersectRules,
   maxDistanceAt,
+  rulesInForce,
+  setsIntersect,
   numericAttribute,
   withinAttributeDistance,
   type TicketAttributes,
@@ -40,8 +43,9 @@ export interface BackfillPick {
  * whole or not at all, by the oldest candidates that fit it under the mode's rules at the
  * request's age (as a waiting ticket's limits widen, so do a request's): measured the server's
  * region within the RTT ceiling, rated within the window of the team's mean, on the match's
- * equal-attribute values and within its distance rules, and in a party that fits the places
- * left. A candidate goes to one request at most. Returns the picks and the candidates left.
+ * equal-attribute values and within its distance rules, sharing a value of each intersect rule's
+ * set with the match's attributes (those of the ticket that anchored it), and in a party that fits
+ * the places left. A candidate goes to one request at most. Returns the picks and the candidates left.
  */
 export function selectBackfill(
   needs: readonly BackfillNeed[],
@@ -73,7 +77,10 @@ function fill(
 ): MatchCandidate[] | undefined {
   const waitedMs = Math.max(0, now.getTime() - need.createdAt.getTime());
   const step = wideningStepAt(rules, waitedMs);
-  const equal = equalRules(rules.attributeRules);
+  // An optional rule is waived for a request as old as a waiting ticket it would be waived for.
+  const inForce = rulesInForce(rules.attributeRules, waitedMs);
+  const equal = equalRules(inForce);
+  const intersect = intersectRules(inForce);
   const anchorKey = equalRuleKey(equal, need.attributes);
   const distances = distanceRules(rules.attributeRules).map((rule) => ({
     rule,
@@ -90,6 +97,9 @@ function fill(
     if (!withinRatingWindow(candidate.rating, need.teamRating, step.ratingWindow)) return false;
     const attributes = candidate.attributes ?? {};
     if (equal.length > 0 && equalRuleKey(equal, attributes) !== anchorKey) return false;
+    if (!intersect.every((rule) => setsIntersect(rule, [need.attributes, attributes]))) {
+      return false;
+    }
     return distances.every(({ rule, anchor, max }) =>
       withinAttributeDistance(numericAttribute(attributes, rule.attribute), anchor, max),
     );

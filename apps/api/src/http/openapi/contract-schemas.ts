@@ -53,7 +53,10 @@ import {
  * (same names), merged into `components.schemas`. The contract e2e validates real answers against
  * them, so a field added to an interface and answered must be added here too.
  */
-const attributes = mapOf({ oneOf: [str(), num()] }, 'The ticket attributes, defaults filled in');
+const attributes = mapOf(
+  { oneOf: [str(), num(), arrayOf(str())] },
+  'The ticket attributes, defaults filled in (a set attribute is a list of its values)',
+);
 
 const problem: SchemaObject = {
   type: 'object',
@@ -148,6 +151,15 @@ const attributeOption: SchemaObject = {
         required: bool(),
       },
       { default: num() },
+    ),
+    object(
+      {
+        name: str(),
+        type: oneOfStrings(['set']),
+        values: arrayOf(str()),
+        required: bool(),
+      },
+      { default: arrayOf(str()) },
     ),
   ],
 };
