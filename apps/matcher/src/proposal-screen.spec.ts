@@ -111,6 +111,54 @@ describe(screenProposals.name, () => {
   });
 });
 
+describe(`${screenProposals.name} with intersect and optional rules`, () => {
+  const crossplay: ModeRules = {
+    ...duel,
+    attributeRules: [
+      { kind: 'intersect', attribute: 'platforms', optionalAfterMs: 60_000 },
+      { kind: 'equal', attribute: 'build', optionalAfterMs: 30_000 },
+    ],
+  };
+  const a = { ...candidate(1), attributes: { platforms: ['pc'], build: '1.4' } };
+  const b = { ...candidate(2), attributes: { platforms: ['ps', 'xbox'], build: '1.4' } };
+  const c = { ...candidate(3), attributes: { platforms: ['pc', 'ps'], build: '1.5' } };
+  const byTicket = new Map([a, b, c].map((x) => [x.ticketId, x]));
+  const match = (first: MatchCandidate, second: MatchCandidate): ProposedMatch => ({
+    mode: 'duel',
+    region: 'eu',
+    participants: [first, second].map((x, team) => ({
+      ticketId: x.ticketId,
+      playerId: x.playerId,
+      team,
+      rating: x.rating,
+      rttMs: 10,
+    })),
+    worstRttMs: 10,
+    sumRttMs: 20,
+    anchorTicketId: second.ticketId,
+    maxRttMs: 100,
+    ratingWindow: 500,
+  });
+
+  it('rejects players who share no value of a set, until the oldest has waited past the rule', () => {
+    const disjoint = match(a, b);
+    expect(screenProposals([disjoint], crossplay, byTicket, now).rejected).toEqual([
+      { proposal: disjoint, problem: 'participants share no value of platforms' },
+    ]);
+    const later = new Date(now.getTime() + 60_000);
+    expect(screenProposals([disjoint], crossplay, byTicket, later).accepted).toEqual([disjoint]);
+  });
+
+  it('rejects other builds under an optional equal rule only while it is in force', () => {
+    const builds = match(b, c);
+    expect(
+      screenProposals([builds], crossplay, byTicket, now).rejected.map((r) => r.problem),
+    ).toEqual(['participants differ on build, which must be equal']);
+    const later = new Date(now.getTime() + 30_000);
+    expect(screenProposals([builds], crossplay, byTicket, later).accepted).toEqual([builds]);
+  });
+});
+
 describe(`${screenProposals.name} with parties`, () => {
   const pair: ModeRules = { ...duel, mode: 'pair', teamSize: 2 };
   const party = { id: uuid(3, 1), size: 2 };
