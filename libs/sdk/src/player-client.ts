@@ -2,6 +2,7 @@ import {
   PlayerRoutes,
   type AssignmentResponse,
   type CreateSessionRequest,
+  type CreateTicketRequest,
   type MatchEventsResponse,
   type PartyResponse,
   type PartyTicketResponse,
@@ -192,7 +193,7 @@ export class PlayerClient {
    */
   enqueue(
     mode: string,
-    options: { attributes?: Record<string, string | number> } = {},
+    options: { attributes?: CreateTicketRequest['attributes'] } = {},
   ): Promise<TicketResponse> {
     return this.tickets.enqueue(mode, options);
   }

@@ -274,3 +274,17 @@ export function numericAttribute(attributes: unknown, name: string): number {
   const value = attributeValueOf(attributes, name);
   return typeof value === 'number' ? value : Number.NaN;
 }
+
+/** Whether two tickets' attributes are the same, name by name (a set's values in order). */
+export function sameTicketAttributes(a: TicketAttributes, b: TicketAttributes): boolean {
+  const names = Object.keys(a);
+  return (
+    names.length === Object.keys(b).length &&
+    names.every((name) => {
+      const left = a[name];
+      const right = b[name];
+      if (!Array.isArray(left) || !Array.isArray(right)) return left === right;
+      return left.length === right.length && left.every((value, index) => value === right[index]);
+    })
+  );
+}
