@@ -25,8 +25,8 @@ export interface RejectedProposal {
  * participant measured, whose participants agree on every equal attribute rule of the mode (a
  * match of mixed build versions could not be played) and share a value of every intersect rule's
  * set (each rule optional after a wait only once the oldest participant has waited that long),
- * keeps every party whole (all of its members, one team), and shares no ticket or player with a
- * proposal accepted before it.
+ * puts no player with one it blocked or is blocked by, keeps every party whole (all of its
+ * members, one team), and shares no ticket or player with a proposal accepted before it.
  */
 export function screenProposals(
   proposals: readonly ProposedMatch[],
@@ -113,5 +113,12 @@ function attributeProblem(
     return `participants differ on ${equal.map((rule) => rule.attribute).join(', ')}, which must be equal`;
   }
   const disjoint = intersectRules(inForce).find((rule) => !setsIntersect(rule, attributes));
-  return disjoint && `participants share no value of ${disjoint.attribute}`;
+  if (disjoint) return `participants share no value of ${disjoint.attribute}`;
+  const players = new Set(proposal.participants.map(({ playerId }) => playerId));
+  const blocking = members.find((member) =>
+    member?.blockedPlayerIds?.some((playerId) => players.has(playerId)),
+  );
+  return (
+    blocking && `player ${blocking.playerId} has blocked, or is blocked by, another participant`
+  );
 }

@@ -26,7 +26,10 @@ export interface BackfillNeed {
   readonly teamRating: number;
   /** The match's attributes (its players'): the anchor of the mode's attribute rules. */
   readonly attributes: TicketAttributes;
-  /** Players already in the match (no-shows included): never added again. */
+  /**
+   * Players already in the match (no-shows included): never added again, nor anyone whose block
+   * list (`MatchCandidate.blockedPlayerIds`, both directions) names one of them.
+   */
   readonly excludedPlayerIds: readonly string[];
   readonly createdAt: Date;
 }
@@ -90,6 +93,8 @@ function fill(
   const excluded = new Set(need.excludedPlayerIds);
   const fits = (candidate: MatchCandidate): boolean => {
     if (taken.has(candidate.ticketId) || excluded.has(candidate.playerId)) return false;
+    // The match's players (excluded) are who a candidate's block list must not name.
+    if (candidate.blockedPlayerIds?.some((playerId) => excluded.has(playerId))) return false;
     const rtt = candidate.predictedRtt[need.serverRegion];
     if (typeof rtt !== 'number' || !Number.isFinite(rtt) || rtt < 0 || rtt > step.maxRttMs) {
       return false;

@@ -65,15 +65,19 @@ function searchRegion(
   // Oldest first, passing over a group that does not fit the room left (solos always fit).
   const packing = new TeamPacking(teamSize, teamCount);
   const teamOf = new Map<Entry, number>([[anchor, packing.add(anchor.members.length)]]);
+  const blocks = pool.hasBlocks ? new BlockCheck(anchor) : null;
   let missing = needed;
   const partners = bucket.takeOldestWhere(
     lo,
     hi,
     (rank) => {
       if (accept && !accept(rank)) return false;
-      const size = entryAt(pool, rank).members.length;
+      const entry = entryAt(pool, rank);
+      const size = entry.members.length;
       if (size > missing || !packing.fits(size)) return false;
-      teamOf.set(entryAt(pool, rank), packing.add(size));
+      // Passed over like a party that does not fit: nobody shares a match with whom they blocked.
+      if (blocks && !blocks.admit(entry)) return false;
+      teamOf.set(entry, packing.add(size));
       missing -= size;
       return true;
     },
@@ -86,6 +90,31 @@ function searchRegion(
   members.sort((a, b) => a.rank - b.rank);
   const cost = regionCost(members, region);
   return cost ? { region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0) } : null;
+}
+
+/** The players of a match being formed and who they block, both directions checked per group. */
+class BlockCheck {
+  private readonly players = new Set<string>();
+  private readonly avoided = new Set<string>();
+
+  constructor(anchor: Entry) {
+    this.add(anchor);
+  }
+
+  /** Takes `entry` into the match unless it blocks, or is blocked by, someone already in it. */
+  admit(entry: Entry): boolean {
+    if (entry.members.some((member) => this.avoided.has(member.playerId))) return false;
+    if (entry.blocked) {
+      for (const playerId of this.players) if (entry.blocked.has(playerId)) return false;
+    }
+    this.add(entry);
+    return true;
+  }
+
+  private add(entry: Entry): void {
+    for (const member of entry.members) this.players.add(member.playerId);
+    for (const playerId of entry.blocked ?? []) this.avoided.add(playerId);
+  }
 }
 
 /** Worst and sum of the members' RTT to `region` (summed oldest first, for determinism), or null. */

@@ -43,6 +43,8 @@ export interface Entry {
   readonly pairValues: readonly ReadonlySet<string>[];
   /** ...and the choices its search tries when it anchors (one, [], without pair rules). */
   readonly pairChoices: readonly PairChoice[];
+  /** Players no member may share a match with (block lists); null when there are none. */
+  readonly blocked: ReadonlySet<string> | null;
 }
 
 /** Candidates of one mode that play together: one ticket, or all tickets of one party ticket. */
@@ -77,6 +79,8 @@ export interface ModePool {
   readonly distanceRules: readonly DistanceRule[];
   /** Intersect rules and equal rules that become optional, checked pair-wise in a search. */
   readonly pairRules: readonly PairRule[];
+  /** Whether any group here has a block list: searches check them only then. */
+  hasBlocks: boolean;
   /** Every pool of the mode, this one included: an explanation looks at the others. */
   readonly siblings: readonly ModePool[];
 }
@@ -111,6 +115,7 @@ export function buildPool(
     partition,
     distanceRules: distance,
     pairRules: pair,
+    hasBlocks: false,
     siblings,
   };
   accepted.forEach(({ members, regions: measured, time }, rank) => {
@@ -156,7 +161,9 @@ export function buildPool(
       maxDistances,
       pairValues: values,
       pairChoices: pair.length === 0 ? ONE_EMPTY_CHOICE : pairChoices(pair, values, waitedMs),
+      blocked: blockedOf(members),
     });
+    if (entries[entries.length - 1]?.blocked) pool.hasBlocks = true;
   });
   // Sorted once here; each bucket takes its members in this order as they are, without a sort.
   const byRating = entries.slice().sort((a, b) => a.rating - b.rating || a.rank - b.rank);
@@ -205,3 +212,11 @@ export function byAge(a: Entry, b: Entry): number {
 const NO_DISTANCES = new Float64Array(0);
 const NO_PAIR_VALUES: readonly ReadonlySet<string>[] = Object.freeze([]);
 const ONE_EMPTY_CHOICE: readonly PairChoice[] = Object.freeze([Object.freeze([])]);
+
+function blockedOf(members: readonly MatchCandidate[]): ReadonlySet<string> | null {
+  let blocked: Set<string> | null = null;
+  for (const member of members) {
+    for (const playerId of member.blockedPlayerIds ?? []) (blocked ??= new Set()).add(playerId);
+  }
+  return blocked;
+}

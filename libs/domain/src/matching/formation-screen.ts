@@ -202,6 +202,10 @@ function candidateProblems(candidate: MatchCandidate): string[] {
     problems.push('ratingSigma must be a finite number > 0 when present');
   }
   if (!isValidDate(candidate.enqueuedAt)) problems.push('enqueuedAt must be a valid Date');
+  const blocked: unknown = candidate.blockedPlayerIds;
+  if (blocked !== undefined && !(Array.isArray(blocked) && blocked.every((id) => isUuid(id)))) {
+    problems.push('blockedPlayerIds must be a list of canonical lowercase uuids when present');
+  }
   if (candidate.party !== undefined) {
     const party: unknown = candidate.party;
     const { id, size } = (typeof party === 'object' && party !== null ? party : {}) as {
