@@ -25,6 +25,8 @@ export const PlayerRoutes = {
   currentParty: 'parties/current',
   currentPartyLeave: 'parties/current/leave',
   partyTickets: 'queue/party-tickets',
+  blocks: 'blocks',
+  block: (playerId: string) => `blocks/${encodeURIComponent(playerId)}`,
 } as const;
 
 /** POST /v1/sessions. `provider` defaults to "guest". */
@@ -263,4 +265,21 @@ export interface AssignmentResponse {
   team: number;
   joinToken: string;
   expiresAt: string;
+}
+
+/**
+ * GET /v1/blocks, and the answer of PUT and DELETE /v1/blocks/{playerId}: the players this
+ * player blocked. The matcher never puts a player in one match with a player it blocked, or one
+ * that blocked it.
+ */
+export interface BlockListResponse {
+  /** Oldest block first. */
+  blocked: BlockedPlayerEntry[];
+  /** How many players a list may hold (PLAYER_BLOCK_LIST_MAX_ENTRIES). */
+  maxEntries: number;
+}
+
+export interface BlockedPlayerEntry {
+  playerId: string;
+  blockedAt: string;
 }

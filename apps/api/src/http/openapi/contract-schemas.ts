@@ -2,6 +2,8 @@ import {
   BACKFILL_STATES,
   ErrorCode,
   type AssignmentResponse,
+  type BlockListResponse,
+  type BlockedPlayerEntry,
   type BackfillConnectResponse,
   type BackfillResponse,
   type InitialConnectResponse,
@@ -226,6 +228,13 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     partyId: uuid(),
     mode: str(),
     tickets: arrayOf(ref('TicketResponse')),
+  }),
+  BlockListResponse: schemaOf<BlockListResponse>()({
+    blocked: arrayOf(
+      schemaOf<BlockedPlayerEntry>()({ playerId: uuid(), blockedAt: dateTime() }),
+      'Oldest block first',
+    ),
+    maxEntries: int('How many players the list may hold'),
   }),
   PartyResponse: schemaOf<PartyResponse>()(
     {
