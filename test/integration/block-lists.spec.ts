@@ -4,17 +4,18 @@ import type { BlockListResponse, TicketResponse } from '@matchplane/contracts';
 import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import {
+  committedTickets,
+  measuredPlayer,
+  postTicket,
+  type QueuedTicket,
+} from '../support/queue-players';
 
 const MAX_ENTRIES = 2;
 
 interface Player {
   token: string;
   playerId: string;
-}
-
-interface Queued {
-  token: string;
-  ticket: TicketResponse;
 }
 
 /**
@@ -26,7 +27,7 @@ describe('block lists', () => {
   let api: PlayerApi;
   let matcher: INestApplicationContext;
   let loop: MatcherLoop;
-  const queued: Queued[] = [];
+  const queued: QueuedTicket[] = [];
 
   beforeAll(async () => {
     api = await startPlayerApi({ PLAYER_BLOCK_LIST_MAX_ENTRIES: String(MAX_ENTRIES) });
@@ -40,11 +41,7 @@ describe('block lists', () => {
     await api?.close();
   });
 
-  async function newPlayer(): Promise<Player> {
-    const session = await api.newPlayer();
-    expect((await api.probe(session.token, 'eu-west')).statusCode).toBe(200);
-    return { token: session.token, playerId: session.playerId };
-  }
+  const newPlayer = (): Promise<Player> => measuredPlayer(api);
 
   const block = (by: Player, playerId: string) =>
     api.request('PUT', `/v1/blocks/${playerId}`, { token: by.token });
@@ -53,20 +50,15 @@ describe('block lists', () => {
   const listOf = async (by: Player) =>
     (await api.request('GET', '/v1/blocks', { token: by.token })).json<BlockListResponse>();
 
-  async function enqueue(player: Player): Promise<Queued> {
-    const created = await api.request('POST', '/v1/queue/tickets', {
-      token: player.token,
-      body: { mode: 'duel' },
-      idempotencyKey: randomUUID(),
-    });
+  async function enqueue(player: Player): Promise<QueuedTicket> {
+    const created = await postTicket(api, player.token, { mode: 'duel' });
     expect(created.statusCode).toBe(201);
     const entry = { token: player.token, ticket: created.json<TicketResponse>() };
     queued.push(entry);
     return entry;
   }
 
-  const pairsOf = (pass: Awaited<ReturnType<MatcherLoop['passNow']>>) =>
-    pass?.committed.map((match) => match.tickets.map((t) => t.id).sort()).sort();
+  const pairsOf = committedTickets;
 
   it('adds, lists and removes blocks; a repeat changes nothing', async () => {
     const [me, first, second] = [await newPlayer(), await newPlayer(), await newPlayer()];

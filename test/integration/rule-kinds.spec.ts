@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import type {
   QueueOptionsResponse,
@@ -8,6 +7,13 @@ import type {
 import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import {
+  committedTickets,
+  measuredPlayer,
+  postTicket,
+  ticketNow,
+  type QueuedTicket,
+} from '../support/queue-players';
 
 /** The build rule stops applying once a match's anchor has waited this long. */
 const BUILD_OPTIONAL_AFTER_S = 4;
@@ -25,10 +31,7 @@ const QUEUE_MODE_ATTRIBUTES = JSON.stringify({
   },
 });
 
-interface Queued {
-  token: string;
-  ticket: TicketResponse;
-}
+type Queued = QueuedTicket;
 
 /**
  * Issue 34 item 2 through the real routes and the matcher's real module graph: a set attribute
@@ -53,29 +56,17 @@ describe('rule kinds: set intersection and rules optional after a wait', () => {
     await api?.close();
   });
 
-  async function measuredPlayer(): Promise<string> {
-    const session = await api.newPlayer();
-    expect((await api.probe(session.token, 'eu-west')).statusCode).toBe(200);
-    return session.token;
-  }
-
-  const enqueue = (token: string, body: unknown) =>
-    api.request('POST', '/v1/queue/tickets', { token, body, idempotencyKey: randomUUID() });
+  const enqueue = (token: string, body: unknown) => postTicket(api, token, body);
+  const ticketOf = (queued: Queued) => ticketNow(api, queued);
 
   async function player(attributes: Record<string, TicketAttributeValue>): Promise<Queued> {
-    const token = await measuredPlayer();
+    const { token } = await measuredPlayer(api);
     const created = await enqueue(token, { mode: 'duel', attributes });
     expect(created.statusCode).toBe(201);
     const entry = { token, ticket: created.json<TicketResponse>() };
     queued.push(entry);
     return entry;
   }
-
-  const ticketOf = async ({ token, ticket }: Queued) =>
-    (await api.request('GET', `/v1/queue/tickets/${ticket.id}`, { token })).json<TicketResponse>();
-
-  const matchedPairs = (pass: Awaited<ReturnType<MatcherLoop['passNow']>>) =>
-    pass?.committed.map((match) => match.tickets.map((t) => t.id).sort());
 
   it('stores a set in declared order, fills its default, and lists the declaration in the options', async () => {
     const entry = await player({ platforms: ['xbox', 'pc'] });
@@ -108,7 +99,7 @@ describe('rule kinds: set intersection and rules optional after a wait', () => {
   ])(
     'refuses %s with a 400 naming the attribute, writing nothing',
     async (_, platforms, detail) => {
-      const token = await measuredPlayer();
+      const { token } = await measuredPlayer(api);
       const refused = await enqueue(token, { mode: 'duel', attributes: { platforms } });
       expect(refused.statusCode).toBe(400);
       const problem = refused.json<{
@@ -137,7 +128,7 @@ describe('rule kinds: set intersection and rules optional after a wait', () => {
 
     const both = await player({ platforms: ['ps', 'xbox'] });
     const second = await loop.passNow('duel');
-    expect(matchedPairs(second)).toEqual([[psOnly.ticket.id, both.ticket.id].sort()]);
+    expect(committedTickets(second)).toEqual([[psOnly.ticket.id, both.ticket.id].sort()]);
     expect((await ticketOf(pcOnly)).state).toBe('SEARCHING');
   });
 
@@ -158,6 +149,6 @@ describe('rule kinds: set intersection and rules optional after a wait', () => {
 
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, optionalAt - Date.now()) + 100));
     const second = await loop.passNow('duel');
-    expect(matchedPairs(second)).toEqual([[old.ticket.id, current.ticket.id].sort()]);
+    expect(committedTickets(second)).toEqual([[old.ticket.id, current.ticket.id].sort()]);
   });
 });

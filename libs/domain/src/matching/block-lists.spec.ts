@@ -1,4 +1,9 @@
 import { mulberry32 } from '../../../../test/support/seeded-random';
+import {
+  newCandidate,
+  numberedUuid,
+  ticketsOfMatches,
+} from '../../../../test/support/match-candidates';
 import { selectBackfill, type BackfillNeed } from './backfill-selection';
 import { formMatches, type MatchCandidate } from './match-formation';
 import type { ModeRules } from './mode-rules';
@@ -6,26 +11,15 @@ import type { ModeRules } from './mode-rules';
 /* Issue 34 item 2: a player is never matched with one it blocked, or that blocked it. */
 
 const now = new Date('2026-12-01T10:00:00.000Z');
-const uuid = (kind: number, n: number) =>
-  `${kind}0000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+const uuid = numberedUuid;
 const widening = [{ afterMs: 0, maxRttMs: 100, ratingWindow: 500 }];
 const duel: ModeRules = { mode: 'duel', teamSize: 1, teamCount: 2, widening };
 const squad: ModeRules = { mode: 'duel', teamSize: 2, teamCount: 2, widening };
 
 function candidate(n: number, blocks: number[] = [], waitedMs = 10_000 - n): MatchCandidate {
-  return {
-    ticketId: uuid(1, n),
-    playerId: uuid(2, n),
-    mode: 'duel',
-    rating: 1500,
-    predictedRtt: { 'eu-west': 20 },
-    enqueuedAt: new Date(now.getTime() - waitedMs),
-    ...(blocks.length > 0 ? { blockedPlayerIds: blocks.map((b) => uuid(2, b)) } : {}),
-  };
+  const blockedPlayerIds = blocks.map((b) => uuid(2, b));
+  return newCandidate(n, now, waitedMs, blocks.length > 0 ? { blockedPlayerIds } : {});
 }
-
-const ticketsOf = (matches: ReturnType<typeof formMatches>['matches']) =>
-  matches.map((m) => m.participants.map((p) => p.ticketId).sort());
 
 describe('block lists in a pass', () => {
   it('passes over a blocked player for the next oldest, in either direction', () => {
@@ -42,7 +36,7 @@ describe('block lists in a pass', () => {
       [duel],
       now,
     );
-    expect(ticketsOf(formation.matches)).toEqual([
+    expect(ticketsOfMatches(formation)).toEqual([
       [uuid(1, 1), uuid(1, 3)],
       [uuid(1, 2), uuid(1, 4)],
       [uuid(1, 5), uuid(1, 6)],
@@ -56,9 +50,7 @@ describe('block lists in a pass', () => {
       [squad],
       now,
     );
-    expect(ticketsOf(formation.matches)).toEqual([
-      [uuid(1, 1), uuid(1, 2), uuid(1, 4), uuid(1, 5)],
-    ]);
+    expect(ticketsOfMatches(formation)).toEqual([[uuid(1, 1), uuid(1, 2), uuid(1, 4), uuid(1, 5)]]);
   });
 
   it('leaves a pair unmatched rather than together', () => {

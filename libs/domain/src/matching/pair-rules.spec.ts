@@ -4,7 +4,13 @@ import {
   type ModeAttributeSchema,
 } from './attribute-rules';
 import { selectBackfill, type BackfillNeed } from './backfill-selection';
-import { formMatches, type MatchCandidate, type MatchFormation } from './match-formation';
+import {
+  newCandidate,
+  numberedUuid,
+  reasonOf,
+  ticketsOfMatches,
+} from '../../../../test/support/match-candidates';
+import { formMatches, type MatchCandidate } from './match-formation';
 import type { ModeRules } from './mode-rules';
 
 /* Issue 34 item 2: set attributes with an intersect rule, and rules optional after a wait. */
@@ -123,29 +129,16 @@ describe('set attribute values on a ticket', () => {
   });
 });
 
-const uuid = (kind: number, n: number) =>
-  `${kind}0000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+const uuid = numberedUuid;
+const teamsOf = ticketsOfMatches;
 
 function candidate(
   n: number,
   attributes: Record<string, string | readonly string[]>,
   waitedMs = 1_000,
 ): MatchCandidate {
-  return {
-    ticketId: uuid(1, n),
-    playerId: uuid(2, n),
-    mode: 'duel',
-    rating: 1500,
-    predictedRtt: { 'eu-west': 20 },
-    enqueuedAt: new Date(now.getTime() - waitedMs),
-    attributes,
-  };
+  return newCandidate(n, now, waitedMs, { attributes });
 }
-
-const teamsOf = (formation: MatchFormation) =>
-  formation.matches.map((match) => match.participants.map((p) => p.ticketId).sort());
-const reasonOf = (formation: MatchFormation, n: number) =>
-  formation.unmatched.find((ticket) => ticket.ticketId === uuid(1, n))?.reason;
 
 describe('intersect rules in a pass', () => {
   const widening = [{ afterMs: 0, maxRttMs: 100, ratingWindow: 500 }];
