@@ -11,6 +11,7 @@ import {
   committedTickets,
   measuredPlayer,
   postTicket,
+  queuedPlayer,
   ticketNow,
   type QueuedTicket,
 } from '../support/queue-players';
@@ -59,14 +60,8 @@ describe('rule kinds: set intersection and rules optional after a wait', () => {
   const enqueue = (token: string, body: unknown) => postTicket(api, token, body);
   const ticketOf = (queued: Queued) => ticketNow(api, queued);
 
-  async function player(attributes: Record<string, TicketAttributeValue>): Promise<Queued> {
-    const { token } = await measuredPlayer(api);
-    const created = await enqueue(token, { mode: 'duel', attributes });
-    expect(created.statusCode).toBe(201);
-    const entry = { token, ticket: created.json<TicketResponse>() };
-    queued.push(entry);
-    return entry;
-  }
+  const player = (attributes: Record<string, TicketAttributeValue>) =>
+    queuedPlayer(api, { mode: 'duel', attributes }, queued);
 
   it('stores a set in declared order, fills its default, and lists the declaration in the options', async () => {
     const entry = await player({ platforms: ['xbox', 'pc'] });

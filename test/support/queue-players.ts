@@ -38,3 +38,19 @@ export async function ticketNow(api: PlayerApi, queued: QueuedTicket): Promise<T
 export function committedTickets(pass: Awaited<ReturnType<MatcherLoop['passNow']>>): string[][] {
   return (pass?.committed ?? []).map((match) => match.tickets.map((t) => t.id).sort()).sort();
 }
+
+/** A new measured player queued with `body` (a 201 or it throws), recorded in `queued`. */
+export async function queuedPlayer(
+  api: PlayerApi,
+  body: unknown,
+  queued: QueuedTicket[],
+): Promise<QueuedTicket> {
+  const { token } = await measuredPlayer(api);
+  const created = await postTicket(api, token, body);
+  if (created.statusCode !== 201) {
+    throw new Error(`queueing answered ${created.statusCode}: ${created.body}`);
+  }
+  const entry = { token, ticket: created.json<TicketResponse>() };
+  queued.push(entry);
+  return entry;
+}
