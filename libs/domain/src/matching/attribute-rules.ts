@@ -288,3 +288,23 @@ export function sameTicketAttributes(a: TicketAttributes, b: TicketAttributes): 
     })
   );
 }
+
+/**
+ * `attributes` with each set narrowed to the values every one of `others` holds too: what a
+ * running match's players have in common (the platforms a backfilled player must share).
+ */
+export function withCommonSets(
+  attributes: TicketAttributes,
+  others: readonly TicketAttributes[],
+): TicketAttributes {
+  const narrowed: Record<string, AttributeValue> = { ...attributes };
+  for (const [name, value] of Object.entries(attributes)) {
+    if (!Array.isArray(value)) continue;
+    narrowed[name] = Object.freeze(
+      value.filter((element) =>
+        others.every((other) => setAttributeOf(other, name)?.includes(element) ?? true),
+      ),
+    );
+  }
+  return Object.freeze(narrowed);
+}

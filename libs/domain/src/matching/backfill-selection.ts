@@ -47,8 +47,8 @@ export interface BackfillPick {
  * request's age (as a waiting ticket's limits widen, so do a request's): measured the server's
  * region within the RTT ceiling, rated within the window of the team's mean, on the match's
  * equal-attribute values and within its distance rules, sharing a value of each intersect rule's
- * set with the match's attributes (those of the ticket that anchored it), and in a party that fits
- * the places left. A candidate goes to one request at most. Returns the picks and the candidates left.
+ * set with the match's attributes (the API narrows each set to what the match's players share),
+ * and in a party that fits the places left. A candidate goes to one request at most. Returns the picks and the candidates left.
  */
 export function selectBackfill(
   needs: readonly BackfillNeed[],
