@@ -88,11 +88,11 @@ describe('OpenAPI document against the real journey', () => {
         await client.probeAll(['eu-west'], { samples: 1 });
       }
       // A block added, listed and removed (a and b must meet below), and an unknown player.
-      const blocked = `/v1/blocks/${sessions[1]?.playerId ?? ''}`;
-      await raw(blocked, { method: 'PUT' });
-      await raw('/v1/blocks');
-      await raw(blocked, { method: 'DELETE' });
-      await raw(`/v1/blocks/${randomUUID()}`, { method: 'PUT' });
+      const other = sessions[1]?.playerId ?? '';
+      expect((await a.blockPlayer(other)).blocked.map((entry) => entry.playerId)).toEqual([other]);
+      await a.blockList();
+      expect((await a.unblockPlayer(other)).blocked).toEqual([]);
+      await refused(a.blockPlayer(randomUUID()));
       // A party made and disbanded (neither player is in one when queueing), and a bad invite.
       await a.createParty();
       await a.party();

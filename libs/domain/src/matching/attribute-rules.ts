@@ -298,10 +298,11 @@ export function withCommonSets(
   others: readonly TicketAttributes[],
 ): TicketAttributes {
   const narrowed: Record<string, AttributeValue> = { ...attributes };
-  for (const [name, value] of Object.entries(attributes)) {
-    if (!Array.isArray(value)) continue;
+  for (const name of Object.keys(attributes)) {
+    const values = setAttributeOf(attributes, name);
+    if (values === undefined) continue;
     narrowed[name] = Object.freeze(
-      value.filter((element) =>
+      values.filter((element) =>
         others.every((other) => setAttributeOf(other, name)?.includes(element) ?? true),
       ),
     );
