@@ -8,6 +8,7 @@ import {
   committedTickets,
   measuredPlayer,
   postTicket,
+  ticketNow,
   type QueuedTicket,
 } from '../support/queue-players';
 
@@ -123,6 +124,10 @@ describe('block lists', () => {
     // Queued after the blocks or before: the matcher reads the lists every pass.
     const [ta, tb] = [await enqueue(a), await enqueue(b)];
     expect((await loop.passNow('duel'))?.committed).toEqual([]);
+    // Each of them is told why, the blocked one too.
+    for (const queuedTicket of [ta, tb]) {
+      expect((await ticketNow(api, queuedTicket)).explanation?.code).toBe('BLOCKED_PLAYERS');
+    }
 
     // c is blocked by d, not by a or b: the oldest, a, passes over b for c; b and d are free.
     const [tc, td] = [await enqueue(c), await enqueue(d)];

@@ -53,10 +53,30 @@ describe('block lists in a pass', () => {
     expect(ticketsOfMatches(formation)).toEqual([[uuid(1, 1), uuid(1, 2), uuid(1, 4), uuid(1, 5)]]);
   });
 
-  it('leaves a pair unmatched rather than together', () => {
+  it('leaves a pair unmatched rather than together, and says block lists are why', () => {
     const formation = formMatches([candidate(1, [2]), candidate(2)], [duel], now);
     expect(formation.matches).toEqual([]);
     expect(formation.unmatched.map((u) => u.reason.code)).toEqual([
+      'BLOCKED_PLAYERS',
+      'BLOCKED_PLAYERS',
+    ]);
+    expect(formation.unmatched[0]?.reason.message).toBe(
+      'players within your limits are searching, but block lists keep them out of a match with you',
+    );
+  });
+
+  it('says block lists keep a ticket waiting when the players it could meet blocked each other', () => {
+    // 1 could play 2 or 3, but the trio needs all three and 2 blocked 3.
+    const trio: ModeRules = { ...duel, teamCount: 3 };
+    const formation = formMatches([candidate(1), candidate(2, [3]), candidate(3)], [trio], now);
+    expect(formation.unmatched.map((u) => u.reason.code)).toEqual([
+      'BLOCKED_PLAYERS',
+      'BLOCKED_PLAYERS',
+      'BLOCKED_PLAYERS',
+    ]);
+    // Without the block: one more player short, as ever.
+    const short = formMatches([candidate(1), candidate(2)], [trio], now);
+    expect(short.unmatched.map((u) => u.reason.code)).toEqual([
       'NOT_ENOUGH_PLAYERS',
       'NOT_ENOUGH_PLAYERS',
     ]);

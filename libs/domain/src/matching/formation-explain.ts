@@ -9,13 +9,19 @@ import { partitioningEqualRules } from './pair-rules';
 import { nextWideningInMs, playersPerMatch } from './mode-rules';
 import {
   attributeMismatch,
+  blockedPlayers,
   noRegionWithinLimit,
   notEnoughPlayers,
   type RegionShortfall,
   type UnmatchedReason,
 } from './unmatched-reason';
 import { rttOf, type Entry } from './formation-pool';
-import { partnerFilter, playersAccepted, type Refusals } from './formation-options';
+import {
+  fillsIgnoringBlocks,
+  partnerFilter,
+  playersAccepted,
+  type Refusals,
+} from './formation-options';
 
 /** Why `entry` is still unmatched, read from the pool as the pass leaves it. */
 export function explain(entry: Entry): UnmatchedReason {
@@ -56,6 +62,8 @@ export function explain(entry: Entry): UnmatchedReason {
   if (!shortfalls.some((shortfall) => shortfall.available >= needed)) {
     const blocking = attributeBlock(entry, equalBlocks, searchRulesBlock, refused, needed, next);
     if (blocking) return blocking;
+  } else if (pool.hasBlocks && fillsIgnoringBlocks(entry)) {
+    return blockedPlayers(needed, next);
   }
   return notEnoughPlayers(
     { playersPerMatch: needed, maxRttMs: step.maxRttMs, ratingWindow: step.ratingWindow },

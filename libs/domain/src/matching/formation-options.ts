@@ -54,6 +54,7 @@ function searchRegion(
   ceiling: number,
   needed: number,
   accept: ((rank: number) => boolean) | undefined,
+  checkBlocks = anchor.pool.hasBlocks,
 ): Option | null {
   const { pool, step } = anchor;
   const { teamSize, teamCount } = pool.rules;
@@ -65,7 +66,7 @@ function searchRegion(
   // Oldest first, passing over a group that does not fit the room left (solos always fit).
   const packing = new TeamPacking(teamSize, teamCount);
   const teamOf = new Map<Entry, number>([[anchor, packing.add(anchor.members.length)]]);
-  const blocks = pool.hasBlocks ? new BlockCheck(anchor) : null;
+  const blocks = checkBlocks ? new BlockCheck(anchor) : null;
   let missing = needed;
   const partners = bucket.takeOldestWhere(
     lo,
@@ -90,6 +91,24 @@ function searchRegion(
   members.sort((a, b) => a.rank - b.rank);
   const cost = regionCost(members, region);
   return cost ? { region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0) } : null;
+}
+
+/**
+ * Whether `entry` could anchor a match in the pool as it is now if no block list counted: what
+ * tells an explanation that block lists, not a lack of players, keep it waiting. Leaves the pool
+ * as it found it (the entry itself is never taken as its own partner).
+ */
+export function fillsIgnoringBlocks(entry: Entry): boolean {
+  const { pool, step } = entry;
+  const needed = playersPerMatch(pool.rules) - entry.members.length;
+  const ceiling = pool.ceilings.indexOf(step.maxRttMs);
+  return entry.pairChoices.some((choice) => {
+    const accept = partnerFilter(entry, choice);
+    const others = (rank: number) => rank !== entry.rank && (accept ? accept(rank) : true);
+    return pool.regions.some(
+      (_, region) => searchRegion(entry, region, ceiling, needed, others, false) !== null,
+    );
+  });
 }
 
 /** The players of a match being formed and who they block, both directions checked per group. */

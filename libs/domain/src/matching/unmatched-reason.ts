@@ -23,6 +23,11 @@ export const UnmatchedCode = {
    * attribute rules keeps them apart (another build version, a skill too far away).
    */
   ATTRIBUTE_MISMATCH: 'ATTRIBUTE_MISMATCH',
+  /**
+   * Enough players are searching within the ticket's limits, but block lists (the ticket's
+   * player's, or theirs) keep them out of one match with it.
+   */
+  BLOCKED_PLAYERS: 'BLOCKED_PLAYERS',
 } as const;
 export type UnmatchedCode = (typeof UnmatchedCode)[keyof typeof UnmatchedCode];
 
@@ -70,7 +75,8 @@ export type UnmatchedReason =
   | ReasonOf<'PLAYER_MATCHED', { playerId: string; matchedTicketId: string }>
   | ReasonOf<'PARTY_INCOMPLETE', { partyId: string; size: number; present: number }>
   | ReasonOf<'PARTY_TOO_LARGE', { partyId: string; size: number; teamSize: number }>
-  | ReasonOf<'ATTRIBUTE_MISMATCH', AttributeMismatchDetails>;
+  | ReasonOf<'ATTRIBUTE_MISMATCH', AttributeMismatchDetails>
+  | ReasonOf<'BLOCKED_PLAYERS', { playersPerMatch: number; nextWideningInMs: number | null }>;
 
 /** Which attribute rule blocks, and this ticket's values of its attributes (null: none). */
 export interface AttributeMismatchDetails {
@@ -229,6 +235,19 @@ export function attributeMismatch(details: AttributeMismatchDetails): UnmatchedR
       attributes: Object.freeze([...details.attributes]),
       values: Object.freeze({ ...details.values }),
     },
+  });
+}
+
+export function blockedPlayers(
+  playersPerMatch: number,
+  nextWideningMs: number | null,
+): UnmatchedReason {
+  return freeze({
+    code: 'BLOCKED_PLAYERS',
+    message:
+      'players within your limits are searching, but block lists keep them out of a match with you' +
+      wideningText(nextWideningMs),
+    details: { playersPerMatch, nextWideningInMs: nextWideningMs },
   });
 }
 
