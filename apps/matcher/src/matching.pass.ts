@@ -108,9 +108,9 @@ export class MatchingPass {
     const { explained, byRegion } = screened;
     // Operator holds: a paused mode matches nobody; paused and draining regions get no new match.
     const controls = await this.queueControls.list(this.dataSource.manager);
-    const { pool: unblocked, held } = applyQueueHolds(controls, mode, screened.matchable);
+    const { pool: notHeld, held } = applyQueueHolds(controls, mode, screened.matchable);
     explained.push(...held);
-    const matchable = await this.withBlockLists(unblocked);
+    const matchable = await this.withBlockLists(notHeld);
     const seen = new Map(matchable.map((candidate) => [candidate.ticketId, candidate]));
 
     // Running matches short of players first: what fills them never reaches the function.
