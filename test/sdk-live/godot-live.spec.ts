@@ -11,7 +11,8 @@ import { describeLiveJourney } from '../support/sdk-live-stack';
  * the "godot-live" suite (it is not part of `npm test`: it needs godot3-server). The game server
  * is GDScript too: the allocator launches sdks/godot/live/game_server.gd, which registers, reports
  * initial-connect and the result with the GDScript server client; the image digest it registers
- * with is the proof it was the one.
+ * with is the proof it was the one. Player a drops its game connection mid-game and rejoins
+ * (match_play.gd): the server reports it LEFT and REJOINED, two more revisions of the match.
  */
 
 const GODOT_DIR = path.join(REPO_ROOT, 'sdks/godot');
@@ -65,11 +66,26 @@ describeLiveJourney({
   timeoutMs: 120_000,
   stack: {
     gameServerEntry: GAME_SERVER_ENTRY,
+    // Long enough for a drop and a rejoin on a loaded machine.
+    gameServerEnv: { MATCH_DURATION_MS: '5000' },
   },
+  matchRevision: 7,
   async verify(plane) {
     const allocations = await plane.ds.query<{ server_image_digest: string | null }[]>(
       `SELECT server_image_digest FROM allocations`,
     );
     expect(allocations.map((row) => row.server_image_digest)).toEqual([GDSCRIPT_SERVER_DIGEST]);
+    // The server's presence reports, as the control plane recorded them: one player left once
+    // and came back (not abandoned, no longer LEFT), the other never left.
+    const presence = await plane.ds.query<
+      { leave_count: number; left: boolean; abandoned: boolean }[]
+    >(
+      `SELECT leave_count, left_at IS NOT NULL AS left, abandoned_at IS NOT NULL AS abandoned
+         FROM match_participants ORDER BY leave_count`,
+    );
+    expect(presence).toEqual([
+      { leave_count: 0, left: false, abandoned: false },
+      { leave_count: 1, left: false, abandoned: false },
+    ]);
   },
 });

@@ -1,8 +1,10 @@
 # One match played to COMPLETED by two GDScript players against the real stack (sdks/run-tests.sh
 # "godot-live", through test/sdk-live/godot-live.spec.ts, which starts the stack): guest sessions,
-# probes at the region's edge, the queue, the match learnt from the notification socket, the
-# assignment (its join token verified with the GDScript verifier), the reference game server
-# joined with it, the game's end and the ticket's. Prints each failed check and
+# probes at the region's edge, the queue with the ticket heartbeat loop, the match learnt from the
+# notification socket (its idle limit from the server's announced interval), the assignment (its
+# join token verified with the GDScript verifier), the game server joined with it, player a's
+# connection dropped mid-game and rejoined (match_play.gd: the server reports it LEFT, then
+# REJOINED), the game's end and the ticket's. Prints each failed check and
 # "godot-live: N passed, M failed" last; exits non-zero on any failure. Run headless:
 #   godot3-server --path sdks/godot -s live/live_journey.gd --api=<url> --keys=<join key file> [--mode=duel]
 extends "res://tests/checks.gd"
@@ -10,6 +12,9 @@ extends "res://tests/checks.gd"
 const PlayerClient = preload("res://addons/matchplane/player_client.gd")
 const JoinAuth = preload("res://addons/matchplane/join_auth.gd")
 const HAPPY_PATH = ["ALLOCATING", "PROCESS_READY", "ASSIGNMENT_READY", "IN_PROGRESS", "COMPLETED"]
+# Player a's drop and rejoin, each a match.presence_changed event (revisions 5 and 6).
+const PRESENCE_EVENTS = 2
+const REJOINING_PLAYER = "a"
 const STEP_TIMEOUT_MS = 60000
 
 var outcomes = {}
@@ -87,10 +92,13 @@ func _journey(client, mode: String, name: String) -> Dictionary:
 	var events = []
 	var socket_errors = []
 	var subscription = client.subscribe()
+	subscription.idle_timeout_ms = subscription.IDLE_FROM_ANNOUNCED
 	subscription.connect("event", self, "_collect", [events])
 	subscription.connect("failed", self, "_collect", [socket_errors])
 	var journey = {}
 	if yield(until(subscription, "is_ready", true), "completed"):
+		# The stack's API announces its NOTIFY_HEARTBEAT_INTERVAL_MS (30 s) in `ready`.
+		check_equal(subscription.idle_limit_ms(), 75000, name + "'s idle limit is 2.5 announced heartbeat intervals")
 		journey = yield(_queue_and_play(client, subscription, mode, name, events), "completed")
 	else:
 		check(false, name + "'s notification socket becomes ready", subscription.ended)
@@ -106,8 +114,9 @@ func _queue_and_play(client, subscription, mode: String, name: String, events: A
 	if not ticket.ok:
 		return {}
 	var ticket_id = ticket.body.id
-	var beating = {"on": true}
-	_heartbeat(client, ticket_id, beating)
+	var loop_ends = []
+	var beating = client.start_heartbeats(ticket_id)
+	beating.connect("ended", self, "_collect_end", [loop_ends])
 
 	if not (yield(until(events, "size", 1), "completed")):
 		check(false, name + " hears of a match")
@@ -117,43 +126,68 @@ func _queue_and_play(client, subscription, mode: String, name: String, events: A
 	check(assignment.ok and assignment.body.matchId == match_id, name + "'s assignment is for the notified match", assignment.get("message", ""))
 	if not assignment.ok:
 		return {}
-	var game = client.join_match(assignment.body)
-	var joined = yield(game.join(), "completed")
-	check(joined.ok and joined.playerId == client.player_id, name + " joins the game server as itself", joined.get("message", ""))
-	check(joined.ok and joined.team == int(assignment.body.team), name + " joins on its assigned team")
-	yield(until(game, "close_code", 0), "completed")
+	var game = yield(_rejoining_play(client, match_id, name) if name == REJOINING_PLAYER else _plain_play(client, assignment.body, name), "completed")
 	check(game.outcome == "COMPLETED" and game.winning_team != null, name + "'s game ends COMPLETED with a winner", game.outcome)
-	var ticks = 0
-	for message in game.messages:
-		ticks += 1 if message.type == "tick" else 0
-	check(ticks > 0, name + " saw the game's ticks")
-	check(game.close_code == game.NORMAL, name + "'s game connection closes normally", game.close_code)
+	check(game.ticks > 0, name + " saw the game's ticks")
 
-	yield(until(events, "size", HAPPY_PATH.size()), "completed")
+	yield(until(events, "size", HAPPY_PATH.size() + PRESENCE_EVENTS), "completed")
 	var states = []
+	var presence_changes = 0
 	var revisions = []
 	for e in events:
 		if e.matchId == match_id:
-			states.append(e.state)
+			if e.event == "match.presence_changed":
+				presence_changes += 1
+			else:
+				states.append(e.state)
 			revisions.append(e.revision)
 	check(states == HAPPY_PATH, name + " is told every state once, in order", str(states))
-	check(revisions == [1, 2, 3, 4, 5], name + " sees revisions 1-5 without a gap", str(revisions))
-	beating.on = false
+	check_equal(presence_changes, PRESENCE_EVENTS, name + " is told of a's leave and rejoin")
+	check(revisions == [1, 2, 3, 4, 5, 6, 7], name + " sees revisions 1-7 without a gap", str(revisions))
+	yield(until(loop_ends, "size", 1), "completed")
+	check(loop_ends.size() == 1 and loop_ends[0] in ["left-queue", "finished"], name + "'s heartbeat loop ended by itself once the ticket left the queue", str(loop_ends))
 	var ticket_state = yield(_ticket_end(client, ticket_id), "completed")
 	check(ticket_state == "COMPLETED", name + "'s ticket ends COMPLETED", ticket_state)
 	return {"playerId": client.player_id, "matchId": match_id, "assignment": assignment.body, "winningTeam": game.winning_team}
 
 
-# Keeps the ticket alive while it waits (SEARCHING, MATCHED), as a real client must.
-func _heartbeat(client, ticket_id: String, beating: Dictionary) -> void:
-	var interval_s = float(client.last_queue_options.heartbeatIntervalMs) / 1000.0
-	while beating.on:
-		yield(create_timer(interval_s), "timeout")
-		if not beating.on:
-			return
-		var answer = yield(client.heartbeat(ticket_id), "completed")
-		if not answer.ok or not answer.body.state in ["SEARCHING", "MATCHED"]:
-			return  # finished: the ticket has moved on
+# Joins once and plays to the end: {outcome, winning_team, ticks}.
+func _plain_play(client, assignment: Dictionary, name: String) -> Dictionary:
+	var game = client.join_match(assignment)
+	var joined = yield(game.join(), "completed")
+	check(joined.ok and joined.playerId == client.player_id, name + " joins the game server as itself", joined.get("message", ""))
+	check(joined.ok and joined.team == int(assignment.team), name + " joins on its assigned team")
+	yield(until(game, "close_code", 0), "completed")
+	check(game.close_code == game.NORMAL, name + "'s game connection closes normally", game.close_code)
+	return {"outcome": game.outcome, "winning_team": game.winning_team, "ticks": _ticks(game.messages)}
+
+
+# Plays with match_play.gd, drops the connection after the first tick and is back by the end.
+func _rejoining_play(client, match_id: String, name: String) -> Dictionary:
+	var play = client.play_match(match_id)
+	var messages = []
+	var finished = []
+	play.connect("message", self, "_collect", [messages])
+	play.connect("finished", self, "_collect", [finished])
+	var joined = yield(play.start(), "completed")
+	check(joined.ok and joined.playerId == client.player_id, name + " joins the game server as itself", joined.get("message", ""))
+	if not joined.ok:
+		return {"outcome": "", "winning_team": null, "ticks": 0}
+	var team = play.connection.team
+	yield(until(messages, "size", 2), "completed")  # started, then a tick
+	play.drop()
+	yield(until(finished, "size", 1), "completed")
+	var result = finished[0] if finished.size() > 0 else {"ok": false, "rejoins": 0}
+	check(result.rejoins == 1, name + " rejoins its match once after the drop", str(result))
+	check(play.connection.team == team, name + " is back on its team")
+	return {"outcome": result.get("outcome", ""), "winning_team": result.get("winning_team"), "ticks": _ticks(messages)}
+
+
+func _ticks(messages: Array) -> int:
+	var ticks = 0
+	for message in messages:
+		ticks += 1 if message.type == "tick" else 0
+	return ticks
 
 
 func _ticket_end(client, ticket_id: String) -> String:
@@ -180,6 +214,10 @@ func until(subject, property: String, wanted) -> bool:
 		if OS.get_ticks_msec() > deadline:
 			return false
 	return false
+
+
+func _collect_end(why: String, _detail, into: Array) -> void:
+	into.append(why)
 
 
 func _collect(item, into: Array) -> void:
