@@ -22,6 +22,8 @@ export interface SdkLiveStackOptions {
   readonly gameServerEntry?: string;
   /** The game servers' variables, over JOURNEY_GAME_SERVER_ENV. */
   readonly gameServerEnv?: Record<string, string>;
+  /** Every app's variables, over JOURNEY_ENV (e.g. QUEUE_MODES). */
+  readonly env?: Record<string, string>;
 }
 
 export async function startSdkLiveStack(options: SdkLiveStackOptions = {}): Promise<SdkLiveStack> {
@@ -39,6 +41,7 @@ export async function startSdkLiveStack(options: SdkLiveStackOptions = {}): Prom
     await waitForHttp(`http://127.0.0.1:${edgePort}/live`);
     const plane = await startControlPlane({
       apis: 1,
+      ...(options.env ? { env: options.env } : {}),
       appEnv: {
         api: { PROBE_EDGES: `eu-west=http://127.0.0.1:${edgePort}`, PROBE_KEYS_FILE: probeKeyFile },
         ...(options.gameServerEntry
@@ -122,6 +125,8 @@ export interface LiveJourneySpec {
   /** The suite's name, also the program's summary line prefix ("<suite>: N passed, M failed"). */
   readonly suite: string;
   readonly sdk: string;
+  /** What the journey plays, for the test's title; default "plays a duel". */
+  readonly plays?: string;
   /** Builds the program before the stack starts (e.g. make live), if it needs building. */
   readonly build?: () => Promise<void>;
   /** The program and its arguments, given the running stack. */
@@ -141,7 +146,8 @@ export interface LiveJourneySpec {
  * summary line from the file named by <SUITE>_OUTPUT (e.g. GODOT_LIVE_OUTPUT).
  */
 export function describeLiveJourney(spec: LiveJourneySpec): void {
-  describe(`${spec.suite}: the ${spec.sdk} player client plays a duel through the whole control plane`, () => {
+  const plays = spec.plays ?? 'plays a duel';
+  describe(`${spec.suite}: the ${spec.sdk} player client ${plays} through the whole control plane`, () => {
     let stack: SdkLiveStack | undefined;
 
     beforeAll(async () => {

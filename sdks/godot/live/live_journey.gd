@@ -4,13 +4,17 @@
 # notification socket (its idle limit from the server's announced interval), the assignment (its
 # join token verified with the GDScript verifier), the game server joined with it, player a's
 # connection dropped mid-game and rejoined (match_play.gd: the server reports it LEFT, then
-# REJOINED), the game's end and the ticket's. Prints each failed check and
-# "godot-live: N passed, M failed" last; exits non-zero on any failure. Run headless:
-#   godot3-server --path sdks/godot -s live/live_journey.gd --api=<url> --keys=<join key file> [--mode=duel]
+# REJOINED), the game's end and the ticket's. With --party (godot-party-live), four players play a
+# 2x2 mode: a leads a party b joins with its invite code, a queues the party (one ticket each),
+# c and d queue alone; a and b must share a team. Prints each failed check and
+# "<suite>: N passed, M failed" last (--suite, default godot-live); exits non-zero on any failure.
+# Run headless:
+#   godot3-server --path sdks/godot -s live/live_journey.gd --api=<url> --keys=<join key file> [--mode=duel] [--party]
 extends "res://tests/checks.gd"
 
 const PlayerClient = preload("res://addons/matchplane/player_client.gd")
 const JoinAuth = preload("res://addons/matchplane/join_auth.gd")
+const ApiTransport = preload("res://addons/matchplane/api_transport.gd")
 const HAPPY_PATH = ["ALLOCATING", "PROCESS_READY", "ASSIGNMENT_READY", "IN_PROGRESS", "COMPLETED"]
 # Player a's drop and rejoin, each a match.presence_changed event (revisions 5 and 6).
 const PRESENCE_EVENTS = 2
@@ -18,6 +22,8 @@ const REJOINING_PLAYER = "a"
 const STEP_TIMEOUT_MS = 60000
 
 var outcomes = {}
+var invite_code := ""  # the leader's, handed to the member (as a player would by chat)
+var party_ids = {}  # the party's player ids, by name
 
 signal player_done
 
@@ -44,23 +50,39 @@ func _main() -> void:
 	check(api != "" and problem == "", "the journey has an API and join keys", problem)
 	if api != "" and problem == "":
 		var mode = arg("mode", "duel")
-		_play(api, mode, "a")
-		_play(api, mode, "b")
-		while outcomes.size() < 2:
+		var names = ["a", "b", "c", "d"] if party() else ["a", "b"]
+		for name in names:
+			_play(api, mode, name)
+		while outcomes.size() < names.size():
 			yield(self, "player_done")
-		compare(outcomes.a, outcomes.b, verifier)
-	report("godot-live")
+		compare(names, verifier)
+	report(arg("suite", "godot-live"))
 
 
-func compare(a, b, verifier) -> void:
-	if not a or not b:
-		check(false, "both players finish their journey")
-		return
-	check(a.matchId == b.matchId, "both players are in one match", "%s / %s" % [a.matchId, b.matchId])
-	check(a.assignment.endpoint == b.assignment.endpoint, "both join one game server")
-	check(int(a.assignment.team) != int(b.assignment.team), "each player has a team of the duel")
-	check(a.winningTeam == b.winningTeam, "both are told the same winner")
-	for player in [a, b]:
+func party() -> bool:
+	return "--party" in OS.get_cmdline_args()
+
+
+func compare(names: Array, verifier) -> void:
+	for name in names:
+		if not outcomes[name]:
+			check(false, "every player finishes its journey", name)
+			return
+	var a = outcomes.a
+	var teams = {}
+	for name in names:
+		var player = outcomes[name]
+		check(player.matchId == a.matchId, name + " is in the one match", "%s / %s" % [player.matchId, a.matchId])
+		check(player.assignment.endpoint == a.assignment.endpoint, name + " joins the one game server")
+		check(player.winningTeam == a.winningTeam, name + " is told the same winner")
+		teams[name] = int(player.assignment.team)
+	if party():
+		check(teams.a == teams.b and teams.c == teams.d and teams.a != teams.c, "the party shares a team, the solo players the other", str(teams))
+		check(party_ids.size() == 2, "the party's members both queued through it", str(party_ids))
+	else:
+		check(teams.a != teams.b, "each player has a team of the duel", str(teams))
+	for name in names:
+		var player = outcomes[name]
 		var expect = {"serverId": player.assignment.serverId, "matchId": player.matchId, "now": OS.get_unix_time() * 1000}
 		var verified = verifier.verify(player.assignment.joinToken, expect)
 		check(verified.ok, "the join token verifies with the GDScript verifier", verified.reason + " " + verified.message)
@@ -109,11 +131,9 @@ func _journey(client, mode: String, name: String) -> Dictionary:
 
 
 func _queue_and_play(client, subscription, mode: String, name: String, events: Array) -> Dictionary:
-	var ticket = yield(client.create_ticket(mode), "completed")
-	check(ticket.ok and ticket.body.state == "SEARCHING", name + " queues for " + mode, ticket.get("message", ""))
-	if not ticket.ok:
+	var ticket_id = yield(_queue(client, mode, name), "completed")
+	if ticket_id == "":
 		return {}
-	var ticket_id = ticket.body.id
 	var loop_ends = []
 	var beating = client.start_heartbeats(ticket_id)
 	beating.connect("ended", self, "_collect_end", [loop_ends])
@@ -149,6 +169,66 @@ func _queue_and_play(client, subscription, mode: String, name: String, events: A
 	var ticket_state = yield(_ticket_end(client, ticket_id), "completed")
 	check(ticket_state == "COMPLETED", name + "'s ticket ends COMPLETED", ticket_state)
 	return {"playerId": client.player_id, "matchId": match_id, "assignment": assignment.body, "winningTeam": game.winning_team}
+
+
+# Queues alone, or (with --party) a leads a party b joins and queues it; answers the player's own
+# ticket id, or "" when a step failed.
+func _queue(client, mode: String, name: String) -> String:
+	var ticket
+	if party() and name == "a":
+		ticket = yield(_lead_party(client, mode), "completed")
+	elif party() and name == "b":
+		ticket = yield(_join_party(client), "completed")
+	else:
+		ticket = yield(client.create_ticket(mode), "completed")
+	# A member reads its ticket once the leader queued the party: the matcher may have moved it on.
+	var queued_states = ["SEARCHING", "MATCHED", "ASSIGNED"] if party() and name == "b" else ["SEARCHING"]
+	check(ticket.ok and ticket.body.state in queued_states, name + " queues for " + mode, ticket.get("message", ""))
+	return ticket.body.id if ticket.ok else ""
+
+
+# Creates the party, waits for b, queues the party: answers a's own ticket of the party ticket.
+func _lead_party(client, mode: String) -> Dictionary:
+	var created = yield(client.create_party(), "completed")
+	check(created.ok and typeof(created.body.get("inviteCode")) == TYPE_STRING, "a creates a party and gets its invite code", created.get("message", ""))
+	if not created.ok:
+		return created
+	invite_code = created.body.inviteCode
+	var members = 1
+	var deadline = OS.get_ticks_msec() + STEP_TIMEOUT_MS
+	while members < 2 and OS.get_ticks_msec() < deadline:
+		yield(create_timer(0.1), "timeout")
+		var current = yield(client.party(), "completed")
+		members = current.body.members.size() if current.ok else 1
+	var queued = yield(client.enqueue_party(mode), "completed")
+	check(queued.ok and queued.body.tickets.size() == 2, "a queues the party: one ticket per member", queued.get("message", ""))
+	if not queued.ok:
+		return queued
+	var own = null
+	for ticket in queued.body.tickets:
+		party_ids[ticket.playerId] = queued.body.partyTicketId
+		if ticket.playerId == client.player_id:
+			own = ticket
+	if own != null:
+		return {"ok": true, "body": own}
+	return ApiTransport.failure(0, "NO_OWN_TICKET", "the party ticket holds no ticket of the leader", null)
+
+
+# Joins a's party with its invite code and finds its own ticket once a queued the party.
+func _join_party(client) -> Dictionary:
+	var deadline = OS.get_ticks_msec() + STEP_TIMEOUT_MS
+	while invite_code == "" and OS.get_ticks_msec() < deadline:
+		yield(create_timer(0.05), "timeout")
+	var joined = yield(client.join_party(invite_code), "completed")
+	check(joined.ok and joined.body.members.size() == 2, "b joins the party with the invite code", joined.get("message", ""))
+	if not joined.ok:
+		return joined
+	var found = yield(client.wait_for_party_ticket(STEP_TIMEOUT_MS), "completed")
+	if not found.ok:
+		return found
+	var ticket = yield(client.ticket(found.body.ticketId), "completed")
+	check(ticket.ok and typeof(ticket.body.get("partyTicketId")) == TYPE_STRING, "b's ticket is of the party ticket", ticket.get("message", ""))
+	return ticket
 
 
 # Joins once and plays to the end: {outcome, winning_team, ticks}.
