@@ -2,7 +2,7 @@
 # server (Godot's WebSocketServer): the ticket heartbeat loop (its interval from the queue
 # options, a failed beat reported, the end when the ticket leaves the queue or is finished, stop)
 # and match play's rejoin (a dropped connection rejoined with a fresh assignment until ended; the
-# end on 410 MATCH_ENDED and on 4410). Run headless:
+# end on 410 MATCH_ENDED, on 4410 and past the rejoin window). Run headless:
 #   godot3-server --path sdks/godot -s tests/play_test.gd
 # Prints each failed check and "godot-play: N passed, M failed" last.
 extends "res://tests/checks.gd"
@@ -158,6 +158,18 @@ func rejoin_tests():
 	check(back == play.connection and joins[joins.size() - 1][1] == "join-6" and api.find(ASSIGNMENT).size() == 3,
 		"a refused rejoin (a token from before the leave) is tried again with a new assignment", str(joins))
 	play.stop()
+
+	api.reset()
+	api.answer(ASSIGNMENT, 200, assignment("join-7"))
+	api.answer(ASSIGNMENT, 503, {"code": "UNAVAILABLE"})
+	play = client.play_match("m-1")
+	play.retry_delay_ms = 20
+	play.rejoin_window_ms = 300
+	yield(play.start(), "completed")
+	play.drop()
+	finished = yield(finish_of(play), "completed")
+	check(not finished.ok and finished.status == 503 and api.find(ASSIGNMENT).size() > 2 and finished.rejoins == 0,
+		"past rejoin_window_ms play gives up with the last failure", str(finished))
 	client.queue_free()
 	sections_done += 1
 
