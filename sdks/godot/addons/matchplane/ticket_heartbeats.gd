@@ -7,6 +7,7 @@
 # beat in flight settled).
 extends Node
 
+const ApiTransport = preload("res://addons/matchplane/api_transport.gd")
 # Ticket states that take heartbeats (DESIGN.md "Aggregates and states").
 const HEARTBEAT_STATES = ["SEARCHING", "MATCHED"]
 const DEFAULT_INTERVAL_MS = 10000
@@ -81,7 +82,7 @@ func _queue_interval_ms() -> int:
 		options = answer.body
 	else:
 		yield(get_tree(), "idle_frame")
-	var announced = int(options.get("heartbeatIntervalMs", 0)) if typeof(options.get("heartbeatIntervalMs")) == TYPE_REAL else 0
+	var announced = ApiTransport.as_int(options.get("heartbeatIntervalMs"))
 	return announced if announced > 0 else DEFAULT_INTERVAL_MS
 
 
