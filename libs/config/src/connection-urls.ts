@@ -64,7 +64,10 @@ const DATABASE_URL: ConnectionUrl = {
     DATABASE_PASSWORD: decoded(url.password),
     DATABASE_NAME: decoded(url.pathname.replace(/^\//, '')),
     ...Object.fromEntries(
-      [...url.searchParams].map(([option, value]) => [DATABASE_URL_OPTIONS[option], value]),
+      [...url.searchParams].map(([option, value]): [string, string] => [
+        DATABASE_URL_OPTIONS[option] ?? option,
+        value,
+      ]),
     ),
   }),
   unsupported: (url) => {
