@@ -44,6 +44,7 @@ describe(databaseSession.name, () => {
 
   it('names every connection DATABASE_APPLICATION_NAME when it is set', () => {
     const config = loadConfig(DatabaseConfig, { DATABASE_APPLICATION_NAME: 'mp-eu' });
-    expect(dataSourceOptions(config, { applicationName: 'api' }).applicationName).toBe('mp-eu');
+    const options = dataSourceOptions(config, { applicationName: 'api' });
+    expect((options as { applicationName?: string }).applicationName).toBe('mp-eu');
   });
 });
