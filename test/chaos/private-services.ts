@@ -1,5 +1,13 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { appendFileSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,8 +22,7 @@ import { sleep } from '../bench/bench.processes';
 
 const PG_BIN = process.env.CHAOS_PG_BIN ?? '/usr/local/bin';
 /** pg_basebackup is not among the binaries in /usr/local/bin. */
-const PG_BASEBACKUP =
-  process.env.CHAOS_PG_BASEBACKUP ?? '/usr/lib/postgresql/15/bin/pg_basebackup';
+const PG_BASEBACKUP = process.env.CHAOS_PG_BASEBACKUP ?? '/usr/lib/postgresql/15/bin/pg_basebackup';
 const REDIS_SERVER = process.env.CHAOS_REDIS_SERVER ?? 'redis-server';
 const START_TIMEOUT_MS = 30_000;
 

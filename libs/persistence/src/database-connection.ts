@@ -77,6 +77,12 @@ async function accepts(client: Client, attrs: TargetSessionAttrs): Promise<boole
   return attrs === 'primary' ? !state.in_recovery : state.read_only === 'off';
 }
 
+/** An error PostgreSQL answered (it carries a SQLSTATE), as opposed to one of the network. */
+function isServerError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
+
 function messageOf(error: unknown): string {
   if (error instanceof AggregateError && error.errors.length > 0) return messageOf(error.errors[0]);
   return error instanceof Error ? error.message || error.name : String(error);
@@ -133,8 +139,14 @@ export class DatabaseHostChooser {
     );
   }
 
+  /**
+   * When no host qualifies, a PostgreSQL error one of them answered (no such database, a failed
+   * password) is thrown as it is, so callers can tell it by its SQLSTATE; otherwise one error
+   * naming each host's reason.
+   */
   private async find(): Promise<HostAndPort> {
     const reasons: string[] = [];
+    let answered: Error | undefined;
     for (const host of this.hosts) {
       const client = new Client({ ...this.probe, host: host.host, port: host.port });
       try {
@@ -146,10 +158,12 @@ export class DatabaseHostChooser {
         reasons.push(`${formatHosts([host])}: not ${this.attrs}`);
       } catch (error) {
         reasons.push(`${formatHosts([host])}: ${messageOf(error)}`);
+        if (answered === undefined && isServerError(error)) answered = error as Error;
       } finally {
         await client.end().catch(() => undefined);
       }
     }
+    if (answered !== undefined) throw answered;
     throw new Error(
       `no listed PostgreSQL host is ${this.attrs === 'any' ? 'reachable' : this.attrs} (${reasons.join('; ')})`,
     );
