@@ -1,5 +1,3 @@
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
@@ -8,35 +6,11 @@ import {
   createRedisConnection,
   createWakeUpConnection,
 } from '@matchplane/persistence';
-import {
-  freePortFrom,
-  makeScratch,
-  PrivateRedis,
-  removeScratch,
-  run,
-} from '../chaos/private-services';
+import { freePortFrom, makeScratch, PrivateRedis, removeScratch } from '../chaos/private-services';
+import { makeCertificates } from '../support/tls-certificates';
 
 const USER = 'matchplane';
 const PASSWORD = 's3cret-acl-pw';
-
-/** A throwaway CA and a certificate it signs for localhost, in `dir`. */
-async function makeCertificates(dir: string): Promise<{ ca: string; cert: string; key: string }> {
-  const file = (name: string) => path.join(dir, name);
-  await run('openssl', [
-    ...['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1'],
-    ...['-keyout', file('ca.key'), '-out', file('ca.pem'), '-subj', '/CN=matchplane-test-ca'],
-  ]);
-  await run('openssl', [
-    ...['req', '-newkey', 'rsa:2048', '-nodes'],
-    ...['-keyout', file('redis.key'), '-out', file('redis.csr'), '-subj', '/CN=localhost'],
-  ]);
-  writeFileSync(file('san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  await run('openssl', [
-    ...['x509', '-req', '-in', file('redis.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key')],
-    ...['-CAcreateserial', '-days', '1', '-out', file('redis.pem'), '-extfile', file('san.ext')],
-  ]);
-  return { ca: file('ca.pem'), cert: file('redis.pem'), key: file('redis.key') };
-}
 
 /**
  * A rediss:// URL with an ACL user and REDIS_TLS_CA_FILE reach a TLS-only port of a real
