@@ -50,7 +50,7 @@ describe('Redis through Sentinel', () => {
     removeScratch(scratch);
   });
 
-  it('writes, queues and publishes to the new master after SENTINEL FAILOVER', async () => {
+  it('writes, queues and publishes to the new master after SENTINEL FAILOVER, and after the master is killed', async () => {
     const sentinels = group!;
     const config = loadConfig(ServiceConfig, {
       REDIS_SENTINELS: `127.0.0.1:${sentinels.sentinelPort}`,
@@ -103,5 +103,15 @@ describe('Redis through Sentinel', () => {
       await lastValueFrom(transport.emit(`${PREFIX}:events`, { via: 'transport' }));
       return received.some((message) => message.includes('"via":"transport"'));
     });
+
+    // No orderly hand-over this time: the master dies, the sentinel promotes the other server.
+    const survivor = await sentinels.killMaster();
+    expect(survivor).toBe(firstMaster);
+    await eventually('a write reaches the promoted survivor', async () => {
+      await store.set(`${PREFIX}:killed`, '3');
+      return (await on(survivor, 'GET', `${PREFIX}:killed`)) === '3';
+    });
+    await queue.add('job', { n: 3 }, { jobId: 'killed' });
+    expect(await on(survivor, 'EXISTS', `${PREFIX}:sentinel-test:killed`)).toBe('1');
   });
 });

@@ -99,6 +99,22 @@ export class RedisSentinelGroup {
     });
   }
 
+  /**
+   * SIGKILLs the current master: the sentinel, finding it down (after 1 s), promotes the other
+   * server. Resolves with the new master's port.
+   */
+  async killMaster(): Promise<number> {
+    const masterPort = await this.masterPort();
+    const [dead, survivor] =
+      masterPort === this.master.port ? [this.master, this.replica] : [this.replica, this.master];
+    await dead.crash();
+    await until('the survivor to be promoted', async () => {
+      const promoted = (await redisCli(survivor.port, 'ROLE')).startsWith('master');
+      return promoted && (await this.masterPort()) === survivor.port;
+    });
+    return survivor.port;
+  }
+
   async destroy(): Promise<void> {
     if (this.sentinel.exitCode === null && this.sentinel.signalCode === null) {
       const exited = new Promise((resolve) => this.sentinel.once('exit', resolve));
