@@ -1,27 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { placeholderCaFile } from '../../../test/support/placeholder-ca';
 import { databaseHosts, databaseTarget, parseHostList } from './connection-hosts';
-import { ConfigError, loadConfig, redactedConfig } from './load-config';
+import { configProblems } from '../../../test/support/config-problems';
+import { loadConfig, redactedConfig } from './load-config';
 import { ServiceConfig } from './service.config';
 
 function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(ServiceConfig, env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
+  return configProblems(ServiceConfig, env);
 }
 
 describe('highly available connections', () => {
-  // Made here, not in beforeAll: the it.each tables below name it.
-  const dir = mkdtempSync(path.join(tmpdir(), 'mp-ha-config-'));
-  const caFile = path.join(dir, 'ca.pem');
-  writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
-
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const caFile = placeholderCaFile();
 
   describe('PostgreSQL', () => {
     it('reads a multi-host DATABASE_URL and its libpq options into the separate variables', () => {

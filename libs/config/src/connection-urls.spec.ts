@@ -1,14 +1,9 @@
-import { ConfigError, loadConfig, redactedConfig } from './load-config';
+import { configProblems } from '../../../test/support/config-problems';
+import { loadConfig, redactedConfig } from './load-config';
 import { ServiceConfig } from './service.config';
 
 function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(ServiceConfig, env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
+  return configProblems(ServiceConfig, env);
 }
 
 describe('DATABASE_URL and REDIS_URL', () => {

@@ -1,16 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { PLACEHOLDER_CA_PEM, placeholderCaFile } from '../../../test/support/placeholder-ca';
 import { loadConfig, DatabaseConfig } from '@matchplane/config';
 import { databaseSession, databaseTls } from './database-connection';
 import { dataSourceOptions } from './data-source';
 
 describe(databaseTls.name, () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mp-database-tls-'));
-  const caFile = path.join(dir, 'ca.pem');
-  const ca = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
-  writeFileSync(caFile, ca);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const caFile = placeholderCaFile();
+  const ca = PLACEHOLDER_CA_PEM;
 
   const tls = (env: Record<string, string>) => databaseTls(loadConfig(DatabaseConfig, env));
 

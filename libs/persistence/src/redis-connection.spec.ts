@@ -1,16 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { PLACEHOLDER_CA_PEM, placeholderCaFile } from '../../../test/support/placeholder-ca';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
 import { describeRedis, redisEndpoint } from './redis-connection';
 import { bullConnection, redisTransportOptions } from './redis.module';
 
 describe(redisEndpoint.name, () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mp-redis-endpoint-'));
-  const caFile = path.join(dir, 'ca.pem');
-  const ca = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
-  writeFileSync(caFile, ca);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const caFile = placeholderCaFile();
+  const ca = PLACEHOLDER_CA_PEM;
 
   it('names the sentinels and the master, never a host, for every kind of connection', () => {
     const config = loadConfig(ServiceConfig, {
