@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { DatabaseConfig, loadConfig } from '@matchplane/config';
@@ -82,6 +83,21 @@ describe('PostgreSQL host lists', () => {
       `postgres://postgres@127.0.0.1:${closedPort},127.0.0.1:${primary.port}/postgres`,
     );
     expect(await serverOf(dataSource)).toEqual({ port: primary.port, in_recovery: false });
+  });
+
+  it('skips a host that accepts the connection and never answers, after its connect timeout', async () => {
+    const silent = createServer(() => undefined); // holds every socket open, says nothing
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const dataSource = await open(
+        `postgres://postgres@127.0.0.1:${port},127.0.0.1:${primary.port}/postgres?target_session_attrs=read-write`,
+      );
+      expect(await serverOf(dataSource)).toEqual({ port: primary.port, in_recovery: false });
+    } finally {
+      silent.close();
+      silent.unref();
+    }
   });
 
   it('skips a standby for read-write, and stays on it for any', async () => {

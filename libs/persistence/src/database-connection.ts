@@ -193,6 +193,11 @@ export function choosingHost(Base: typeof Client, chooser: DatabaseHostChooser):
 
     private async connectToChosenHost(): Promise<Client> {
       const host = await chooser.choose();
+      // The pool's connect timeout destroys the socket; a socket it destroyed while the list was
+      // walked would otherwise be revived by connect() and the connection outlive its timeout.
+      const { stream } = (this as unknown as { connection: { stream: { destroyed: boolean } } })
+        .connection;
+      if (stream.destroyed) throw new Error('the connection timed out while choosing a host');
       // Read by node-postgres when it opens the socket (and for TLS's server name).
       this.host = host.host;
       this.port = host.port;
