@@ -50,6 +50,19 @@ describe('Redis through Sentinel', () => {
     removeScratch(scratch);
   });
 
+  it('fails a write to a replica named as a fixed address, rather than retrying it for ever', async () => {
+    const config = loadConfig(ServiceConfig, {
+      REDIS_HOST: '127.0.0.1',
+      REDIS_PORT: String(group!.replica.port),
+    });
+    const store = createRedisConnection(config, new Logger('Redis'), 'replica-test');
+    try {
+      await expect(store.set(`${PREFIX}:on-replica`, '1')).rejects.toThrow(/^READONLY/);
+    } finally {
+      store.disconnect();
+    }
+  });
+
   it('writes, queues and publishes to the new master after SENTINEL FAILOVER, and after the master is killed', async () => {
     const sentinels = group!;
     const config = loadConfig(ServiceConfig, {

@@ -52,11 +52,21 @@ describe(redisEndpoint.name, () => {
     ).toMatchObject({ host: 'cache', port: 6380, tls: {} });
   });
 
-  it('reconnects and resends a command a demoted master refused, and nothing else', () => {
-    const { reconnectOnError } = redisEndpoint(loadConfig(ServiceConfig, {}));
+  it('under Sentinel reconnects and resends a command a demoted master refused, and nothing else', () => {
+    const { reconnectOnError } = redisEndpoint(
+      loadConfig(ServiceConfig, { REDIS_SENTINELS: 's-1', REDIS_SENTINEL_MASTER: 'mp-main' }),
+    );
     expect(
       reconnectOnError?.(new Error("READONLY You can't write against a read only replica.")),
     ).toBe(2);
+    expect(reconnectOnError?.(new Error('NOSCRIPT No matching script'))).toBe(false);
+  });
+
+  it('at a fixed address reconnects on READONLY but fails the command', () => {
+    const { reconnectOnError } = redisEndpoint(loadConfig(ServiceConfig, {}));
+    expect(
+      reconnectOnError?.(new Error("READONLY You can't write against a read only replica.")),
+    ).toBe(true);
     expect(reconnectOnError?.(new Error('NOSCRIPT No matching script'))).toBe(false);
   });
 

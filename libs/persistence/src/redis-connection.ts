@@ -4,12 +4,21 @@ import type { RedisOptions } from 'ioredis';
 import { formatHosts, parseRedisSentinels, type RedisConnectionConfig } from '@matchplane/config';
 
 /**
- * A command a demoted master refused (READONLY, between Sentinel's promotion of a replica and its
- * disconnecting the old master's clients): reconnect, asking the sentinels again, and resend it.
- * A refused write was not applied, so resending it cannot apply it twice.
+ * Under Sentinel, a command a demoted master refused (READONLY, between the promotion of a replica
+ * and Sentinel's disconnecting the old master's clients): reconnect, asking the sentinels again
+ * (ioredis keeps only a server that says it is master), and resend it. A refused write was not
+ * applied, so resending it cannot apply it twice.
  */
-function reconnectOnReadOnly(error: Error): 2 | false {
+function resendOnReadOnly(error: Error): 2 | false {
   return error.message.startsWith('READONLY') ? 2 : false;
+}
+
+/**
+ * At a fixed address (a DNS name a managed service moves to the new master), reconnect but fail
+ * the command: resending it to an address that stays a replica would retry it for ever.
+ */
+function reconnectOnReadOnly(error: Error): boolean {
+  return error.message.startsWith('READONLY');
 }
 
 function tlsOptions(config: RedisConnectionConfig): ConnectionOptions {
@@ -43,7 +52,6 @@ export function redisEndpoint(config: RedisConnectionConfig): RedisEndpoint {
   const credentials = {
     ...(config.REDIS_USERNAME === undefined ? {} : { username: config.REDIS_USERNAME }),
     ...(config.REDIS_PASSWORD === undefined ? {} : { password: config.REDIS_PASSWORD }),
-    reconnectOnError: reconnectOnReadOnly,
   };
   if (config.REDIS_SENTINELS !== undefined && config.REDIS_SENTINEL_MASTER !== undefined) {
     const tls = tlsOptions(config);
@@ -56,6 +64,7 @@ export function redisEndpoint(config: RedisConnectionConfig): RedisEndpoint {
       // TLS to the sentinels and to the master they name alike, with one CA.
       ...(config.REDIS_TLS ? { tls, sentinelTLS: tls, enableTLSForSentinelMode: true } : {}),
       ...credentials,
+      reconnectOnError: resendOnReadOnly,
     };
   }
   return {
@@ -63,6 +72,7 @@ export function redisEndpoint(config: RedisConnectionConfig): RedisEndpoint {
     port: config.REDIS_PORT,
     ...(config.REDIS_TLS ? { tls: tlsOptions(config) } : {}),
     ...credentials,
+    reconnectOnError: reconnectOnReadOnly,
   };
 }
 
