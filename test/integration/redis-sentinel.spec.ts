@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ClientRedis } from '@nestjs/microservices';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
@@ -63,7 +63,7 @@ describe('Redis through Sentinel', () => {
     }
   });
 
-  it('writes, queues and publishes to the new master after SENTINEL FAILOVER, and after the master is killed', async () => {
+  it('writes, queues, works and publishes on the new master after SENTINEL FAILOVER, and after the master is killed', async () => {
     const sentinels = group!;
     const config = loadConfig(ServiceConfig, {
       REDIS_SENTINELS: `127.0.0.1:${sentinels.sentinelPort}`,
@@ -80,6 +80,18 @@ describe('Redis through Sentinel', () => {
       prefix: config.REDIS_KEY_PREFIX,
     });
     closers.push(() => queue.close());
+    // A worker's blocking connection, the one a failover is hardest on.
+    const processed: string[] = [];
+    const worker = new Worker(
+      'sentinel-test',
+      (job) => {
+        processed.push(job.id!);
+        return Promise.resolve();
+      },
+      { connection: bullConnection(config), prefix: config.REDIS_KEY_PREFIX },
+    );
+    worker.on('error', () => undefined); // its reconnects during the failovers
+    closers.push(() => worker.close());
     const transport = new ClientRedis(redisTransportOptions(config, `${PREFIX}:publisher`));
     closers.push(() => transport.close());
     const received: string[] = [];
@@ -104,6 +116,9 @@ describe('Redis through Sentinel', () => {
 
     await queue.add('job', { n: 2 }, { jobId: 'after' });
     expect(await on(newMaster, 'EXISTS', `${PREFIX}:sentinel-test:after`)).toBe('1');
+    await eventually('the worker processes the job queued on the new master', () =>
+      Promise.resolve(processed.includes('after')),
+    );
 
     // The subscriber resubscribed on the new master: a message published there reaches it.
     await eventually('a message published on the new master reaches the subscriber', async () => {
@@ -126,5 +141,8 @@ describe('Redis through Sentinel', () => {
     });
     await queue.add('job', { n: 3 }, { jobId: 'killed' });
     expect(await on(survivor, 'EXISTS', `${PREFIX}:sentinel-test:killed`)).toBe('1');
+    await eventually('the worker processes the job queued on the survivor', () =>
+      Promise.resolve(processed.includes('killed')),
+    );
   });
 });
