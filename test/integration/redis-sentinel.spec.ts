@@ -53,7 +53,7 @@ describe('Redis through Sentinel', () => {
   it('fails a write to a replica named as a fixed address, rather than retrying it for ever', async () => {
     const config = loadConfig(ServiceConfig, {
       REDIS_HOST: '127.0.0.1',
-      REDIS_PORT: String(group!.replica.port),
+      REDIS_PORT: String(group!.replica.redis.port),
     });
     const store = createRedisConnection(config, new Logger('Redis'), 'replica-test');
     try {
@@ -66,7 +66,7 @@ describe('Redis through Sentinel', () => {
   it('writes, queues, works and publishes on the new master after SENTINEL FAILOVER, and after the master is killed', async () => {
     const sentinels = group!;
     const config = loadConfig(ServiceConfig, {
-      REDIS_SENTINELS: `127.0.0.1:${sentinels.sentinelPort}`,
+      REDIS_SENTINELS: `127.0.0.1:${sentinels.sentinelServicePort}`,
       REDIS_SENTINEL_MASTER: SENTINEL_MASTER,
       REDIS_KEY_PREFIX: PREFIX,
     });
@@ -99,15 +99,15 @@ describe('Redis through Sentinel', () => {
     await subscriber.subscribe(`${PREFIX}:events`);
     await transport.connect();
 
-    const firstMaster = sentinels.master.port;
+    const firstMaster = sentinels.master.redis.port;
     await store.set(`${PREFIX}:before`, '1');
     await queue.add('job', { n: 1 }, { jobId: 'before' });
     expect(await on(firstMaster, 'GET', `${PREFIX}:before`)).toBe('1');
     expect(await on(firstMaster, 'EXISTS', `${PREFIX}:sentinel-test:before`)).toBe('1');
 
     await sentinels.failover();
-    const newMaster = sentinels.replica.port;
-    expect(await sentinels.masterPort()).toBe(newMaster);
+    const newMaster = sentinels.replica.redis.port;
+    expect(await sentinels.masterPort()).toBe(sentinels.replica.servicePort);
 
     // The old master, now a replica, would answer READONLY: the write goes to the new one.
     await store.set(`${PREFIX}:after`, '2');
@@ -133,7 +133,7 @@ describe('Redis through Sentinel', () => {
     });
 
     // No orderly hand-over this time: the master dies, the sentinel promotes the other server.
-    const survivor = await sentinels.killMaster();
+    const survivor = (await sentinels.killMaster()).redis.port;
     expect(survivor).toBe(firstMaster);
     await eventually('a write reaches the promoted survivor', async () => {
       await store.set(`${PREFIX}:killed`, '3');
