@@ -14,6 +14,7 @@ import {
   type MatchFormation,
   type ModeRules,
 } from '@matchplane/domain';
+import { teamRatingGap } from '../../apps/matcher/src/simulation/match-figures';
 import { mulberry32 as prng } from '../support/seeded-random';
 import { parseFlags, usage, UsageError, type FlagSpec } from './bench.cli';
 import {
@@ -530,20 +531,19 @@ function quality(matches: readonly PlayedMatch[], now: Date): QualityFigures {
       mean(matches.map((match) => Math.max(...ratings(match)) - Math.min(...ratings(match)))),
     ),
     over_own_ceiling_pct: round((100 * overOwnCeiling) / Math.max(1, players.length)),
-    mean_abs_team_rating_gap: round(mean(matches.map(teamRatingGap))),
+    mean_abs_team_rating_gap: round(
+      mean(
+        matches.map((match) =>
+          teamRatingGap({
+            participants: match.members.map((member, index) => ({
+              team: match.teams[index] ?? 0,
+              rating: member.rating,
+            })),
+          }),
+        ),
+      ),
+    ),
   };
-}
-
-/** |mean rating of team 0 - mean rating of team 1| (the bench's modes have two teams). */
-function teamRatingGap(match: PlayedMatch): number {
-  const sums = [0, 0];
-  const counts = [0, 0];
-  match.members.forEach((member, index) => {
-    const team = match.teams[index] ?? 0;
-    sums[team] = (sums[team] ?? 0) + member.rating;
-    counts[team] = (counts[team] ?? 0) + 1;
-  });
-  return Math.abs(sums[0]! / Math.max(1, counts[0]!) - sums[1]! / Math.max(1, counts[1]!));
 }
 
 /**

@@ -94,7 +94,10 @@ describe(`${MatcherLoop.name} replicas`, () => {
 
   const leaseHolders = () =>
     api.ds.query<{ pid: number }[]>(
-      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1::oid AND objsubid = 2`,
+      // This file's database only: terminating another suite's lease holder would break it.
+      `SELECT pid FROM pg_locks
+        WHERE locktype = 'advisory' AND granted AND classid = $1::oid AND objsubid = 2
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
       [MATCHER_LOCK_CLASS],
     );
 

@@ -95,6 +95,10 @@ describe(NotificationFanoutListener.name, () => {
     await client.waitForRevision(unseen, 1, 20_000);
     expect(client.revisions(matchId)).toEqual([1, 2]);
     expect(client.revisions(unseen)).toEqual([1]);
+    // And live again: the player's channel is subscribed anew (targeted fan-out, the default).
+    await matches.advance(matchId);
+    await client.waitForRevision(matchId, 3, 20_000);
+    expect(client.revisions(matchId)).toEqual([1, 2, 3]);
     client.close();
   });
 

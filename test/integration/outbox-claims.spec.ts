@@ -2,12 +2,15 @@ import { randomUUID } from 'node:crypto';
 import {
   OutboxDispatchersRepository,
   OutboxRepository,
+  SETTLE_DELIVERED_SQL,
+  SETTLE_SQL,
   type ClaimLiveness,
   type ClaimStamp,
   type ClaimedRow,
   type DeliveryResult,
 } from '@matchplane/outbox';
 import { deliveryAttempts, outboxRow, sleep, useOutboxTestbed } from '../support/outbox-fixtures';
+import { StatementCounter } from '../support/statement-counter';
 
 /*
  * The claim statements as two dispatchers see them: each registers in outbox_dispatchers and
@@ -136,6 +139,47 @@ describe(`${OutboxRepository.name} claims`, () => {
     expect(
       settled.successors.map((row) => [row.revision, row.claimed_by, row.claim_token]),
     ).toEqual([['2', b.owner, next.token]]);
+  });
+
+  it('settles an all-delivered batch with the statement without failure branches, and a batch with a failure with the whole one', async () => {
+    // The delivered-only statement plans in about half the time (docs/BENCHMARKS.md, issue 33).
+    const counter = new StatementCounter(t.ds);
+    const sent = (sql: string) => sql.replace(/\s+/g, ' ').trim().slice(0, 120);
+    try {
+      const [first, second] = await t.aggregates.add(2);
+      await t.aggregates.advanceEach([first!, second!], 1);
+      const a = await dispatcher();
+      const heads = (await outbox.claimHeads(1_000, a.stamp(), LIVENESS)).filter((row) =>
+        [first, second].includes(row.aggregate_id),
+      );
+      const [headOfFirst, headOfSecond] = [first, second].map((aggregateId) =>
+        heads.find((row) => row.aggregate_id === aggregateId)!,
+      );
+      const allDelivered = await counter.during(() =>
+        outbox.settle([delivered(headOfFirst!)], undefined, { maxAttempts: MAX_ATTEMPTS }),
+      );
+      expect(allDelivered.result.published).toEqual([headOfFirst!.id]);
+      expect(allDelivered.statements).toEqual([sent(SETTLE_DELIVERED_SQL)]);
+      const withFailure = await counter.during(() =>
+        outbox.settle(
+          [
+            {
+              ...delivered(headOfSecond!),
+              delivered: false,
+              error: 'Error: busy',
+              permanent: false,
+              retryDelayMs: 60_000,
+            },
+          ],
+          undefined,
+          { maxAttempts: MAX_ATTEMPTS },
+        ),
+      );
+      expect(withFailure.result.failed.map((row) => row.id)).toEqual([headOfSecond!.id]);
+      expect(withFailure.statements).toEqual([sent(SETTLE_SQL)]);
+    } finally {
+      counter.stop();
+    }
   });
 
   it('counts a failure and dead-letters at the limit in the same statement as the acks, claiming the successor of a dead head', async () => {

@@ -1,15 +1,18 @@
 import path from 'node:path';
-import { REPO_ROOT } from '../support/processes';
+import { freePort, REPO_ROOT } from '../support/processes';
 import { describeLiveJourney, runProgram } from '../support/sdk-live-stack';
 
 /*
  * The C# player client plays one duel to COMPLETED against the real stack (issue 36 item 5; the
  * stack: test/support/sdk-live-stack.ts). sdks/csharp/live/LiveJourney.cs does the playing and
  * counts its checks; sdks/run-tests.sh runs this file as the "csharp-live" suite (it is not part
- * of `npm test`: it needs Debian's mono).
+ * of `npm test`: it needs Debian's mono). Its players are given a replica that is down before the
+ * real API, so they play through the client's failover.
  */
 
 const CSHARP_DIR = path.join(REPO_ROOT, 'sdks/csharp');
+/** A port nothing listens on: the API replica that is down. */
+let downReplicaPort = 0;
 
 describeLiveJourney({
   suite: 'csharp-live',
@@ -17,12 +20,13 @@ describeLiveJourney({
   async build() {
     const built = await runProgram('make', ['-s', 'live'], CSHARP_DIR, 120_000);
     if (built.code !== 0) throw new Error(`make -C sdks/csharp live failed:\n${built.output}`);
+    downReplicaPort = await freePort();
   },
   command: (plane) => ({
     file: 'mono',
     args: [
       path.join(CSHARP_DIR, 'build/LiveJourney.exe'),
-      plane.apiUrl(0),
+      `http://127.0.0.1:${downReplicaPort},${plane.apiUrl(0)}`,
       plane.keys.file,
       'duel',
     ],

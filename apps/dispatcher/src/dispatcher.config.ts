@@ -1,4 +1,9 @@
+import { IsIn } from 'class-validator';
 import { EnvVar, IsIntInRange, WorkerConfig, healthPort } from '@matchplane/config';
+
+/** How client events reach the API replicas: only those holding a recipient's socket, or all. */
+export const NOTIFY_FANOUTS = ['targeted', 'broadcast'] as const;
+export type NotifyFanout = (typeof NOTIFY_FANOUTS)[number];
 
 export class DispatcherConfig extends WorkerConfig {
   @healthPort()
@@ -61,4 +66,11 @@ export class DispatcherConfig extends WorkerConfig {
   @EnvVar({ description: 'Aggregates one dispatcher process delivers at once (one event each)' })
   @IsIntInRange(1, 10_000)
   DISPATCHER_CONCURRENCY = 64;
+
+  @EnvVar({
+    description:
+      "How client events reach the API replicas: targeted (one publish per recipient on the player's channel, heard only by the replicas holding a socket of that player) or broadcast (one publish every replica hears and filters). API replicas listen to both, so either works with any API version that has player channels",
+  })
+  @IsIn(NOTIFY_FANOUTS)
+  NOTIFY_FANOUT: NotifyFanout = 'targeted';
 }

@@ -6,7 +6,8 @@ import {
   type ModeRules,
   type WideningStep,
 } from '@matchplane/domain';
-import { modeLockKey } from './mode-lease';
+import { readMatcherShards, type MatcherShard } from './matcher-shards';
+import { shardLockKey } from './mode-lease';
 
 /** "0:50:100,10000:100:inf" -> widening steps (syntax already checked by MatcherConfig). */
 export function parseWideningSteps(raw: string): WideningStep[] {
@@ -43,16 +44,42 @@ export function matcherRules(config: MatcherConfig): ModeRules[] {
   return buildRules(config);
 }
 
+/** Every mode's shards (one, the whole mode, for a mode MATCHER_SHARDS does not split). */
+export function matcherShards(config: MatcherConfig): Map<string, MatcherShard[]> {
+  const { shards, problems } = readShards(config);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return shards;
+}
+
+function readShards(config: MatcherConfig) {
+  const modes = parseQueueModes(config.QUEUE_MODES).map(({ mode }) => mode);
+  const schemas = parseQueueModeAttributes(config.QUEUE_MODE_ATTRIBUTES, modes);
+  return readMatcherShards(config.MATCHER_SHARDS, modes, schemas);
+}
+
 export function matcherRulesProblems(config: MatcherConfig): string[] {
-  const problems: string[] = [];
   const modes = new Set(parseQueueModes(config.QUEUE_MODES).map((mode) => mode.mode));
+  const { shards, problems } = readShards(config);
   const lockKeys = new Map<number, string>();
-  for (const mode of modes) {
-    const other = lockKeys.get(modeLockKey(mode));
-    // Two modes sharing a lease key would leave one of them unmatched: refuse, rename a mode.
+  for (const shard of [...shards.values()].flat()) {
+    const key = shardLockKey(shard.mode, shard.name);
+    const named = `${shard.mode}/${shard.name}`;
+    const other = lockKeys.get(key);
+    // Two shards sharing a lease key would leave one of them unmatched: refuse, rename one.
     if (other)
-      problems.push(`QUEUE_MODES: modes ${other} and ${mode} hash to the same matcher lease key`);
-    lockKeys.set(modeLockKey(mode), mode);
+      problems.push(
+        `QUEUE_MODES/MATCHER_SHARDS: ${other} and ${named} hash to the same matcher lease key`,
+      );
+    lockKeys.set(key, named);
+  }
+  // A lone matcher holds every lease, each on a pooled connection of its own (ShardBalance never
+  // lets them fill the pool). Refused only with MATCHER_SHARDS set: configurations from before it
+  // start as they did, and a matcher of theirs holds what the pool allows.
+  const leases = [...shards.values()].flat().length;
+  if (config.MATCHER_SHARDS !== undefined && config.DATABASE_POOL_SIZE < leases + 2) {
+    problems.push(
+      `DATABASE_POOL_SIZE ${config.DATABASE_POOL_SIZE} is too small for ${leases} matcher leases (one per shard, a shard per unsplit mode): a lone matcher holds each on a connection of its own, plus one for its presence and one for its passes' reads; set at least ${leases + 2}`,
+    );
   }
   const overrides = parseWideningByMode(config.MATCH_WIDENING_BY_MODE);
   for (const mode of overrides.keys()) {

@@ -10,7 +10,9 @@ import { MatcherConfig } from './matcher.config';
 import { CandidateProjection } from '@matchplane/tickets';
 import { MatcherMetrics } from './matcher.metrics';
 import { MatchingPass, type PassReport } from './matching.pass';
-import { ModeLease } from './mode-lease';
+import { MATCHER_SHARD_PLAN, type MatcherShardPlan } from './matcher-shards';
+import { ModeLease, shardName } from './mode-lease';
+import { ShardBalance } from './shard-balance';
 
 /** `scheduled` runs passes and rebuilds on their intervals; `manual` leaves them to passNow (tests, benches). */
 export const MATCHER_SCHEDULE = Symbol('MATCHER_SCHEDULE');
@@ -20,16 +22,19 @@ export type MatcherSchedule = 'scheduled' | 'manual';
 const SHUTDOWN_GRACE_MS = 5_000;
 
 /**
- * Runs every mode's passes: each mode has its own loop and lease, and a replica passes a mode only
- * while it holds that mode's lease (the others keep trying, so one takes over when the holder
- * goes). The projection is rebuilt from PostgreSQL before the first pass and then every
- * MATCHER_REBUILD_INTERVAL_MS, repairing anything a missed post-commit update left behind.
+ * Runs every shard's passes (a mode MATCHER_SHARDS does not split is one shard): each shard has
+ * its own loop and lease, and a replica passes a shard only while it holds that shard's lease.
+ * Each replica holds a fair share of a mode's shards (ShardBalance) and keeps trying the free ones
+ * below its share, so the survivors take over a dead replica's shards. The projection is rebuilt
+ * from PostgreSQL before the first pass and then every MATCHER_REBUILD_INTERVAL_MS, repairing
+ * anything a missed post-commit update left behind.
  */
 @Injectable()
 export class MatcherLoop implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(MatcherLoop.name);
   private readonly stopping = new AbortController();
-  private readonly leases: ReadonlyMap<string, ModeLease>;
+  private readonly leases: ReadonlyMap<string, readonly ModeLease[]>;
+  private readonly balance: ShardBalance;
   private running?: Promise<unknown>;
 
   constructor(
@@ -39,8 +44,23 @@ export class MatcherLoop implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly dataSource: DataSource,
     @Inject(MatcherConfig) private readonly config: MatcherConfig,
     @Inject(MATCHER_SCHEDULE) private readonly schedule: MatcherSchedule,
+    @Inject(MATCHER_SHARD_PLAN) shards: MatcherShardPlan,
   ) {
-    this.leases = new Map(pass.modes.map((mode) => [mode, new ModeLease(dataSource, mode)]));
+    this.leases = new Map(
+      pass.modes.map((mode) => [
+        mode,
+        (shards.get(mode) ?? [mode]).map((shard) => new ModeLease(dataSource, shard)),
+      ]),
+    );
+    this.balance = new ShardBalance(dataSource, this.leases, config.DATABASE_POOL_SIZE);
+    const leases = [...this.leases.values()].flat().length;
+    if (leases > config.DATABASE_POOL_SIZE - 2) {
+      this.logger.warn(
+        `DATABASE_POOL_SIZE ${config.DATABASE_POOL_SIZE} lets this matcher hold ${config.DATABASE_POOL_SIZE - 2} of the ${leases} mode leases (two connections stay for its presence and its passes): alone, it leaves the others unmatched`,
+      );
+    }
+    for (const lease of [...this.leases.values()].flat())
+      this.metrics.lease(lease.mode, lease.shard.name, false);
   }
 
   onApplicationBootstrap(): void {
@@ -55,28 +75,38 @@ export class MatcherLoop implements OnApplicationBootstrap, BeforeApplicationShu
     const grace = new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_GRACE_MS)));
     await Promise.race([this.running, grace]);
     clearTimeout(timer);
-    for (const lease of this.leases.values()) {
+    for (const lease of [...this.leases.values()].flat()) {
       await lease
         .release()
         .catch((error: Error) => this.logger.warn(`lease release: ${error.message}`));
     }
+    await this.balance.close();
   }
 
-  /** The lease of `mode` (tests look at its holder). */
-  lease(mode: string): ModeLease {
-    const lease = this.leases.get(mode);
-    if (!lease) throw new Error(`mode ${mode} is not configured`);
+  /** The lease of a shard of `mode` (tests look at its holder); `shard` only for a sharded mode. */
+  lease(mode: string, shard?: string): ModeLease {
+    const leases = this.leases.get(mode);
+    if (!leases) throw new Error(`mode ${mode} is not configured`);
+    if (shard === undefined && leases.length > 1)
+      throw new Error(`mode ${mode} is sharded: name the shard`);
+    const lease = shard === undefined ? leases[0] : leases.find((l) => l.shard.name === shard);
+    if (!lease) throw new Error(`mode ${mode} has no shard ${shard}`);
     return lease;
   }
 
-  /** One pass of `mode` if this replica holds (or can take) its lease; undefined otherwise. */
-  async passNow(mode: string): Promise<PassReport | undefined> {
-    const lease = this.lease(mode);
+  /** The shards of `mode` this replica holds, as far as it can tell without a round trip. */
+  heldShards(mode: string): string[] {
+    return (this.leases.get(mode) ?? []).filter((l) => l.held).map((l) => l.shard.name);
+  }
+
+  /** One pass of a shard of `mode` if this replica holds (or can take) its lease, else undefined. */
+  async passNow(mode: string, shard?: string): Promise<PassReport | undefined> {
+    const lease = this.lease(mode, shard);
     const held = await lease.tryAcquire();
-    this.metrics.lease(mode, held);
+    this.metrics.lease(mode, lease.shard.name, held);
     if (!held) return undefined;
     const report = await this.pass.run(lease, this.stopping.signal);
-    this.metrics.lease(mode, lease.held);
+    this.metrics.lease(mode, lease.shard.name, lease.held);
     return report;
   }
 
@@ -88,17 +118,38 @@ export class MatcherLoop implements OnApplicationBootstrap, BeforeApplicationShu
   private async run(): Promise<void> {
     await this.rebuildUntilDone();
     const rebuilds = this.rebuildLoop();
-    await Promise.all([rebuilds, ...this.pass.modes.map((mode) => this.modeLoop(mode))]);
+    const shards = [...this.leases.values()].flat().map((lease) => this.shardLoop(lease));
+    await Promise.all([rebuilds, this.balanceLoop(), ...shards]);
   }
 
-  private async modeLoop(mode: string): Promise<void> {
+  private async shardLoop(lease: ModeLease): Promise<void> {
+    const { mode, shard } = lease;
     while (!this.stopping.signal.aborted) {
       try {
-        const report = await this.passNow(mode);
-        if (report) this.log(report);
+        const next = this.balance.decide(lease);
+        if (next === 'release') {
+          // Between this shard's passes, so no commit of it is in flight.
+          await lease.release();
+          this.metrics.lease(mode, shard.name, false, { givenUp: true });
+        } else if (next === 'take' && !(await this.balance.take(lease))) {
+          this.metrics.lease(mode, shard.name, false);
+        } else if (next !== 'idle') {
+          const report = await this.passNow(mode, shard.name);
+          if (report) this.log(report, lease);
+        }
       } catch (error) {
-        this.logger.warn(`${mode} pass failed: ${(error as Error).message}`);
+        this.logger.warn(`${shardName(mode, shard.name)} pass failed: ${(error as Error).message}`);
       }
+      await sleep(this.config.MATCHER_PASS_INTERVAL_MS, this.stopping.signal);
+    }
+  }
+
+  /** Recounts the live matchers every pass interval, so the shares follow joins and deaths. */
+  private async balanceLoop(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      await this.balance
+        .refresh()
+        .catch((error: Error) => this.logger.warn(`matcher count failed: ${error.message}`));
       await sleep(this.config.MATCHER_PASS_INTERVAL_MS, this.stopping.signal);
     }
   }
@@ -128,9 +179,9 @@ export class MatcherLoop implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
-  private log(report: PassReport): void {
+  private log(report: PassReport, lease: ModeLease): void {
     const line =
-      `${report.mode} pass: ${report.matchable}/${report.candidates} matchable, ${report.proposed} proposed, ` +
+      `${shardName(report.mode, lease.shard.name)} pass: ${report.matchable}/${report.candidates} matchable, ${report.proposed} proposed, ` +
       `${report.committed.length} committed, ${report.dropped.length} dropped` +
       (report.rejected > 0 ? `, ${report.rejected} invalid proposals` : '') +
       ` in ${Math.round(report.durationMs)} ms` +

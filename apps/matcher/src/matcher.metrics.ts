@@ -3,9 +3,16 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import { MetricsRegistry } from '@matchplane/observability';
 import type { DropReason } from './match-committer';
 
+/** One shard's last pass, which the mode's depth gauges add up over the shards this replica holds. */
+interface ShardDepth {
+  readonly depth: number;
+  readonly byRegion: ReadonlyMap<string, number>;
+}
+
 /**
- * The matcher's figures, by mode. Queue depth is set by the lease holder at each pass and removed
- * by a replica that does not hold the mode, so a sum over replicas counts each candidate once.
+ * The matcher's figures, by mode. Queue depth is the sum over the shards this replica holds, set
+ * at each pass and removed when it holds none of the mode, so a sum over replicas counts each
+ * candidate once (a region-group shard counts a candidate in each group it measured).
  */
 @Injectable()
 export class MatcherMetrics {
@@ -18,7 +25,11 @@ export class MatcherMetrics {
   private readonly depthByRegion: Gauge<'mode' | 'region'>;
   private readonly leaseHeld: Gauge<'mode'>;
   private readonly leaseLosses: Counter<'mode'>;
-  private readonly modesHeld = new Set<string>();
+  private readonly shardHeld: Gauge<'mode' | 'shard'>;
+  /** mode -> shard -> its last pass, for the shards held. */
+  private readonly depths = new Map<string, Map<string, ShardDepth>>();
+  /** mode -> the shards held. */
+  private readonly shardsHeld = new Map<string, Set<string>>();
   private readonly regionsSeen = new Map<string, Set<string>>();
 
   constructor(@Inject(MetricsRegistry) registry: MetricsRegistry) {
@@ -69,29 +80,36 @@ export class MatcherMetrics {
     });
     this.leaseHeld = new Gauge({
       name: 'matcher_lease_held',
-      help: '1 while this replica holds the mode lease',
+      help: '1 while this replica holds the lease of the mode (of one of its shards at least)',
       labelNames: ['mode'],
+      registers,
+    });
+    this.shardHeld = new Gauge({
+      name: 'matcher_shard_held',
+      help: '1 while this replica holds the lease of the shard of the mode (MATCHER_SHARDS; an unsharded mode is shard "all")',
+      labelNames: ['mode', 'shard'],
       registers,
     });
     this.leaseLosses = new Counter({
       name: 'matcher_lease_losses_total',
-      help: 'Times this replica held a mode lease and then found it gone (its session ended or the fence failed)',
+      help: 'Times this replica held a lease of the mode (one of its shards) and then found it gone (its session ended or the fence failed)',
       labelNames: ['mode'],
       registers,
     });
   }
 
-  pass(mode: string, seconds: number, depth: number, byRegion: ReadonlyMap<string, number>): void {
+  pass(
+    mode: string,
+    shard: string,
+    seconds: number,
+    depth: number,
+    byRegion: ReadonlyMap<string, number>,
+  ): void {
     this.passDuration.observe({ mode }, seconds);
-    this.depth.set({ mode }, depth);
-    const seen = this.regionsSeen.get(mode) ?? new Set<string>();
-    for (const region of seen)
-      if (!byRegion.has(region)) this.depthByRegion.set({ mode, region }, 0);
-    for (const [region, count] of byRegion) {
-      this.depthByRegion.set({ mode, region }, count);
-      seen.add(region);
-    }
-    this.regionsSeen.set(mode, seen);
+    const shards = this.depths.get(mode) ?? new Map<string, ShardDepth>();
+    shards.set(shard, { depth, byRegion });
+    this.depths.set(mode, shards);
+    this.setDepth(mode);
   }
 
   committed(mode: string, waitedSeconds: readonly number[]): void {
@@ -107,18 +125,46 @@ export class MatcherMetrics {
     this.dropped.inc({ mode, reason });
   }
 
-  lease(mode: string, held: boolean): void {
-    this.leaseHeld.set({ mode }, held ? 1 : 0);
+  /** `givenUp`: released on purpose (another replica's fair share), which is no loss. */
+  lease(mode: string, shard: string, held: boolean, { givenUp = false } = {}): void {
+    const shards = this.shardsHeld.get(mode) ?? new Set<string>();
+    this.shardsHeld.set(mode, shards);
+    this.shardHeld.set({ mode, shard }, held ? 1 : 0);
     if (held) {
       // Zero from the first hold on, so an increase() alert sees the first loss too.
-      if (!this.modesHeld.has(mode)) this.leaseLosses.inc({ mode }, 0);
-      this.modesHeld.add(mode);
+      if (!shards.has(shard)) this.leaseLosses.inc({ mode }, 0);
+      shards.add(shard);
+    } else {
+      if (shards.delete(shard) && !givenUp) this.leaseLosses.inc({ mode });
+      this.depths.get(mode)?.delete(shard);
+    }
+    this.leaseHeld.set({ mode }, shards.size > 0 ? 1 : 0);
+    this.setDepth(mode);
+  }
+
+  private setDepth(mode: string): void {
+    const shards = [...(this.depths.get(mode)?.values() ?? [])];
+    const seen = this.regionsSeen.get(mode) ?? new Set<string>();
+    if (shards.length === 0) {
+      this.depth.remove({ mode });
+      for (const region of seen) this.depthByRegion.remove({ mode, region });
+      this.regionsSeen.delete(mode);
       return;
     }
-    if (this.modesHeld.delete(mode)) this.leaseLosses.inc({ mode });
-    this.depth.remove({ mode });
-    for (const region of this.regionsSeen.get(mode) ?? [])
-      this.depthByRegion.remove({ mode, region });
-    this.regionsSeen.delete(mode);
+    this.depth.set(
+      { mode },
+      shards.reduce((sum, shard) => sum + shard.depth, 0),
+    );
+    const byRegion = new Map<string, number>();
+    for (const shard of shards)
+      for (const [region, count] of shard.byRegion)
+        byRegion.set(region, (byRegion.get(region) ?? 0) + count);
+    for (const region of seen)
+      if (!byRegion.has(region)) this.depthByRegion.set({ mode, region }, 0);
+    for (const [region, count] of byRegion) {
+      this.depthByRegion.set({ mode, region }, count);
+      seen.add(region);
+    }
+    this.regionsSeen.set(mode, seen);
   }
 }

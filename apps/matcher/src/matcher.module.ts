@@ -9,7 +9,8 @@ import { TicketsModule } from '@matchplane/tickets';
 import { MatchCommitter } from './match-committer';
 import { MATCHER_SCHEDULE, MatcherLoop, type MatcherSchedule } from './matcher.loop';
 import { MatcherMetrics } from './matcher.metrics';
-import { matcherRules } from './matcher-rules';
+import { matcherRules, matcherShards } from './matcher-rules';
+import { MATCHER_SHARD_PLAN } from './matcher-shards';
 import {
   MATCHER_RULES,
   matchingFunctionProvider,
@@ -17,6 +18,7 @@ import {
 } from './matching-function';
 import { MatchingPass } from './matching.pass';
 import { TicketExplanations } from './ticket-explanations';
+import { PlayerBlocksModule } from '@matchplane/players';
 
 export interface MatcherModuleOptions {
   /**
@@ -33,7 +35,7 @@ export interface MatcherModuleOptions {
 
 @Module({})
 export class MatcherModule {
-  /** Throws a ConfigError when the widening rules are inconsistent. */
+  /** Throws a ConfigError when the widening rules or the shards are inconsistent. */
   static forRoot(config: MatcherConfig, options: MatcherModuleOptions = {}): DynamicModule {
     const rules = matcherRules(config);
     return {
@@ -43,12 +45,14 @@ export class MatcherModule {
         OutboxModule.forWriters(),
         TicketsModule,
         MatchesModule,
+        PlayerBlocksModule,
         ...(options.imports ?? []),
       ],
       providers: [
         { provide: MatcherConfig, useValue: config },
         { provide: MATCHER_RULES, useValue: rules },
-        { provide: SHADOW_RULES, useValue: shadowRules(config, process.env) },
+        { provide: MATCHER_SHARD_PLAN, useValue: matcherShards(config) },
+        { provide: SHADOW_RULES, useValue: shadowRules(config) },
         ShadowMatching,
         { provide: MATCHER_SCHEDULE, useValue: options.schedule ?? 'scheduled' },
         matchingFunctionProvider(options.matchingFunction),

@@ -20,6 +20,7 @@ import {
   type ProjectedCandidate,
 } from '@matchplane/tickets';
 import { BackfillStore } from '@matchplane/matches';
+import { PlayerBlocks } from '@matchplane/players';
 import {
   MatchCommitter,
   type BackfillOutcome,
@@ -29,6 +30,7 @@ import {
 } from './match-committer';
 import { MatcherMetrics } from './matcher.metrics';
 import { MATCHER_RULES, MATCHING_FUNCTION, type MatcherRules } from './matching-function';
+import { WHOLE_MODE } from './matcher-shards';
 import { LeaseLostError, type CommitSession } from './mode-lease';
 import { screenProposals } from './proposal-screen';
 import { ShadowMatching } from './shadow-matching';
@@ -37,6 +39,8 @@ import { TicketExplanations, type Explained } from './ticket-explanations';
 
 export interface PassReport {
   readonly mode: string;
+  /** The shard passed, when the session named one. */
+  readonly shard?: string;
   /** The `now` the candidates were screened and matched at. */
   readonly evaluatedAt: Date;
   /** Candidates in the projection, and those that were valid and given to the matching function. */
@@ -55,8 +59,8 @@ export interface PassReport {
 }
 
 /**
- * One matching pass of one mode, run by the mode's lease holder: read the projection, keep the
- * valid candidates, run the bound matching function, explain everyone left out, commit the
+ * One matching pass of one shard of a mode (the whole mode when it is not split), run by the shard's
+ * lease holder: read the projection, keep the shard's valid candidates, run the bound matching function, explain everyone left out, commit the
  * proposals in batches under the lease. What follows each commit (the relay's wake-up, the
  * matched tickets' removal from the projection, their explanations' clearing) is registered by the
  * writers in the lease transaction's unit of work; the pass records the waits and metrics.
@@ -77,6 +81,7 @@ export class MatchingPass {
     private readonly queueControls: QueueControls,
     private readonly dataSource: DataSource,
     private readonly shadow: ShadowMatching,
+    private readonly blocks: PlayerBlocks,
     @Inject(MATCHING_FUNCTION) private readonly matchingFunction: MatchingFunction,
     @Inject(MATCHER_RULES) rules: MatcherRules,
     @Inject(MatcherConfig) private readonly config: MatcherConfig,
@@ -95,13 +100,17 @@ export class MatchingPass {
     if (!rules) throw new Error(`no rules for mode ${mode}`);
     const started = performance.now();
     const now = new Date();
-    const projected = await this.projection.candidates(mode);
+    // The projection is per mode: a shard's pass reads it whole and keeps its own candidates.
+    const shard = session.shard;
+    const whole = await this.projection.candidates(mode);
+    const projected = shard ? whole.flatMap((c) => shard.select(c) ?? []) : whole;
     const screened = this.screenCandidates(projected, now);
     const { explained, byRegion } = screened;
     // Operator holds: a paused mode matches nobody; paused and draining regions get no new match.
     const controls = await this.queueControls.list(this.dataSource.manager);
-    const { pool: matchable, held } = applyQueueHolds(controls, mode, screened.matchable);
+    const { pool: notHeld, held } = applyQueueHolds(controls, mode, screened.matchable);
     explained.push(...held);
+    const matchable = await this.withBlockLists(notHeld);
     const seen = new Map(matchable.map((candidate) => [candidate.ticketId, candidate]));
 
     // Running matches short of players first: what fills them never reaches the function.
@@ -119,7 +128,7 @@ export class MatchingPass {
 
     const formation = this.matchingFunction(pool, [rules], now);
     this.shadow.compare(mode, pool, formation, now);
-    const { accepted, rejected } = screenProposals(formation.matches, rules, seen);
+    const { accepted, rejected } = screenProposals(formation.matches, rules, seen, now);
     for (const { proposal, problem } of rejected) {
       this.metrics.droppedMatch(mode, 'invalid_proposal');
       this.logger.warn(
@@ -162,9 +171,16 @@ export class MatchingPass {
       }
     }
     const durationMs = performance.now() - started;
-    this.metrics.pass(mode, durationMs / 1_000, matchable.length, byRegion);
+    this.metrics.pass(
+      mode,
+      shard?.name ?? WHOLE_MODE,
+      durationMs / 1_000,
+      matchable.length,
+      byRegion,
+    );
     return {
       mode,
+      ...(shard ? { shard: shard.name } : {}),
       evaluatedAt: now,
       candidates: projected.length,
       matchable: matchable.length,
@@ -230,6 +246,19 @@ export class MatchingPass {
   }
 
   /** The candidates the matching function may see, and an explanation for each one it may not. */
+  /**
+   * Each candidate with the players it must not meet (block lists, both directions), read every
+   * pass so that a block counts from the next pass on, whenever the ticket was queued.
+   */
+  private async withBlockLists(candidates: MatchCandidate[]): Promise<MatchCandidate[]> {
+    const avoided = await this.blocks.avoidedBy(candidates.map((c) => c.playerId));
+    if (avoided.size === 0) return candidates;
+    return candidates.map((candidate) => {
+      const blockedPlayerIds = avoided.get(candidate.playerId);
+      return blockedPlayerIds ? { ...candidate, blockedPlayerIds } : candidate;
+    });
+  }
+
   private screenCandidates(projected: readonly ProjectedCandidate[], now: Date) {
     const matchable: MatchCandidate[] = [];
     const explained: Explained[] = [];

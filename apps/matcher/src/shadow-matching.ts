@@ -11,7 +11,7 @@ import { MetricsRegistry } from '@matchplane/observability';
 import type { MatcherConfig } from './matcher.config';
 import { MATCHING_FUNCTION } from './matching-function';
 import { teamRatingGap } from './simulation/match-figures';
-import { ruleSetFromFile } from './simulation/rule-sets';
+import { RULE_VARIABLES, ruleSetFromFile } from './simulation/rule-sets';
 
 /** The proposed rules by mode (MATCHER_SHADOW_RULES_FILE), or none. */
 export const SHADOW_RULES = Symbol('SHADOW_RULES');
@@ -19,13 +19,17 @@ export type ShadowRules = ReadonlyMap<string, ModeRules> | null;
 
 /**
  * The proposed rule set the matcher runs in shadow, read like `npm run simulate --proposed`
- * (docs/SIMULATOR.md); a file the matcher would refuse stops it at start-up naming the variable.
+ * (docs/SIMULATOR.md), laid over the active configuration's own rule variables (which need not be
+ * the process environment's); a file the matcher would refuse stops it at start-up naming the
+ * variable.
  */
-export function shadowRules(config: MatcherConfig, env: NodeJS.ProcessEnv): ShadowRules {
+export function shadowRules(config: MatcherConfig): ShadowRules {
   const file = config.MATCHER_SHADOW_RULES_FILE;
   if (file === undefined) return null;
+  const active: Record<string, string | undefined> = {};
+  for (const name of RULE_VARIABLES) active[name] = config[name];
   try {
-    return new Map(ruleSetFromFile(file, env).rules.map((rule) => [rule.mode, rule]));
+    return new Map(ruleSetFromFile(file, active).rules.map((rule) => [rule.mode, rule]));
   } catch (error) {
     throw new ConfigError([`MATCHER_SHADOW_RULES_FILE ${(error as Error).message}`]);
   }

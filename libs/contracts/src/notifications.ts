@@ -16,6 +16,25 @@ export interface StateNotification {
   playerIds: string[];
 }
 
+/** Whether a published packet's data is a well-formed {@link StateNotification}. */
+export function isStateNotification(data: unknown): data is StateNotification {
+  if (typeof data !== 'object' || data === null) return false;
+  const n = data as Record<string, unknown>;
+  return (
+    typeof n.event === 'string' &&
+    typeof n.aggregateType === 'string' &&
+    typeof n.aggregateId === 'string' &&
+    typeof n.revision === 'number' &&
+    Number.isSafeInteger(n.revision) &&
+    n.revision >= 1 &&
+    typeof n.state === 'string' &&
+    (n.serverRegion === undefined || typeof n.serverRegion === 'string') &&
+    typeof n.occurredAt === 'string' &&
+    Array.isArray(n.playerIds) &&
+    n.playerIds.every((id) => typeof id === 'string')
+  );
+}
+
 /**
  * The @nestjs/microservices (Redis transport) event pattern the dispatcher emits delivered events
  * on and every API replica listens to. Prefixed so deployments (and test runs) sharing a Redis
@@ -23,6 +42,15 @@ export interface StateNotification {
  */
 export function notificationPattern(redisKeyPrefix: string): string {
   return `${redisKeyPrefix}.notifications`;
+}
+
+/**
+ * The channel of one player's notifications (NOTIFY_FANOUT=targeted): an API replica subscribes
+ * to it while it holds a socket of that player, so an event reaches only the replicas of its
+ * recipients. The packet is the transport's own (`{ pattern, data }`, data a StateNotification).
+ */
+export function playerNotificationChannel(redisKeyPrefix: string, playerId: string): string {
+  return `${notificationPattern(redisKeyPrefix)}.player.${playerId}`;
 }
 
 /** Told to every API replica when a session is revoked: it closes that session's sockets (4401). */

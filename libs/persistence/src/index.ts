@@ -15,3 +15,4 @@ export * from './table-ownership';
 export * from './retention';
 export * from './reconciliation';
 export * from './keyset-cursor';
+export * from './answer-within';

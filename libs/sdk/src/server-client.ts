@@ -179,16 +179,12 @@ export class ServerClient {
    * Asks the control plane to fill `slots` open places on `team` from the queue (201, state
    * OPEN). A retry cannot open a second request: the API keeps one live request per team, and
    * answers the same request again (same team and places, still OPEN) with the one it opened (200),
-   * so a retry after a lost answer keeps the request id; a different one is 409 BACKFILL_CONFLICT.
-   * The call also carries an Idempotency-Key that every retry reuses.
+   * so a retry after a lost answer keeps the request id; a different one, or a repeat once the
+   * request moved on, is 409 BACKFILL_CONFLICT naming the live request. Retried without an
+   * Idempotency-Key: the route takes none (no server route does).
    */
   requestBackfill(body: BackfillRequestBody): Promise<BackfillResponse> {
-    return this.required({
-      method: 'POST',
-      path: ServerRoutes.backfills(this.serverId),
-      body,
-      retry: 'idempotency-key',
-    });
+    return this.required({ method: 'POST', path: ServerRoutes.backfills(this.serverId), body });
   }
 
   /** A backfill request's current state (poll it until PUBLISHED or terminal). */

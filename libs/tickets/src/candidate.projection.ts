@@ -9,7 +9,7 @@ import {
   type TicketAttributes,
   type TicketState,
 } from '@matchplane/domain';
-import type { AfterCommitOptions, UnitOfWork } from '@matchplane/persistence';
+import { answerWithin, type AfterCommitOptions, type UnitOfWork } from '@matchplane/persistence';
 import { ticketExplanationKey } from './ticket-explanation';
 import { searchingTickets, type StoredTicket, type TicketParty } from './ticket.rows';
 
@@ -275,24 +275,6 @@ export class CandidateProjection {
     const pipeline = this.redis.pipeline();
     for (const call of calls) add(pipeline, call);
     return (await pipeline.exec()) ?? [];
-  }
-}
-
-/**
- * `work`, or an error once it has taken `timeoutMs`: a Redis call must not hold up a caller that
- * has somewhere else to go (the shared connection queues commands while Redis is down).
- */
-export async function answerWithin<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -3,12 +3,8 @@ import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
 import { DEFAULT_SKILL, readTicketAttributes } from '@matchplane/domain';
-import {
-  answerWithin,
-  CandidateProjection,
-  isNoScript,
-  type CandidateJson,
-} from './candidate.projection';
+import { answerWithin } from '@matchplane/persistence';
+import { CandidateProjection, isNoScript, type CandidateJson } from './candidate.projection';
 import type { RecordedBeat, StoredTicket } from './ticket.rows';
 
 /**

@@ -1,4 +1,5 @@
-// Errors of the player client, and the little JSON writing its request bodies need.
+// Errors of the clients (problem+json answers, no answer at all, a match without an assignment),
+// and the little JSON writing their request bodies need.
 using System;
 using System.Collections.Generic;
 using System.Globalization;
@@ -7,33 +8,60 @@ using Matchplane.JoinAuth;
 
 namespace Matchplane.Client
 {
-    /// <summary>The API (or a probe edge) answered with an error status. Switch on Code (stable), never on the message.</summary>
+    /// <summary>
+    /// The API (or a probe edge) answered with an error status, its problem+json (RFC 9457) fields
+    /// read out. Switch on Code (stable), never on the message; Code is null only when the body was
+    /// not a problem document (e.g. a proxy's error page).
+    /// </summary>
     public sealed class MatchplaneApiException : Exception
     {
+        public readonly string Method, Path;
         public readonly int Status;
         /// <summary>The problem document's code, e.g. ASSIGNMENT_NOT_READY; null when the body was not one.</summary>
         public readonly string Code;
+        public readonly string Type, Title, Detail;
+        /// <summary>From the Retry-After header (delta-seconds or HTTP-date), when the server sent one.</summary>
+        public readonly long? RetryAfterSeconds;
+        /// <summary>The whole parsed body, e.g. for a validation failure's errors; null when empty or not JSON.</summary>
         public readonly JsonValue Problem;
 
-        public MatchplaneApiException(string method, string path, int status, JsonValue problem)
-            : base(method + " " + path + " failed: " + status + (CodeOf(problem) == null ? "" : " " + CodeOf(problem)))
+        public MatchplaneApiException(string method, string path, int status, JsonValue problem, long? retryAfterSeconds = null)
+            : base(method + " " + path + " failed: " + status + (StringOf(problem, "code") == null ? "" : " " + StringOf(problem, "code")) +
+                (StringOf(problem, "detail") == null ? "" : ": " + StringOf(problem, "detail")))
         {
+            Method = method;
+            Path = path;
             Status = status;
             Problem = problem;
-            Code = CodeOf(problem);
+            Code = StringOf(problem, "code");
+            Type = StringOf(problem, "type");
+            Title = StringOf(problem, "title");
+            Detail = StringOf(problem, "detail");
+            RetryAfterSeconds = retryAfterSeconds;
         }
 
         /// <summary>A string member of the problem document (e.g. matchState, endReason), or null.</summary>
-        public string ProblemString(string member)
+        public string ProblemString(string member) { return StringOf(Problem, member); }
+
+        static string StringOf(JsonValue problem, string member)
         {
-            var value = Problem == null ? null : Problem.Find(member);
+            var value = problem == null || problem.Kind != JsonKind.Object ? null : problem.Find(member);
             return value != null && value.Kind == JsonKind.String ? value.String : null;
         }
+    }
 
-        static string CodeOf(JsonValue problem)
+    /// <summary>No HTTP answer: the connection failed, or the attempt outlived the HttpClient's timeout.</summary>
+    public sealed class MatchplaneNetworkException : Exception
+    {
+        public readonly string Method, Path;
+        public readonly bool TimedOut;
+
+        public MatchplaneNetworkException(string method, string path, bool timedOut, Exception cause)
+            : base(method + " " + path + (timedOut ? " timed out" : " failed to reach the API") + ": " + cause.Message, cause)
         {
-            var code = problem == null ? null : problem.Find("code");
-            return code != null && code.Kind == JsonKind.String ? code.String : null;
+            Method = method;
+            Path = path;
+            TimedOut = timedOut;
         }
     }
 

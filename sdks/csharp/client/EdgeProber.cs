@@ -3,6 +3,8 @@
 // player client hands to the API unchanged. Nothing here times anything: a client cannot make
 // itself look closer than it is.
 using System;
+using System.Collections.Generic;
+using System.Linq;
 using System.Net.Http;
 using System.Text;
 using System.Threading.Tasks;
@@ -17,18 +19,11 @@ namespace Matchplane.Client
         public EdgeProber(HttpClient http) { _http = http; }
 
         /// <summary>The first http(s) edge the queue options list for the region, or null.</summary>
-        public static string HttpEdgeOf(JsonValue queueOptions, string region)
+        public static string HttpEdgeOf(QueueOptions queueOptions, string region)
         {
-            var edges = queueOptions == null ? null : queueOptions.Find("probeEdges");
-            var urls = edges == null || edges.Kind != JsonKind.Object ? null : edges.Find(region);
-            if (urls == null || urls.Kind != JsonKind.Array) return null;
-            foreach (var url in urls.Array)
-            {
-                if (url.Kind != JsonKind.String) continue;
-                if (url.String.StartsWith("http://", StringComparison.Ordinal) || url.String.StartsWith("https://", StringComparison.Ordinal))
-                    return url.String;
-            }
-            return null;
+            List<string> urls;
+            if (queueOptions == null || !queueOptions.ProbeEdges.TryGetValue(region, out urls)) return null;
+            return urls.FirstOrDefault(url => url.StartsWith("http://", StringComparison.Ordinal) || url.StartsWith("https://", StringComparison.Ordinal));
         }
 
         /// <summary>One sample: answers the signed measurement's JSON text, to be POSTed to the API as is.</summary>

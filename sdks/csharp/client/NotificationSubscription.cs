@@ -42,7 +42,7 @@ namespace Matchplane.Client
         // The server's default resume bound (NOTIFY_RESUME_MAX_MATCHES); larger resumes are split.
         const int ResumeChunk = 20;
 
-        readonly Uri _url;
+        readonly ApiEndpoints _endpoints;
         readonly Func<string> _token;
         readonly NotificationHandlers _handlers;
         readonly RevisionTracker _tracker;
@@ -62,20 +62,19 @@ namespace Matchplane.Client
         /// <summary>Completes when the subscription ends: "closed" (Close) or "unauthenticated: ..." (sign in again).</summary>
         public Task<string> Done { get { return _done.Task; } }
 
-        NotificationSubscription(Uri apiUrl, Func<string> token, NotificationHandlers handlers, IDictionary<string, long> lastSeen)
+        NotificationSubscription(ApiEndpoints endpoints, Func<string> token, NotificationHandlers handlers, IDictionary<string, long> lastSeen)
         {
-            var builder = new UriBuilder(new Uri(apiUrl, "notifications"));
-            builder.Scheme = builder.Scheme == "https" ? "wss" : "ws";
-            _url = builder.Uri;
+            _endpoints = endpoints;
             _token = token;
             _handlers = handlers;
             _tracker = new RevisionTracker(lastSeen);
         }
 
-        /// <param name="apiUrl">The API's base URL with its /v1/ prefix.</param>
-        public static NotificationSubscription Start(Uri apiUrl, Func<string> token, NotificationHandlers handlers, IDictionary<string, long> lastSeen = null)
+        /// <param name="endpoints">The API's replicas (a PlayerClient passes the list its HTTP calls use): a
+        /// connection that drops (other than a slow consumer's) moves the list to the next one.</param>
+        public static NotificationSubscription Start(ApiEndpoints endpoints, Func<string> token, NotificationHandlers handlers, IDictionary<string, long> lastSeen = null)
         {
-            var subscription = new NotificationSubscription(apiUrl, token, handlers, lastSeen);
+            var subscription = new NotificationSubscription(endpoints, token, handlers, lastSeen);
             Task.Run(subscription.RunAsync);
             return subscription;
         }
@@ -110,6 +109,7 @@ namespace Matchplane.Client
             {
                 string token = _token();
                 if (string.IsNullOrEmpty(token)) { End("unauthenticated: no session token"); return; }
+                Uri endpoint = _endpoints.Current;
                 var socket = new ClientWebSocket();
                 socket.Options.AddSubProtocol(Subprotocol);
                 socket.Options.SetRequestHeader("Authorization", "Bearer " + token);
@@ -117,7 +117,7 @@ namespace Matchplane.Client
                 string reason = "";
                 try
                 {
-                    await socket.ConnectAsync(_url, _stop.Token).ConfigureAwait(false);
+                    await socket.ConnectAsync(SocketUrl(endpoint), _stop.Token).ConfigureAwait(false);
                     lock (_lock) _socket = socket;
                     // Sent at once (the server holds it until the token is checked): what this client has.
                     List<KeyValuePair<string, long>> seen;
@@ -143,6 +143,8 @@ namespace Matchplane.Client
                 }
                 if (_stop.IsCancellationRequested) return;
                 if (code == Unauthenticated) { End("unauthenticated: " + (reason.Length > 0 ? reason : "session refused")); return; }
+                // A slow consumer's close is about this client, not the replica.
+                if (code != SlowConsumer) _endpoints.Failover(endpoint);
                 int backoff = (int)Math.Min(MaxDelayMs, BaseDelayMs * Math.Pow(2, Math.Min(attempt, 16)));
                 int delayMs;
                 // Jitter spreads the reconnects of every client of a replica that went away at once.
@@ -153,6 +155,14 @@ namespace Matchplane.Client
                 try { await Task.Delay(delayMs, _stop.Token).ConfigureAwait(false); }
                 catch (OperationCanceledException) { return; }
             }
+        }
+
+        /// <summary>ws(s)://replica/v1/notifications.</summary>
+        static Uri SocketUrl(Uri endpoint)
+        {
+            var builder = new UriBuilder(new Uri(endpoint, "notifications"));
+            builder.Scheme = builder.Scheme == "https" ? "wss" : "ws";
+            return builder.Uri;
         }
 
         /// <summary>Handles one frame; answers whether it was the server's ready.</summary>

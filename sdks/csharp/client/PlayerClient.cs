@@ -2,7 +2,8 @@
 // session token, Idempotency-Key on mutations, problem+json errors as MatchplaneApiException):
 // session, latency probes (API-hosted or at the region's edge), parties, queue tickets, the match
 // history and assignment, the notification socket (Subscribe) and joining the game server
-// (JoinMatchAsync). Answers are parsed JSON (JsonValue).
+// (JoinMatchAsync). Answers are typed (PlayerAnswers.cs); each call is retried as the TypeScript
+// SDK retries it (ApiTransport, RetryMode), against the API's replicas (ApiEndpoints).
 using System;
 using System.Collections.Generic;
 using System.Globalization;
@@ -22,43 +23,51 @@ namespace Matchplane.Client
         public string PlayerId { get; private set; }
 
         /// <param name="baseUrl">Where the API is served, e.g. https://mm.example.com (the /v1 prefix is added).</param>
-        public PlayerClient(string baseUrl, HttpClient http = null)
+        public PlayerClient(string baseUrl, HttpClient http = null, RetryOptions retry = null)
+            : this(new ApiEndpoints(baseUrl), http, retry) { }
+
+        /// <param name="endpoints">Every replica of the API, in order of preference: HTTP calls and the
+        /// notification socket share it, so a replica found dead by one is left by both.</param>
+        public PlayerClient(ApiEndpoints endpoints, HttpClient http = null, RetryOptions retry = null)
         {
-            _api = new ApiTransport(baseUrl, http);
+            _api = new ApiTransport(endpoints, http, retry);
             _edges = new EdgeProber(_api.Http);
         }
 
-        /// <summary>The API's base URL with the /v1/ prefix.</summary>
+        /// <summary>The current replica's base URL with the /v1/ prefix.</summary>
         public Uri ApiUrl { get { return _api.ApiUrl; } }
 
+        /// <summary>The replicas calls go to (Current is the one in use).</summary>
+        public ApiEndpoints Endpoints { get { return _api.Endpoints; } }
+
         /// <summary>The last answer of QueueOptionsAsync: where ProbeAsync finds the regions' edges.</summary>
-        public JsonValue LastQueueOptions { get; private set; }
+        public QueueOptions LastQueueOptions { get; private set; }
 
         /// <summary>Signs in (a new guest without arguments; a guest's deviceSecret resumes it) and keeps the token.</summary>
-        public async Task<JsonValue> CreateSessionAsync(string provider = null, string credential = null)
+        public async Task<Session> CreateSessionAsync(string provider = null, string credential = null)
         {
             var body = new Dictionary<string, string>();
             if (provider != null) body["provider"] = provider;
             if (credential != null) body["credential"] = credential;
             // Sent without the old token: signing in must not depend on a session that may have expired.
-            JsonValue session = await SendAsync(HttpMethod.Post, "sessions", JsonText.Object(body), true, false).ConfigureAwait(false);
-            SessionToken = session["token"].Str;
-            PlayerId = session["playerId"].Str;
+            Session session = await SendAsync(HttpMethod.Post, "sessions", JsonText.Object(body), RetryMode.IdempotencyKey, Session.From, false).ConfigureAwait(false);
+            SessionToken = session.Token;
+            PlayerId = session.PlayerId;
             return session;
         }
 
         /// <summary>Ends the session server-side; a 401 means it is already gone.</summary>
         public async Task EndSessionAsync()
         {
-            try { await SendAsync(HttpMethod.Delete, "sessions/current", null, false).ConfigureAwait(false); }
+            try { await _api.SendAsync(HttpMethod.Delete, "sessions/current", null, RetryMode.Safe, SessionToken).ConfigureAwait(false); }
             catch (MatchplaneApiException e) when (e.Status == 401) { }
             SessionToken = null;
         }
 
         /// <summary>What this player may queue for, the regions, and heartbeatIntervalMs.</summary>
-        public async Task<JsonValue> QueueOptionsAsync()
+        public async Task<QueueOptions> QueueOptionsAsync()
         {
-            LastQueueOptions = await SendAsync(HttpMethod.Get, "queue/options", null, false).ConfigureAwait(false);
+            LastQueueOptions = await SendAsync(HttpMethod.Get, "queue/options", null, RetryMode.Safe, QueueOptions.From).ConfigureAwait(false);
             return LastQueueOptions;
         }
 
@@ -68,26 +77,27 @@ namespace Matchplane.Client
         /// Measures the round trip to a region, `samples` times; answers the API's last answer (its
         /// estimateMs covers the kept samples). Where the last queue options list an http(s) edge for
         /// the region, the challenge and answer go to that edge and its signed measurement to the API
-        /// (POST /v1/probes/measurements); else both go to the API.
+        /// (POST /v1/probes/measurements); else both go to the API. A challenge is retried with its
+        /// Idempotency-Key; an answer or a measurement is sent once (a retry would time the backoff).
         /// </summary>
-        public async Task<JsonValue> ProbeAsync(string region, int samples = 3)
+        public async Task<ProbeResult> ProbeAsync(string region, int samples = 3)
         {
             if (samples < 1) throw new ArgumentOutOfRangeException("samples", "samples must be positive");
             string edge = EdgeProber.HttpEdgeOf(LastQueueOptions, region);
             if (edge != null && PlayerId == null) throw new InvalidOperationException("probing at a region's edge needs a session made by CreateSessionAsync");
-            JsonValue last = null;
+            ProbeResult last = null;
             for (int sample = 0; sample < samples; sample++)
             {
                 if (edge != null)
                 {
                     // Each measurement expires within a minute: handed over as soon as it is taken.
                     string measurement = await _edges.MeasureAsync(edge, PlayerId, region).ConfigureAwait(false);
-                    last = await SendAsync(HttpMethod.Post, "probes/measurements", measurement, false).ConfigureAwait(false);
+                    last = await SendAsync(HttpMethod.Post, "probes/measurements", measurement, RetryMode.Never, ProbeResult.From).ConfigureAwait(false);
                     continue;
                 }
-                JsonValue challenge = await SendAsync(HttpMethod.Post, "probes/" + Escape(region) + "/challenge", null, true).ConfigureAwait(false);
-                string answer = "{\"challengeId\":" + JsonText.Quote(challenge["challengeId"].Str) + ",\"nonce\":" + JsonText.Quote(challenge["nonce"].Str) + "}";
-                last = await SendAsync(HttpMethod.Post, "probes/" + Escape(region) + "/answer", answer, false).ConfigureAwait(false);
+                ProbeChallenge challenge = await SendAsync(HttpMethod.Post, "probes/" + Escape(region) + "/challenge", null, RetryMode.IdempotencyKey, ProbeChallenge.From).ConfigureAwait(false);
+                string answer = "{\"challengeId\":" + JsonText.Quote(challenge.ChallengeId) + ",\"nonce\":" + JsonText.Quote(challenge.Nonce) + "}";
+                last = await SendAsync(HttpMethod.Post, "probes/" + Escape(region) + "/answer", answer, RetryMode.Never, ProbeResult.From).ConfigureAwait(false);
             }
             return last;
         }
@@ -98,15 +108,13 @@ namespace Matchplane.Client
         /// </summary>
         public async Task<ProbeAllResult> ProbeAllAsync(IEnumerable<string> regions = null, int samples = 3)
         {
-            JsonValue options = await QueueOptionsAsync().ConfigureAwait(false);
-            var targets = new List<string>();
-            if (regions != null) targets.AddRange(regions);
-            else foreach (var region in options["regions"].Array) targets.Add(region.Str);
+            QueueOptions options = await QueueOptionsAsync().ConfigureAwait(false);
+            var targets = new List<string>(regions ?? options.Regions);
             var result = new ProbeAllResult();
             foreach (string region in targets)
             {
                 try { result.Measured[region] = await ProbeAsync(region, samples).ConfigureAwait(false); }
-                catch (Exception e) when (e is MatchplaneApiException || e is HttpRequestException || e is TaskCanceledException || e is FormatException)
+                catch (Exception e) when (e is MatchplaneApiException || e is MatchplaneNetworkException || e is HttpRequestException || e is TaskCanceledException || e is FormatException)
                 {
                     result.Failed[region] = e;
                 }
@@ -117,65 +125,66 @@ namespace Matchplane.Client
         // ---- Parties ----------------------------------------------------------------------------
 
         /// <summary>Creates a party led by this player; the answer's inviteCode (shown once) lets others join.</summary>
-        public Task<JsonValue> CreatePartyAsync() { return SendAsync(HttpMethod.Post, "parties", null, true); }
+        public Task<Party> CreatePartyAsync() { return SendAsync(HttpMethod.Post, "parties", null, RetryMode.IdempotencyKey, Party.From); }
 
-        public Task<JsonValue> JoinPartyAsync(string inviteCode)
+        /// <summary>Joins by invite code; retried as is (joining the party one is in answers it again).</summary>
+        public Task<Party> JoinPartyAsync(string inviteCode)
         {
-            return SendAsync(HttpMethod.Post, "parties/join", "{\"inviteCode\":" + JsonText.Quote(inviteCode) + "}", false);
+            return SendAsync(HttpMethod.Post, "parties/join", "{\"inviteCode\":" + JsonText.Quote(inviteCode) + "}", RetryMode.Safe, Party.From);
         }
 
         /// <summary>This player's party: its members, whether each has probed, and each one's ticket once queued.</summary>
-        public Task<JsonValue> PartyAsync() { return SendAsync(HttpMethod.Get, "parties/current", null, false); }
+        public Task<Party> PartyAsync() { return SendAsync(HttpMethod.Get, "parties/current", null, RetryMode.Safe, Party.From); }
 
-        /// <summary>Leaves the party (the leader leaving disbands it).</summary>
-        public Task LeavePartyAsync() { return SendAsync(HttpMethod.Post, "parties/current/leave", null, false); }
+        /// <summary>Leaves the party (the leader leaving disbands it). Sent once: a repeat would find no party.</summary>
+        public Task LeavePartyAsync() { return _api.SendAsync(HttpMethod.Post, "parties/current/leave", null, RetryMode.Never, SessionToken); }
 
-        /// <summary>Disbands the party (the leader only).</summary>
-        public Task DisbandPartyAsync() { return SendAsync(HttpMethod.Delete, "parties/current", null, false); }
+        /// <summary>Disbands the party (the leader only). Sent once: a repeat would find no party.</summary>
+        public Task DisbandPartyAsync() { return _api.SendAsync(HttpMethod.Delete, "parties/current", null, RetryMode.Never, SessionToken); }
 
         /// <summary>The leader queues the whole party: one ticket per member, matched onto one team.</summary>
-        public Task<JsonValue> EnqueuePartyAsync(string mode)
+        public Task<PartyTickets> EnqueuePartyAsync(string mode)
         {
-            return SendAsync(HttpMethod.Post, "queue/party-tickets", "{\"mode\":" + JsonText.Quote(mode) + "}", true);
+            return SendAsync(HttpMethod.Post, "queue/party-tickets", "{\"mode\":" + JsonText.Quote(mode) + "}", RetryMode.IdempotencyKey, PartyTickets.From);
         }
 
         /// <param name="attributesJson">The ticket's attributes as a JSON object, or null.</param>
-        public Task<JsonValue> CreateTicketAsync(string mode, string attributesJson = null)
+        public Task<Ticket> CreateTicketAsync(string mode, string attributesJson = null)
         {
             string body = "{\"mode\":" + JsonText.Quote(mode) + (attributesJson == null ? "" : ",\"attributes\":" + attributesJson) + "}";
-            return SendAsync(HttpMethod.Post, "queue/tickets", body, true);
+            return SendAsync(HttpMethod.Post, "queue/tickets", body, RetryMode.IdempotencyKey, Ticket.From);
         }
 
-        public Task<JsonValue> TicketAsync(string ticketId) { return SendAsync(HttpMethod.Get, "queue/tickets/" + Escape(ticketId), null, false); }
+        public Task<Ticket> TicketAsync(string ticketId) { return SendAsync(HttpMethod.Get, "queue/tickets/" + Escape(ticketId), null, RetryMode.Safe, Ticket.From); }
 
         /// <summary>Tells the server the player still waits; a ticket without heartbeats expires.</summary>
-        public Task<JsonValue> HeartbeatAsync(string ticketId)
+        public Task<Ticket> HeartbeatAsync(string ticketId)
         {
-            return SendAsync(HttpMethod.Post, "queue/tickets/" + Escape(ticketId) + "/heartbeat", null, true);
+            return SendAsync(HttpMethod.Post, "queue/tickets/" + Escape(ticketId) + "/heartbeat", null, RetryMode.IdempotencyKey, Ticket.From);
         }
 
-        public Task<JsonValue> CancelTicketAsync(string ticketId)
+        public Task<Ticket> CancelTicketAsync(string ticketId)
         {
-            return SendAsync(HttpMethod.Delete, "queue/tickets/" + Escape(ticketId), null, true);
+            return SendAsync(HttpMethod.Delete, "queue/tickets/" + Escape(ticketId), null, RetryMode.IdempotencyKey, Ticket.From);
         }
 
         /// <summary>
         /// Where and how to join (endpoint, join token). Before ASSIGNMENT_READY the API answers
         /// 409 ASSIGNMENT_NOT_READY, after the match 410 MATCH_ENDED: both MatchplaneApiException.
         /// </summary>
-        public Task<JsonValue> AssignmentAsync(string matchId)
+        public Task<Assignment> AssignmentAsync(string matchId)
         {
-            return SendAsync(HttpMethod.Get, "matches/" + Escape(matchId) + "/assignment", null, false);
+            return SendAsync(HttpMethod.Get, "matches/" + Escape(matchId) + "/assignment", null, RetryMode.Safe, Assignment.From);
         }
 
         /// <summary>
         /// A match's history after revision `after` and its current state: what the notification
         /// socket would replay (GET /v1/matches/{id}/events?after=N).
         /// </summary>
-        public Task<JsonValue> MatchEventsAsync(string matchId, long after = 0)
+        public Task<MatchEvents> MatchEventsAsync(string matchId, long after = 0)
         {
             if (after < 0) throw new ArgumentOutOfRangeException("after", "after must not be negative");
-            return SendAsync(HttpMethod.Get, "matches/" + Escape(matchId) + "/events?after=" + after.ToString(CultureInfo.InvariantCulture), null, false);
+            return SendAsync(HttpMethod.Get, "matches/" + Escape(matchId) + "/events?after=" + after.ToString(CultureInfo.InvariantCulture), null, RetryMode.Safe, MatchEvents.From);
         }
 
         /// <summary>
@@ -183,7 +192,7 @@ namespace Matchplane.Client
         /// AssignmentUnavailableException as soon as the match has ended (410 MATCH_ENDED, or a
         /// terminal state in its history), TimeoutException after timeoutMs.
         /// </summary>
-        public async Task<JsonValue> WaitForAssignmentAsync(string matchId, int timeoutMs = 30000, int pollMs = 250)
+        public async Task<Assignment> WaitForAssignmentAsync(string matchId, int timeoutMs = 30000, int pollMs = 250)
         {
             DateTime deadline = DateTime.UtcNow.AddMilliseconds(timeoutMs);
             long lastRevision = 0;
@@ -197,9 +206,9 @@ namespace Matchplane.Client
                 }
                 catch (MatchplaneApiException e) when (e.Code == "ASSIGNMENT_NOT_READY") { }
                 // Not ready: is the match still on its way, or over? Only new events are fetched.
-                JsonValue events = await MatchEventsAsync(matchId, lastRevision).ConfigureAwait(false);
-                lastState = events["state"].Str;
-                lastRevision = Math.Max(lastRevision, events["revision"].Long);
+                MatchEvents events = await MatchEventsAsync(matchId, lastRevision).ConfigureAwait(false);
+                lastState = events.State;
+                lastRevision = Math.Max(lastRevision, events.Revision);
                 if (lastState == "COMPLETED" || lastState == "FAILED" || lastState == "CANCELLED")
                     throw new AssignmentUnavailableException(matchId, lastState, null);
                 if (DateTime.UtcNow.AddMilliseconds(pollMs) > deadline)
@@ -214,27 +223,29 @@ namespace Matchplane.Client
         /// </summary>
         public NotificationSubscription Subscribe(NotificationHandlers handlers, IDictionary<string, long> lastSeen = null)
         {
-            return NotificationSubscription.Start(_api.ApiUrl, () => SessionToken, handlers, lastSeen);
+            return NotificationSubscription.Start(_api.Endpoints, () => SessionToken, handlers, lastSeen);
         }
 
         /// <summary>Joins the assignment's game server (ws://endpoint/join with its join token); see GameConnection.</summary>
-        public Task<GameConnection> JoinMatchAsync(JsonValue assignment, GameConnectionOptions options = null)
+        public Task<GameConnection> JoinMatchAsync(Assignment assignment, GameConnectionOptions options = null)
         {
-            return GameConnection.JoinAsync(assignment["endpoint"].Str, assignment["joinToken"].Str, options);
+            return GameConnection.JoinAsync(assignment.Endpoint, assignment.JoinToken, options);
         }
 
         static string Escape(string segment) { return Uri.EscapeDataString(segment); }
 
-        Task<JsonValue> SendAsync(HttpMethod method, string path, string body, bool idempotencyKey, bool withToken = true)
+        /// <summary>A call whose success has a body, read into its typed answer.</summary>
+        async Task<T> SendAsync<T>(HttpMethod method, string path, string body, RetryMode retry, Func<JsonValue, T> read, bool withToken = true)
         {
-            return _api.SendAsync(method, path, body, idempotencyKey, withToken ? SessionToken : null);
+            JsonValue answer = await _api.SendAsync(method, path, body, retry, withToken ? SessionToken : null).ConfigureAwait(false);
+            return read(JsonRead.Required(answer, method.Method + " " + path));
         }
     }
 
     public sealed class ProbeAllResult
     {
         /// <summary>The API's last answer per measured region (its estimateMs is what placement uses).</summary>
-        public readonly Dictionary<string, JsonValue> Measured = new Dictionary<string, JsonValue>();
+        public readonly Dictionary<string, ProbeResult> Measured = new Dictionary<string, ProbeResult>();
         /// <summary>Regions whose probe failed; queueing needs only one measured region.</summary>
         public readonly Dictionary<string, Exception> Failed = new Dictionary<string, Exception>();
     }

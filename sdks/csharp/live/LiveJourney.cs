@@ -2,9 +2,10 @@
 // "csharp-live", through test/sdk-live/csharp-live.spec.ts, which starts the stack): guest
 // sessions, probes at the region's edge, the queue, the match learnt from the notification socket,
 // the assignment (its join token verified with the C# verifier), the reference game server joined
-// with it, the game's end and the ticket's. Prints each failed check and
+// with it, the game's end and the ticket's. Answers are read typed; the API replicas are tried in
+// order, so a replica listed first that is down is failed over. Prints each failed check and
 // "csharp-live: N passed, M failed" last; exits non-zero on any failure.
-// Usage: LiveJourney.exe <api base url> <join key file> [mode]
+// Usage: LiveJourney.exe <api base url>[,<another replica>...] <join key file> [mode]
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -33,29 +34,29 @@ static class LiveJourney
     sealed class Outcome
     {
         public string PlayerId, MatchId, TicketState;
-        public JsonValue Assignment;
+        public Assignment Assignment;
         public GameEnded Ended;
         public List<MatchEvent> Events;
     }
 
     static int Main(string[] args)
     {
-        if (args.Length < 2) { Console.Error.WriteLine("usage: LiveJourney.exe <api base url> <join key file> [mode]"); return 2; }
-        string apiUrl = args[0];
+        if (args.Length < 2) { Console.Error.WriteLine("usage: LiveJourney.exe <api base url>[,<another replica>...] <join key file> [mode]"); return 2; }
+        string[] apiUrls = args[0].Split(',');
         var verifier = new JoinTokenVerifier(KeySet.ParseKeyFile(File.ReadAllBytes(args[1])));
         string mode = args.Length > 2 ? args[2] : "duel";
         try
         {
-            Outcome[] outcomes = Task.WhenAll(PlayAsync(apiUrl, mode, "a"), PlayAsync(apiUrl, mode, "b")).Result;
+            Outcome[] outcomes = Task.WhenAll(PlayAsync(apiUrls, mode, "a"), PlayAsync(apiUrls, mode, "b")).Result;
             Outcome a = outcomes[0], b = outcomes[1];
             Check(a.MatchId == b.MatchId, "both players are in one match", a.MatchId + " / " + b.MatchId);
-            Check(a.Assignment["endpoint"].Str == b.Assignment["endpoint"].Str, "both join one game server");
-            Check(a.Assignment["team"].Long != b.Assignment["team"].Long, "each player has a team of the duel");
+            Check(a.Assignment.Endpoint == b.Assignment.Endpoint && a.Assignment.ServerId == b.Assignment.ServerId, "both join one game server");
+            Check(a.Assignment.Team != b.Assignment.Team, "each player has a team of the duel");
             Check(a.Ended.WinningTeam == b.Ended.WinningTeam, "both are told the same winner");
             foreach (Outcome player in outcomes)
             {
-                string assignedServer = player.Assignment["serverId"].Str;
-                Verification verified = verifier.Verify(player.Assignment["joinToken"].Str,
+                string assignedServer = player.Assignment.ServerId;
+                Verification verified = verifier.Verify(player.Assignment.JoinToken,
                     new Expectation { ServerId = assignedServer, MatchId = player.MatchId, Now = (long)(DateTime.UtcNow - new DateTime(1970, 1, 1, 0, 0, 0, DateTimeKind.Utc)).TotalMilliseconds });
                 Check(verified.Ok, "the join token verifies with the C# verifier", verified.Reason + " " + verified.Message);
                 Check(verified.Ok && verified.Claims.PlayerId == player.PlayerId, "the join token is the player's own");
@@ -69,18 +70,22 @@ static class LiveJourney
         return failed == 0 && passed > 0 ? 0 : 1;
     }
 
-    static async Task<Outcome> PlayAsync(string apiUrl, string mode, string name)
+    static async Task<Outcome> PlayAsync(string[] apiUrls, string mode, string name)
     {
-        var client = new PlayerClient(apiUrl);
-        JsonValue session = await client.CreateSessionAsync().ConfigureAwait(false);
-        Check(session["token"].Str.Length > 0, name + " signs in as a guest");
+        var client = new PlayerClient(new ApiEndpoints(apiUrls));
+        Session session = await client.CreateSessionAsync().ConfigureAwait(false);
+        Uri live = new ApiEndpoints(apiUrls[apiUrls.Length - 1]).Current;
+        Check(client.ApiUrl == live, name + "'s client fails over to the replica that answers", client.ApiUrl.ToString());
+        Check(session.Token.Length > 0 && session.PlayerId == client.PlayerId && session.DeviceSecret != null, name + " signs in as a new guest");
 
         ProbeAllResult probed = await client.ProbeAllAsync(new[] { "eu-west" }).ConfigureAwait(false);
         Check(probed.Failed.Count == 0, name + " probes eu-west", string.Join("; ", probed.Failed.Select(f => f.Key + ": " + f.Value.Message)));
         Check(EdgeProber.HttpEdgeOf(client.LastQueueOptions, "eu-west") != null, name + " is offered eu-west's probe edge");
-        JsonValue measured;
-        Check(probed.Measured.TryGetValue("eu-west", out measured) && measured["estimateMs"].Kind == JsonKind.Number,
+        ProbeResult measured;
+        Check(probed.Measured.TryGetValue("eu-west", out measured) && measured.Region == "eu-west" && measured.MeasurementId != null && measured.SamplesMs.Count > 0,
             name + "'s edge measurement is accepted by the API");
+        QueueModeOption duel = client.LastQueueOptions.Modes.FirstOrDefault(m => m.Mode == mode);
+        Check(duel != null && duel.TeamCount == 2 && duel.TeamSize == 1, name + " is offered " + mode + " for two teams of one");
 
         // Events arrive on the socket's thread; the journey waits on them here.
         var events = new List<MatchEvent>();
@@ -93,21 +98,22 @@ static class LiveJourney
         try
         {
             await WithTimeout(subscription.Ready, name + "'s notification socket to be ready").ConfigureAwait(false);
-            JsonValue ticket = await client.CreateTicketAsync(mode).ConfigureAwait(false);
-            string ticketId = ticket["id"].Str;
-            Check(ticket["state"].Str == "SEARCHING", name + " queues for " + mode);
+            Ticket ticket = await client.CreateTicketAsync(mode).ConfigureAwait(false);
+            string ticketId = ticket.Id;
+            Check(ticket.State == "SEARCHING" && ticket.PlayerId == client.PlayerId && ticket.RegionsMeasured.Contains("eu-west"), name + " queues for " + mode);
             var heartbeats = new CancellationTokenSource();
             Task beating = HeartbeatAsync(client, ticketId, heartbeats.Token);
 
             MatchEvent first = await WaitForEvent(events, e => true, name + " to hear of a match").ConfigureAwait(false);
             string matchId = first.MatchId;
             await WaitForEvent(events, e => e.MatchId == matchId && e.State == "ASSIGNMENT_READY", name + " to hear ASSIGNMENT_READY").ConfigureAwait(false);
-            JsonValue assignment = await client.WaitForAssignmentAsync(matchId, StepTimeoutMs).ConfigureAwait(false);
-            Check(assignment["matchId"].Str == matchId, name + "'s assignment is for the notified match");
+            Assignment assignment = await client.WaitForAssignmentAsync(matchId, StepTimeoutMs).ConfigureAwait(false);
+            Check(assignment.MatchId == matchId && assignment.ServerRegion == "eu-west", name + "'s assignment is for the notified match, served in eu-west",
+                assignment.ServerRegion);
 
             GameConnection game = await client.JoinMatchAsync(assignment).ConfigureAwait(false);
             Check(game.PlayerId == client.PlayerId, name + " joins the game server as itself");
-            Check(game.Team == assignment["team"].Long, name + " joins on its assigned team");
+            Check(game.Team == assignment.Team, name + " joins on its assigned team");
             GameEnded ended = await WithTimeout(game.Ended, name + "'s game to end").ConfigureAwait(false);
             Check(ended.Outcome == "COMPLETED" && ended.WinningTeam.HasValue, name + "'s game ends COMPLETED with a winner", ended.Outcome);
             Check(game.Messages().Any(m => m["type"].Str == "tick"), name + " saw the game's ticks");
@@ -139,14 +145,14 @@ static class LiveJourney
     /// <summary>Keeps the ticket alive while it waits (SEARCHING, MATCHED), as a real client must.</summary>
     static async Task HeartbeatAsync(PlayerClient client, string ticketId, CancellationToken stop)
     {
-        long intervalMs = client.LastQueueOptions["heartbeatIntervalMs"].Long;
+        long intervalMs = client.LastQueueOptions.HeartbeatIntervalMs;
         while (!stop.IsCancellationRequested)
         {
             try { await Task.Delay((int)intervalMs, stop).ConfigureAwait(false); }
             catch (OperationCanceledException) { return; }
             try
             {
-                string state = (await client.HeartbeatAsync(ticketId).ConfigureAwait(false))["state"].Str;
+                string state = (await client.HeartbeatAsync(ticketId).ConfigureAwait(false)).State;
                 if (state != "SEARCHING" && state != "MATCHED") return;
             }
             catch (MatchplaneApiException) { return; } // finished: the ticket has moved on
@@ -158,7 +164,8 @@ static class LiveJourney
         DateTime deadline = DateTime.UtcNow.AddMilliseconds(StepTimeoutMs);
         for (;;)
         {
-            string state = (await client.TicketAsync(ticketId).ConfigureAwait(false))["state"].Str;
+            Ticket ticket = await client.TicketAsync(ticketId).ConfigureAwait(false);
+            string state = ticket.State;
             if (state != "SEARCHING" && state != "MATCHED" && state != "ASSIGNED" && state != "CONNECTED") return state;
             if (DateTime.UtcNow > deadline) return state;
             await Task.Delay(200).ConfigureAwait(false);

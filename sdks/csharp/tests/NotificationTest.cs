@@ -81,7 +81,9 @@ static class NotificationTest
         var events = new List<MatchEvent>();
         var resyncs = new List<ResyncMessage>();
         var reconnects = new List<int>();
-        var subscription = NotificationSubscription.Start(new Uri("http://127.0.0.1:" + port + "/v1/"), () => "t0k3n", new NotificationHandlers
+        // The first replica is down: the subscription moves to the next, and after each drop to the next again.
+        var endpoints = new ApiEndpoints("http://127.0.0.1:" + Ports.Unused(), "http://127.0.0.1:" + port);
+        var subscription = NotificationSubscription.Start(endpoints, () => "t0k3n", new NotificationHandlers
         {
             OnEvent = e => { lock (events) events.Add(e); },
             OnResync = r => resyncs.Add(r),
@@ -100,7 +102,9 @@ static class NotificationTest
             T.Check(received.Count == 2 && received[1] == "{\"type\":\"resume\",\"matches\":{\"m-1\":3,\"m-2\":5}}", "a reconnect resumes from every match's last revision",
                 received.Count > 1 ? received[1] : "");
             T.Check(resyncs.Count == 1 && resyncs[0].MatchId == "m-2" && resyncs[0].Revision == 5, "a resync reaches its handler");
-            T.Check(reconnects.SequenceEqual(new[] { 1001 }), "a server going away is reconnected to", string.Join(",", reconnects));
+            T.Check(reconnects.SequenceEqual(new[] { 1006, 1001, 1006 }), "a replica down or going away is left for the next one, and reconnected to",
+                string.Join(",", reconnects));
+            T.Check(endpoints.Current.Port == port, "the replica list is left at the one that answers", endpoints.Current.ToString());
         }
         finally
         {

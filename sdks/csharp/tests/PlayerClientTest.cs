@@ -39,38 +39,45 @@ static class PlayerClientTest
             // eu's edge (on this listener too): an opaque challenge, then a signed measurement.
             { "POST /edge/v1/probe/challenges", new KeyValuePair<int, string>(201, EdgeChallenge) },
             { "POST /edge/v1/probe/answers", new KeyValuePair<int, string>(200, EdgeMeasurement) },
-            { "POST /v1/probes/measurements", new KeyValuePair<int, string>(200, "{\"region\":\"eu\",\"rttMs\":4,\"estimateMs\":4,\"samplesMs\":[4]}") },
+            { "POST /v1/probes/measurements", new KeyValuePair<int, string>(200, "{\"measurementId\":\"m-1\",\"region\":\"eu\",\"rttMs\":4,\"estimateMs\":4,\"samplesMs\":[4]}") },
             // us has no edge: the API's own challenge and answer.
             { "POST /v1/probes/us/challenge", new KeyValuePair<int, string>(201, "{\"challengeId\":\"c-1\",\"region\":\"us\",\"nonce\":\"n-1\"}") },
             { "POST /v1/probes/us/answer", new KeyValuePair<int, string>(200, "{\"region\":\"us\",\"rttMs\":7,\"estimateMs\":7,\"samplesMs\":[7]}") },
-            { "POST /v1/parties", new KeyValuePair<int, string>(201, "{\"partyId\":\"p-1\",\"inviteCode\":\"INV1\",\"members\":[]}") },
-            { "POST /v1/parties/join", new KeyValuePair<int, string>(200, "{\"partyId\":\"p-1\",\"members\":[]}") },
-            { "POST /v1/queue/party-tickets", new KeyValuePair<int, string>(201, "{\"partyId\":\"p-1\",\"tickets\":[]}") },
-            { "POST /v1/queue/tickets", new KeyValuePair<int, string>(201, "{\"id\":\"t-1\",\"state\":\"SEARCHING\",\"revision\":1}") },
-            { "POST /v1/queue/tickets/t-1/heartbeat", new KeyValuePair<int, string>(200, "{\"id\":\"t-1\",\"state\":\"MATCHED\",\"revision\":2}") },
+            { "POST /v1/parties", new KeyValuePair<int, string>(201, "{\"partyId\":\"p-1\",\"leaderId\":\"22222222-2222-4222-8222-222222222222\",\"inviteCode\":\"INV1\",\"maxSize\":2,\"inviteExpiresAt\":\"2026-12-07T01:00:00Z\",\"members\":[{\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"joinedAt\":\"2026-12-07T00:00:00Z\",\"probed\":true,\"regionsMeasured\":[\"eu\"]}]}") },
+            { "POST /v1/parties/join", new KeyValuePair<int, string>(200, "{\"partyId\":\"p-1\",\"leaderId\":\"33333333-3333-4333-8333-333333333333\",\"members\":[]}") },
+            { "POST /v1/queue/party-tickets", new KeyValuePair<int, string>(201, "{\"partyTicketId\":\"pt-1\",\"partyId\":\"p-1\",\"mode\":\"duel\",\"tickets\":[]}") },
+            { "POST /v1/queue/tickets", new KeyValuePair<int, string>(201, "{\"id\":\"t-1\",\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"mode\":\"duel\",\"state\":\"SEARCHING\",\"revision\":1,\"regionsMeasured\":[\"eu\"],\"predictedRttMs\":{\"eu\":4.5},\"enqueuedAt\":\"2026-12-07T00:00:00Z\",\"lastHeartbeatAt\":\"2026-12-07T00:00:00Z\",\"waitSeconds\":1.5,\"attributes\":{\"skill\":1500},\"estimatedWaitSeconds\":null}") },
+            { "POST /v1/queue/tickets/t-1/heartbeat", new KeyValuePair<int, string>(200, "{\"id\":\"t-1\",\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"mode\":\"duel\",\"state\":\"MATCHED\",\"revision\":2,\"regionsMeasured\":[\"eu\"],\"predictedRttMs\":{\"eu\":4.5},\"enqueuedAt\":\"2026-12-07T00:00:00Z\",\"lastHeartbeatAt\":\"2026-12-07T00:00:00Z\",\"waitSeconds\":1.5,\"attributes\":{\"skill\":1500},\"matchId\":\"11111111-1111-4111-8111-111111111111\"}") },
             { "GET /v1/matches/11111111-1111-4111-8111-111111111111/assignment", new KeyValuePair<int, string>(200,
-                "{\"matchId\":\"11111111-1111-4111-8111-111111111111\",\"endpoint\":\"127.0.0.1:7777\",\"joinToken\":" + JsonText.Quote(joinToken) + "}") },
+                "{\"matchId\":\"11111111-1111-4111-8111-111111111111\",\"state\":\"ASSIGNMENT_READY\",\"region\":\"eu\",\"serverRegion\":\"eu\",\"serverId\":\"gs-1\",\"endpoint\":\"127.0.0.1:7777\",\"team\":1,\"expiresAt\":\"2026-12-07T00:10:00Z\",\"joinToken\":" + JsonText.Quote(joinToken) + "}") },
             { "GET /v1/matches/0f8e6c2a-5d1b-4c3e-9a7f-2b4d6e8f0a1c/assignment", new KeyValuePair<int, string>(409,
-                "{\"type\":\"about:blank\",\"title\":\"Conflict\",\"status\":409,\"code\":\"ASSIGNMENT_NOT_READY\"}") },
+                "{\"type\":\"https://matchplane.dev/problems/assignment-not-ready\",\"title\":\"Conflict\",\"status\":409,\"code\":\"ASSIGNMENT_NOT_READY\",\"detail\":\"not yet\",\"matchState\":\"ALLOCATING\"}") },
             { "DELETE /v1/sessions/current", new KeyValuePair<int, string>(401, "{\"status\":401,\"code\":\"UNAUTHENTICATED\"}") },
         };
 
         try
         {
             var client = new PlayerClient("http://127.0.0.1:" + port + "/");
-            var session = client.CreateSessionAsync().Result;
+            Session session = client.CreateSessionAsync().Result;
             T.Check(client.SessionToken == "s3ss10n" && client.PlayerId == "22222222-2222-4222-8222-222222222222", "keeps the session token and player id");
+            T.Check(session.Token == "s3ss10n" && session.ExpiresAt == "2026-12-07T00:00:00Z" && session.DeviceSecret == "d", "answers the session typed",
+                session.ExpiresAt + " " + session.DeviceSecret);
             T.Check(seen[0].Path == "/v1/sessions" && seen[0].Authorization == null && !string.IsNullOrEmpty(seen[0].IdempotencyKey) && seen[0].Body == "{}",
                 "signs in as a new guest with an Idempotency-Key and no bearer", seen[0].Path + " " + seen[0].Authorization + " " + seen[0].Body);
 
-            var options = client.QueueOptionsAsync().Result;
-            T.Check(options["heartbeatIntervalMs"].Long == 5000 && seen[1].Authorization == "Bearer s3ss10n", "reads queue options with the session token");
+            QueueOptions options = client.QueueOptionsAsync().Result;
+            T.Check(options.HeartbeatIntervalMs == 5000 && seen[1].Authorization == "Bearer s3ss10n", "reads queue options with the session token");
+            T.Check(options.Modes.Count == 1 && options.Modes[0].Mode == "duel" && options.Modes[0].TeamCount == 2 && options.Modes[0].SearchTimeoutMs == null &&
+                string.Join(",", options.Regions) == "eu,us" && options.ProbeEdges["eu"].Count == 2 && !options.ProbeEdges.ContainsKey("us"),
+                "answers the queue options typed: modes, regions, probe edges");
 
-            var ticket = client.CreateTicketAsync("duel", "{\"skill\":1500}").Result;
-            T.Check(ticket["id"].Str == "t-1" && seen[2].Body == "{\"mode\":\"duel\",\"attributes\":{\"skill\":1500}}" && seen[2].IdempotencyKey != null,
+            Ticket ticket = client.CreateTicketAsync("duel", "{\"skill\":1500}").Result;
+            T.Check(ticket.Id == "t-1" && ticket.State == "SEARCHING" && ticket.Revision == 1 && ticket.WaitSeconds == 1.5 && ticket.PredictedRttMs["eu"] == 4.5 &&
+                ticket.MatchId == null && ticket.EstimatedWaitSeconds == null && ticket.Attributes["skill"].Long == 1500, "answers the ticket typed");
+            T.Check( seen[2].Body == "{\"mode\":\"duel\",\"attributes\":{\"skill\":1500}}" && seen[2].IdempotencyKey != null,
                 "queues with the mode and attributes and an Idempotency-Key", seen[2].Body);
-            var beat = client.HeartbeatAsync("t-1").Result;
-            T.Check(beat["state"].Str == "MATCHED" && seen[3].IdempotencyKey != null && seen[3].IdempotencyKey != seen[2].IdempotencyKey,
+            Ticket beat = client.HeartbeatAsync("t-1").Result;
+            T.Check(beat.State == "MATCHED" && beat.MatchId == "11111111-1111-4111-8111-111111111111" && seen[3].IdempotencyKey != null && seen[3].IdempotencyKey != seen[2].IdempotencyKey,
                 "heartbeats with a fresh Idempotency-Key");
 
             {
@@ -90,15 +97,16 @@ static class PlayerClientTest
                     "answers the edge with its challenge byte for byte", probes[2].Body);
                 T.Check(probes[3].Body == EdgeMeasurement && probes[3].Authorization == "Bearer s3ss10n", "hands the edge's measurement to the API unchanged", probes[3].Body);
                 T.Check(probes[7].IdempotencyKey != null && probes[8].Body == "{\"challengeId\":\"c-1\",\"nonce\":\"n-1\"}", "answers the API's challenge with its id and nonce", probes[8].Body);
-                T.Check(probed.Measured["eu"]["estimateMs"].Long == 4 && probed.Measured["us"]["estimateMs"].Long == 7, "answers each region's last estimate");
+                T.Check(probed.Measured["eu"].EstimateMs == 4 && probed.Measured["eu"].MeasurementId == "m-1" && probed.Measured["us"].EstimateMs == 7 && probed.Measured["us"].MeasurementId == null, "answers each region's last estimate");
                 Exception mars;
                 T.Check(probed.Failed.TryGetValue("mars", out mars) && ((MatchplaneApiException)mars).Status == 404 && probed.Failed.Count == 1,
                     "a region that fails is reported, not thrown");
             }
 
             {
-                var party = client.CreatePartyAsync().Result;
-                T.Check(party["inviteCode"].Str == "INV1" && seen[seen.Count - 1].IdempotencyKey != null, "creates a party with an Idempotency-Key");
+                Party party = client.CreatePartyAsync().Result;
+                T.Check(party.Members.Count == 1 && party.Members[0].Probed && party.LeaderId == party.Members[0].PlayerId && party.MaxSize == 2, "answers the party typed");
+                T.Check(party.InviteCode == "INV1" && seen[seen.Count - 1].IdempotencyKey != null, "creates a party with an Idempotency-Key");
                 client.JoinPartyAsync("INV\"2").Wait();
                 T.Check(seen[seen.Count - 1].Body == "{\"inviteCode\":\"INV\\\"2\"}", "joins a party by its invite code", seen[seen.Count - 1].Body);
                 client.EnqueuePartyAsync("duel").Wait();
@@ -114,15 +122,19 @@ static class PlayerClientTest
             catch (AggregateException e)
             {
                 var refused = e.InnerException as MatchplaneApiException;
-                T.Check(refused != null && refused.Status == 409 && refused.Code == "ASSIGNMENT_NOT_READY", "an assignment not ready throws its problem code",
+                T.Check(refused != null && refused.Status == 409 && refused.Code == "ASSIGNMENT_NOT_READY" && refused.Title == "Conflict" && refused.Detail == "not yet" &&
+                    refused.Type == "https://matchplane.dev/problems/assignment-not-ready" && refused.ProblemString("matchState") == "ALLOCATING",
+                    "an assignment not ready throws its problem's type, title, status, detail and code",
                     e.InnerException.GetType().Name + " " + e.InnerException.Message);
             }
 
             {
-                var assignment = client.AssignmentAsync("11111111-1111-4111-8111-111111111111").Result;
+                Assignment assignment = client.AssignmentAsync("11111111-1111-4111-8111-111111111111").Result;
+                T.Check(assignment.Team == 1 && assignment.ServerId == "gs-1" && assignment.Endpoint == "127.0.0.1:7777" && assignment.State == "ASSIGNMENT_READY",
+                    "answers the assignment typed");
                 // What a game server then does with the token the player presents.
                 var keys = KeySet.FromJsonMap("{\"mp-2026-01\":" + JsonText.Quote(vectors["keys"]["mp-2026-01"].Str) + "}");
-                var verification = new JoinTokenVerifier(keys).Verify(assignment["joinToken"].Str,
+                var verification = new JoinTokenVerifier(keys).Verify(assignment.JoinToken,
                     new Expectation { ServerId = "gs-1", MatchId = "11111111-1111-4111-8111-111111111111", Now = simple["claims"]["issuedAt"].Long });
                 T.Check(verification.Ok && verification.Claims.PlayerId == client.PlayerId, "the assignment's join token verifies for this player",
                     verification.Reason);

@@ -34,25 +34,37 @@ static class ServerClientTest
             // The third heartbeat finds the allocation ended.
             if (route == "POST heartbeat" && Interlocked.Increment(ref heartbeats) >= 3)
                 return new KeyValuePair<int, string>(401, "{\"status\":401,\"code\":\"ALLOCATION_ENDED\"}");
-            if (route == "POST backfills") return new KeyValuePair<int, string>(201, "{\"requestId\":\"b-1\",\"state\":\"OPEN\"}");
-            return new KeyValuePair<int, string>(200, "{\"matchId\":" + JsonText.Quote(matchId) + ",\"state\":\"OK\",\"revision\":1}");
+            if (route.StartsWith("POST backfills", StringComparison.Ordinal))
+                return new KeyValuePair<int, string>(201, "{\"requestId\":\"b-1\",\"matchId\":" + JsonText.Quote(matchId) + ",\"team\":0,\"slots\":1,\"state\":\"OPEN\"," +
+                    "\"expiresAt\":\"2026-12-07T00:00:30Z\",\"playerIds\":[],\"revision\":1" + (route.EndsWith("/connect", StringComparison.Ordinal) ? ",\"noShowPlayerIds\":[\"p-4\"]" : "") + "}");
+            if (route == "POST initial-connect")
+                return new KeyValuePair<int, string>(200, "{\"matchId\":" + JsonText.Quote(matchId) + ",\"state\":\"IN_PROGRESS\",\"revision\":4,\"noShowPlayerIds\":[\"p-9\"]}");
+            // register, result and heartbeat: the match (and the server, for register and heartbeat).
+            return new KeyValuePair<int, string>(200, "{\"matchId\":" + JsonText.Quote(matchId) + ",\"serverId\":" + JsonText.Quote(serverId) + ",\"state\":\"OK\",\"revision\":1}");
         });
         try
         {
             var client = new ServerClient(api.BaseUrl, serverId, "cr3d");
-            client.RegisterAsync("sha256:abc").Wait();
-            JsonValue fetched = client.RosterAsync().Result;
+            ServerMatchState registered = client.RegisterAsync("sha256:abc").Result;
+            T.Check(registered.ServerId == serverId && registered.MatchId == matchId && registered.Revision == 1, "answers the registration typed");
+            Roster fetched = client.RosterAsync().Result;
+            T.Check(fetched.Entries.Count == roster["entries"].Array.Count && fetched.Manifest.MatchId == matchId, "answers the roster typed");
             var keys = KeySet.FromJsonMap("{\"mp-2026-01\":" + JsonText.Quote(vectors["keys"]["mp-2026-01"].Str) + "}");
             long now = roster["expect"]["now"].Long;
             Verification verified = client.VerifyRoster(new JoinTokenVerifier(keys), fetched, matchId, now);
             T.Check(verified.Ok, "the fetched roster verifies against its signed manifest", verified.Reason + " " + verified.Message);
             T.Check(client.VerifyRoster(new JoinTokenVerifier(keys), fetched, "00000000-0000-4000-8000-000000000000", now).Reason == "WRONG_MATCH",
                 "a roster for another match is refused");
-            client.InitialConnectAsync(new[] { "p-1", "p\"2" }).Wait();
-            client.ResultAsync("COMPLETED", 1, "{\"p-1\":3}").Wait();
-            client.RequestBackfillAsync(0, 1, 30).Wait();
+            ServerMatchState connected = client.InitialConnectAsync(new[] { "p-1", "p\"2" }).Result;
+            T.Check(connected.State == "IN_PROGRESS" && connected.NoShowPlayerIds.SequenceEqual(new[] { "p-9" }), "answers initial connect typed, with its no-shows");
+            ServerMatchState result = client.ResultAsync("COMPLETED", 1, "{\"p-1\":3}").Result;
+            T.Check(!result.AlreadyRecorded && result.MatchId == matchId, "answers the result typed");
+            Backfill requested = client.RequestBackfillAsync(0, 1, 30).Result;
+            T.Check(requested.RequestId == "b-1" && requested.State == "OPEN" && requested.RosterRevision == null && requested.PlayerIds.Count == 0,
+                "answers the backfill request typed");
             client.AcceptBackfillAsync("b-1", 2).Wait();
-            client.ReportBackfillConnectAsync("b-1", new[] { "p-3" }).Wait();
+            Backfill reported = client.ReportBackfillConnectAsync("b-1", new[] { "p-3" }).Result;
+            T.Check(reported.NoShowPlayerIds.SequenceEqual(new[] { "p-4" }), "answers the connect report with its no-shows");
             MatchplaneApiException ended = client.RunHeartbeatsAsync(CancellationToken.None, 10).Result;
             T.Check(ended != null && ended.Code == "ALLOCATION_ENDED" && heartbeats == 3, "heartbeats go on until the allocation ended (401)");
 
@@ -64,7 +76,8 @@ static class ServerClientTest
                 "POST backfills/b-1/connect {\"connectedPlayerIds\":[\"p-3\"]}|POST heartbeat |POST heartbeat |POST heartbeat ";
             string actual = string.Join("|", calls.Select(c => c.Method + " " + c.Path.Replace(prefix, "") + " " + c.Body));
             T.Check(actual == expected, "calls each server route with its body", actual);
-            T.Check(calls.Single(c => c.Path == prefix + "backfills").IdempotencyKey != null, "a backfill request carries an Idempotency-Key");
+            // The backfill route takes no Idempotency-Key: a repeat of the same open request answers it.
+            T.Check(calls.All(c => c.IdempotencyKey == null), "no server call carries an Idempotency-Key (no server route takes one)");
         }
         catch (Exception e)
         {

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';
 import type { Counter } from 'prom-client';
-import { RequestBatcher, type BatchOutcome } from '@matchplane/persistence';
+import { answerWithin, RequestBatcher, type BatchOutcome } from '@matchplane/persistence';
 
 /** A count that takes longer than this lets the request through: Redis is in trouble. */
 const COUNT_TIMEOUT_MS = 250;
@@ -140,39 +140,29 @@ export class FailOpenRedisThrottlerStorage implements ThrottlerStorage {
   ): Promise<BatchOutcome<ThrottlerStorageRecord>[]> {
     const keys = counts.flatMap((count) => [count.hitKey, count.blockKey]);
     const args = counts.flatMap((count) => [count.ttlMs, count.limit, count.blockDurationMs]);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const answers = await Promise.race([
-        this.redis[COUNT_COMMAND](keys.length, ...keys, ...args),
-        new Promise<never>((_resolve, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${COUNT_TIMEOUT_MS} ms`)),
-            COUNT_TIMEOUT_MS,
-          );
-        }),
-      ]);
-      if (!Array.isArray(answers) || answers.length !== counts.length * 4) {
-        throw new TypeError(
-          `the count script answered ${String(answers)} for ${counts.length} counts`,
-        );
-      }
-      return counts.map((_count, i) => {
-        const [totalHits, timeToExpireMs, isBlocked, timeToBlockExpireMs] = answers.slice(
-          i * 4,
-          i * 4 + 4,
-        );
-        return {
-          value: {
-            totalHits: totalHits as number,
-            timeToExpire: Math.ceil((timeToExpireMs as number) / 1000),
-            isBlocked: isBlocked === 1,
-            timeToBlockExpire: Math.ceil((timeToBlockExpireMs as number) / 1000),
-          },
-        };
-      });
-    } finally {
-      clearTimeout(timer);
+    const answers = await answerWithin(
+      this.redis[COUNT_COMMAND](keys.length, ...keys, ...args),
+      COUNT_TIMEOUT_MS,
+    );
+    if (!Array.isArray(answers) || answers.length !== counts.length * 4) {
+      throw new TypeError(
+        `the count script answered ${String(answers)} for ${counts.length} counts`,
+      );
     }
+    return counts.map((_count, i) => {
+      const [totalHits, timeToExpireMs, isBlocked, timeToBlockExpireMs] = answers.slice(
+        i * 4,
+        i * 4 + 4,
+      );
+      return {
+        value: {
+          totalHits: totalHits as number,
+          timeToExpire: Math.ceil((timeToExpireMs as number) / 1000),
+          isBlocked: isBlocked === 1,
+          timeToBlockExpire: Math.ceil((timeToBlockExpireMs as number) / 1000),
+        },
+      };
+    });
   }
 
   private failOpen(why: string): ThrottlerStorageRecord {

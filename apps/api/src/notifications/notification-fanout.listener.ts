@@ -9,10 +9,10 @@ import { ServerRedis } from '@nestjs/microservices';
 import type Redis from 'ioredis';
 import { NotificationFanoutOptions } from './notification.options';
 import {
+  isStateNotification,
   notificationPattern,
   sessionRevokedPattern,
   type SessionRevokedNotification,
-  type StateNotification,
 } from '@matchplane/contracts';
 import { redisTransportOptions } from '@matchplane/persistence';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
@@ -164,24 +164,6 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
     }
     this.sockets.fanOut(data);
   }
-}
-
-function isStateNotification(data: unknown): data is StateNotification {
-  if (typeof data !== 'object' || data === null) return false;
-  const n = data as Record<string, unknown>;
-  return (
-    typeof n.event === 'string' &&
-    typeof n.aggregateType === 'string' &&
-    typeof n.aggregateId === 'string' &&
-    typeof n.revision === 'number' &&
-    Number.isSafeInteger(n.revision) &&
-    n.revision >= 1 &&
-    typeof n.state === 'string' &&
-    (n.serverRegion === undefined || typeof n.serverRegion === 'string') &&
-    typeof n.occurredAt === 'string' &&
-    Array.isArray(n.playerIds) &&
-    n.playerIds.every((id) => typeof id === 'string')
-  );
 }
 
 /** Drops a server whose first connection failed (close() would wait on its offline queue). */

@@ -20,6 +20,7 @@ import { clientAddress } from '../http/client-address';
 import { parseClientMessage } from './client-message.dto';
 import { MatchReplayReader } from './match-replay.reader';
 import { NotificationSession } from './notification.session';
+import { PlayerChannelsListener } from './player-channels.listener';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
 import { SocketBuffer } from './socket-buffer';
 
@@ -75,6 +76,7 @@ export class NotificationsGateway
     private readonly registry: PlayerSocketsRegistry,
     private readonly reader: MatchReplayReader,
     @Inject(NotificationSocketOptions) private readonly config: NotificationSocketOptions,
+    private readonly playerChannels: PlayerChannelsListener,
   ) {}
 
   handleConnection(socket: WebSocket, request: IncomingMessage): void {
@@ -141,6 +143,9 @@ export class NotificationsGateway
     accepted.session = opened;
     // Resumes sent before this point go first, so their matches hold live events from the start.
     for (const data of early) this.receiveSafely(opened, data);
+    // Told `ready` once its player's channel is subscribed: nothing published after is missed.
+    await this.playerChannels.follow(authenticated.playerId);
+    if (socket.readyState !== WebSocket.OPEN) return;
     opened.notify({
       type: 'ready',
       playerId: authenticated.playerId,
@@ -161,7 +166,8 @@ export class NotificationsGateway
   }
 
   handleDisconnect(socket: WebSocket): void {
-    this.registry.remove(socket);
+    const lastOfPlayer = this.registry.remove(socket);
+    if (lastOfPlayer) this.playerChannels.unfollow(lastOfPlayer);
   }
 
   beforeApplicationShutdown(): void {

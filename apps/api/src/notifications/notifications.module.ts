@@ -5,13 +5,15 @@ import { MatchEventsController } from './match-events.controller';
 import { MatchReplayReader } from './match-replay.reader';
 import { NotificationFanoutListener } from './notification-fanout.listener';
 import { NotificationFanoutOptions, NotificationSocketOptions } from './notification.options';
+import { PlayerChannelsListener } from './player-channels.listener';
 import { ContractNotificationsGateway, NotificationsGateway } from './notifications.gateway';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
 
 /**
  * Client notifications: the `/v1/notifications` WebSocket fed by the dispatcher's Redis
- * transport events (every replica receives every event and pushes it to its own sockets), with
- * resume from the retained outbox rows, and the same history over HTTP.
+ * transport events (on the channels of the players this replica holds sockets of, or broadcast to
+ * every replica, as the dispatcher's NOTIFY_FANOUT says), with resume from the retained outbox
+ * rows, and the same history over HTTP.
  */
 @Module({})
 export class NotificationsModule {
@@ -26,6 +28,7 @@ export class NotificationsModule {
         MatchReplayReader,
         PlayerSocketsRegistry,
         NotificationFanoutListener,
+        PlayerChannelsListener,
         NotificationsGateway,
         ContractNotificationsGateway,
       ],

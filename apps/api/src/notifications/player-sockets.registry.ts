@@ -135,14 +135,22 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
     return true;
   }
 
-  remove(socket: WebSocket): void {
+  /** Forgets a closed socket; answers its player's id when it was that player's last one here. */
+  remove(socket: WebSocket): string | undefined {
     const connection = this.bySocket.get(socket);
-    if (!connection) return;
+    if (!connection) return undefined;
     this.bySocket.delete(socket);
     connection.session.closedByPeer();
-    removeFrom(this.byPlayer, connection.session.playerId, connection);
+    const playerId = connection.session.playerId;
+    removeFrom(this.byPlayer, playerId, connection);
     removeFrom(this.bySession, connection.sessionId, connection);
     this.sockets.dec();
+    return this.byPlayer.has(playerId) ? undefined : playerId;
+  }
+
+  /** The players with a socket on this replica. */
+  players(): string[] {
+    return [...this.byPlayer.keys()];
   }
 
   /** Counts a new socket from `address`; false (not counted) when the address is at its cap. */
@@ -200,10 +208,15 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
 
   /** Hands a delivered match event to every socket of its participants on this replica. */
   fanOut(notification: StateNotification): void {
+    this.fanOutTo(notification.playerIds, notification);
+  }
+
+  /** {@link fanOut} to `playerIds` only (a player channel's notification: to its player). */
+  fanOutTo(playerIds: readonly string[], notification: StateNotification): void {
     // Ticket events are not part of this protocol: a client follows its ticket over HTTP.
     if (notification.aggregateType !== 'match') return;
     let event: LiveEvent | undefined;
-    for (const playerId of notification.playerIds) {
+    for (const playerId of playerIds) {
       const set = this.byPlayer.get(playerId);
       if (!set) continue;
       event ??= liveEvent(notification);

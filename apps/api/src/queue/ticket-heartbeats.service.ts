@@ -8,9 +8,8 @@ import {
   type IdempotentRequest,
 } from '@matchplane/idempotency';
 import { MetricsRegistry } from '@matchplane/observability';
-import { RequestBatcher, type BatchOutcome } from '@matchplane/persistence';
+import { answerWithin, RequestBatcher, type BatchOutcome } from '@matchplane/persistence';
 import {
-  answerWithin,
   QueueWaitEstimates,
   TicketLiveness,
   TicketStore,

@@ -2,7 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ClientProxy } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
 import { RedisKeyspace } from '@matchplane/config';
-import { notificationPattern, type StateNotification } from '@matchplane/contracts';
+import {
+  notificationPattern,
+  playerNotificationChannel,
+  type StateNotification,
+} from '@matchplane/contracts';
 import {
   MATCH_PARTICIPANTS_ADDED,
   MATCH_PRESENCE_CHANGED,
@@ -16,6 +20,7 @@ import {
   type OutboxEnvelope,
   type OutboxSubscriber,
 } from '@matchplane/outbox';
+import { DispatcherConfig } from '../dispatcher.config';
 
 export const NOTIFICATIONS_CLIENT = Symbol('NOTIFICATIONS_CLIENT');
 
@@ -47,30 +52,60 @@ export class StateNotificationPublisher {
   ) {}
 
   async publish(envelope: OutboxEnvelope): Promise<void> {
-    await lastValueFrom(this.client.emit(this.pattern, stateNotificationOf(envelope)), {
-      defaultValue: undefined,
-    });
+    await emitted(this.client, this.pattern, stateNotificationOf(envelope));
   }
 }
 
 /**
+ * Publishes a delivered event on each recipient's channel ({@link playerNotificationChannel}):
+ * only the API replicas holding a socket of one of them hear it. The publishes of one event leave
+ * together, in order on the one connection, so a player still hears an aggregate's revisions in
+ * order.
+ */
+export class PlayerNotificationPublisher {
+  constructor(
+    private readonly client: ClientProxy,
+    private readonly redisKeyPrefix: string,
+  ) {}
+
+  async publish(envelope: OutboxEnvelope): Promise<void> {
+    const notification = stateNotificationOf(envelope);
+    await Promise.all(
+      notification.playerIds.map((playerId) =>
+        emitted(
+          this.client,
+          playerNotificationChannel(this.redisKeyPrefix, playerId),
+          notification,
+        ),
+      ),
+    );
+  }
+}
+
+function emitted(client: ClientProxy, pattern: string, data: StateNotification): Promise<void> {
+  return lastValueFrom(client.emit(pattern, data), { defaultValue: undefined });
+}
+
+/**
  * Hands every client event to the API replicas (Redis transport), which push it to the connected
- * players it concerns. Runs inside delivery, so a client never sees revision n+1 of an aggregate
+ * players it concerns: by default only to the replicas holding a socket of a recipient
+ * (NOTIFY_FANOUT). Runs inside delivery, so a client never sees revision n+1 of an aggregate
  * before revision n.
  */
 @Injectable()
 @SubscribesTo(...CLIENT_EVENT_TYPES)
 export class ClientNotificationSubscriber implements OutboxSubscriber {
-  private readonly publisher: StateNotificationPublisher;
+  private readonly publisher: StateNotificationPublisher | PlayerNotificationPublisher;
 
   constructor(
     @Inject(NOTIFICATIONS_CLIENT) client: ClientProxy,
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
+    @Inject(DispatcherConfig) config: Pick<DispatcherConfig, 'NOTIFY_FANOUT'>,
   ) {
-    this.publisher = new StateNotificationPublisher(
-      client,
-      notificationPattern(keyspace.REDIS_KEY_PREFIX),
-    );
+    this.publisher =
+      config.NOTIFY_FANOUT === 'targeted'
+        ? new PlayerNotificationPublisher(client, keyspace.REDIS_KEY_PREFIX)
+        : new StateNotificationPublisher(client, notificationPattern(keyspace.REDIS_KEY_PREFIX));
   }
 
   handle(envelope: OutboxEnvelope): Promise<void> {

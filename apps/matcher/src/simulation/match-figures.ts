@@ -1,7 +1,10 @@
-import type { ProposedMatch } from '@matchplane/domain';
+/** What {@link teamRatingGap} reads of a match (a ProposedMatch has it). */
+export interface RatedTeams {
+  readonly participants: readonly { readonly team: number; readonly rating: number }[];
+}
 
 /** The highest team's mean rating minus the lowest's (0 for a match of one team). */
-export function teamRatingGap(match: ProposedMatch): number {
+export function teamRatingGap(match: RatedTeams): number {
   const teams = new Map<number, { sum: number; count: number }>();
   for (const participant of match.participants) {
     const team = teams.get(participant.team) ?? { sum: 0, count: 0 };

@@ -33,8 +33,8 @@ export function ruleSetFromEnvironment(env: NodeJS.ProcessEnv): SimulatedRuleSet
 
 /**
  * A proposed rule set: a JSON object of {@link RULE_VARIABLES} (QUEUE_MODE_ATTRIBUTES may be an
- * object rather than a JSON string) laid over the environment, and checked exactly as the matcher
- * checks its own at start-up.
+ * object rather than a JSON string) laid over `env` (an environment, or the active rule variables),
+ * and checked exactly as the matcher checks its own at start-up.
  */
 export function ruleSetFromFile(file: string, env: NodeJS.ProcessEnv): SimulatedRuleSet {
   let parsed: unknown;

@@ -76,6 +76,26 @@ describe('the queue simulator', () => {
     expect(proposed.duel!.mean_team_rating_gap).toBeGreaterThan(active.duel!.mean_team_rating_gap);
   });
 
+  it('counts blocked pairs matched: none under the matcher’s function, some when blocks are ignored', () => {
+    const { rules } = ruleSetFromEnvironment(ENV);
+    const arrivals = traffic(13, 1_000);
+    const blocking = arrivals.filter((arrival) => arrival.blockedPlayerIds);
+    // About 5 % of players blocked someone who queued just before them.
+    expect(blocking.length).toBeGreaterThan(20);
+    const honoured = replay(arrivals, rules, formMatches, OPTIONS);
+    expect(honoured.duel!.blocked_pairs_matched + honoured.squad!.blocked_pairs_matched).toBe(0);
+    const ignoring: MatchingFunction = (candidates, modeRules, now) =>
+      formMatches(
+        candidates.map(({ blockedPlayerIds: _ignored, ...candidate }) => candidate),
+        modeRules,
+        now,
+      );
+    const ignored = replay(arrivals, rules, ignoring, OPTIONS);
+    expect(
+      ignored.duel!.blocked_pairs_matched + ignored.squad!.blocked_pairs_matched,
+    ).toBeGreaterThan(0);
+  });
+
   it('lets impatient players cancel, a party as one', () => {
     const { rules, attributes } = ruleSetFromEnvironment({ ...ENV, QUEUE_MODES: 'squad:4x2' });
     const arrivals = syntheticTraffic({
@@ -97,6 +117,27 @@ describe('the queue simulator', () => {
     for (const arrival of arrivals.filter((a) => a.party)) {
       expect(arrival.cancelAfterMs).toBe(parties.get(arrival.party!.id));
     }
+  });
+
+  it('takes a whole party out of the pool when one member cancels, as the API ends a party’s tickets together', () => {
+    const { rules } = ruleSetFromEnvironment({ ...ENV, QUEUE_MODES: 'squad:4x2' });
+    const member = (ticketId: string, cancelAfterMs?: number): Arrival => ({
+      atMs: 0,
+      ticketId,
+      playerId: `player-${ticketId}`,
+      mode: 'squad',
+      rating: 1500,
+      rtt: { 'eu-west': 20 },
+      attributes: {},
+      party: { id: 'party-1', size: 2 },
+      ...(cancelAfterMs === undefined ? {} : { cancelAfterMs }),
+    });
+    // One member of the pair gives up after a second; the other would wait for ever.
+    const outcome = replay([member('a', 1_000), member('b')], rules, formMatches, {
+      ...OPTIONS,
+      drainMs: 5_000,
+    }).squad!;
+    expect(outcome).toMatchObject({ players: 2, cancelled_players: 2, waiting_players: 0 });
   });
 
   it('counts arrivals of a mode the rule set does not know as still waiting', () => {

@@ -1,0 +1,135 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { Counter, Gauge } from 'prom-client';
+import { isStateNotification, playerNotificationChannel } from '@matchplane/contracts';
+import { MetricsRegistry } from '@matchplane/observability';
+import { answerWithin } from '@matchplane/persistence';
+import { NotificationFanoutOptions } from './notification.options';
+import { PlayerSocketsRegistry } from './player-sockets.registry';
+
+/**
+ * How long a new socket waits for its player's SUBSCRIBE before it is told `ready` anyway (Redis
+ * slow or down: it catches up from history once the subscription is back).
+ */
+const FOLLOW_TIMEOUT_MS = 1_000;
+/** As the broadcast listener: a catch-up looks this far before a lost subscription. */
+const CATCH_UP_LOOKBACK_MS = 5 * 60_000;
+
+/**
+ * This replica's end of targeted fan-out (the dispatcher's NOTIFY_FANOUT=targeted): a
+ * subscription to each player channel ({@link playerNotificationChannel}) while the replica holds
+ * a socket of that player, on a connection of its own. An event is then published only to the
+ * replicas of its recipients, instead of to every replica to filter (the broadcast pattern, which
+ * NotificationFanoutListener still hears, so a dispatcher set either way reaches every socket).
+ */
+@Injectable()
+export class PlayerChannelsListener implements OnApplicationShutdown {
+  private readonly logger = new Logger(PlayerChannelsListener.name);
+  private readonly subscriber: Redis;
+  private readonly channelPrefix: string;
+  private readonly received: Counter;
+  private readonly channels: Gauge;
+  private lostAt: Date | undefined;
+  private down = false;
+
+  constructor(
+    @Inject(NotificationFanoutOptions) config: NotificationFanoutOptions,
+    @Inject(Redis) redis: Redis,
+    private readonly sockets: PlayerSocketsRegistry,
+    @Inject(MetricsRegistry) registry: MetricsRegistry,
+  ) {
+    this.channelPrefix = playerNotificationChannel(config.REDIS_KEY_PREFIX, '');
+    // A subscribed connection serves nothing else: the process's connection, duplicated.
+    this.subscriber = redis.duplicate({
+      connectionName: `${config.REDIS_KEY_PREFIX}:api-player-notifications`,
+    });
+    this.received = new Counter({
+      name: 'notification_player_channel_events_total',
+      help: 'Notifications this replica heard on the channel of a player it holds a socket of (targeted fan-out)',
+      registers: [registry],
+    });
+    this.channels = new Gauge({
+      name: 'notification_player_channels',
+      help: 'Player channels this replica subscribes to: the players it holds a socket of',
+      registers: [registry],
+      collect: () => this.channels.set(this.sockets.players().length),
+    });
+    this.subscriber.on('message', (channel: string, message: string) =>
+      this.receive(channel, message),
+    );
+    this.watch();
+  }
+
+  /**
+   * Subscribes to `playerId`'s channel (again, for a second socket: a no-op for Redis); resolves
+   * once Redis has answered, or after {@link FOLLOW_TIMEOUT_MS}, so a socket told `ready` hears
+   * every event published after.
+   */
+  async follow(playerId: string): Promise<void> {
+    try {
+      await answerWithin(this.subscriber.subscribe(this.channelOf(playerId)), FOLLOW_TIMEOUT_MS);
+    } catch (error) {
+      this.logger.warn(
+        `player channel not subscribed yet (${(error as Error).message}); the socket catches up once it is`,
+      );
+    }
+  }
+
+  /** The replica's last socket of `playerId` closed. */
+  unfollow(playerId: string): void {
+    this.subscriber.unsubscribe(this.channelOf(playerId)).catch(() => undefined);
+  }
+
+  onApplicationShutdown(): void {
+    this.subscriber.disconnect();
+  }
+
+  private channelOf(playerId: string): string {
+    return `${this.channelPrefix}${playerId}`;
+  }
+
+  private receive(channel: string, message: string): void {
+    if (!channel.startsWith(this.channelPrefix)) return;
+    let data: unknown;
+    try {
+      data = (JSON.parse(message) as { data?: unknown } | null)?.data;
+    } catch {
+      data = undefined;
+    }
+    if (!isStateNotification(data)) {
+      this.logger.warn(`ignored a malformed notification on ${channel}`);
+      return;
+    }
+    this.received.inc();
+    this.sockets.fanOutTo([channel.slice(this.channelPrefix.length)], data);
+  }
+
+  /**
+   * Pub/sub keeps nothing for a disconnected subscriber: once the connection is back, its players'
+   * channels are subscribed again and their sockets fill in from history.
+   */
+  private watch(): void {
+    this.subscriber.on('error', (error: Error) => {
+      if (this.down) return;
+      this.down = true;
+      this.logger.warn(`player channels' connection lost (${error.message}); reconnecting`);
+    });
+    this.subscriber.on('close', () => (this.lostAt ??= new Date()));
+    this.subscriber.on('ready', () => {
+      this.down = false;
+      if (!this.lostAt) return;
+      const since = new Date(this.lostAt.getTime() - CATCH_UP_LOOKBACK_MS);
+      this.lostAt = undefined;
+      const players = this.sockets.players();
+      const resubscribed =
+        players.length > 0
+          ? this.subscriber.subscribe(...players.map((id) => this.channelOf(id)))
+          : Promise.resolve();
+      resubscribed
+        .then(() => this.sockets.catchUpAll(since))
+        .catch((error: Error) =>
+          this.logger.warn(`restoring the player channels failed: ${error.message}`),
+        );
+    });
+  }
+}
