@@ -1,5 +1,13 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,6 +21,8 @@ import { sleep } from '../bench/bench.processes';
  */
 
 const PG_BIN = process.env.CHAOS_PG_BIN ?? '/usr/local/bin';
+/** pg_basebackup is not among the binaries in /usr/local/bin. */
+const PG_BASEBACKUP = process.env.CHAOS_PG_BASEBACKUP ?? '/usr/lib/postgresql/15/bin/pg_basebackup';
 const REDIS_SERVER = process.env.CHAOS_REDIS_SERVER ?? 'redis-server';
 const START_TIMEOUT_MS = 30_000;
 
@@ -40,7 +50,7 @@ function chownToPostgres(dir: string): void {
 }
 
 /** Runs a command to completion; rejects with its output when it fails. */
-function run(command: string, args: string[], options: SpawnOptions = {}): Promise<string> {
+export function run(command: string, args: string[], options: SpawnOptions = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -116,6 +126,43 @@ export class PrivatePostgres {
     return pg;
   }
 
+  /**
+   * A streaming replica of `primary` (hot standby, read-only), in `root`/`name` on a port of its
+   * own: pg_basebackup -R copies the primary and writes its standby.signal and primary_conninfo.
+   */
+  static async standbyOf(
+    primary: PrivatePostgres,
+    root: string,
+    preferredPort: number,
+    name = 'pg-standby',
+  ): Promise<PrivatePostgres> {
+    const dir = path.join(root, name);
+    mkdirSync(dir, { recursive: true });
+    chownToPostgres(dir);
+    const standby = new PrivatePostgres(dir, await freePortFrom(preferredPort));
+    await run(
+      PG_BASEBACKUP,
+      [
+        ...['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres'],
+        ...['-D', standby.dataDir, '-R', '-X', 'stream', '--no-sync'],
+      ],
+      asPostgresUser(),
+    );
+    // The copied postgresql.auto.conf names the primary's port and socket directory: later
+    // lines win.
+    appendFileSync(
+      path.join(standby.dataDir, 'postgresql.auto.conf'),
+      `port = ${standby.port}\nunix_socket_directories = '${dir}'\n`,
+    );
+    await standby.start();
+    return standby;
+  }
+
+  /** Ends recovery: the standby becomes a primary that accepts writes. */
+  async promote(): Promise<void> {
+    await run(path.join(PG_BIN, 'pg_ctl'), ['-D', this.dataDir, '-w', 'promote'], asPostgresUser());
+  }
+
   async start(): Promise<void> {
     await run(
       path.join(PG_BIN, 'pg_ctl'),
@@ -179,12 +226,23 @@ export class PrivateRedis {
   private constructor(
     readonly dir: string,
     readonly port: number,
+    private readonly extraArgs: readonly string[],
   ) {}
 
-  static async create(root: string, preferredPort: number): Promise<PrivateRedis> {
-    const dir = path.join(root, 'redis');
+  /**
+   * `name`: its directory under `root` (several instances side by side). `extraArgs`: more
+   * redis-server arguments (--replicaof, --tls-port); a function of the port it got.
+   */
+  static async create(
+    root: string,
+    preferredPort: number,
+    name = 'redis',
+    extraArgs: (port: number) => readonly string[] = () => [],
+  ): Promise<PrivateRedis> {
+    const dir = path.join(root, name);
     mkdirSync(dir, { recursive: true });
-    const redis = new PrivateRedis(dir, await freePortFrom(preferredPort));
+    const port = await freePortFrom(preferredPort);
+    const redis = new PrivateRedis(dir, port, extraArgs(port));
     await redis.start();
     return redis;
   }
@@ -209,6 +267,7 @@ export class PrivateRedis {
         'noeviction',
         '--logfile',
         path.join(this.dir, 'redis.log'),
+        ...this.extraArgs,
       ],
       { stdio: 'ignore', detached: true },
     );

@@ -131,6 +131,23 @@ describe('every app boots and reports its health', () => {
     );
   });
 
+  it('refuses an inconsistent Redis Sentinel and PostgreSQL TLS configuration in one line, naming each problem and no password', async () => {
+    const withoutRedisHost = Object.entries(serviceEnv()).filter(
+      ([name]) => name !== 'REDIS_HOST' && name !== 'REDIS_PORT',
+    );
+    const { code, output } = await runApp('dispatcher', {
+      ...Object.fromEntries(withoutRedisHost),
+      REDIS_URL: 'redis://matchplane:s3cret-acl-pass@cache.internal',
+      REDIS_SENTINELS: 'sentinel-1:26379,sentinel-2:26379',
+      DATABASE_SSL_MODE: 'verify-ca',
+    });
+    expect(code).toBe(1);
+    expect(output.trim()).toBe(
+      'dispatcher: Invalid configuration: REDIS_SENTINELS is set but REDIS_SENTINEL_MASTER is not: name the master the sentinels watch (their "sentinel monitor <name>"); DATABASE_SSL_MODE is verify-ca but DATABASE_SSL_CA_FILE is not set: verify-ca checks the server against that CA (use verify-full to check it against the system CAs and its name)',
+    );
+    expect(output).not.toContain('s3cret-acl-pass');
+  });
+
   it('never prints a secret it was given, even when it is the value that failed validation', async () => {
     const { code, output } = await runApp('api', {
       ...serviceEnv(),

@@ -11,6 +11,7 @@ import {
   type MigrationProgress,
   type MigrationStatus,
 } from '@matchplane/persistence';
+import { databaseTarget } from '@matchplane/config';
 import { allMigrations } from '@matchplane/migrations';
 import type { MigrateCommand } from './migrate-args.parser';
 
@@ -29,7 +30,7 @@ export async function runMigrateCommand(
   config: MigrateConfig,
   output: CommandOutput,
 ): Promise<number> {
-  const target = `${config.DATABASE_HOST}:${config.DATABASE_PORT}/${config.DATABASE_NAME}`;
+  const target = databaseTarget(config);
   const dataSource = new DataSource(
     dataSourceOptions(config, { migrations: allMigrations, applicationName: 'matchplane-migrate' }),
   );

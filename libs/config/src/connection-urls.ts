@@ -11,10 +11,18 @@ interface ConnectionUrl {
   /** How the URL must look, for the message when it does not. */
   readonly shape: string;
   readonly protocols: readonly string[];
+  /** Several hosts, comma-separated, may be listed (PostgreSQL's multi-host URL). */
+  readonly hostList: boolean;
   /** Separate variable -> its value in the URL (undefined: the URL leaves it out). */
-  parts(url: URL): Record<string, string | undefined>;
+  parts(url: URL, hosts: readonly UrlHost[]): Record<string, string | undefined>;
   /** Why this URL cannot be used, beyond its syntax (undefined: usable). */
   unsupported(url: URL): string | undefined;
+}
+
+/** One host of a URL's authority, as the URL gives it. */
+interface UrlHost {
+  readonly host: string | undefined;
+  readonly port: string | undefined;
 }
 
 /** Variables whose values are secret: named in a disagreement, never shown. */
@@ -29,42 +37,71 @@ function host(url: URL): string | undefined {
   return decoded(url.hostname.replace(/^\[(.*)\]$/, '$1'));
 }
 
+/** A listed host as DATABASE_HOST writes it: host or host:port, an IPv6 address bracketed. */
+function listed({ host, port }: UrlHost): string {
+  const name = host?.includes(':') ? `[${host}]` : (host ?? '');
+  return port === undefined ? name : `${name}:${port}`;
+}
+
+/** DATABASE_URL's query options, libpq's names, and the variable each one sets. */
+const DATABASE_URL_OPTIONS: Readonly<Record<string, string>> = {
+  target_session_attrs: 'DATABASE_TARGET_SESSION_ATTRS',
+  sslmode: 'DATABASE_SSL_MODE',
+  sslrootcert: 'DATABASE_SSL_CA_FILE',
+  options: 'DATABASE_OPTIONS',
+  application_name: 'DATABASE_APPLICATION_NAME',
+};
+
 const DATABASE_URL: ConnectionUrl = {
   variable: 'DATABASE_URL',
-  shape: 'postgres://user:password@host:port/database',
+  shape: 'postgres://user:password@host:port[,host:port...]/database[?option=value&...]',
   protocols: ['postgres:', 'postgresql:'],
-  parts: (url) => ({
-    DATABASE_HOST: host(url),
-    DATABASE_PORT: decoded(url.port),
+  hostList: true,
+  parts: (url, hosts) => ({
+    DATABASE_HOST: hosts.length === 1 ? hosts[0]?.host : hosts.map(listed).join(','),
+    DATABASE_PORT: hosts.length === 1 ? hosts[0]?.port : undefined,
     DATABASE_USER: decoded(url.username),
     DATABASE_PASSWORD: decoded(url.password),
     DATABASE_NAME: decoded(url.pathname.replace(/^\//, '')),
+    ...Object.fromEntries(
+      [...url.searchParams].map(([option, value]): [string, string] => [
+        DATABASE_URL_OPTIONS[option] ?? option,
+        value,
+      ]),
+    ),
   }),
-  unsupported: (url) =>
-    url.pathname.replace(/^\//, '').includes('/')
-      ? 'names one database after the host (a path with "/" in it is not a database name)'
-      : url.search !== '' || url.hash !== ''
-        ? `has no options after "?" or "#" here (got ${[...url.searchParams.keys()].map((key) => `"${key}"`).join(', ') || 'a fragment'}); set the separate DATABASE_* variables instead`
-        : undefined,
+  unsupported: (url) => {
+    if (url.pathname.replace(/^\//, '').includes('/'))
+      return 'names one database after the host (a path with "/" in it is not a database name)';
+    if (url.hash !== '') return 'has no "#" part';
+    const options = [...url.searchParams.keys()];
+    const unknown = options.filter((option) => !Object.hasOwn(DATABASE_URL_OPTIONS, option));
+    if (unknown.length > 0)
+      return `has options this app does not read (got ${unknown.map((key) => `"${key}"`).join(', ')}; it reads ${Object.keys(DATABASE_URL_OPTIONS).join(', ')}; other session settings go in options=-c name=value)`;
+    const repeated = options.find((option, index) => options.indexOf(option) !== index);
+    if (repeated !== undefined) return `gives the option "${repeated}" twice`;
+    return undefined;
+  },
 };
 
 const REDIS_URL: ConnectionUrl = {
   variable: 'REDIS_URL',
-  shape: 'redis://:password@host:port',
-  protocols: ['redis:'],
+  shape: 'redis://user:password@host:port or rediss://... (TLS)',
+  protocols: ['redis:', 'rediss:'],
+  hostList: false,
   parts: (url) => ({
     REDIS_HOST: host(url),
     REDIS_PORT: decoded(url.port),
+    REDIS_USERNAME: decoded(url.username),
     REDIS_PASSWORD: decoded(url.password),
+    REDIS_TLS: url.protocol === 'rediss:' ? 'true' : 'false',
   }),
   unsupported: (url) =>
-    url.username !== '' && url.username !== 'default'
-      ? 'has no user here (Redis ACL users are not supported; leave it out or use "default")'
-      : !['', '/', '/0'].includes(url.pathname)
-        ? 'uses database 0 only (keys are separated by REDIS_KEY_PREFIX instead)'
-        : url.search !== '' || url.hash !== ''
-          ? 'has no options after "?" or "#" here'
-          : undefined,
+    !['', '/', '/0'].includes(url.pathname)
+      ? 'uses database 0 only (keys are separated by REDIS_KEY_PREFIX instead)'
+      : url.search !== '' || url.hash !== ''
+        ? 'has no options after "?" or "#" here'
+        : undefined,
 };
 
 const CONNECTION_URLS = [DATABASE_URL, REDIS_URL];
@@ -82,16 +119,23 @@ export function expandConnectionUrls(
   for (const spec of CONNECTION_URLS) {
     const raw = plain[spec.variable];
     if (raw === undefined) continue;
-    const url = parseUrl(raw);
+    const parsed = parseConnectionUrl(raw);
+    const url = parsed?.url;
     const malformed = `${spec.variable} must be a URL like ${spec.shape} (a value was given; it is secret, so not shown)`;
     // Without "//" what parses as a scheme may be the start of credentials: call it malformed.
-    if (url === undefined || !raw.startsWith(`${url.protocol}//`)) {
+    if (parsed === undefined || url === undefined || !raw.startsWith(`${url.protocol}//`)) {
       problems.push(malformed);
       continue;
     }
     if (!spec.protocols.includes(url.protocol)) {
       problems.push(
         `${spec.variable} must start with ${spec.protocols.map((p) => `${p}//`).join(' or ')} (got "${url.protocol}//...")`,
+      );
+      continue;
+    }
+    if (parsed.hosts.length > 1 && !spec.hostList) {
+      problems.push(
+        `${spec.variable} names one host (for Redis Sentinel list the sentinels in REDIS_SENTINELS)`,
       );
       continue;
     }
@@ -102,7 +146,7 @@ export function expandConnectionUrls(
     }
     let parts: Record<string, string | undefined>;
     try {
-      parts = spec.parts(url);
+      parts = spec.parts(url, parsed.hosts);
     } catch {
       problems.push(malformed); // a bad %-escape
       continue;
@@ -119,6 +163,33 @@ export function expandConnectionUrls(
     }
   }
   return problems;
+}
+
+/** The scheme, the credentials, the authority's host list and the rest of a URL. */
+const AUTHORITY = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#]*@)?([^/?#]*)(.*)$/s;
+
+/**
+ * WHATWG URL parsing takes one host; PostgreSQL's URL may list several (libpq's multi-host form,
+ * "h1:5432,h2:5432"), so a list is parsed apart, each host as a URL of its own.
+ */
+function parseConnectionUrl(raw: string): { url: URL; hosts: UrlHost[] } | undefined {
+  const match = AUTHORITY.exec(raw);
+  const [, scheme = '', credentials = '', hostList = '', rest = ''] = match ?? [];
+  try {
+    if (!hostList.includes(',')) {
+      const url = parseUrl(raw);
+      return url && { url, hosts: [{ host: host(url), port: decoded(url.port) }] };
+    }
+    const url = parseUrl(`${scheme}${credentials}listed-hosts${rest}`);
+    const hosts = hostList.split(',').map((entry) => {
+      const one = parseUrl(`${scheme}${entry}`);
+      if (one === undefined || one.pathname !== '' || host(one) === undefined) throw new Error();
+      return { host: host(one), port: decoded(one.port) };
+    });
+    return url && { url, hosts };
+  } catch {
+    return undefined; // a bad %-escape, an empty host
+  }
 }
 
 function parseUrl(raw: string): URL | undefined {

@@ -1,24 +1,39 @@
-import { IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
+import { IsIn, IsNotEmpty, IsOptional, IsString, Matches } from 'class-validator';
+import { IsCertificateFile, parseHostList } from './connection-hosts';
 import { EnvVar } from './env-var.decorator';
 import { LoggingConfig } from './logging.config';
+import { IsParsedList } from './queue-policy';
 import { IsFlag, IsIntInRange, IsPort } from './validators';
+
+/** libpq's target_session_attrs the apps can use: they write, so never a standby alone. */
+export const TARGET_SESSION_ATTRS = ['any', 'read-write', 'primary'] as const;
+export type TargetSessionAttrs = (typeof TARGET_SESSION_ATTRS)[number];
+
+/** libpq's sslmode values node-postgres can honour (it cannot fall back to plain text). */
+export const SSL_MODES = ['disable', 'require', 'verify-ca', 'verify-full'] as const;
+export type SslMode = (typeof SSL_MODES)[number];
 
 export class DatabaseConfig extends LoggingConfig {
   @EnvVar({
     description:
-      'PostgreSQL as one URL, postgres://user:password@host:port/database, instead of the DATABASE_* variables below. A part it leaves out comes from its own variable; a variable that disagrees with it stops the app',
+      "PostgreSQL as one URL, postgres://user:password@host:port[,host:port...]/database[?option=value&...], instead of the DATABASE_* variables below; its options are libpq's target_session_attrs, sslmode, sslrootcert, options and application_name (DATABASE_TARGET_SESSION_ATTRS, DATABASE_SSL_MODE, DATABASE_SSL_CA_FILE, DATABASE_OPTIONS, DATABASE_APPLICATION_NAME). A part it leaves out comes from its own variable; a variable that disagrees with it stops the app",
     secret: true,
   })
   @IsOptional()
   @IsString()
   DATABASE_URL?: string = undefined;
 
-  @EnvVar({ description: 'PostgreSQL host' })
-  @IsString()
-  @IsNotEmpty()
+  @EnvVar({
+    description:
+      'PostgreSQL host, or several as host[:port],host[:port] (tried in order for each new connection, the first that DATABASE_TARGET_SESSION_ATTRS accepts is used)',
+  })
+  @IsParsedList(
+    (raw) => parseHostList(raw, 5432),
+    'a host or a comma-separated list of host[:port] entries, e.g. pg-1,pg-2:5433',
+  )
   DATABASE_HOST = '127.0.0.1';
 
-  @EnvVar({ description: 'PostgreSQL port' })
+  @EnvVar({ description: 'PostgreSQL port (of each listed host without its own)' })
   @IsPort()
   DATABASE_PORT = 5432;
 
@@ -37,6 +52,45 @@ export class DatabaseConfig extends LoggingConfig {
     message: 'must be a plain identifier of at most 63 characters',
   })
   DATABASE_NAME = 'matchplane';
+
+  @EnvVar({
+    description:
+      "Which listed host a connection may stay on (libpq's target_session_attrs): any (the first that answers), read-write (one whose sessions accept writes: the primary) or primary (one not in recovery). With several hosts, a connection to a host that does not qualify is closed and the next host tried",
+  })
+  @IsIn(TARGET_SESSION_ATTRS, { message: `must be one of ${TARGET_SESSION_ATTRS.join(', ')}` })
+  DATABASE_TARGET_SESSION_ATTRS: TargetSessionAttrs = 'any';
+
+  @EnvVar({
+    description:
+      "TLS to PostgreSQL (libpq's sslmode): disable, require (encrypted; with DATABASE_SSL_CA_FILE also verified against that CA, as libpq does), verify-ca (the server's certificate signed by DATABASE_SSL_CA_FILE) or verify-full (also its name; the system CAs without DATABASE_SSL_CA_FILE)",
+  })
+  @IsIn(SSL_MODES, {
+    message: `must be one of ${SSL_MODES.join(', ')} (prefer and allow would fall back to plain text, which node-postgres does not do)`,
+  })
+  DATABASE_SSL_MODE: SslMode = 'disable';
+
+  @EnvVar({ description: "PEM file of the CA that signed PostgreSQL's certificate" })
+  @IsOptional()
+  @IsCertificateFile()
+  DATABASE_SSL_CA_FILE?: string = undefined;
+
+  @EnvVar({
+    description:
+      'Session settings sent with every connection (libpq\'s options), as -c name=value entries separated by spaces, e.g. "-c statement_timeout=30000 -c idle_in_transaction_session_timeout=60000". A setting an app sets itself (the API\'s lock_timeout) wins',
+  })
+  @IsOptional()
+  @Matches(/^-c\s*[A-Za-z_][A-Za-z0-9_.]*=\S+(\s+-c\s*[A-Za-z_][A-Za-z0-9_.]*=\S+)*$/, {
+    message: 'must be -c name=value entries separated by spaces',
+  })
+  DATABASE_OPTIONS?: string = undefined;
+
+  @EnvVar({
+    description:
+      "application_name of every connection, in pg_stat_activity and PostgreSQL's logs (unset: each app's own, e.g. matchplane-migrate)",
+  })
+  @IsOptional()
+  @Matches(/^[\x20-\x7e]{1,63}$/, { message: 'must be 1-63 printable ASCII characters' })
+  DATABASE_APPLICATION_NAME?: string = undefined;
 
   @EnvVar({ description: "Connections in this process's pool" })
   @IsIntInRange(1, 200)

@@ -10,3 +10,4 @@ export * from './search-timeouts';
 export * from './probe-edges';
 export * from './acceptance-timeouts';
 export * from './rejoin-grace';
+export * from './connection-hosts';

@@ -1,5 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync, type ValidationError } from 'class-validator';
+import { connectionTopologyProblems } from './connection-hosts';
 import { expandConnectionUrls } from './connection-urls';
 import { envVarDocs } from './env-var.decorator';
 
@@ -37,6 +38,7 @@ export function loadConfig<T extends object>(
   }
   const origins = new Map<string, string>();
   const urlProblems = expandConnectionUrls(plain, origins);
+  urlProblems.push(...connectionTopologyProblems(plain, origins));
   const instance = plainToInstance(configClass, plain, { exposeDefaultValues: true });
   const errors = validateSync(instance, { forbidUnknownValues: true, stopAtFirstError: true });
   if (urlProblems.length > 0 || errors.length > 0) {

@@ -6,12 +6,13 @@ import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
 import { IsSearchTimeouts } from './search-timeouts';
 import { IsAcceptanceTimeouts } from './acceptance-timeouts';
 import { IsRejoinGrace } from './rejoin-grace';
-import { IsIntInRange, IsPort } from './validators';
+import { IsFlag, IsIntInRange, IsPort } from './validators';
+import { IsCertificateFile, parseRedisSentinels } from './connection-hosts';
 
 export class ServiceConfig extends DatabaseConfig {
   @EnvVar({
     description:
-      'Redis as one URL, redis://:password@host:port, instead of REDIS_HOST, REDIS_PORT and REDIS_PASSWORD. A part it leaves out comes from its own variable; a variable that disagrees with it stops the app',
+      'Redis as one URL, redis://user:password@host:port (rediss:// for TLS), instead of REDIS_HOST, REDIS_PORT, REDIS_USERNAME, REDIS_PASSWORD and REDIS_TLS. A part it leaves out comes from its own variable; a variable that disagrees with it stops the app. With REDIS_SENTINELS its host, if any, is the master name and it has no port',
     secret: true,
   })
   @IsOptional()
@@ -27,10 +28,60 @@ export class ServiceConfig extends DatabaseConfig {
   @IsPort()
   REDIS_PORT = 6379;
 
-  @EnvVar({ description: 'Redis password', secret: true })
+  @EnvVar({ description: 'Redis ACL user (unset: the default user)' })
+  @IsOptional()
+  @IsString()
+  REDIS_USERNAME?: string = undefined;
+
+  @EnvVar({
+    description: 'Redis password (of REDIS_USERNAME, or of the default user)',
+    secret: true,
+  })
   @IsOptional()
   @IsString()
   REDIS_PASSWORD?: string = undefined;
+
+  @EnvVar({
+    description:
+      'Reach Redis over TLS (true or false; a rediss:// REDIS_URL says true). With REDIS_SENTINELS the sentinels too',
+  })
+  @IsFlag()
+  REDIS_TLS = false;
+
+  @EnvVar({
+    description:
+      "PEM file of the CA that signed Redis's certificate (unset: the system CAs); needs REDIS_TLS",
+  })
+  @IsOptional()
+  @IsCertificateFile()
+  REDIS_TLS_CA_FILE?: string = undefined;
+
+  @EnvVar({
+    description:
+      'Redis Sentinel: the sentinels to ask for the master, host[:port],host[:port] (port 26379 when left out). Every Redis connection of the app (stores, BullMQ, pub/sub) then follows the master through a failover. Needs REDIS_SENTINEL_MASTER; REDIS_HOST and REDIS_PORT stay unset',
+  })
+  @IsOptional()
+  @IsParsedList(
+    parseRedisSentinels,
+    'a comma-separated list of host[:port] entries, e.g. sentinel-1:26379,sentinel-2:26379',
+  )
+  REDIS_SENTINELS?: string = undefined;
+
+  @EnvVar({
+    description:
+      'The master name the sentinels monitor ("sentinel monitor <name>"); needs REDIS_SENTINELS',
+  })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9._-]{1,64}$/, { message: 'must be 1-64 letters, digits, ".", "_" or "-"' })
+  REDIS_SENTINEL_MASTER?: string = undefined;
+
+  @EnvVar({
+    description: "The sentinels' own password (their requirepass), when they have one",
+    secret: true,
+  })
+  @IsOptional()
+  @IsString()
+  REDIS_SENTINEL_PASSWORD?: string = undefined;
 
   @EnvVar({
     description: 'Prefix of every Redis key and BullMQ queue (isolates deployments and tests)',
@@ -230,6 +281,33 @@ export abstract class RedisKeyspace {
 
   static of(config: RedisKeyspace): RedisKeyspace {
     return pickVariables(config, ['REDIS_KEY_PREFIX']);
+  }
+}
+
+/** Where Redis is and how to reach it: every Redis connection of the apps is built from these. */
+export abstract class RedisConnectionConfig {
+  abstract readonly REDIS_HOST: string;
+  abstract readonly REDIS_PORT: number;
+  abstract readonly REDIS_USERNAME?: string;
+  abstract readonly REDIS_PASSWORD?: string;
+  abstract readonly REDIS_TLS: boolean;
+  abstract readonly REDIS_TLS_CA_FILE?: string;
+  abstract readonly REDIS_SENTINELS?: string;
+  abstract readonly REDIS_SENTINEL_MASTER?: string;
+  abstract readonly REDIS_SENTINEL_PASSWORD?: string;
+
+  static of(config: RedisConnectionConfig): RedisConnectionConfig {
+    return pickVariables(config, [
+      'REDIS_HOST',
+      'REDIS_PORT',
+      'REDIS_USERNAME',
+      'REDIS_PASSWORD',
+      'REDIS_TLS',
+      'REDIS_TLS_CA_FILE',
+      'REDIS_SENTINELS',
+      'REDIS_SENTINEL_MASTER',
+      'REDIS_SENTINEL_PASSWORD',
+    ]);
   }
 }
 

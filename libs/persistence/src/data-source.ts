@@ -4,8 +4,16 @@ import {
   type MixedList,
   type EntitySchema,
 } from 'typeorm';
+import type { TlsOptions } from 'node:tls';
+import { Client } from 'pg';
 import type { DatabaseConfig } from '@matchplane/config';
 import { sleep, backoffDelayMs } from './backoff';
+import {
+  CONNECT_TIMEOUT_MS,
+  DatabaseHostChooser,
+  choosingHost,
+  databaseSession,
+} from './database-connection';
 import { poolClient } from './pool-client';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own entity list type
@@ -23,13 +31,35 @@ export function dataSourceOptions(
   config: DatabaseConfig,
   extras: DataSourceExtras = {},
 ): DataSourceOptions {
+  // A session setting, so it costs no round trip per transaction.
+  const lockTimeout =
+    extras.lockTimeoutMs === undefined
+      ? undefined
+      : `-c lock_timeout=${Math.round(extras.lockTimeoutMs)}`;
+  const session = databaseSession(config, extras.applicationName ?? 'matchplane', lockTimeout);
+  const chooser = new DatabaseHostChooser(config, {
+    ...session,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+  const [first] = chooser.hosts;
+  const base =
+    config.DATABASE_PREPARED_STATEMENTS || config.DATABASE_PIPELINING
+      ? poolClient({
+          preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+          pipelining: config.DATABASE_PIPELINING,
+        })
+      : Client;
+  const client = choosingHost(base, chooser);
   return {
     type: 'postgres',
-    host: config.DATABASE_HOST,
-    port: config.DATABASE_PORT,
-    username: config.DATABASE_USER,
-    password: config.DATABASE_PASSWORD,
-    database: config.DATABASE_NAME,
+    // The first listed host; with several, the pool's Client class picks one per connection.
+    host: first?.host,
+    port: first?.port,
+    username: session.user,
+    password: session.password,
+    database: session.database,
+    // node-postgres takes tls.connect's options (TypeORM's type names the server-side TlsOptions).
+    ssl: session.ssl as TlsOptions | false,
     entities: extras.entities ?? [],
     migrations: extras.migrations ?? [],
     migrationsTableName: 'schema_migrations',
@@ -37,23 +67,15 @@ export function dataSourceOptions(
     migrationsRun: false,
     // Off: a failed query's log line would carry its parameters (token hashes, payloads); callers log errors.
     logging: false,
-    applicationName: extras.applicationName ?? 'matchplane',
+    applicationName: session.application_name,
     extra: {
       max: config.DATABASE_POOL_SIZE,
       idleTimeoutMillis: config.DATABASE_POOL_IDLE_TIMEOUT_MS,
-      connectionTimeoutMillis: 5_000,
-      ...(config.DATABASE_PREPARED_STATEMENTS || config.DATABASE_PIPELINING
-        ? {
-            Client: poolClient({
-              preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
-              pipelining: config.DATABASE_PIPELINING,
-            }),
-          }
-        : {}),
-      // A session setting, so it costs no round trip per transaction.
-      ...(extras.lockTimeoutMs !== undefined
-        ? { options: `-c lock_timeout=${Math.round(extras.lockTimeoutMs)}` }
-        : {}),
+      // Each listed host may take its connect timeout while the list is walked, then the connection.
+      connectionTimeoutMillis:
+        CONNECT_TIMEOUT_MS * (chooser.hosts.length > 1 ? chooser.hosts.length + 1 : 1),
+      ...(client === Client ? {} : { Client: client }),
+      ...(session.options === undefined ? {} : { options: session.options }),
     },
   };
 }
@@ -70,6 +92,7 @@ export async function initializeWithBackoff(
   dataSource: DataSource,
   logger: ConnectLogger,
   maxAttempts = Number.POSITIVE_INFINITY,
+  target = describeTarget(dataSource),
 ): Promise<DataSource> {
   for (let attempt = 1; ; attempt += 1) {
     try {
@@ -77,17 +100,21 @@ export async function initializeWithBackoff(
     } catch (error) {
       if (attempt >= maxAttempts) throw error;
       const delay = backoffDelayMs(attempt, { baseMs: 250, capMs: 10_000 });
-      const { host, port, database } = dataSource.options as {
-        host?: string;
-        port?: number;
-        database?: string;
-      };
       logger.warn(
-        `PostgreSQL at ${host}:${port}/${database} is unreachable (${describe(error)}); retry ${attempt} in ${delay} ms`,
+        `PostgreSQL at ${target} is unreachable (${describe(error)}); retry ${attempt} in ${delay} ms`,
       );
       await sleep(delay);
     }
   }
+}
+
+function describeTarget(dataSource: DataSource): string {
+  const { host, port, database } = dataSource.options as {
+    host?: string;
+    port?: number;
+    database?: string;
+  };
+  return `${host}:${port}/${database}`;
 }
 
 function describe(error: unknown): string {

@@ -1,7 +1,13 @@
 import { Client } from 'pg';
 import { MigrationExecutor, type DataSource, type Migration, type QueryRunner } from 'typeorm';
-import type { DatabaseConfig } from '@matchplane/config';
+import { databaseHosts, databaseTarget, type DatabaseConfig } from '@matchplane/config';
 import { CodedError, type LibraryErrorCode } from '@matchplane/errors';
+import {
+  CONNECT_TIMEOUT_MS,
+  DatabaseHostChooser,
+  choosingHost,
+  databaseSession,
+} from './database-connection';
 import { sqlStateOf } from './transaction.runner';
 
 /**
@@ -301,21 +307,21 @@ async function withClient<T>(
   database: string,
   work: (client: Client) => Promise<T>,
 ): Promise<T> {
-  const client = new Client({
-    host: config.DATABASE_HOST,
-    port: config.DATABASE_PORT,
-    user: config.DATABASE_USER,
-    password: config.DATABASE_PASSWORD,
+  const settings = {
+    ...databaseSession(config, 'matchplane-migrate'),
     database,
-    connectionTimeoutMillis: 5_000,
-    application_name: 'matchplane-migrate',
-  });
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  };
+  // The primary, as the apps' pools choose it: migrations write.
+  const HostChoosingClient = choosingHost(Client, new DatabaseHostChooser(config, settings));
+  const [first] = databaseHosts(config);
+  const client = new HostChoosingClient({ ...settings, host: first?.host, port: first?.port });
   try {
     await client.connect();
   } catch (error) {
     throw new MigrationError(
       'DATABASE_UNREACHABLE',
-      `cannot connect to PostgreSQL at ${config.DATABASE_HOST}:${config.DATABASE_PORT}/${database}: ${messageOf(error)}`,
+      `cannot connect to PostgreSQL at ${databaseTarget({ ...config, DATABASE_NAME: database })}: ${messageOf(error)}`,
       { cause: error },
     );
   }

@@ -1,7 +1,7 @@
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { DatabaseConfig } from '@matchplane/config';
+import { databaseTarget, type DatabaseConfig } from '@matchplane/config';
 import { dataSourceOptions, initializeWithBackoff, type DataSourceExtras } from './data-source';
 
 @Module({})
@@ -17,7 +17,12 @@ export class PersistenceModule {
           useFactory: () => dataSourceOptions(config, extras),
           dataSourceFactory: async (options) => {
             if (!options) throw new Error('PersistenceModule: no data source options');
-            return initializeWithBackoff(new DataSource(options), logger);
+            return initializeWithBackoff(
+              new DataSource(options),
+              logger,
+              Number.POSITIVE_INFINITY,
+              databaseTarget(config),
+            );
           },
         }),
       ],

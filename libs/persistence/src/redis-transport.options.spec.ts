@@ -1,6 +1,11 @@
 import { redisTransportOptions } from './redis.module';
 
-const config = { REDIS_HOST: 'redis.internal', REDIS_PORT: 6380, REDIS_PASSWORD: 'secret' };
+const config = {
+  REDIS_HOST: 'redis.internal',
+  REDIS_PORT: 6380,
+  REDIS_PASSWORD: 'secret',
+  REDIS_TLS: false,
+};
 
 describe(redisTransportOptions.name, () => {
   it('keeps a listener reconnecting by default', () => {
@@ -8,6 +13,7 @@ describe(redisTransportOptions.name, () => {
       host: 'redis.internal',
       port: 6380,
       password: 'secret',
+      reconnectOnError: expect.any(Function),
       connectionName: 'mp:api-notifications',
       retryAttempts: Number.MAX_SAFE_INTEGER,
       retryDelay: 1_000,
@@ -23,6 +29,7 @@ describe(redisTransportOptions.name, () => {
       host: 'redis.internal',
       port: 6380,
       password: 'secret',
+      reconnectOnError: expect.any(Function),
       connectionName: 'mp:dispatcher-notifications',
       enableAutoPipelining: true,
     });

@@ -6,33 +6,27 @@ import {
   Inject,
 } from '@nestjs/common';
 import Redis, { type RedisOptions } from 'ioredis';
-import { RedisKeyspace, type ServiceConfig } from '@matchplane/config';
+import { RedisKeyspace, type RedisConnectionConfig, type ServiceConfig } from '@matchplane/config';
 import type { RedisOptions as BullRedisOptions } from 'bullmq';
-
-export function redisOptions(config: ServiceConfig): RedisOptions {
-  return {
-    host: config.REDIS_HOST,
-    port: config.REDIS_PORT,
-    password: config.REDIS_PASSWORD,
-    // BullMQ requires this for blocking connections; commands wait for a reconnect instead of failing.
-    maxRetriesPerRequest: null,
-    retryStrategy: redisRetryDelayMs,
-  };
-}
+import { describeRedis, redisEndpoint } from './redis-connection';
 
 function redisRetryDelayMs(attempt: number): number {
   return Math.min(10_000, 100 * 2 ** Math.min(attempt, 7));
 }
 
+const RECONNECTING = {
+  // BullMQ requires this for blocking connections; commands wait for a reconnect instead of failing.
+  maxRetriesPerRequest: null,
+  retryStrategy: redisRetryDelayMs,
+};
+
+export function redisOptions(config: RedisConnectionConfig): RedisOptions {
+  return { ...redisEndpoint(config), ...RECONNECTING };
+}
+
 /** BullMQ's own connection options (its types are not ioredis's), same server and backoff. */
-export function bullConnection(config: ServiceConfig): BullRedisOptions {
-  return {
-    host: config.REDIS_HOST,
-    port: config.REDIS_PORT,
-    password: config.REDIS_PASSWORD,
-    maxRetriesPerRequest: null,
-    retryStrategy: redisRetryDelayMs,
-  };
+export function bullConnection(config: RedisConnectionConfig): BullRedisOptions {
+  return { ...redisEndpoint(config), ...RECONNECTING };
 }
 
 /** How a @nestjs/microservices Redis transport connection behaves once it is lost. */
@@ -52,14 +46,12 @@ export interface RedisTransportUse {
  * transport's connection is described, for the API's listeners and the dispatcher's publisher.
  */
 export function redisTransportOptions(
-  config: Pick<ServiceConfig, 'REDIS_HOST' | 'REDIS_PORT' | 'REDIS_PASSWORD'>,
+  config: RedisConnectionConfig,
   connectionName: string,
   use: RedisTransportUse = { reconnect: true },
 ) {
   return {
-    host: config.REDIS_HOST,
-    port: config.REDIS_PORT,
-    password: config.REDIS_PASSWORD,
+    ...redisEndpoint(config),
     connectionName,
     ...(use.reconnect ? { retryAttempts: Number.MAX_SAFE_INTEGER, retryDelay: 1_000 } : {}),
     ...(use.autoPipelining ? { enableAutoPipelining: true } : {}),
@@ -70,18 +62,22 @@ export function redisTransportOptions(
  * A Redis connection that logs a line per outage (and one on recovery) instead of an error per
  * failed reconnect attempt.
  */
-export function createRedisConnection(config: ServiceConfig, logger: Logger, name: string): Redis {
+export function createRedisConnection(
+  config: RedisConnectionConfig,
+  logger: Logger,
+  name: string,
+): Redis {
   const redis = new Redis({ ...redisOptions(config), connectionName: name });
   let down = false;
   redis.on('error', (error: Error) => {
     if (down) return;
     down = true;
     logger.warn(
-      `Redis at ${config.REDIS_HOST}:${config.REDIS_PORT} is unreachable (${error.message}); reconnecting with backoff`,
+      `${describeRedis(config)} is unreachable (${error.message}); reconnecting with backoff`,
     );
   });
   redis.on('ready', () => {
-    if (down) logger.log(`Redis at ${config.REDIS_HOST}:${config.REDIS_PORT} is reachable again`);
+    if (down) logger.log(`${describeRedis(config)} is reachable again`);
     down = false;
   });
   return redis;
@@ -91,11 +87,9 @@ export function createRedisConnection(config: ServiceConfig, logger: Logger, nam
  * A connection for post-commit wake-ups only (a one-shot command): it connects on the first
  * publish and gives up after one failure, since a lost wake-up costs one relay polling interval.
  */
-export function createWakeUpConnection(config: ServiceConfig, name: string): Redis {
+export function createWakeUpConnection(config: RedisConnectionConfig, name: string): Redis {
   const redis = new Redis({
-    host: config.REDIS_HOST,
-    port: config.REDIS_PORT,
-    password: config.REDIS_PASSWORD,
+    ...redisEndpoint(config),
     connectionName: name,
     lazyConnect: true,
     connectTimeout: 2_000,

@@ -1,7 +1,7 @@
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import type { DatabaseConfig } from '@matchplane/config';
+import { databaseTarget, type DatabaseConfig } from '@matchplane/config';
 import { CliExitCode, CodedError, exitCodeOf, LibraryErrorCode } from '@matchplane/errors';
 import { dataSourceOptions, messageOf, sqlStateOf } from '@matchplane/persistence';
 
@@ -22,7 +22,7 @@ export async function runCliCommand(
   command: (app: INestApplicationContext) => Promise<string[]>,
   output: CliOutput,
 ): Promise<number> {
-  const target = `${config.DATABASE_HOST}:${config.DATABASE_PORT}/${config.DATABASE_NAME}`;
+  const target = databaseTarget(config);
   const dataSource = new DataSource(
     dataSourceOptions({ ...config, DATABASE_POOL_SIZE: 2 }, { applicationName }),
   );

@@ -1,4 +1,4 @@
-import { pickVariables } from '@matchplane/config';
+import { pickVariables, RedisConnectionConfig } from '@matchplane/config';
 import type { ApiConfig } from '../api.config';
 
 /**
@@ -30,18 +30,13 @@ export abstract class NotificationSocketOptions {
 }
 
 /** The Redis the fan-out listener subscribes on, and the deployment's key prefix. */
-export abstract class NotificationFanoutOptions {
-  abstract readonly REDIS_HOST: string;
-  abstract readonly REDIS_PORT: number;
-  abstract readonly REDIS_PASSWORD?: string;
+export abstract class NotificationFanoutOptions extends RedisConnectionConfig {
   abstract readonly REDIS_KEY_PREFIX: string;
 
-  static of(config: ApiConfig): NotificationFanoutOptions {
-    return pickVariables(config, [
-      'REDIS_HOST',
-      'REDIS_PORT',
-      'REDIS_PASSWORD',
-      'REDIS_KEY_PREFIX',
-    ]);
+  static override of(config: ApiConfig): NotificationFanoutOptions {
+    return Object.freeze({
+      ...RedisConnectionConfig.of(config),
+      ...pickVariables(config, ['REDIS_KEY_PREFIX']),
+    });
   }
 }
