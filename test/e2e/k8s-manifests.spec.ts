@@ -547,6 +547,21 @@ describe('docker/k8s manifests', () => {
     });
   });
 
+  it('ha: the matcher shards each mode by region groups that together list PROBE_REGIONS, each region once', () => {
+    // The matcher does not hold region groups against PROBE_REGIONS (a region no group lists goes
+    // to the first group), so a misspelt region would quietly move tickets between shards.
+    const env = ha.environment(ha.workloads().find((w) => w.app === 'matcher')!);
+    const regions = (env.get('PROBE_REGIONS')?.value ?? '').split(',').sort();
+    const shards = JSON.parse(env.get('MATCHER_SHARDS')?.value ?? '{}') as Record<
+      string,
+      { regions: Record<string, string[]> }
+    >;
+    const modes = (env.get('QUEUE_MODES')?.value ?? '').split(',').map((m) => m.split(':')[0]);
+    expect(Object.keys(shards).sort()).toEqual(modes.sort());
+    for (const { regions: groups } of Object.values(shards))
+      expect(Object.values(groups).flat().sort()).toEqual(regions);
+  });
+
   describe('probes hit the routes each app serves', () => {
     const sandbox = appSandbox();
 
