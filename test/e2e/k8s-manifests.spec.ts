@@ -10,7 +10,7 @@ import { ConfigMap, Namespace, Secret, Service, ServiceAccount } from 'kubernete
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { parseAllDocuments } from 'yaml';
-import { envVarDocs } from '@matchplane/config';
+import { envVarDocs, loadConfig, type ConfigClass } from '@matchplane/config';
 import { AllocatorConfig } from '../../apps/allocator/src/allocator.config';
 import { ApiConfig } from '../../apps/api/src/api.config';
 import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
@@ -19,6 +19,7 @@ import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 import { ProbeEdgeConfig } from '../../apps/probe-edge/src/probe-edge.config';
 import { appSandbox, writeJoinKeys } from '../support/app-sandbox';
+import { placeholderCaFile } from '../support/placeholder-ca';
 import { freePort, REPO_ROOT, waitForHttp } from '../support/processes';
 
 const K8S = path.join(REPO_ROOT, 'docker/k8s');
@@ -351,7 +352,7 @@ describe('docker/k8s manifests', () => {
 
   it.each(perTopology((d) => d.workloads().map((w) => [w.app, w])))(
     '%s: every variable it is given is one its configuration reads, secrets come from Secrets, the required ones are there',
-    (label, d, workload) => {
+    (_, d, workload) => {
       const configClass = APP_CONFIGS[workload.app];
       const reads = new Set(Object.keys(new configClass()));
       const docs = envVarDocs(configClass);
@@ -363,6 +364,24 @@ describe('docker/k8s manifests', () => {
       );
       expect(secretFromElsewhere.map(([name]) => name)).toEqual([]);
       expect(REQUIRED_SECRETS[workload.app].filter((name) => !env.get(name)?.secret)).toEqual([]);
+    },
+  );
+
+  const localCaFile = placeholderCaFile();
+  it.each(perTopology((d) => d.workloads().map((w) => [w.app, w])))(
+    '%s: its configuration accepts the manifest environment as a whole (a CA file read from a local copy)',
+    (_, d, workload) => {
+      // The boots below replace the connection Secrets with this machine's PostgreSQL and Redis;
+      // here the topology's own values meet the checks across variables (a sentinel list and its
+      // master name, TLS and its CA file, no host beside sentinels).
+      const env = Object.fromEntries(
+        [...d.environment(workload)].map(([name, v]) => [
+          name,
+          name.endsWith('_CA_FILE') ? localCaFile : (v.value ?? ''),
+        ]),
+      );
+      const configClass: ConfigClass<object> = APP_CONFIGS[workload.app];
+      expect(() => loadConfig(configClass, env)).not.toThrow();
     },
   );
 
