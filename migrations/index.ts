@@ -18,6 +18,7 @@ import { ProbeMeasurements1764680000000 } from './1764680000000-probe-measuremen
 import { ReadyCheck1764690000000 } from './1764690000000-ready-check';
 import { ReconnectAndLeavers1764700000000 } from './1764700000000-reconnect-and-leavers';
 import { OwnedReadModels1764710000000 } from './1764710000000-owned-read-models';
+import { PlayerBlocks1764720000000 } from './1764720000000-player-blocks';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -44,4 +45,5 @@ export const allMigrations = [
   ReadyCheck1764690000000,
   ReconnectAndLeavers1764700000000,
   OwnedReadModels1764710000000,
+  PlayerBlocks1764720000000,
 ];

@@ -3,7 +3,9 @@
  * hold SDK NotificationSubscriber sockets spread over A API processes; matches of two players
  * (one on each of two replicas) change state through MatchStore (the production writer: state
  * change + outbox row in one transaction, relay wake-up after commit); a real dispatcher process
- * delivers each row over the Redis transport and every API replica fans it out to its sockets.
+ * delivers each row over the Redis transport and the API replicas fan it out to their sockets:
+ * once per --fanouts entry (broadcast: every replica hears every event; targeted: only the
+ * replicas of its recipients), so both are measured in one run and compared per 1,000 deliveries.
  *
  * Players, sessions and tickets are seeded with SQL (the bench measures delivery, not entry); a
  * session token is made the way SessionService makes one (`newSecret` + `secretHash`). The bench
@@ -19,8 +21,10 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { ServiceConfig, loadConfig } from '@matchplane/config';
 import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
+import { NOTIFY_FANOUTS, type NotifyFanout } from '../../apps/dispatcher/src/dispatcher.config';
 import {
   notificationPattern,
+  playerNotificationChannel,
   type MatchEventMessage,
   type StateNotification,
 } from '@matchplane/contracts';
@@ -72,7 +76,13 @@ const FLAGS: FlagSpec[] = [
     description: 'WebSocket clients (one player each)',
     int: { min: 2, max: 20_000, default: 5_000 },
   },
-  { name: 'apis', description: 'API processes', int: { min: 1, max: 8, default: 2 } },
+  { name: 'apis', description: 'API processes', int: { min: 1, max: 8, default: 4 } },
+  {
+    name: 'fanouts',
+    description:
+      "the dispatchers' NOTIFY_FANOUT for each measured phase, in order (comma-separated: broadcast, targeted)",
+    string: { default: 'broadcast,targeted' },
+  },
   {
     name: 'rate',
     description:
@@ -127,6 +137,7 @@ const FLAGS: FlagSpec[] = [
 interface Options {
   clients: number;
   apis: number;
+  fanouts: NotifyFanout[];
   rate: number;
   ratePercent: number;
   seconds: number;
@@ -317,6 +328,7 @@ function optionsFrom(argv: readonly string[]): Options {
     return {
       clients: flags.clients as number,
       apis: flags.apis as number,
+      fanouts: fanoutsFrom(flags.fanouts as string),
       rate: flags.rate as number,
       ratePercent: flags['rate-percent'] as number,
       seconds: flags.seconds as number,
@@ -333,6 +345,24 @@ function optionsFrom(argv: readonly string[]): Options {
     process.stderr.write(`bench:notify: ${error.message}\n\n${usage(command, summary, FLAGS)}`);
     process.exit(2);
   }
+}
+
+function fanoutsFrom(raw: string): NotifyFanout[] {
+  const fanouts = raw.split(',').map((item) => item.trim());
+  for (const fanout of fanouts) {
+    if (!(NOTIFY_FANOUTS as readonly string[]).includes(fanout))
+      throw new UsageError(`--fanouts: ${fanout} is not one of ${NOTIFY_FANOUTS.join(', ')}`);
+  }
+  if (fanouts.length === 0 || new Set(fanouts).size !== fanouts.length)
+    throw new UsageError('--fanouts: name each fan-out once');
+  return fanouts as NotifyFanout[];
+}
+
+/** Per 1,000 deliveries to clients a second: what a fan-out costs, comparable across paces. */
+function perThousandDeliveries(cpuPct: number, deliveredPerSecond: number): number {
+  return deliveredPerSecond > 0
+    ? Math.round((cpuPct / (deliveredPerSecond / 1000)) * 100) / 100
+    : 0;
 }
 
 async function main(): Promise<void> {
@@ -401,25 +431,38 @@ async function main(): Promise<void> {
       options.rate = Math.max(1, Math.round((ceiling.tps * options.ratePercent) / 100));
     progress(`ceiling: ${ceiling.tps} tps; pacing the writers at ${options.rate} events/s`);
     const seeded = await seedPlayers(dataSource, players);
-    const eventsNeeded = Math.ceil(options.rate * (WARM_UP_SECONDS + options.seconds) * 1.2);
+    const eventsNeeded = Math.ceil(
+      options.rate * (WARM_UP_SECONDS + options.seconds) * 1.2 * options.fanouts.length,
+    );
     const rounds = Math.max(1, Math.ceil(eventsNeeded / (EVENTS_PER_MATCH * matchCount)));
     const tickets = await seedTickets(dataSource, seeded, rounds);
     await dataSource.query('VACUUM ANALYZE');
     progress(`seeded ${players} players with sessions and ${rounds} round(s) of tickets`);
 
     const env = baseEnv(service);
-    const dispatchers: BenchChild[] = [];
-    for (let i = 0; i < (options.direct ? 0 : options.dispatchers); i += 1) {
-      const port = await freePort();
-      dispatchers.push(
-        await startHealthy(
-          `dispatcher-${i + 1}`,
-          'dist/apps/dispatcher/src/main.js',
-          { ...env, HEALTH_HOST: LOCALHOST, HEALTH_PORT: String(port), ...options.dispatcherEnv },
-          `http://${LOCALHOST}:${port}/health`,
-        ),
-      );
-    }
+    /** The dispatchers of the phase being run (each phase starts its own, with its fan-out). */
+    let dispatchers: BenchChild[] = [];
+    const startDispatchers = async (fanout: NotifyFanout): Promise<BenchChild[]> => {
+      const started: BenchChild[] = [];
+      for (let i = 0; i < (options.direct ? 0 : options.dispatchers); i += 1) {
+        const port = await freePort();
+        started.push(
+          await startHealthy(
+            `dispatcher-${fanout}-${i + 1}`,
+            'dist/apps/dispatcher/src/main.js',
+            {
+              ...env,
+              HEALTH_HOST: LOCALHOST,
+              HEALTH_PORT: String(port),
+              NOTIFY_FANOUT: fanout,
+              ...options.dispatcherEnv,
+            },
+            `http://${LOCALHOST}:${port}/health`,
+          ),
+        );
+      }
+      return started;
+    };
     const apis: { child: BenchChild; baseUrl: string }[] = [];
     for (let i = 0; i < options.apis; i += 1) {
       const port = await freePort();
@@ -442,6 +485,7 @@ async function main(): Promise<void> {
     closers.push(() =>
       Promise.all([...apis.map((a) => a.child), ...dispatchers].map((c) => c.stop())),
     );
+    const dispatchersSaid: string[] = [];
     await sleep(1_000);
     const rssBefore = apis.map((api) => rssMiB(api.child.pid));
 
@@ -511,6 +555,8 @@ async function main(): Promise<void> {
     const signal = new OutboxSignal(redis, service);
     const store = new MatchStore(dataSource, new OutboxWriter(), signal);
     const matchIds = Array.from({ length: rounds * matchCount }, () => randomUUID());
+    /** With --direct, how this phase's packets are published by hand. */
+    let directFanout: NotifyFanout = 'broadcast';
     const previous = new Map<string, Promise<void>>();
     let next = 0;
     const write = async (target: Phase | undefined): Promise<void> => {
@@ -536,7 +582,15 @@ async function main(): Promise<void> {
             playerIds: [seeded[2 * j]!.id, seeded[2 * j + 1]!.id],
           };
           target?.committed(`${matchId}/${step + 1}`);
-          await redis.publish(channel, JSON.stringify({ pattern: channel, data: notification }));
+          const channels =
+            directFanout === 'targeted'
+              ? notification.playerIds.map((id) => playerNotificationChannel(PREFIX, id))
+              : [channel];
+          await Promise.all(
+            channels.map((to) =>
+              redis.publish(to, JSON.stringify({ pattern: to, data: notification })),
+            ),
+          );
           return;
         }
         if (step === 0) {
@@ -582,123 +636,166 @@ async function main(): Promise<void> {
       );
     };
 
-    progress(`warm-up: ${WARM_UP_SECONDS} s at ${options.rate}/s`);
-    await paced(WARM_UP_SECONDS, undefined);
-    await sleep(1_000);
+    const runPhase = async (fanout: NotifyFanout) => {
+      directFanout = fanout;
+      dispatchers = await startDispatchers(fanout);
+      progress(`${fanout}: warm-up: ${WARM_UP_SECONDS} s at ${options.rate}/s`);
+      await paced(WARM_UP_SECONDS, undefined);
+      await sleep(1_000);
 
-    progress(`measuring: ${options.seconds} s at ${options.rate}/s`);
-    const measured = new Phase(recipients);
-    recording.phase = measured;
-    const pids = [...apis.map((a) => a.child.pid), ...dispatchers.map((d) => d.pid)];
-    const cpuBefore = sampleCpu(pids, [DATABASE]);
-    await paced(options.seconds, measured);
-    const writeSeconds = (measured.lastCommitAt - measured.firstCommitAt) / 1000;
-    let progressAt = performance.now();
-    let seen = -1;
-    while (!measured.complete() && performance.now() - progressAt < 15_000) {
-      const count = measured.deliveredCount();
-      if (count !== seen) {
-        seen = count;
-        progressAt = performance.now();
+      progress(`${fanout}: measuring: ${options.seconds} s at ${options.rate}/s`);
+      const measured = new Phase(recipients);
+      recording.phase = measured;
+      const pids = [...apis.map((a) => a.child.pid), ...dispatchers.map((d) => d.pid)];
+      const cpuBefore = sampleCpu(pids, [DATABASE]);
+      await paced(options.seconds, measured);
+      const writeSeconds = (measured.lastCommitAt - measured.firstCommitAt) / 1000;
+      let progressAt = performance.now();
+      let seen = -1;
+      while (!measured.complete() && performance.now() - progressAt < 15_000) {
+        const count = measured.deliveredCount();
+        if (count !== seen) {
+          seen = count;
+          progressAt = performance.now();
+        }
+        await sleep(50);
       }
-      await sleep(50);
-    }
-    const cpuAfter = sampleCpu(pids, [DATABASE]);
-    const missing = [...measured.commits.keys()]
-      .filter((key) => (measured.deliveries.get(key) ?? 0) < recipients)
-      .slice(0, 10)
-      .map((key) => ({
-        event: key,
-        deliveries: measured.deliveries.get(key) ?? 0,
-        published: measured.publishes.has(key),
-      }));
-    const rssEnd = apis.map((api) => rssMiB(api.child.pid));
-    const delivered = measured.deliveredCount();
-    const deliverySeconds = Math.max(
-      0.001,
-      (measured.lastDeliveryAt - measured.firstCommitAt) / 1000,
-    );
-    const expected = measured.commits.size * recipients;
-    const perApi = players / apis.length;
-    const rssPer1000 = apis.map(
-      (_, i) => Math.round(((rssConnected[i]! - rssBefore[i]!) / (perApi / 1000)) * 10) / 10,
-    );
-    const cpuAll = cpuUsage(pids, cpuBefore, cpuAfter);
-    const commitToClient = percentiles(measured.commitToClient);
-    const result = {
-      commit_to_client_ms: {
-        p50: commitToClient.p50,
-        p95: commitToClient.p95,
-        p99: commitToClient.p99,
-      },
-      delivered_to_clients_per_s: Math.round(delivered / deliverySeconds),
-      events_committed_per_s:
-        writeSeconds > 0 ? Math.round(measured.commits.size / writeSeconds) : 0,
-      api_rss_mib_per_1000_connections:
-        Math.round((rssPer1000.reduce((a, b) => a + b, 0) / rssPer1000.length) * 10) / 10,
-      clients: players,
-      apis: options.apis,
-      rate: options.rate,
-      writers_shape_ceiling_tps: ceiling.tps,
-      rate_fraction_of_writers_shape: Math.round((options.rate / ceiling.tps) * 1000) / 1000,
-      seconds: options.seconds,
-      node: process.version,
-      timestamp: new Date().toISOString(),
-      targets: {
-        p99_at_most_100_ms: commitToClient.p99 <= 100,
-        // The pace asked for is a fraction of this machine's ceiling; the system must keep it.
-        committed_at_least_0_95_of_rate:
-          writeSeconds > 0 && measured.commits.size / writeSeconds >= 0.95 * options.rate,
-      },
-      details: {
-        committed: measured.commits.size,
-        failed_transactions: measured.failed,
-        deliveries_expected: expected,
-        deliveries: delivered,
-        drained: delivered >= expected,
-        missing,
-        drain_s: Math.round(Math.max(0, measured.lastDeliveryAt - measured.lastCommitAt)) / 1000,
-        commit_to_client_ms: commitToClient,
-        commit_to_publish_ms: percentiles(measured.commitToPublish),
-        publish_to_client_ms: percentiles(measured.publishToClient),
-        order_violations: orderViolations,
-        resyncs,
-        reconnects,
-        connect_seconds: Math.round(connectSeconds * 10) / 10,
-        api_rss_mib: { before_connect: rssBefore, connected: rssConnected, end: rssEnd },
-        api_rss_mib_per_1000_connections: rssPer1000,
-        cpu_pct: {
-          apis: cpuUsage(
-            apis.map((a) => a.child.pid),
-            cpuBefore,
-            cpuAfter,
-          ).pids,
-          dispatchers: cpuUsage(
-            dispatchers.map((d) => d.pid),
-            cpuBefore,
-            cpuAfter,
-          ).pids,
-          postgres: cpuAll.postgres,
-          redis: cpuAll.redis,
-          bench: cpuAll.bench,
-          other: cpuAll.other,
-          machine: cpuAll.machine,
+      const cpuAfter = sampleCpu(pids, [DATABASE]);
+      const missing = [...measured.commits.keys()]
+        .filter((key) => (measured.deliveries.get(key) ?? 0) < recipients)
+        .slice(0, 10)
+        .map((key) => ({
+          event: key,
+          deliveries: measured.deliveries.get(key) ?? 0,
+          published: measured.publishes.has(key),
+        }));
+      const rssEnd = apis.map((api) => rssMiB(api.child.pid));
+      const delivered = measured.deliveredCount();
+      const deliverySeconds = Math.max(
+        0.001,
+        (measured.lastDeliveryAt - measured.firstCommitAt) / 1000,
+      );
+      const expected = measured.commits.size * recipients;
+      const perApi = players / apis.length;
+      const rssPer1000 = apis.map(
+        (_, i) => Math.round(((rssConnected[i]! - rssBefore[i]!) / (perApi / 1000)) * 10) / 10,
+      );
+      const cpuAll = cpuUsage(pids, cpuBefore, cpuAfter);
+      const commitToClient = percentiles(measured.commitToClient);
+      const result = {
+        commit_to_client_ms: {
+          p50: commitToClient.p50,
+          p95: commitToClient.p95,
+          p99: commitToClient.p99,
         },
-        writers: options.writers,
-        dispatchers: options.dispatchers,
-        api_env: options.apiEnv,
-        dispatcher_env: options.dispatcherEnv,
-        direct: options.direct,
-      },
+        delivered_to_clients_per_s: Math.round(delivered / deliverySeconds),
+        events_committed_per_s:
+          writeSeconds > 0 ? Math.round(measured.commits.size / writeSeconds) : 0,
+        api_rss_mib_per_1000_connections:
+          Math.round((rssPer1000.reduce((a, b) => a + b, 0) / rssPer1000.length) * 10) / 10,
+        clients: players,
+        apis: options.apis,
+        rate: options.rate,
+        writers_shape_ceiling_tps: ceiling.tps,
+        rate_fraction_of_writers_shape: Math.round((options.rate / ceiling.tps) * 1000) / 1000,
+        seconds: options.seconds,
+        node: process.version,
+        timestamp: new Date().toISOString(),
+        targets: {
+          p99_at_most_100_ms: commitToClient.p99 <= 100,
+          // The pace asked for is a fraction of this machine's ceiling; the system must keep it.
+          committed_at_least_0_95_of_rate:
+            writeSeconds > 0 && measured.commits.size / writeSeconds >= 0.95 * options.rate,
+        },
+        details: {
+          committed: measured.commits.size,
+          failed_transactions: measured.failed,
+          deliveries_expected: expected,
+          deliveries: delivered,
+          drained: delivered >= expected,
+          missing,
+          drain_s: Math.round(Math.max(0, measured.lastDeliveryAt - measured.lastCommitAt)) / 1000,
+          commit_to_client_ms: commitToClient,
+          commit_to_publish_ms: percentiles(measured.commitToPublish),
+          publish_to_client_ms: percentiles(measured.publishToClient),
+          order_violations: orderViolations,
+          resyncs,
+          reconnects,
+          connect_seconds: Math.round(connectSeconds * 10) / 10,
+          api_rss_mib: { before_connect: rssBefore, connected: rssConnected, end: rssEnd },
+          api_rss_mib_per_1000_connections: rssPer1000,
+          cpu_pct: {
+            apis: cpuUsage(
+              apis.map((a) => a.child.pid),
+              cpuBefore,
+              cpuAfter,
+            ).pids,
+            dispatchers: cpuUsage(
+              dispatchers.map((d) => d.pid),
+              cpuBefore,
+              cpuAfter,
+            ).pids,
+            postgres: cpuAll.postgres,
+            redis: cpuAll.redis,
+            bench: cpuAll.bench,
+            other: cpuAll.other,
+            machine: cpuAll.machine,
+          },
+          writers: options.writers,
+          dispatchers: options.dispatchers,
+          api_env: options.apiEnv,
+          dispatcher_env: options.dispatcherEnv,
+          direct: options.direct,
+        },
+      };
+      progress(
+        `${fanout}: committed ${measured.commits.size} (${result.events_committed_per_s}/s), delivered ${delivered}/${expected} to clients ` +
+          `(${result.delivered_to_clients_per_s}/s); commit->client p50 ${commitToClient.p50} p99 ${commitToClient.p99} ms ` +
+          `(commit->publish p99 ${result.details.commit_to_publish_ms.p99}, publish->client p99 ${result.details.publish_to_client_ms.p99}); ` +
+          `cpu % of one core: apis ${result.details.cpu_pct.apis}, dispatchers ${result.details.cpu_pct.dispatchers}, ` +
+          `postgres ${cpuAll.postgres}, redis ${cpuAll.redis}, bench ${cpuAll.bench}, machine ${cpuAll.machine}`,
+      );
+      for (const child of dispatchers) {
+        const said = child
+          .output()
+          .split('\n')
+          .filter(
+            (line) =>
+              line.trim() !== '' && !/^\{"level":"(log|info|debug|verbose|trace)"/.test(line),
+          );
+        if (said.length > 0)
+          dispatchersSaid.push(`${child.name} said:\n${said.slice(-10).join('\n')}`);
+      }
+      await Promise.all(dispatchers.map((child) => child.stop()));
+      dispatchers = [];
+      return result;
     };
-    progress(
-      `committed ${measured.commits.size} (${result.events_committed_per_s}/s), delivered ${delivered}/${expected} to clients ` +
-        `(${result.delivered_to_clients_per_s}/s); commit->client p50 ${commitToClient.p50} p99 ${commitToClient.p99} ms ` +
-        `(commit->publish p99 ${result.details.commit_to_publish_ms.p99}, publish->client p99 ${result.details.publish_to_client_ms.p99}); ` +
-        `cpu % of one core: apis ${result.details.cpu_pct.apis}, dispatchers ${result.details.cpu_pct.dispatchers}, ` +
-        `postgres ${cpuAll.postgres}, redis ${cpuAll.redis}, bench ${cpuAll.bench}, machine ${cpuAll.machine}`,
-    );
-    for (const child of [...apis.map((a) => a.child), ...dispatchers]) {
+
+    const byFanout: Partial<Record<NotifyFanout, Awaited<ReturnType<typeof runPhase>>>> = {};
+    for (const fanout of options.fanouts) byFanout[fanout] = await runPhase(fanout);
+    const last = byFanout[options.fanouts[options.fanouts.length - 1]!]!;
+    const cpuPer1000 = (part: 'apis' | 'redis') =>
+      Object.fromEntries(
+        Object.entries(byFanout).map(([fanout, phase]) => [
+          fanout,
+          phase
+            ? perThousandDeliveries(
+                part === 'apis' ? phase.details.cpu_pct.apis : phase.details.cpu_pct.redis,
+                phase.delivered_to_clients_per_s,
+              )
+            : 0,
+        ]),
+      );
+    const result = {
+      ...last,
+      fanout: options.fanouts[options.fanouts.length - 1],
+      // CPU % of one core per 1,000 deliveries/s, all API replicas together, and Redis's.
+      api_cpu_pct_per_1000_deliveries: cpuPer1000('apis'),
+      redis_cpu_pct_per_1000_deliveries: cpuPer1000('redis'),
+      by_fanout: byFanout,
+    };
+    for (const said of dispatchersSaid) progress(said);
+    for (const child of apis.map((a) => a.child)) {
       const lines = child
         .output()
         .split('\n')

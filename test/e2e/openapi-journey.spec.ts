@@ -82,10 +82,17 @@ describe('OpenAPI document against the real journey', () => {
         undefined,
       );
 
+      const sessions = [];
       for (const client of [a, b]) {
-        await client.createSession();
+        sessions.push(await client.createSession());
         await client.probeAll(['eu-west'], { samples: 1 });
       }
+      // A block added, listed and removed (a and b must meet below), and an unknown player.
+      const other = sessions[1]?.playerId ?? '';
+      expect((await a.blockPlayer(other)).blocked.map((entry) => entry.playerId)).toEqual([other]);
+      await a.blockList();
+      expect((await a.unblockPlayer(other)).blocked).toEqual([]);
+      await refused(a.blockPlayer(randomUUID()));
       // A party made and disbanded (neither player is in one when queueing), and a bad invite.
       await a.createParty();
       await a.party();
@@ -173,6 +180,10 @@ describe('OpenAPI document against the real journey', () => {
         'GET /v1/parties/current 200',
         'POST /v1/parties/join 400',
         'DELETE /v1/parties/current 204',
+        'PUT /v1/blocks/{playerId} 200',
+        'GET /v1/blocks 200',
+        'DELETE /v1/blocks/{playerId} 200',
+        'PUT /v1/blocks/{playerId} 404',
         'POST /v1/queue/tickets 400',
         'POST /v1/queue/tickets 422',
         'GET /v1/queue/tickets/{id} 404',

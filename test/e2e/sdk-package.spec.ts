@@ -72,6 +72,10 @@ describe('@matchplane/sdk package', () => {
         'package/dist/sdk/src/node.d.ts',
         'package/dist/contracts/src/index.js',
         'package/dist/contracts/src/index.d.ts',
+        'package/dist/esm/package.json',
+        'package/dist/esm/sdk/src/index.js',
+        'package/dist/esm/sdk/src/node.js',
+        'package/dist/esm/contracts/src/index.js',
       ]),
     );
     expect(files.filter((file) => /\.spec\.|\.ts$/.test(file) && !file.endsWith('.d.ts'))).toEqual(
@@ -133,6 +137,33 @@ describe('@matchplane/sdk package', () => {
     expect(events).toEqual([event]);
     subscription.close();
     expect(socket.closedWith).toEqual([1000, 'client closed']);
+  });
+
+  it('loads as ES modules through the import condition, the Node connector installed by its entry', async () => {
+    await writeFile(
+      path.join(scratch, 'esm-check.mjs'),
+      [
+        "import { PlayerClient, ServerClient } from '@matchplane/sdk';",
+        "import { nodeWebSocket } from '@matchplane/sdk/node';",
+        "import { PlayerRoutes } from '@matchplane/sdk/contracts';",
+        'const subscription = new PlayerClient({ baseUrl: "http://127.0.0.1:9", token: "t" })',
+        '  .subscribe({ onEvent: () => undefined });',
+        'subscription.close();',
+        'console.log(JSON.stringify({',
+        '  main: import.meta.resolve("@matchplane/sdk"),',
+        '  node: import.meta.resolve("@matchplane/sdk/node"),',
+        '  contracts: import.meta.resolve("@matchplane/sdk/contracts"),',
+        '  types: [typeof PlayerClient, typeof ServerClient, typeof nodeWebSocket, typeof PlayerRoutes],',
+        '}));',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, ['esm-check.mjs'], { cwd: scratch });
+    const loaded = JSON.parse(stdout) as Record<string, string | string[]>;
+    expect(loaded.types).toEqual(['function', 'function', 'object', 'object']);
+    // The ES module build, not the CommonJS one wrapped: a bundler tree-shakes it.
+    expect(loaded.main).toMatch(/\/dist\/esm\/sdk\/src\/index\.js$/);
+    expect(loaded.node).toMatch(/\/dist\/esm\/sdk\/src\/node\.js$/);
+    expect(loaded.contracts).toMatch(/\/dist\/esm\/contracts\/src\/index\.js$/);
   });
 
   it('plays a duel to its end from a scratch project compiled against the package types alone', () =>

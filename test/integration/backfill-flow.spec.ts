@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import {
   ServerRoutes,
@@ -53,7 +54,17 @@ const RECONCILIATION: MaintenanceReconciliationOptions = {
   noShowPenalty: { baseMs: 60_000, capMs: 3_600_000, decayMs: 86_400_000 },
 };
 
-const ENV = { QUEUE_MODES: 'duel:1x2,pair:2x2', MATCH_MIN_CONNECTED_PER_TEAM: '1' };
+const ENV = {
+  QUEUE_MODES: 'duel:1x2,pair:2x2',
+  MATCH_MIN_CONNECTED_PER_TEAM: '1',
+  // Cross-play pools (issue 34): players left at the default accept both platforms.
+  QUEUE_MODE_ATTRIBUTES: JSON.stringify({
+    pair: {
+      attributes: { platforms: { type: 'set', values: ['pc', 'ps'], default: ['pc', 'ps'] } },
+      rules: [{ intersect: 'platforms' }],
+    },
+  }),
+};
 
 describe('backfill', () => {
   const keys = new KeyFiles();
@@ -85,14 +96,23 @@ describe('backfill', () => {
     body?: unknown,
   ) => serverCall(api, method, route, given.credential, body);
 
-  /** A pair match through registration and an initial connect where players[1] (team 1) never came. */
-  async function shortHandedMatch(): Promise<{
+  /**
+   * A pair match through registration and an initial connect where players[1] (team 1) never
+   * came; `platforms[i]`, when given, is players[i]'s set (team i % 2).
+   */
+  async function shortHandedMatch(platforms?: readonly string[][]): Promise<{
     matchId: string;
     given: ServerHandOff;
     players: QueuedPlayer[];
     first: RosterResponse;
   }> {
-    const players = await queuePlayers(api, 4, 'pair');
+    const players = await queuePlayers(
+      api,
+      4,
+      'pair',
+      undefined,
+      platforms && ((i) => ({ platforms: platforms[i] })),
+    );
     const matchId = await commitMatch(api, players, 'pair');
     const given = await waitForHandOff(handOff, matchId);
     const first = (
@@ -269,6 +289,33 @@ describe('backfill', () => {
       [request.requestId],
     );
     expect(events.map((e) => e.to)).toEqual(['OPEN', 'MATCHED', 'PUBLISHED', 'ASSIGNED', 'FILLED']);
+  });
+
+  it('backfills only a player who shares a platform with everyone still in the match', async () => {
+    // Team 0: pc only, pc and ps; team 1: the no-show, then pc and ps. All still in share only pc.
+    const { matchId, given } = await shortHandedMatch([['pc'], ['pc'], ['pc', 'ps'], ['pc', 'ps']]);
+    const opened = await call(given, 'POST', ServerRoutes.backfills(given.serverId), {
+      team: 1,
+      slots: 1,
+      timeoutSeconds: 60,
+    });
+    expect(opened.statusCode).toBe(201);
+    // The older player shares ps with the team's own player, but nothing with the pc-only one.
+    const [psOnly] = await queuePlayers(api, 1, 'pair', undefined, () => ({ platforms: ['ps'] }));
+    const [pcOnly] = await queuePlayers(api, 1, 'pair', undefined, () => ({ platforms: ['pc'] }));
+    const pass = (await matcher.loop.passNow('pair'))!;
+    expect(pass.backfilled).toEqual([expect.objectContaining({ matchId })]);
+    const stateOf = async (player: QueuedPlayer) =>
+      (
+        await api.request('GET', `/v1/queue/tickets/${player.ticket.id}`, { token: player.token })
+      ).json<TicketResponse>().state;
+    expect(await stateOf(pcOnly!)).toBe('MATCHED');
+    expect(await stateOf(psOnly!)).toBe('SEARCHING');
+    // Out of the queue, so the next test's requests find nobody.
+    await api.request('DELETE', `/v1/queue/tickets/${psOnly!.ticket.id}`, {
+      token: psOnly!.token,
+      idempotencyKey: randomUUID(),
+    });
   });
 
   it('expires a request nobody fits, and requeues the player of a request the server cancels', async () => {

@@ -100,6 +100,22 @@ describe('PostgreSQL host lists', () => {
     }
   });
 
+  it('reaches a Unix socket directory listed as a host, as before', async () => {
+    const config = loadConfig(DatabaseConfig, {
+      DATABASE_HOST: `${primary.dir},127.0.0.1:${standby.port}`,
+      DATABASE_PORT: String(primary.port),
+      DATABASE_NAME: 'postgres',
+      DATABASE_TARGET_SESSION_ATTRS: 'read-write',
+    });
+    const dataSource = new DataSource(dataSourceOptions(config, { applicationName: 'ha-test' }));
+    dataSources.push(dataSource);
+    await dataSource.initialize();
+    const [row] = await dataSource.query<{ over_socket: boolean }[]>(
+      'SELECT inet_server_port() IS NULL AS over_socket',
+    );
+    expect(row?.over_socket).toBe(true);
+  });
+
   it('skips a standby for read-write, and stays on it for any', async () => {
     const hosts = `127.0.0.1:${standby.port},127.0.0.1:${primary.port}`;
     const readWrite = await open(

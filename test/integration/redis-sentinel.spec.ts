@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ClientRedis } from '@nestjs/microservices';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
 import { lastValueFrom } from 'rxjs';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
@@ -53,7 +53,7 @@ describe('Redis through Sentinel', () => {
   it('fails a write to a replica named as a fixed address, rather than retrying it for ever', async () => {
     const config = loadConfig(ServiceConfig, {
       REDIS_HOST: '127.0.0.1',
-      REDIS_PORT: String(group!.replica.port),
+      REDIS_PORT: String(group!.replica.redis.port),
     });
     const store = createRedisConnection(config, new Logger('Redis'), 'replica-test');
     try {
@@ -63,10 +63,10 @@ describe('Redis through Sentinel', () => {
     }
   });
 
-  it('writes, queues and publishes to the new master after SENTINEL FAILOVER, and after the master is killed', async () => {
+  it('writes, queues, works and publishes on the new master after SENTINEL FAILOVER, and after the master is killed', async () => {
     const sentinels = group!;
     const config = loadConfig(ServiceConfig, {
-      REDIS_SENTINELS: `127.0.0.1:${sentinels.sentinelPort}`,
+      REDIS_SENTINELS: `127.0.0.1:${sentinels.sentinelServicePort}`,
       REDIS_SENTINEL_MASTER: SENTINEL_MASTER,
       REDIS_KEY_PREFIX: PREFIX,
     });
@@ -80,6 +80,18 @@ describe('Redis through Sentinel', () => {
       prefix: config.REDIS_KEY_PREFIX,
     });
     closers.push(() => queue.close());
+    // A worker's blocking connection, the one a failover is hardest on.
+    const processed: string[] = [];
+    const worker = new Worker(
+      'sentinel-test',
+      (job) => {
+        processed.push(job.id!);
+        return Promise.resolve();
+      },
+      { connection: bullConnection(config), prefix: config.REDIS_KEY_PREFIX },
+    );
+    worker.on('error', () => undefined); // its reconnects during the failovers
+    closers.push(() => worker.close());
     const transport = new ClientRedis(redisTransportOptions(config, `${PREFIX}:publisher`));
     closers.push(() => transport.close());
     const received: string[] = [];
@@ -87,15 +99,15 @@ describe('Redis through Sentinel', () => {
     await subscriber.subscribe(`${PREFIX}:events`);
     await transport.connect();
 
-    const firstMaster = sentinels.master.port;
+    const firstMaster = sentinels.master.redis.port;
     await store.set(`${PREFIX}:before`, '1');
     await queue.add('job', { n: 1 }, { jobId: 'before' });
     expect(await on(firstMaster, 'GET', `${PREFIX}:before`)).toBe('1');
     expect(await on(firstMaster, 'EXISTS', `${PREFIX}:sentinel-test:before`)).toBe('1');
 
     await sentinels.failover();
-    const newMaster = sentinels.replica.port;
-    expect(await sentinels.masterPort()).toBe(newMaster);
+    const newMaster = sentinels.replica.redis.port;
+    expect(await sentinels.masterPort()).toBe(sentinels.replica.servicePort);
 
     // The old master, now a replica, would answer READONLY: the write goes to the new one.
     await store.set(`${PREFIX}:after`, '2');
@@ -104,6 +116,9 @@ describe('Redis through Sentinel', () => {
 
     await queue.add('job', { n: 2 }, { jobId: 'after' });
     expect(await on(newMaster, 'EXISTS', `${PREFIX}:sentinel-test:after`)).toBe('1');
+    await eventually('the worker processes the job queued on the new master', () =>
+      Promise.resolve(processed.includes('after')),
+    );
 
     // The subscriber resubscribed on the new master: a message published there reaches it.
     await eventually('a message published on the new master reaches the subscriber', async () => {
@@ -118,7 +133,7 @@ describe('Redis through Sentinel', () => {
     });
 
     // No orderly hand-over this time: the master dies, the sentinel promotes the other server.
-    const survivor = await sentinels.killMaster();
+    const survivor = (await sentinels.killMaster()).redis.port;
     expect(survivor).toBe(firstMaster);
     await eventually('a write reaches the promoted survivor', async () => {
       await store.set(`${PREFIX}:killed`, '3');
@@ -126,5 +141,8 @@ describe('Redis through Sentinel', () => {
     });
     await queue.add('job', { n: 3 }, { jobId: 'killed' });
     expect(await on(survivor, 'EXISTS', `${PREFIX}:sentinel-test:killed`)).toBe('1');
+    await eventually('the worker processes the job queued on the survivor', () =>
+      Promise.resolve(processed.includes('killed')),
+    );
   });
 });

@@ -1,9 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import type { QueueOptionsResponse, TicketResponse } from '@matchplane/contracts';
 import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import {
+  measuredPlayer,
+  postTicket,
+  queuedPlayer,
+  ticketNow,
+  type QueuedTicket,
+} from '../support/queue-players';
 
 /** The skill distance widens from 5 to 50 once the anchor has waited this long. */
 const SKILL_WIDENS_AFTER_MS = 6_000;
@@ -28,10 +34,7 @@ const QUEUE_MODE_ATTRIBUTES = JSON.stringify({
   },
 });
 
-interface Queued {
-  token: string;
-  ticket: TicketResponse;
-}
+type Queued = QueuedTicket;
 
 /** Issue 13 item 3: tickets carry attributes; the matcher keeps build versions and skills apart. */
 describe('ticket attributes and rules', () => {
@@ -53,32 +56,14 @@ describe('ticket attributes and rules', () => {
     await api?.close();
   });
 
-  async function measuredPlayer(): Promise<string> {
-    const session = await api.newPlayer();
-    expect((await api.probe(session.token, 'eu-west')).statusCode).toBe(200);
-    return session.token;
-  }
-
-  function enqueue(token: string, body: unknown) {
-    return api.request('POST', '/v1/queue/tickets', {
-      token,
-      body,
-      idempotencyKey: randomUUID(),
-    });
-  }
+  const measured = async () => (await measuredPlayer(api)).token;
+  const enqueue = (token: string, body: unknown) => postTicket(api, token, body);
 
   /** A player through the real routes (session, probe, ticket) with these attributes. */
-  async function player(attributes: Record<string, string | number>): Promise<Queued> {
-    const token = await measuredPlayer();
-    const created = await enqueue(token, { mode: 'duel', attributes });
-    expect(created.statusCode).toBe(201);
-    const entry = { token, ticket: created.json<TicketResponse>() };
-    queued.push(entry);
-    return entry;
-  }
+  const player = (attributes: Record<string, string | number>): Promise<Queued> =>
+    queuedPlayer(api, { mode: 'duel', attributes }, queued);
 
-  const ticketOf = async ({ token, ticket }: Queued) =>
-    (await api.request('GET', `/v1/queue/tickets/${ticket.id}`, { token })).json<TicketResponse>();
+  const ticketOf = (entry: Queued) => ticketNow(api, entry);
 
   it('stores the attributes with the ticket, defaults filled in, and lists the declarations in the options', async () => {
     const entry = await player({ buildVersion: '1.5.0', skill: 70 });
@@ -259,7 +244,7 @@ describe('ticket attributes and rules', () => {
         /at most 16 attributes, got 1000/,
       ],
     ])('%s', async (_, body, field, detail) => {
-      const token = await measuredPlayer();
+      const token = await measured();
       const refused = await enqueue(token, body);
       expect(refused.statusCode).toBe(400);
       const problem = refused.json<{

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
@@ -205,6 +205,7 @@ export async function queuePlayers(
   count: number,
   mode: string,
   probeDelaysMs: Readonly<Record<string, number>> = { [REGION]: 0 },
+  attributesOf?: (index: number) => Record<string, unknown>,
 ): Promise<QueuedPlayer[]> {
   const players: QueuedPlayer[] = [];
   for (let i = 0; i < count; i += 1) {
@@ -213,7 +214,14 @@ export async function queuePlayers(
       const probe = await api.probe(session.token, region, delayMs);
       if (probe.statusCode >= 300) throw new Error(`probe: ${probe.statusCode} ${probe.body}`);
     }
-    const created = await api.enqueue(session.token, mode);
+    const attributes = attributesOf?.(i);
+    const created = attributes
+      ? await api.request('POST', '/v1/queue/tickets', {
+          token: session.token,
+          body: { mode, attributes },
+          idempotencyKey: randomUUID(),
+        })
+      : await api.enqueue(session.token, mode);
     if (created.statusCode !== 201)
       throw new Error(`enqueue: ${created.statusCode} ${created.body}`);
     players.push({

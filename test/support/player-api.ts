@@ -30,7 +30,7 @@ export interface PlayerApi {
   prefix: string;
   config: ApiConfig;
   request(
-    method: 'GET' | 'POST' | 'DELETE',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     url: string,
     options?: {
       token?: string;

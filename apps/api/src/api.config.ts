@@ -95,6 +95,13 @@ export class ApiConfig extends WithNoShowPenalty(ServiceConfig) {
   @IsIntInRange(30, 86_400)
   PARTY_INVITE_TTL_SECONDS = 900;
 
+  @EnvVar({
+    description:
+      "How many players one player may block (PUT /v1/blocks/{playerId}); a block beyond it is a 409 BLOCK_LIST_FULL. The matcher reads every searching player's list each pass, so this bounds that read",
+  })
+  @IsIntInRange(1, 1_000)
+  PLAYER_BLOCK_LIST_MAX_ENTRIES = 100;
+
   @EnvVar({ description: 'Probe samples kept per player and region; the estimate is their median' })
   @IsIntInRange(1, 50)
   PROBE_SAMPLES_KEPT = 3;

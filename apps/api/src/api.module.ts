@@ -9,6 +9,7 @@ import { ThrottlingModule } from './http/throttling.module';
 import { NotificationsModule } from './notifications/notifications.module';
 import { PlayerEntryModule, type PlayerEntryOptions } from './player-entry.module';
 import { ServersModule } from './servers/servers.module';
+import { BlocksModule } from './blocks/blocks.module';
 
 /** The API's own configuration for every module of the app. */
 @Global()
@@ -45,6 +46,7 @@ export class ApiModule {
         AssignmentsModule,
         ReadyCheckModule,
         MatchHistoryModule,
+        BlocksModule,
         NotificationsModule.forRoot(config),
       ],
     };

@@ -10,7 +10,7 @@ import {
   type BackfillPick,
   type MatchCandidate,
   type ProposedMatch,
-  type TicketAttributes,
+  sameTicketAttributes,
 } from '@matchplane/domain';
 import { BackfillStore, MatchStore, ReadyCheck } from '@matchplane/matches';
 import { contextFromTraceparent, inSpan, linkToTraceparent } from '@matchplane/observability';
@@ -205,7 +205,7 @@ export class MatchCommitter {
   ): boolean {
     if (!validCandidate(row, now, this.heartbeatTimeoutMs)) return false;
     if (row.playerId !== candidate.playerId || row.rating !== candidate.rating) return false;
-    if (!sameAttributes(row.attributes, candidate.attributes ?? {})) return false;
+    if (!sameTicketAttributes(row.attributes, candidate.attributes ?? {})) return false;
     if (row.party?.id !== candidate.party?.id) return false;
     const rtt: unknown = row.predictedRtt[serverRegion];
     return typeof rtt === 'number' && Number.isFinite(rtt) && rtt >= 0;
@@ -283,7 +283,7 @@ export class MatchCommitter {
     if (row.playerId !== candidate.playerId || row.mode !== proposal.mode) return false;
     if (row.rating !== candidate.rating) return false;
     // Attributes never change after creation; a difference is a projection that lies.
-    if (!sameAttributes(row.attributes, candidate.attributes ?? {})) return false;
+    if (!sameTicketAttributes(row.attributes, candidate.attributes ?? {})) return false;
     // Screened whole against the candidates; the rows must still be that same party ticket.
     if (row.party?.id !== candidate.party?.id) return false;
     const rtt: unknown = row.predictedRtt[proposal.region];
@@ -383,9 +383,4 @@ class MatchWriteError extends Error {
 
 function describe(proposal: ProposedMatch): string {
   return `${proposal.mode} match of ${proposal.participants.map((p) => p.ticketId).join(', ')}`;
-}
-
-function sameAttributes(a: TicketAttributes, b: TicketAttributes): boolean {
-  const names = Object.keys(a);
-  return names.length === Object.keys(b).length && names.every((name) => a[name] === b[name]);
 }

@@ -18,6 +18,7 @@ import {
 } from './matching-function';
 import { MatchingPass } from './matching.pass';
 import { TicketExplanations } from './ticket-explanations';
+import { PlayerBlocksModule } from '@matchplane/players';
 
 export interface MatcherModuleOptions {
   /**
@@ -44,6 +45,7 @@ export class MatcherModule {
         OutboxModule.forWriters(),
         TicketsModule,
         MatchesModule,
+        PlayerBlocksModule,
         ...(options.imports ?? []),
       ],
       providers: [

@@ -20,6 +20,7 @@ import {
   type ProjectedCandidate,
 } from '@matchplane/tickets';
 import { BackfillStore } from '@matchplane/matches';
+import { PlayerBlocks } from '@matchplane/players';
 import {
   MatchCommitter,
   type BackfillOutcome,
@@ -80,6 +81,7 @@ export class MatchingPass {
     private readonly queueControls: QueueControls,
     private readonly dataSource: DataSource,
     private readonly shadow: ShadowMatching,
+    private readonly blocks: PlayerBlocks,
     @Inject(MATCHING_FUNCTION) private readonly matchingFunction: MatchingFunction,
     @Inject(MATCHER_RULES) rules: MatcherRules,
     @Inject(MatcherConfig) private readonly config: MatcherConfig,
@@ -106,8 +108,9 @@ export class MatchingPass {
     const { explained, byRegion } = screened;
     // Operator holds: a paused mode matches nobody; paused and draining regions get no new match.
     const controls = await this.queueControls.list(this.dataSource.manager);
-    const { pool: matchable, held } = applyQueueHolds(controls, mode, screened.matchable);
+    const { pool: notHeld, held } = applyQueueHolds(controls, mode, screened.matchable);
     explained.push(...held);
+    const matchable = await this.withBlockLists(notHeld);
     const seen = new Map(matchable.map((candidate) => [candidate.ticketId, candidate]));
 
     // Running matches short of players first: what fills them never reaches the function.
@@ -125,7 +128,7 @@ export class MatchingPass {
 
     const formation = this.matchingFunction(pool, [rules], now);
     this.shadow.compare(mode, pool, formation, now);
-    const { accepted, rejected } = screenProposals(formation.matches, rules, seen);
+    const { accepted, rejected } = screenProposals(formation.matches, rules, seen, now);
     for (const { proposal, problem } of rejected) {
       this.metrics.droppedMatch(mode, 'invalid_proposal');
       this.logger.warn(
@@ -243,6 +246,19 @@ export class MatchingPass {
   }
 
   /** The candidates the matching function may see, and an explanation for each one it may not. */
+  /**
+   * Each candidate with the players it must not meet (block lists, both directions), read every
+   * pass so that a block counts from the next pass on, whenever the ticket was queued.
+   */
+  private async withBlockLists(candidates: MatchCandidate[]): Promise<MatchCandidate[]> {
+    const avoided = await this.blocks.avoidedBy(candidates.map((c) => c.playerId));
+    if (avoided.size === 0) return candidates;
+    return candidates.map((candidate) => {
+      const blockedPlayerIds = avoided.get(candidate.playerId);
+      return blockedPlayerIds ? { ...candidate, blockedPlayerIds } : candidate;
+    });
+  }
+
   private screenCandidates(projected: readonly ProjectedCandidate[], now: Date) {
     const matchable: MatchCandidate[] = [];
     const explained: Explained[] = [];

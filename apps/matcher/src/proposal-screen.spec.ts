@@ -31,7 +31,7 @@ describe(screenProposals.name, () => {
   const [first, second] = formed as [ProposedMatch, ProposedMatch];
 
   it('accepts what formMatches proposes', () => {
-    expect(screenProposals(formed, duel, byId)).toEqual({ accepted: formed, rejected: [] });
+    expect(screenProposals(formed, duel, byId, now)).toEqual({ accepted: formed, rejected: [] });
   });
 
   it.each<[string, (m: ProposedMatch) => ProposedMatch, RegExp]>([
@@ -68,7 +68,7 @@ describe(screenProposals.name, () => {
       /has not measured us$/,
     ],
   ])('rejects %s', (_, corrupt, problem) => {
-    const { accepted, rejected } = screenProposals([corrupt(first), second], duel, byId);
+    const { accepted, rejected } = screenProposals([corrupt(first), second], duel, byId, now);
     expect(accepted).toEqual([second]);
     expect(rejected).toEqual([
       { proposal: expect.anything(), problem: expect.stringMatching(problem) },
@@ -77,7 +77,7 @@ describe(screenProposals.name, () => {
 
   it('rejects a proposal reusing a ticket of one accepted before it', () => {
     const reuse = { ...second, participants: [first.participants[0]!, second.participants[1]!] };
-    const { accepted, rejected } = screenProposals([first, reuse], duel, byId);
+    const { accepted, rejected } = screenProposals([first, reuse], duel, byId, now);
     expect(accepted).toEqual([first]);
     expect(rejected[0]?.problem).toMatch(/proposed twice$/);
   });
@@ -100,14 +100,62 @@ describe(screenProposals.name, () => {
         m.participants.some((p) => builds.get(p.ticketId)?.attributes.buildVersion === '1.5.0'),
     );
     expect(mixed.length).toBeGreaterThan(0);
-    const { rejected } = screenProposals(mixed, versioned, builds);
+    const { rejected } = screenProposals(mixed, versioned, builds, now);
     expect(rejected.map((r) => r.problem)).toEqual(
       mixed.map(() => 'participants differ on buildVersion, which must be equal'),
     );
     const same = new Map(
       [...builds].map(([id, c]) => [id, { ...c, attributes: { buildVersion: '1' } }]),
     );
-    expect(screenProposals(formed, versioned, same).rejected).toEqual([]);
+    expect(screenProposals(formed, versioned, same, now).rejected).toEqual([]);
+  });
+});
+
+describe(`${screenProposals.name} with intersect and optional rules`, () => {
+  const crossplay: ModeRules = {
+    ...duel,
+    attributeRules: [
+      { kind: 'intersect', attribute: 'platforms', optionalAfterMs: 60_000 },
+      { kind: 'equal', attribute: 'build', optionalAfterMs: 30_000 },
+    ],
+  };
+  const a = { ...candidate(1), attributes: { platforms: ['pc'], build: '1.4' } };
+  const b = { ...candidate(2), attributes: { platforms: ['ps', 'xbox'], build: '1.4' } };
+  const c = { ...candidate(3), attributes: { platforms: ['pc', 'ps'], build: '1.5' } };
+  const byTicket = new Map([a, b, c].map((x) => [x.ticketId, x]));
+  const match = (first: MatchCandidate, second: MatchCandidate): ProposedMatch => ({
+    mode: 'duel',
+    region: 'eu',
+    participants: [first, second].map((x, team) => ({
+      ticketId: x.ticketId,
+      playerId: x.playerId,
+      team,
+      rating: x.rating,
+      rttMs: 10,
+    })),
+    worstRttMs: 10,
+    sumRttMs: 20,
+    anchorTicketId: second.ticketId,
+    maxRttMs: 100,
+    ratingWindow: 500,
+  });
+
+  it('rejects players who share no value of a set, until the oldest has waited past the rule', () => {
+    const disjoint = match(a, b);
+    expect(screenProposals([disjoint], crossplay, byTicket, now).rejected).toEqual([
+      { proposal: disjoint, problem: 'participants share no value of platforms' },
+    ]);
+    const later = new Date(now.getTime() + 60_000);
+    expect(screenProposals([disjoint], crossplay, byTicket, later).accepted).toEqual([disjoint]);
+  });
+
+  it('rejects other builds under an optional equal rule only while it is in force', () => {
+    const builds = match(b, c);
+    expect(
+      screenProposals([builds], crossplay, byTicket, now).rejected.map((r) => r.problem),
+    ).toEqual(['participants differ on build, which must be equal']);
+    const later = new Date(now.getTime() + 30_000);
+    expect(screenProposals([builds], crossplay, byTicket, later).accepted).toEqual([builds]);
   });
 });
 
@@ -126,7 +174,7 @@ describe(`${screenProposals.name} with parties`, () => {
 
   it('accepts a match that keeps the party whole on one team', () => {
     expect(formed.participants.filter((p) => p.partyId === party.id)).toHaveLength(2);
-    expect(screenProposals([formed], pair, byId).accepted).toEqual([formed]);
+    expect(screenProposals([formed], pair, byId, now).accepted).toEqual([formed]);
   });
 
   it('rejects a match that splits the party across teams', () => {
@@ -139,7 +187,7 @@ describe(`${screenProposals.name} with parties`, () => {
           ? { ...p, team: partyTeam ?? 0 }
           : p,
     );
-    const { rejected } = screenProposals([{ ...formed, participants: split }], pair, byId);
+    const { rejected } = screenProposals([{ ...formed, participants: split }], pair, byId, now);
     expect(rejected[0]?.problem).toMatch(/is split over 2 teams$/);
   });
 
@@ -149,7 +197,7 @@ describe(`${screenProposals.name} with parties`, () => {
         ? { ...p, ticketId: uuid(1, 1), playerId: uuid(2, 1), partyId: undefined }
         : p,
     );
-    const { rejected } = screenProposals([{ ...formed, participants: partial }], pair, byId);
+    const { rejected } = screenProposals([{ ...formed, participants: partial }], pair, byId, now);
     expect(rejected[0]?.problem).toMatch(/without 1 of its 2 players$/);
   });
 });

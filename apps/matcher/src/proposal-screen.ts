@@ -1,7 +1,10 @@
 import {
   equalRuleKey,
   equalRules,
+  intersectRules,
   isLabel,
+  rulesInForce,
+  setsIntersect,
   PartyRoster,
   playersPerMatch,
   type MatchCandidate,
@@ -20,13 +23,16 @@ export interface RejectedProposal {
  * A proposal is accepted only if it is of the pass's mode, has exactly teamSize players in each
  * of teamCount teams, names only this pass's candidates (player ids included), in a region every
  * participant measured, whose participants agree on every equal attribute rule of the mode (a
- * match of mixed build versions could not be played), keeps every party whole (all of its
+ * match of mixed build versions could not be played) and share a value of every intersect rule's
+ * set (each rule optional after a wait only once the oldest participant has waited that long),
+ * puts no player with one it blocked or is blocked by, keeps every party whole (all of its
  * members, one team), and shares no ticket or player with a proposal accepted before it.
  */
 export function screenProposals(
   proposals: readonly ProposedMatch[],
   rules: ModeRules,
   candidates: ReadonlyMap<string, MatchCandidate>,
+  now: Date,
 ): { accepted: ProposedMatch[]; rejected: RejectedProposal[] } {
   const accepted: ProposedMatch[] = [];
   const rejected: RejectedProposal[] = [];
@@ -36,6 +42,7 @@ export function screenProposals(
   for (const proposal of proposals) {
     const problem =
       proposalProblem(proposal, rules, candidates, usedTickets, usedPlayers) ??
+      attributeProblem(proposal, rules, candidates, now) ??
       parties.problems(proposal)[0]?.problem;
     if (problem) {
       rejected.push({ proposal, problem });
@@ -62,8 +69,6 @@ function proposalProblem(
   if (proposal.participants.length !== playersPerMatch(rules)) {
     return `${proposal.participants.length} participants, ${rules.mode} needs ${playersPerMatch(rules)}`;
   }
-  const equal = equalRules(rules.attributeRules);
-  let equalKey: string | undefined;
   const perTeam = new Array<number>(rules.teamCount).fill(0);
   const tickets = new Set<string>();
   const players = new Set<string>();
@@ -83,11 +88,6 @@ function proposalProblem(
     if (typeof rtt !== 'number' || !Number.isFinite(rtt) || rtt < 0) {
       return `ticket ${ticketId} has not measured ${proposal.region}`;
     }
-    const key = equalRuleKey(equal, candidate.attributes);
-    if (equalKey !== undefined && key !== equalKey) {
-      return `participants differ on ${equal.map((rule) => rule.attribute).join(', ')}, which must be equal`;
-    }
-    equalKey = key;
     tickets.add(ticketId);
     players.add(playerId);
   }
@@ -95,4 +95,30 @@ function proposalProblem(
     return `teams of ${perTeam.join('/')} players, ${rules.mode} needs ${rules.teamSize} each`;
   }
   return undefined;
+}
+
+/** Run after proposalProblem: every participant is a candidate of the pass. */
+function attributeProblem(
+  proposal: ProposedMatch,
+  rules: ModeRules,
+  candidates: ReadonlyMap<string, MatchCandidate>,
+  now: Date,
+): string | undefined {
+  const members = proposal.participants.map(({ ticketId }) => candidates.get(ticketId));
+  const oldest = Math.min(...members.map((member) => member?.enqueuedAt.getTime() ?? Infinity));
+  const inForce = rulesInForce(rules.attributeRules, Math.max(0, now.getTime() - oldest));
+  const attributes = members.map((member) => member?.attributes);
+  const equal = equalRules(inForce);
+  if (new Set(attributes.map((values) => equalRuleKey(equal, values))).size > 1) {
+    return `participants differ on ${equal.map((rule) => rule.attribute).join(', ')}, which must be equal`;
+  }
+  const disjoint = intersectRules(inForce).find((rule) => !setsIntersect(rule, attributes));
+  if (disjoint) return `participants share no value of ${disjoint.attribute}`;
+  const players = new Set(proposal.participants.map(({ playerId }) => playerId));
+  const blocking = members.find((member) =>
+    member?.blockedPlayerIds?.some((playerId) => players.has(playerId)),
+  );
+  return (
+    blocking && `player ${blocking.playerId} has blocked, or is blocked by, another participant`
+  );
 }

@@ -20,11 +20,13 @@ function portOf(raw: string | undefined, fallback: number, entry: string): numbe
 
 /**
  * "h1:5432,h2,[::1]:6543" -> hosts with their ports (a host without one takes `defaultPort`).
- * A bare IPv6 address (two colons or more, no brackets) is one host without a port.
+ * A bare IPv6 address (two colons or more, no brackets) is one host without a port, and so is a
+ * Unix socket directory ("/var/run/postgresql", which node-postgres reads as such).
  */
 export function parseHostList(raw: string, defaultPort: number): HostAndPort[] {
   const hosts = raw.split(',').map((item) => {
     const entry = item.trim();
+    if (entry.startsWith('/')) return { host: entry, port: defaultPort };
     if ((entry.match(/:/g)?.length ?? 0) > 1 && !entry.startsWith('['))
       return { host: entry, port: defaultPort };
     const match = BRACKETED.exec(entry) ?? NAMED.exec(entry);

@@ -46,8 +46,10 @@ export const ErrorCode = {
   TICKET_ALREADY_LIVE: 'TICKET_ALREADY_LIVE',
   COOLDOWN_ACTIVE: 'COOLDOWN_ACTIVE',
   TICKET_NOT_FOUND: 'TICKET_NOT_FOUND',
-  /** An operator route named a player id that no player has. */
+  /** A route named a player id that no player has (an operator route, or a block). */
   PLAYER_NOT_FOUND: 'PLAYER_NOT_FOUND',
+  /** The player's block list holds PLAYER_BLOCK_LIST_MAX_ENTRIES players: unblock one first. */
+  BLOCK_LIST_FULL: 'BLOCK_LIST_FULL',
   TICKET_NOT_CANCELLABLE: 'TICKET_NOT_CANCELLABLE',
   TICKET_FINISHED: 'TICKET_FINISHED',
   SERVER_PROTOCOL_UNSUPPORTED: 'SERVER_PROTOCOL_UNSUPPORTED',

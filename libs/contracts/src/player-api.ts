@@ -25,6 +25,8 @@ export const PlayerRoutes = {
   currentParty: 'parties/current',
   currentPartyLeave: 'parties/current/leave',
   partyTickets: 'queue/party-tickets',
+  blocks: 'blocks',
+  block: (playerId: string) => `blocks/${encodeURIComponent(playerId)}`,
 } as const;
 
 /** POST /v1/sessions. `provider` defaults to "guest". */
@@ -113,9 +115,13 @@ export interface QueueModeOption {
   rejoinGraceMs?: number;
 }
 
-/** One attribute a mode declares: a string from `values`, or a number within [min, max]. */
+/**
+ * One attribute a mode declares: a string from `values`, a number within [min, max], or a set (a
+ * non-empty list of distinct strings from `values`, such as the platforms a player accepts).
+ */
 export type TicketAttributeOption =
   | { name: string; type: 'string'; values: string[]; required: boolean; default?: string }
+  | { name: string; type: 'set'; values: string[]; required: boolean; default?: string[] }
   | {
       name: string;
       type: 'number';
@@ -138,6 +144,9 @@ export interface QueueOptionsResponse {
   probeEdges?: Record<string, string[]>;
 }
 
+/** A ticket attribute's value: a string, a number, or a set attribute's list of values. */
+export type TicketAttributeValue = string | number | string[];
+
 /** POST /v1/queue/tickets */
 export interface CreateTicketRequest {
   mode: string;
@@ -146,7 +155,7 @@ export interface CreateTicketRequest {
    * an unknown name, a wrong type, a value not allowed or out of range, or a missing required one
    * is a 400 naming the attribute. Left out: every attribute takes its default.
    */
-  attributes?: Record<string, string | number>;
+  attributes?: Record<string, TicketAttributeValue>;
 }
 
 /** Why a searching ticket is not matched yet, from the matcher's last pass. */
@@ -170,7 +179,7 @@ export interface TicketResponse {
   /** Seconds since enqueue (until the ticket left the queue, if it has). */
   waitSeconds: number;
   /** The ticket's attributes, defaults filled in; {} for a mode without attributes. */
-  attributes: Record<string, string | number>;
+  attributes: Record<string, TicketAttributeValue>;
   matchId?: string;
   /**
    * Why the ticket ended, once it has (absent while live and for COMPLETED): PLAYER_CANCELLED,
@@ -256,4 +265,21 @@ export interface AssignmentResponse {
   team: number;
   joinToken: string;
   expiresAt: string;
+}
+
+/**
+ * GET /v1/blocks, and the answer of PUT and DELETE /v1/blocks/{playerId}: the players this
+ * player blocked. The matcher never puts a player in one match with a player it blocked, or one
+ * that blocked it.
+ */
+export interface BlockListResponse {
+  /** Oldest block first. */
+  blocked: BlockedPlayerEntry[];
+  /** How many players a list may hold (PLAYER_BLOCK_LIST_MAX_ENTRIES). */
+  maxEntries: number;
+}
+
+export interface BlockedPlayerEntry {
+  playerId: string;
+  blockedAt: string;
 }

@@ -9,6 +9,7 @@ export const TABLE_OWNERS = {
   players: 'libs/players',
   sessions: 'libs/players',
   match_rating_changes: 'libs/players',
+  player_blocks: 'libs/players',
   idempotency_keys: 'libs/idempotency',
   probe_challenges: 'libs/latency',
   probe_measurements: 'libs/latency',

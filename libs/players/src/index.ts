@@ -10,3 +10,4 @@ export * from './player-store.module';
 export * from './players.retention';
 export * from './player-ratings.service';
 export * from './match-rating-changes.store';
+export * from './player-blocks.store';

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { OutboxModule } from '@matchplane/outbox';
 import { MatchRatingChanges } from './match-rating-changes.store';
 import { PlayerRatings } from './player-ratings.service';
+import { PlayerBlocks } from './player-blocks.store';
 import { PlayerStore } from './player.store';
 
 /**
@@ -18,3 +19,7 @@ export class PlayerStoreModule {}
   exports: [PlayerRatings, MatchRatingChanges],
 })
 export class PlayerRatingsModule {}
+
+/** Block lists: the API's block routes change them, the matcher reads them every pass. */
+@Module({ providers: [PlayerBlocks], exports: [PlayerBlocks] })
+export class PlayerBlocksModule {}

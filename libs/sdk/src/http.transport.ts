@@ -44,13 +44,14 @@ export interface HttpTransportOptions {
  * How a call may be retried:
  * - `idempotency-key`: a mutation; one fresh Idempotency-Key per logical call, reused by every
  *   retry of it, so the server applies it once and replays its answer;
- * - `safe`: naturally idempotent (reads, deleting the current session), retried without a key;
+ * - `safe`: naturally idempotent (reads, deleting the current session, blocking a player),
+ *   retried without a key;
  * - `never`: sent once (a probe answer: a retry would measure the SDK's backoff, not the network).
  */
 export type RetryMode = 'idempotency-key' | 'safe' | 'never';
 
 export interface TransportRequest {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Path under the prefix, from PlayerRoutes. */
   path: string;
   body?: unknown;

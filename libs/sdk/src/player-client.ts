@@ -2,6 +2,8 @@ import {
   PlayerRoutes,
   type AssignmentResponse,
   type CreateSessionRequest,
+  type BlockListResponse,
+  type CreateTicketRequest,
   type MatchEventsResponse,
   type PartyResponse,
   type PartyTicketResponse,
@@ -192,7 +194,7 @@ export class PlayerClient {
    */
   enqueue(
     mode: string,
-    options: { attributes?: Record<string, string | number> } = {},
+    options: { attributes?: CreateTicketRequest['attributes'] } = {},
   ): Promise<TicketResponse> {
     return this.tickets.enqueue(mode, options);
   }
@@ -279,6 +281,26 @@ export class PlayerClient {
    */
   waitForPartyTicket(options: WaitForTicketOptions = {}): Promise<string> {
     return this.parties.waitForOwnTicket(options);
+  }
+
+  // ---- Block lists ----------------------------------------------------------------------------
+
+  /** The players this player blocked (oldest first) and how many the list may hold. */
+  blockList(): Promise<BlockListResponse> {
+    return this.required({ method: 'GET', path: PlayerRoutes.blocks, retry: 'safe' });
+  }
+
+  /**
+   * Blocks a player: the matcher never puts the two in one match, whoever blocked whom. A repeat
+   * changes nothing; a full list is a 409 BLOCK_LIST_FULL.
+   */
+  blockPlayer(playerId: string): Promise<BlockListResponse> {
+    return this.required({ method: 'PUT', path: PlayerRoutes.block(playerId), retry: 'safe' });
+  }
+
+  /** Unblocks a player (one not on the list changes nothing). */
+  unblockPlayer(playerId: string): Promise<BlockListResponse> {
+    return this.required({ method: 'DELETE', path: PlayerRoutes.block(playerId), retry: 'safe' });
   }
 
   // ---- Matches: notifications, assignment, joining -------------------------------------------

@@ -68,7 +68,7 @@ export class TicketCalls {
 
   enqueue(
     mode: string,
-    options: { attributes?: Record<string, string | number> } = {},
+    options: { attributes?: CreateTicketRequest['attributes'] } = {},
   ): Promise<TicketResponse> {
     const body: CreateTicketRequest =
       options.attributes === undefined ? { mode } : { mode, attributes: options.attributes };

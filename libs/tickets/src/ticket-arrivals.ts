@@ -14,7 +14,7 @@ export interface QueueArrival {
   mode: string;
   rating: number;
   rtt: Record<string, number>;
-  attributes: Record<string, string | number>;
+  attributes: Record<string, string | number | string[]>;
   enqueuedAt: string;
   party?: { id: string; size: number };
   cancelAfterMs?: number;
@@ -33,7 +33,7 @@ interface ArrivalRow {
   mode: string;
   rating: number;
   predicted_rtt: Record<string, number>;
-  attributes: Record<string, string | number>;
+  attributes: Record<string, string | number | string[]>;
   enqueued_at: Date;
   party_ticket_id: string | null;
   party_size: number | null;

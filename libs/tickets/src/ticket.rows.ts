@@ -71,7 +71,7 @@ export interface TicketRow {
   end_reason: TicketReason | null;
   version_us: string;
   traceparent: string | null;
-  attributes: Record<string, string | number>;
+  attributes: Record<string, string | number | string[]>;
   party_ticket_id: string | null;
   party_size: number | null;
 }

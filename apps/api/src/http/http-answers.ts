@@ -63,6 +63,7 @@ export const HTTP_ANSWERS: Readonly<Record<AnyErrorCode, HttpAnswer>> = {
   [ErrorCode.COOLDOWN_ACTIVE]: { status: 429 },
   [ErrorCode.TICKET_NOT_FOUND]: { status: 404 },
   [ErrorCode.PLAYER_NOT_FOUND]: { status: 404 },
+  [ErrorCode.BLOCK_LIST_FULL]: { status: 409 },
   [ErrorCode.TICKET_NOT_CANCELLABLE]: { status: 409 },
   [ErrorCode.TICKET_FINISHED]: { status: 409 },
   [ErrorCode.PARTY_NOT_FOUND]: { status: 404 },

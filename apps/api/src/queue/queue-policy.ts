@@ -142,9 +142,21 @@ export class QueuePolicy {
   attributeOptions(mode: string): TicketAttributeOption[] {
     return this.attributeSchema(mode).attributes.map((attribute) => {
       const required = attribute.default === undefined;
-      return attribute.type === 'string'
-        ? { ...attribute, values: [...attribute.values], required }
-        : { ...attribute, required };
+      switch (attribute.type) {
+        case 'string':
+          return { ...attribute, values: [...attribute.values], required };
+        case 'set': {
+          const { default: fallback, ...declared } = attribute;
+          return {
+            ...declared,
+            values: [...attribute.values],
+            required,
+            ...(fallback ? { default: [...fallback] } : {}),
+          };
+        }
+        case 'number':
+          return { ...attribute, required };
+      }
     });
   }
 

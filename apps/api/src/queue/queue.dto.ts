@@ -1,6 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsString, Matches } from 'class-validator';
-import type { CreatePartyTicketRequest, CreateTicketRequest } from '@matchplane/contracts';
+import type {
+  CreatePartyTicketRequest,
+  CreateTicketRequest,
+  TicketAttributeValue,
+} from '@matchplane/contracts';
 import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
 
 export class CreateTicketBody implements CreateTicketRequest {
@@ -17,11 +21,15 @@ export class CreateTicketBody implements CreateTicketRequest {
       "The ticket's attributes as its mode declares them (GET /v1/queue/options, modes[].attributes); unknown, ill-typed or out-of-range ones are a 400 naming the attribute",
     example: { buildVersion: '1.5.0' },
     type: 'object',
-    additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }] },
+    additionalProperties: {
+      oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'array', items: { type: 'string' } }],
+    },
   })
   @IsOptionalNonNull()
-  @IsObject({ message: 'attributes must be an object of name -> string or number' })
-  attributes?: Record<string, string | number>;
+  @IsObject({
+    message: 'attributes must be an object of name -> string, number or list of strings',
+  })
+  attributes?: Record<string, TicketAttributeValue>;
 }
 
 export class CreatePartyTicketBody extends CreateTicketBody implements CreatePartyTicketRequest {}

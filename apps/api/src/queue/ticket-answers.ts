@@ -27,7 +27,12 @@ export function ticketResponse(
     enqueuedAt: ticket.enqueuedAt.toISOString(),
     lastHeartbeatAt: ticket.lastHeartbeatAt.toISOString(),
     waitSeconds: Math.max(0, Math.round((end.getTime() - ticket.enqueuedAt.getTime()) / 100) / 10),
-    attributes: { ...ticket.attributes },
+    attributes: Object.fromEntries(
+      Object.entries(ticket.attributes).map(([name, value]) => [
+        name,
+        typeof value === 'object' ? [...value] : value,
+      ]),
+    ),
     ...(ticket.matchId ? { matchId: ticket.matchId } : {}),
     ...(ticket.endReason ? { endReason: ticket.endReason } : {}),
     ...(explanation && ticket.state === 'SEARCHING' ? { explanation } : {}),

@@ -7,7 +7,7 @@ import {
   type BackfillConnectResponse,
   type BackfillResponse,
 } from '@matchplane/contracts';
-import { isMatchedTicketState, type MatchSnapshot } from '@matchplane/domain';
+import { isMatchedTicketState, withCommonSets, type MatchSnapshot } from '@matchplane/domain';
 import { CodedError } from '@matchplane/errors';
 import {
   BackfillStore,
@@ -103,13 +103,16 @@ export class ServerBackfillService {
           `Team ${body.team} of match ${match.id} already has a backfill request under way (${live.id}, ${live.slots} places, ${live.state})`,
         );
       }
+      // Every player's ticket: the team's for the places and rating, everyone's for the sets.
       const tickets = await this.tickets.loadMany(
         manager,
-        members.map((p) => p.ticketId),
+        match.participants.map((p) => p.ticketId),
       );
-      const stillIn = [...tickets.values()].filter(
+      const inMatch = [...tickets.values()].filter(
         (ticket) => ticket.matchId === match.id && isMatchedTicketState(ticket.state),
       );
+      const teamTickets = new Set(members.map((p) => p.ticketId));
+      const stillIn = inMatch.filter((ticket) => teamTickets.has(ticket.id));
       const teamSize = this.teamSizes.get(match.mode) ?? members.length;
       const open = teamSize - stillIn.length;
       if (body.slots > open) {
@@ -120,7 +123,10 @@ export class ServerBackfillService {
       }
       // A ticket's rating is the one its player was matched at (rating_at_match), so the team's
       // mean needs no read of its own; with nobody left in the team, its original players'.
-      const rated = stillIn.length > 0 ? stillIn : [...tickets.values()];
+      const rated =
+        stillIn.length > 0
+          ? stillIn
+          : [...tickets.values()].filter((ticket) => teamTickets.has(ticket.id));
       const anchor = rated[0];
       const teamRating =
         rated.length > 0 ? rated.reduce((sum, t) => sum + t.rating, 0) / rated.length : undefined;
@@ -133,7 +139,11 @@ export class ServerBackfillService {
           slots: body.slots,
           serverRegion: match.serverRegion ?? allocation.region ?? match.region,
           teamRating: teamRating ?? anchor?.rating ?? 0,
-          attributes: anchor?.attributes ?? {},
+          // A set attribute narrowed to what everyone still in shares (cross-play platforms).
+          attributes: withCommonSets(
+            anchor?.attributes ?? {},
+            inMatch.map((ticket) => ticket.attributes),
+          ),
           expiresAt: new Date(
             now.getTime() + (body.timeoutSeconds ?? DEFAULT_BACKFILL_TIMEOUT_SECONDS) * 1_000,
           ),

@@ -6,6 +6,7 @@ import {
   type ReconciliationOptions,
   type ReconciliationStage,
 } from '@matchplane/persistence';
+import { databaseNow, takeTurns, type TurnsOutcome } from '../take-turns';
 
 export interface ReconciliationPassOptions {
   /** The instant deadlines are measured from; by default the database's clock. */
@@ -15,7 +16,7 @@ export interface ReconciliationPassOptions {
 }
 
 /** complete: nothing was left to reconcile; budget_exhausted: the budget ran out with work left. */
-export type ReconciliationPassOutcome = 'complete' | 'budget_exhausted' | 'interrupted';
+export type ReconciliationPassOutcome = TurnsOutcome;
 
 export interface ReconciliationStageError {
   stage: string;
@@ -67,47 +68,35 @@ export class LifecycleReconciler {
   async pass({ now, signal }: ReconciliationPassOptions = {}): Promise<ReconciliationPassReport> {
     const started = performance.now();
     const deadline = started + this.options.passBudgetMs;
-    const at = now ?? (await this.databaseNow());
+    const at = now ?? (await databaseNow(this.dataSource));
     const reconciled = Object.fromEntries(this.cases.map((name) => [name, 0]));
     const itemFailures: ReconciliationPassReport['itemFailures'] = [];
     const stageErrors: ReconciliationStageError[] = [];
     const skip = new Map(this.stages.map((stage) => [stage.name, new Set<string>()]));
-    let active = [...this.stages];
-    let outcome: ReconciliationPassOutcome = 'complete';
     let batches = 0;
 
-    rounds: while (active.length > 0) {
-      for (const stage of [...active]) {
-        if (signal?.aborted) {
-          outcome = 'interrupted';
-          break rounds;
+    const outcome = await takeTurns(this.stages, { deadline, signal }, async (stage) => {
+      const leftAlone = skip.get(stage.name) ?? new Set<string>();
+      batches += 1;
+      try {
+        const batch = await stage.batch(at, leftAlone);
+        for (const [name, count] of Object.entries(batch.reconciled)) {
+          reconciled[name] = (reconciled[name] ?? 0) + count;
         }
-        if (performance.now() >= deadline) {
-          outcome = 'budget_exhausted';
-          break rounds;
+        for (const failure of batch.failures) {
+          leftAlone.add(failure.id);
+          itemFailures.push({ stage: stage.name, ...failure });
+          this.logger.warn(
+            `${stage.name}: ${failure.id} left for the next pass (${failure.sqlState ?? 'no SQLSTATE'}): ${failure.message}`,
+          );
         }
-        const leftAlone = skip.get(stage.name) ?? new Set<string>();
-        batches += 1;
-        try {
-          const batch = await stage.batch(at, leftAlone);
-          for (const [name, count] of Object.entries(batch.reconciled)) {
-            reconciled[name] = (reconciled[name] ?? 0) + count;
-          }
-          for (const failure of batch.failures) {
-            leftAlone.add(failure.id);
-            itemFailures.push({ stage: stage.name, ...failure });
-            this.logger.warn(
-              `${stage.name}: ${failure.id} left for the next pass (${failure.sqlState ?? 'no SQLSTATE'}): ${failure.message}`,
-            );
-          }
-          if (batch.taken < this.options.batchSize) active = active.filter((s) => s !== stage);
-        } catch (error) {
-          active = active.filter((s) => s !== stage);
-          const message = error instanceof Error ? error.message || error.name : String(error);
-          stageErrors.push({ stage: stage.name, sqlState: sqlStateOf(error), message });
-        }
+        return batch.taken >= this.options.batchSize;
+      } catch (error) {
+        const message = error instanceof Error ? error.message || error.name : String(error);
+        stageErrors.push({ stage: stage.name, sqlState: sqlStateOf(error), message });
+        return false;
       }
-    }
+    });
     return {
       now: at,
       outcome,
@@ -117,11 +106,5 @@ export class LifecycleReconciler {
       itemFailures,
       stageErrors,
     };
-  }
-
-  private async databaseNow(): Promise<Date> {
-    const [row] = await this.dataSource.query<{ now: Date }[]>(`SELECT now() AS now`);
-    if (!row) throw new Error('SELECT now() returned no row');
-    return row.now;
   }
 }

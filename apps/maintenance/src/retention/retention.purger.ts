@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { sqlStateOf } from '@matchplane/persistence';
+import { databaseNow, takeTurns, type TurnsOutcome } from '../take-turns';
 import { cutoffOf, type RetentionPolicy, type RetentionWindows } from './retention-policy';
 
 export interface RetentionPurgerOptions {
@@ -25,7 +26,7 @@ export interface RetentionPassOptions {
 }
 
 /** complete: nothing deletable was left; budget_exhausted: the budget ran out with rows left. */
-export type RetentionPassOutcome = 'complete' | 'budget_exhausted' | 'interrupted';
+export type RetentionPassOutcome = TurnsOutcome;
 
 export interface RetentionPassError {
   policy: string;
@@ -109,24 +110,16 @@ export class RetentionPurger {
   async pass({ now, signal }: RetentionPassOptions = {}): Promise<RetentionPassReport> {
     const started = performance.now();
     const deadline = started + this.options.passBudgetMs;
-    const at = now ?? (await this.databaseNow());
+    const at = now ?? (await databaseNow(this.dataSource));
     const purged = this.zeroes();
     const errors: RetentionPassError[] = [];
     let batches = 0;
     let pressuredBatches = 0;
-    let outcome: RetentionPassOutcome = 'complete';
-    let active = [...this.policies];
 
-    rounds: while (active.length > 0) {
-      for (const policy of [...active]) {
-        if (signal?.aborted) {
-          outcome = 'interrupted';
-          break rounds;
-        }
-        if (performance.now() >= deadline) {
-          outcome = 'budget_exhausted';
-          break rounds;
-        }
+    const outcome = await takeTurns(
+      this.policies,
+      { deadline, signal },
+      async (policy, onlyOneLeft) => {
         let deleted = 0;
         try {
           deleted = await this.purgeBatch(policy, at);
@@ -141,17 +134,18 @@ export class RetentionPurger {
         }
         batches += 1;
         purged[policy.name] = (purged[policy.name] ?? 0) + deleted;
-        if (deleted < this.options.batchSize) active = active.filter((p) => p !== policy);
-        // An empty batch held no locks worth pausing for.
-        if (active.length === 0 || deleted === 0) continue;
+        const more = deleted >= this.options.batchSize;
+        // An empty batch held no locks worth pausing for, nor does the pass's last one.
+        if (deleted === 0 || (!more && onlyOneLeft)) return more;
         const pressure = await this.pressure(policy.table);
         if (pressure.underPressure) pressuredBatches += 1;
         const pause = pressure.underPressure
           ? this.options.pressurePauseMs
           : this.options.batchPauseMs;
         await sleep(Math.min(pause, deadline - performance.now()), signal);
-      }
-    }
+        return more;
+      },
+    );
 
     const measured = outcome === 'interrupted' ? undefined : await this.measure(at);
     return {
@@ -233,12 +227,6 @@ export class RetentionPurger {
   /** Every policy at 0, in round order (the pass's log line lists them so). */
   private zeroes(): Record<string, number> {
     return Object.fromEntries(this.policies.map((policy) => [policy.name, 0]));
-  }
-
-  private async databaseNow(): Promise<Date> {
-    const [row] = await this.dataSource.query<{ now: Date }[]>(`SELECT now() AS now`);
-    if (!row) throw new Error('SELECT now() returned no row');
-    return row.now;
   }
 }
 

@@ -4,6 +4,7 @@ import type {
   ModeRules,
   ProposedMatch,
 } from '@matchplane/domain';
+import { avoidedPlayers, blockedPairsIn } from './block-lists';
 import { teamRatingGap } from './match-figures';
 import type { Arrival } from './traffic';
 
@@ -22,6 +23,8 @@ export interface ModeOutcome {
   readonly worst_rtt_ms: { readonly mean: number; readonly p95: number };
   /** Per match, the highest team's mean rating minus the lowest's, averaged over matches. */
   readonly mean_team_rating_gap: number;
+  /** Pairs of players matched together where one blocked the other (0 under the block rule). */
+  readonly blocked_pairs_matched: number;
 }
 
 export interface ReplayOptions {
@@ -59,6 +62,7 @@ export function replay(
   };
   for (const arrival of arrivals) tallyOf(arrival.mode).players += 1;
 
+  const avoided = avoidedPlayers(arrivals);
   const pool = new Map<string, Waiting>();
   const lastArrivalMs = arrivals.length > 0 ? arrivals[arrivals.length - 1]!.atMs : 0;
   const endMs = lastArrivalMs + options.drainMs;
@@ -68,7 +72,10 @@ export function replay(
       const arrival = arrivals[next++]!;
       // A mode the rule set does not know waits for ever (counted as waiting at the end).
       if (modes.has(arrival.mode))
-        pool.set(arrival.ticketId, { arrival, candidate: toCandidate(arrival, options.startAt) });
+        pool.set(arrival.ticketId, {
+          arrival,
+          candidate: toCandidate(arrival, options.startAt, avoided.get(arrival.playerId)),
+        });
     }
     const leavingParties = new Set<string>();
     for (const [ticketId, { arrival }] of pool) {
@@ -100,6 +107,7 @@ export function replay(
         pool.delete(ticketId);
         return waiting ? nowMs - waiting.arrival.atMs : undefined;
       });
+      outcome.blockedPairs += blockedPairsIn(match, avoided);
     }
   }
   const outcomes: Record<string, ModeOutcome> = {};
@@ -120,7 +128,11 @@ function unknownModeWaiting(
   return modes.has(mode) ? 0 : arrivals.filter((arrival) => arrival.mode === mode).length;
 }
 
-function toCandidate(arrival: Arrival, startAt: Date): MatchCandidate {
+function toCandidate(
+  arrival: Arrival,
+  startAt: Date,
+  blockedPlayerIds: readonly string[] | undefined,
+): MatchCandidate {
   return {
     ticketId: arrival.ticketId,
     playerId: arrival.playerId,
@@ -130,12 +142,15 @@ function toCandidate(arrival: Arrival, startAt: Date): MatchCandidate {
     enqueuedAt: new Date(startAt.getTime() + arrival.atMs),
     attributes: arrival.attributes,
     ...(arrival.party ? { party: arrival.party } : {}),
+    // Both directions, as the matcher reads them (PlayerBlocks.avoidedBy).
+    ...(blockedPlayerIds ? { blockedPlayerIds } : {}),
   };
 }
 
 class Tally {
   players = 0;
   cancelled = 0;
+  blockedPairs = 0;
   private readonly waits: number[] = [];
   private readonly worstRtts: number[] = [];
   private ratingGapSum = 0;
@@ -168,6 +183,7 @@ class Tally {
         p95: percentile(this.worstRtts, 0.95),
       },
       mean_team_rating_gap: matches > 0 ? round(this.ratingGapSum / matches, 1) : 0,
+      blocked_pairs_matched: this.blockedPairs,
     };
   }
 }

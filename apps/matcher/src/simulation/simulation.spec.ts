@@ -76,6 +76,26 @@ describe('the queue simulator', () => {
     expect(proposed.duel!.mean_team_rating_gap).toBeGreaterThan(active.duel!.mean_team_rating_gap);
   });
 
+  it('counts blocked pairs matched: none under the matcher’s function, some when blocks are ignored', () => {
+    const { rules } = ruleSetFromEnvironment(ENV);
+    const arrivals = traffic(13, 1_000);
+    const blocking = arrivals.filter((arrival) => arrival.blockedPlayerIds);
+    // About 5 % of players blocked someone who queued just before them.
+    expect(blocking.length).toBeGreaterThan(20);
+    const honoured = replay(arrivals, rules, formMatches, OPTIONS);
+    expect(honoured.duel!.blocked_pairs_matched + honoured.squad!.blocked_pairs_matched).toBe(0);
+    const ignoring: MatchingFunction = (candidates, modeRules, now) =>
+      formMatches(
+        candidates.map(({ blockedPlayerIds: _ignored, ...candidate }) => candidate),
+        modeRules,
+        now,
+      );
+    const ignored = replay(arrivals, rules, ignoring, OPTIONS);
+    expect(
+      ignored.duel!.blocked_pairs_matched + ignored.squad!.blocked_pairs_matched,
+    ).toBeGreaterThan(0);
+  });
+
   it('lets impatient players cancel, a party as one', () => {
     const { rules, attributes } = ruleSetFromEnvironment({ ...ENV, QUEUE_MODES: 'squad:4x2' });
     const arrivals = syntheticTraffic({

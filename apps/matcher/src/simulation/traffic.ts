@@ -1,9 +1,11 @@
 import type {
   AttributeDeclaration,
+  AttributeValue,
   ModeAttributeSchema,
   ModeRules,
   TicketAttributes,
 } from '@matchplane/domain';
+import { withSyntheticBlocks } from './block-lists';
 import { exponential, gaussian, mulberry32, seededUuid } from './seeded-random';
 
 /**
@@ -24,6 +26,8 @@ export interface Arrival {
   readonly party?: { readonly id: string; readonly size: number };
   /** The player cancels after waiting this long unmatched; absent: waits for ever. */
   readonly cancelAfterMs?: number;
+  /** Players this player blocked (block lists): never matched with it, either way. */
+  readonly blockedPlayerIds?: readonly string[];
 }
 
 /** Where the synthetic players live and how far each region's servers are from each other's. */
@@ -49,13 +53,15 @@ export interface SyntheticTrafficOptions {
   readonly partyShare?: number;
   /** Mean patience of a player before cancelling, seconds; 300. */
   readonly meanPatienceSeconds?: number;
+  /** Share of players who blocked someone who queued shortly before them; 0.05. */
+  readonly blockShare?: number;
 }
 
 /**
  * Seeded synthetic traffic: arrivals spread evenly at random over the time span (a Poisson
  * process), players in four regions with measured RTTs to each (most measured every region),
- * ratings around 1500, attribute values drawn from their declarations, parties in team modes, and
- * a patience after which each player (or party) cancels.
+ * ratings around 1500, attribute values drawn from their declarations, parties in team modes, a
+ * patience after which each player (or party) cancels, and a few players' blocks.
  */
 export function syntheticTraffic(options: SyntheticTrafficOptions): Arrival[] {
   const random = mulberry32(options.seed);
@@ -90,7 +96,8 @@ export function syntheticTraffic(options: SyntheticTrafficOptions): Arrival[] {
     }
     players += partySize;
   }
-  return arrivals.sort((a, b) => a.atMs - b.atMs || compare(a.ticketId, b.ticketId));
+  arrivals.sort((a, b) => a.atMs - b.atMs || compare(a.ticketId, b.ticketId));
+  return withSyntheticBlocks(arrivals, options.seed, options.blockShare ?? 0.05);
 }
 
 function compare(a: string, b: string): number {
@@ -119,14 +126,22 @@ function measuredRtts(random: () => number, home: number): Record<string, number
   return rtt;
 }
 
-/** A string attribute takes its first value most often (the current build), a number any value. */
+/**
+ * A string attribute takes its first value most often (the current build), a number any value, a
+ * set each of its values half the time (at least one).
+ */
 function drawAttributes(
   random: () => number,
   declarations: readonly AttributeDeclaration[] | undefined,
 ): TicketAttributes {
-  const attributes: Record<string, string | number> = {};
+  const attributes: Record<string, AttributeValue> = {};
   for (const declaration of declarations ?? []) {
-    if (declaration.type === 'string') {
+    if (declaration.type === 'set') {
+      const values = declaration.values;
+      const drawn = values.filter(() => random() < 0.5);
+      attributes[declaration.name] =
+        drawn.length > 0 ? drawn : [values[Math.floor(random() * values.length)]!];
+    } else if (declaration.type === 'string') {
       const values = declaration.values;
       attributes[declaration.name] =
         random() < 0.7 ? values[0]! : values[Math.floor(random() * values.length)]!;
@@ -158,6 +173,7 @@ export function captureLine(arrival: Arrival): string {
     enqueuedAt: new Date(CAPTURE_EPOCH_MS + arrival.atMs).toISOString(),
     ...(arrival.party ? { party: arrival.party } : {}),
     ...(arrival.cancelAfterMs === undefined ? {} : { cancelAfterMs: arrival.cancelAfterMs }),
+    ...(arrival.blockedPlayerIds ? { blockedPlayerIds: arrival.blockedPlayerIds } : {}),
   });
 }
 
@@ -200,6 +216,13 @@ export function parseCapture(text: string): Arrival[] {
       'cancelAfterMs',
       'a number >= 0',
     );
+    const blocked = raw.blockedPlayerIds;
+    need(
+      blocked === undefined ||
+        (Array.isArray(blocked) && blocked.every((id) => typeof id === 'string' && id !== '')),
+      'blockedPlayerIds',
+      'a list of player ids',
+    );
     parsed.push({
       enqueuedAtMs,
       ticketId: raw.ticketId as string,
@@ -210,6 +233,7 @@ export function parseCapture(text: string): Arrival[] {
       attributes: (raw.attributes ?? {}) as TicketAttributes,
       ...(party ? { party: { id: party.id as string, size: party.size as number } } : {}),
       ...(raw.cancelAfterMs === undefined ? {} : { cancelAfterMs: raw.cancelAfterMs as number }),
+      ...(blocked === undefined ? {} : { blockedPlayerIds: blocked as string[] }),
     });
   });
   const start = Math.min(...parsed.map((arrival) => arrival.enqueuedAtMs));

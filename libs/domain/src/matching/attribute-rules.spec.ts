@@ -73,7 +73,7 @@ describe(parseModeAttributeSchema.name, () => {
     [
       'an unknown type',
       { attributes: { tier: { type: 'bool' } } },
-      ['duel.attributes.tier.type must be "string" or "number"'],
+      ['duel.attributes.tier.type must be "string", "number" or "set"'],
     ],
     [
       'a string without allowed values',
@@ -128,7 +128,7 @@ describe(parseModeAttributeSchema.name, () => {
       'a rule of no kind',
       { attributes: {}, rules: [{ same: 'x' }] },
       [
-        'duel.rules[0] must be {"equal": "<attribute>"} or {"distance": "<attribute>", "widening": [{"afterMs": 0, "maxDistance": <n>}, ...]}',
+        'duel.rules[0] must be {"equal": "<attribute>"}, {"intersect": "<attribute>"} (either with "optionalAfterSeconds": <s>) or {"distance": "<attribute>", "widening": [{"afterMs": 0, "maxDistance": <n>}, ...]}',
       ],
     ],
   ])('refuses %s, naming where', (_, value, problems) => {

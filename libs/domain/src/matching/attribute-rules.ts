@@ -12,7 +12,11 @@ import {
   type DistanceRule,
   type EqualRule,
   type AttributeRule,
+  type IntersectRule,
   type ModeAttributeSchema,
+  type NumberAttributeDeclaration,
+  type SetAttributeDeclaration,
+  type StringAttributeDeclaration,
   type TicketAttributes,
 } from './attribute-schema';
 
@@ -65,14 +69,52 @@ export function resolveTicketAttributes(
       }
       continue;
     }
-    const problem = valueProblem(declaration, value);
-    if (problem) problems.push({ attribute: declaration.name, message: problem });
-    else attributes[declaration.name] = value as AttributeValue;
+    const resolved = resolveValue(declaration, value);
+    if ('problem' in resolved)
+      problems.push({ attribute: declaration.name, message: resolved.problem });
+    else attributes[declaration.name] = resolved.value;
   }
   return problems.length > 0 ? { problems } : { attributes: Object.freeze(attributes) };
 }
 
-function valueProblem(declaration: AttributeDeclaration, value: unknown): string | undefined {
+/** The value to store (a set in declared order), or what is wrong with the given one. */
+function resolveValue(
+  declaration: AttributeDeclaration,
+  value: unknown,
+): { value: AttributeValue } | { problem: string } {
+  if (declaration.type === 'set') return resolveSet(declaration, value);
+  const problem = valueProblem(declaration, value);
+  return problem === undefined ? { value: value as AttributeValue } : { problem };
+}
+
+function resolveSet(
+  declaration: SetAttributeDeclaration,
+  value: unknown,
+): { value: readonly string[] } | { problem: string } {
+  const { name, values } = declaration;
+  if (!Array.isArray(value)) return { problem: `${name} must be a list of values` };
+  if (value.length === 0) return { problem: `${name} must list at least one value` };
+  const given = new Set<string>();
+  for (const element of value as unknown[]) {
+    if (typeof element !== 'string' || !values.includes(element)) {
+      const shown =
+        typeof element === 'string'
+          ? quote(element.slice(0, ATTRIBUTE_VALUE_MAX_LENGTH))
+          : (JSON.stringify(element) ?? String(element));
+      return {
+        problem: `${name} lists ${shown.slice(0, 80)}; its values must be among ${listText(values)}`,
+      };
+    }
+    if (given.has(element)) return { problem: `${name} lists ${quote(element)} twice` };
+    given.add(element);
+  }
+  return { value: Object.freeze(values.filter((allowed) => given.has(allowed))) };
+}
+
+function valueProblem(
+  declaration: StringAttributeDeclaration | NumberAttributeDeclaration,
+  value: unknown,
+): string | undefined {
   const { name } = declaration;
   if (declaration.type === 'string') {
     if (typeof value !== 'string') return `${name} must be a string`;
@@ -90,15 +132,67 @@ function valueProblem(declaration: AttributeDeclaration, value: unknown): string
 }
 
 /*
- * Matching. Tickets queued before an attribute was declared have no value for it: on an equal rule
- * a missing value is a value of its own (such tickets meet each other), and a distance rule holds
- * between two missing values and never between a missing and a present one.
+ * Matching. Tickets queued before an attribute was declared have no value for it: on an equal or
+ * intersect rule a missing value is a value of its own (such tickets meet each other), and a
+ * distance rule holds between two missing values and never between a missing and a present one.
  */
 
 /** The rules of `kind`, in their declared order. */
 export function equalRules(rules: readonly AttributeRule[] | undefined): EqualRule[] {
   return (rules ?? []).filter((rule): rule is EqualRule => rule.kind === 'equal');
 }
+
+export function intersectRules(rules: readonly AttributeRule[] | undefined): IntersectRule[] {
+  return (rules ?? []).filter((rule): rule is IntersectRule => rule.kind === 'intersect');
+}
+
+/** Whether `rule` still applies to a match whose anchor (its oldest ticket) has waited `waitedMs`. */
+export function ruleApplies(rule: AttributeRule, waitedMs: number): boolean {
+  return (
+    rule.kind === 'distance' ||
+    rule.optionalAfterMs === undefined ||
+    waitedMs < rule.optionalAfterMs
+  );
+}
+
+/** The rules that apply to a match whose anchor has waited `waitedMs` (see {@link ruleApplies}). */
+export function rulesInForce(
+  rules: readonly AttributeRule[] | undefined,
+  waitedMs: number,
+): AttributeRule[] {
+  return (rules ?? []).filter((rule) => ruleApplies(rule, waitedMs));
+}
+
+/** How long until `rule` stops applying for an anchor that waited `waitedMs`; null: it never does. */
+export function optionalInMs(rule: AttributeRule, waitedMs: number): number | null {
+  if (rule.kind === 'distance' || rule.optionalAfterMs === undefined) return null;
+  return Math.max(0, rule.optionalAfterMs - waitedMs);
+}
+
+/** The set of `name` in `attributes` (its strings), or undefined when it is not a list. */
+export function setAttributeOf(attributes: unknown, name: string): readonly string[] | undefined {
+  if (!isPlainObject(attributes)) return undefined;
+  const value = ownValue(attributes, name);
+  if (!Array.isArray(value)) return undefined;
+  return (value as unknown[]).filter((element): element is string => typeof element === 'string');
+}
+
+/**
+ * Whether every one of `attributeSets` shares a value of the intersect rule's set (a missing set
+ * is a value of its own, shared only with other missing ones).
+ */
+export function setsIntersect(rule: IntersectRule, attributeSets: readonly unknown[]): boolean {
+  let common: Set<string> | undefined;
+  for (const attributes of attributeSets) {
+    const values = setAttributeOf(attributes, rule.attribute) ?? [MISSING_SET];
+    common = new Set(common === undefined ? values : values.filter((value) => common?.has(value)));
+    if (common.size === 0) return false;
+  }
+  return true;
+}
+
+/** What a missing set reads as: not a storable value (control characters are refused). */
+export const MISSING_SET = '\u0000';
 
 export function distanceRules(rules: readonly AttributeRule[] | undefined): DistanceRule[] {
   return (rules ?? []).filter((rule): rule is DistanceRule => rule.kind === 'distance');
@@ -115,7 +209,7 @@ export function equalRuleKey(rules: readonly EqualRule[], attributes: unknown): 
 }
 
 /** The value of `name` in `attributes` if it is a string or finite number; otherwise undefined. */
-export function attributeValueOf(attributes: unknown, name: string): AttributeValue | undefined {
+export function attributeValueOf(attributes: unknown, name: string): string | number | undefined {
   if (!isPlainObject(attributes)) return undefined;
   const value = ownValue(attributes, name);
   if (typeof value === 'string') return value;
@@ -161,16 +255,16 @@ export function withinAttributeDistance(
 }
 
 /**
- * Attributes read back from JSON (the candidate projection): entries that are neither a string
- * nor a finite number are dropped and anything but an object reads as none, so a corrupt or older
- * candidate never throws in a pass.
+ * Attributes read back from JSON (the candidate projection): entries that are neither a string,
+ * a finite number nor a list of strings are dropped (as are a list's other elements) and anything
+ * but an object reads as none, so a corrupt or older candidate never throws in a pass.
  */
 export function readTicketAttributes(value: unknown): TicketAttributes {
   if (!isPlainObject(value)) return Object.freeze({});
   const attributes: Record<string, AttributeValue> = {};
   for (const name of Object.keys(value)) {
-    const read = attributeValueOf(value, name);
-    if (read !== undefined) attributes[name] = read;
+    const read = attributeValueOf(value, name) ?? setAttributeOf(value, name);
+    if (read !== undefined) attributes[name] = Array.isArray(read) ? Object.freeze(read) : read;
   }
   return Object.freeze(attributes);
 }
@@ -179,4 +273,39 @@ export function readTicketAttributes(value: unknown): TicketAttributes {
 export function numericAttribute(attributes: unknown, name: string): number {
   const value = attributeValueOf(attributes, name);
   return typeof value === 'number' ? value : Number.NaN;
+}
+
+/** Whether two tickets' attributes are the same, name by name (a set's values in order). */
+export function sameTicketAttributes(a: TicketAttributes, b: TicketAttributes): boolean {
+  const names = Object.keys(a);
+  return (
+    names.length === Object.keys(b).length &&
+    names.every((name) => {
+      const left = a[name];
+      const right = b[name];
+      if (!Array.isArray(left) || !Array.isArray(right)) return left === right;
+      return left.length === right.length && left.every((value, index) => value === right[index]);
+    })
+  );
+}
+
+/**
+ * `attributes` with each set narrowed to the values every one of `others` holds too: what a
+ * running match's players have in common (the platforms a backfilled player must share).
+ */
+export function withCommonSets(
+  attributes: TicketAttributes,
+  others: readonly TicketAttributes[],
+): TicketAttributes {
+  const narrowed: Record<string, AttributeValue> = { ...attributes };
+  for (const name of Object.keys(attributes)) {
+    const values = setAttributeOf(attributes, name);
+    if (values === undefined) continue;
+    narrowed[name] = Object.freeze(
+      values.filter((element) =>
+        others.every((other) => setAttributeOf(other, name)?.includes(element) ?? true),
+      ),
+    );
+  }
+  return Object.freeze(narrowed);
 }

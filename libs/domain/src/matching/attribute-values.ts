@@ -36,3 +36,13 @@ export function listText(values: readonly string[]): string {
   const shown = values.slice(0, 10).map(quote).join(', ');
   return values.length > 10 ? `${shown}, ... (${values.length} values)` : shown;
 }
+
+/** Attribute names: identifiers, so they read the same in JSON, messages and metrics. */
+export const ATTRIBUTE_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,31}$/;
+export const MAX_ATTRIBUTES_PER_MODE = 16;
+export const MAX_ALLOWED_VALUES = 64;
+/**
+ * A search tries each value of the anchor's set in turn (and each combination across several
+ * intersect rules): the product of their declared value counts is bounded by this.
+ */
+export const MAX_INTERSECT_COMBINATIONS = 64;

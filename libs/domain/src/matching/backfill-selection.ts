@@ -2,7 +2,10 @@ import {
   distanceRules,
   equalRuleKey,
   equalRules,
+  intersectRules,
   maxDistanceAt,
+  rulesInForce,
+  setsIntersect,
   numericAttribute,
   withinAttributeDistance,
   type TicketAttributes,
@@ -23,7 +26,10 @@ export interface BackfillNeed {
   readonly teamRating: number;
   /** The match's attributes (its players'): the anchor of the mode's attribute rules. */
   readonly attributes: TicketAttributes;
-  /** Players already in the match (no-shows included): never added again. */
+  /**
+   * Players already in the match (no-shows included): never added again, nor anyone whose block
+   * list (`MatchCandidate.blockedPlayerIds`, both directions) names one of them.
+   */
   readonly excludedPlayerIds: readonly string[];
   readonly createdAt: Date;
 }
@@ -40,8 +46,9 @@ export interface BackfillPick {
  * whole or not at all, by the oldest candidates that fit it under the mode's rules at the
  * request's age (as a waiting ticket's limits widen, so do a request's): measured the server's
  * region within the RTT ceiling, rated within the window of the team's mean, on the match's
- * equal-attribute values and within its distance rules, and in a party that fits the places
- * left. A candidate goes to one request at most. Returns the picks and the candidates left.
+ * equal-attribute values and within its distance rules, sharing a value of each intersect rule's
+ * set with the match's attributes (the API narrows each set to what the match's players share),
+ * and in a party that fits the places left. A candidate goes to one request at most. Returns the picks and the candidates left.
  */
 export function selectBackfill(
   needs: readonly BackfillNeed[],
@@ -73,7 +80,10 @@ function fill(
 ): MatchCandidate[] | undefined {
   const waitedMs = Math.max(0, now.getTime() - need.createdAt.getTime());
   const step = wideningStepAt(rules, waitedMs);
-  const equal = equalRules(rules.attributeRules);
+  // An optional rule is waived for a request as old as a waiting ticket it would be waived for.
+  const inForce = rulesInForce(rules.attributeRules, waitedMs);
+  const equal = equalRules(inForce);
+  const intersect = intersectRules(inForce);
   const anchorKey = equalRuleKey(equal, need.attributes);
   const distances = distanceRules(rules.attributeRules).map((rule) => ({
     rule,
@@ -83,6 +93,8 @@ function fill(
   const excluded = new Set(need.excludedPlayerIds);
   const fits = (candidate: MatchCandidate): boolean => {
     if (taken.has(candidate.ticketId) || excluded.has(candidate.playerId)) return false;
+    // The match's players (excluded) are who a candidate's block list must not name.
+    if (candidate.blockedPlayerIds?.some((playerId) => excluded.has(playerId))) return false;
     const rtt = candidate.predictedRtt[need.serverRegion];
     if (typeof rtt !== 'number' || !Number.isFinite(rtt) || rtt < 0 || rtt > step.maxRttMs) {
       return false;
@@ -90,6 +102,9 @@ function fill(
     if (!withinRatingWindow(candidate.rating, need.teamRating, step.ratingWindow)) return false;
     const attributes = candidate.attributes ?? {};
     if (equal.length > 0 && equalRuleKey(equal, attributes) !== anchorKey) return false;
+    if (!intersect.every((rule) => setsIntersect(rule, [need.attributes, attributes]))) {
+      return false;
+    }
     return distances.every(({ rule, anchor, max }) =>
       withinAttributeDistance(numericAttribute(attributes, rule.attribute), anchor, max),
     );

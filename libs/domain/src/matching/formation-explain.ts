@@ -1,15 +1,27 @@
 /** Why a ticket is still unmatched after a pass, in the matcher's own terms. */
-import { attributeValueOf, equalRules, nextDistanceWideningInMs } from './attribute-rules';
+import {
+  attributeValueOf,
+  nextDistanceWideningInMs,
+  optionalInMs,
+  setAttributeOf,
+} from './attribute-rules';
+import { partitioningEqualRules } from './pair-rules';
 import { nextWideningInMs, playersPerMatch } from './mode-rules';
 import {
   attributeMismatch,
+  blockedPlayers,
   noRegionWithinLimit,
   notEnoughPlayers,
   type RegionShortfall,
   type UnmatchedReason,
 } from './unmatched-reason';
 import { rttOf, type Entry } from './formation-pool';
-import { distanceFilter, playersAccepted } from './formation-options';
+import {
+  fillsIgnoringBlocks,
+  partnerFilter,
+  playersAccepted,
+  type Refusals,
+} from './formation-options';
 
 /** Why `entry` is still unmatched, read from the pool as the pass leaves it. */
 export function explain(entry: Entry): UnmatchedReason {
@@ -17,13 +29,13 @@ export function explain(entry: Entry): UnmatchedReason {
   const next = nextWideningInMs(pool.rules, waitedMs);
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
   const needed = playersPerMatch(pool.rules);
-  const refusedBy = new Set<number>();
-  const accept = distanceFilter(entry, refusedBy);
+  const refused: Refusals = { distance: new Set(), pair: new Set() };
+  const filters = entry.pairChoices.map((choice) => partnerFilter(entry, choice, refused));
   const shortfalls: RegionShortfall[] = [];
   let nearest: { region: string; rttMs: number } | null = null;
   // Whether an attribute rule is what keeps enough players apart in some region.
   let equalBlocks = false;
-  let distanceBlocks = false;
+  let searchRulesBlock = false;
   for (let region = 0; region < pool.regions.length; region++) {
     const name = pool.regions[region] ?? '';
     const rttMs = rttOf(entry, region);
@@ -33,18 +45,25 @@ export function explain(entry: Entry): UnmatchedReason {
     if (rttMs > step.maxRttMs || !bucket) continue;
     const [lo, hi] = bucket.ratingRange(entry.rating, step.ratingWindow);
     const inRange = bucket.count(lo, hi);
-    // With distance rules, only those within them count (this ticket is always within its own).
-    const available = accept ? playersAccepted(bucket, lo, hi, needed, accept, pool) : inRange;
+    // With distance or pair rules, only those within them count (this ticket is always within
+    // its own), under the choice that admits the most.
+    let available = 0;
+    for (const accept of filters) {
+      const admitted = accept ? playersAccepted(bucket, lo, hi, needed, accept, pool) : inRange;
+      available = Math.max(available, admitted);
+    }
     shortfalls.push({ region: name, rttMs, available, missing: Math.max(1, needed - available) });
-    if (inRange >= needed && available < needed) distanceBlocks = true;
+    if (inRange >= needed && available < needed) searchRulesBlock = true;
     if (inRange < needed && inRange + inOtherPartitions(entry, name, ceiling) >= needed) {
       equalBlocks = true;
     }
   }
   if (shortfalls.length === 0 && nearest) return noRegionWithinLimit(step.maxRttMs, nearest, next);
   if (!shortfalls.some((shortfall) => shortfall.available >= needed)) {
-    const blocking = attributeBlock(entry, equalBlocks, distanceBlocks, refusedBy, needed, next);
+    const blocking = attributeBlock(entry, equalBlocks, searchRulesBlock, refused, needed, next);
     if (blocking) return blocking;
+  } else if (pool.hasBlocks && fillsIgnoringBlocks(entry)) {
+    return blockedPlayers(needed, next);
   }
   return notEnoughPlayers(
     { playersPerMatch: needed, maxRttMs: step.maxRttMs, ratingWindow: step.ratingWindow },
@@ -55,20 +74,20 @@ export function explain(entry: Entry): UnmatchedReason {
 
 /**
  * The attribute rule that keeps `entry` from a match its RTT and rating limits would allow: the
- * equal rules when other pools of the mode would fill it, else the first distance rule that
- * refused a partner. Null when neither is the cause.
+ * partitioning equal rules when other pools of the mode would fill it, else the first distance
+ * rule that refused a partner, else the first pair rule that did. Null when none is the cause.
  */
 function attributeBlock(
   entry: Entry,
   equalBlocks: boolean,
-  distanceBlocks: boolean,
-  refusedBy: ReadonlySet<number>,
+  searchRulesBlock: boolean,
+  refused: Refusals,
   needed: number,
   nextWidening: number | null,
 ): UnmatchedReason | null {
   const { pool, candidate } = entry;
   if (equalBlocks) {
-    const names = equalRules(pool.rules.attributeRules).map((rule) => rule.attribute);
+    const names = partitioningEqualRules(pool.rules.attributeRules).map((rule) => rule.attribute);
     return attributeMismatch({
       rule: 'equal',
       attributes: names,
@@ -78,19 +97,39 @@ function attributeBlock(
       maxDistance: null,
       playersPerMatch: needed,
       nextWideningInMs: nextWidening,
+      optionalInMs: null,
     });
   }
-  const index = [...refusedBy].sort((a, b) => a - b)[0];
-  const rule = index === undefined ? undefined : pool.distanceRules[index];
-  if (!distanceBlocks || index === undefined || !rule) return null;
-  const value = entry.distanceValues[index] ?? Number.NaN;
+  if (!searchRulesBlock) return null;
+  const distanceIndex = [...refused.distance].sort((a, b) => a - b)[0];
+  const distance = distanceIndex === undefined ? undefined : pool.distanceRules[distanceIndex];
+  if (distanceIndex !== undefined && distance) {
+    const value = entry.distanceValues[distanceIndex] ?? Number.NaN;
+    return attributeMismatch({
+      rule: 'distance',
+      attributes: [distance.attribute],
+      values: { [distance.attribute]: Number.isNaN(value) ? null : value },
+      maxDistance: entry.maxDistances[distanceIndex] ?? 0,
+      playersPerMatch: needed,
+      nextWideningInMs: nextDistanceWideningInMs(distance, entry.waitedMs),
+      optionalInMs: null,
+    });
+  }
+  const pairIndex = [...refused.pair].sort((a, b) => a - b)[0];
+  const rule = pairIndex === undefined ? undefined : pool.pairRules[pairIndex];
+  if (!rule) return null;
+  const value =
+    rule.kind === 'equal'
+      ? attributeValueOf(candidate.attributes, rule.attribute)
+      : setAttributeOf(candidate.attributes, rule.attribute);
   return attributeMismatch({
-    rule: 'distance',
+    rule: rule.kind,
     attributes: [rule.attribute],
-    values: { [rule.attribute]: Number.isNaN(value) ? null : value },
-    maxDistance: entry.maxDistances[index] ?? 0,
+    values: { [rule.attribute]: value ?? null },
+    maxDistance: null,
     playersPerMatch: needed,
-    nextWideningInMs: nextDistanceWideningInMs(rule, entry.waitedMs),
+    nextWideningInMs: nextWidening,
+    optionalInMs: optionalInMs(rule, entry.waitedMs),
   });
 }
 

@@ -7,6 +7,7 @@ import { balanceSkillOf } from '../rating/skill-rating';
 import { compareText } from './unmatched-reason';
 import type { ProposedMatch } from './match-candidate';
 import { entryAt, rttOf, rttSumOf, setActive, type Entry, type ModePool } from './formation-pool';
+import { meetsChoice, type PairChoice } from './pair-rules';
 
 export interface Option {
   readonly region: number;
@@ -24,45 +25,18 @@ export interface Option {
  */
 export function bestOption(anchor: Entry): Option | null {
   const { pool, step } = anchor;
-  const { teamSize, teamCount } = pool.rules;
   const needed = playersPerMatch(pool.rules) - anchor.members.length;
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
-  const accept = distanceFilter(anchor);
   setActive(anchor, false);
   const options: Option[] = [];
-  pool.regions.forEach((_, region) => {
-    if (!(rttOf(anchor, region) <= step.maxRttMs)) return;
-    const bucket = pool.buckets[region]?.[ceiling];
-    if (!bucket) return;
-    const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
-    if (bucket.count(lo, hi) < needed) return;
-    // Oldest first, passing over a group that does not fit the room left (solos always fit).
-    const packing = new TeamPacking(teamSize, teamCount);
-    const teamOf = new Map<Entry, number>([[anchor, packing.add(anchor.members.length)]]);
-    let missing = needed;
-    const partners = bucket.takeOldestWhere(
-      lo,
-      hi,
-      (rank) => {
-        if (accept && !accept(rank)) return false;
-        const size = entryAt(pool, rank).members.length;
-        if (size > missing || !packing.fits(size)) return false;
-        teamOf.set(entryAt(pool, rank), packing.add(size));
-        missing -= size;
-        return true;
-      },
-      // Done, or too few players left unvisited to fill it: stop rather than scan the window.
-      () => missing === 0 || bucket.count(lo, hi) < missing,
-    );
-    if (missing > 0) return;
-    const members = [anchor, ...partners.map((rank) => entryAt(pool, rank))];
-    // Oldest first: within one pool, rank order is age order.
-    members.sort((a, b) => a.rank - b.rank);
-    const cost = regionCost(members, region);
-    if (cost) {
-      options.push({ region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0) });
-    }
-  });
+  // One search per value (combination) the match could share under the pair rules; without any, one.
+  for (const choice of anchor.pairChoices) {
+    const accept = partnerFilter(anchor, choice);
+    pool.regions.forEach((_, region) => {
+      const option = searchRegion(anchor, region, ceiling, needed, accept);
+      if (option) options.push(option);
+    });
+  }
   let chosen: Option | null = null;
   for (const option of options) {
     // A set whose own best region is elsewhere would, moved there, pass over an older ticket.
@@ -71,6 +45,95 @@ export function bestOption(anchor: Entry): Option | null {
   }
   if (!chosen) setActive(anchor, true);
   return chosen;
+}
+
+/** The match `anchor` would form in `region` taking the oldest partners `accept` admits, or null. */
+function searchRegion(
+  anchor: Entry,
+  region: number,
+  ceiling: number,
+  needed: number,
+  accept: ((rank: number) => boolean) | undefined,
+  checkBlocks = anchor.pool.hasBlocks,
+): Option | null {
+  const { pool, step } = anchor;
+  const { teamSize, teamCount } = pool.rules;
+  if (!(rttOf(anchor, region) <= step.maxRttMs)) return null;
+  const bucket = pool.buckets[region]?.[ceiling];
+  if (!bucket) return null;
+  const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
+  if (bucket.count(lo, hi) < needed) return null;
+  // Oldest first, passing over a group that does not fit the room left (solos always fit).
+  const packing = new TeamPacking(teamSize, teamCount);
+  const teamOf = new Map<Entry, number>([[anchor, packing.add(anchor.members.length)]]);
+  const blocks = checkBlocks ? new BlockCheck(anchor) : null;
+  let missing = needed;
+  const partners = bucket.takeOldestWhere(
+    lo,
+    hi,
+    (rank) => {
+      if (accept && !accept(rank)) return false;
+      const entry = entryAt(pool, rank);
+      const size = entry.members.length;
+      if (size > missing || !packing.fits(size)) return false;
+      // Passed over like a party that does not fit: nobody shares a match with whom they blocked.
+      if (blocks && !blocks.admit(entry)) return false;
+      teamOf.set(entry, packing.add(size));
+      missing -= size;
+      return true;
+    },
+    // Done, or too few players left unvisited to fill it: stop rather than scan the window.
+    () => missing === 0 || bucket.count(lo, hi) < missing,
+  );
+  if (missing > 0) return null;
+  const members = [anchor, ...partners.map((rank) => entryAt(pool, rank))];
+  // Oldest first: within one pool, rank order is age order.
+  members.sort((a, b) => a.rank - b.rank);
+  const cost = regionCost(members, region);
+  return cost ? { region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0) } : null;
+}
+
+/**
+ * Whether `entry` could anchor a match in the pool as it is now if no block list counted: what
+ * tells an explanation that block lists, not a lack of players, keep it waiting. Leaves the pool
+ * as it found it (the entry itself is never taken as its own partner).
+ */
+export function fillsIgnoringBlocks(entry: Entry): boolean {
+  const { pool, step } = entry;
+  const needed = playersPerMatch(pool.rules) - entry.members.length;
+  const ceiling = pool.ceilings.indexOf(step.maxRttMs);
+  return entry.pairChoices.some((choice) => {
+    const accept = partnerFilter(entry, choice);
+    const others = (rank: number) => rank !== entry.rank && (accept ? accept(rank) : true);
+    return pool.regions.some(
+      (_, region) => searchRegion(entry, region, ceiling, needed, others, false) !== null,
+    );
+  });
+}
+
+/** The players of a match being formed and who they block, both directions checked per group. */
+class BlockCheck {
+  private readonly players = new Set<string>();
+  private readonly avoided = new Set<string>();
+
+  constructor(anchor: Entry) {
+    this.add(anchor);
+  }
+
+  /** Takes `entry` into the match unless it blocks, or is blocked by, someone already in it. */
+  admit(entry: Entry): boolean {
+    if (entry.members.some((member) => this.avoided.has(member.playerId))) return false;
+    if (entry.blocked) {
+      for (const playerId of this.players) if (entry.blocked.has(playerId)) return false;
+    }
+    this.add(entry);
+    return true;
+  }
+
+  private add(entry: Entry): void {
+    for (const member of entry.members) this.players.add(member.playerId);
+    for (const playerId of entry.blocked ?? []) this.avoided.add(playerId);
+  }
 }
 
 /** Worst and sum of the members' RTT to `region` (summed oldest first, for determinism), or null. */
@@ -140,16 +203,25 @@ export function proposal(anchor: Entry, option: Option): ProposedMatch {
   });
 }
 
+/** Which rules (indexes into the pool's distance and pair rules) refused a partner. */
+export interface Refusals {
+  readonly distance: Set<number>;
+  readonly pair: Set<number>;
+}
+
 /**
- * The distance rules' test of partners for a search anchored by `anchor`, by age rank in its
- * pool; undefined when the mode has none. Records the index of each rule that refused someone.
+ * The attribute rules' test of partners for a search anchored by `anchor` under `choice`, by age
+ * rank in its pool: within its distance rules, holding the choice's value of each pair rule in
+ * force. Undefined when nothing is checked. Records the index of each rule that refused someone.
  */
-export function distanceFilter(
+export function partnerFilter(
   anchor: Entry,
-  refusedBy?: Set<number>,
+  choice: PairChoice,
+  refused?: Refusals,
 ): ((rank: number) => boolean) | undefined {
   const count = anchor.pool.distanceRules.length;
-  if (count === 0) return undefined;
+  const checksPairs = choice.some((value) => value !== null);
+  if (count === 0 && !checksPairs) return undefined;
   return (rank) => {
     const member = entryAt(anchor.pool, rank);
     for (let index = 0; index < count; index++) {
@@ -159,11 +231,13 @@ export function distanceFilter(
         anchor.maxDistances[index] ?? 0,
       );
       if (!within) {
-        refusedBy?.add(index);
+        refused?.distance.add(index);
         return false;
       }
     }
-    return true;
+    const failed = checksPairs ? meetsChoice(choice, member.pairValues) : -1;
+    if (failed >= 0) refused?.pair.add(failed);
+    return failed < 0;
   };
 }
 

@@ -10,6 +10,7 @@ import {
   type DistanceRule,
 } from './attribute-rules';
 import { wideningStepAt, type ModeRules, type WideningStep } from './mode-rules';
+import { pairChoices, pairRules, pairValues, type PairChoice, type PairRule } from './pair-rules';
 import { RegionBucket, type BucketMember } from './region-bucket';
 import { compareText } from './unmatched-reason';
 import type { MatchCandidate } from './match-candidate';
@@ -38,6 +39,12 @@ export interface Entry {
   readonly distanceValues: Float64Array;
   /** ...and the largest distance its wait accepts, when it anchors. */
   readonly maxDistances: Float64Array;
+  /** Per pair rule of the pool (pair-rules.ts): what this group holds (its oldest ticket's)... */
+  readonly pairValues: readonly ReadonlySet<string>[];
+  /** ...and the choices its search tries when it anchors (one, [], without pair rules). */
+  readonly pairChoices: readonly PairChoice[];
+  /** Players no member may share a match with (block lists); null when there are none. */
+  readonly blocked: ReadonlySet<string> | null;
 }
 
 /** Candidates of one mode that play together: one ticket, or all tickets of one party ticket. */
@@ -70,6 +77,10 @@ export interface ModePool {
    */
   readonly partition: string;
   readonly distanceRules: readonly DistanceRule[];
+  /** Intersect rules and equal rules that become optional, checked pair-wise in a search. */
+  readonly pairRules: readonly PairRule[];
+  /** Whether any group here has a block list: searches check them only then. */
+  hasBlocks: boolean;
   /** Every pool of the mode, this one included: an explanation looks at the others. */
   readonly siblings: readonly ModePool[];
 }
@@ -90,6 +101,7 @@ export function buildPool(
   const buckets: RegionBucket[][] = [];
   const nowMs = now.getTime();
   const distance = distanceRules(rules.attributeRules);
+  const pair = pairRules(rules.attributeRules);
   const rttOfPool = new Float64Array(accepted.length * regions.length).fill(Number.NaN);
   const rttSumOfPool = new Float64Array(accepted.length * regions.length).fill(Number.NaN);
   const pool: ModePool = {
@@ -102,6 +114,8 @@ export function buildPool(
     rttSum: rttSumOfPool,
     partition,
     distanceRules: distance,
+    pairRules: pair,
+    hasBlocks: false,
     siblings,
   };
   accepted.forEach(({ members, regions: measured, time }, rank) => {
@@ -129,6 +143,10 @@ export function buildPool(
       distanceValues[index] = numericAttribute(candidate.attributes, rule.attribute);
       maxDistances[index] = maxDistanceAt(rule, waitedMs);
     });
+    const values =
+      pair.length === 0
+        ? NO_PAIR_VALUES
+        : pair.map((rule) => pairValues(rule, candidate.attributes));
     entries.push({
       candidate,
       time,
@@ -141,7 +159,11 @@ export function buildPool(
       players: members.length,
       distanceValues,
       maxDistances,
+      pairValues: values,
+      pairChoices: pair.length === 0 ? ONE_EMPTY_CHOICE : pairChoices(pair, values, waitedMs),
+      blocked: blockedOf(members),
     });
+    if (entries[entries.length - 1]?.blocked) pool.hasBlocks = true;
   });
   // Sorted once here; each bucket takes its members in this order as they are, without a sort.
   const byRating = entries.slice().sort((a, b) => a.rating - b.rating || a.rank - b.rank);
@@ -188,3 +210,13 @@ export function byAge(a: Entry, b: Entry): number {
 }
 
 const NO_DISTANCES = new Float64Array(0);
+const NO_PAIR_VALUES: readonly ReadonlySet<string>[] = Object.freeze([]);
+const ONE_EMPTY_CHOICE: readonly PairChoice[] = Object.freeze([Object.freeze([])]);
+
+function blockedOf(members: readonly MatchCandidate[]): ReadonlySet<string> | null {
+  let blocked: Set<string> | null = null;
+  for (const member of members) {
+    for (const playerId of member.blockedPlayerIds ?? []) (blocked ??= new Set()).add(playerId);
+  }
+  return blocked;
+}

@@ -4,7 +4,8 @@
  * formation-pool.ts. Every candidate lands in a pool or in the rejections.
  */
 import { measuredRegions } from '../candidate/candidate.policy';
-import { equalRuleKey, equalRules } from './attribute-rules';
+import { equalRuleKey } from './attribute-rules';
+import { partitioningEqualRules } from './pair-rules';
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
 import { isLabel, isUuid, isValidDate } from '../shared/value.guards';
 import { type ModeRules } from './mode-rules';
@@ -113,7 +114,8 @@ export function screen(
       return false;
     });
     // Equal rules split the mode: only tickets with the same values may meet (attribute-rules.ts).
-    const equal = equalRules(modeRules.attributeRules);
+    // One that becomes optional after a wait cannot: the search checks it (pair-rules.ts).
+    const equal = partitioningEqualRules(modeRules.attributeRules);
     const partitions = new Map<string, typeof kept>();
     for (const item of kept) {
       const key = equalRuleKey(equal, item.candidate.attributes);
@@ -200,6 +202,10 @@ function candidateProblems(candidate: MatchCandidate): string[] {
     problems.push('ratingSigma must be a finite number > 0 when present');
   }
   if (!isValidDate(candidate.enqueuedAt)) problems.push('enqueuedAt must be a valid Date');
+  const blocked: unknown = candidate.blockedPlayerIds;
+  if (blocked !== undefined && !(Array.isArray(blocked) && blocked.every((id) => isUuid(id)))) {
+    problems.push('blockedPlayerIds must be a list of canonical lowercase uuids when present');
+  }
   if (candidate.party !== undefined) {
     const party: unknown = candidate.party;
     const { id, size } = (typeof party === 'object' && party !== null ? party : {}) as {

@@ -20,6 +20,11 @@ export interface MatchCandidate {
   readonly attributes?: TicketAttributes;
   /** Set when the ticket is one member's of a party ticket: the party plays whole or not at all. */
   readonly party?: CandidateParty;
+  /**
+   * Players this one must never share a match with (issue 34 block lists): those it blocked and
+   * those who blocked it (the matcher reads both directions). Absent: none.
+   */
+  readonly blockedPlayerIds?: readonly string[];
 }
 
 /** The party ticket a candidate belongs to: every member's candidate names the same one. */

@@ -229,7 +229,7 @@ function attributesAllow(
   for (const rule of rules ?? []) {
     const a = anchor.attributes?.[rule.attribute];
     const b = c.attributes?.[rule.attribute];
-    if (rule.kind === 'equal' || a === undefined || b === undefined) {
+    if (rule.kind !== 'distance' || a === undefined || b === undefined) {
       if (a !== b) return false;
       continue;
     }

@@ -41,6 +41,11 @@ export type MatchingFunction = typeof formMatches;
  * pool per combination of values (so tickets that must not meet never share a search), and its
  * distance rules admit a partner only within the anchor's widened distance, checked as the oldest
  * partners are taken (the guarantees below then speak of tickets also within those rules).
+ * Intersect rules (set attributes) and equal rules optional after a wait are checked the same way
+ * per "choice", a value the whole match shares, each choice searched in turn and the best option
+ * over all of them taken (pair-rules.ts); a rule past its wait for the anchor drops out. Block
+ * lists pass over a group that blocks, or is blocked by, anyone already taken, as a party that
+ * does not fit is passed over.
  *
  * Parties: a party ticket's members form one group, which counts as its size everywhere a ticket
  * counts as one player, has its members' mean rating and its worst member's RTT per region, and

@@ -23,6 +23,11 @@ export const UnmatchedCode = {
    * attribute rules keeps them apart (another build version, a skill too far away).
    */
   ATTRIBUTE_MISMATCH: 'ATTRIBUTE_MISMATCH',
+  /**
+   * Enough players are searching within the ticket's limits, but block lists (the ticket's
+   * player's, or theirs) keep them out of one match with it.
+   */
+  BLOCKED_PLAYERS: 'BLOCKED_PLAYERS',
 } as const;
 export type UnmatchedCode = (typeof UnmatchedCode)[keyof typeof UnmatchedCode];
 
@@ -70,18 +75,21 @@ export type UnmatchedReason =
   | ReasonOf<'PLAYER_MATCHED', { playerId: string; matchedTicketId: string }>
   | ReasonOf<'PARTY_INCOMPLETE', { partyId: string; size: number; present: number }>
   | ReasonOf<'PARTY_TOO_LARGE', { partyId: string; size: number; teamSize: number }>
-  | ReasonOf<'ATTRIBUTE_MISMATCH', AttributeMismatchDetails>;
+  | ReasonOf<'ATTRIBUTE_MISMATCH', AttributeMismatchDetails>
+  | ReasonOf<'BLOCKED_PLAYERS', { playersPerMatch: number; nextWideningInMs: number | null }>;
 
 /** Which attribute rule blocks, and this ticket's values of its attributes (null: none). */
 export interface AttributeMismatchDetails {
-  readonly rule: 'equal' | 'distance';
+  readonly rule: 'equal' | 'distance' | 'intersect';
   readonly attributes: readonly string[];
-  readonly values: Readonly<Record<string, string | number | null>>;
+  readonly values: Readonly<Record<string, string | number | readonly string[] | null>>;
   /** The distance the ticket's wait accepts now (distance rules; null for equal rules). */
   readonly maxDistance: number | null;
   readonly playersPerMatch: number;
-  /** When the limits widen next: the rule's own steps for distance, RTT/rating for equal. */
+  /** When the limits widen next: the rule's own steps for distance, RTT/rating for the others. */
   readonly nextWideningInMs: number | null;
+  /** When the rule stops applying to this ticket's search (optionalAfterSeconds); null: never. */
+  readonly optionalInMs: number | null;
 }
 
 export interface UnmatchedTicket {
@@ -196,16 +204,29 @@ export function partyTooLarge(partyId: string, size: number, teamSize: number): 
 export function attributeMismatch(details: AttributeMismatchDetails): UnmatchedReason {
   const valueText = (name: string) => {
     const value = details.values[name];
-    return value === null || value === undefined ? 'none' : JSON.stringify(value);
+    if (value === null || value === undefined) return 'none';
+    return Array.isArray(value)
+      ? value.map((v) => JSON.stringify(v)).join(', ')
+      : JSON.stringify(value);
   };
+  const first = details.attributes[0] ?? '';
+  const head = {
+    equal:
+      `${details.attributes.join(' and ')} must equal yours (${details.attributes.map(valueText).join(', ')}): ` +
+      'players within your limits are searching, but with other values',
+    intersect:
+      `${first} must share a value with yours (${valueText(first)}): ` +
+      'players within your limits are searching, but with no value in common',
+    distance:
+      `${first} must be within ${String(details.maxDistance)} of yours ` +
+      `(${valueText(first)}): players within your other limits are further apart`,
+  }[details.rule];
   const message =
-    details.rule === 'equal'
-      ? `${details.attributes.join(' and ')} must equal yours (${details.attributes.map(valueText).join(', ')}): ` +
-        'players within your limits are searching, but with other values' +
-        wideningText(details.nextWideningInMs)
-      : `${details.attributes[0] ?? ''} must be within ${String(details.maxDistance)} of yours ` +
-        `(${valueText(details.attributes[0] ?? '')}): players within your other limits are further apart` +
-        wideningText(details.nextWideningInMs);
+    head +
+    wideningText(details.nextWideningInMs) +
+    (details.optionalInMs === null
+      ? ''
+      : `; the ${first} rule no longer applies in ${Math.ceil(details.optionalInMs / 1000)} s`);
   return freeze({
     code: 'ATTRIBUTE_MISMATCH',
     message,
@@ -214,6 +235,19 @@ export function attributeMismatch(details: AttributeMismatchDetails): UnmatchedR
       attributes: Object.freeze([...details.attributes]),
       values: Object.freeze({ ...details.values }),
     },
+  });
+}
+
+export function blockedPlayers(
+  playersPerMatch: number,
+  nextWideningMs: number | null,
+): UnmatchedReason {
+  return freeze({
+    code: 'BLOCKED_PLAYERS',
+    message:
+      'players within your limits are searching, but block lists keep them out of a match with you' +
+      wideningText(nextWideningMs),
+    details: { playersPerMatch, nextWideningInMs: nextWideningMs },
   });
 }
 

@@ -319,12 +319,16 @@ export function assertTimeout(heartbeatTimeoutMs: number): void {
 
 function attributesShapeProblems(attributes: unknown): string[] {
   if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes)) {
-    return ['attributes must be an object of name -> string or number, never null'];
+    return [
+      'attributes must be an object of name -> string, number or list of strings, never null',
+    ];
   }
   return Object.entries(attributes).flatMap(([name, value]) =>
-    typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+    typeof value === 'string' ||
+    (typeof value === 'number' && Number.isFinite(value)) ||
+    (Array.isArray(value) && value.every((element) => typeof element === 'string'))
       ? []
-      : [`attributes.${name} must be a string or a finite number`],
+      : [`attributes.${name} must be a string, a finite number or a list of strings`],
   );
 }
 

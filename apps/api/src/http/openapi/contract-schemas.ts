@@ -2,6 +2,8 @@ import {
   BACKFILL_STATES,
   ErrorCode,
   type AssignmentResponse,
+  type BlockListResponse,
+  type BlockedPlayerEntry,
   type BackfillConnectResponse,
   type BackfillResponse,
   type InitialConnectResponse,
@@ -53,7 +55,10 @@ import {
  * (same names), merged into `components.schemas`. The contract e2e validates real answers against
  * them, so a field added to an interface and answered must be added here too.
  */
-const attributes = mapOf({ oneOf: [str(), num()] }, 'The ticket attributes, defaults filled in');
+const attributes = mapOf(
+  { oneOf: [str(), num(), arrayOf(str())] },
+  'The ticket attributes, defaults filled in (a set attribute is a list of its values)',
+);
 
 const problem: SchemaObject = {
   type: 'object',
@@ -149,6 +154,15 @@ const attributeOption: SchemaObject = {
       },
       { default: num() },
     ),
+    object(
+      {
+        name: str(),
+        type: oneOfStrings(['set']),
+        values: arrayOf(str()),
+        required: bool(),
+      },
+      { default: arrayOf(str()) },
+    ),
   ],
 };
 
@@ -214,6 +228,13 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     partyId: uuid(),
     mode: str(),
     tickets: arrayOf(ref('TicketResponse')),
+  }),
+  BlockListResponse: schemaOf<BlockListResponse>()({
+    blocked: arrayOf(
+      schemaOf<BlockedPlayerEntry>()({ playerId: uuid(), blockedAt: dateTime() }),
+      'Oldest block first',
+    ),
+    maxEntries: int('How many players the list may hold'),
   }),
   PartyResponse: schemaOf<PartyResponse>()(
     {

@@ -1,0 +1,63 @@
+import { Controller, Delete, Get, Param, Put, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ErrorCode, type BlockListResponse } from '@matchplane/contracts';
+import type { AuthenticatedSession } from '@matchplane/players';
+import { contractPaths } from '@matchplane/routing';
+import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
+import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { Answers } from '../http/openapi/api-answers.decorator';
+import { UuidParamPipe } from '../http/uuid-input';
+import { BlockListService } from './block-list.service';
+
+/** The session's player's block list: whom the matcher never puts in a match with it. */
+@ApiTags('blocks')
+@ApiBearerAuth()
+@UseGuards(PlayerAuthGuard)
+@RateLimit(RateLimitScope.PLAYER)
+@Controller(contractPaths('blocks'))
+export class BlocksController {
+  constructor(private readonly blocks: BlockListService) {}
+
+  @Get()
+  @Answers({
+    summary: 'The players this player blocked',
+    caller: 'player',
+    status: 200,
+    body: 'BlockListResponse',
+    errors: [],
+  })
+  list(@CurrentSession() session: AuthenticatedSession): Promise<BlockListResponse> {
+    return this.blocks.list(session.playerId);
+  }
+
+  @Put(':playerId')
+  @Answers({
+    summary:
+      'Block a player: the matcher never puts the two in one match (a repeat changes nothing)',
+    caller: 'player',
+    status: 200,
+    body: 'BlockListResponse',
+    errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.PLAYER_NOT_FOUND, ErrorCode.BLOCK_LIST_FULL],
+  })
+  block(
+    @CurrentSession() session: AuthenticatedSession,
+    @Param('playerId', new UuidParamPipe('player id')) playerId: string,
+  ): Promise<BlockListResponse> {
+    return this.blocks.block(session.playerId, playerId);
+  }
+
+  @Delete(':playerId')
+  @Answers({
+    summary: 'Unblock a player (one not on the list changes nothing)',
+    caller: 'player',
+    status: 200,
+    body: 'BlockListResponse',
+    errors: [ErrorCode.VALIDATION_FAILED],
+  })
+  unblock(
+    @CurrentSession() session: AuthenticatedSession,
+    @Param('playerId', new UuidParamPipe('player id')) playerId: string,
+  ): Promise<BlockListResponse> {
+    return this.blocks.unblock(session.playerId, playerId);
+  }
+}

@@ -1,0 +1,56 @@
+import { takeTurns } from './take-turns';
+
+describe('takeTurns', () => {
+  const far = () => performance.now() + 60_000;
+
+  it('gives every item a turn per round until each is done, so one backlog starves no other', async () => {
+    const left = new Map([
+      ['a', 3],
+      ['b', 1],
+      ['c', 2],
+    ]);
+    const order: string[] = [];
+    const outcome = await takeTurns([...left.keys()], { deadline: far() }, (item) => {
+      order.push(item);
+      const remaining = left.get(item)! - 1;
+      left.set(item, remaining);
+      return Promise.resolve(remaining > 0);
+    });
+    expect(outcome).toBe('complete');
+    expect(order).toEqual(['a', 'b', 'c', 'a', 'c', 'a']);
+  });
+
+  it('tells a turn when no other item wants one', async () => {
+    const seen: [string, boolean][] = [];
+    await takeTurns(['a', 'b'], { deadline: far() }, (item, onlyOneLeft) => {
+      seen.push([item, onlyOneLeft]);
+      return Promise.resolve(item === 'a' && seen.length < 3);
+    });
+    expect(seen).toEqual([
+      ['a', false],
+      ['b', false],
+      ['a', true],
+    ]);
+  });
+
+  it('stops when the budget is spent or the signal aborts, before the next turn', async () => {
+    let turns = 0;
+    const spent = await takeTurns(['a'], { deadline: performance.now() - 1 }, () => {
+      turns += 1;
+      return Promise.resolve(true);
+    });
+    expect([spent, turns]).toEqual(['budget_exhausted', 0]);
+
+    const controller = new AbortController();
+    const interrupted = await takeTurns(
+      ['a', 'b'],
+      { deadline: far(), signal: controller.signal },
+      () => {
+        turns += 1;
+        controller.abort();
+        return Promise.resolve(true);
+      },
+    );
+    expect([interrupted, turns]).toEqual(['interrupted', 1]);
+  });
+});
