@@ -3,16 +3,17 @@
 # the join token and roster manifest bytes), then proves the vectors bind them: each SDK (and the
 # TypeScript spec) is run against copies with one byte of one expectation changed and must fail.
 # Last line: "sdks: N passed, M failed"; exit status non-zero on any failure.
-# csharp-live and godot-live each play one match to COMPLETED with their SDK's player client
-# against the real stack (test/sdk-live/<suite>.spec.ts starts and stops it; needs PostgreSQL,
-# Redis and dist/, which its global setup builds); they read no vectors, so they are not part of
-# the one-byte runs.
-# SDKS="cpp csharp" limits the suites (default: ts cpp csharp godot csharp-live godot-live).
+# csharp-live, godot-live and godot-party-live each play one match to COMPLETED with their SDK's
+# player client against the real stack (test/sdk-live/<suite>.spec.ts starts and stops it; needs
+# PostgreSQL, Redis and dist/, which its global setup builds); they read no vectors, so they are
+# not part of the one-byte runs.
+# SDKS="cpp csharp" limits the suites (default: ts cpp csharp godot csharp-live godot-live
+# godot-party-live).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 vectors="$root/test/fixtures/join-auth-vectors.json"
-suites=${SDKS:-ts cpp csharp godot csharp-live godot-live}
+suites=${SDKS:-ts cpp csharp godot csharp-live godot-live godot-party-live}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0
@@ -35,7 +36,7 @@ run_suite() {
       make -s -C sdks/csharp test VECTORS="$file" >"$out" 2>&1 ;;
     godot)
       make -s -C sdks/godot test VECTORS="$file" >"$out" 2>&1 ;;
-    csharp-live | godot-live)
+    csharp-live | godot-live | godot-party-live)
       # The program's own "<suite>: N passed, M failed" line is appended to Jest's output. The
       # spec's path comes first: --selectProjects would take it for a second project name.
       local status variable

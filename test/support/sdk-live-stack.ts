@@ -22,6 +22,8 @@ export interface SdkLiveStackOptions {
   readonly gameServerEntry?: string;
   /** The game servers' variables, over JOURNEY_GAME_SERVER_ENV. */
   readonly gameServerEnv?: Record<string, string>;
+  /** Every app's variables, over JOURNEY_ENV (e.g. QUEUE_MODES). */
+  readonly env?: Record<string, string>;
 }
 
 export async function startSdkLiveStack(options: SdkLiveStackOptions = {}): Promise<SdkLiveStack> {
@@ -39,6 +41,7 @@ export async function startSdkLiveStack(options: SdkLiveStackOptions = {}): Prom
     await waitForHttp(`http://127.0.0.1:${edgePort}/live`);
     const plane = await startControlPlane({
       apis: 1,
+      ...(options.env ? { env: options.env } : {}),
       appEnv: {
         api: { PROBE_EDGES: `eu-west=http://127.0.0.1:${edgePort}`, PROBE_KEYS_FILE: probeKeyFile },
         ...(options.gameServerEntry
@@ -99,15 +102,18 @@ function journeySummary(
   return [Number(summary[1]), Number(summary[2])];
 }
 
-/** The control plane's own record of the journey: one completed match, the edge's measurements. */
-async function expectOneCompletedMatch(plane: ControlPlane): Promise<void> {
+/**
+ * The control plane's own record of the journey: one completed match at `revision`, the edge's
+ * measurements.
+ */
+async function expectOneCompletedMatch(plane: ControlPlane, revision: number): Promise<void> {
   const matches = await plane.ds.query<{ match_id: string }[]>(
     `SELECT DISTINCT match_id FROM match_participants`,
   );
   expect(matches).toHaveLength(1);
   expect(await matchRow(plane.ds, matches[0]!.match_id)).toMatchObject({
     state: 'COMPLETED',
-    revision: 5,
+    revision,
   });
   const measurements = await plane.ds.query<{ n: number }[]>(
     `SELECT count(*)::int AS n FROM probe_measurements`,
@@ -119,6 +125,8 @@ export interface LiveJourneySpec {
   /** The suite's name, also the program's summary line prefix ("<suite>: N passed, M failed"). */
   readonly suite: string;
   readonly sdk: string;
+  /** What the journey plays, for the test's title; default "plays a duel". */
+  readonly plays?: string;
   /** Builds the program before the stack starts (e.g. make live), if it needs building. */
   readonly build?: () => Promise<void>;
   /** The program and its arguments, given the running stack. */
@@ -126,6 +134,8 @@ export interface LiveJourneySpec {
   readonly timeoutMs: number;
   /** The stack's game servers, when not the reference one (the SDK's own server client plays them). */
   readonly stack?: SdkLiveStackOptions;
+  /** The completed match's last revision: 5 on the happy path, more with presence changes. */
+  readonly matchRevision?: number;
   /** Further checks of the control plane's record once the journey passed. */
   readonly verify?: (plane: ControlPlane) => Promise<void>;
 }
@@ -136,7 +146,8 @@ export interface LiveJourneySpec {
  * summary line from the file named by <SUITE>_OUTPUT (e.g. GODOT_LIVE_OUTPUT).
  */
 export function describeLiveJourney(spec: LiveJourneySpec): void {
-  describe(`${spec.suite}: the ${spec.sdk} player client plays a duel through the whole control plane`, () => {
+  const plays = spec.plays ?? 'plays a duel';
+  describe(`${spec.suite}: the ${spec.sdk} player client ${plays} through the whole control plane`, () => {
     let stack: SdkLiveStack | undefined;
 
     beforeAll(async () => {
@@ -159,7 +170,7 @@ export function describeLiveJourney(spec: LiveJourneySpec): void {
         const [passed, failed] = journeySummary(spec.suite, result, plane);
         expect(failed).toBe(0);
         expect(passed).toBeGreaterThan(20);
-        await expectOneCompletedMatch(plane);
+        await expectOneCompletedMatch(plane, spec.matchRevision ?? 5);
         await spec.verify?.(plane);
       },
       spec.timeoutMs + 10_000,

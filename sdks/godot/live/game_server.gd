@@ -6,9 +6,11 @@
 # listen for players on the join protocol, start heartbeats, register, wait until everyone joined
 # or CONNECT_DEADLINE_MS passed, report initial-connect, send ticks for MATCH_DURATION_MS (one point
 # per tick received; the team with the most points wins, ties to the lowest team), report the
-# result, send `ended` and close 1000. Not here: backfill of no-shows and rejoin after a dropped
-# connection (the reference server's). Exit codes as the reference server's: 0 done, 1 a step
-# failed, 2 the roster was refused.
+# result, send `ended` and close 1000. A joined player whose connection drops during play is
+# reported LEFT (player_left) and may rejoin with a valid token of its own (reported with
+# player_rejoined; refused 4410 once the control plane says it abandoned), as the reference server
+# lets it. Not here: backfill of no-shows (the reference server's). Exit codes as the reference
+# server's: 0 done, 1 a step failed, 2 the roster was refused.
 extends SceneTree
 
 const ServerClient = preload("res://addons/matchplane/server_client.gd")
@@ -27,6 +29,9 @@ var teams_of = {}  # roster: player id -> team
 var joined = {}  # player id -> peer id
 var peers = {}  # peer id -> {player: id or "", since: ms}
 var joining_open := true
+var playing := false  # from initial-connect to the end: a drop then is reported LEFT
+var joined_once = {}  # player id -> true once joined: only they may rejoin once joining closed
+var left_reports = {}  # player id -> its player_left report's coroutine state, while in flight
 var handshake_timeout_ms := 5000
 
 
@@ -112,7 +117,9 @@ func _run() -> void:
 		yield(end_match({"type": "ended", "outcome": "FAILED"}, GameConnection.NORMAL, "match " + initial.body.state), "completed")
 		return
 
+	playing = true
 	var scores = yield(play(setting("MATCH_DURATION_MS", 5000), setting("MATCH_TICK_INTERVAL_MS", 500)), "completed")
+	playing = false
 	var winning_team = decide_winner(scores)
 	var recorded = yield(client.result("COMPLETED", winning_team, scores), "completed")
 	if not recorded.ok:
@@ -218,7 +225,29 @@ func _on_disconnected(peer: int, _clean: bool) -> void:
 	var player = peers.get(peer, {}).get("player", "")
 	if player != "" and joined.get(player) == peer:
 		joined.erase(player)
+		if playing:
+			report_left(player)
 	peers.erase(peer)
+
+
+func report_left(player: String) -> void:
+	var report = client.player_left(player)
+	left_reports[player] = report
+	var answer = yield(report, "completed")
+	left_reports.erase(player)
+	log_line("player %s left: %s" % [player, answer.body.get("rejoinDeadline", "") if answer.ok else answer.code])
+
+
+# A player who dropped is back: reported after its leave (the control plane takes them in order);
+# refused 4410 when the control plane says it abandoned the match.
+func report_rejoined(player: String, peer: int) -> void:
+	if left_reports.has(player):
+		yield(left_reports[player], "completed")
+	var answer = yield(client.player_rejoined(player), "completed")
+	log_line("player %s rejoined: %s" % [player, "ok" if answer.ok else answer.code])
+	if not answer.ok and answer.code == "PLAYER_ABANDONED" and joined.get(player) == peer:
+		joined.erase(player)
+		refuse(peer, GameConnection.JOINING_CLOSED, "too late to rejoin: abandoned")
 
 
 # The first message must be {"type":"join","token"}; later messages are ignored.
@@ -239,7 +268,8 @@ func _on_data(peer: int) -> void:
 	if not teams_of.has(player):
 		refuse(peer, GameConnection.NOT_ON_ROSTER, "not on this match's roster")
 		return
-	if not joining_open:
+	var rejoin = joined_once.has(player)
+	if not joining_open and not rejoin:
 		refuse(peer, GameConnection.JOINING_CLOSED, "joining is closed")
 		return
 	if joined.has(player):
@@ -247,8 +277,11 @@ func _on_data(peer: int) -> void:
 		return
 	peers[peer].player = player
 	joined[player] = peer
+	joined_once[player] = true
 	send(peer, {"type": "joined", "playerId": player, "team": teams_of[player]})
-	log_line("player %s joined team %d" % [player, teams_of[player]])
+	log_line("player %s %s team %d" % [player, "rejoined" if rejoin else "joined", teams_of[player]])
+	if rejoin and playing:
+		report_rejoined(player, peer)
 
 
 func refuse(peer: int, code: int, reason: String) -> void:

@@ -1,18 +1,29 @@
 # One match played to COMPLETED by two GDScript players against the real stack (sdks/run-tests.sh
 # "godot-live", through test/sdk-live/godot-live.spec.ts, which starts the stack): guest sessions,
-# probes at the region's edge, the queue, the match learnt from the notification socket, the
-# assignment (its join token verified with the GDScript verifier), the reference game server
-# joined with it, the game's end and the ticket's. Prints each failed check and
-# "godot-live: N passed, M failed" last; exits non-zero on any failure. Run headless:
-#   godot3-server --path sdks/godot -s live/live_journey.gd --api=<url> --keys=<join key file> [--mode=duel]
+# probes at the region's edge, the queue with the ticket heartbeat loop, the match learnt from the
+# notification socket (its idle limit from the server's announced interval), the assignment (its
+# join token verified with the GDScript verifier), the game server joined with it, player a's
+# connection dropped mid-game and rejoined (match_play.gd: the server reports it LEFT, then
+# REJOINED), the game's end and the ticket's. With --party (godot-party-live), four players play a
+# 2x2 mode: a leads a party b joins with its invite code, a queues the party (one ticket each),
+# c and d queue alone; a and b must share a team. Prints each failed check and
+# "<suite>: N passed, M failed" last (--suite, default godot-live); exits non-zero on any failure.
+# Run headless:
+#   godot3-server --path sdks/godot -s live/live_journey.gd --api=<url> --keys=<join key file> [--mode=duel] [--party]
 extends "res://tests/checks.gd"
 
 const PlayerClient = preload("res://addons/matchplane/player_client.gd")
 const JoinAuth = preload("res://addons/matchplane/join_auth.gd")
+const ApiTransport = preload("res://addons/matchplane/api_transport.gd")
 const HAPPY_PATH = ["ALLOCATING", "PROCESS_READY", "ASSIGNMENT_READY", "IN_PROGRESS", "COMPLETED"]
+# Player a's drop and rejoin, each a match.presence_changed event (revisions 5 and 6).
+const PRESENCE_EVENTS = 2
+const REJOINING_PLAYER = "a"
 const STEP_TIMEOUT_MS = 60000
 
 var outcomes = {}
+var invite_code := ""  # the leader's, handed to the member (as a player would by chat)
+var party_ids = {}  # the party's player ids, by name
 
 signal player_done
 
@@ -39,23 +50,39 @@ func _main() -> void:
 	check(api != "" and problem == "", "the journey has an API and join keys", problem)
 	if api != "" and problem == "":
 		var mode = arg("mode", "duel")
-		_play(api, mode, "a")
-		_play(api, mode, "b")
-		while outcomes.size() < 2:
+		var names = ["a", "b", "c", "d"] if party() else ["a", "b"]
+		for name in names:
+			_play(api, mode, name)
+		while outcomes.size() < names.size():
 			yield(self, "player_done")
-		compare(outcomes.a, outcomes.b, verifier)
-	report("godot-live")
+		compare(names, verifier)
+	report(arg("suite", "godot-live"))
 
 
-func compare(a, b, verifier) -> void:
-	if not a or not b:
-		check(false, "both players finish their journey")
-		return
-	check(a.matchId == b.matchId, "both players are in one match", "%s / %s" % [a.matchId, b.matchId])
-	check(a.assignment.endpoint == b.assignment.endpoint, "both join one game server")
-	check(int(a.assignment.team) != int(b.assignment.team), "each player has a team of the duel")
-	check(a.winningTeam == b.winningTeam, "both are told the same winner")
-	for player in [a, b]:
+func party() -> bool:
+	return "--party" in OS.get_cmdline_args()
+
+
+func compare(names: Array, verifier) -> void:
+	for name in names:
+		if not outcomes[name]:
+			check(false, "every player finishes its journey", name)
+			return
+	var a = outcomes.a
+	var teams = {}
+	for name in names:
+		var player = outcomes[name]
+		check(player.matchId == a.matchId, name + " is in the one match", "%s / %s" % [player.matchId, a.matchId])
+		check(player.assignment.endpoint == a.assignment.endpoint, name + " joins the one game server")
+		check(player.winningTeam == a.winningTeam, name + " is told the same winner")
+		teams[name] = int(player.assignment.team)
+	if party():
+		check(teams.a == teams.b and teams.c == teams.d and teams.a != teams.c, "the party shares a team, the solo players the other", str(teams))
+		check(party_ids.size() == 2, "the party's members both queued through it", str(party_ids))
+	else:
+		check(teams.a != teams.b, "each player has a team of the duel", str(teams))
+	for name in names:
+		var player = outcomes[name]
 		var expect = {"serverId": player.assignment.serverId, "matchId": player.matchId, "now": OS.get_unix_time() * 1000}
 		var verified = verifier.verify(player.assignment.joinToken, expect)
 		check(verified.ok, "the join token verifies with the GDScript verifier", verified.reason + " " + verified.message)
@@ -87,10 +114,13 @@ func _journey(client, mode: String, name: String) -> Dictionary:
 	var events = []
 	var socket_errors = []
 	var subscription = client.subscribe()
+	subscription.idle_timeout_ms = subscription.IDLE_FROM_ANNOUNCED
 	subscription.connect("event", self, "_collect", [events])
 	subscription.connect("failed", self, "_collect", [socket_errors])
 	var journey = {}
 	if yield(until(subscription, "is_ready", true), "completed"):
+		# The stack's API announces its NOTIFY_HEARTBEAT_INTERVAL_MS (30 s) in `ready`.
+		check_equal(subscription.idle_limit_ms(), 75000, name + "'s idle limit is 2.5 announced heartbeat intervals")
 		journey = yield(_queue_and_play(client, subscription, mode, name, events), "completed")
 	else:
 		check(false, name + "'s notification socket becomes ready", subscription.ended)
@@ -101,13 +131,12 @@ func _journey(client, mode: String, name: String) -> Dictionary:
 
 
 func _queue_and_play(client, subscription, mode: String, name: String, events: Array) -> Dictionary:
-	var ticket = yield(client.create_ticket(mode), "completed")
-	check(ticket.ok and ticket.body.state == "SEARCHING", name + " queues for " + mode, ticket.get("message", ""))
-	if not ticket.ok:
+	var ticket_id = yield(_queue(client, mode, name), "completed")
+	if ticket_id == "":
 		return {}
-	var ticket_id = ticket.body.id
-	var beating = {"on": true}
-	_heartbeat(client, ticket_id, beating)
+	var loop_ends = []
+	var beating = client.start_heartbeats(ticket_id)
+	beating.connect("ended", self, "_collect_end", [loop_ends])
 
 	if not (yield(until(events, "size", 1), "completed")):
 		check(false, name + " hears of a match")
@@ -117,43 +146,128 @@ func _queue_and_play(client, subscription, mode: String, name: String, events: A
 	check(assignment.ok and assignment.body.matchId == match_id, name + "'s assignment is for the notified match", assignment.get("message", ""))
 	if not assignment.ok:
 		return {}
-	var game = client.join_match(assignment.body)
-	var joined = yield(game.join(), "completed")
-	check(joined.ok and joined.playerId == client.player_id, name + " joins the game server as itself", joined.get("message", ""))
-	check(joined.ok and joined.team == int(assignment.body.team), name + " joins on its assigned team")
-	yield(until(game, "close_code", 0), "completed")
+	var game = yield(_rejoining_play(client, match_id, name) if name == REJOINING_PLAYER else _plain_play(client, assignment.body, name), "completed")
 	check(game.outcome == "COMPLETED" and game.winning_team != null, name + "'s game ends COMPLETED with a winner", game.outcome)
-	var ticks = 0
-	for message in game.messages:
-		ticks += 1 if message.type == "tick" else 0
-	check(ticks > 0, name + " saw the game's ticks")
-	check(game.close_code == game.NORMAL, name + "'s game connection closes normally", game.close_code)
+	check(game.ticks > 0, name + " saw the game's ticks")
 
-	yield(until(events, "size", HAPPY_PATH.size()), "completed")
+	yield(until(events, "size", HAPPY_PATH.size() + PRESENCE_EVENTS), "completed")
 	var states = []
+	var presence_changes = 0
 	var revisions = []
 	for e in events:
 		if e.matchId == match_id:
-			states.append(e.state)
+			if e.event == "match.presence_changed":
+				presence_changes += 1
+			else:
+				states.append(e.state)
 			revisions.append(e.revision)
 	check(states == HAPPY_PATH, name + " is told every state once, in order", str(states))
-	check(revisions == [1, 2, 3, 4, 5], name + " sees revisions 1-5 without a gap", str(revisions))
-	beating.on = false
+	check_equal(presence_changes, PRESENCE_EVENTS, name + " is told of a's leave and rejoin")
+	check(revisions == [1, 2, 3, 4, 5, 6, 7], name + " sees revisions 1-7 without a gap", str(revisions))
+	yield(until(loop_ends, "size", 1), "completed")
+	check(loop_ends.size() == 1 and loop_ends[0] in ["left-queue", "finished"], name + "'s heartbeat loop ended by itself once the ticket left the queue", str(loop_ends))
 	var ticket_state = yield(_ticket_end(client, ticket_id), "completed")
 	check(ticket_state == "COMPLETED", name + "'s ticket ends COMPLETED", ticket_state)
 	return {"playerId": client.player_id, "matchId": match_id, "assignment": assignment.body, "winningTeam": game.winning_team}
 
 
-# Keeps the ticket alive while it waits (SEARCHING, MATCHED), as a real client must.
-func _heartbeat(client, ticket_id: String, beating: Dictionary) -> void:
-	var interval_s = float(client.last_queue_options.heartbeatIntervalMs) / 1000.0
-	while beating.on:
-		yield(create_timer(interval_s), "timeout")
-		if not beating.on:
-			return
-		var answer = yield(client.heartbeat(ticket_id), "completed")
-		if not answer.ok or not answer.body.state in ["SEARCHING", "MATCHED"]:
-			return  # finished: the ticket has moved on
+# Queues alone, or (with --party) a leads a party b joins and queues it; answers the player's own
+# ticket id, or "" when a step failed.
+func _queue(client, mode: String, name: String) -> String:
+	var ticket
+	if party() and name == "a":
+		ticket = yield(_lead_party(client, mode), "completed")
+	elif party() and name == "b":
+		ticket = yield(_join_party(client), "completed")
+	else:
+		ticket = yield(client.create_ticket(mode), "completed")
+	# A member reads its ticket once the leader queued the party: the matcher may have moved it on.
+	var queued_states = ["SEARCHING", "MATCHED", "ASSIGNED"] if party() and name == "b" else ["SEARCHING"]
+	check(ticket.ok and ticket.body.state in queued_states, name + " queues for " + mode, ticket.get("message", ""))
+	return ticket.body.id if ticket.ok else ""
+
+
+# Creates the party, waits for b, queues the party: answers a's own ticket of the party ticket.
+func _lead_party(client, mode: String) -> Dictionary:
+	var created = yield(client.create_party(), "completed")
+	check(created.ok and typeof(created.body.get("inviteCode")) == TYPE_STRING, "a creates a party and gets its invite code", created.get("message", ""))
+	if not created.ok:
+		return created
+	invite_code = created.body.inviteCode
+	var members = 1
+	var deadline = OS.get_ticks_msec() + STEP_TIMEOUT_MS
+	while members < 2 and OS.get_ticks_msec() < deadline:
+		yield(create_timer(0.1), "timeout")
+		var current = yield(client.party(), "completed")
+		members = current.body.members.size() if current.ok else 1
+	var queued = yield(client.enqueue_party(mode), "completed")
+	check(queued.ok and queued.body.tickets.size() == 2, "a queues the party: one ticket per member", queued.get("message", ""))
+	if not queued.ok:
+		return queued
+	var own = null
+	for ticket in queued.body.tickets:
+		party_ids[ticket.playerId] = queued.body.partyTicketId
+		if ticket.playerId == client.player_id:
+			own = ticket
+	if own != null:
+		return {"ok": true, "body": own}
+	return ApiTransport.failure(0, "NO_OWN_TICKET", "the party ticket holds no ticket of the leader", null)
+
+
+# Joins a's party with its invite code and finds its own ticket once a queued the party.
+func _join_party(client) -> Dictionary:
+	var deadline = OS.get_ticks_msec() + STEP_TIMEOUT_MS
+	while invite_code == "" and OS.get_ticks_msec() < deadline:
+		yield(create_timer(0.05), "timeout")
+	var joined = yield(client.join_party(invite_code), "completed")
+	check(joined.ok and joined.body.members.size() == 2, "b joins the party with the invite code", joined.get("message", ""))
+	if not joined.ok:
+		return joined
+	var found = yield(client.wait_for_party_ticket(STEP_TIMEOUT_MS), "completed")
+	if not found.ok:
+		return found
+	var ticket = yield(client.ticket(found.body.ticketId), "completed")
+	check(ticket.ok and typeof(ticket.body.get("partyTicketId")) == TYPE_STRING, "b's ticket is of the party ticket", ticket.get("message", ""))
+	return ticket
+
+
+# Joins once and plays to the end: {outcome, winning_team, ticks}.
+func _plain_play(client, assignment: Dictionary, name: String) -> Dictionary:
+	var game = client.join_match(assignment)
+	var joined = yield(game.join(), "completed")
+	check(joined.ok and joined.playerId == client.player_id, name + " joins the game server as itself", joined.get("message", ""))
+	check(joined.ok and joined.team == int(assignment.team), name + " joins on its assigned team")
+	yield(until(game, "close_code", 0), "completed")
+	check(game.close_code == game.NORMAL, name + "'s game connection closes normally", game.close_code)
+	return {"outcome": game.outcome, "winning_team": game.winning_team, "ticks": _ticks(game.messages)}
+
+
+# Plays with match_play.gd, drops the connection after the first tick and is back by the end.
+func _rejoining_play(client, match_id: String, name: String) -> Dictionary:
+	var play = client.play_match(match_id)
+	var messages = []
+	var finished = []
+	play.connect("message", self, "_collect", [messages])
+	play.connect("finished", self, "_collect", [finished])
+	var joined = yield(play.start(), "completed")
+	check(joined.ok and joined.playerId == client.player_id, name + " joins the game server as itself", joined.get("message", ""))
+	if not joined.ok:
+		return {"outcome": "", "winning_team": null, "ticks": 0}
+	var team = play.connection.team
+	yield(until(messages, "size", 2), "completed")  # started, then a tick
+	play.drop()
+	yield(until(finished, "size", 1), "completed")
+	var result = finished[0] if finished.size() > 0 else {"ok": false, "rejoins": 0}
+	check(result.rejoins == 1, name + " rejoins its match once after the drop", str(result))
+	check(play.connection.team == team, name + " is back on its team")
+	return {"outcome": result.get("outcome", ""), "winning_team": result.get("winning_team"), "ticks": _ticks(messages)}
+
+
+func _ticks(messages: Array) -> int:
+	var ticks = 0
+	for message in messages:
+		ticks += 1 if message.type == "tick" else 0
+	return ticks
 
 
 func _ticket_end(client, ticket_id: String) -> String:
@@ -180,6 +294,10 @@ func until(subject, property: String, wanted) -> bool:
 		if OS.get_ticks_msec() > deadline:
 			return false
 	return false
+
+
+func _collect_end(why: String, _detail, into: Array) -> void:
+	into.append(why)
 
 
 func _collect(item, into: Array) -> void:

@@ -1,6 +1,7 @@
 # The notification socket and the game join against a scripted WebSocket server (Godot's
 # WebSocketServer on a local port): reconnect and resume, a gap filled by the replay, the end on
-# 4401; joined, the game's messages and a refused join. Run headless:
+# 4401, a silent connection dropped past the idle limit; joined, the game's messages and a refused
+# join. Run headless:
 #   godot3-server --path sdks/godot -s tests/socket_test.gd
 # Prints each failed check and "godot-sockets: N passed, M failed" last.
 extends "res://tests/checks.gd"
@@ -32,6 +33,9 @@ func _initialize() -> void:
 		server.stop()
 		check(server.listen(port) == OK, "the stand-in game server listens")
 		yield(game_tests(), "completed")
+		server.stop()
+		check(server.listen(port, PoolStringArray([NotificationSubscription.SUBPROTOCOL])) == OK, "the stand-in server listens again")
+		yield(idle_tests(), "completed")
 	server.stop()
 	report("godot-sockets")
 
@@ -64,6 +68,29 @@ func notification_tests():
 	check(yield(until(dones, 1), "completed") and dones[0] == "unauthenticated: session expired", "4401 ends the subscription", str(dones))
 	yield(until(peers, 3), "completed")
 	check(peers.size() == 2, "no reconnect follows a 4401")
+	subscription.queue_free()
+
+
+# The server announces a 100 ms heartbeat and then stays silent (Godot's WebSocketServer sends no
+# pings): past 2.5 intervals the subscription takes the connection for dead, reconnects and resumes.
+func idle_tests():
+	var subscription = NotificationSubscription.new("http://127.0.0.1:%d/v1/" % port, funcref(self, "token"), {"m": 7})
+	subscription.base_delay_ms = 20
+	subscription.idle_timeout_ms = NotificationSubscription.IDLE_FROM_ANNOUNCED
+	var reconnects = []
+	subscription.connect("reconnecting", self, "_collect_reconnect", [reconnects])
+	var first_peer = peers.size()
+	var first_frame = frames.size()
+	root.add_child(subscription)
+	check(yield(until(frames, first_frame + 1), "completed"), "the idle-checked subscription connects and resumes")
+	check_equal(subscription.idle_limit_ms(), 75000, "before ready the limit follows the server's default interval")
+	send(peers[first_peer], {"type": "ready", "playerId": "p", "bufferLimit": 10, "heartbeatIntervalMs": 100})
+	check(yield(until(reconnects, 1), "completed"), "a connection silent past the idle limit is dropped")
+	check(reconnects.size() > 0 and reconnects[0][0] == 1006 and reconnects[0][1] == "no frame within 250 ms",
+		"the drop says why (2.5 announced intervals)", str(reconnects))
+	check(yield(until(frames, first_frame + 2), "completed") and peers.size() > first_peer + 1 and frames[first_frame + 1][0] == peers[first_peer + 1]
+		and frames[first_frame + 1][1].matches.m == 7.0, "the subscription reconnects and resumes after an idle drop", str(frames))
+	subscription.close()
 	subscription.queue_free()
 
 
@@ -143,6 +170,10 @@ func _on_client(id: int, protocol: String) -> void:
 func _on_frame(id: int) -> void:
 	var parsed = JSON.parse(server.get_peer(id).get_packet().get_string_from_utf8())
 	frames.append([id, parsed.result])
+
+
+func _collect_reconnect(code: int, reason: String, _delay_ms: int, into: Array) -> void:
+	into.append([code, reason])
 
 
 func _collect(item, into: Array) -> void:

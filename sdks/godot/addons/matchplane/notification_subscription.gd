@@ -2,7 +2,9 @@
 # in with the subprotocols matchplane.notifications.v1 and matchplane.bearer.<session token>,
 # reconnects with backoff and resumes from the last revision seen per match, dedupes on (matchId,
 # revision) and holds back anything after a gap until the server has filled it, so "event" fires
-# for each match's revisions once, in order. Polled from _process: add it to the scene tree.
+# for each match's revisions once, in order. With idle_timeout_ms set, a connection on which no
+# frame arrives for that long is taken for dead and replaced like any other drop. Polled from
+# _process: add it to the scene tree.
 extends Node
 
 const RevisionTracker = preload("res://addons/matchplane/revision_tracker.gd")
@@ -10,6 +12,12 @@ const SUBPROTOCOL = "matchplane.notifications.v1"
 const UNAUTHENTICATED = 4401
 const SLOW_CONSUMER = 4008
 const RESUME_CHUNK = 20  # the server's default resume bound (NOTIFY_RESUME_MAX_MATCHES)
+# idle_timeout_ms: IDLE_INTERVALS times the heartbeat interval the server announces in `ready`
+# (the TypeScript SDK's default where it sees the server's pings), before `ready` the server's
+# default interval (NOTIFY_HEARTBEAT_INTERVAL_MS, 30 s).
+const IDLE_FROM_ANNOUNCED = -1
+const IDLE_INTERVALS = 2.5
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 30000
 
 signal ready_for_events(player_id)  # the server accepted the token (after each (re)connect)
 signal event(message)  # every match event once, in revision order per match, without a gap
@@ -21,6 +29,12 @@ signal done(why)  # "closed" (close()) or "unauthenticated: ..." (sign in again)
 var base_delay_ms := 250
 var max_delay_ms := 10000
 var is_ready := false
+# A connection that receives no frame for this long (ms) is dead: it is dropped and replaced, with
+# a resume. 0 (the default): no such check. Godot 3's WebSocketClient answers the server's
+# heartbeat pings itself and never shows them, so only text frames count here: between match
+# events a healthy socket is quiet, and any limit reconnects it (cheaply: a resume) once per
+# limit. IDLE_FROM_ANNOUNCED follows the server's announced interval.
+var idle_timeout_ms := 0
 var ended := ""
 
 var _url: String
@@ -33,6 +47,8 @@ var _close_reason := ""
 var _attempt := 0
 var _wait_ms := -1.0
 var _rng := RandomNumberGenerator.new()
+var _announced_interval_ms := DEFAULT_HEARTBEAT_INTERVAL_MS
+var _idle_ms := 0.0  # since the last frame of the open connection
 
 
 # api_url: the API's base URL with its /v1/ prefix; seen_before: {match id: revision} to resume from.
@@ -85,14 +101,39 @@ func _connect_socket() -> void:
 func _process(delta: float) -> void:
 	if _socket != null:
 		_socket.poll()
+	if _connected and ended == "" and idle_limit_ms() > 0:
+		_idle_ms += delta * 1000.0
+		if _idle_ms > idle_limit_ms():
+			_drop_idle_socket()
 	if _wait_ms >= 0:
 		_wait_ms -= delta * 1000.0
 		if _wait_ms < 0 and ended == "":
 			_connect_socket()
 
 
+# The idle limit in force now (ms), 0 when off.
+func idle_limit_ms() -> int:
+	if idle_timeout_ms == IDLE_FROM_ANNOUNCED:
+		return int(IDLE_INTERVALS * _announced_interval_ms)
+	return int(max(idle_timeout_ms, 0))
+
+
+# The connection is taken for dead: its signals are cut (a dead peer never completes the close
+# handshake, and a late close must not count twice) and it is replaced like a dropped one.
+func _drop_idle_socket() -> void:
+	var dead = _socket
+	for signal_name in ["connection_established", "data_received", "server_close_request", "connection_closed", "connection_error"]:
+		for connection in dead.get_signal_connection_list(signal_name):
+			dead.disconnect(signal_name, connection.target, connection.method)
+	dead.disconnect_from_host(1000, "no frame in time")
+	_close_code = 1006
+	_close_reason = "no frame within %d ms" % idle_limit_ms()
+	_on_lost(false)
+
+
 func _on_established(_protocol: String) -> void:
 	_connected = true
+	_idle_ms = 0.0
 	_socket.get_peer(1).set_write_mode(WebSocketPeer.WRITE_MODE_TEXT)
 	# Sent at once (the server holds it until the token is checked): what this client has.
 	var chunk = {}
@@ -108,6 +149,7 @@ func _on_established(_protocol: String) -> void:
 
 func _on_data() -> void:
 	var peer = _socket.get_peer(1)
+	_idle_ms = 0.0
 	while peer.get_available_packet_count() > 0:
 		receive_text(peer.get_packet().get_string_from_utf8())
 
@@ -146,6 +188,8 @@ func receive_text(text: String) -> void:
 		"ready":
 			_attempt = 0
 			is_ready = true
+			if typeof(message.get("heartbeatIntervalMs")) == TYPE_REAL and message.heartbeatIntervalMs > 0:
+				_announced_interval_ms = int(message.heartbeatIntervalMs)
 			emit_signal("ready_for_events", message.get("playerId"))
 		"event":
 			message.revision = int(message.revision)

@@ -9,6 +9,8 @@ extends Node
 const ApiTransport = preload("res://addons/matchplane/api_transport.gd")
 const NotificationSubscription = preload("res://addons/matchplane/notification_subscription.gd")
 const GameConnection = preload("res://addons/matchplane/game_connection.gd")
+const TicketHeartbeats = preload("res://addons/matchplane/ticket_heartbeats.gd")
+const MatchPlay = preload("res://addons/matchplane/match_play.gd")
 const TERMINAL_MATCH_STATES = ["COMPLETED", "FAILED", "CANCELLED"]
 
 var session_token := ""
@@ -158,6 +160,15 @@ func heartbeat(ticket_id: String) -> Dictionary:
 	return answer
 
 
+# Heartbeats the ticket every interval_ms (-1: the queue options' heartbeatIntervalMs) until
+# stopped, until it leaves SEARCHING/MATCHED or until the server no longer takes its heartbeats:
+# a ticket_heartbeats.gd node (stop(), signals heartbeat_failed and ended(why, detail)).
+func start_heartbeats(ticket_id: String, interval_ms := -1) -> Node:
+	var loop = TicketHeartbeats.new(self, ticket_id, interval_ms)
+	add_child(loop)
+	return loop
+
+
 func cancel_ticket(ticket_id: String) -> Dictionary:
 	var answer = yield(_send(HTTPClient.METHOD_DELETE, "queue/tickets/" + ticket_id.percent_encode(), "", ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
 	return answer
@@ -275,6 +286,14 @@ func join_match(assignment_body: Dictionary, scheme := "ws") -> Node:
 	var connection = GameConnection.new(assignment_body.endpoint, assignment_body.joinToken, scheme)
 	add_child(connection)
 	return connection
+
+
+# Plays the match and rejoins after a dropped game connection: a match_play.gd node; yield on its
+# start() (the assignment and the first join), then follow its message, rejoined and finished.
+func play_match(match_id: String) -> Node:
+	var play = MatchPlay.new(self, match_id)
+	add_child(play)
+	return play
 
 
 func _current_token() -> String:

@@ -5,7 +5,9 @@
 # (api_transport.gd). Every call but the heartbeat is retried on network errors and 5xx: register,
 # initial-connect, result, presence and the backfill accept, connect and cancel are idempotent by
 # the route's semantics (a repeat is answered like the first), the roster and a backfill's state are
-# reads, and a backfill request carries an Idempotency-Key every retry reuses. Once the match has
+# reads, and a backfill request is retried without an Idempotency-Key (the route takes none: a
+# repeat of a request still OPEN is answered with the one it opened;
+# docs/decisions/2026-12-07-backfill-requests-carry-no-idempotency-key.md). Once the match has
 # ended and its allocation is released, the credential is refused (401 ALLOCATION_ENDED)
 # everywhere but the result route. Add the client to the scene tree before calling it.
 extends Node
@@ -175,12 +177,13 @@ func player_rejoined(player_id: String) -> Dictionary:
 # ---- Backfill: request, poll until PUBLISHED, verify the roster revision, accept, report who came.
 
 # Asks to fill `slots` open places on `team` (0-based) within timeout_seconds (-1: the API's
-# default, 30): 201 OPEN, or 200 with the request a repeat of the same one opened.
+# default, 30): 201 OPEN, or 200 with the request a repeat of the same one opened (which is what
+# makes the retry of a lost answer safe without an Idempotency-Key).
 func request_backfill(team: int, slots: int, timeout_seconds := -1) -> Dictionary:
 	var body = {"team": team, "slots": slots}
 	if timeout_seconds >= 0:
 		body.timeoutSeconds = timeout_seconds
-	var answer = yield(_send(HTTPClient.METHOD_POST, "backfills", to_json(body), ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
+	var answer = yield(_send(HTTPClient.METHOD_POST, "backfills", to_json(body)), "completed")
 	return answer
 
 

@@ -1,0 +1,114 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { REPO_ROOT } from './processes';
+import { describeLiveJourney } from './sdk-live-stack';
+
+/*
+ * The GDScript game server of the Godot live journeys (test/sdk-live/godot-*live.spec.ts):
+ * sdks/godot/live/game_server.gd, run by Debian's godot3-server.
+ */
+
+export const GODOT_DIR = path.join(REPO_ROOT, 'sdks/godot');
+export const GODOT = process.env.GODOT ?? 'godot3-server';
+/** What game_server.gd registers as (its IMAGE_DIGEST); the reference server says sha256:journey. */
+export const GDSCRIPT_SERVER_DIGEST = 'gdscript:sdks/godot/live/game_server.gd';
+
+/**
+ * The allocator's local provider starts each game server as `node <LOCAL_SERVER_ENTRY>` with only
+ * the GameServerEnv variables and LOCAL_SERVER_ENV: the entry written here runs game_server.gd in
+ * godot3-server with them instead, passes a SIGTERM on (the allocation released) and exits with
+ * its code. It is written at run time rather than kept as a .js file in sdks/, which the
+ * TypeScript lint would not parse. Answers its path and how to remove it.
+ */
+export function writeGodotGameServerEntry(): { entry: string; remove: () => void } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'godot-live-'));
+  const entry = path.join(dir, 'game-server-entry.js');
+  writeFileSync(
+    entry,
+    `'use strict';
+const { spawn } = require('node:child_process');
+const child = spawn(${JSON.stringify(GODOT)}, ['--path', ${JSON.stringify(GODOT_DIR)}, '-s', 'live/game_server.gd'], {
+  stdio: 'inherit',
+  // Godot wants a HOME for its user data; the provider hands over none.
+  env: { HOME: ${JSON.stringify(dir)}, PATH: ${JSON.stringify(process.env.PATH ?? '/usr/bin:/bin')}, ...process.env, LC_ALL: 'C.UTF-8' },
+});
+for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
+child.on('error', (error) => {
+  console.error('cannot start the GDScript game server: ' + error.message);
+  process.exit(1);
+});
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+`,
+  );
+  return { entry, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface GodotJourneyOptions {
+  /** The suite (sdks/run-tests.sh) and the journey's summary line prefix. */
+  readonly suite: string;
+  readonly mode: string;
+  /** Four players, two of them a party (live_journey.gd --party); else a duel of two. */
+  readonly party?: boolean;
+  /** Every app's variables over the journey's (e.g. QUEUE_MODES with the party's mode). */
+  readonly env?: Record<string, string>;
+}
+
+/**
+ * A Godot live journey (sdks/godot/live/live_journey.gd, headless in godot3-server) against the
+ * SDK live stack with the GDScript game server: the image digest it registers with is the proof it
+ * was the one. Player a drops its game connection mid-game and rejoins (match_play.gd): the server
+ * reports it LEFT and REJOINED, two more revisions of the match (7 in all).
+ */
+export function describeGodotJourney(options: GodotJourneyOptions): void {
+  const server = writeGodotGameServerEntry();
+  afterAll(() => server.remove());
+  const players = options.party ? 4 : 2;
+  describeLiveJourney({
+    suite: options.suite,
+    sdk: 'GDScript',
+    plays: options.party ? 'a party and two solo players play a 2x2 match' : undefined,
+    command: (plane) => ({
+      file: GODOT,
+      args: [
+        '--path',
+        '.',
+        '-s',
+        'live/live_journey.gd',
+        `--api=${plane.apiUrl(0)}`,
+        `--keys=${plane.keys.file}`,
+        `--mode=${options.mode}`,
+        `--suite=${options.suite}`,
+        ...(options.party ? ['--party'] : []),
+      ],
+      cwd: GODOT_DIR,
+    }),
+    timeoutMs: 120_000,
+    stack: {
+      gameServerEntry: server.entry,
+      // Long enough for a drop and a rejoin on a loaded machine.
+      gameServerEnv: { MATCH_DURATION_MS: '5000' },
+      ...(options.env ? { env: options.env } : {}),
+    },
+    matchRevision: 7,
+    async verify(plane) {
+      const allocations = await plane.ds.query<{ server_image_digest: string | null }[]>(
+        `SELECT server_image_digest FROM allocations`,
+      );
+      expect(allocations.map((row) => row.server_image_digest)).toEqual([GDSCRIPT_SERVER_DIGEST]);
+      // The server's presence reports, as the control plane recorded them: one player left once
+      // and came back (not abandoned, no longer LEFT), the others never left.
+      const presence = await plane.ds.query<
+        { leave_count: number; left: boolean; abandoned: boolean }[]
+      >(
+        `SELECT leave_count, left_at IS NOT NULL AS left, abandoned_at IS NOT NULL AS abandoned
+           FROM match_participants ORDER BY leave_count`,
+      );
+      const stayed = { leave_count: 0, left: false, abandoned: false };
+      expect(presence).toEqual([
+        ...Array.from({ length: players - 1 }, () => stayed),
+        { leave_count: 1, left: false, abandoned: false },
+      ]);
+    },
+  });
+}
