@@ -1,4 +1,9 @@
-import { ConfigError, parseQueueModeAttributes, parseQueueModes } from '@matchplane/config';
+import {
+  ConfigError,
+  parseQueueModeAttributes,
+  parseQueueModes,
+  parseRegions,
+} from '@matchplane/config';
 import { type MatcherConfig } from './matcher.config';
 import {
   assertModeRules,
@@ -54,7 +59,12 @@ export function matcherShards(config: MatcherConfig): Map<string, MatcherShard[]
 function readShards(config: MatcherConfig) {
   const modes = parseQueueModes(config.QUEUE_MODES).map(({ mode }) => mode);
   const schemas = parseQueueModeAttributes(config.QUEUE_MODE_ATTRIBUTES, modes);
-  return readMatcherShards(config.MATCHER_SHARDS, modes, schemas);
+  return readMatcherShards(
+    config.MATCHER_SHARDS,
+    modes,
+    schemas,
+    parseRegions(config.PROBE_REGIONS),
+  );
 }
 
 export function matcherRulesProblems(config: MatcherConfig): string[] {

@@ -16,10 +16,11 @@ const PLATFORM = {
   },
 };
 
-function load(shards: unknown, attributes: unknown = PLATFORM) {
+function load(shards: unknown, attributes: unknown = PLATFORM, env: Record<string, string> = {}) {
   return loadConfig(MatcherConfig, {
     QUEUE_MODE_ATTRIBUTES: JSON.stringify(attributes),
     MATCHER_SHARDS: JSON.stringify(shards),
+    ...env,
   });
 }
 
@@ -85,7 +86,9 @@ describe(matcherShards.name, () => {
   it('splits a mode by region groups, offering a ticket in each group it measured with only that group’s regions', () => {
     const duel =
       matcherShards(
-        load({ duel: { regions: { eu: ['eu-west', 'eu-central'], am: ['us-east'] } } }),
+        load({ duel: { regions: { eu: ['eu-west', 'eu-central'], am: ['us-east'] } } }, PLATFORM, {
+          PROBE_REGIONS: 'eu-west,eu-central,us-east',
+        }),
       ).get('duel') ?? [];
     expect(duel.map((s) => s.name)).toEqual(['eu', 'am']);
     expect(
@@ -130,6 +133,11 @@ describe(matcherShards.name, () => {
       'a region in two groups',
       { duel: { regions: { eu: ['eu-west'], all_eu: ['eu-west'] } } },
       'MATCHER_SHARDS.duel.regions: region eu-west is in groups eu and all_eu; a region belongs to one group',
+    ],
+    [
+      'a region PROBE_REGIONS does not offer (a typo would move its tickets to the first group)',
+      { duel: { regions: { eu: ['eu-west'], am: ['us-eats'] } } },
+      'MATCHER_SHARDS.duel.regions.am names region us-eats, which PROBE_REGIONS does not list (eu-west, us-east, us-west, ap-southeast)',
     ],
     [
       'an empty group',

@@ -46,6 +46,7 @@ export function readMatcherShards(
   raw: string | undefined,
   modes: readonly string[],
   schemas: ReadonlyMap<string, ModeAttributeSchema>,
+  probeRegions: readonly string[],
 ): { shards: Map<string, MatcherShard[]>; problems: string[] } {
   const shards = new Map(modes.map((mode) => [mode, [wholeMode(mode)]]));
   if (raw === undefined) return { shards, problems: [] };
@@ -72,7 +73,7 @@ export function readMatcherShards(
       isObject(spec) && Object.keys(spec).join() === 'attribute'
         ? attributeShards(mode, spec['attribute'], schemas.get(mode), at)
         : isObject(spec) && Object.keys(spec).join() === 'regions'
-          ? regionShards(mode, spec['regions'], at)
+          ? regionShards(mode, spec['regions'], probeRegions, at)
           : {
               problems: [
                 `${at} must be {"attribute": "<equal-rule attribute>"} or {"regions": {"<group>": ["<region>", ...]}}`,
@@ -127,6 +128,7 @@ function attributeShards(
 function regionShards(
   mode: string,
   groups: unknown,
+  probeRegions: readonly string[],
   at: string,
 ): { shards?: MatcherShard[]; problems: string[] } {
   if (!isObject(groups) || Object.keys(groups).length === 0) {
@@ -147,6 +149,10 @@ function regionShards(
     for (const region of regions as unknown[]) {
       if (typeof region !== 'string' || region === '') {
         problems.push(`${at}.regions.${group} must list region names`);
+      } else if (!probeRegions.includes(region)) {
+        problems.push(
+          `${at}.regions.${group} names region ${region}, which PROBE_REGIONS does not list (${probeRegions.join(', ')})`,
+        );
       } else if (groupOf.has(region)) {
         problems.push(
           `${at}.regions: region ${region} is in groups ${groupOf.get(region)} and ${group}; a region belongs to one group`,
