@@ -60,11 +60,15 @@ count_checks() {
     ' "$out.json" 2>/dev/null || echo "0 1"
     return
   fi
-  # A suite may have several runners (csharp, csharp-client): their counts add up.
+  # A suite may have several runners (csharp, csharp-client): their counts add up. Godot goes on
+  # after a GDScript error with the rest of the script skipped, so each SCRIPT ERROR it printed
+  # counts as a failure however its runner's counts read.
+  local script_errors=0
+  case "$suite" in godot*) script_errors=$(grep -c '^SCRIPT ERROR' "$out") ;; esac
   lines=$(grep -E "^$suite(-[a-z]+)?: [0-9]+ passed, [0-9]+ failed$" "$out")
-  if [ -z "$lines" ]; then echo "0 1"; return; fi
+  if [ -z "$lines" ]; then echo "0 $((1 + script_errors))"; return; fi
   echo "$lines" | sed -E 's/^[a-z-]+: ([0-9]+) passed, ([0-9]+) failed$/\1 \2/' |
-    awk '{ p += $1; f += $2 } END { print p, f }'
+    awk -v extra="$script_errors" '{ p += $1; f += $2 } END { print p, f + extra }'
 }
 
 # Writes a copy of the vectors with the last character of one field changed (path like tokens.0.macHex).
