@@ -7,6 +7,8 @@ import {
   type BackfillConnectResponse,
   type BackfillResponse,
   type InitialConnectResponse,
+  type LobbyMember,
+  type LobbyResponse,
   type MatchEventMessage,
   type MatchEventsResponse,
   type MatchHistoryEntry,
@@ -255,6 +257,33 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
       inviteExpiresAt: dateTime(),
     },
     { inviteCode: str('Only in the answer of POST /v1/parties, to the leader') },
+  ),
+  LobbyResponse: schemaOf<LobbyResponse>()(
+    {
+      lobbyId: uuid(),
+      ownerId: uuid(),
+      mode: str(),
+      size: int('Most members'),
+      teamCount: int(),
+      teamSize: int(),
+      ranked: bool('Whether its result rates its players'),
+      state: oneOfStrings(['OPEN', 'STARTED']),
+      members: arrayOf(
+        schemaOf<LobbyMember>()(
+          { playerId: uuid(), joinedAt: dateTime() },
+          {
+            team: int('0-based; absent: placed at start'),
+            ticketId: uuid('Once STARTED: the member ticket, MATCHED to the match'),
+          },
+        ),
+      ),
+      expiresAt: dateTime('Pushed back by every change'),
+    },
+    {
+      region: str('Where its match is placed'),
+      matchId: uuid('Once STARTED'),
+      inviteCode: str('Only in the answer of POST /v1/lobbies, to the owner'),
+    },
   ),
   AssignmentResponse: schemaOf<AssignmentResponse>()({
     matchId: uuid(),
