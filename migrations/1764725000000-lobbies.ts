@@ -5,7 +5,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * with its invite code (only its SHA-256 is kept); the owner arranges the teams and starts it,
  * which creates the match directly (no matcher). A player is in at most one lobby. An idle lobby
  * expires (`expires_at`, pushed back by every change). `matches.rated`: an unranked lobby's match
- * changes no rating when it completes.
+ * changes no rating when it completes. `queue_tickets.origin`: a lobby member's ticket is no queue
+ * arrival (the operator's capture of arrivals, which the simulator replays, leaves it out).
  */
 export class Lobbies1764725000000 implements MigrationInterface {
   name = 'Lobbies1764725000000';
@@ -39,9 +40,13 @@ export class Lobbies1764725000000 implements MigrationInterface {
         PRIMARY KEY (lobby_id, player_id)
       )`);
     await queryRunner.query(`ALTER TABLE matches ADD COLUMN rated boolean NOT NULL DEFAULT true`);
+    await queryRunner.query(`
+      ALTER TABLE queue_tickets
+        ADD COLUMN origin text NOT NULL DEFAULT 'queue' CHECK (origin IN ('queue', 'lobby'))`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`ALTER TABLE queue_tickets DROP COLUMN origin`);
     await queryRunner.query(`ALTER TABLE matches DROP COLUMN rated`);
     await queryRunner.query(`DROP TABLE lobby_members`);
     await queryRunner.query(`DROP TABLE lobbies`);

@@ -1,4 +1,5 @@
 import type { LobbyResponse, ProblemDetails, SessionResponse } from '@matchplane/contracts';
+import { TicketArrivals } from '@matchplane/tickets';
 import { startPlayerApi, type InjectedResponse, type PlayerApi } from '../support/player-api';
 
 /**
@@ -302,7 +303,17 @@ describe('lobbies', () => {
       idempotencyKey: `cancel-${ticket.id}`,
     });
     expect(cancelled.statusCode).toBe(200);
-    expect((await call(owner, 'POST', '/v1/lobbies/current/start')).statusCode).toBe(200);
+    const started = (await call(owner, 'POST', '/v1/lobbies/current/start')).json<LobbyResponse>();
+    expect(started.state).toBe('STARTED');
+
+    // The operator's capture of queue arrivals (what the simulator replays) lists the ticket a
+    // queued, not the lobby's tickets, which never waited in the queue.
+    const { arrivals } = await api.app
+      .get(TicketArrivals)
+      .page({ from: new Date(Date.now() - 60_000), until: new Date(Date.now() + 60_000) }, 1_000);
+    const listed = new Set(arrivals.map((arrival) => arrival.ticketId));
+    expect(listed.has(ticket.id)).toBe(true);
+    for (const member of started.members) expect(listed.has(member.ticketId as string)).toBe(false);
   });
 
   it('refuses every change once started, and another lobby while its match runs', async () => {

@@ -24,6 +24,15 @@ const OWNER_REFUSALS = [
   ErrorCode.LOBBY_ALREADY_STARTED,
 ];
 
+/** The refusals of the owner's changes to who plays on which team (kick, teams). */
+const MEMBER_CHANGE_REFUSALS = [
+  ErrorCode.VALIDATION_FAILED,
+  ErrorCode.MALFORMED_JSON,
+  ...OWNER_REFUSALS,
+  ErrorCode.LOBBY_NOT_MEMBER,
+  ErrorCode.LOBBY_TEAMS_INVALID,
+];
+
 /** Lobbies (custom games): create, join by invite code, read, leave, kick, arrange teams, start. */
 @ApiTags('lobbies')
 @ApiBearerAuth()
@@ -118,13 +127,7 @@ export class LobbiesController {
     caller: 'player',
     status: 200,
     body: 'LobbyResponse',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
-      ...OWNER_REFUSALS,
-      ErrorCode.LOBBY_NOT_MEMBER,
-      ErrorCode.LOBBY_TEAMS_INVALID,
-    ],
+    errors: MEMBER_CHANGE_REFUSALS,
   })
   kick(
     @Body() body: KickLobbyMemberBody,
@@ -139,13 +142,7 @@ export class LobbiesController {
     caller: 'player',
     status: 200,
     body: 'LobbyResponse',
-    errors: [
-      ErrorCode.VALIDATION_FAILED,
-      ErrorCode.MALFORMED_JSON,
-      ...OWNER_REFUSALS,
-      ErrorCode.LOBBY_NOT_MEMBER,
-      ErrorCode.LOBBY_TEAMS_INVALID,
-    ],
+    errors: MEMBER_CHANGE_REFUSALS,
   })
   setTeams(
     @Body() body: SetLobbyTeamsBody,

@@ -63,6 +63,7 @@ export class LobbyStarter {
             mode: lobby.mode,
             rating: entrant.rating,
             predictedRtt: entrant.predictedRtt,
+            origin: 'lobby',
             ...(entrant.ratingSigma === undefined ? {} : { ratingSigma: entrant.ratingSigma }),
           },
           now,

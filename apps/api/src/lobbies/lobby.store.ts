@@ -148,10 +148,10 @@ export class LobbyStore {
     playerId: string,
     expiresAt: Date,
   ): Promise<void> {
-    await manager.query(
-      `WITH touched AS (UPDATE lobbies SET expires_at = $3 WHERE id = $1)
-       INSERT INTO lobby_members (lobby_id, player_id) VALUES ($1, $2)`,
-      [lobbyId, playerId, expiresAt],
+    await this.touching(
+      manager,
+      `INSERT INTO lobby_members (lobby_id, player_id) VALUES ($1, $3)`,
+      [lobbyId, expiresAt, playerId],
     );
   }
 
@@ -161,10 +161,10 @@ export class LobbyStore {
     playerId: string,
     expiresAt: Date,
   ): Promise<void> {
-    await manager.query(
-      `WITH touched AS (UPDATE lobbies SET expires_at = $3 WHERE id = $1)
-       DELETE FROM lobby_members WHERE lobby_id = $1 AND player_id = $2`,
-      [lobbyId, playerId, expiresAt],
+    await this.touching(
+      manager,
+      `DELETE FROM lobby_members WHERE lobby_id = $1 AND player_id = $3`,
+      [lobbyId, expiresAt, playerId],
     );
   }
 
@@ -175,12 +175,12 @@ export class LobbyStore {
     teams: ReadonlyMap<string, number>,
     expiresAt: Date,
   ): Promise<void> {
-    await manager.query(
-      `WITH touched AS (UPDATE lobbies SET expires_at = $4 WHERE id = $1)
-       UPDATE lobby_members AS m SET team = t.team
-         FROM unnest($2::uuid[], $3::smallint[]) AS t(player_id, team)
+    await this.touching(
+      manager,
+      `UPDATE lobby_members AS m SET team = t.team
+         FROM unnest($3::uuid[], $4::smallint[]) AS t(player_id, team)
         WHERE m.lobby_id = $1 AND m.player_id = t.player_id`,
-      [lobbyId, [...teams.keys()], [...teams.values()], expiresAt],
+      [lobbyId, expiresAt, [...teams.keys()], [...teams.values()]],
     );
   }
 
@@ -207,6 +207,21 @@ export class LobbyStore {
         members.map((m) => m.ticketId),
         expiresAt,
       ],
+    );
+  }
+
+  /**
+   * `statement` on the members of lobby $1, in one statement with the lobby's new expiry ($2):
+   * every change keeps the lobby alive.
+   */
+  private async touching(
+    manager: EntityManager,
+    statement: string,
+    parameters: [lobbyId: string, expiresAt: Date, ...rest: unknown[]],
+  ): Promise<void> {
+    await manager.query(
+      `WITH touched AS (UPDATE lobbies SET expires_at = $2 WHERE id = $1) ${statement}`,
+      parameters,
     );
   }
 
