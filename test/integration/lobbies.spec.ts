@@ -216,6 +216,39 @@ describe('lobbies', () => {
     );
   });
 
+  it('lets one of many racing joins take the last place, and one of two racing starts win', async () => {
+    const [owner, ...racers] = await Promise.all([player(), player(), player(), player()]);
+    const created = await create(owner, { mode: 'duel' });
+    const joins = await Promise.all(
+      racers.map((racer) =>
+        call(racer, 'POST', '/v1/lobbies/join', { inviteCode: created.inviteCode }),
+      ),
+    );
+    expect(joins.map((r) => r.statusCode).sort()).toEqual([200, 409, 409]);
+    for (const lost of joins.filter((r) => r.statusCode === 409)) {
+      expect(lost.json<ProblemDetails>().code).toBe('LOBBY_FULL');
+    }
+    const starts = await Promise.all([
+      call(owner, 'POST', '/v1/lobbies/current/start'),
+      call(owner, 'POST', '/v1/lobbies/current/start'),
+    ]);
+    expect(starts.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    const [rows] = await api.ds.query<{ matches: number; tickets: number }[]>(
+      `SELECT (SELECT count(*)::int FROM match_participants p
+                 JOIN lobbies l ON l.match_id = p.match_id WHERE l.id = $1) AS matches,
+              (SELECT count(*)::int FROM queue_tickets t
+                 JOIN lobby_members m ON m.ticket_id = t.id WHERE m.lobby_id = $1) AS tickets`,
+      [created.lobbyId],
+    );
+    // One match of the two members, and their two tickets: the losing start wrote nothing.
+    expect(rows).toEqual({ matches: 2, tickets: 2 });
+    const [all] = await api.ds.query<{ count: number }[]>(
+      `SELECT count(*)::int AS count FROM queue_tickets WHERE player_id = $1`,
+      [owner.playerId],
+    );
+    expect(all?.count).toBe(1);
+  });
+
   it('refuses owner actions to members and to players in no lobby', async () => {
     const [owner, a, outsider] = await Promise.all([player(), player(), player()]);
     await lobbyOf(owner, a);
@@ -272,6 +305,11 @@ describe('lobbies', () => {
       () => call(owner, 'POST', '/v1/lobbies/current/kick', { playerId: stranger.playerId }),
       404,
       'LOBBY_NOT_MEMBER',
+    );
+    await refused(
+      () => call(owner, 'POST', '/v1/lobbies/current/kick', { playerId: owner.playerId }),
+      400,
+      'VALIDATION_FAILED',
     );
 
     // Alone in a 2-team mode: no match of one team.

@@ -39,8 +39,8 @@ export const LobbyRefusal = {
       `Region "${region.slice(0, 64)}" is not offered; regions: ${offered.join(', ')}`,
     ),
   teams: (problem: string) => new CodedError(ErrorCode.LOBBY_TEAMS_INVALID, problem),
-  size: (problem: string) =>
+  invalid: (field: string, problem: string) =>
     new CodedError(ErrorCode.VALIDATION_FAILED, problem, {
-      errors: [{ field: 'size', problems: [problem] }],
+      errors: [{ field, problems: [problem] }],
     }),
 };

@@ -53,7 +53,10 @@ export class LobbyService {
     const most = mode.teamSize * mode.teamCount;
     const size = body.size ?? most;
     if (size < 2 || size > most) {
-      throw LobbyRefusal.size(`size must be from 2 to ${most} (mode ${mode.mode}), got ${size}`);
+      throw LobbyRefusal.invalid(
+        'size',
+        `size must be from 2 to ${most} (mode ${mode.mode}), got ${size}`,
+      );
     }
     if (body.region !== undefined && !this.policy.regions.includes(body.region)) {
       throw LobbyRefusal.regionNotOffered(body.region, this.policy.regions);
@@ -125,7 +128,10 @@ export class LobbyService {
     return this.transaction(async (manager) => {
       const lobby = await this.ownersLobby(manager, ownerId);
       if (playerId === ownerId) {
-        throw LobbyRefusal.teams('The owner cannot kick itself: leave to close the lobby');
+        throw LobbyRefusal.invalid(
+          'playerId',
+          'The owner cannot kick itself: leave to close the lobby',
+        );
       }
       if (!lobby.members.some((member) => member.playerId === playerId)) {
         throw LobbyRefusal.notMember(playerId);
