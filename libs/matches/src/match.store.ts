@@ -13,7 +13,6 @@ import {
   type MatchParticipant,
   type MatchParticipantsChange,
   type MatchSnapshot,
-  type NewMatch,
 } from '@matchplane/domain';
 import { envelopesFor, OutboxSignal, OutboxWriter, retainedEvents } from '@matchplane/outbox';
 import { RETRYABLE_SQLSTATES, sqlStateOf, type UnitOfWork } from '@matchplane/persistence';
@@ -22,6 +21,7 @@ import {
   StaleMatchRevisionError,
   toMatchSnapshot,
   type MatchRow,
+  type NewMatchInput,
   type NewParticipant,
 } from './match.rows';
 
@@ -42,16 +42,7 @@ export class MatchStore {
    * Creates a match (ALLOCATING, revision 1) with its participants, in `unit`'s transaction; the
    * relay is woken once it commits.
    */
-  async create(
-    unit: UnitOfWork,
-    input: Omit<NewMatch, 'id' | 'participants'> & {
-      id?: string;
-      participants: NewParticipant[];
-      /** False: its result changes no rating (an unranked lobby's match). Default true. */
-      rated?: boolean;
-    },
-    now = new Date(),
-  ): Promise<MatchChange> {
+  async create(unit: UnitOfWork, input: NewMatchInput, now = new Date()): Promise<MatchChange> {
     const change = createMatch(
       {
         id: input.id ?? randomUUID(),

@@ -56,8 +56,7 @@ export class TicketStore {
     private readonly projection: CandidateProjection,
   ) {}
 
-  /** `ratingSigma`: the player's rating uncertainty (default openskill's prior), for team balance. */
-  /** `party`: the party ticket this one is a member's (a party enqueue creates one per member). */
+  /** `ratingSigma`: the rating uncertainty (default openskill's prior); `party`: its party ticket. */
   /** `origin`: 'lobby' for a lobby member's ticket, matched at once (no queue arrival). */
   async create(
     unit: UnitOfWork,
