@@ -7,8 +7,6 @@ import {
   type BackfillConnectResponse,
   type BackfillResponse,
   type InitialConnectResponse,
-  type LobbyMember,
-  type LobbyResponse,
   type MatchEventMessage,
   type MatchEventsResponse,
   type MatchHistoryEntry,
@@ -51,6 +49,7 @@ import {
   str,
   uuid,
 } from './schema-builders';
+import { LOBBY_SCHEMAS } from './lobby-schemas';
 
 /**
  * The response bodies of the HTTP contract as OpenAPI schemas, one per interface of libs/contracts
@@ -258,33 +257,7 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     },
     { inviteCode: str('Only in the answer of POST /v1/parties, to the leader') },
   ),
-  LobbyResponse: schemaOf<LobbyResponse>()(
-    {
-      lobbyId: uuid(),
-      ownerId: uuid(),
-      mode: str(),
-      size: int('Most members'),
-      teamCount: int(),
-      teamSize: int(),
-      ranked: bool('Whether its result rates its players'),
-      state: oneOfStrings(['OPEN', 'STARTED']),
-      members: arrayOf(
-        schemaOf<LobbyMember>()(
-          { playerId: uuid(), joinedAt: dateTime() },
-          {
-            team: int('0-based; absent: placed at start'),
-            ticketId: uuid('Once STARTED: the member ticket, MATCHED to the match'),
-          },
-        ),
-      ),
-      expiresAt: dateTime('Pushed back by every change'),
-    },
-    {
-      region: str('Where its match is placed'),
-      matchId: uuid('Once STARTED'),
-      inviteCode: str('Only in the answer of POST /v1/lobbies, to the owner'),
-    },
-  ),
+  ...LOBBY_SCHEMAS,
   AssignmentResponse: schemaOf<AssignmentResponse>()({
     matchId: uuid(),
     state: str('ASSIGNMENT_READY or IN_PROGRESS'),
