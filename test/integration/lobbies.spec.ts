@@ -1,5 +1,6 @@
 import type { LobbyResponse, ProblemDetails, SessionResponse } from '@matchplane/contracts';
 import { TicketArrivals } from '@matchplane/tickets';
+import { QueueControlsAdmin } from '../../apps/api/src/admin/live-ops/queue-controls.admin';
 import { startPlayerApi, type InjectedResponse, type PlayerApi } from '../support/player-api';
 
 /**
@@ -352,6 +353,28 @@ describe('lobbies', () => {
     const listed = new Set(arrivals.map((arrival) => arrival.ticketId));
     expect(listed.has(ticket.id)).toBe(true);
     for (const member of started.members) expect(listed.has(member.ticketId as string)).toBe(false);
+  });
+
+  it("refuses a start while an operator holds the mode or the match's region, as it refuses an enqueue", async () => {
+    const admin = api.app.get(QueueControlsAdmin);
+    const [owner, a] = await Promise.all([player(), player()]);
+    const created = await create(owner, { mode: 'duel', region: 'us-west' });
+    await call(a, 'POST', '/v1/lobbies/join', { inviteCode: created.inviteCode });
+    const start = () => call(owner, 'POST', '/v1/lobbies/current/start');
+    const reason = { reason: 'lobby test' };
+    await admin.apply('pause', { scope: 'mode', name: 'duel' }, 'ops', reason);
+    try {
+      await refused(start, 409, 'QUEUE_PAUSED');
+    } finally {
+      await admin.apply('resume', { scope: 'mode', name: 'duel' }, 'ops', reason);
+    }
+    await admin.apply('drain', { scope: 'region', name: 'us-west' }, 'ops', reason);
+    try {
+      await refused(start, 409, 'QUEUE_DRAINING');
+    } finally {
+      await admin.apply('resume', { scope: 'region', name: 'us-west' }, 'ops', reason);
+    }
+    expect((await start()).statusCode).toBe(200);
   });
 
   it('refuses every change once started, and another lobby while its match runs', async () => {

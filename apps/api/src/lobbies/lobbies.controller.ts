@@ -158,7 +158,13 @@ export class LobbiesController {
     caller: 'player',
     status: 200,
     body: 'LobbyResponse',
-    errors: [...OWNER_REFUSALS, ErrorCode.LOBBY_TEAMS_INVALID, ErrorCode.LOBBY_PLAYER_QUEUED],
+    errors: [
+      ...OWNER_REFUSALS,
+      ErrorCode.LOBBY_TEAMS_INVALID,
+      ErrorCode.LOBBY_PLAYER_QUEUED,
+      ErrorCode.QUEUE_PAUSED,
+      ErrorCode.QUEUE_DRAINING,
+    ],
   })
   start(@CurrentSession() session: AuthenticatedSession): Promise<LobbyResponse> {
     return this.starter.start(session.playerId);

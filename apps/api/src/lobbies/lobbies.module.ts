@@ -4,6 +4,7 @@ import { LatenciesModule } from '@matchplane/latency';
 import { MatchesModule } from '@matchplane/matches';
 import { PlayerStoreModule } from '@matchplane/players';
 import { TicketsModule } from '@matchplane/tickets';
+import { QueueAdmission } from '../queue/queue-admission';
 import { QueuePolicyModule } from '../queue/queue-policy.module';
 import { LobbiesController } from './lobbies.controller';
 import { LobbyStarter } from './lobby-starter';
@@ -21,6 +22,6 @@ import { LobbyStore } from './lobby.store';
     QueuePolicyModule,
   ],
   controllers: [LobbiesController],
-  providers: [LobbyStore, LobbyService, LobbyStarter],
+  providers: [LobbyStore, LobbyService, LobbyStarter, QueueAdmission],
 })
 export class LobbiesModule {}

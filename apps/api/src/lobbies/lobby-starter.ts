@@ -6,6 +6,7 @@ import { MatchStore } from '@matchplane/matches';
 import type { UnitOfWork } from '@matchplane/persistence';
 import { PlayerStore } from '@matchplane/players';
 import { TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { QueueAdmission } from '../queue/queue-admission';
 import { QueuePolicy } from '../queue/queue-policy';
 import { LobbyRefusal } from './lobby-refusals';
 import { LobbyService } from './lobby.service';
@@ -17,7 +18,8 @@ import { LobbyStore, type StoredLobby, type StoredLobbyMember } from './lobby.st
  * tickets' ends — is the queue's), the match (ALLOCATING, revision 1, its envelope to every
  * member; `rated` only for a ranked lobby) through MatchStore, and the lobby STARTED. The
  * dispatcher hands the match to the allocator as it does a matched one; the matcher is not
- * involved. Any refusal leaves nothing written.
+ * involved. An operator's hold on the mode or the region refuses it as it refuses an enqueue. Any
+ * refusal leaves nothing written.
  */
 @Injectable()
 export class LobbyStarter {
@@ -29,6 +31,7 @@ export class LobbyStarter {
     private readonly players: PlayerStore,
     private readonly latencies: LatencyStore,
     private readonly policy: QueuePolicy,
+    private readonly admission: QueueAdmission,
   ) {}
 
   start(ownerId: string): Promise<LobbyResponse> {
@@ -53,6 +56,8 @@ export class LobbyStarter {
         });
       }
       const region = lobby.region ?? this.bestRegion(entrants.map((e) => e.predictedRtt));
+      // An operator's pause or drain of the mode, or of the match's region, holds lobbies too.
+      await this.admission.check(manager, lobby.mode, { [region]: 0 });
       const created: StoredTicket[] = [];
       for (const entrant of entrants) {
         const { ticket } = await this.tickets.create(
