@@ -98,6 +98,16 @@ describe('OpenAPI document against the real journey', () => {
       await a.party();
       await refused(b.joinParty('not-an-invite-code'));
       await a.disbandParty();
+      // A lobby joined, arranged and closed, and its refusals (neither player stays in it).
+      const lobby = await a.lobbies.create({ mode: 'duel' });
+      await b.lobbies.join(lobby.inviteCode ?? '');
+      await a.lobbies.setTeams([[b.session?.playerId ?? ''], [a.session?.playerId ?? '']]);
+      await b.lobbies.current();
+      await refused(b.lobbies.start());
+      await refused(a.lobbies.create({ mode: 'duel', region: 'no-such-region' }));
+      await refused(b.lobbies.join(`mpl_${'A'.repeat(22)}`));
+      await b.lobbies.leave();
+      await a.lobbies.leave();
 
       // Queue refusals: no Idempotency-Key, an unknown mode, a ticket that does not exist.
       await raw('/v1/queue/tickets', { method: 'POST', body: '{"mode":"duel"}' });
@@ -184,6 +194,14 @@ describe('OpenAPI document against the real journey', () => {
         'GET /v1/blocks 200',
         'DELETE /v1/blocks/{playerId} 200',
         'PUT /v1/blocks/{playerId} 404',
+        'POST /v1/lobbies 201',
+        'POST /v1/lobbies/join 200',
+        'POST /v1/lobbies/current/teams 200',
+        'GET /v1/lobbies/current 200',
+        'POST /v1/lobbies/current/start 403',
+        'POST /v1/lobbies 422',
+        'POST /v1/lobbies/join 404',
+        'POST /v1/lobbies/current/leave 204',
         'POST /v1/queue/tickets 400',
         'POST /v1/queue/tickets 422',
         'GET /v1/queue/tickets/{id} 404',

@@ -102,6 +102,13 @@ export class ApiConfig extends WithNoShowPenalty(ServiceConfig) {
   @IsIntInRange(1, 1_000)
   PLAYER_BLOCK_LIST_MAX_ENTRIES = 100;
 
+  @EnvVar({
+    description:
+      'How long a lobby lives idle (s): each change (join, leave, kick, teams, start) pushes its expiry back by this much; an expired lobby is gone',
+  })
+  @IsIntInRange(60, 86_400)
+  LOBBY_TTL_SECONDS = 1_800;
+
   @EnvVar({ description: 'Probe samples kept per player and region; the estimate is their median' })
   @IsIntInRange(1, 50)
   PROBE_SAMPLES_KEPT = 3;

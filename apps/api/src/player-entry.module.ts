@@ -9,6 +9,7 @@ import { PgProbeRecorder } from './probes/pg-probe.recorder';
 import type { ProbeRecorder } from './probes/probe.recorder';
 import { ProbeMeasurementKeys } from './probes/probe-measurement.keys';
 import { ProbesModule } from './probes/probes.module';
+import { LobbiesModule } from './lobbies/lobbies.module';
 import { QueueModule } from './queue/queue.module';
 import { SessionRevocationsModule } from './sessions/session-revocations.module';
 import { SessionsController } from './sessions/sessions.controller';
@@ -43,6 +44,7 @@ export class PlayerEntryModule {
           measurementKeys: ProbeMeasurementKeys.load(config),
         }),
         QueueModule,
+        LobbiesModule,
         SessionRevocationsModule,
       ],
       controllers: [SessionsController],

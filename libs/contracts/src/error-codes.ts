@@ -91,6 +91,26 @@ export const ErrorCode = {
   PARTY_TOO_SMALL: 'PARTY_TOO_SMALL',
   /** The party has more members than a team of the mode asked for. */
   PARTY_TOO_LARGE: 'PARTY_TOO_LARGE',
+  /** The player is in no open lobby (GET/leave/kick/teams/start of the current lobby). */
+  LOBBY_NOT_FOUND: 'LOBBY_NOT_FOUND',
+  /** No open lobby has this invite code, or it expired (idle past LOBBY_TTL_SECONDS). */
+  LOBBY_INVITE_INVALID: 'LOBBY_INVITE_INVALID',
+  /** The player is in a lobby already: leave it first (a player is in at most one). */
+  LOBBY_ALREADY_JOINED: 'LOBBY_ALREADY_JOINED',
+  /** The lobby has as many members as its size. */
+  LOBBY_FULL: 'LOBBY_FULL',
+  /** Only the lobby's owner may do this (kick, set teams, start). */
+  LOBBY_OWNER_ONLY: 'LOBBY_OWNER_ONLY',
+  /** The lobby was started: its members and teams no longer change. */
+  LOBBY_ALREADY_STARTED: 'LOBBY_ALREADY_STARTED',
+  /** The player (`playerId`) holds a live queue ticket: a lobby member cannot also queue. */
+  LOBBY_PLAYER_QUEUED: 'LOBBY_PLAYER_QUEUED',
+  /** The named player is not a member of the lobby (kick, teams). */
+  LOBBY_NOT_MEMBER: 'LOBBY_NOT_MEMBER',
+  /** The region asked for is not one the API offers (PROBE_REGIONS). */
+  LOBBY_REGION_NOT_OFFERED: 'LOBBY_REGION_NOT_OFFERED',
+  /** The teams do not fit the mode: too many teams, a team over the mode's size, or one empty at start. */
+  LOBBY_TEAMS_INVALID: 'LOBBY_TEAMS_INVALID',
   /** An operator paused the mode (or every region the player measured): Retry-After when known. */
   QUEUE_PAUSED: 'QUEUE_PAUSED',
   /** An operator is draining the mode (or every region the player measured): nothing new queues. */

@@ -27,6 +27,13 @@ export const PlayerRoutes = {
   partyTickets: 'queue/party-tickets',
   blocks: 'blocks',
   block: (playerId: string) => `blocks/${encodeURIComponent(playerId)}`,
+  lobbies: 'lobbies',
+  lobbyJoin: 'lobbies/join',
+  currentLobby: 'lobbies/current',
+  currentLobbyLeave: 'lobbies/current/leave',
+  currentLobbyKick: 'lobbies/current/kick',
+  currentLobbyTeams: 'lobbies/current/teams',
+  currentLobbyStart: 'lobbies/current/start',
 } as const;
 
 /** POST /v1/sessions. `provider` defaults to "guest". */
@@ -243,6 +250,62 @@ export interface PartyTicketResponse {
   partyId: string;
   mode: string;
   tickets: TicketResponse[];
+}
+
+/** POST /v1/lobbies: a private lobby for `mode`. */
+export interface CreateLobbyRequest {
+  mode: string;
+  /** Most members, 2 up to the mode's players (team size x team count); default the latter. */
+  size?: number;
+  /** Where its match is placed; absent: the offered region with the lowest worst member RTT. */
+  region?: string;
+  /** A ranked lobby's result rates its players; default false (unranked: no rating changes). */
+  ranked?: boolean;
+}
+
+/** POST /v1/lobbies/join */
+export interface JoinLobbyRequest {
+  inviteCode: string;
+}
+
+/** POST /v1/lobbies/current/kick (the owner) */
+export interface KickLobbyMemberRequest {
+  playerId: string;
+}
+
+/** POST /v1/lobbies/current/teams (the owner): team i (0-based) holds `teams[i]`'s players. */
+export interface SetLobbyTeamsRequest {
+  teams: string[][];
+}
+
+export interface LobbyMember {
+  playerId: string;
+  joinedAt: string;
+  /** The team the owner put the member in (0-based); absent: placed at start. */
+  team?: number;
+  /** Once STARTED: the member's ticket, MATCHED to the lobby's match (follow it as a queued one). */
+  ticketId?: string;
+}
+
+/** GET /v1/lobbies/current, and the answer of create, join, kick, teams and start. */
+export interface LobbyResponse {
+  lobbyId: string;
+  ownerId: string;
+  mode: string;
+  size: number;
+  teamCount: number;
+  teamSize: number;
+  region?: string;
+  ranked: boolean;
+  state: 'OPEN' | 'STARTED';
+  /** Oldest first (the owner first). */
+  members: LobbyMember[];
+  /** When the lobby expires unless something changes it first (each change pushes it back). */
+  expiresAt: string;
+  /** Once STARTED: its match. */
+  matchId?: string;
+  /** Only in the answer of POST /v1/lobbies, to the owner: the server keeps only its hash. */
+  inviteCode?: string;
 }
 
 /**

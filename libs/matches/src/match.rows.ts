@@ -2,6 +2,7 @@ import {
   isMatchEndReason,
   type LiveMatchState,
   type MatchParticipant,
+  type NewMatch,
   type MatchSnapshot,
   type MatchState,
 } from '@matchplane/domain';
@@ -37,6 +38,14 @@ export interface NewParticipant extends MatchParticipant {
   /** The player's rating when matched, kept for the rating update after the result. */
   rating: number;
 }
+
+/** What MatchStore.create writes: a new match (its id generated unless given) and its roster. */
+export type NewMatchInput = Omit<NewMatch, 'id' | 'participants'> & {
+  id?: string;
+  participants: NewParticipant[];
+  /** False: its result changes no rating (an unranked lobby's match). Default true. */
+  rated?: boolean;
+};
 
 export interface MatchRow {
   id: string;

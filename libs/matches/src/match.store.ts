@@ -13,7 +13,6 @@ import {
   type MatchParticipant,
   type MatchParticipantsChange,
   type MatchSnapshot,
-  type NewMatch,
 } from '@matchplane/domain';
 import { envelopesFor, OutboxSignal, OutboxWriter, retainedEvents } from '@matchplane/outbox';
 import { RETRYABLE_SQLSTATES, sqlStateOf, type UnitOfWork } from '@matchplane/persistence';
@@ -22,6 +21,7 @@ import {
   StaleMatchRevisionError,
   toMatchSnapshot,
   type MatchRow,
+  type NewMatchInput,
   type NewParticipant,
 } from './match.rows';
 
@@ -42,11 +42,7 @@ export class MatchStore {
    * Creates a match (ALLOCATING, revision 1) with its participants, in `unit`'s transaction; the
    * relay is woken once it commits.
    */
-  async create(
-    unit: UnitOfWork,
-    input: Omit<NewMatch, 'id' | 'participants'> & { id?: string; participants: NewParticipant[] },
-    now = new Date(),
-  ): Promise<MatchChange> {
+  async create(unit: UnitOfWork, input: NewMatchInput, now = new Date()): Promise<MatchChange> {
     const change = createMatch(
       {
         id: input.id ?? randomUUID(),
@@ -74,14 +70,15 @@ export class MatchStore {
       roster.map((p) => p.ticketId),
       roster.map((p) => p.team),
       roster.map((p) => p.rating),
+      input.rated ?? true,
     ];
     const events = this.outbox.appendSql(envelopesFor(change.events), parameters);
     // One statement: the match, its roster and its event (the roster's foreign key to the match is
     // checked at the end of the statement, when the match row exists).
     await unit.manager.query(
       `WITH created AS (
-         INSERT INTO matches (id, mode, region, state, revision, state_changed_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $6, $6)
+         INSERT INTO matches (id, mode, region, state, revision, state_changed_at, created_at, updated_at, rated)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $11)
        ), roster AS (
          INSERT INTO match_participants (match_id, player_id, ticket_id, team, rating_at_match)
          SELECT $1, p.player_id, p.ticket_id, p.team, p.rating
@@ -92,6 +89,15 @@ export class MatchStore {
     );
     this.signal.wakeAfter(unit);
     return change;
+  }
+
+  /** Whether the match's result rates its players (false for an unranked lobby's match). */
+  async isRated(manager: EntityManager, matchId: string): Promise<boolean> {
+    const rows = await manager.query<{ rated: boolean }[]>(
+      `SELECT rated FROM matches WHERE id = $1`,
+      [matchId],
+    );
+    return rows[0]?.rated ?? true;
   }
 
   /**

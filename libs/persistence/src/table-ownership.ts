@@ -16,6 +16,8 @@ export const TABLE_OWNERS = {
   player_latencies: 'libs/latency',
   parties: 'apps/api/src/parties',
   party_members: 'apps/api/src/parties',
+  lobbies: 'apps/api/src/lobbies',
+  lobby_members: 'apps/api/src/lobbies',
   queue_tickets: 'libs/tickets',
   queue_controls: 'libs/tickets',
   matches: 'libs/matches',

@@ -8,6 +8,7 @@ export * from './notification-subscriber';
 export * from './game-connection';
 export { EdgeProber, httpProbeEdge } from './edge-probe';
 export * from './ready-check';
+export { LobbyCalls } from './player-lobbies';
 export * from './match-play';
 export {
   browserWebSocket,

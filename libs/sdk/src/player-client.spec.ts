@@ -1,6 +1,7 @@
 import {
   ErrorCode,
   IDEMPOTENCY_KEY_HEADER,
+  type LobbyResponse,
   type ProbeAnswerResponse,
   type QueueOptionsResponse,
   type SessionResponse,
@@ -692,6 +693,89 @@ describe(`${PlayerClient.name} parties`, () => {
     const client = new PlayerClient({ baseUrl: BASE_URL, fetch, retries: 0 });
     await client.createSession();
     await expect(client.waitForPartyTicket({ pollMs: 1, timeoutMs: 1_000 })).resolves.toBe('t-9');
+    expect(calls).toHaveLength(3);
+  });
+});
+
+describe(`${PlayerClient.name} lobbies`, () => {
+  const lobby = (overrides: Partial<LobbyResponse> = {}): LobbyResponse => ({
+    lobbyId: 'l-1',
+    ownerId: 'p-1',
+    mode: 'duel',
+    size: 2,
+    teamCount: 2,
+    teamSize: 1,
+    ranked: false,
+    state: 'OPEN',
+    members: [{ playerId: 'p-1', joinedAt: '2025-01-01T00:00:00.000Z' }],
+    expiresAt: '2025-01-01T00:30:00.000Z',
+    ...overrides,
+  });
+
+  it('calls every lobby route; create retries with one Idempotency-Key', async () => {
+    const { fetch, calls } = fakeFetch(
+      inOrder(
+        networkError(),
+        json(201, lobby({ inviteCode: 'mpl_x' })),
+        json(200, lobby()),
+        json(200, lobby()),
+        json(200, lobby()),
+        json(200, lobby()),
+        new Response(null, { status: 204 }),
+        json(200, lobby({ state: 'STARTED', matchId: 'm-1' })),
+      ),
+    );
+    const client = new PlayerClient({ baseUrl: BASE_URL, fetch, retries: fastRetries });
+    await expect(client.lobbies.create({ mode: 'duel', ranked: true })).resolves.toMatchObject({
+      inviteCode: 'mpl_x',
+    });
+    await client.lobbies.join('mpl_x');
+    await client.lobbies.current();
+    await client.lobbies.kick('p-2');
+    await client.lobbies.setTeams([['p-1'], ['p-3']]);
+    await client.lobbies.leave();
+    await expect(client.lobbies.start()).resolves.toMatchObject({ state: 'STARTED' });
+    expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([
+      'POST lobbies',
+      'POST lobbies',
+      'POST lobbies/join',
+      'GET lobbies/current',
+      'POST lobbies/current/kick',
+      'POST lobbies/current/teams',
+      'POST lobbies/current/leave',
+      'POST lobbies/current/start',
+    ]);
+    const [first, retry] = calls;
+    expect(first?.headers[IDEMPOTENCY_KEY_HEADER]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(retry?.headers[IDEMPOTENCY_KEY_HEADER]).toBe(first?.headers[IDEMPOTENCY_KEY_HEADER]);
+    expect(first?.body).toEqual({ mode: 'duel', ranked: true });
+    expect(calls[2]?.body).toEqual({ inviteCode: 'mpl_x' });
+    expect(calls[4]?.body).toEqual({ playerId: 'p-2' });
+    expect(calls[5]?.body).toEqual({ teams: [['p-1'], ['p-3']] });
+  });
+
+  it('sends a start once: an unanswered start may have started the lobby', async () => {
+    const { fetch, calls } = fakeFetch(inOrder(networkError()));
+    const client = new PlayerClient({ baseUrl: BASE_URL, fetch, retries: fastRetries });
+    expect(await rejection(client.lobbies.start())).toBeInstanceOf(MatchplaneNetworkError);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("waits for the owner's start and answers this member's own ticket", async () => {
+    const started = lobby({
+      state: 'STARTED',
+      matchId: 'm-1',
+      members: [
+        { playerId: 'p-0', joinedAt: '2025-01-01T00:00:00.000Z', team: 0, ticketId: 't-0' },
+        { playerId: 'p-1', joinedAt: '2025-01-01T00:00:00.000Z', team: 1, ticketId: 't-9' },
+      ],
+    });
+    const { fetch, calls } = fakeFetch(
+      inOrder(json(201, session), json(200, lobby()), json(200, started)),
+    );
+    const client = new PlayerClient({ baseUrl: BASE_URL, fetch, retries: 0 });
+    await client.createSession();
+    await expect(client.lobbies.waitForStart({ pollMs: 1, timeoutMs: 1_000 })).resolves.toBe('t-9');
     expect(calls).toHaveLength(3);
   });
 });

@@ -19,6 +19,7 @@ import { HttpTransport, type FetchLike, type RetryOptions } from './http.transpo
 import type { NotificationHandlers, NotificationSubscription } from './notification-subscriber';
 import type { PlayerCall, PlayerCalls } from './player-calls';
 import { MatchCalls, type SubscribeOptions, type WaitForAssignmentOptions } from './player-matches';
+import { LobbyCalls } from './player-lobbies';
 import { PartyCalls } from './player-parties';
 import { ProbeCalls, type ProbeAllResult, type ProbeOptions } from './player-probes';
 import {
@@ -85,6 +86,8 @@ export class PlayerClient {
   private readonly matches: MatchCalls;
   /** A ready check's answers: `readyCheck.accept(matchId)`, `readyCheck.decline(matchId)`. */
   readonly readyCheck: ReadyCheckCalls;
+  /** Lobbies (custom games): create, join by code, leave, kick, setTeams, start, waitForStart. */
+  readonly lobbies: LobbyCalls;
 
   constructor(options: PlayerClientOptions) {
     // One list for HTTP and notifications: a replica one of them found dead is left by both.
@@ -106,6 +109,7 @@ export class PlayerClient {
       options.webSocket,
     );
     this.readyCheck = new ReadyCheckCalls((request) => this.required(request));
+    this.lobbies = new LobbyCalls(this.calls, playerId);
   }
 
   /** The bearer token sent with every call, if a session was created or given. */

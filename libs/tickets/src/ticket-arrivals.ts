@@ -55,7 +55,8 @@ export class TicketArrivals {
     cursor?: string,
   ): Promise<QueueArrivalPage> {
     const params: unknown[] = [range.from, range.until];
-    const conditions = ['enqueued_at >= $1', 'enqueued_at < $2'];
+    // A lobby member's ticket never queued: replayed as an arrival it would be matched anew.
+    const conditions = ['enqueued_at >= $1', 'enqueued_at < $2', `origin = 'queue'`];
     if (cursor !== undefined) {
       const after = decodeCursor(cursor, isUuid);
       params.push(after.at, after.id);

@@ -56,11 +56,11 @@ export class TicketStore {
     private readonly projection: CandidateProjection,
   ) {}
 
-  /** `ratingSigma`: the player's rating uncertainty (default openskill's prior), for team balance. */
-  /** `party`: the party ticket this one is a member's (a party enqueue creates one per member). */
+  /** `ratingSigma`: the rating uncertainty (default openskill's prior); `party`: its party ticket. */
+  /** `origin`: 'lobby' for a lobby member's ticket, matched at once (no queue arrival). */
   async create(
     unit: UnitOfWork,
-    input: NewTicket & { readonly ratingSigma?: number },
+    input: NewTicket & { readonly ratingSigma?: number; readonly origin?: 'queue' | 'lobby' },
     now: Date,
     party?: TicketParty,
   ): Promise<{ change: TicketChange; ticket: StoredTicket }> {
@@ -81,6 +81,7 @@ export class TicketStore {
       party?.id ?? null,
       party?.size ?? null,
       ticket.enqueuedAt,
+      input.origin ?? 'queue',
     ];
     const events = this.outbox.appendSql(envelopesFor(change.events), parameters);
     // The ticket and its event in one statement.
@@ -88,8 +89,8 @@ export class TicketStore {
       `WITH created AS (
          INSERT INTO queue_tickets (id, player_id, mode, state, revision, predicted_rtt, rating, enqueued_at,
                                     last_heartbeat_at, created_at, updated_at, traceparent, attributes, rating_sigma,
-                                    party_ticket_id, party_size)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $14, $8, $8, clock_timestamp(), $9, $10::jsonb, $11, $12, $13)
+                                    party_ticket_id, party_size, origin)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $14, $8, $8, clock_timestamp(), $9, $10::jsonb, $11, $12, $13, $15)
          RETURNING ${COLUMNS}
        ), appended AS (${events.sql})
        SELECT * FROM created`,

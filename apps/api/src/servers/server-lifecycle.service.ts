@@ -181,14 +181,17 @@ export class ServerLifecycleService {
       );
       // A backfill under way ends with the match: players it added who had not got in requeue.
       await this.lifecycle.endBackfills(unit, match.id, now);
-      // Ratings move with the COMPLETED they result from (rule: libs/domain rateMatch; abandoners lose).
-      await this.ratings.rateMatchResult(
-        unit,
-        match.id,
-        await this.presence.finishedParticipants(manager, match),
-        body,
-        now,
-      );
+      // Ratings move with the COMPLETED they result from (rule: libs/domain rateMatch; abandoners
+      // lose), unless the match is unrated (an unranked lobby's).
+      if (await this.matches.isRated(manager, match.id)) {
+        await this.ratings.rateMatchResult(
+          unit,
+          match.id,
+          await this.presence.finishedParticipants(manager, match),
+          body,
+          now,
+        );
+      }
       await this.allocations.release(manager, match.id, { state: 'RELEASED', now, result: report });
       return answer(change.match);
     });

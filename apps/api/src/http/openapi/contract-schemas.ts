@@ -49,6 +49,7 @@ import {
   str,
   uuid,
 } from './schema-builders';
+import { LOBBY_SCHEMAS } from './lobby-schemas';
 
 /**
  * The response bodies of the HTTP contract as OpenAPI schemas, one per interface of libs/contracts
@@ -256,6 +257,7 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     },
     { inviteCode: str('Only in the answer of POST /v1/parties, to the leader') },
   ),
+  ...LOBBY_SCHEMAS,
   AssignmentResponse: schemaOf<AssignmentResponse>()({
     matchId: uuid(),
     state: str('ASSIGNMENT_READY or IN_PROGRESS'),
