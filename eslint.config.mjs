@@ -10,7 +10,16 @@ const APPS = readdirSync(new URL('./apps', import.meta.url), { withFileTypes: tr
   .map((entry) => entry.name);
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'libs/sdk/dist/**', 'node_modules/**', 'coverage/**', 'eslint.config.mjs', 'jest.config.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'libs/sdk/dist/**',
+      'node_modules/**',
+      'coverage/**',
+      'eslint.config.mjs',
+      'jest.config.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -30,11 +39,21 @@ export default tseslint.config(
         'error',
         { prefer: 'type-imports', fixStyle: 'inline-type-imports', disallowTypeAnnotations: false },
       ],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       'import-x/no-cycle': 'error',
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/libs/*', '../../libs/**'], message: 'Import libs through @matchplane/<lib>.' }] },
+        {
+          patterns: [
+            {
+              group: ['**/libs/*', '../../libs/**'],
+              message: 'Import libs through @matchplane/<lib>.',
+            },
+          ],
+        },
       ],
     },
   },
@@ -43,7 +62,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/libs/*', '../../libs/**', '**/apps/*', '**/apps/**'], message: 'Import libs through @matchplane/<lib>; libs never import apps.' }] },
+        {
+          patterns: [
+            {
+              group: ['**/libs/*', '../../libs/**', '**/apps/*', '**/apps/**'],
+              message: 'Import libs through @matchplane/<lib>; libs never import apps.',
+            },
+          ],
+        },
       ],
     },
   },
@@ -56,8 +82,19 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          patterns: [{ group: ['**/libs/*', '../../libs/**'], message: 'Import libs through @matchplane/<lib>.' }],
-          paths: [{ name: 'class-validator', importNames: ['IsOptional'], message: 'Use IsOptionalNonNull (apps/api/src/http): IsOptional also accepts null.' }],
+          patterns: [
+            {
+              group: ['**/libs/*', '../../libs/**'],
+              message: 'Import libs through @matchplane/<lib>.',
+            },
+          ],
+          paths: [
+            {
+              name: 'class-validator',
+              importNames: ['IsOptional'],
+              message: 'Use IsOptionalNonNull (apps/api/src/http): IsOptional also accepts null.',
+            },
+          ],
         },
       ],
     },
@@ -84,7 +121,11 @@ export default tseslint.config(
   {
     files: ['**/*.spec.ts', 'test/**/*.ts'],
     // Jest's asymmetric matchers (expect.objectContaining, ...) are typed any.
-    rules: { '@typescript-eslint/unbound-method': 'off', '@typescript-eslint/no-unsafe-argument': 'off', '@typescript-eslint/no-unsafe-assignment': 'off' },
+    rules: {
+      '@typescript-eslint/unbound-method': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+    },
   },
   prettier,
 );

@@ -16,7 +16,9 @@ class BareModule {}
 
 async function main(): Promise<void> {
   const port = Number(process.argv[2] ?? 0);
-  const app = await NestFactory.create<NestFastifyApplication>(BareModule, new FastifyAdapter(), { logger: false });
+  const app = await NestFactory.create<NestFastifyApplication>(BareModule, new FastifyAdapter(), {
+    logger: false,
+  });
   await app.listen(port, '127.0.0.1');
   process.stdout.write('bare-nest ready\n');
 }

@@ -125,7 +125,9 @@ describe('API abuse limits across two replicas', () => {
     const flooder = await newSession(address);
     const neighbour = await newSession(address);
     for (let i = 0; i < REQUESTS_PER_SESSION; i += 1) {
-      const served = await call(i % 2, address, 'GET', '/v1/queue/options', { token: flooder.token });
+      const served = await call(i % 2, address, 'GET', '/v1/queue/options', {
+        token: flooder.token,
+      });
       expect(served.status).toBe(200);
     }
     for (const replica of [0, 1]) {
@@ -144,21 +146,29 @@ describe('API abuse limits across two replicas', () => {
     expect(served.status).toBe(200);
     // Refused requests are not counted against the address as well.
     const other = await newSession('198.51.100.11');
-    expect((await call(0, address, 'GET', '/v1/queue/options', { token: other.token })).status).toBe(200);
+    expect(
+      (await call(0, address, 'GET', '/v1/queue/options', { token: other.token })).status,
+    ).toBe(200);
   });
 
   it('limits probe challenges per session below its other requests', async () => {
     const address = '198.51.100.20';
     const player = await newSession(address);
     for (let i = 0; i < PROBES_PER_SESSION; i += 1) {
-      const issued = await call(i % 2, address, 'POST', '/v1/probes/eu-west/challenge', { token: player.token });
+      const issued = await call(i % 2, address, 'POST', '/v1/probes/eu-west/challenge', {
+        token: player.token,
+      });
       expect(issued.status).toBe(201);
     }
-    const refused = await call(0, address, 'POST', '/v1/probes/us-east/challenge', { token: player.token });
+    const refused = await call(0, address, 'POST', '/v1/probes/us-east/challenge', {
+      token: player.token,
+    });
     expectRateLimited(refused);
     expect(refused.body.detail).toContain('probe challenges');
     // The session's other routes still answer.
-    expect((await call(1, address, 'GET', '/v1/queue/options', { token: player.token })).status).toBe(200);
+    expect(
+      (await call(1, address, 'GET', '/v1/queue/options', { token: player.token })).status,
+    ).toBe(200);
   });
 
   it('limits server routes per credential and server id', async () => {
@@ -167,23 +177,37 @@ describe('API abuse limits across two replicas', () => {
     const credential = `cred-${randomUUID()}`;
     for (let i = 0; i < REQUESTS_PER_SERVER; i += 1) {
       // No allocation holds this credential: the guard refuses it, but only after it was counted.
-      const refused = await call(i % 2, address, 'GET', `/v1/servers/${serverId}/roster`, { token: credential });
+      const refused = await call(i % 2, address, 'GET', `/v1/servers/${serverId}/roster`, {
+        token: credential,
+      });
       expect(refused.status).toBe(401);
     }
-    expectRateLimited(await call(0, address, 'GET', `/v1/servers/${serverId}/roster`, { token: credential }));
+    expectRateLimited(
+      await call(0, address, 'GET', `/v1/servers/${serverId}/roster`, { token: credential }),
+    );
     expect(
-      (await call(1, address, 'GET', `/v1/servers/${serverId}/roster`, { token: `cred-${randomUUID()}` })).status,
+      (
+        await call(1, address, 'GET', `/v1/servers/${serverId}/roster`, {
+          token: `cred-${randomUUID()}`,
+        })
+      ).status,
     ).toBe(401);
   });
 
   it('limits all player and server requests per address, whatever the session', async () => {
     const address = '198.51.100.40';
-    const players = [await newSession(address), await newSession(address), await newSession(address)];
+    const players = [
+      await newSession(address),
+      await newSession(address),
+      await newSession(address),
+    ];
     let served = 0;
     let refused: Answer | undefined;
     for (let i = 0; refused === undefined && i < REQUESTS_PER_ADDRESS + 5; i += 1) {
       const player = players[i % players.length] as SessionResponse;
-      const answer = await call(i % 2, address, 'GET', '/v1/queue/options', { token: player.token });
+      const answer = await call(i % 2, address, 'GET', '/v1/queue/options', {
+        token: player.token,
+      });
       if (answer.status === 200) served += 1;
       else refused = answer;
     }
@@ -229,7 +253,9 @@ describe('API abuse limits across two replicas', () => {
     const first = await ready(0, '198.51.100.61', player.token);
     await ready(0, '198.51.100.62', player.token);
     const third = socket(0, '198.51.100.63', player.token);
-    await expect(third.closed).resolves.toMatchObject({ code: NotificationCloseCode.TOO_MANY_CONNECTIONS });
+    await expect(third.closed).resolves.toMatchObject({
+      code: NotificationCloseCode.TOO_MANY_CONNECTIONS,
+    });
     // Another replica has its own room, and a closed socket makes room again.
     await ready(1, '198.51.100.64', player.token);
     first.close();
@@ -239,14 +265,22 @@ describe('API abuse limits across two replicas', () => {
 
   it('caps notification sockets per address before reading the token (close 4429)', async () => {
     const address = '198.51.100.70';
-    const players = [await newSession('198.51.100.71'), await newSession('198.51.100.72'), await newSession('198.51.100.73')];
+    const players = [
+      await newSession('198.51.100.71'),
+      await newSession('198.51.100.72'),
+      await newSession('198.51.100.73'),
+    ];
     const open = [];
     for (const player of players) open.push(await ready(1, address, player.token));
     const refused = socket(1, address, 'mps_not-a-session');
-    await expect(refused.closed).resolves.toMatchObject({ code: NotificationCloseCode.TOO_MANY_CONNECTIONS });
+    await expect(refused.closed).resolves.toMatchObject({
+      code: NotificationCloseCode.TOO_MANY_CONNECTIONS,
+    });
     // Without the cap the same made-up token is 4401.
     const elsewhere = socket(1, '198.51.100.74', 'mps_not-a-session');
-    await expect(elsewhere.closed).resolves.toMatchObject({ code: NotificationCloseCode.UNAUTHENTICATED });
+    await expect(elsewhere.closed).resolves.toMatchObject({
+      code: NotificationCloseCode.UNAUTHENTICATED,
+    });
     open[0]?.close();
     await open[0]?.closed;
     await ready(1, address, (players[0] as SessionResponse).token);

@@ -16,7 +16,9 @@ describe('dispatcher processes deliver each aggregate in commit order', () => {
 
   it(`${AGGREGATES} aggregates x ${TRANSITIONS} transitions from ${WRITERS} concurrent writers, ${DISPATCHERS} dispatchers: revisions rise without gap, none missing`, async () => {
     await Promise.all(
-      Array.from({ length: DISPATCHERS }, () => h.start({ OUTBOX_POLL_INTERVAL_MS: '100', DISPATCHER_CONCURRENCY: '16' })),
+      Array.from({ length: DISPATCHERS }, () =>
+        h.start({ OUTBOX_POLL_INTERVAL_MS: '100', DISPATCHER_CONCURRENCY: '16' }),
+      ),
     );
 
     const aggregates = await TestAggregates.create(h.db, h.redis, h.prefix);

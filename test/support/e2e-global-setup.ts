@@ -6,6 +6,9 @@ import globalSetup from './global-setup';
 export default async function e2eGlobalSetup(): Promise<void> {
   await globalSetup();
   if (process.env.MATCHPLANE_E2E_BUILT === '1') return;
-  execFileSync('npm', ['run', '--silent', 'build'], { cwd: path.resolve(__dirname, '../..'), stdio: 'inherit' });
+  execFileSync('npm', ['run', '--silent', 'build'], {
+    cwd: path.resolve(__dirname, '../..'),
+    stdio: 'inherit',
+  });
   process.env.MATCHPLANE_E2E_BUILT = '1';
 }

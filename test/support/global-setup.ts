@@ -22,7 +22,9 @@ export default async function globalSetup(): Promise<void> {
       [`${TEST_DATABASE_PREFIX}%`, `${TEMPLATE_PREFIX}%`],
     );
     for (const { datname } of stale.rows) {
-      const owner = datname.startsWith(TEMPLATE_PREFIX) ? datname.slice(TEMPLATE_PREFIX.length) : datname.slice(TEST_DATABASE_PREFIX.length);
+      const owner = datname.startsWith(TEMPLATE_PREFIX)
+        ? datname.slice(TEMPLATE_PREFIX.length)
+        : datname.slice(TEST_DATABASE_PREFIX.length);
       const pid = Number(owner.split('_')[0]);
       if (!isAlive(pid)) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     }

@@ -6,7 +6,11 @@ export function testRedisPrefix(): string {
 }
 
 export function testRedis(): Redis {
-  return new Redis({ host: testServices.redisHost, port: testServices.redisPort, lazyConnect: false });
+  return new Redis({
+    host: testServices.redisHost,
+    port: testServices.redisPort,
+    lazyConnect: false,
+  });
 }
 
 /** Deletes every key under a test's prefix (BullMQ queues and projections alike). */
