@@ -63,7 +63,7 @@ application, longest stall <= 5 s per fault; with game-server: every player of t
 queues again within SERVER_HEARTBEAT_TIMEOUT_MS + 2 s).
 
 --topology=ha runs instead a Redis master, its replica and three sentinels, a PostgreSQL primary
-with a streaming standby (the apps reach them through REDIS_SENTINELS and a DATABASE_URL listing
+with a synchronous streaming standby (the apps reach them through REDIS_SENTINELS and a DATABASE_URL listing
 both hosts with target_session_attrs=read-write), two matchers sharing duel's two region-group
 shards, two APIs and two dispatchers; its faults add the Redis master SIGKILLed (Sentinel promotes
 the replica) and the PostgreSQL primary crashed for good (the run promotes the standby, as an
@@ -75,7 +75,8 @@ operator would). Its stall targets: <= 15 s for postgres-primary, <= 2 s for eve
   --faults=<list>    comma-separated faults in order, or a number: the first n of the full list
                      (default all: ${ALL_FAULTS.join(',')};
                      with --topology=ha: ${HA_FAULTS.join(',')})
-  --down=<ms>        how long a killed process stays down (default 2000)
+  --down=<ms>        how long a killed process stays down (default 2000); for postgres-primary,
+                     how long after the crash the standby is promoted
   --out=<file>       also write the result JSON there
   --keep             keep the scratch directory (logs, cluster files)
   -h, --help         this text`;
