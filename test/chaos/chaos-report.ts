@@ -107,6 +107,41 @@ export async function deliveryFigures(
   };
 }
 
+/**
+ * Per fault: the longest time in its window during which nothing at all was committed to the
+ * outbox (from the kill to the first commit, or between two commits). The stall above is blind
+ * to what could not be committed (no primary, no matcher holding a shard); this is not. Under
+ * steady load commits are a few hundred ms apart (the baseline, before the first fault).
+ */
+export async function commitGaps(
+  db: Client,
+  faults: readonly FaultWindow[],
+  loadStartedAt: number,
+): Promise<{ gapMsByFault: Record<string, number>; baselineGapMs: number }> {
+  const { rows } = await db.query<{ created_ms: string }>(
+    `SELECT (extract(epoch FROM created_at) * 1000)::bigint AS created_ms
+       FROM outbox ORDER BY created_at`,
+  );
+  const commits = rows.map((row) => Number(row.created_ms));
+  const longestGap = (from: number, until: number) => {
+    let previous = from;
+    let longest = 0;
+    for (const at of commits) {
+      if (at < from) continue;
+      if (at > until) break;
+      longest = Math.max(longest, at - previous);
+      previous = at;
+    }
+    return Math.max(longest, until - previous);
+  };
+  return {
+    gapMsByFault: Object.fromEntries(
+      faults.map((window) => [window.fault, longestGap(window.at, window.until)]),
+    ),
+    baselineGapMs: longestGap(loadStartedAt, faults[0]?.at ?? loadStartedAt),
+  };
+}
+
 const LIVE_MATCH = `state NOT IN ('COMPLETED', 'FAILED', 'CANCELLED')`;
 const LIVE_TICKET = `state IN ('SEARCHING', 'MATCHED', 'ASSIGNED', 'CONNECTED')`;
 

@@ -7,7 +7,7 @@ import { ENTRY } from '../../apps/demo/src/stack';
 
 /*
  * The whole control plane as child processes of the chaos run: two API replicas, two
- * dispatchers, the matcher, the allocator (local provider: game servers are its children) and
+ * dispatchers, the matcher (two in the HA topology), the allocator (local provider: game servers are its children) and
  * maintenance. Each instance can be SIGKILLed and started again on the same ports.
  */
 
@@ -18,9 +18,13 @@ const HEALTH_TIMEOUT_MS = 90_000;
 const JOIN_KEY_ID = 'chaos-1';
 
 export interface ChaosStackOptions {
-  databasePort: number;
-  redisPort: number;
-  databaseName: string;
+  /**
+   * How the apps reach PostgreSQL and Redis: DATABASE_HOST/PORT/USER/NAME and REDIS_HOST/PORT,
+   * or the HA topology's DATABASE_URL and REDIS_SENTINELS (ChaosTopology.connectionEnv).
+   */
+  connectionEnv: Readonly<Record<string, string>>;
+  /** How many matcher processes (the HA topology's share a mode's shards). */
+  matchers: number;
   redisPrefix: string;
   /** Logs, the join key set. */
   workDir: string;
@@ -149,7 +153,7 @@ export class ChaosStack {
     const layout: [ChaosAppKind, number][] = [
       ['api', 2],
       ['dispatcher', 2],
-      ['matcher', 1],
+      ['matcher', options.matchers],
       ['allocator', 1],
       ['maintenance', 1],
     ];
@@ -217,13 +221,8 @@ export class ChaosStack {
       PATH: process.env.PATH ?? '',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
-      DATABASE_HOST: '127.0.0.1',
-      DATABASE_PORT: String(this.options.databasePort),
-      DATABASE_USER: 'postgres',
-      DATABASE_NAME: this.options.databaseName,
       DATABASE_ADMIN_NAME: 'postgres',
-      REDIS_HOST: '127.0.0.1',
-      REDIS_PORT: String(this.options.redisPort),
+      ...this.options.connectionEnv,
       REDIS_KEY_PREFIX: this.options.redisPrefix,
       ...this.options.env,
     };

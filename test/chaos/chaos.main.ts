@@ -3,15 +3,18 @@ import { cpus } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { CHAOS_USAGE, parseChaosArgs, type ChaosArgs, type Fault } from './chaos.args';
-import { deliveryFigures, leftovers, stranded, type FaultWindow } from './chaos-report';
+import { commitGaps, deliveryFigures, leftovers, stranded, type FaultWindow } from './chaos-report';
 import { ChaosStack } from './chaos-stack';
+import { DefaultTopology, type ChaosTopology } from './chaos-topology';
+import { HaTopology } from './ha-topology';
 import { JourneyLoad } from './journey-load';
 import { REPO_ROOT, sleep } from '../bench/bench.processes';
-import { makeScratch, PrivatePostgres, PrivateRedis, removeScratch } from './private-services';
+import { makeScratch, removeScratch } from './private-services';
 import { killLiveGameServer, serverLossFigures, type ServerKill } from './server-loss';
 
 /*
- * `npm run chaos`: the whole stack on a private PostgreSQL and Redis, simulated players through
+ * `npm run chaos`: the whole stack on a private PostgreSQL and Redis (or, --topology=ha, a
+ * Sentinel group and a primary with its standby: ha-topology.ts), simulated players through
  * full journeys, and each app SIGKILLed and restarted in turn, Redis and PostgreSQL crashed and
  * restarted, while they play. One progress line per fault on stderr; one JSON line last on
  * stdout. See CHAOS_USAGE.
@@ -32,7 +35,6 @@ const DRAIN_TIMEOUT_MS = 150_000;
 const SETTLE_TIMEOUT_MS = 60_000;
 /** A match or ticket that did not change for this long at the end is stranded. */
 const STRANDED_WATCH_MS = 5_000;
-export const STALL_TARGET_MS = 5_000;
 /** How long a silent game server's match stays live (the apps' SERVER_HEARTBEAT_TIMEOUT_MS). */
 const SERVER_HEARTBEAT_TIMEOUT_MS = 10_000;
 /** Target: every player of a match whose server died queues again within this (ms). */
@@ -61,8 +63,7 @@ const GAME_SERVER_ENV: Record<string, string> = {
   SERVER_HEARTBEAT_TIMEOUT_MS: String(SERVER_HEARTBEAT_TIMEOUT_MS),
 };
 
-let pg: PrivatePostgres | undefined;
-let redis: PrivateRedis | undefined;
+let servers: ChaosTopology | undefined;
 let stack: ChaosStack | undefined;
 let load: JourneyLoad | undefined;
 let scratch: string | undefined;
@@ -107,7 +108,7 @@ async function inject(fault: Fault, args: ChaosArgs, faulting: Set<string>): Pro
   const everyoneHealthy = () =>
     Promise.all(stack!.instances.map((instance) => instance.waitHealthy()));
   if (fault === 'game-server') {
-    const db = await query(pg!.port);
+    const db = await query(servers!.databasePort());
     try {
       const kill = await killLiveGameServer(db, FIND_LIVE_MATCH_MS);
       if (kill) serverKills.push(kill);
@@ -115,14 +116,8 @@ async function inject(fault: Fault, args: ChaosArgs, faulting: Set<string>): Pro
     } finally {
       await db.end().catch(() => undefined);
     }
-  } else if (fault === 'redis') {
-    await redis!.crash();
-    await sleep(args.downMs);
-    await redis!.start();
-  } else if (fault === 'postgres') {
-    await pg!.crash();
-    await sleep(args.downMs);
-    await pg!.start();
+  } else if (await servers!.inject(fault, args.downMs, progress)) {
+    // A server's fault, over (ChaosTopology.inject).
   } else {
     const instance = stack!.find(fault)!;
     faulting.add(instance.name);
@@ -143,16 +138,17 @@ async function main(args: ChaosArgs): Promise<number> {
   const loadavgAtStart = loadavg();
   scratch = makeScratch();
   progress(`scratch directory ${scratch} (logs in logs/)`);
-  pg = await PrivatePostgres.create(scratch, 55432);
-  redis = await PrivateRedis.create(scratch, 56379);
-  progress(`private PostgreSQL on :${pg.port}, Redis on :${redis.port}`);
+  servers =
+    args.topology === 'ha'
+      ? await HaTopology.create(scratch)
+      : await DefaultTopology.create(scratch);
+  progress(`${servers.name} topology: ${servers.describe()}`);
   stack = await ChaosStack.create({
-    databasePort: pg.port,
-    redisPort: redis.port,
-    databaseName: DATABASE,
+    connectionEnv: servers.connectionEnv(DATABASE),
+    matchers: servers.matchers,
     redisPrefix: 'chaos',
     workDir: scratch,
-    env: APP_ENV,
+    env: { ...APP_ENV, ...servers.appEnv },
     gameServerEnv: GAME_SERVER_ENV,
   });
   await stack.prepare();
@@ -196,7 +192,7 @@ async function main(args: ChaosArgs): Promise<number> {
   await Promise.race([load.finish(), sleep(DRAIN_TIMEOUT_MS)]);
   clearInterval(supervisor);
 
-  const db = await query(pg.port);
+  const db = await query(servers.databasePort());
   try {
     const settleBy = Date.now() + SETTLE_TIMEOUT_MS;
     for (;;) {
@@ -215,12 +211,13 @@ async function main(args: ChaosArgs): Promise<number> {
       faultWindows,
       windows[0]?.at ?? loadEnded,
     );
+    const gaps = await commitGaps(db, faultWindows, loadStarted);
     const { rows: matchCounts } = await db.query<{ state: string; count: string }>(
       `SELECT state, count(*) AS count FROM matches GROUP BY state ORDER BY state`,
     );
     for (const stall of delivery.stallMsByFault)
       progress(
-        `${stall.fault}: longest notification stall ${(stall.longestStallMs / 1000).toFixed(2)} s over ${stall.events} events`,
+        `${stall.fault}: longest notification stall ${(stall.longestStallMs / 1000).toFixed(2)} s over ${stall.events} events, longest time without a commit ${((gaps.gapMsByFault[stall.fault] ?? 0) / 1000).toFixed(2)} s`,
       );
     for (const line of delivery.lostSample) progress(`lost: ${line}`);
     for (const line of left.sample) progress(`stranded: ${line}`);
@@ -244,12 +241,15 @@ async function main(args: ChaosArgs): Promise<number> {
       left.tickets === 0 &&
       delivery.orderViolations === 0 &&
       delivery.duplicates === 0 &&
-      delivery.stallMsByFault.every((stall) => stall.longestStallMs <= STALL_TARGET_MS) &&
+      delivery.stallMsByFault.every(
+        (stall) => stall.longestStallMs <= servers!.stallTargetMs(stall.fault),
+      ) &&
       (!serverLoss ||
         (serverLoss.matches > 0 &&
           serverLoss.players_stranded === 0 &&
           serverLoss.players_free_ms.max <= PLAYERS_FREE_TARGET_MS));
     const result = {
+      topology: args.topology,
       journeys_started: counts.started,
       journeys_finished: counts.finished,
       journeys_completed: counts.completed,
@@ -262,7 +262,12 @@ async function main(args: ChaosArgs): Promise<number> {
       duplicate_deliveries: delivery.duplicates,
       order_violations: delivery.orderViolations,
       longest_stall_ms_by_fault: longestStall,
+      stall_target_ms_by_fault: Object.fromEntries(
+        args.faults.map((fault) => [fault, servers!.stallTargetMs(fault)]),
+      ),
       baseline_longest_stall_ms: delivery.baselineStallMs,
+      longest_commit_gap_ms_by_fault: gaps.gapMsByFault,
+      baseline_longest_commit_gap_ms: gaps.baselineGapMs,
       http_5xx: load.http.serverErrors,
       http_status_counts: Object.fromEntries([...load.http.byStatus].sort(([a], [b]) => a - b)),
       http_network_errors: load.http.networkErrors,
@@ -307,8 +312,7 @@ async function tearDown(): Promise<void> {
   tornDown = true;
   load?.close();
   await stack?.stopAll().catch(() => undefined);
-  await redis?.destroy().catch(() => undefined);
-  await pg?.destroy().catch(() => undefined);
+  await servers?.destroy().catch(() => undefined);
   if (scratch && !keepScratch) removeScratch(scratch);
   else if (scratch) progress(`kept ${scratch}`);
 }
@@ -316,8 +320,7 @@ async function tearDown(): Promise<void> {
 /** Whatever happens, nothing the run started outlives it. */
 function tearDownSync(): void {
   stack?.killAll();
-  redis?.destroySync();
-  pg?.destroySync();
+  servers?.destroySync();
 }
 
 const parsed = parseChaosArgs(process.argv.slice(2));

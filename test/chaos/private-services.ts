@@ -129,12 +129,14 @@ export class PrivatePostgres {
   /**
    * A streaming replica of `primary` (hot standby, read-only), in `root`/`name` on a port of its
    * own: pg_basebackup -R copies the primary and writes its standby.signal and primary_conninfo.
+   * `settings`: postgresql.conf lines of its own, over the ones copied from the primary.
    */
   static async standbyOf(
     primary: PrivatePostgres,
     root: string,
     preferredPort: number,
     name = 'pg-standby',
+    settings: readonly string[] = [],
   ): Promise<PrivatePostgres> {
     const dir = path.join(root, name);
     mkdirSync(dir, { recursive: true });
@@ -152,7 +154,7 @@ export class PrivatePostgres {
     // lines win.
     appendFileSync(
       path.join(standby.dataDir, 'postgresql.auto.conf'),
-      `port = ${standby.port}\nunix_socket_directories = '${dir}'\n`,
+      [`port = ${standby.port}`, `unix_socket_directories = '${dir}'`, ...settings, ''].join('\n'),
     );
     await standby.start();
     return standby;

@@ -38,23 +38,37 @@ export interface GroupServer {
 }
 
 /**
- * A Redis master, its replica and one sentinel watching them, on loopback ports in `root`: the
- * smallest group in which Sentinel can fail over (quorum 1). redis-server runs the sentinel
- * (`--sentinel`); it rewrites its config file, so the file is its own. With `certificates`, the
- * servers and the sentinel also serve TLS, replicate and monitor over it, and the sentinel
- * announces the TLS ports; the plain ports stay for the test's own commands.
+ * A Redis master, its replica and `sentinelCount` sentinels watching them, on loopback ports in
+ * `root`: one sentinel (quorum 1) is the smallest group in which Sentinel can fail over; three
+ * (quorum 2) is the production shape, a majority electing the leader that promotes. redis-server
+ * runs a sentinel (`--sentinel`); it rewrites its config file, so each has its own. With
+ * `certificates`, the servers and the sentinels also serve TLS, replicate and monitor over it,
+ * and the sentinels announce the TLS ports; the plain ports stay for the test's own commands.
  */
 export class RedisSentinelGroup {
   private constructor(
     readonly master: GroupServer,
     readonly replica: GroupServer,
-    readonly sentinelPort: number,
-    /** The port clients ask: the sentinel's TLS port in a TLS group. */
-    readonly sentinelServicePort: number,
-    private readonly sentinel: ChildProcess,
+    /** The sentinels' plain ports (the first is the one asked for the master). */
+    readonly sentinelPorts: readonly number[],
+    /** The ports clients ask: the sentinels' TLS ports in a TLS group. */
+    readonly sentinelServicePorts: readonly number[],
+    private readonly sentinels: readonly ChildProcess[],
   ) {}
 
-  static async create(root: string, certificates?: Certificates): Promise<RedisSentinelGroup> {
+  get sentinelPort(): number {
+    return this.sentinelPorts[0]!;
+  }
+
+  get sentinelServicePort(): number {
+    return this.sentinelServicePorts[0]!;
+  }
+
+  static async create(
+    root: string,
+    certificates?: Certificates,
+    sentinelCount = 1,
+  ): Promise<RedisSentinelGroup> {
     const server = async (name: string, preferred: number, replicaOf?: GroupServer) => {
       const tlsPort = certificates ? await freePortFrom(preferred + 5) : undefined;
       const redis = await PrivateRedis.create(root, preferred, name, () => [
@@ -65,48 +79,63 @@ export class RedisSentinelGroup {
     };
     const master = await server('redis-master', 46380);
     const replica = await server('redis-replica', 46390, master);
-    const dir = path.join(root, 'sentinel');
-    mkdirSync(dir, { recursive: true });
-    const port = await freePortFrom(46400);
-    const tlsPort = certificates ? await freePortFrom(46405) : undefined;
-    const configFile = path.join(dir, 'sentinel.conf');
-    writeFileSync(
-      configFile,
-      [
-        `port ${port}`,
-        ...(certificates && tlsPort
-          ? [
-              `tls-port ${tlsPort}`,
-              'tls-auth-clients no',
-              'tls-replication yes',
-              `tls-cert-file ${certificates.cert}`,
-              `tls-key-file ${certificates.key}`,
-              `tls-ca-cert-file ${certificates.ca}`,
-            ]
-          : []),
-        'bind 127.0.0.1',
-        `dir ${dir}`,
-        `logfile ${path.join(dir, 'sentinel.log')}`,
-        `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${master.servicePort} 1`,
-        `sentinel down-after-milliseconds ${SENTINEL_MASTER} 1000`,
-        `sentinel failover-timeout ${SENTINEL_MASTER} 10000`,
-        '',
-      ].join('\n'),
-    );
-    const sentinel = spawn('redis-server', [configFile, '--sentinel'], {
-      stdio: 'ignore',
-      detached: true,
-    });
-    const group = new RedisSentinelGroup(master, replica, port, tlsPort ?? port, sentinel);
+    const quorum = Math.floor(sentinelCount / 2) + 1;
+    const ports: number[] = [];
+    const servicePorts: number[] = [];
+    const children: ChildProcess[] = [];
+    for (let i = 0; i < sentinelCount; i += 1) {
+      const dir = path.join(root, i === 0 ? 'sentinel' : `sentinel-${i}`);
+      mkdirSync(dir, { recursive: true });
+      const port = await freePortFrom(46400 + 10 * i);
+      const tlsPort = certificates ? await freePortFrom(46405 + 10 * i) : undefined;
+      const configFile = path.join(dir, 'sentinel.conf');
+      writeFileSync(
+        configFile,
+        [
+          `port ${port}`,
+          ...(certificates && tlsPort
+            ? [
+                `tls-port ${tlsPort}`,
+                'tls-auth-clients no',
+                'tls-replication yes',
+                `tls-cert-file ${certificates.cert}`,
+                `tls-key-file ${certificates.key}`,
+                `tls-ca-cert-file ${certificates.ca}`,
+              ]
+            : []),
+          'bind 127.0.0.1',
+          `dir ${dir}`,
+          `logfile ${path.join(dir, 'sentinel.log')}`,
+          `sentinel monitor ${SENTINEL_MASTER} 127.0.0.1 ${master.servicePort} ${quorum}`,
+          `sentinel down-after-milliseconds ${SENTINEL_MASTER} 1000`,
+          `sentinel failover-timeout ${SENTINEL_MASTER} 10000`,
+          '',
+        ].join('\n'),
+      );
+      const child = spawn('redis-server', [configFile, '--sentinel'], {
+        stdio: 'ignore',
+        detached: true,
+      });
+      // Listening before the next port is chosen, so two sentinels never pick the same one.
+      await until(`sentinel ${i} to answer`, async () => (await redisCli(port, 'PING')) === 'PONG');
+      ports.push(port);
+      servicePorts.push(tlsPort ?? port);
+      children.push(child);
+    }
+    const group = new RedisSentinelGroup(master, replica, ports, servicePorts, children);
     await until('the replica to sync', async () =>
       (await redisCli(replica.redis.port, 'INFO', 'replication')).includes('master_link_status:up'),
     );
-    // A failover needs the sentinel to know the replica (it learns it from the master's INFO).
-    await until('the sentinel to see the replica', async () =>
-      (await redisCli(port, 'SENTINEL', 'REPLICAS', SENTINEL_MASTER)).includes(
-        String(replica.servicePort),
-      ),
-    );
+    // A failover needs every sentinel to know the replica (learnt from the master's INFO) and,
+    // with several, each other (learnt over the master's hello channel) to elect a leader.
+    for (const port of ports) {
+      await until('the sentinels to see the replica and each other', async () => {
+        const replicas = await redisCli(port, 'SENTINEL', 'REPLICAS', SENTINEL_MASTER);
+        const peers = await redisCli(port, 'SENTINEL', 'SENTINELS', SENTINEL_MASTER);
+        const peerCount = peers.split('\n').filter((line) => line === 'runid').length;
+        return replicas.includes(String(replica.servicePort)) && peerCount === ports.length - 1;
+      });
+    }
     return group;
   }
 
@@ -135,8 +164,16 @@ export class RedisSentinelGroup {
     });
   }
 
+  /** At process exit (no awaiting there). */
+  destroySync(): void {
+    for (const sentinel of this.sentinels)
+      if (sentinel.exitCode === null && sentinel.signalCode === null) sentinel.kill('SIGKILL');
+    this.replica.redis.destroySync();
+    this.master.redis.destroySync();
+  }
+
   /**
-   * SIGKILLs the current master: the sentinel, finding it down (after 1 s), promotes the other
+   * SIGKILLs the current master: the sentinels, finding it down (after 1 s), promote the other
    * server. Resolves with the survivor.
    */
   async killMaster(): Promise<GroupServer> {
@@ -154,9 +191,10 @@ export class RedisSentinelGroup {
   }
 
   async destroy(): Promise<void> {
-    if (this.sentinel.exitCode === null && this.sentinel.signalCode === null) {
-      const exited = new Promise((resolve) => this.sentinel.once('exit', resolve));
-      this.sentinel.kill('SIGKILL');
+    for (const sentinel of this.sentinels) {
+      if (sentinel.exitCode !== null || sentinel.signalCode !== null) continue;
+      const exited = new Promise((resolve) => sentinel.once('exit', resolve));
+      sentinel.kill('SIGKILL');
       await exited;
     }
     await this.replica.redis.destroy();

@@ -89,6 +89,14 @@ function messageOf(error: unknown): string {
 }
 
 /**
+ * No listed host takes the connection as DATABASE_TARGET_SESSION_ATTRS asks (all down, or only
+ * standbys left while a failover is under way): the database is unavailable, not broken.
+ */
+export class DatabaseHostUnavailableError extends Error {
+  override readonly name = 'DatabaseHostUnavailableError';
+}
+
+/**
  * Which of DATABASE_HOST's hosts new connections go to: node-postgres takes one host (its
  * multi-host support is an open pull request, brianc/node-postgres#3643), so the list is walked
  * here, in order, as libpq does. The host found is remembered; a connection to it that fails, is
@@ -134,7 +142,7 @@ export class DatabaseHostChooser {
       return;
     }
     this.forget(host);
-    throw new Error(
+    throw new DatabaseHostUnavailableError(
       `PostgreSQL at ${formatHosts([host])} is not ${this.attrs} (target_session_attrs); the next connection tries the listed hosts again`,
     );
   }
@@ -164,7 +172,7 @@ export class DatabaseHostChooser {
       }
     }
     if (answered !== undefined) throw answered;
-    throw new Error(
+    throw new DatabaseHostUnavailableError(
       `no listed PostgreSQL host is ${this.attrs === 'any' ? 'reachable' : this.attrs} (${reasons.join('; ')})`,
     );
   }

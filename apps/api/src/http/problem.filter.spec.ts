@@ -1,10 +1,22 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { DomainError, DomainErrorCode } from '@matchplane/domain';
 import { MatchNotFoundError, StaleMatchRevisionError } from '@matchplane/matches';
-import { TransactionRetriesExhaustedError } from '@matchplane/persistence';
+import { DatabaseConfig, loadConfig } from '@matchplane/config';
+import { DatabaseHostChooser, TransactionRetriesExhaustedError } from '@matchplane/persistence';
 import { StaleTicketRevisionError } from '@matchplane/tickets';
 import { ProblemFilter } from './problem.filter';
+
+/** A loopback port nobody listens on (bound, then released). */
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 const request = { url: '/v1/servers/gs-1/result', method: 'POST' } as FastifyRequest;
 const matchId = '00000000-0000-4000-8000-000000000001';
@@ -89,6 +101,25 @@ describe(ProblemFilter.name, () => {
     ],
   ])('answers %p with %i %s', (error, status, code, headers) => {
     expect(answer(error)).toMatchObject({ status, code, headers });
+  });
+
+  // Found by the chaos run's HA topology: between a primary's crash and the standby's promotion,
+  // every listed host refuses or is read-only, and the requests of that window answered 500.
+  it('answers 503 when no listed PostgreSQL host qualifies (a failover under way)', async () => {
+    const [first, second] = [await closedPort(), await closedPort()];
+    const chooser = new DatabaseHostChooser(
+      loadConfig(DatabaseConfig, {
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${first},127.0.0.1:${second}/mp?target_session_attrs=read-write`,
+      }),
+      { user: 'postgres', database: 'mp' },
+    );
+    const failure = await chooser.choose().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(answer(failure)).toMatchObject({
+      status: 503,
+      code: 'DEPENDENCY_UNAVAILABLE',
+      headers: { 'retry-after': '1' },
+    });
   });
 
   it('keeps an unknown error a 500 whose detail discloses nothing', () => {

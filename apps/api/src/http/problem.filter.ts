@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, type ProblemDetails } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { sqlStateOf } from '@matchplane/persistence';
+import { DatabaseHostUnavailableError, sqlStateOf } from '@matchplane/persistence';
 import { HTTP_ANSWERS, problemType, wireCodeOf } from './http-answers';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
@@ -82,8 +82,10 @@ function databaseUnreachable(exception: unknown, sqlState: string | undefined): 
   if (sqlState !== undefined && UNREACHABLE_SOCKET_CODES.has(sqlState)) return true;
   if (!(exception instanceof Error)) return false;
   const driverError = (exception as { driverError?: unknown }).driverError;
-  const message = driverError instanceof Error ? driverError.message : exception.message;
-  return UNREACHABLE_DRIVER_MESSAGE.test(message);
+  const error = driverError instanceof Error ? driverError : exception;
+  // The apps' own walk of a host list (a failover under way: the chaos run's HA topology).
+  if (error instanceof DatabaseHostUnavailableError) return true;
+  return UNREACHABLE_DRIVER_MESSAGE.test(error.message);
 }
 
 /**
