@@ -12,7 +12,9 @@ const WRITERS = 20;
 const DISPATCHERS = 3;
 
 describe('dispatcher processes deliver each aggregate in commit order', () => {
-  const h = useDispatcherProcesses();
+  // A connection per writer: queued for one of a smaller pool, a writer could wait past the
+  // pool's connect timeout on a loaded machine (timeout exceeded when trying to connect).
+  const h = useDispatcherProcesses({ testPoolSize: WRITERS });
 
   it(`${AGGREGATES} aggregates x ${TRANSITIONS} transitions from ${WRITERS} concurrent writers, ${DISPATCHERS} dispatchers: revisions rise without gap, none missing`, async () => {
     await Promise.all(

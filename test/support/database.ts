@@ -36,7 +36,11 @@ export interface TestDatabase {
  * migrated; otherwise the database is empty (for migration tests).
  */
 export async function createTestDatabase(
-  options: { migrated?: boolean } = {},
+  options: {
+    migrated?: boolean;
+    /** This process's pool (not the env handed to apps): a test with that many writers at once. */
+    poolSize?: number;
+  } = {},
 ): Promise<TestDatabase> {
   const migrated = options.migrated ?? true;
   const name = `${TEST_DATABASE_PREFIX}${uniqueSuffix()}`;
@@ -50,7 +54,10 @@ export async function createTestDatabase(
     DATABASE_NAME: name,
     ...(testServices.password ? { DATABASE_PASSWORD: testServices.password } : {}),
   };
-  const config = loadConfig(DatabaseConfig, env);
+  const config = loadConfig(DatabaseConfig, {
+    ...env,
+    ...(options.poolSize === undefined ? {} : { DATABASE_POOL_SIZE: String(options.poolSize) }),
+  });
   let opened: DataSource | undefined;
   return {
     name,

@@ -591,7 +591,9 @@ export interface DispatcherProcesses {
  * The shared setup of the process-level dispatcher suites: a private database, a Redis prefix,
  * a delivery observer, and every started dispatcher killed at the end. Call inside describe().
  */
-export function useDispatcherProcesses(): DispatcherProcesses {
+export function useDispatcherProcesses(
+  options: { testPoolSize?: number } = {},
+): DispatcherProcesses {
   const harness = {
     prefix: testRedisPrefix(),
     running: [] as RunningApp[],
@@ -607,7 +609,7 @@ export function useDispatcherProcesses(): DispatcherProcesses {
     return app;
   };
   beforeAll(async () => {
-    harness.db = await createTestDatabase();
+    harness.db = await createTestDatabase({ poolSize: options.testPoolSize });
     harness.ds = await harness.db.dataSource();
     harness.redis = testRedis();
     harness.observer = await DeliveryObserver.start(harness.prefix);
