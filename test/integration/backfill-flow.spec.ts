@@ -55,7 +55,8 @@ const RECONCILIATION: MaintenanceReconciliationOptions = {
 };
 
 const ENV = {
-  QUEUE_MODES: 'duel:1x2,pair:2x2',
+  // hunt: teams of different sizes (mode shapes), team 0 of two players and team 1 of one.
+  QUEUE_MODES: 'duel:1x2,pair:2x2,hunt:2+1',
   MATCH_MIN_CONNECTED_PER_TEAM: '1',
   // Cross-play pools (issue 34): players left at the default accept both platforms.
   QUEUE_MODE_ATTRIBUTES: JSON.stringify({
@@ -98,9 +99,13 @@ describe('backfill', () => {
 
   /**
    * A pair match through registration and an initial connect where players[1] (team 1) never
-   * came; `platforms[i]`, when given, is players[i]'s set (team i % 2).
+   * came; `platforms[i]`, when given, is players[i]'s set (team i % 2). With `hunt`, a 2 + 1
+   * match whose players[1] (team 0) never came.
    */
-  async function shortHandedMatch(platforms?: readonly string[][]): Promise<{
+  async function shortHandedMatch(
+    platforms?: readonly string[][],
+    shape: 'pair' | 'hunt' = 'pair',
+  ): Promise<{
     matchId: string;
     given: ServerHandOff;
     players: QueuedPlayer[];
@@ -108,12 +113,17 @@ describe('backfill', () => {
   }> {
     const players = await queuePlayers(
       api,
-      4,
-      'pair',
+      shape === 'pair' ? 4 : 3,
+      shape,
       undefined,
       platforms && ((i) => ({ platforms: platforms[i] })),
     );
-    const matchId = await commitMatch(api, players, 'pair');
+    const matchId = await commitMatch(
+      api,
+      players,
+      shape,
+      shape === 'pair' ? undefined : (index) => (index < 2 ? 0 : 1),
+    );
     const given = await waitForHandOff(handOff, matchId);
     const first = (
       await call(given, 'GET', ServerRoutes.roster(given.serverId))
@@ -289,6 +299,23 @@ describe('backfill', () => {
       [request.requestId],
     );
     expect(events.map((e) => e.to)).toEqual(['OPEN', 'MATCHED', 'PUBLISHED', 'ASSIGNED', 'FILLED']);
+  });
+
+  it('counts open places by each team of a mode of unequal teams', async () => {
+    const { given } = await shortHandedMatch(undefined, 'hunt');
+    const open = (team: number, slots: number) =>
+      call(given, 'POST', ServerRoutes.backfills(given.serverId), { team, slots });
+    // Team 1 is one player, all still in: no place, though team 0 (two players) has one.
+    const full = await open(1, 1);
+    expect([full.statusCode, full.json<{ detail: string }>().detail]).toEqual([
+      409,
+      expect.stringContaining('has 0 open places (1 of 1 players still in it)'),
+    ]);
+    const tooMany = await open(0, 2);
+    expect(tooMany.json<{ detail: string }>().detail).toContain(
+      'has 1 open places (1 of 2 players still in it), not 2',
+    );
+    expect((await open(0, 1)).statusCode).toBe(201);
   });
 
   it('backfills only a player who shares a platform with everyone still in the match', async () => {

@@ -21,6 +21,14 @@ describe(matcherRules.name, () => {
     ]);
   });
 
+  it('gives a mode of unequal teams each team its size, and leaves equal teams as they were', () => {
+    const rules = matcherRules(loadConfig(MatcherConfig, { QUEUE_MODES: 'duel:1x2,hunt:4+1' }));
+    expect(rules[0]).not.toHaveProperty('teamSizes');
+    expect(rules[1]).toEqual(
+      expect.objectContaining({ mode: 'hunt', teamSize: 4, teamCount: 2, teamSizes: [4, 1] }),
+    );
+  });
+
   it('gives a mode the attribute rules QUEUE_MODE_ATTRIBUTES declares for it', () => {
     const rules = matcherRules(
       loadConfig(MatcherConfig, {

@@ -201,3 +201,22 @@ describe(`${screenProposals.name} with parties`, () => {
     expect(rejected[0]?.problem).toMatch(/without 1 of its 2 players$/);
   });
 });
+
+describe(`${screenProposals.name} with teams of different sizes`, () => {
+  const hunt: ModeRules = { ...duel, mode: 'hunt', teamSize: 2, teamSizes: [2, 1] };
+  const pool = [1, 2, 3].map((n) => ({ ...candidate(n), mode: 'hunt' }));
+  const byId = new Map(pool.map((c) => [c.ticketId, c]));
+  const formed = formMatches(pool, [hunt], now).matches;
+
+  it('accepts each team at its own size and refuses the teams swapped', () => {
+    expect(formed).toHaveLength(1);
+    expect(screenProposals(formed, hunt, byId, now).accepted).toEqual(formed);
+    const swapped = formed.map((m) => ({
+      ...m,
+      participants: m.participants.map((p) => ({ ...p, team: 1 - p.team })),
+    }));
+    expect(screenProposals(swapped, hunt, byId, now).rejected[0]?.problem).toBe(
+      'teams of 1/2 players, hunt needs 2/1',
+    );
+  });
+});

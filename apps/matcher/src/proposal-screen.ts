@@ -7,6 +7,7 @@ import {
   setsIntersect,
   PartyRoster,
   playersPerMatch,
+  teamSizesOf,
   type MatchCandidate,
   type ModeRules,
   type ProposedMatch,
@@ -20,8 +21,8 @@ export interface RejectedProposal {
 /**
  * Checks what the matching function proposed against the pass's own input before anything is
  * locked: the function is replaceable studio code, so its output is data to check, not a promise.
- * A proposal is accepted only if it is of the pass's mode, has exactly teamSize players in each
- * of teamCount teams, names only this pass's candidates (player ids included), in a region every
+ * A proposal is accepted only if it is of the pass's mode, has exactly each team's size (teamSizesOf)
+ * in each of teamCount teams, names only this pass's candidates (player ids included), in a region every
  * participant measured, whose participants agree on every equal attribute rule of the mode (a
  * match of mixed build versions could not be played) and share a value of every intersect rule's
  * set (each rule optional after a wait only once the oldest participant has waited that long),
@@ -91,8 +92,9 @@ function proposalProblem(
     tickets.add(ticketId);
     players.add(playerId);
   }
-  if (perTeam.some((size) => size !== rules.teamSize)) {
-    return `teams of ${perTeam.join('/')} players, ${rules.mode} needs ${rules.teamSize} each`;
+  const sizes = teamSizesOf(rules);
+  if (perTeam.some((size, team) => size !== sizes[team])) {
+    return `teams of ${perTeam.join('/')} players, ${rules.mode} needs ${sizes.join('/')}`;
   }
   return undefined;
 }

@@ -2,7 +2,7 @@ import { IsNotEmpty, IsOptional, IsString, IsUrl, Matches } from 'class-validato
 import { DatabaseConfig } from './database.config';
 import { EnvVar } from './env-var.decorator';
 import { IsQueueModeAttributes } from './queue-attributes';
-import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
+import { IsParsedList, parseQueueModes, parseRegions, QUEUE_MODES_SYNTAX } from './queue-policy';
 import { IsSearchTimeouts } from './search-timeouts';
 import { IsAcceptanceTimeouts } from './acceptance-timeouts';
 import { IsRejoinGrace } from './rejoin-grace';
@@ -39,11 +39,11 @@ export class ServiceConfig extends DatabaseConfig {
   REDIS_KEY_PREFIX = 'mp';
 
   // Queue policy: the API, matcher and maintenance must agree on these, hence one definition.
-  @EnvVar({ description: 'Queue modes as mode:<team size>x<team count>, comma-separated' })
-  @IsParsedList(
-    parseQueueModes,
-    'comma-separated mode:<team size>x<team count> entries, e.g. duel:1x2,squad:4x2',
-  )
+  @EnvVar({
+    description:
+      'Queue modes, comma-separated: mode:<team size>x<team count>, or mode:<size>+<size>... for teams of different sizes (hunt:4+1: a team of 4 v a team of 1); README "QUEUE_MODES"',
+  })
+  @IsParsedList(parseQueueModes, QUEUE_MODES_SYNTAX)
   QUEUE_MODES = 'duel:1x2,squad:4x2';
 
   @EnvVar({

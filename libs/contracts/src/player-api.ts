@@ -92,8 +92,11 @@ export interface ProbeMeasurementResponse extends ProbeAnswerResponse {
 
 export interface QueueModeOption {
   mode: string;
+  /** The largest team's size (the largest party the mode takes). */
   teamSize: number;
   teamCount: number;
+  /** Each team's size in team order: [4, 1] for 4 hunters v 1 monster, [4, 4] for 4 v 4. */
+  teamSizes: number[];
   /** Tickets searching in this mode now (the candidate projection's count). */
   queueDepth: number;
   /** The attributes a ticket of this mode may or must carry (QUEUE_MODE_ATTRIBUTES); [] for none. */

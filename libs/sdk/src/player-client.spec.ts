@@ -97,7 +97,9 @@ const session: SessionResponse = {
 };
 
 const queueOptions: QueueOptionsResponse = {
-  modes: [{ mode: 'duel', teamSize: 1, teamCount: 2, queueDepth: 0, attributes: [] }],
+  modes: [
+    { mode: 'duel', teamSize: 1, teamCount: 2, teamSizes: [1, 1], queueDepth: 0, attributes: [] },
+  ],
   regions: ['eu-west', 'us-east'],
   heartbeatIntervalMs: 5,
 };

@@ -74,10 +74,11 @@ export class QueueService {
   async options(): Promise<QueueOptionsResponse> {
     const depths = await this.projection.depths(this.policy.modes.map(({ mode }) => mode));
     return {
-      modes: this.policy.modes.map(({ mode, teamSize, teamCount }) => ({
+      modes: this.policy.modes.map(({ mode, teamSize, teamCount, teamSizes }) => ({
         mode,
         teamSize,
         teamCount,
+        teamSizes: [...teamSizes],
         queueDepth: depths[mode] ?? 0,
         attributes: this.policy.attributeOptions(mode),
         ...this.policy.timeoutOptions(mode),
@@ -133,7 +134,7 @@ export class QueueService {
     mode: string,
     givenAttributes?: unknown,
   ): Promise<IdempotentOutcome<PartyTicketResponse>> {
-    const { teamSize } = this.policy.mode(mode);
+    const { teamSize, teamSizes } = this.policy.mode(mode);
     // The leader's attributes are every member's: a party plays one build, one queue.
     const attributes = this.policy.attributes(mode, givenAttributes);
     return this.idempotency.execute<PartyTicketResponse>(
@@ -155,7 +156,7 @@ export class QueueService {
         if (party.members.length > teamSize) {
           throw new CodedError(
             ErrorCode.PARTY_TOO_LARGE,
-            `A party of ${party.members.length} cannot play ${mode}, whose teams have ${teamSize} players`,
+            `A party of ${party.members.length} cannot play ${mode}, whose ${teamSizes.some((size) => size !== teamSize) ? 'largest team has' : 'teams have'} ${teamSize} players`,
           );
         }
         // In player id order, so two enqueues touching the same players lock their rows alike.

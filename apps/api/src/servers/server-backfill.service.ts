@@ -48,7 +48,7 @@ export function toBackfillResponse(request: BackfillRecord): BackfillResponse {
  */
 @Injectable()
 export class ServerBackfillService {
-  private readonly teamSizes: ReadonlyMap<string, number>;
+  private readonly teamSizes: ReadonlyMap<string, readonly number[]>;
   private readonly penalty: NoShowPenaltyPolicy;
 
   constructor(
@@ -60,7 +60,7 @@ export class ServerBackfillService {
     @Inject(ApiConfig) config: ApiConfig,
   ) {
     this.teamSizes = new Map(
-      parseQueueModes(config.QUEUE_MODES).map(({ mode, teamSize }) => [mode, teamSize]),
+      parseQueueModes(config.QUEUE_MODES).map(({ mode, teamSizes }) => [mode, teamSizes]),
     );
     this.penalty = noShowPenaltyPolicy(config);
   }
@@ -113,7 +113,8 @@ export class ServerBackfillService {
       );
       const teamTickets = new Set(members.map((p) => p.ticketId));
       const stillIn = inMatch.filter((ticket) => teamTickets.has(ticket.id));
-      const teamSize = this.teamSizes.get(match.mode) ?? members.length;
+      // Each team by its own size: team 1 of hunt:4+1 has one place, team 0 four.
+      const teamSize = this.teamSizes.get(match.mode)?.[body.team] ?? members.length;
       const open = teamSize - stillIn.length;
       if (body.slots > open) {
         throw new CodedError(

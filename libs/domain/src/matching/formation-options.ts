@@ -1,6 +1,6 @@
 /** The search an anchor runs: its best region's match, partners oldest first within its limits. */
 import { withinAttributeDistance } from './attribute-rules';
-import { playersPerMatch } from './mode-rules';
+import { playersPerMatch, teamSizesOf } from './mode-rules';
 import { balanceGroups, TeamPacking } from './party-teams';
 import { type RegionBucket } from './region-bucket';
 import { balanceSkillOf } from '../rating/skill-rating';
@@ -57,14 +57,13 @@ function searchRegion(
   checkBlocks = anchor.pool.hasBlocks,
 ): Option | null {
   const { pool, step } = anchor;
-  const { teamSize, teamCount } = pool.rules;
   if (!(rttOf(anchor, region) <= step.maxRttMs)) return null;
   const bucket = pool.buckets[region]?.[ceiling];
   if (!bucket) return null;
   const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
   if (bucket.count(lo, hi) < needed) return null;
   // Oldest first, passing over a group that does not fit the room left (solos always fit).
-  const packing = new TeamPacking(teamSize, teamCount);
+  const packing = new TeamPacking(teamSizesOf(pool.rules));
   const teamOf = new Map<Entry, number>([[anchor, packing.add(anchor.members.length)]]);
   const blocks = checkBlocks ? new BlockCheck(anchor) : null;
   let missing = needed;
@@ -173,8 +172,7 @@ export function proposal(anchor: Entry, option: Option): ProposedMatch {
   const regionName = pool.regions[option.region] ?? '';
   const teams = balanceGroups(
     option.members.map((group) => ({ skills: group.members.map(balanceSkillOf) })),
-    pool.rules.teamSize,
-    pool.rules.teamCount,
+    teamSizesOf(pool.rules),
     option.teams,
   );
   const participants = option.members

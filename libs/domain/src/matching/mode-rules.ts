@@ -16,8 +16,14 @@ export interface WideningStep {
 
 export interface ModeRules {
   readonly mode: string;
+  /** Players per team; with `teamSizes`, the largest team's (the largest party a mode takes). */
   readonly teamSize: number;
   readonly teamCount: number;
+  /**
+   * Asymmetric teams (mode shapes, issue 34): team i has `teamSizes[i]` players (4 hunters v 1
+   * monster: [4, 1]). Absent: every team has `teamSize`.
+   */
+  readonly teamSizes?: readonly number[];
   /** Sorted by `afterMs`, the first at 0 so every wait has a step. */
   readonly widening: readonly WideningStep[];
   /**
@@ -31,7 +37,12 @@ export interface ModeRules {
 export const MAX_PLAYERS_PER_MATCH = 1000;
 
 export function playersPerMatch(rules: ModeRules): number {
-  return rules.teamSize * rules.teamCount;
+  return teamSizesOf(rules).reduce((total, size) => total + size, 0);
+}
+
+/** Each team's size, in team order. */
+export function teamSizesOf(rules: ModeRules): readonly number[] {
+  return rules.teamSizes ?? new Array<number>(rules.teamCount).fill(rules.teamSize);
 }
 
 /**
@@ -67,6 +78,7 @@ export function assertModeRules(rules: readonly ModeRules[]): void {
     ) {
       problems.push(`${at}: teamSize * teamCount must be at most ${MAX_PLAYERS_PER_MATCH}`);
     }
+    problems.push(...teamSizesProblems(rule, at));
     problems.push(...wideningProblems(rule.widening, `${at}.widening`));
     problems.push(...attributeRulesProblems(rule.attributeRules, `${at}.attributeRules`));
   });
@@ -77,6 +89,22 @@ export function assertModeRules(rules: readonly ModeRules[]): void {
       { problems },
     );
   }
+}
+
+function teamSizesProblems(rule: Partial<Record<keyof ModeRules, unknown>>, at: string): string[] {
+  if (rule.teamSizes === undefined) return [];
+  const sizes: unknown = rule.teamSizes;
+  if (!Array.isArray(sizes) || !sizes.every(isPositiveInteger)) {
+    return [`${at}.teamSizes must be a list of integers >= 1`];
+  }
+  const problems: string[] = [];
+  if (sizes.length !== rule.teamCount) {
+    problems.push(`${at}.teamSizes must list teamCount (${String(rule.teamCount)}) sizes`);
+  }
+  if (Math.max(...sizes) !== rule.teamSize) {
+    problems.push(`${at}.teamSize must be the largest of teamSizes`);
+  }
+  return problems;
 }
 
 function wideningProblems(widening: unknown, at: string): string[] {

@@ -211,6 +211,7 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
             mode: str(),
             teamSize: int(),
             teamCount: int(),
+            teamSizes: arrayOf(int()),
             queueDepth: int(),
             attributes: arrayOf(attributeOption),
           },

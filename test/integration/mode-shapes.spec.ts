@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import type { INestApplicationContext } from '@nestjs/common';
+import type {
+  PartyResponse,
+  PartyTicketResponse,
+  QueueOptionsResponse,
+  SessionResponse,
+} from '@matchplane/contracts';
+import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
+import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
+import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import {
+  committedTickets,
+  measuredPlayer,
+  queuedPlayer,
+  type QueuedTicket,
+} from '../support/queue-players';
+
+const QUEUE_MODES = 'duel:1x2,hunt:4+1';
+
+/**
+ * Mode shapes (issue 34 item 1) through the real player routes and the matcher's real module
+ * graph: a mode of unequal teams (4 hunters v 1 monster) declared in QUEUE_MODES, listed in the
+ * options, and matched 4 v 1 with a party kept whole on the team of four.
+ */
+describe('mode shapes: asymmetric teams', () => {
+  let api: PlayerApi;
+  let matcher: INestApplicationContext;
+  let loop: MatcherLoop;
+  const queued: QueuedTicket[] = [];
+
+  beforeAll(async () => {
+    api = await startPlayerApi({ QUEUE_MODES });
+    ({ context: matcher, loop } = await startInProcessMatcher(api, { QUEUE_MODES }));
+  });
+
+  afterEach(() => cancelQueued(api, queued));
+
+  afterAll(async () => {
+    await matcher?.close();
+    await api?.close();
+  });
+
+  async function partyOf(size: number): Promise<SessionResponse> {
+    const leader = await measuredPlayer(api);
+    const created = await api.request('POST', '/v1/parties', { token: leader.token });
+    const { inviteCode } = created.json<PartyResponse>();
+    for (let i = 1; i < size; i++) {
+      const member = await measuredPlayer(api);
+      const joined = await api.request('POST', '/v1/parties/join', {
+        token: member.token,
+        body: { inviteCode },
+      });
+      expect(joined.statusCode).toBe(200);
+    }
+    return leader;
+  }
+
+  const enqueueParty = (leader: SessionResponse) =>
+    api.request('POST', '/v1/queue/party-tickets', {
+      token: leader.token,
+      body: { mode: 'hunt' },
+      idempotencyKey: randomUUID(),
+    });
+
+  const teamsOf = (matchId: string | undefined) =>
+    api.ds.query<{ ticket_id: string; team: number }[]>(
+      `SELECT ticket_id, team FROM match_participants WHERE match_id = $1 ORDER BY team`,
+      [matchId],
+    );
+
+  it('lists each team size of the mode in the options', async () => {
+    const { token } = await measuredPlayer(api);
+    const options = (
+      await api.request('GET', '/v1/queue/options', { token })
+    ).json<QueueOptionsResponse>();
+    expect(options.modes.find((m) => m.mode === 'hunt')).toEqual(
+      expect.objectContaining({ teamSize: 4, teamCount: 2, teamSizes: [4, 1] }),
+    );
+  });
+
+  it('puts a party of the largest team size on that team and a solo on the team of one', async () => {
+    const party = await enqueueParty(await partyOf(4));
+    expect(party.statusCode).toBe(201);
+    const partyTickets = party.json<PartyTicketResponse>().tickets.map((t) => t.id);
+    const solo = await queuedPlayer(api, { mode: 'hunt' }, queued);
+    const pass = await loop.passNow('hunt');
+    expect(committedTickets(pass)).toEqual([[...partyTickets, solo.ticket.id].sort()]);
+    const rows = await teamsOf(pass?.committed[0]?.matchId);
+    expect(rows.find((row) => row.team === 1)?.ticket_id).toBe(solo.ticket.id);
+  });
+
+  it('matches four hunters (a party of two among them) against one monster', async () => {
+    const leader = await partyOf(2);
+    const party = await enqueueParty(leader);
+    expect(party.statusCode).toBe(201);
+    const partyTickets = party.json<PartyTicketResponse>().tickets.map((t) => t.id);
+    expect(partyTickets).toHaveLength(2);
+    const solos: QueuedTicket[] = [];
+    for (let i = 0; i < 2; i++) solos.push(await queuedPlayer(api, { mode: 'hunt' }, queued));
+
+    // Four players: not enough for 4 + 1.
+    const short = await loop.passNow('hunt');
+    expect(short?.committed).toEqual([]);
+
+    solos.push(await queuedPlayer(api, { mode: 'hunt' }, queued));
+    const pass = await loop.passNow('hunt');
+    expect(committedTickets(pass)).toEqual([
+      [...partyTickets, ...solos.map((s) => s.ticket.id)].sort(),
+    ]);
+    const rows = await teamsOf(pass?.committed[0]?.matchId);
+    expect(rows.map((row) => row.team)).toEqual([0, 0, 0, 0, 1]);
+    const partyTeams = rows.filter((row) => partyTickets.includes(row.ticket_id));
+    expect(partyTeams.map((row) => row.team)).toEqual([0, 0]);
+  });
+});
