@@ -21,11 +21,17 @@ describe(matcherRules.name, () => {
     ]);
   });
 
-  it('gives a mode of unequal teams each team its size, and leaves equal teams as they were', () => {
-    const rules = matcherRules(loadConfig(MatcherConfig, { QUEUE_MODES: 'duel:1x2,hunt:4+1' }));
+  it('gives a mode of unequal teams each team its size, a mode its fill steps, and leaves others as they were', () => {
+    const rules = matcherRules(
+      loadConfig(MatcherConfig, { QUEUE_MODES: 'duel:1x2,hunt:4+1,br:1x10@5000:6' }),
+    );
     expect(rules[0]).not.toHaveProperty('teamSizes');
+    expect(rules[0]).not.toHaveProperty('fill');
     expect(rules[1]).toEqual(
       expect.objectContaining({ mode: 'hunt', teamSize: 4, teamCount: 2, teamSizes: [4, 1] }),
+    );
+    expect(rules[2]).toEqual(
+      expect.objectContaining({ mode: 'br', fill: [{ afterMs: 5000, minPlayers: 6 }] }),
     );
   });
 

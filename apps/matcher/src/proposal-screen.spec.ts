@@ -220,3 +220,39 @@ describe(`${screenProposals.name} with teams of different sizes`, () => {
     );
   });
 });
+
+describe(`${screenProposals.name} with fill steps`, () => {
+  const br: ModeRules = {
+    ...duel,
+    mode: 'br',
+    teamCount: 4,
+    fill: [{ afterMs: 10_000, minPlayers: 3 }],
+  };
+  // Candidates n waited n s: the oldest of 1-3 waited 3 s, of 11-13 13 s.
+  const pool = [1, 2, 3, 11, 12, 13].map((n) => ({ ...candidate(n), mode: 'br' }));
+  const byId = new Map(pool.map((c) => [c.ticketId, c]));
+  const shortOf = (ns: number[]): ProposedMatch => ({
+    mode: 'br',
+    region: 'eu',
+    participants: ns.map((n, team) => ({
+      ticketId: uuid(1, n),
+      playerId: uuid(2, n),
+      team,
+      rating: 1500,
+      rttMs: 10,
+    })),
+    worstRttMs: 10,
+    sumRttMs: 30,
+    anchorTicketId: uuid(1, ns[0] ?? 0),
+    maxRttMs: 100,
+    ratingWindow: 500,
+  });
+
+  it('accepts a short match once its oldest participant waited for the step, not before', () => {
+    const late = shortOf([13, 12, 11]);
+    expect(screenProposals([late], br, byId, now).accepted).toEqual([late]);
+    expect(screenProposals([shortOf([3, 2, 1])], br, byId, now).rejected[0]?.problem).toBe(
+      '3 participants, br needs 4',
+    );
+  });
+});

@@ -6,8 +6,9 @@ import {
   rulesInForce,
   setsIntersect,
   PartyRoster,
+  minPlayersAt,
   playersPerMatch,
-  teamSizesOf,
+  teamSizesFor,
   type MatchCandidate,
   type ModeRules,
   type ProposedMatch,
@@ -42,7 +43,7 @@ export function screenProposals(
   const parties = new PartyRoster(candidates.values());
   for (const proposal of proposals) {
     const problem =
-      proposalProblem(proposal, rules, candidates, usedTickets, usedPlayers) ??
+      proposalProblem(proposal, rules, candidates, usedTickets, usedPlayers, now) ??
       attributeProblem(proposal, rules, candidates, now) ??
       parties.problems(proposal)[0]?.problem;
     if (problem) {
@@ -64,18 +65,29 @@ function proposalProblem(
   candidates: ReadonlyMap<string, MatchCandidate>,
   usedTickets: ReadonlySet<string>,
   usedPlayers: ReadonlySet<string>,
+  now: Date,
 ): string | undefined {
   if (proposal.mode !== rules.mode) return `mode ${proposal.mode} in a pass of ${rules.mode}`;
   if (!isLabel(proposal.region)) return 'region is not a region name';
-  if (proposal.participants.length !== playersPerMatch(rules)) {
-    return `${proposal.participants.length} participants, ${rules.mode} needs ${playersPerMatch(rules)}`;
+  // With fill steps, fewer whole teams once the oldest participant has waited long enough.
+  const oldest = Math.min(
+    ...proposal.participants.map(
+      (p) => candidates.get(p.ticketId)?.enqueuedAt.getTime() ?? now.getTime(),
+    ),
+  );
+  const count = proposal.participants.length;
+  const sizes = teamSizesFor(rules, Math.max(0, now.getTime() - oldest), count);
+  if (!sizes) {
+    const min = minPlayersAt(rules, Math.max(0, now.getTime() - oldest));
+    const needs = min === playersPerMatch(rules) ? `${min}` : `${min}-${playersPerMatch(rules)}`;
+    return `${count} participants, ${rules.mode} needs ${needs}`;
   }
-  const perTeam = new Array<number>(rules.teamCount).fill(0);
+  const perTeam = new Array<number>(sizes.length).fill(0);
   const tickets = new Set<string>();
   const players = new Set<string>();
   for (const participant of proposal.participants) {
     const { team, ticketId, playerId } = participant;
-    if (!Number.isInteger(team) || team < 0 || team >= rules.teamCount)
+    if (!Number.isInteger(team) || team < 0 || team >= sizes.length)
       return `team ${team} out of range`;
     perTeam[team] = (perTeam[team] ?? 0) + 1;
     const candidate = candidates.get(ticketId);
@@ -92,7 +104,6 @@ function proposalProblem(
     tickets.add(ticketId);
     players.add(playerId);
   }
-  const sizes = teamSizesOf(rules);
   if (perTeam.some((size, team) => size !== sizes[team])) {
     return `teams of ${perTeam.join('/')} players, ${rules.mode} needs ${sizes.join('/')}`;
   }

@@ -17,7 +17,30 @@ describe(parseQueueModes.name, () => {
     ]);
   });
 
+  it('reads fill steps after the teams, and lets a free-for-all have up to 100 teams', () => {
+    expect(parseQueueModes('br:1x100@30000:80@60000:60')).toEqual([
+      {
+        mode: 'br',
+        teamSize: 1,
+        teamCount: 100,
+        teamSizes: new Array<number>(100).fill(1),
+        fill: [
+          { afterMs: 30000, minPlayers: 80 },
+          { afterMs: 60000, minPlayers: 60 },
+        ],
+      },
+    ]);
+  });
+
   it.each([
+    ['br:1x100@30000', /"@30000" is not @<afterMs>:<minPlayers>/],
+    ['br:1x100@0:80', /afterMs must be above 0/],
+    ['sq:4x25@30000:62', /minPlayers must be whole teams of 4, at least two and fewer than 100/],
+    ['br:1x100@30000:100', /fewer than 100 players \(got 100\)/],
+    ['br:1x100@30000:60@60000:80', /each fill step must come later .* and lower the minimum/],
+    ['br:1x100@60000:60@30000:40', /each fill step must come later/],
+    ['hunt:4+1@30000:4', /fill steps need teams of one size/],
+    ['big:20x100', /at most 1000 players per match/],
     ['hunt:4+0', /"hunt:4\+0": each team's size must be 1-59/],
     ['hunt:60+1', /"hunt:60\+1": each team's size must be 1-59/],
     ['big:1+1+1+1+1+1+1+1+1+1', /at most 9 teams/],

@@ -6,7 +6,8 @@ import {
   setAttributeOf,
 } from './attribute-rules';
 import { partitioningEqualRules } from './pair-rules';
-import { nextWideningInMs, playersPerMatch } from './mode-rules';
+import { nextWideningInMs } from './mode-rules';
+import { matchTooSmall, minPlayersAt } from './match-size';
 import {
   attributeMismatch,
   blockedPlayers,
@@ -28,7 +29,8 @@ export function explain(entry: Entry): UnmatchedReason {
   const { pool, step, waitedMs } = entry;
   const next = nextWideningInMs(pool.rules, waitedMs);
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
-  const needed = playersPerMatch(pool.rules);
+  // With fill steps, what the ticket's wait allows now: a match that small would form.
+  const needed = minPlayersAt(pool.rules, waitedMs);
   const refused: Refusals = { distance: new Set(), pair: new Set() };
   const filters = entry.pairChoices.map((choice) => partnerFilter(entry, choice, refused));
   const shortfalls: RegionShortfall[] = [];
@@ -65,6 +67,7 @@ export function explain(entry: Entry): UnmatchedReason {
   } else if (pool.hasBlocks && fillsIgnoringBlocks(entry)) {
     return blockedPlayers(needed, next);
   }
+  if (pool.rules.fill) return matchTooSmall(pool.rules, waitedMs, shortfalls, next);
   return notEnoughPlayers(
     { playersPerMatch: needed, maxRttMs: step.maxRttMs, ratingWindow: step.ratingWindow },
     shortfalls,

@@ -1,6 +1,6 @@
 /** The search an anchor runs: its best region's match, partners oldest first within its limits. */
 import { withinAttributeDistance } from './attribute-rules';
-import { playersPerMatch, teamSizesOf } from './mode-rules';
+import { matchShapesAt } from './match-size';
 import { balanceGroups, TeamPacking } from './party-teams';
 import { type RegionBucket } from './region-bucket';
 import { balanceSkillOf } from '../rating/skill-rating';
@@ -17,6 +17,8 @@ export interface Option {
   readonly sum: number;
   /** A packing of `members` (same order) into teams that is known to fit. */
   readonly teams: readonly number[];
+  /** Each team's size: the mode's, or fewer whole teams in a mode with fill steps. */
+  readonly sizes: readonly number[];
 }
 
 /**
@@ -24,16 +26,27 @@ export interface Option {
  * which one and why it always exists when any region can fill.
  */
 export function bestOption(anchor: Entry): Option | null {
-  const { pool, step } = anchor;
-  const needed = playersPerMatch(pool.rules) - anchor.members.length;
-  const ceiling = pool.ceilings.indexOf(step.maxRttMs);
   setActive(anchor, false);
+  let chosen: Option | null = null;
+  // The full match first; with fill steps, then one whole team fewer at a time down to the
+  // anchor's minimum: the largest match that forms wins.
+  for (const sizes of matchShapesAt(anchor.pool.rules, anchor.waitedMs)) {
+    chosen = bestOptionOfShape(anchor, sizes);
+    if (chosen) break;
+  }
+  if (!chosen) setActive(anchor, true);
+  return chosen;
+}
+
+function bestOptionOfShape(anchor: Entry, sizes: readonly number[]): Option | null {
+  const { pool, step } = anchor;
+  const ceiling = pool.ceilings.indexOf(step.maxRttMs);
   const options: Option[] = [];
   // One search per value (combination) the match could share under the pair rules; without any, one.
   for (const choice of anchor.pairChoices) {
     const accept = partnerFilter(anchor, choice);
     pool.regions.forEach((_, region) => {
-      const option = searchRegion(anchor, region, ceiling, needed, accept);
+      const option = searchRegion(anchor, region, ceiling, sizes, accept);
       if (option) options.push(option);
     });
   }
@@ -43,7 +56,6 @@ export function bestOption(anchor: Entry): Option | null {
     if (bestRegionOf(option.members, pool) !== option.region) continue;
     if (!chosen || compareOptions(option, chosen) < 0) chosen = option;
   }
-  if (!chosen) setActive(anchor, true);
   return chosen;
 }
 
@@ -52,18 +64,19 @@ function searchRegion(
   anchor: Entry,
   region: number,
   ceiling: number,
-  needed: number,
+  sizes: readonly number[],
   accept: ((rank: number) => boolean) | undefined,
   checkBlocks = anchor.pool.hasBlocks,
 ): Option | null {
   const { pool, step } = anchor;
+  const needed = sizes.reduce((total, size) => total + size, 0) - anchor.members.length;
   if (!(rttOf(anchor, region) <= step.maxRttMs)) return null;
   const bucket = pool.buckets[region]?.[ceiling];
   if (!bucket) return null;
   const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
   if (bucket.count(lo, hi) < needed) return null;
   // Oldest first, passing over a group that does not fit the room left (solos always fit).
-  const packing = new TeamPacking(teamSizesOf(pool.rules));
+  const packing = new TeamPacking(sizes);
   const teamOf = new Map<Entry, number>([[anchor, packing.add(anchor.members.length)]]);
   const blocks = checkBlocks ? new BlockCheck(anchor) : null;
   let missing = needed;
@@ -89,7 +102,8 @@ function searchRegion(
   // Oldest first: within one pool, rank order is age order.
   members.sort((a, b) => a.rank - b.rank);
   const cost = regionCost(members, region);
-  return cost ? { region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0) } : null;
+  if (!cost) return null;
+  return { region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0), sizes };
 }
 
 /**
@@ -99,15 +113,16 @@ function searchRegion(
  */
 export function fillsIgnoringBlocks(entry: Entry): boolean {
   const { pool, step } = entry;
-  const needed = playersPerMatch(pool.rules) - entry.members.length;
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
-  return entry.pairChoices.some((choice) => {
-    const accept = partnerFilter(entry, choice);
-    const others = (rank: number) => rank !== entry.rank && (accept ? accept(rank) : true);
-    return pool.regions.some(
-      (_, region) => searchRegion(entry, region, ceiling, needed, others, false) !== null,
-    );
-  });
+  return matchShapesAt(pool.rules, entry.waitedMs).some((sizes) =>
+    entry.pairChoices.some((choice) => {
+      const accept = partnerFilter(entry, choice);
+      const others = (rank: number) => rank !== entry.rank && (accept ? accept(rank) : true);
+      return pool.regions.some(
+        (_, region) => searchRegion(entry, region, ceiling, sizes, others, false) !== null,
+      );
+    }),
+  );
 }
 
 /** The players of a match being formed and who they block, both directions checked per group. */
@@ -156,7 +171,7 @@ function bestRegionOf(members: readonly Entry[], pool: ModePool): number {
   for (let region = 0; region < pool.regions.length; region++) {
     const cost = regionCost(members, region);
     if (!cost) continue;
-    const option = { region, members, ...cost, teams: [] };
+    const option = { region, members, ...cost, teams: [], sizes: [] };
     if (!best || compareOptions(option, best) < 0) best = option;
   }
   return best?.region ?? -1;
@@ -172,7 +187,7 @@ export function proposal(anchor: Entry, option: Option): ProposedMatch {
   const regionName = pool.regions[option.region] ?? '';
   const teams = balanceGroups(
     option.members.map((group) => ({ skills: group.members.map(balanceSkillOf) })),
-    teamSizesOf(pool.rules),
+    option.sizes,
     option.teams,
   );
   const participants = option.members

@@ -24,6 +24,11 @@ export interface ModeRules {
    * monster: [4, 1]). Absent: every team has `teamSize`.
    */
   readonly teamSizes?: readonly number[];
+  /**
+   * Fill steps (match-size.ts): a match forms full at once, or with fewer whole teams, down to a
+   * step's `minPlayers`, once its anchor has waited the step's `afterMs`. Absent: full only.
+   */
+  readonly fill?: readonly FillStep[];
   /** Sorted by `afterMs`, the first at 0 so every wait has a step. */
   readonly widening: readonly WideningStep[];
   /**
@@ -31,6 +36,13 @@ export interface ModeRules {
    * the anchor's that widens with its wait. None when absent.
    */
   readonly attributeRules?: readonly AttributeRule[];
+}
+
+/** Once the anchor has waited `afterMs`, a match of at least `minPlayers` may form. */
+export interface FillStep {
+  readonly afterMs: number;
+  /** Whole teams: a multiple of the team size, at least two teams, fewer than a full match. */
+  readonly minPlayers: number;
 }
 
 /** A sanity bound: the matcher and the roster are built for lobbies, not for whole shards. */
@@ -79,6 +91,7 @@ export function assertModeRules(rules: readonly ModeRules[]): void {
       problems.push(`${at}: teamSize * teamCount must be at most ${MAX_PLAYERS_PER_MATCH}`);
     }
     problems.push(...teamSizesProblems(rule, at));
+    problems.push(...fillProblems(rule, at));
     problems.push(...wideningProblems(rule.widening, `${at}.widening`));
     problems.push(...attributeRulesProblems(rule.attributeRules, `${at}.attributeRules`));
   });
@@ -89,6 +102,49 @@ export function assertModeRules(rules: readonly ModeRules[]): void {
       { problems },
     );
   }
+}
+
+/** Problems with a mode's fill steps, for assertModeRules. */
+export function fillProblems(
+  rule: Partial<Record<keyof ModeRules, unknown>>,
+  at: string,
+): string[] {
+  if (rule.fill === undefined) return [];
+  const steps: unknown = rule.fill;
+  if (!Array.isArray(steps) || steps.length === 0) return [`${at}.fill must be a non-empty list`];
+  if (rule.teamSizes !== undefined) return [`${at}.fill needs teams of one size (no teamSizes)`];
+  const { teamSize, teamCount } = rule as { teamSize: number; teamCount: number };
+  const full = teamSize * teamCount;
+  const problems: string[] = [];
+  let previous: FillStep | undefined;
+  (steps as unknown[]).forEach((element, index) => {
+    const here = `${at}.fill[${index}]`;
+    const step = (typeof element === 'object' && element !== null ? element : {}) as Partial<
+      Record<keyof FillStep, unknown>
+    >;
+    const { afterMs, minPlayers } = step;
+    if (typeof afterMs !== 'number' || !Number.isFinite(afterMs) || afterMs <= 0) {
+      problems.push(`${here}.afterMs must be a finite number > 0`);
+      return;
+    }
+    if (typeof minPlayers !== 'number' || !Number.isSafeInteger(minPlayers)) {
+      problems.push(`${here}.minPlayers must be an integer`);
+      return;
+    }
+    if (minPlayers % teamSize !== 0 || minPlayers < 2 * teamSize || minPlayers >= full) {
+      problems.push(
+        `${here}.minPlayers must be whole teams of ${teamSize}, at least two and fewer than ${full} players`,
+      );
+    }
+    if (previous && afterMs <= previous.afterMs) {
+      problems.push(`${here}.afterMs must be greater than the step before`);
+    }
+    if (previous && minPlayers >= previous.minPlayers) {
+      problems.push(`${here}.minPlayers must be lower than the step before`);
+    }
+    previous = { afterMs, minPlayers };
+  });
+  return problems;
 }
 
 function teamSizesProblems(rule: Partial<Record<keyof ModeRules, unknown>>, at: string): string[] {
