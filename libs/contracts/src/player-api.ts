@@ -97,6 +97,11 @@ export interface QueueModeOption {
   teamCount: number;
   /** Each team's size in team order: [4, 1] for 4 hunters v 1 monster, [4, 4] for 4 v 4. */
   teamSizes: number[];
+  /**
+   * Fill steps: once a match's oldest searcher has waited afterMs, it may start with minPlayers
+   * (whole teams) or more. Absent: matches start full.
+   */
+  fill?: { afterMs: number; minPlayers: number }[];
   /** Tickets searching in this mode now (the candidate projection's count). */
   queueDepth: number;
   /** The attributes a ticket of this mode may or must carry (QUEUE_MODE_ATTRIBUTES); [] for none. */

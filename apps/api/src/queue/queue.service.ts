@@ -74,11 +74,12 @@ export class QueueService {
   async options(): Promise<QueueOptionsResponse> {
     const depths = await this.projection.depths(this.policy.modes.map(({ mode }) => mode));
     return {
-      modes: this.policy.modes.map(({ mode, teamSize, teamCount, teamSizes }) => ({
+      modes: this.policy.modes.map(({ mode, teamSize, teamCount, teamSizes, fill }) => ({
         mode,
         teamSize,
         teamCount,
         teamSizes: [...teamSizes],
+        ...(fill ? { fill: fill.map((step) => ({ ...step })) } : {}),
         queueDepth: depths[mode] ?? 0,
         attributes: this.policy.attributeOptions(mode),
         ...this.policy.timeoutOptions(mode),

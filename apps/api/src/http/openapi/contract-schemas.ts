@@ -215,7 +215,12 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
             queueDepth: int(),
             attributes: arrayOf(attributeOption),
           },
-          { searchTimeoutMs: int(), acceptanceTimeoutMs: int(), rejoinGraceMs: int() },
+          {
+            fill: arrayOf(object({ afterMs: int(), minPlayers: int() })),
+            searchTimeoutMs: int(),
+            acceptanceTimeoutMs: int(),
+            rejoinGraceMs: int(),
+          },
         ),
       ),
       regions: arrayOf(str()),
