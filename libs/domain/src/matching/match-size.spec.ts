@@ -1,6 +1,7 @@
 /** Mode shapes (issue 34 item 1): per-match minimum with fill steps, in whole teams. */
 import { formMatches, type MatchCandidate, type ProposedMatch } from './match-formation';
 import { assertModeRules, type ModeRules } from './mode-rules';
+import { newCandidate, numberedUuid } from '../../../../test/support/match-candidates';
 import { matchShapesAt, minPlayersAt, nextFillInMs, teamSizesFor } from './match-size';
 
 const now = new Date('2026-12-01T10:00:00.000Z');
@@ -23,20 +24,11 @@ const squads: ModeRules = {
   fill: [{ afterMs: 10_000, minPlayers: 4 }],
 };
 
-const uuid = (kind: number, n: number) =>
-  `${kind}0000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+const uuid = numberedUuid;
 
-/** Player `n`, who has waited `waitedMs` less n - 1 ms (player 1 the oldest). */
-function candidate(n: number, waitedMs: number, mode = 'ffa'): MatchCandidate {
-  return {
-    ticketId: uuid(1, n),
-    playerId: uuid(2, n),
-    mode,
-    rating: 1500 + n,
-    predictedRtt: { 'eu-west': 20 },
-    enqueuedAt: new Date(now.getTime() - waitedMs + n - 1),
-  };
-}
+/** Player `n` (rated 1500 + n), who has waited `waitedMs` less n - 1 ms (player 1 the oldest). */
+const candidate = (n: number, waitedMs: number, mode = 'ffa'): MatchCandidate =>
+  newCandidate(n, now, waitedMs - n + 1, { mode, rating: 1500 + n });
 
 const pool = (count: number, waitedMs: number, mode = 'ffa') =>
   Array.from({ length: count }, (_, i) => candidate(i + 1, waitedMs, mode));

@@ -4,6 +4,7 @@ import { formMatches, type MatchCandidate, type ProposedMatch } from './match-fo
 import { assertModeRules, playersPerMatch, teamSizesOf, type ModeRules } from './mode-rules';
 import { balanceGroups, TeamPacking } from './party-teams';
 import { mulberry32 } from '../../../../test/support/seeded-random';
+import { newCandidate, numberedUuid } from '../../../../test/support/match-candidates';
 
 const now = new Date('2026-12-01T10:00:00.000Z');
 
@@ -15,20 +16,11 @@ const hunt: ModeRules = {
   widening: [{ afterMs: 0, maxRttMs: 100, ratingWindow: Number.POSITIVE_INFINITY }],
 };
 
-const uuid = (kind: number, n: number) =>
-  `${kind}0000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
+const uuid = numberedUuid;
 
-function candidate(n: number, overrides: Partial<MatchCandidate> = {}): MatchCandidate {
-  return {
-    ticketId: uuid(1, n),
-    playerId: uuid(2, n),
-    mode: 'hunt',
-    rating: 1500,
-    predictedRtt: { 'eu-west': 20 },
-    enqueuedAt: new Date(now.getTime() - (100 - n) * 1_000),
-    ...overrides,
-  };
-}
+/** Hunt candidate `n`: the lower `n`, the longer it has waited. */
+const candidate = (n: number, extra: Partial<MatchCandidate> = {}): MatchCandidate =>
+  newCandidate(n, now, (100 - n) * 1_000, { mode: 'hunt', ...extra });
 
 function teamsOf(match: ProposedMatch): Map<number, string[]> {
   const teams = new Map<number, string[]>();
@@ -56,7 +48,7 @@ describe('asymmetric teams', () => {
   });
 
   it('keeps a party whole on the team that holds it, never on the team of one', () => {
-    const party = { id: uuid(3, 1), size: 2 };
+    const party = { id: `30000000-0000-4000-8000-000000000001`, size: 2 };
     const pool = [
       candidate(1, { party, rating: 2000 }),
       candidate(2, { party, rating: 2000 }),
@@ -71,8 +63,8 @@ describe('asymmetric teams', () => {
   });
 
   it('passes over a party that fits no team left and waits for a solo to fill the team of one', () => {
-    const four = { id: uuid(3, 1), size: 4 };
-    const two = { id: uuid(3, 2), size: 2 };
+    const four = { id: `30000000-0000-4000-8000-000000000001`, size: 4 };
+    const two = { id: `30000000-0000-4000-8000-000000000002`, size: 2 };
     const pool = [
       ...[1, 2, 3, 4].map((n) => candidate(n, { party: four })),
       ...[5, 6].map((n) => candidate(n, { party: two })),

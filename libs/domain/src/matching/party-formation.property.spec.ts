@@ -7,7 +7,7 @@ import { formMatches, type MatchCandidate, type MatchFormation } from './match-f
 import { teamSizesOf, type ModeRules } from './mode-rules';
 import { partiesSplit } from './party-integrity';
 import { balanceGroups } from './party-teams';
-import { mulberry32 } from '../../../../test/support/seeded-random';
+import { forEachSeed, mulberry32 } from '../../../../test/support/seeded-random';
 
 const now = new Date('2026-12-01T10:00:00.000Z');
 const REGIONS = ['eu-west', 'us-east', 'us-west'];
@@ -85,16 +85,9 @@ function randomScenario(random: Random): Scenario {
 }
 
 function forEachScenario(check: (scenario: Scenario, formation: MatchFormation) => void): void {
-  for (let seed = 1; seed <= ITERATIONS; seed++) {
-    const scenario = randomScenario(mulberry32(seed));
-    const formation = formMatches(scenario.candidates, scenario.rules, now);
-    try {
-      check(scenario, formation);
-    } catch (error) {
-      (error as Error).message = `seed ${seed}: ${(error as Error).message}`;
-      throw error;
-    }
-  }
+  forEachSeed(ITERATIONS, randomScenario, (scenario) =>
+    check(scenario, formMatches(scenario.candidates, scenario.rules, now)),
+  );
 }
 
 describe('formMatches with parties (property)', () => {
