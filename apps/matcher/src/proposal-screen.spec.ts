@@ -256,3 +256,33 @@ describe(`${screenProposals.name} with fill steps`, () => {
     );
   });
 });
+
+describe(`${screenProposals.name} with role slots`, () => {
+  const arena: ModeRules = {
+    ...duel,
+    mode: 'arena',
+    teamSize: 2,
+    attributeRules: [{ kind: 'roles', attribute: 'roles', perTeam: { healer: 1 } }],
+  };
+  const pool = [1, 2, 3, 4].map((n) => ({
+    ...candidate(n),
+    mode: 'arena',
+    attributes: { roles: n <= 2 ? ['healer'] : ['dps'] },
+  }));
+  const byId = new Map(pool.map((c) => [c.ticketId, c]));
+  const formed = formMatches(pool, [arena], now).matches;
+
+  it('accepts a healer on each team and refuses both healers on one', () => {
+    expect(screenProposals(formed, arena, byId, now).accepted).toEqual(formed);
+    const stacked = formed.map((m) => ({
+      ...m,
+      participants: m.participants.map((p) => ({
+        ...p,
+        team: p.ticketId === uuid(1, 1) || p.ticketId === uuid(1, 2) ? 0 : 1,
+      })),
+    }));
+    expect(screenProposals(stacked, arena, byId, now).rejected[0]?.problem).toBe(
+      'a team lacks the roles of roles every team needs',
+    );
+  });
+});

@@ -4,6 +4,10 @@ import {
   intersectRules,
   isLabel,
   rulesInForce,
+  roleRuleAt,
+  rolesOf,
+  slotsOf,
+  teamsFillSlots,
   setsIntersect,
   PartyRoster,
   minPlayersAt,
@@ -27,7 +31,8 @@ export interface RejectedProposal {
  * participant measured, whose participants agree on every equal attribute rule of the mode (a
  * match of mixed build versions could not be played) and share a value of every intersect rule's
  * set (each rule optional after a wait only once the oldest participant has waited that long),
- * puts no player with one it blocked or is blocked by, keeps every party whole (all of its
+ * fills every team's role slots (the mode's role rule, unless relaxed at the oldest participant's
+ * wait), puts no player with one it blocked or is blocked by, keeps every party whole (all of its
  * members, one team), and shares no ticket or player with a proposal accepted before it.
  */
 export function screenProposals(
@@ -127,6 +132,17 @@ function attributeProblem(
   }
   const disjoint = intersectRules(inForce).find((rule) => !setsIntersect(rule, attributes));
   if (disjoint) return `participants share no value of ${disjoint.attribute}`;
+  const roles = roleRuleAt(rules, Math.max(0, now.getTime() - oldest));
+  if (roles) {
+    const teams = new Map<number, (readonly string[])[]>();
+    proposal.participants.forEach(({ team }, index) => {
+      const member = members[index];
+      teams.set(team, [...(teams.get(team) ?? []), member ? rolesOf(member, roles) : []]);
+    });
+    if (!teamsFillSlots([...teams.values()], slotsOf(roles))) {
+      return `a team lacks the roles of ${roles.attribute} every team needs`;
+    }
+  }
   const players = new Set(proposal.participants.map(({ playerId }) => playerId));
   const blocking = members.find((member) =>
     member?.blockedPlayerIds?.some((playerId) => players.has(playerId)),

@@ -243,6 +243,11 @@ export interface PartyResponse {
 /** POST /v1/queue/party-tickets (the leader): the party queues as one ticket. */
 export interface CreatePartyTicketRequest {
   mode: string;
+  /**
+   * Each member's roles (the mode's roles rule: its set attribute), by player id: a member left
+   * out plays the roles of `attributes` (the leader's). A 400 names `memberRoles.<playerId>`.
+   */
+  memberRoles?: Record<string, string[]>;
 }
 
 /** One ticket per member, sharing `partyTicketId`; each member heartbeats and may cancel its own. */

@@ -1,16 +1,22 @@
 /** Attribute rules read from configuration JSON, and checked as data (see parseModeAttributeSchema). */
-import { ATTRIBUTE_NAME_PATTERN, isFiniteNumber, isPlainObject, quote } from './attribute-values';
+import {
+  ATTRIBUTE_NAME_PATTERN,
+  isFiniteNumber,
+  isPlainObject,
+  optionalAfterProblems,
+  quote,
+} from './attribute-values';
 import type { AttributeRule, DistanceStep, EqualRule, IntersectRule } from './attribute-types';
+import { parseRoleRule, perTeamProblems } from './role-rule-config';
 
 const MAX_DISTANCE_STEPS = 16;
-/** A day: a rule optional only after longer is a rule that never relaxes for a waiting player. */
-const MAX_OPTIONAL_AFTER_SECONDS = 86_400;
 
 export function parseRule(raw: unknown, at: string): { value?: AttributeRule; problems: string[] } {
   if (!isPlainObject(raw)) return { problems: [`${at} must be an object`] };
   for (const kind of ['equal', 'intersect'] as const) {
     if (typeof raw[kind] === 'string') return parseOptionalRule(kind, raw, at);
   }
+  if (typeof raw['roles'] === 'string') return parseRoleRule(raw, at);
   if (typeof raw['distance'] === 'string') {
     const problems: string[] = [];
     for (const key of Object.keys(raw)) {
@@ -42,7 +48,7 @@ export function parseRule(raw: unknown, at: string): { value?: AttributeRule; pr
   }
   return {
     problems: [
-      `${at} must be {"equal": "<attribute>"}, {"intersect": "<attribute>"} (either with "optionalAfterSeconds": <s>) or {"distance": "<attribute>", "widening": [{"afterMs": 0, "maxDistance": <n>}, ...]}`,
+      `${at} must be {"equal": "<attribute>"}, {"intersect": "<attribute>"}, {"roles": "<set attribute>", "perTeam": {"<role>": <n>, ...}} (each with an optional "optionalAfterSeconds": <s>) or {"distance": "<attribute>", "widening": [{"afterMs": 0, "maxDistance": <n>}, ...]}`,
     ],
   };
 }
@@ -66,9 +72,14 @@ export function attributeRulesProblems(rules: unknown, at: string): string[] {
     }
     if (element['kind'] === 'distance') {
       problems.push(...distanceStepsProblems(element['widening'], `${here}.widening`));
+      return;
+    }
+    if (element['kind'] === 'roles') {
+      problems.push(...perTeamProblems(element['perTeam'], `${here}.perTeam`));
     } else if (element['kind'] !== 'equal' && element['kind'] !== 'intersect') {
-      problems.push(`${here}.kind must be "equal", "intersect" or "distance"`);
-    } else if (
+      problems.push(`${here}.kind must be "equal", "intersect", "roles" or "distance"`);
+    }
+    if (
       element['optionalAfterMs'] !== undefined &&
       !(isFiniteNumber(element['optionalAfterMs']) && element['optionalAfterMs'] >= 0)
     ) {
@@ -127,14 +138,7 @@ function parseOptionalRule(
     }
   }
   const seconds = raw['optionalAfterSeconds'];
-  if (
-    seconds !== undefined &&
-    !(isFiniteNumber(seconds) && seconds >= 0 && seconds <= MAX_OPTIONAL_AFTER_SECONDS)
-  ) {
-    problems.push(
-      `${at}.optionalAfterSeconds must be a number of seconds from 0 to ${MAX_OPTIONAL_AFTER_SECONDS}`,
-    );
-  }
+  problems.push(...optionalAfterProblems(seconds, at));
   if (problems.length > 0) return { problems };
   return {
     problems,

@@ -46,3 +46,16 @@ export const MAX_ALLOWED_VALUES = 64;
  * intersect rules): the product of their declared value counts is bounded by this.
  */
 export const MAX_INTERSECT_COMBINATIONS = 64;
+
+/** A day: a rule optional only after longer is a rule that never relaxes for a waiting player. */
+const MAX_OPTIONAL_AFTER_SECONDS = 86_400;
+
+/** The problems of an `optionalAfterSeconds` (absent is fine). */
+export function optionalAfterProblems(seconds: unknown, at: string): string[] {
+  return seconds === undefined ||
+    (isFiniteNumber(seconds) && seconds >= 0 && seconds <= MAX_OPTIONAL_AFTER_SECONDS)
+    ? []
+    : [
+        `${at}.optionalAfterSeconds must be a number of seconds from 0 to ${MAX_OPTIONAL_AFTER_SECONDS}`,
+      ];
+}

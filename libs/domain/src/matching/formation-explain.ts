@@ -8,6 +8,7 @@ import {
 import { partitioningEqualRules } from './pair-rules';
 import { nextWideningInMs } from './mode-rules';
 import { matchTooSmall, minPlayersAt } from './match-size';
+import { roleRuleAt, roleUnfilled } from './role-slots';
 import {
   attributeMismatch,
   blockedPlayers,
@@ -17,12 +18,7 @@ import {
   type UnmatchedReason,
 } from './unmatched-reason';
 import { rttOf, type Entry } from './formation-pool';
-import {
-  fillsIgnoringBlocks,
-  partnerFilter,
-  playersAccepted,
-  type Refusals,
-} from './formation-options';
+import { fillsIgnoring, partnerFilter, playersAccepted, type Refusals } from './formation-options';
 
 /** Why `entry` is still unmatched, read from the pool as the pass leaves it. */
 export function explain(entry: Entry): UnmatchedReason {
@@ -64,8 +60,13 @@ export function explain(entry: Entry): UnmatchedReason {
   if (!shortfalls.some((shortfall) => shortfall.available >= needed)) {
     const blocking = attributeBlock(entry, equalBlocks, searchRulesBlock, refused, needed, next);
     if (blocking) return blocking;
-  } else if (pool.hasBlocks && fillsIgnoringBlocks(entry)) {
+  } else if (pool.hasBlocks && fillsIgnoring(entry, { blocks: true })) {
     return blockedPlayers(needed, next);
+  } else {
+    const roles = roleRuleAt(pool.rules, waitedMs);
+    if (roles && fillsIgnoring(entry, { roles: true })) {
+      return roleUnfilled(roles, entry.candidate, waitedMs, needed);
+    }
   }
   if (pool.rules.fill) return matchTooSmall(pool.rules, waitedMs, shortfalls, next);
   return notEnoughPlayers(

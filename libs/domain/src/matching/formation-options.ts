@@ -8,6 +8,7 @@ import { compareText } from './unmatched-reason';
 import type { ProposedMatch } from './match-candidate';
 import { entryAt, rttOf, rttSumOf, setActive, type Entry, type ModePool } from './formation-pool';
 import { meetsChoice, type PairChoice } from './pair-rules';
+import { RolePacking, roleRuleAt, rolesOf, slotsOf, teamsFillSlots } from './role-slots';
 
 export interface Option {
   readonly region: number;
@@ -66,7 +67,7 @@ function searchRegion(
   ceiling: number,
   sizes: readonly number[],
   accept: ((rank: number) => boolean) | undefined,
-  checkBlocks = anchor.pool.hasBlocks,
+  { blocks: checkBlocks = anchor.pool.hasBlocks, roles: checkRoles = true } = {},
 ): Option | null {
   const { pool, step } = anchor;
   const needed = sizes.reduce((total, size) => total + size, 0) - anchor.members.length;
@@ -76,8 +77,10 @@ function searchRegion(
   const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
   if (bucket.count(lo, hi) < needed) return null;
   // Oldest first, passing over a group that does not fit the room left (solos always fit).
-  const packing = new TeamPacking(sizes);
-  const teamOf = new Map<Entry, number>([[anchor, packing.add(anchor.members.length)]]);
+  const packing = groupPacking(anchor, sizes, checkRoles);
+  const anchorTeam = packing.add(anchor);
+  if (anchorTeam < 0) return null;
+  const teamOf = new Map<Entry, number>([[anchor, anchorTeam]]);
   const blocks = checkBlocks ? new BlockCheck(anchor) : null;
   let missing = needed;
   const partners = bucket.takeOldestWhere(
@@ -87,10 +90,10 @@ function searchRegion(
       if (accept && !accept(rank)) return false;
       const entry = entryAt(pool, rank);
       const size = entry.members.length;
-      if (size > missing || !packing.fits(size)) return false;
+      if (size > missing || !packing.fits(entry)) return false;
       // Passed over like a party that does not fit: nobody shares a match with whom they blocked.
       if (blocks && !blocks.admit(entry)) return false;
-      teamOf.set(entry, packing.add(size));
+      teamOf.set(entry, packing.add(entry));
       missing -= size;
       return true;
     },
@@ -106,12 +109,39 @@ function searchRegion(
   return { region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0), sizes };
 }
 
+interface GroupPacking {
+  fits(entry: Entry): boolean;
+  /** The entry's team, or -1 when it fits none. */
+  add(entry: Entry): number;
+}
+
+/** Teams by size (TeamPacking), or by size and role slots when the anchor's role rule applies. */
+function groupPacking(anchor: Entry, sizes: readonly number[], checkRoles: boolean): GroupPacking {
+  const rule = checkRoles ? roleRuleAt(anchor.pool.rules, anchor.waitedMs) : undefined;
+  if (!rule) {
+    const teams = new TeamPacking(sizes);
+    return {
+      fits: (entry) => teams.fits(entry.members.length),
+      add: (entry) => (teams.fits(entry.members.length) ? teams.add(entry.members.length) : -1),
+    };
+  }
+  const roles = new RolePacking(sizes, slotsOf(rule));
+  const rolesOfGroup = (entry: Entry) => entry.members.map((member) => rolesOf(member, rule));
+  return {
+    fits: (entry) => roles.fits(rolesOfGroup(entry)),
+    add: (entry) => roles.add(rolesOfGroup(entry)),
+  };
+}
+
 /**
- * Whether `entry` could anchor a match in the pool as it is now if no block list counted: what
- * tells an explanation that block lists, not a lack of players, keep it waiting. Leaves the pool
- * as it found it (the entry itself is never taken as its own partner).
+ * Whether `entry` could anchor a match in the pool as it is now if no block list (or, with
+ * `roles: false`, no role rule) counted: what tells an explanation that those, not a lack of
+ * players, keep it waiting. Leaves the pool as it found it (the entry is never its own partner).
  */
-export function fillsIgnoringBlocks(entry: Entry): boolean {
+export function fillsIgnoring(
+  entry: Entry,
+  ignore: { blocks?: boolean; roles?: boolean },
+): boolean {
   const { pool, step } = entry;
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
   return matchShapesAt(pool.rules, entry.waitedMs).some((sizes) =>
@@ -119,7 +149,11 @@ export function fillsIgnoringBlocks(entry: Entry): boolean {
       const accept = partnerFilter(entry, choice);
       const others = (rank: number) => rank !== entry.rank && (accept ? accept(rank) : true);
       return pool.regions.some(
-        (_, region) => searchRegion(entry, region, ceiling, sizes, others, false) !== null,
+        (_, region) =>
+          searchRegion(entry, region, ceiling, sizes, others, {
+            blocks: ignore.blocks ? false : pool.hasBlocks,
+            roles: !ignore.roles,
+          }) !== null,
       );
     }),
   );
@@ -185,11 +219,18 @@ function compareOptions(a: Option, b: Option): number {
 export function proposal(anchor: Entry, option: Option): ProposedMatch {
   const { pool } = anchor;
   const regionName = pool.regions[option.region] ?? '';
-  const teams = balanceGroups(
+  const balanced = balanceGroups(
     option.members.map((group) => ({ skills: group.members.map(balanceSkillOf) })),
     option.sizes,
     option.teams,
   );
+  // Balance knows nothing of roles: a split that leaves a team's slot empty gives way to the
+  // search's packing, which fills every slot.
+  const rule = roleRuleAt(pool.rules, anchor.waitedMs);
+  const teams =
+    rule && !rolesHeld(option, balanced, (m) => rolesOf(m, rule), slotsOf(rule))
+      ? option.teams
+      : balanced;
   const participants = option.members
     .flatMap((group, index) =>
       group.members.map((member) =>
@@ -214,6 +255,19 @@ export function proposal(anchor: Entry, option: Option): ProposedMatch {
     maxRttMs: anchor.step.maxRttMs,
     ratingWindow: anchor.step.ratingWindow,
   });
+}
+
+function rolesHeld(
+  option: Option,
+  teams: readonly number[],
+  rolesOfMember: (member: Entry['members'][number]) => readonly string[],
+  slots: readonly string[],
+): boolean {
+  const byTeam = option.sizes.map(() => [] as (readonly string[])[]);
+  option.members.forEach((group, index) => {
+    byTeam[teams[index] ?? 0]?.push(...group.members.map(rolesOfMember));
+  });
+  return teamsFillSlots(byTeam, slots);
 }
 
 /** Which rules (indexes into the pool's distance and pair rules) refused a partner. */

@@ -8,3 +8,4 @@ export * from './party-teams';
 export * from './party-integrity';
 export * from './backfill-selection';
 export * from './match-size';
+export * from './role-slots';

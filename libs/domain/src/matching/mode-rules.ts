@@ -92,6 +92,7 @@ export function assertModeRules(rules: readonly ModeRules[]): void {
     }
     problems.push(...teamSizesProblems(rule, at));
     problems.push(...fillProblems(rule, at));
+    problems.push(...roleSlotsProblems(rule, at));
     problems.push(...wideningProblems(rule.widening, `${at}.widening`));
     problems.push(...attributeRulesProblems(rule.attributeRules, `${at}.attributeRules`));
   });
@@ -145,6 +146,27 @@ export function fillProblems(
     previous = { afterMs, minPlayers };
   });
   return problems;
+}
+
+/** A team must have room for the players its role rule asks for (attribute-types RoleRule). */
+function roleSlotsProblems(rule: Partial<Record<keyof ModeRules, unknown>>, at: string): string[] {
+  const list: unknown = rule.attributeRules;
+  if (!Array.isArray(list) || !isPositiveInteger(rule.teamSize)) return [];
+  const sizes = Array.isArray(rule.teamSizes) ? (rule.teamSizes as number[]) : [rule.teamSize];
+  const smallest = Math.min(...sizes);
+  return (list as { kind?: unknown; perTeam?: unknown }[]).flatMap((element, index) => {
+    if (element.kind !== 'roles' || typeof element.perTeam !== 'object' || !element.perTeam)
+      return [];
+    const slots = Object.values(element.perTeam as Record<string, number>).reduce(
+      (a, b) => a + b,
+      0,
+    );
+    return slots > smallest
+      ? [
+          `${at}.attributeRules[${index}] asks for ${slots} players a team, the smallest team has ${smallest}`,
+        ]
+      : [];
+  });
 }
 
 function teamSizesProblems(rule: Partial<Record<keyof ModeRules, unknown>>, at: string): string[] {

@@ -33,6 +33,11 @@ export const UnmatchedCode = {
    * minimum needs; the minimum drops as its wait reaches the next step.
    */
   MATCH_TOO_SMALL: 'MATCH_TOO_SMALL',
+  /**
+   * Enough players are searching within the ticket's limits, but too few of them can play a role
+   * every team needs (the mode's role rule), until the rule relaxes.
+   */
+  ROLE_UNFILLED: 'ROLE_UNFILLED',
 } as const;
 export type UnmatchedCode = (typeof UnmatchedCode)[keyof typeof UnmatchedCode];
 
@@ -91,6 +96,18 @@ export type UnmatchedReason =
         regions: readonly RegionShortfall[];
         nextFillInMs: number | null;
         nextWideningInMs: number | null;
+      }
+    >
+  | ReasonOf<
+      'ROLE_UNFILLED',
+      {
+        attribute: string;
+        perTeam: Readonly<Record<string, number>>;
+        /** The roles this ticket's player can play. */
+        roles: readonly string[];
+        playersPerMatch: number;
+        /** When the role rule stops applying to this ticket's search; null: never. */
+        optionalInMs: number | null;
       }
     >;
 
