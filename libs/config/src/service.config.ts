@@ -48,7 +48,7 @@ export class ServiceConfig extends DatabaseConfig {
 
   @EnvVar({
     description:
-      'Ticket attributes and rules per mode, JSON: {"<mode>": {"attributes": {"<name>": {"type": "string", "values": [...]} | {"type": "number", "min": n, "max": n, "integer"?: true} | {"type": "set", "values": [...]}, each with an optional "default" (without one it is required)}, "rules": [{"equal": "<name>", "optionalAfterSeconds"?: s} | {"intersect": "<set name>", "optionalAfterSeconds"?: s} | {"distance": "<name>", "widening": [{"afterMs": 0, "maxDistance": n}, ...]}]}}. Unset or a mode left out: no attributes (README "Ticket attributes"; docs/architecture/match-formation.md ("Ticket attributes and rules"))',
+      'Ticket attributes and rules per mode, JSON: {"<mode>": {"attributes": {"<name>": {"type": "string", "values": [...]} | {"type": "number", "min": n, "max": n, "integer"?: true} | {"type": "set", "values": [...]}, each with an optional "default" (without one it is required)}, "rules": [{"equal": "<name>", "optionalAfterSeconds"?: s} | {"intersect": "<set name>", "optionalAfterSeconds"?: s} | {"roles": "<set name>", "perTeam": {"<role>": n}, "optionalAfterSeconds"?: s} | {"distance": "<name>", "widening": [{"afterMs": 0, "maxDistance": n}, ...]}]}}. Unset or a mode left out: no attributes (README "Ticket attributes"; docs/architecture/match-formation.md ("Ticket attributes and rules"))',
   })
   @IsOptional()
   @IsQueueModeAttributes()
