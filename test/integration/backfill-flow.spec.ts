@@ -104,26 +104,23 @@ describe('backfill', () => {
    */
   async function shortHandedMatch(
     platforms?: readonly string[][],
-    shape: 'pair' | 'hunt' = 'pair',
+    hunt = false,
   ): Promise<{
     matchId: string;
     given: ServerHandOff;
     players: QueuedPlayer[];
     first: RosterResponse;
   }> {
+    const mode = hunt ? 'hunt' : 'pair';
     const players = await queuePlayers(
       api,
-      shape === 'pair' ? 4 : 3,
-      shape,
+      hunt ? 3 : 4,
+      mode,
       undefined,
       platforms && ((i) => ({ platforms: platforms[i] })),
     );
-    const matchId = await commitMatch(
-      api,
-      players,
-      shape,
-      shape === 'pair' ? undefined : (index) => (index < 2 ? 0 : 1),
-    );
+    const teamOf = hunt ? (i: number) => (i < 2 ? 0 : 1) : undefined;
+    const matchId = await commitMatch(api, players, mode, teamOf);
     const given = await waitForHandOff(handOff, matchId);
     const first = (
       await call(given, 'GET', ServerRoutes.roster(given.serverId))
@@ -302,7 +299,7 @@ describe('backfill', () => {
   });
 
   it('counts open places by each team of a mode of unequal teams', async () => {
-    const { given } = await shortHandedMatch(undefined, 'hunt');
+    const { given } = await shortHandedMatch(undefined, true);
     const open = (team: number, slots: number) =>
       call(given, 'POST', ServerRoutes.backfills(given.serverId), { team, slots });
     // Team 1 is one player, all still in: no place, though team 0 (two players) has one.
