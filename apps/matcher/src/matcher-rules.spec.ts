@@ -35,6 +35,22 @@ describe(matcherRules.name, () => {
     );
   });
 
+  it('refuses to start when a role rule asks more of a team than the team holds', () => {
+    const config = loadConfig(MatcherConfig, {
+      QUEUE_MODES: 'duel:1x2,hunt:4+1',
+      QUEUE_MODE_ATTRIBUTES: JSON.stringify({
+        hunt: {
+          attributes: { roles: { type: 'set', values: ['healer', 'tank'] } },
+          rules: [{ roles: 'roles', perTeam: { healer: 1, tank: 1 } }],
+        },
+      }),
+    });
+    expect(() => matcherRules(config)).toThrow(ConfigError);
+    expect(() => matcherRules(config)).toThrow(
+      /QUEUE_MODES\/QUEUE_MODE_ATTRIBUTES: rules\[1\]\.attributeRules\[0\] asks for 2 players a team, the smallest team has 1/,
+    );
+  });
+
   it('gives a mode the attribute rules QUEUE_MODE_ATTRIBUTES declares for it', () => {
     const rules = matcherRules(
       loadConfig(MatcherConfig, {
