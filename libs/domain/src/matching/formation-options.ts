@@ -134,8 +134,8 @@ function groupPacking(anchor: Entry, sizes: readonly number[], checkRoles: boole
 }
 
 /**
- * Whether `entry` could anchor a match in the pool as it is now if no block list (or, with
- * `roles: false`, no role rule) counted: what tells an explanation that those, not a lack of
+ * Whether `entry` could anchor a match in the pool as it is now if the block lists (`blocks`)
+ * or the role rule (`roles`) did not count: what tells an explanation that those, not a lack of
  * players, keep it waiting. Leaves the pool as it found it (the entry is never its own partner).
  */
 export function fillsIgnoring(
