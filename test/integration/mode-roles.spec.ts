@@ -1,17 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
-import type {
-  PartyResponse,
-  PartyTicketResponse,
-  ProblemDetails,
-  SessionResponse,
-} from '@matchplane/contracts';
+import type { PartyTicketResponse, ProblemDetails, SessionResponse } from '@matchplane/contracts';
 import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import {
   committedTickets,
-  measuredPlayer,
+  partyOf,
   queuedPlayer,
   ticketNow,
   type QueuedTicket,
@@ -54,13 +49,8 @@ describe('mode shapes: role slots', () => {
     queuedPlayer(api, { mode: 'arena', attributes: { roles } }, queued);
 
   async function partyOfTwo(): Promise<{ leader: SessionResponse; member: SessionResponse }> {
-    const leader = await measuredPlayer(api);
-    const member = await measuredPlayer(api);
-    const { inviteCode } = (
-      await api.request('POST', '/v1/parties', { token: leader.token })
-    ).json<PartyResponse>();
-    await api.request('POST', '/v1/parties/join', { token: member.token, body: { inviteCode } });
-    return { leader, member };
+    const [leader, member] = await partyOf(api, 2);
+    return { leader: leader!, member: member! };
   }
 
   const enqueueParty = (leader: SessionResponse, body: unknown) =>

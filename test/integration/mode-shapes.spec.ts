@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import type {
-  PartyResponse,
   PartyTicketResponse,
   QueueOptionsResponse,
   SessionResponse,
@@ -13,6 +12,7 @@ import { waitFor } from '../support/processes';
 import {
   committedTickets,
   measuredPlayer,
+  partyOf,
   queuedPlayer,
   ticketNow,
   type QueuedTicket,
@@ -47,21 +47,6 @@ describe('mode shapes: asymmetric teams', () => {
     await api?.close();
   });
 
-  async function partyOf(size: number): Promise<SessionResponse> {
-    const leader = await measuredPlayer(api);
-    const created = await api.request('POST', '/v1/parties', { token: leader.token });
-    const { inviteCode } = created.json<PartyResponse>();
-    for (let i = 1; i < size; i++) {
-      const member = await measuredPlayer(api);
-      const joined = await api.request('POST', '/v1/parties/join', {
-        token: member.token,
-        body: { inviteCode },
-      });
-      expect(joined.statusCode).toBe(200);
-    }
-    return leader;
-  }
-
   const enqueueParty = (leader: SessionResponse) =>
     api.request('POST', '/v1/queue/party-tickets', {
       token: leader.token,
@@ -89,7 +74,7 @@ describe('mode shapes: asymmetric teams', () => {
   });
 
   it('puts a party of the largest team size on that team and a solo on the team of one', async () => {
-    const party = await enqueueParty(await partyOf(4));
+    const party = await enqueueParty((await partyOf(api, 4))[0]!);
     expect(party.statusCode).toBe(201);
     const partyTickets = party.json<PartyTicketResponse>().tickets.map((t) => t.id);
     const solo = await queuedPlayer(api, { mode: 'hunt' }, queued);
@@ -100,8 +85,8 @@ describe('mode shapes: asymmetric teams', () => {
   });
 
   it('matches four hunters (a party of two among them) against one monster', async () => {
-    const leader = await partyOf(2);
-    const party = await enqueueParty(leader);
+    const [leader] = await partyOf(api, 2);
+    const party = await enqueueParty(leader!);
     expect(party.statusCode).toBe(201);
     const partyTickets = party.json<PartyTicketResponse>().tickets.map((t) => t.id);
     expect(partyTickets).toHaveLength(2);

@@ -4,7 +4,7 @@ import {
   isFiniteNumber,
   isPlainObject,
   optionalAfterProblems,
-  quote,
+  unknownFieldProblems,
 } from './attribute-values';
 import type { AttributeRule, DistanceStep, EqualRule, IntersectRule } from './attribute-types';
 import { parseRoleRule, perTeamProblems } from './role-rule-config';
@@ -18,12 +18,7 @@ export function parseRule(raw: unknown, at: string): { value?: AttributeRule; pr
   }
   if (typeof raw['roles'] === 'string') return parseRoleRule(raw, at);
   if (typeof raw['distance'] === 'string') {
-    const problems: string[] = [];
-    for (const key of Object.keys(raw)) {
-      if (key !== 'distance' && key !== 'widening') {
-        problems.push(`${at} has unknown field ${quote(key)} (fields: distance, widening)`);
-      }
-    }
+    const problems = unknownFieldProblems(raw, ['distance', 'widening'], at);
     const steps = Array.isArray(raw['widening'])
       ? (raw['widening'] as unknown[]).map((step) =>
           isPlainObject(step) && step['maxDistance'] === 'inf'
@@ -129,14 +124,7 @@ function parseOptionalRule(
   raw: Record<string, unknown>,
   at: string,
 ): { value?: EqualRule | IntersectRule; problems: string[] } {
-  const problems: string[] = [];
-  for (const key of Object.keys(raw)) {
-    if (key !== kind && key !== 'optionalAfterSeconds') {
-      problems.push(
-        `${at} has unknown field ${quote(key)} (fields: ${kind}, optionalAfterSeconds)`,
-      );
-    }
-  }
+  const problems = unknownFieldProblems(raw, [kind, 'optionalAfterSeconds'], at);
   const seconds = raw['optionalAfterSeconds'];
   problems.push(...optionalAfterProblems(seconds, at));
   if (problems.length > 0) return { problems };

@@ -59,3 +59,14 @@ export function optionalAfterProblems(seconds: unknown, at: string): string[] {
         `${at}.optionalAfterSeconds must be a number of seconds from 0 to ${MAX_OPTIONAL_AFTER_SECONDS}`,
       ];
 }
+
+/** A problem for each field of `raw` not among `fields`, listing those. */
+export function unknownFieldProblems(
+  raw: Record<string, unknown>,
+  fields: readonly string[],
+  at: string,
+): string[] {
+  return Object.keys(raw)
+    .filter((key) => !fields.includes(key))
+    .map((key) => `${at} has unknown field ${quote(key)} (fields: ${fields.join(', ')})`);
+}

@@ -1,5 +1,5 @@
 /** The role rule read from configuration JSON (mode shapes), and checked as data. */
-import { isPlainObject, optionalAfterProblems, quote } from './attribute-values';
+import { isPlainObject, optionalAfterProblems, unknownFieldProblems } from './attribute-values';
 import type { RoleRule } from './attribute-types';
 
 /** Roles a team needs, and how many of each: a team of 59 cannot need more. */
@@ -10,14 +10,7 @@ export function parseRoleRule(
   raw: Record<string, unknown>,
   at: string,
 ): { value?: RoleRule; problems: string[] } {
-  const problems: string[] = [];
-  for (const key of Object.keys(raw)) {
-    if (key !== 'roles' && key !== 'perTeam' && key !== 'optionalAfterSeconds') {
-      problems.push(
-        `${at} has unknown field ${quote(key)} (fields: roles, perTeam, optionalAfterSeconds)`,
-      );
-    }
-  }
+  const problems = unknownFieldProblems(raw, ['roles', 'perTeam', 'optionalAfterSeconds'], at);
   problems.push(...perTeamProblems(raw['perTeam'], `${at}.perTeam`));
   const seconds = raw['optionalAfterSeconds'];
   problems.push(...optionalAfterProblems(seconds, at));
