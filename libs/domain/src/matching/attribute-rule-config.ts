@@ -3,6 +3,7 @@ import {
   ATTRIBUTE_NAME_PATTERN,
   isFiniteNumber,
   isPlainObject,
+  optionalAfterMsOf,
   optionalAfterProblems,
   unknownFieldProblems,
 } from './attribute-values';
@@ -133,7 +134,7 @@ function parseOptionalRule(
     value: Object.freeze({
       kind,
       attribute: raw[kind] as string,
-      ...(seconds === undefined ? {} : { optionalAfterMs: (seconds as number) * 1000 }),
+      ...optionalAfterMsOf(seconds),
     }),
   };
 }

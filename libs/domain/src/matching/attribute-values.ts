@@ -70,3 +70,8 @@ export function unknownFieldProblems(
     .filter((key) => !fields.includes(key))
     .map((key) => `${at} has unknown field ${quote(key)} (fields: ${fields.join(', ')})`);
 }
+
+/** A checked `optionalAfterSeconds` as a rule stores it (ms), or nothing when absent. */
+export function optionalAfterMsOf(seconds: unknown): { optionalAfterMs?: number } {
+  return typeof seconds === 'number' ? { optionalAfterMs: seconds * 1000 } : {};
+}

@@ -1,5 +1,10 @@
 /** The role rule read from configuration JSON (mode shapes), and checked as data. */
-import { isPlainObject, optionalAfterProblems, unknownFieldProblems } from './attribute-values';
+import {
+  isPlainObject,
+  optionalAfterMsOf,
+  optionalAfterProblems,
+  unknownFieldProblems,
+} from './attribute-values';
 import type { RoleRule } from './attribute-types';
 
 /** Roles a team needs, and how many of each: a team of 59 cannot need more. */
@@ -21,7 +26,7 @@ export function parseRoleRule(
       kind: 'roles',
       attribute: raw['roles'] as string,
       perTeam: Object.freeze({ ...(raw['perTeam'] as Record<string, number>) }),
-      ...(seconds === undefined ? {} : { optionalAfterMs: (seconds as number) * 1000 }),
+      ...optionalAfterMsOf(seconds),
     }),
   };
 }
