@@ -36,7 +36,7 @@ describe(matcherRules.name, () => {
   });
 
   it('refuses to start when a role rule asks more of a team than the team holds', () => {
-    const config = loadConfig(MatcherConfig, {
+    const env = {
       QUEUE_MODES: 'duel:1x2,hunt:4+1',
       QUEUE_MODE_ATTRIBUTES: JSON.stringify({
         hunt: {
@@ -44,10 +44,10 @@ describe(matcherRules.name, () => {
           rules: [{ roles: 'roles', perTeam: { healer: 1, tank: 1 } }],
         },
       }),
-    });
-    expect(() => matcherRules(config)).toThrow(ConfigError);
-    expect(() => matcherRules(config)).toThrow(
-      /QUEUE_MODES\/QUEUE_MODE_ATTRIBUTES: rules\[1\]\.attributeRules\[0\] asks for 2 players a team, the smallest team has 1/,
+    };
+    expect(() => loadConfig(MatcherConfig, env)).toThrow(ConfigError);
+    expect(() => loadConfig(MatcherConfig, env)).toThrow(
+      /mode hunt: its roles rule asks for 2 players a team, its smallest team has 1/,
     );
   });
 

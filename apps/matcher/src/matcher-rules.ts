@@ -41,16 +41,7 @@ function parseWideningByMode(raw: string | undefined): Map<string, string> {
 export function matcherRules(config: MatcherConfig): ModeRules[] {
   const problems = matcherRulesProblems(config);
   if (problems.length > 0) throw new ConfigError(problems);
-  try {
-    return buildRules(config);
-  } catch (error) {
-    // What only the whole rule set shows (a role rule asking more of a team than it holds).
-    if (!(error instanceof DomainError)) throw error;
-    const details = (error.details as { problems?: string[] } | undefined)?.problems;
-    throw new ConfigError([
-      `QUEUE_MODES/QUEUE_MODE_ATTRIBUTES: ${(details ?? [error.message]).join('; ')}`,
-    ]);
-  }
+  return buildRules(config);
 }
 
 /** Every mode's shards (one, the whole mode, for a mode MATCHER_SHARDS does not split). */
