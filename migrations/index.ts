@@ -19,6 +19,7 @@ import { ReadyCheck1764690000000 } from './1764690000000-ready-check';
 import { ReconnectAndLeavers1764700000000 } from './1764700000000-reconnect-and-leavers';
 import { OwnedReadModels1764710000000 } from './1764710000000-owned-read-models';
 import { PlayerBlocks1764720000000 } from './1764720000000-player-blocks';
+import { BackfillOpenRoles1764735000000 } from './1764735000000-backfill-open-roles';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -46,4 +47,5 @@ export const allMigrations = [
   ReconnectAndLeavers1764700000000,
   OwnedReadModels1764710000000,
   PlayerBlocks1764720000000,
+  BackfillOpenRoles1764735000000,
 ];

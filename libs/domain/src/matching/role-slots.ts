@@ -32,6 +32,17 @@ export function unfilledSlots(
   players: readonly (readonly string[])[],
   slots: readonly string[],
 ): number {
+  return openSlots(players, slots).length;
+}
+
+/**
+ * The slots `players` leave empty under a largest assignment (each player one slot it can play):
+ * what players added to the team must cover (backfill).
+ */
+export function openSlots(
+  players: readonly (readonly string[])[],
+  slots: readonly string[],
+): string[] {
   const holder = new Array<number>(slots.length).fill(-1);
   const tryPlace = (player: number, seen: boolean[]): boolean => {
     const roles = players[player] ?? [];
@@ -46,11 +57,10 @@ export function unfilledSlots(
     }
     return false;
   };
-  let filled = 0;
   for (let player = 0; player < players.length; player++) {
-    if (tryPlace(player, new Array<boolean>(slots.length).fill(false))) filled += 1;
+    tryPlace(player, new Array<boolean>(slots.length).fill(false));
   }
-  return slots.length - filled;
+  return slots.filter((_, slot) => (holder[slot] ?? -1) < 0);
 }
 
 /**
