@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { INestApplicationContext } from '@nestjs/common';
 import {
   ServerRoutes,
   SERVER_PROTOCOL_VERSION,
@@ -13,24 +12,19 @@ import {
 import { JoinTokenVerifier } from '@matchplane/join-auth';
 import { MatchLifecycle, OverdueBackfillReconciler } from '@matchplane/matches';
 import type { MaintenanceReconciliationOptions } from '../../apps/maintenance/src/reconciliation/reconciliation-stage.registry';
-import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import {
-  CapturingHandOff,
   commitMatch,
-  KeyFiles,
   matchState,
   queuePlayers,
   serverCall,
-  startDispatcherFor,
-  startStaticAllocator,
   ticketStates,
   waitForHandOff,
-  type InProcessAllocator,
+  type CapturingHandOff,
+  type KeyFiles,
   type QueuedPlayer,
 } from '../support/allocation-harness';
-import { startInProcessMatcher } from '../support/in-process-matcher';
-import type { InProcessDispatcher } from '../support/outbox-fixtures';
-import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import { startBackfillPlane, type BackfillPlane } from '../support/backfill-plane';
+import type { PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
 
 /*
@@ -68,27 +62,18 @@ const ENV = {
 };
 
 describe('backfill', () => {
-  const keys = new KeyFiles();
-  const handOff = new CapturingHandOff();
+  let plane: BackfillPlane;
   let api: PlayerApi;
-  let dispatcher: InProcessDispatcher;
-  let allocator: InProcessAllocator;
-  let matcher: { context: INestApplicationContext; loop: MatcherLoop };
+  let keys: KeyFiles;
+  let handOff: CapturingHandOff;
+  let matcher: BackfillPlane['matcher'];
 
   beforeAll(async () => {
-    api = await startPlayerApi(ENV);
-    dispatcher = await startDispatcherFor(api);
-    allocator = await startStaticAllocator(api, keys, handOff, { servers: 4, firstPort: 7700 });
-    matcher = await startInProcessMatcher(api, ENV);
+    plane = await startBackfillPlane(ENV, { servers: 4, firstPort: 7700 });
+    ({ api, keys, handOff, matcher } = plane);
   });
 
-  afterAll(async () => {
-    await matcher?.context.close();
-    await allocator?.close();
-    await dispatcher?.close();
-    await api?.close();
-    keys.remove();
-  });
+  afterAll(() => plane?.close());
 
   const call = (
     given: ServerHandOff,

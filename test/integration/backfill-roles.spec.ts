@@ -1,4 +1,3 @@
-import type { INestApplicationContext } from '@nestjs/common';
 import {
   ServerRoutes,
   SERVER_PROTOCOL_VERSION,
@@ -6,21 +5,13 @@ import {
   type ServerHandOff,
   type TicketResponse,
 } from '@matchplane/contracts';
-import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import {
-  CapturingHandOff,
   commitMatch,
-  KeyFiles,
   queuePlayers,
   serverCall,
-  startDispatcherFor,
-  startStaticAllocator,
   waitForHandOff,
-  type InProcessAllocator,
 } from '../support/allocation-harness';
-import { startInProcessMatcher } from '../support/in-process-matcher';
-import type { InProcessDispatcher } from '../support/outbox-fixtures';
-import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import { startBackfillPlane, type BackfillPlane } from '../support/backfill-plane';
 
 const ENV = {
   QUEUE_MODES: 'duel:1x2,arena:2x2',
@@ -40,32 +31,17 @@ const ENV = {
  * than an older player who cannot heal.
  */
 describe('backfill by role', () => {
-  const keys = new KeyFiles();
-  const handOff = new CapturingHandOff();
-  let api: PlayerApi;
-  let dispatcher: InProcessDispatcher;
-  let allocator: InProcessAllocator;
-  let matcher: { context: INestApplicationContext; loop: MatcherLoop };
-
+  let plane: BackfillPlane;
   beforeAll(async () => {
-    api = await startPlayerApi(ENV);
-    dispatcher = await startDispatcherFor(api);
-    allocator = await startStaticAllocator(api, keys, handOff, { servers: 2, firstPort: 7800 });
-    matcher = await startInProcessMatcher(api, ENV);
+    plane = await startBackfillPlane(ENV, { servers: 2, firstPort: 7800 });
   });
-
-  afterAll(async () => {
-    await matcher?.context.close();
-    await allocator?.close();
-    await dispatcher?.close();
-    await api?.close();
-    keys.remove();
-  });
+  afterAll(() => plane?.close());
 
   const call = (given: ServerHandOff, route: string, body?: unknown) =>
-    serverCall(api, 'POST', route, given.credential, body);
+    serverCall(plane.api, 'POST', route, given.credential, body);
 
   it("fills a team's lost healer with a healer, passing over an older player who cannot heal", async () => {
+    const { api, handOff, matcher } = plane;
     // Team 0: healer, dps; team 1: healer (the no-show), dps.
     const roles = [['healer'], ['healer'], ['dps'], ['dps']];
     const players = await queuePlayers(api, 4, 'arena', undefined, (i) => ({ roles: roles[i] }));
