@@ -243,6 +243,8 @@ export interface PartyResponse {
 /** POST /v1/queue/party-tickets (the leader): the party queues as one ticket. */
 export interface CreatePartyTicketRequest {
   mode: string;
+  /** Every member's attributes, as a solo ticket's (CreateTicketRequest.attributes). */
+  attributes?: Record<string, TicketAttributeValue>;
   /**
    * Each member's roles (the mode's roles rule: its set attribute), by player id: a member left
    * out plays the roles of `attributes` (the leader's). A 400 names `memberRoles.<playerId>`.
