@@ -20,6 +20,7 @@ import { ReconnectAndLeavers1764700000000 } from './1764700000000-reconnect-and-
 import { OwnedReadModels1764710000000 } from './1764710000000-owned-read-models';
 import { PlayerBlocks1764720000000 } from './1764720000000-player-blocks';
 import { Lobbies1764725000000 } from './1764725000000-lobbies';
+import { BackfillOpenRoles1764735000000 } from './1764735000000-backfill-open-roles';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -48,4 +49,5 @@ export const allMigrations = [
   OwnedReadModels1764710000000,
   PlayerBlocks1764720000000,
   Lobbies1764725000000,
+  BackfillOpenRoles1764735000000,
 ];

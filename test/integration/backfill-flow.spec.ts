@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { INestApplicationContext } from '@nestjs/common';
 import {
   ServerRoutes,
   SERVER_PROTOCOL_VERSION,
@@ -13,24 +12,19 @@ import {
 import { JoinTokenVerifier } from '@matchplane/join-auth';
 import { MatchLifecycle, OverdueBackfillReconciler } from '@matchplane/matches';
 import type { MaintenanceReconciliationOptions } from '../../apps/maintenance/src/reconciliation/reconciliation-stage.registry';
-import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import {
-  CapturingHandOff,
   commitMatch,
-  KeyFiles,
   matchState,
   queuePlayers,
   serverCall,
-  startDispatcherFor,
-  startStaticAllocator,
   ticketStates,
   waitForHandOff,
-  type InProcessAllocator,
+  type CapturingHandOff,
+  type KeyFiles,
   type QueuedPlayer,
 } from '../support/allocation-harness';
-import { startInProcessMatcher } from '../support/in-process-matcher';
-import type { InProcessDispatcher } from '../support/outbox-fixtures';
-import { startPlayerApi, type PlayerApi } from '../support/player-api';
+import { startBackfillPlane, type BackfillPlane } from '../support/backfill-plane';
+import type { PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
 
 /*
@@ -55,7 +49,8 @@ const RECONCILIATION: MaintenanceReconciliationOptions = {
 };
 
 const ENV = {
-  QUEUE_MODES: 'duel:1x2,pair:2x2',
+  // hunt: teams of different sizes (mode shapes), team 0 of two players and team 1 of one.
+  QUEUE_MODES: 'duel:1x2,pair:2x2,hunt:2+1',
   MATCH_MIN_CONNECTED_PER_TEAM: '1',
   // Cross-play pools (issue 34): players left at the default accept both platforms.
   QUEUE_MODE_ATTRIBUTES: JSON.stringify({
@@ -67,27 +62,18 @@ const ENV = {
 };
 
 describe('backfill', () => {
-  const keys = new KeyFiles();
-  const handOff = new CapturingHandOff();
+  let plane: BackfillPlane;
   let api: PlayerApi;
-  let dispatcher: InProcessDispatcher;
-  let allocator: InProcessAllocator;
-  let matcher: { context: INestApplicationContext; loop: MatcherLoop };
+  let keys: KeyFiles;
+  let handOff: CapturingHandOff;
+  let matcher: BackfillPlane['matcher'];
 
   beforeAll(async () => {
-    api = await startPlayerApi(ENV);
-    dispatcher = await startDispatcherFor(api);
-    allocator = await startStaticAllocator(api, keys, handOff, { servers: 4, firstPort: 7700 });
-    matcher = await startInProcessMatcher(api, ENV);
+    plane = await startBackfillPlane(ENV, { servers: 4, firstPort: 7700 });
+    ({ api, keys, handOff, matcher } = plane);
   });
 
-  afterAll(async () => {
-    await matcher?.context.close();
-    await allocator?.close();
-    await dispatcher?.close();
-    await api?.close();
-    keys.remove();
-  });
+  afterAll(() => plane?.close());
 
   const call = (
     given: ServerHandOff,
@@ -98,22 +84,28 @@ describe('backfill', () => {
 
   /**
    * A pair match through registration and an initial connect where players[1] (team 1) never
-   * came; `platforms[i]`, when given, is players[i]'s set (team i % 2).
+   * came; `platforms[i]`, when given, is players[i]'s set (team i % 2). With `hunt`, a 2 + 1
+   * match whose players[1] (team 0) never came.
    */
-  async function shortHandedMatch(platforms?: readonly string[][]): Promise<{
+  async function shortHandedMatch(
+    platforms?: readonly string[][],
+    hunt = false,
+  ): Promise<{
     matchId: string;
     given: ServerHandOff;
     players: QueuedPlayer[];
     first: RosterResponse;
   }> {
+    const mode = hunt ? 'hunt' : 'pair';
     const players = await queuePlayers(
       api,
-      4,
-      'pair',
+      hunt ? 3 : 4,
+      mode,
       undefined,
       platforms && ((i) => ({ platforms: platforms[i] })),
     );
-    const matchId = await commitMatch(api, players, 'pair');
+    const teamOf = hunt ? (i: number) => (i < 2 ? 0 : 1) : undefined;
+    const matchId = await commitMatch(api, players, mode, teamOf);
     const given = await waitForHandOff(handOff, matchId);
     const first = (
       await call(given, 'GET', ServerRoutes.roster(given.serverId))
@@ -289,6 +281,23 @@ describe('backfill', () => {
       [request.requestId],
     );
     expect(events.map((e) => e.to)).toEqual(['OPEN', 'MATCHED', 'PUBLISHED', 'ASSIGNED', 'FILLED']);
+  });
+
+  it('counts open places by each team of a mode of unequal teams', async () => {
+    const { given } = await shortHandedMatch(undefined, true);
+    const open = (team: number, slots: number) =>
+      call(given, 'POST', ServerRoutes.backfills(given.serverId), { team, slots });
+    // Team 1 is one player, all still in: no place, though team 0 (two players) has one.
+    const full = await open(1, 1);
+    expect([full.statusCode, full.json<{ detail: string }>().detail]).toEqual([
+      409,
+      expect.stringContaining('has 0 open places (1 of 1 players still in it)'),
+    ]);
+    const tooMany = await open(0, 2);
+    expect(tooMany.json<{ detail: string }>().detail).toContain(
+      'has 1 open places (1 of 2 players still in it), not 2',
+    );
+    expect((await open(0, 1)).statusCode).toBe(201);
   });
 
   it('backfills only a player who shares a platform with everyone still in the match', async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SessionResponse, TicketResponse } from '@matchplane/contracts';
+import type { PartyResponse, SessionResponse, TicketResponse } from '@matchplane/contracts';
 import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import type { InjectedResponse, PlayerApi } from './player-api';
 
@@ -53,4 +53,22 @@ export async function queuedPlayer(
   const entry = { token, ticket: created.json<TicketResponse>() };
   queued.push(entry);
   return entry;
+}
+
+/** A party of `size` new measured players, the leader first, every other one joined by its code. */
+export async function partyOf(api: PlayerApi, size: number): Promise<SessionResponse[]> {
+  const leader = await measuredPlayer(api);
+  const created = await api.request('POST', '/v1/parties', { token: leader.token });
+  const { inviteCode } = created.json<PartyResponse>();
+  const players = [leader];
+  for (let i = 1; i < size; i++) {
+    const member = await measuredPlayer(api);
+    const joined = await api.request('POST', '/v1/parties/join', {
+      token: member.token,
+      body: { inviteCode },
+    });
+    if (joined.statusCode !== 200) throw new Error(`joining answered ${joined.statusCode}`);
+    players.push(member);
+  }
+  return players;
 }

@@ -89,7 +89,7 @@ async function main(args: DemoArgs): Promise<number | undefined> {
       throw new DemoFailure(
         `mode ${args.mode ?? '(none)'} is not offered (${options.modes.map((m) => m.mode).join(', ')})`,
       );
-    const matchSize = mode.teamSize * mode.teamCount;
+    const matchSize = mode.teamSizes.reduce((total, size) => total + size, 0);
     if (args.players % matchSize !== 0)
       throw new DemoFailure(
         `--players ${args.players} does not fill ${mode.mode} matches of ${matchSize} players: use a multiple of ${matchSize}`,
@@ -260,7 +260,8 @@ async function fail(error: unknown): Promise<number | undefined> {
 }
 
 function describeMode(mode: QueueModeOption): string {
-  return `${mode.mode} (${mode.teamSize}x${mode.teamCount})`;
+  const equal = mode.teamSizes.every((size) => size === mode.teamSize);
+  return `${mode.mode} (${equal ? `${mode.teamSize}x${mode.teamCount}` : mode.teamSizes.join('+')})`;
 }
 
 function onSignal(signal: NodeJS.Signals): void {

@@ -21,6 +21,36 @@ describe(matcherRules.name, () => {
     ]);
   });
 
+  it('gives a mode of unequal teams each team its size, a mode its fill steps, and leaves others as they were', () => {
+    const rules = matcherRules(
+      loadConfig(MatcherConfig, { QUEUE_MODES: 'duel:1x2,hunt:4+1,br:1x10@5000:6' }),
+    );
+    expect(rules[0]).not.toHaveProperty('teamSizes');
+    expect(rules[0]).not.toHaveProperty('fill');
+    expect(rules[1]).toEqual(
+      expect.objectContaining({ mode: 'hunt', teamSize: 4, teamCount: 2, teamSizes: [4, 1] }),
+    );
+    expect(rules[2]).toEqual(
+      expect.objectContaining({ mode: 'br', fill: [{ afterMs: 5000, minPlayers: 6 }] }),
+    );
+  });
+
+  it('refuses to start when a role rule asks more of a team than the team holds', () => {
+    const env = {
+      QUEUE_MODES: 'duel:1x2,hunt:4+1',
+      QUEUE_MODE_ATTRIBUTES: JSON.stringify({
+        hunt: {
+          attributes: { roles: { type: 'set', values: ['healer', 'tank'] } },
+          rules: [{ roles: 'roles', perTeam: { healer: 1, tank: 1 } }],
+        },
+      }),
+    };
+    expect(() => loadConfig(MatcherConfig, env)).toThrow(ConfigError);
+    expect(() => loadConfig(MatcherConfig, env)).toThrow(
+      /mode hunt: its roles rule asks for 2 players a team, its smallest team has 1/,
+    );
+  });
+
   it('gives a mode the attribute rules QUEUE_MODE_ATTRIBUTES declares for it', () => {
     const rules = matcherRules(
       loadConfig(MatcherConfig, {

@@ -124,10 +124,13 @@ function buildRules(config: MatcherConfig): ModeRules[] {
     config.QUEUE_MODE_ATTRIBUTES,
     modes.map(({ mode }) => mode),
   );
-  const rules = modes.map(({ mode, teamSize, teamCount }) => ({
+  const rules = modes.map(({ mode, teamSize, teamCount, teamSizes, fill }) => ({
     mode,
     teamSize,
     teamCount,
+    // Only teams of different sizes name each one (hunt:4+1); equal teams stay as they were.
+    ...(teamSizes.some((size) => size !== teamSize) ? { teamSizes } : {}),
+    ...(fill ? { fill } : {}),
     widening: parseWideningSteps(overrides.get(mode) ?? config.MATCH_WIDENING),
     // Ticket attribute rules (QUEUE_MODE_ATTRIBUTES, shared with the API, which validates tickets).
     attributeRules: attributes.get(mode)?.rules ?? [],

@@ -201,3 +201,88 @@ describe(`${screenProposals.name} with parties`, () => {
     expect(rejected[0]?.problem).toMatch(/without 1 of its 2 players$/);
   });
 });
+
+describe(`${screenProposals.name} with teams of different sizes`, () => {
+  const hunt: ModeRules = { ...duel, mode: 'hunt', teamSize: 2, teamSizes: [2, 1] };
+  const pool = [1, 2, 3].map((n) => ({ ...candidate(n), mode: 'hunt' }));
+  const byId = new Map(pool.map((c) => [c.ticketId, c]));
+  const formed = formMatches(pool, [hunt], now).matches;
+
+  it('accepts each team at its own size and refuses the teams swapped', () => {
+    expect(formed).toHaveLength(1);
+    expect(screenProposals(formed, hunt, byId, now).accepted).toEqual(formed);
+    const swapped = formed.map((m) => ({
+      ...m,
+      participants: m.participants.map((p) => ({ ...p, team: 1 - p.team })),
+    }));
+    expect(screenProposals(swapped, hunt, byId, now).rejected[0]?.problem).toBe(
+      'teams of 1/2 players, hunt needs 2/1',
+    );
+  });
+});
+
+describe(`${screenProposals.name} with fill steps`, () => {
+  const br: ModeRules = {
+    ...duel,
+    mode: 'br',
+    teamCount: 4,
+    fill: [{ afterMs: 10_000, minPlayers: 3 }],
+  };
+  // Candidates n waited n s: the oldest of 1-3 waited 3 s, of 11-13 13 s.
+  const pool = [1, 2, 3, 11, 12, 13].map((n) => ({ ...candidate(n), mode: 'br' }));
+  const byId = new Map(pool.map((c) => [c.ticketId, c]));
+  const shortOf = (ns: number[]): ProposedMatch => ({
+    mode: 'br',
+    region: 'eu',
+    participants: ns.map((n, team) => ({
+      ticketId: uuid(1, n),
+      playerId: uuid(2, n),
+      team,
+      rating: 1500,
+      rttMs: 10,
+    })),
+    worstRttMs: 10,
+    sumRttMs: 30,
+    anchorTicketId: uuid(1, ns[0] ?? 0),
+    maxRttMs: 100,
+    ratingWindow: 500,
+  });
+
+  it('accepts a short match once its oldest participant waited for the step, not before', () => {
+    const late = shortOf([13, 12, 11]);
+    expect(screenProposals([late], br, byId, now).accepted).toEqual([late]);
+    expect(screenProposals([shortOf([3, 2, 1])], br, byId, now).rejected[0]?.problem).toBe(
+      '3 participants, br needs 4',
+    );
+  });
+});
+
+describe(`${screenProposals.name} with role slots`, () => {
+  const arena: ModeRules = {
+    ...duel,
+    mode: 'arena',
+    teamSize: 2,
+    attributeRules: [{ kind: 'roles', attribute: 'roles', perTeam: { healer: 1 } }],
+  };
+  const pool = [1, 2, 3, 4].map((n) => ({
+    ...candidate(n),
+    mode: 'arena',
+    attributes: { roles: n <= 2 ? ['healer'] : ['dps'] },
+  }));
+  const byId = new Map(pool.map((c) => [c.ticketId, c]));
+  const formed = formMatches(pool, [arena], now).matches;
+
+  it('accepts a healer on each team and refuses both healers on one', () => {
+    expect(screenProposals(formed, arena, byId, now).accepted).toEqual(formed);
+    const stacked = formed.map((m) => ({
+      ...m,
+      participants: m.participants.map((p) => ({
+        ...p,
+        team: p.ticketId === uuid(1, 1) || p.ticketId === uuid(1, 2) ? 0 : 1,
+      })),
+    }));
+    expect(screenProposals(stacked, arena, byId, now).rejected[0]?.problem).toBe(
+      'a team lacks the roles of roles every team needs',
+    );
+  });
+});

@@ -68,4 +68,21 @@ describe('QUEUE_MODE_ATTRIBUTES', () => {
   ])('refuses %s with one line naming the variable and the problem', (_, value, expected) => {
     expect(problemOf({ QUEUE_MODE_ATTRIBUTES: value })).toMatch(expected);
   });
+
+  it('refuses a roles rule that asks more of a team than the smallest team holds', () => {
+    const roles = { type: 'set', values: ['healer', 'tank'] };
+    const rules = [{ roles: 'roles', perTeam: { healer: 1, tank: 1 } }];
+    expect(
+      problemOf({
+        QUEUE_MODES: 'duel:1x2,hunt:4+1',
+        QUEUE_MODE_ATTRIBUTES: JSON.stringify({ hunt: { attributes: { roles }, rules } }),
+      }),
+    ).toMatch(/mode hunt: its roles rule asks for 2 players a team, its smallest team has 1/);
+    expect(() =>
+      loadConfig(ServiceConfig, {
+        QUEUE_MODES: 'duel:1x2,arena:2x2',
+        QUEUE_MODE_ATTRIBUTES: JSON.stringify({ arena: { attributes: { roles }, rules } }),
+      }),
+    ).not.toThrow();
+  });
 });

@@ -1,6 +1,6 @@
 import { parseModeAttributeSchema, type ModeAttributeSchema } from '@matchplane/domain';
 import { ValidateBy, type ValidationArguments } from 'class-validator';
-import { parseQueueModes } from './queue-policy';
+import { parseQueueModes, type QueueMode } from './queue-policy';
 
 /**
  * QUEUE_MODE_ATTRIBUTES: a JSON object of mode -> declaration (see parseModeAttributeSchema in
@@ -61,11 +61,11 @@ export function queueModesOf(object: object): string[] | undefined {
  */
 export function ValidatedAgainstQueueModes(
   name: string,
-  problemsOf: (raw: string, modes: readonly string[] | undefined) => string[],
+  problemsOf: (raw: string, modes: readonly string[] | undefined, object: object) => string[],
 ): PropertyDecorator {
   const problems = (args: ValidationArguments) =>
     typeof args.value === 'string'
-      ? problemsOf(args.value, queueModesOf(args.object))
+      ? problemsOf(args.value, queueModesOf(args.object), args.object)
       : ['must be a string'];
   return ValidateBy({
     name,
@@ -80,8 +80,32 @@ export function ValidatedAgainstQueueModes(
 
 /** Validates QUEUE_MODE_ATTRIBUTES against the object's QUEUE_MODES, naming every problem. */
 export function IsQueueModeAttributes(): PropertyDecorator {
-  return ValidatedAgainstQueueModes(
-    'isQueueModeAttributes',
-    (raw, modes) => readQueueModeAttributes(raw, modes).problems,
-  );
+  return ValidatedAgainstQueueModes('isQueueModeAttributes', (raw, modes, object) => {
+    const { schemas, problems } = readQueueModeAttributes(raw, modes);
+    return [...problems, ...roleSlotProblems(schemas, object)];
+  });
+}
+
+/** A roles rule must fit the mode's smallest team (hunt:4+1 cannot ask for a healer and a tank). */
+function roleSlotProblems(
+  schemas: ReadonlyMap<string, ModeAttributeSchema>,
+  object: object,
+): string[] {
+  let shapes: QueueMode[];
+  try {
+    shapes = parseQueueModes((object as { QUEUE_MODES?: string }).QUEUE_MODES ?? '');
+  } catch {
+    return []; // QUEUE_MODES reports its own problem.
+  }
+  return shapes.flatMap(({ mode, teamSizes }) => {
+    const rule = schemas.get(mode)?.rules.find((r) => r.kind === 'roles');
+    if (!rule || rule.kind !== 'roles') return [];
+    const slots = Object.values(rule.perTeam).reduce((total, count) => total + count, 0);
+    const smallest = Math.min(...teamSizes);
+    return slots > smallest
+      ? [
+          `mode ${mode}: its roles rule asks for ${slots} players a team, its smallest team has ${smallest}`,
+        ]
+      : [];
+  });
 }

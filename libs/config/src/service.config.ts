@@ -2,7 +2,7 @@ import { IsNotEmpty, IsOptional, IsString, IsUrl, Matches } from 'class-validato
 import { DatabaseConfig } from './database.config';
 import { EnvVar } from './env-var.decorator';
 import { IsQueueModeAttributes } from './queue-attributes';
-import { IsParsedList, parseQueueModes, parseRegions } from './queue-policy';
+import { IsParsedList, parseQueueModes, parseRegions, QUEUE_MODES_SYNTAX } from './queue-policy';
 import { IsSearchTimeouts } from './search-timeouts';
 import { IsAcceptanceTimeouts } from './acceptance-timeouts';
 import { IsRejoinGrace } from './rejoin-grace';
@@ -90,16 +90,16 @@ export class ServiceConfig extends DatabaseConfig {
   REDIS_KEY_PREFIX = 'mp';
 
   // Queue policy: the API, matcher and maintenance must agree on these, hence one definition.
-  @EnvVar({ description: 'Queue modes as mode:<team size>x<team count>, comma-separated' })
-  @IsParsedList(
-    parseQueueModes,
-    'comma-separated mode:<team size>x<team count> entries, e.g. duel:1x2,squad:4x2',
-  )
+  @EnvVar({
+    description:
+      'Queue modes, comma-separated: mode:<team size>x<team count>, or mode:<size>+<size>... for teams of different sizes (hunt:4+1: a team of 4 v a team of 1); README "QUEUE_MODES"',
+  })
+  @IsParsedList(parseQueueModes, QUEUE_MODES_SYNTAX)
   QUEUE_MODES = 'duel:1x2,squad:4x2';
 
   @EnvVar({
     description:
-      'Ticket attributes and rules per mode, JSON: {"<mode>": {"attributes": {"<name>": {"type": "string", "values": [...]} | {"type": "number", "min": n, "max": n, "integer"?: true} | {"type": "set", "values": [...]}, each with an optional "default" (without one it is required)}, "rules": [{"equal": "<name>", "optionalAfterSeconds"?: s} | {"intersect": "<set name>", "optionalAfterSeconds"?: s} | {"distance": "<name>", "widening": [{"afterMs": 0, "maxDistance": n}, ...]}]}}. Unset or a mode left out: no attributes (README "Ticket attributes"; docs/architecture/match-formation.md ("Ticket attributes and rules"))',
+      'Ticket attributes and rules per mode, JSON: {"<mode>": {"attributes": {"<name>": {"type": "string", "values": [...]} | {"type": "number", "min": n, "max": n, "integer"?: true} | {"type": "set", "values": [...]}, each with an optional "default" (without one it is required)}, "rules": [{"equal": "<name>", "optionalAfterSeconds"?: s} | {"intersect": "<set name>", "optionalAfterSeconds"?: s} | {"roles": "<set name>", "perTeam": {"<role>": n}, "optionalAfterSeconds"?: s} | {"distance": "<name>", "widening": [{"afterMs": 0, "maxDistance": n}, ...]}]}}. Unset or a mode left out: no attributes (README "Ticket attributes"; docs/architecture/match-formation.md ("Ticket attributes and rules"))',
   })
   @IsOptional()
   @IsQueueModeAttributes()

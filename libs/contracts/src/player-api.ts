@@ -99,8 +99,16 @@ export interface ProbeMeasurementResponse extends ProbeAnswerResponse {
 
 export interface QueueModeOption {
   mode: string;
+  /** The largest team's size (the largest party the mode takes). */
   teamSize: number;
   teamCount: number;
+  /** Each team's size in team order: [4, 1] for 4 hunters v 1 monster, [4, 4] for 4 v 4. */
+  teamSizes: number[];
+  /**
+   * Fill steps: once a match's oldest searcher has waited afterMs, it may start with minPlayers
+   * (whole teams) or more. Absent: matches start full.
+   */
+  fill?: { afterMs: number; minPlayers: number }[];
   /** Tickets searching in this mode now (the candidate projection's count). */
   queueDepth: number;
   /** The attributes a ticket of this mode may or must carry (QUEUE_MODE_ATTRIBUTES); [] for none. */
@@ -242,6 +250,13 @@ export interface PartyResponse {
 /** POST /v1/queue/party-tickets (the leader): the party queues as one ticket. */
 export interface CreatePartyTicketRequest {
   mode: string;
+  /** Every member's attributes, as a solo ticket's (CreateTicketRequest.attributes). */
+  attributes?: Record<string, TicketAttributeValue>;
+  /**
+   * Each member's roles (the mode's roles rule: its set attribute), by player id: a member left
+   * out plays the roles of `attributes` (the leader's). A 400 names `memberRoles.<playerId>`.
+   */
+  memberRoles?: Record<string, string[]>;
 }
 
 /** One ticket per member, sharing `partyTicketId`; each member heartbeats and may cancel its own. */

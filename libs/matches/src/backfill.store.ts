@@ -24,6 +24,8 @@ export interface BackfillRecord extends BackfillSnapshot {
   readonly serverRegion: string;
   readonly teamRating: number;
   readonly attributes: TicketAttributes;
+  /** The roles the team's still-present players leave open (the mode's roles rule); [] none. */
+  readonly openRoles: readonly string[];
   readonly createdAt: Date;
 }
 
@@ -35,6 +37,8 @@ export interface NewBackfillRequest {
   readonly serverRegion: string;
   readonly teamRating: number;
   readonly attributes: TicketAttributes;
+  /** Absent: none (a mode without a roles rule). */
+  readonly openRoles?: readonly string[];
   readonly expiresAt: Date;
 }
 
@@ -47,6 +51,7 @@ interface BackfillRow {
   server_region: string;
   team_rating: number;
   attributes: unknown;
+  open_roles: string[];
   state: BackfillState;
   reason: BackfillReason | null;
   revision: string;
@@ -58,7 +63,7 @@ interface BackfillRow {
 }
 
 const COLUMNS = `b.id, b.match_id, b.mode, b.team, b.slots, b.server_region, b.team_rating, b.attributes,
-       b.state, b.reason, b.revision, b.player_ids, b.roster_revision, b.created_at, b.expires_at, b.updated_at`;
+       b.open_roles, b.state, b.reason, b.revision, b.player_ids, b.roster_revision, b.created_at, b.expires_at, b.updated_at`;
 
 function toRecord(row: BackfillRow): BackfillRecord {
   return {
@@ -77,6 +82,7 @@ function toRecord(row: BackfillRow): BackfillRecord {
     serverRegion: row.server_region,
     teamRating: row.team_rating,
     attributes: readTicketAttributes(row.attributes),
+    openRoles: row.open_roles,
     createdAt: row.created_at,
   };
 }
@@ -130,18 +136,20 @@ export class BackfillStore {
       request.revision,
       request.expiresAt,
       now,
+      input.openRoles ?? [],
     ];
     const events = this.outbox.appendSql(envelopesFor(change.events), parameters);
     await unit.manager.query(
       `WITH opened AS (
          INSERT INTO backfill_requests (id, match_id, mode, team, slots, server_region, team_rating,
-                                        attributes, state, revision, expires_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $12))
+                                        attributes, state, revision, expires_at, created_at, updated_at,
+                                        open_roles)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $12, $13::text[]))
        ${events.sql}`,
       [...parameters, ...events.parameters],
     );
     this.signal.wakeAfter(unit);
-    return { ...request, ...input, createdAt: now };
+    return { ...request, ...input, openRoles: input.openRoles ?? [], createdAt: now };
   }
 
   async load(
@@ -189,6 +197,7 @@ export class BackfillStore {
         serverRegion: record.serverRegion,
         teamRating: record.teamRating,
         attributes: record.attributes,
+        openRoles: record.openRoles,
         excludedPlayerIds: row.excluded,
         createdAt: record.createdAt,
       };

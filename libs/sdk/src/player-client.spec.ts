@@ -98,7 +98,9 @@ const session: SessionResponse = {
 };
 
 const queueOptions: QueueOptionsResponse = {
-  modes: [{ mode: 'duel', teamSize: 1, teamCount: 2, queueDepth: 0, attributes: [] }],
+  modes: [
+    { mode: 'duel', teamSize: 1, teamCount: 2, teamSizes: [1, 1], queueDepth: 0, attributes: [] },
+  ],
   regions: ['eu-west', 'us-east'],
   heartbeatIntervalMs: 5,
 };
@@ -670,7 +672,10 @@ describe(`${PlayerClient.name} parties`, () => {
     await expect(client.createParty()).resolves.toMatchObject({ inviteCode: 'mpi_x' });
     await client.joinParty('mpi_x');
     await client.party();
-    await expect(client.enqueueParty('pair')).resolves.toMatchObject({ partyTicketId: 'pt-1' });
+    const memberRoles = { 'member-1': ['healer'] };
+    await expect(client.enqueueParty('pair', { memberRoles })).resolves.toMatchObject({
+      partyTicketId: 'pt-1',
+    });
     await client.leaveParty();
     await client.disbandParty();
     expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual([
@@ -682,7 +687,7 @@ describe(`${PlayerClient.name} parties`, () => {
       'DELETE parties/current',
     ]);
     expect(calls[1]?.body).toEqual({ inviteCode: 'mpi_x' });
-    expect(calls[3]?.body).toEqual({ mode: 'pair' });
+    expect(calls[3]?.body).toEqual({ mode: 'pair', memberRoles });
     expect(calls[3]?.headers[IDEMPOTENCY_KEY_HEADER]).toMatch(/^[0-9a-f-]{36}$/);
   });
 

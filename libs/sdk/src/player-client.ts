@@ -3,6 +3,7 @@ import {
   type AssignmentResponse,
   type CreateSessionRequest,
   type BlockListResponse,
+  type CreatePartyTicketRequest,
   type CreateTicketRequest,
   type MatchEventsResponse,
   type PartyResponse,
@@ -273,10 +274,14 @@ export class PlayerClient {
    * The leader queues the whole party for `mode`: one ticket per member, all matched together onto
    * one team. Each member heartbeats its own ticket (the leader's client sees all of them here; a
    * member's finds its own with `waitForPartyTicket`); a member's cancel or missed heartbeats take
-   * the whole party out.
+   * the whole party out. `attributes` are every member's; `memberRoles` (player id -> roles) a
+   * member's own roles in a mode with a roles rule.
    */
-  enqueueParty(mode: string): Promise<PartyTicketResponse> {
-    return this.parties.enqueue(mode);
+  enqueueParty(
+    mode: string,
+    options: Omit<CreatePartyTicketRequest, 'mode'> = {},
+  ): Promise<PartyTicketResponse> {
+    return this.parties.enqueue(mode, options);
   }
 
   /**

@@ -49,8 +49,11 @@ export class PartyCalls {
     await this.calls.send({ method: 'DELETE', path: PlayerRoutes.currentParty, retry: 'never' });
   }
 
-  enqueue(mode: string): Promise<PartyTicketResponse> {
-    const body: CreatePartyTicketRequest = { mode };
+  enqueue(
+    mode: string,
+    options: Omit<CreatePartyTicketRequest, 'mode'> = {},
+  ): Promise<PartyTicketResponse> {
+    const body: CreatePartyTicketRequest = { mode, ...options };
     return this.calls.required<PartyTicketResponse>({
       method: 'POST',
       path: PlayerRoutes.partyTickets,

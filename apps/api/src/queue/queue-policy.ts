@@ -10,6 +10,7 @@ import {
   type QueueMode,
 } from '@matchplane/config';
 import {
+  isUuid,
   MAX_ATTRIBUTES_PER_MODE,
   NO_ATTRIBUTES,
   resolveTicketAttributes,
@@ -19,6 +20,9 @@ import {
 import { ApiConfig } from '../api.config';
 import { ErrorCode, type TicketAttributeOption } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
+
+/** The most party members one party enqueue may name roles for (a team holds at most 59). */
+const MAX_PARTY_MEMBER_ROLES = 59;
 
 /** The configured modes and regions, with the lookups routes use to refuse unknown ones. */
 @Injectable()
@@ -136,6 +140,46 @@ export class QueuePolicy {
       errors.map(({ field, problems }) => `${field}: ${problems.join(', ')}`).join('; '),
       { errors },
     );
+  }
+
+  /**
+   * Each party member's attributes when it declares its own roles (`memberRoles`, player id ->
+   * roles): the party's `attributes` with the roles rule's set replaced, checked as a ticket's
+   * are. A 400 names `memberRoles.<playerId>`; the service checks the ids are the party's.
+   */
+  memberRoles(
+    mode: string,
+    attributes: TicketAttributes,
+    given: unknown,
+  ): Map<string, TicketAttributes> {
+    const members = new Map<string, TicketAttributes>();
+    if (given === undefined) return members;
+    const refuse = (field: string, problem: string): never => {
+      throw new CodedError(ErrorCode.VALIDATION_FAILED, `${field}: ${problem}`, {
+        errors: [{ field, problems: [problem] }],
+      });
+    };
+    const schema = this.attributeSchema(mode);
+    const rule = schema.rules.find((r) => r.kind === 'roles');
+    if (!rule) return refuse('memberRoles', `mode ${mode} has no roles rule`);
+    const entries = Object.entries(given as Record<string, unknown>);
+    if (entries.length > MAX_PARTY_MEMBER_ROLES) {
+      return refuse(
+        'memberRoles',
+        `at most ${MAX_PARTY_MEMBER_ROLES} members, got ${entries.length}`,
+      );
+    }
+    for (const [playerId, roles] of entries) {
+      const field = `memberRoles.${playerId}`;
+      if (!isUuid(playerId)) refuse(field, "must be a member's player id");
+      const result = resolveTicketAttributes(schema, { ...attributes, [rule.attribute]: roles });
+      if (!('attributes' in result)) {
+        refuse(field, result.problems.map((p) => p.message).join(', '));
+      } else {
+        members.set(playerId, result.attributes);
+      }
+    }
+    return members;
   }
 
   /** What GET /v1/queue/options tells clients about a mode's attributes. */

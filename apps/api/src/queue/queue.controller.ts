@@ -131,7 +131,13 @@ export class QueueController {
   ): Promise<PartyTicketResponse> {
     return send(
       reply,
-      await this.queue.createForParty(session.playerId, key, body.mode, body.attributes),
+      await this.queue.createForParty(
+        session.playerId,
+        key,
+        body.mode,
+        body.attributes,
+        body.memberRoles,
+      ),
     );
   }
 

@@ -32,4 +32,16 @@ export class CreateTicketBody implements CreateTicketRequest {
   attributes?: Record<string, TicketAttributeValue>;
 }
 
-export class CreatePartyTicketBody extends CreateTicketBody implements CreatePartyTicketRequest {}
+export class CreatePartyTicketBody extends CreateTicketBody implements CreatePartyTicketRequest {
+  // Checked against the mode's roles rule and the party's members by the queue service.
+  @ApiPropertyOptional({
+    description:
+      "Each member's roles by player id, for a mode with a roles rule (GET /v1/queue/options); a member left out plays the roles in attributes. A 400 names memberRoles.<playerId>",
+    example: { '7d0c1f5e-1b1a-4a63-9a7e-3f1c1e6b2a10': ['healer'] },
+    type: 'object',
+    additionalProperties: { type: 'array', items: { type: 'string' } },
+  })
+  @IsOptionalNonNull()
+  @IsObject({ message: 'memberRoles must be an object of player id -> list of roles' })
+  memberRoles?: Record<string, string[]>;
+}

@@ -74,10 +74,12 @@ export class QueueService {
   async options(): Promise<QueueOptionsResponse> {
     const depths = await this.projection.depths(this.policy.modes.map(({ mode }) => mode));
     return {
-      modes: this.policy.modes.map(({ mode, teamSize, teamCount }) => ({
+      modes: this.policy.modes.map(({ mode, teamSize, teamCount, teamSizes, fill }) => ({
         mode,
         teamSize,
         teamCount,
+        teamSizes: [...teamSizes],
+        ...(fill ? { fill: fill.map((step) => ({ ...step })) } : {}),
         queueDepth: depths[mode] ?? 0,
         attributes: this.policy.attributeOptions(mode),
         ...this.policy.timeoutOptions(mode),
@@ -132,16 +134,23 @@ export class QueueService {
     key: string,
     mode: string,
     givenAttributes?: unknown,
+    givenMemberRoles?: unknown,
   ): Promise<IdempotentOutcome<PartyTicketResponse>> {
-    const { teamSize } = this.policy.mode(mode);
-    // The leader's attributes are every member's: a party plays one build, one queue.
+    const { teamSize, teamSizes } = this.policy.mode(mode);
+    // The leader's attributes are every member's (a party plays one build, one queue), but for
+    // the roles each member declares for itself.
     const attributes = this.policy.attributes(mode, givenAttributes);
+    const memberAttributes = this.policy.memberRoles(mode, attributes, givenMemberRoles);
     return this.idempotency.execute<PartyTicketResponse>(
       {
         playerId: leaderId,
         key,
         route: 'POST queue/party-tickets',
-        input: givenAttributes === undefined ? { mode } : { mode, attributes: givenAttributes },
+        input: {
+          mode,
+          ...(givenAttributes === undefined ? {} : { attributes: givenAttributes }),
+          ...(givenMemberRoles === undefined ? {} : { memberRoles: givenMemberRoles }),
+        },
       },
       async (manager, unit) => {
         const now = new Date();
@@ -155,11 +164,18 @@ export class QueueService {
         if (party.members.length > teamSize) {
           throw new CodedError(
             ErrorCode.PARTY_TOO_LARGE,
-            `A party of ${party.members.length} cannot play ${mode}, whose teams have ${teamSize} players`,
+            `A party of ${party.members.length} cannot play ${mode}, whose ${teamSizes.some((size) => size !== teamSize) ? 'largest team has' : 'teams have'} ${teamSize} players`,
           );
         }
         // In player id order, so two enqueues touching the same players lock their rows alike.
         const members = party.members.map((member) => member.playerId).sort();
+        const stranger = [...memberAttributes.keys()].find((id) => !members.includes(id));
+        if (stranger !== undefined) {
+          const problem = `${stranger} is not a member of the party`;
+          throw new CodedError(ErrorCode.VALIDATION_FAILED, `memberRoles.${stranger}: ${problem}`, {
+            errors: [{ field: `memberRoles.${stranger}`, problems: [problem] }],
+          });
+        }
         const entrants: Entrant[] = [];
         for (const member of members) entrants.push(await this.entrant(manager, member, now, true));
         for (const entrant of entrants)
@@ -169,7 +185,7 @@ export class QueueService {
         for (const entrant of entrants) {
           const { ticket } = await this.createTicket(
             unit,
-            { ...entrant, mode, attributes },
+            { ...entrant, mode, attributes: memberAttributes.get(entrant.playerId) ?? attributes },
             now,
             partyTicket,
           );

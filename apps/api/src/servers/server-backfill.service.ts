@@ -1,13 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { AllocationRecord } from '@matchplane/allocation';
-import { parseQueueModes } from '@matchplane/config';
+import { parseQueueModeAttributes, parseQueueModes } from '@matchplane/config';
 import {
   ErrorCode,
   type BackfillConnectResponse,
   type BackfillResponse,
 } from '@matchplane/contracts';
-import { isMatchedTicketState, withCommonSets, type MatchSnapshot } from '@matchplane/domain';
+import {
+  isMatchedTicketState,
+  openSlots,
+  slotsOf,
+  setAttributeOf,
+  withCommonSets,
+  type MatchSnapshot,
+  type RoleRule,
+} from '@matchplane/domain';
 import { CodedError } from '@matchplane/errors';
 import {
   BackfillStore,
@@ -48,8 +56,10 @@ export function toBackfillResponse(request: BackfillRecord): BackfillResponse {
  */
 @Injectable()
 export class ServerBackfillService {
-  private readonly teamSizes: ReadonlyMap<string, number>;
+  private readonly teamSizes: ReadonlyMap<string, readonly number[]>;
   private readonly penalty: NoShowPenaltyPolicy;
+  /** Each mode's roles rule: a request records the roles its team's players leave open. */
+  private readonly roleRules: ReadonlyMap<string, RoleRule>;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -59,8 +69,16 @@ export class ServerBackfillService {
     private readonly tickets: TicketStore,
     @Inject(ApiConfig) config: ApiConfig,
   ) {
-    this.teamSizes = new Map(
-      parseQueueModes(config.QUEUE_MODES).map(({ mode, teamSize }) => [mode, teamSize]),
+    const modes = parseQueueModes(config.QUEUE_MODES);
+    this.teamSizes = new Map(modes.map(({ mode, teamSizes }) => [mode, teamSizes]));
+    const schemas = parseQueueModeAttributes(
+      config.QUEUE_MODE_ATTRIBUTES,
+      modes.map(({ mode }) => mode),
+    );
+    this.roleRules = new Map(
+      [...schemas].flatMap(([mode, schema]) =>
+        schema.rules.flatMap((rule) => (rule.kind === 'roles' ? [[mode, rule] as const] : [])),
+      ),
     );
     this.penalty = noShowPenaltyPolicy(config);
   }
@@ -113,7 +131,8 @@ export class ServerBackfillService {
       );
       const teamTickets = new Set(members.map((p) => p.ticketId));
       const stillIn = inMatch.filter((ticket) => teamTickets.has(ticket.id));
-      const teamSize = this.teamSizes.get(match.mode) ?? members.length;
+      // Each team by its own size: team 1 of hunt:4+1 has one place, team 0 four.
+      const teamSize = this.teamSizes.get(match.mode)?.[body.team] ?? members.length;
       const open = teamSize - stillIn.length;
       if (body.slots > open) {
         throw new CodedError(
@@ -144,6 +163,7 @@ export class ServerBackfillService {
             anchor?.attributes ?? {},
             inMatch.map((ticket) => ticket.attributes),
           ),
+          openRoles: this.openRoles(match.mode, stillIn),
           expiresAt: new Date(
             now.getTime() + (body.timeoutSeconds ?? DEFAULT_BACKFILL_TIMEOUT_SECONDS) * 1_000,
           ),
@@ -152,6 +172,16 @@ export class ServerBackfillService {
       );
       return { created: true, response: toBackfillResponse(request) };
     });
+  }
+
+  /** The roles the team's players still in leave open under the mode's roles rule ([]: none). */
+  private openRoles(mode: string, stillIn: readonly { attributes: unknown }[]): string[] {
+    const rule = this.roleRules.get(mode);
+    if (!rule) return [];
+    const players = stillIn.map(
+      (ticket) => setAttributeOf(ticket.attributes, rule.attribute) ?? [],
+    );
+    return openSlots(players, slotsOf(rule));
   }
 
   async status(allocation: AllocationRecord, requestId: string): Promise<BackfillResponse> {

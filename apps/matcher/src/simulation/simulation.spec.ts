@@ -54,6 +54,55 @@ describe('the queue simulator', () => {
     }
   });
 
+  it('replays mode shapes byte for byte: unequal teams, a battle royale that starts short, roles', () => {
+    const env = {
+      ...ENV,
+      QUEUE_MODES: 'hunt:4+1,br:1x12@10000:8@20000:4,arena:2x2',
+      QUEUE_MODE_ATTRIBUTES: JSON.stringify({
+        arena: {
+          attributes: { roles: { type: 'set', values: ['healer', 'dps'] } },
+          rules: [{ roles: 'roles', perTeam: { healer: 1 } }],
+        },
+      }),
+    };
+    const { rules, attributes } = ruleSetFromEnvironment(env);
+    const arrivals = () =>
+      syntheticTraffic({ players: 400, seconds: 300, seed: 3, rules, attributes });
+    const sizes: number[] = [];
+    const healers = new Set(
+      arrivals()
+        .filter(
+          (a) => Array.isArray(a.attributes?.['roles']) && a.attributes['roles'].includes('healer'),
+        )
+        .map((a) => a.ticketId),
+    );
+    let teamsWithoutHealer = 0;
+    const counting: MatchingFunction = (candidates, modeRules, now) => {
+      const formed = formMatches(candidates, modeRules, now);
+      for (const m of formed.matches) {
+        if (m.mode === 'br') sizes.push(m.participants.length);
+        if (m.mode !== 'arena') continue;
+        for (const team of [0, 1]) {
+          const members = m.participants.filter((p) => p.team === team);
+          if (!members.some((p) => healers.has(p.ticketId))) teamsWithoutHealer += 1;
+        }
+      }
+      return formed;
+    };
+    const first = replay(arrivals(), rules, counting, OPTIONS);
+    expect(JSON.stringify(replay(arrivals(), rules, formMatches, OPTIONS))).toBe(
+      JSON.stringify(first),
+    );
+    expect(first.hunt!.matched_players % 5).toBe(0);
+    expect(first.hunt!.matches).toBeGreaterThan(0);
+    // Sparse traffic: battle royales start short, never under the last step's minimum.
+    expect(sizes.some((size) => size < 12)).toBe(true);
+    expect(Math.min(...sizes)).toBeGreaterThanOrEqual(4);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(12);
+    expect(first.arena!.matches).toBeGreaterThan(0);
+    expect(teamsWithoutHealer).toBe(0);
+  });
+
   it('replays through the matching function it is given, at virtual times one pass interval apart', () => {
     const { rules } = ruleSetFromEnvironment(ENV);
     const seen: number[] = [];

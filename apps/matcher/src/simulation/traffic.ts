@@ -79,7 +79,8 @@ export function syntheticTraffic(options: SyntheticTrafficOptions): Arrival[] {
     const atMs = Math.floor(random() * spanMs);
     const cancelAfterMs = Math.round(exponential(random, patienceMs));
     const home = weightedIndex(random, HOME_WEIGHTS);
-    const attributes = drawAttributes(random, options.attributes.get(rules.mode)?.attributes);
+    const schema = options.attributes.get(rules.mode);
+    const attributes = drawAttributes(random, schema?.attributes);
     const party = partySize > 1 ? { id: seededUuid(random), size: partySize } : undefined;
     for (let member = 0; member < partySize; member += 1) {
       arrivals.push({
@@ -89,7 +90,8 @@ export function syntheticTraffic(options: SyntheticTrafficOptions): Arrival[] {
         mode: rules.mode,
         rating: Math.round(1500 + 300 * gaussian(random)),
         rtt: measuredRtts(random, home),
-        attributes,
+        // Party members share the leader's attributes but for their own roles (memberRoles).
+        attributes: member === 0 ? attributes : withOwnRoles(random, attributes, schema),
         ...(party ? { party } : {}),
         cancelAfterMs,
       });
@@ -130,6 +132,18 @@ function measuredRtts(random: () => number, home: number): Record<string, number
  * A string attribute takes its first value most often (the current build), a number any value, a
  * set each of its values half the time (at least one).
  */
+/** `attributes` with the roles rule's set drawn anew (a party member's own roles); as is without one. */
+function withOwnRoles(
+  random: () => number,
+  attributes: TicketAttributes,
+  schema: ModeAttributeSchema | undefined,
+): TicketAttributes {
+  const rule = schema?.rules.find((r) => r.kind === 'roles');
+  const declaration = schema?.attributes.find((a) => a.name === rule?.attribute);
+  if (!declaration) return attributes;
+  return { ...attributes, ...drawAttributes(random, [declaration]) };
+}
+
 function drawAttributes(
   random: () => number,
   declarations: readonly AttributeDeclaration[] | undefined,

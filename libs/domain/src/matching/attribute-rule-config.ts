@@ -1,23 +1,25 @@
 /** Attribute rules read from configuration JSON, and checked as data (see parseModeAttributeSchema). */
-import { ATTRIBUTE_NAME_PATTERN, isFiniteNumber, isPlainObject, quote } from './attribute-values';
+import {
+  ATTRIBUTE_NAME_PATTERN,
+  isFiniteNumber,
+  isPlainObject,
+  optionalAfterMsOf,
+  optionalAfterProblems,
+  unknownFieldProblems,
+} from './attribute-values';
 import type { AttributeRule, DistanceStep, EqualRule, IntersectRule } from './attribute-types';
+import { parseRoleRule, perTeamProblems } from './role-rule-config';
 
 const MAX_DISTANCE_STEPS = 16;
-/** A day: a rule optional only after longer is a rule that never relaxes for a waiting player. */
-const MAX_OPTIONAL_AFTER_SECONDS = 86_400;
 
 export function parseRule(raw: unknown, at: string): { value?: AttributeRule; problems: string[] } {
   if (!isPlainObject(raw)) return { problems: [`${at} must be an object`] };
   for (const kind of ['equal', 'intersect'] as const) {
     if (typeof raw[kind] === 'string') return parseOptionalRule(kind, raw, at);
   }
+  if (typeof raw['roles'] === 'string') return parseRoleRule(raw, at);
   if (typeof raw['distance'] === 'string') {
-    const problems: string[] = [];
-    for (const key of Object.keys(raw)) {
-      if (key !== 'distance' && key !== 'widening') {
-        problems.push(`${at} has unknown field ${quote(key)} (fields: distance, widening)`);
-      }
-    }
+    const problems = unknownFieldProblems(raw, ['distance', 'widening'], at);
     const steps = Array.isArray(raw['widening'])
       ? (raw['widening'] as unknown[]).map((step) =>
           isPlainObject(step) && step['maxDistance'] === 'inf'
@@ -42,7 +44,7 @@ export function parseRule(raw: unknown, at: string): { value?: AttributeRule; pr
   }
   return {
     problems: [
-      `${at} must be {"equal": "<attribute>"}, {"intersect": "<attribute>"} (either with "optionalAfterSeconds": <s>) or {"distance": "<attribute>", "widening": [{"afterMs": 0, "maxDistance": <n>}, ...]}`,
+      `${at} must be {"equal": "<attribute>"}, {"intersect": "<attribute>"}, {"roles": "<set attribute>", "perTeam": {"<role>": <n>, ...}} (each with an optional "optionalAfterSeconds": <s>) or {"distance": "<attribute>", "widening": [{"afterMs": 0, "maxDistance": <n>}, ...]}`,
     ],
   };
 }
@@ -66,9 +68,14 @@ export function attributeRulesProblems(rules: unknown, at: string): string[] {
     }
     if (element['kind'] === 'distance') {
       problems.push(...distanceStepsProblems(element['widening'], `${here}.widening`));
+      return;
+    }
+    if (element['kind'] === 'roles') {
+      problems.push(...perTeamProblems(element['perTeam'], `${here}.perTeam`));
     } else if (element['kind'] !== 'equal' && element['kind'] !== 'intersect') {
-      problems.push(`${here}.kind must be "equal", "intersect" or "distance"`);
-    } else if (
+      problems.push(`${here}.kind must be "equal", "intersect", "roles" or "distance"`);
+    }
+    if (
       element['optionalAfterMs'] !== undefined &&
       !(isFiniteNumber(element['optionalAfterMs']) && element['optionalAfterMs'] >= 0)
     ) {
@@ -118,30 +125,16 @@ function parseOptionalRule(
   raw: Record<string, unknown>,
   at: string,
 ): { value?: EqualRule | IntersectRule; problems: string[] } {
-  const problems: string[] = [];
-  for (const key of Object.keys(raw)) {
-    if (key !== kind && key !== 'optionalAfterSeconds') {
-      problems.push(
-        `${at} has unknown field ${quote(key)} (fields: ${kind}, optionalAfterSeconds)`,
-      );
-    }
-  }
+  const problems = unknownFieldProblems(raw, [kind, 'optionalAfterSeconds'], at);
   const seconds = raw['optionalAfterSeconds'];
-  if (
-    seconds !== undefined &&
-    !(isFiniteNumber(seconds) && seconds >= 0 && seconds <= MAX_OPTIONAL_AFTER_SECONDS)
-  ) {
-    problems.push(
-      `${at}.optionalAfterSeconds must be a number of seconds from 0 to ${MAX_OPTIONAL_AFTER_SECONDS}`,
-    );
-  }
+  problems.push(...optionalAfterProblems(seconds, at));
   if (problems.length > 0) return { problems };
   return {
     problems,
     value: Object.freeze({
       kind,
       attribute: raw[kind] as string,
-      ...(seconds === undefined ? {} : { optionalAfterMs: (seconds as number) * 1000 }),
+      ...optionalAfterMsOf(seconds),
     }),
   };
 }

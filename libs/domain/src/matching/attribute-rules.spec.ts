@@ -128,7 +128,7 @@ describe(parseModeAttributeSchema.name, () => {
       'a rule of no kind',
       { attributes: {}, rules: [{ same: 'x' }] },
       [
-        'duel.rules[0] must be {"equal": "<attribute>"}, {"intersect": "<attribute>"} (either with "optionalAfterSeconds": <s>) or {"distance": "<attribute>", "widening": [{"afterMs": 0, "maxDistance": <n>}, ...]}',
+        'duel.rules[0] must be {"equal": "<attribute>"}, {"intersect": "<attribute>"}, {"roles": "<set attribute>", "perTeam": {"<role>": <n>, ...}} (each with an optional "optionalAfterSeconds": <s>) or {"distance": "<attribute>", "widening": [{"afterMs": 0, "maxDistance": <n>}, ...]}',
       ],
     ],
   ])('refuses %s, naming where', (_, value, problems) => {

@@ -88,6 +88,17 @@ export function parseModeAttributeSchema(
       } else {
         const problem = ruleTypeProblem(rule.value, target);
         if (problem) problems.push(`${here}: ${problem}`);
+        if (rule.value.kind === 'roles' && target.type === 'set') {
+          const unknown = Object.keys(rule.value.perTeam).filter((r) => !target.values.includes(r));
+          if (unknown.length > 0) {
+            problems.push(
+              `${here}.perTeam names ${unknown.map(quote).join(', ')}, not a value of ${target.name}`,
+            );
+          }
+        }
+      }
+      if (rule.value.kind === 'roles' && rules.some((other) => other.kind === 'roles')) {
+        problems.push(`${here}: a mode has at most one roles rule`);
       }
       rules.push(rule.value);
     });
@@ -107,7 +118,7 @@ export function parseModeAttributeSchema(
 }
 
 function ruleTypeProblem(rule: AttributeRule, target: AttributeDeclaration): string | undefined {
-  const wanted = { distance: 'number', intersect: 'set' } as const;
+  const wanted = { distance: 'number', intersect: 'set', roles: 'set' } as const;
   if (rule.kind === 'equal') {
     return target.type === 'set'
       ? `an equal rule needs a string or number attribute, ${target.name} is a set (use intersect)`

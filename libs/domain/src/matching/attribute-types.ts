@@ -75,7 +75,19 @@ export interface DistanceRule {
   readonly widening: readonly DistanceStep[];
 }
 
-export type AttributeRule = EqualRule | DistanceRule | IntersectRule;
+/**
+ * Role slots (mode shapes): each team holds, for each role of `perTeam`, at least that many
+ * players who can play it (one role each), read from the set `attribute` of each player's ticket,
+ * until the match's anchor has waited `optionalAfterMs`.
+ */
+export interface RoleRule {
+  readonly kind: 'roles';
+  readonly attribute: string;
+  readonly perTeam: Readonly<Record<string, number>>;
+  readonly optionalAfterMs?: number;
+}
+
+export type AttributeRule = EqualRule | DistanceRule | IntersectRule | RoleRule;
 
 /** What one mode declares: its attributes and the rules over them. */
 export interface ModeAttributeSchema {

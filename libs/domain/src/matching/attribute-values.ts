@@ -46,3 +46,32 @@ export const MAX_ALLOWED_VALUES = 64;
  * intersect rules): the product of their declared value counts is bounded by this.
  */
 export const MAX_INTERSECT_COMBINATIONS = 64;
+
+/** A day: a rule optional only after longer is a rule that never relaxes for a waiting player. */
+const MAX_OPTIONAL_AFTER_SECONDS = 86_400;
+
+/** The problems of an `optionalAfterSeconds` (absent is fine). */
+export function optionalAfterProblems(seconds: unknown, at: string): string[] {
+  return seconds === undefined ||
+    (isFiniteNumber(seconds) && seconds >= 0 && seconds <= MAX_OPTIONAL_AFTER_SECONDS)
+    ? []
+    : [
+        `${at}.optionalAfterSeconds must be a number of seconds from 0 to ${MAX_OPTIONAL_AFTER_SECONDS}`,
+      ];
+}
+
+/** A problem for each field of `raw` not among `fields`, listing those. */
+export function unknownFieldProblems(
+  raw: Record<string, unknown>,
+  fields: readonly string[],
+  at: string,
+): string[] {
+  return Object.keys(raw)
+    .filter((key) => !fields.includes(key))
+    .map((key) => `${at} has unknown field ${quote(key)} (fields: ${fields.join(', ')})`);
+}
+
+/** A checked `optionalAfterSeconds` as a rule stores it (ms), or nothing when absent. */
+export function optionalAfterMsOf(seconds: unknown): { optionalAfterMs?: number } {
+  return typeof seconds === 'number' ? { optionalAfterMs: seconds * 1000 } : {};
+}

@@ -95,4 +95,29 @@ describe(selectBackfill.name, () => {
     );
     expect(excluded.picks).toEqual([]);
   });
+
+  it("covers the team's open roles: a younger healer over an older dps, until the rule relaxes", () => {
+    const arena: ModeRules = {
+      ...rules,
+      attributeRules: [
+        { kind: 'roles', attribute: 'roles', perTeam: { healer: 1 }, optionalAfterMs: 30_000 },
+      ],
+    };
+    const dps = candidate({ attributes: { roles: ['dps'] } });
+    const healer = candidate({ attributes: { roles: ['healer', 'dps'] } });
+    const request = need({ attributes: {}, openRoles: ['healer'] });
+    const { picks } = selectBackfill([request], [dps, healer], arena, now);
+    expect(picks[0]?.candidates).toEqual([healer]);
+    // Nobody open: the oldest fits; nobody who heals: the request waits.
+    expect(
+      selectBackfill([need({ attributes: {}, openRoles: [] })], [dps, healer], arena, now).picks[0]
+        ?.candidates,
+    ).toEqual([dps]);
+    expect(selectBackfill([request], [dps], arena, now).picks).toEqual([]);
+    // Past the rule's wait for the request, the oldest fits again.
+    const later = new Date(now.getTime() + 30_000);
+    expect(selectBackfill([request], [dps, healer], arena, later).picks[0]?.candidates).toEqual([
+      dps,
+    ]);
+  });
 });

@@ -13,6 +13,7 @@ import {
 import type { MatchCandidate } from './match-formation';
 import { wideningStepAt, type ModeRules } from './mode-rules';
 import { withinRatingWindow } from './region-bucket';
+import { RolePacking, roleRuleAt, rolesOf } from './role-slots';
 
 /** What the matcher fills a backfill request against: the running match's server and team. */
 export interface BackfillNeed {
@@ -26,6 +27,12 @@ export interface BackfillNeed {
   readonly teamRating: number;
   /** The match's attributes (its players'): the anchor of the mode's attribute rules. */
   readonly attributes: TicketAttributes;
+  /**
+   * The roles the team's still-present players leave open under the mode's roles rule (the API
+   * works them out when the request is made): the players added must cover them. Absent or []:
+   * none.
+   */
+  readonly openRoles?: readonly string[];
   /**
    * Players already in the match (no-shows included): never added again, nor anyone whose block
    * list (`MatchCandidate.blockedPlayerIds`, both directions) names one of them.
@@ -48,7 +55,8 @@ export interface BackfillPick {
  * region within the RTT ceiling, rated within the window of the team's mean, on the match's
  * equal-attribute values and within its distance rules, sharing a value of each intersect rule's
  * set with the match's attributes (the API narrows each set to what the match's players share),
- * and in a party that fits the places left. A candidate goes to one request at most. Returns the picks and the candidates left.
+ * and in a party that fits the places left, leaving room for the team's open roles (the mode's
+ * roles rule, `openRoles`). A candidate goes to one request at most. Returns the picks and the candidates left.
  */
 export function selectBackfill(
   needs: readonly BackfillNeed[],
@@ -119,13 +127,22 @@ function fill(
       parties.set(candidate.party.id, members);
     }
   }
+  // The team's open roles, while the roles rule applies at the request's age: the places keep
+  // room for them as a new match's teams do (RolePacking), so the oldest who fits, fills them.
+  const roleRule = roleRuleAt(rules, waitedMs);
+  const open = roleRule && need.openRoles?.length ? need.openRoles.slice(0, need.slots) : [];
+  const roles = roleRule && open.length > 0 ? new RolePacking([need.slots], open) : undefined;
+  const holds = (group: readonly MatchCandidate[]) => {
+    if (!roles || !roleRule) return true;
+    return roles.add(group.map((member) => rolesOf(member, roleRule))) >= 0;
+  };
   const chosen: MatchCandidate[] = [];
   const seenParties = new Set<string>();
   for (const candidate of oldestFirst) {
     if (chosen.length === need.slots) break;
     const left = need.slots - chosen.length;
     if (!candidate.party) {
-      if (fits(candidate)) chosen.push(candidate);
+      if (fits(candidate) && holds([candidate])) chosen.push(candidate);
       continue;
     }
     if (seenParties.has(candidate.party.id)) continue;
@@ -134,7 +151,8 @@ function fill(
     if (
       members.length === candidate.party.size &&
       candidate.party.size <= left &&
-      members.every(fits)
+      members.every(fits) &&
+      holds(members)
     ) {
       chosen.push(...members);
     }

@@ -6,7 +6,9 @@ import {
   setAttributeOf,
 } from './attribute-rules';
 import { partitioningEqualRules } from './pair-rules';
-import { nextWideningInMs, playersPerMatch } from './mode-rules';
+import { nextWideningInMs } from './mode-rules';
+import { matchTooSmall, minPlayersAt } from './match-size';
+import { roleRuleAt, roleUnfilled } from './role-slots';
 import {
   attributeMismatch,
   blockedPlayers,
@@ -16,19 +18,15 @@ import {
   type UnmatchedReason,
 } from './unmatched-reason';
 import { rttOf, type Entry } from './formation-pool';
-import {
-  fillsIgnoringBlocks,
-  partnerFilter,
-  playersAccepted,
-  type Refusals,
-} from './formation-options';
+import { fillsIgnoring, partnerFilter, playersAccepted, type Refusals } from './formation-options';
 
 /** Why `entry` is still unmatched, read from the pool as the pass leaves it. */
 export function explain(entry: Entry): UnmatchedReason {
   const { pool, step, waitedMs } = entry;
   const next = nextWideningInMs(pool.rules, waitedMs);
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
-  const needed = playersPerMatch(pool.rules);
+  // With fill steps, what the ticket's wait allows now: a match that small would form.
+  const needed = minPlayersAt(pool.rules, waitedMs);
   const refused: Refusals = { distance: new Set(), pair: new Set() };
   const filters = entry.pairChoices.map((choice) => partnerFilter(entry, choice, refused));
   const shortfalls: RegionShortfall[] = [];
@@ -62,9 +60,15 @@ export function explain(entry: Entry): UnmatchedReason {
   if (!shortfalls.some((shortfall) => shortfall.available >= needed)) {
     const blocking = attributeBlock(entry, equalBlocks, searchRulesBlock, refused, needed, next);
     if (blocking) return blocking;
-  } else if (pool.hasBlocks && fillsIgnoringBlocks(entry)) {
+  } else if (pool.hasBlocks && fillsIgnoring(entry, { blocks: true })) {
     return blockedPlayers(needed, next);
+  } else {
+    const roles = roleRuleAt(pool.rules, waitedMs);
+    if (roles && fillsIgnoring(entry, { roles: true })) {
+      return roleUnfilled(roles, entry.candidate, waitedMs, needed);
+    }
   }
+  if (pool.rules.fill) return matchTooSmall(pool.rules, waitedMs, shortfalls, next);
   return notEnoughPlayers(
     { playersPerMatch: needed, maxRttMs: step.maxRttMs, ratingWindow: step.ratingWindow },
     shortfalls,

@@ -1,6 +1,6 @@
 /** The search an anchor runs: its best region's match, partners oldest first within its limits. */
 import { withinAttributeDistance } from './attribute-rules';
-import { playersPerMatch } from './mode-rules';
+import { matchShapesAt } from './match-size';
 import { balanceGroups, TeamPacking } from './party-teams';
 import { type RegionBucket } from './region-bucket';
 import { balanceSkillOf } from '../rating/skill-rating';
@@ -8,6 +8,7 @@ import { compareText } from './unmatched-reason';
 import type { ProposedMatch } from './match-candidate';
 import { entryAt, rttOf, rttSumOf, setActive, type Entry, type ModePool } from './formation-pool';
 import { meetsChoice, type PairChoice } from './pair-rules';
+import { RolePacking, roleRuleAt, rolesOf, slotsOf, teamsFillSlots } from './role-slots';
 
 export interface Option {
   readonly region: number;
@@ -17,6 +18,8 @@ export interface Option {
   readonly sum: number;
   /** A packing of `members` (same order) into teams that is known to fit. */
   readonly teams: readonly number[];
+  /** Each team's size: the mode's, or fewer whole teams in a mode with fill steps. */
+  readonly sizes: readonly number[];
 }
 
 /**
@@ -24,16 +27,27 @@ export interface Option {
  * which one and why it always exists when any region can fill.
  */
 export function bestOption(anchor: Entry): Option | null {
-  const { pool, step } = anchor;
-  const needed = playersPerMatch(pool.rules) - anchor.members.length;
-  const ceiling = pool.ceilings.indexOf(step.maxRttMs);
   setActive(anchor, false);
+  let chosen: Option | null = null;
+  // The full match first; with fill steps, then one whole team fewer at a time down to the
+  // anchor's minimum: the largest match that forms wins.
+  for (const sizes of matchShapesAt(anchor.pool.rules, anchor.waitedMs)) {
+    chosen = bestOptionOfShape(anchor, sizes);
+    if (chosen) break;
+  }
+  if (!chosen) setActive(anchor, true);
+  return chosen;
+}
+
+function bestOptionOfShape(anchor: Entry, sizes: readonly number[]): Option | null {
+  const { pool, step } = anchor;
+  const ceiling = pool.ceilings.indexOf(step.maxRttMs);
   const options: Option[] = [];
   // One search per value (combination) the match could share under the pair rules; without any, one.
   for (const choice of anchor.pairChoices) {
     const accept = partnerFilter(anchor, choice);
     pool.regions.forEach((_, region) => {
-      const option = searchRegion(anchor, region, ceiling, needed, accept);
+      const option = searchRegion(anchor, region, ceiling, sizes, accept);
       if (option) options.push(option);
     });
   }
@@ -43,7 +57,6 @@ export function bestOption(anchor: Entry): Option | null {
     if (bestRegionOf(option.members, pool) !== option.region) continue;
     if (!chosen || compareOptions(option, chosen) < 0) chosen = option;
   }
-  if (!chosen) setActive(anchor, true);
   return chosen;
 }
 
@@ -52,20 +65,22 @@ function searchRegion(
   anchor: Entry,
   region: number,
   ceiling: number,
-  needed: number,
+  sizes: readonly number[],
   accept: ((rank: number) => boolean) | undefined,
-  checkBlocks = anchor.pool.hasBlocks,
+  { blocks: checkBlocks = anchor.pool.hasBlocks, roles: checkRoles = true } = {},
 ): Option | null {
   const { pool, step } = anchor;
-  const { teamSize, teamCount } = pool.rules;
+  const needed = sizes.reduce((total, size) => total + size, 0) - anchor.members.length;
   if (!(rttOf(anchor, region) <= step.maxRttMs)) return null;
   const bucket = pool.buckets[region]?.[ceiling];
   if (!bucket) return null;
   const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
   if (bucket.count(lo, hi) < needed) return null;
   // Oldest first, passing over a group that does not fit the room left (solos always fit).
-  const packing = new TeamPacking(teamSize, teamCount);
-  const teamOf = new Map<Entry, number>([[anchor, packing.add(anchor.members.length)]]);
+  const packing = groupPacking(anchor, sizes, checkRoles);
+  const anchorTeam = packing.add(anchor);
+  if (anchorTeam < 0) return null;
+  const teamOf = new Map<Entry, number>([[anchor, anchorTeam]]);
   const blocks = checkBlocks ? new BlockCheck(anchor) : null;
   let missing = needed;
   const partners = bucket.takeOldestWhere(
@@ -75,10 +90,10 @@ function searchRegion(
       if (accept && !accept(rank)) return false;
       const entry = entryAt(pool, rank);
       const size = entry.members.length;
-      if (size > missing || !packing.fits(size)) return false;
+      if (size > missing || !packing.fits(entry)) return false;
       // Passed over like a party that does not fit: nobody shares a match with whom they blocked.
       if (blocks && !blocks.admit(entry)) return false;
-      teamOf.set(entry, packing.add(size));
+      teamOf.set(entry, packing.add(entry));
       missing -= size;
       return true;
     },
@@ -90,25 +105,58 @@ function searchRegion(
   // Oldest first: within one pool, rank order is age order.
   members.sort((a, b) => a.rank - b.rank);
   const cost = regionCost(members, region);
-  return cost ? { region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0) } : null;
+  if (!cost) return null;
+  return { region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0), sizes };
+}
+
+interface GroupPacking {
+  fits(entry: Entry): boolean;
+  /** The entry's team, or -1 when it fits none. */
+  add(entry: Entry): number;
+}
+
+/** Teams by size (TeamPacking), or by size and role slots when the anchor's role rule applies. */
+function groupPacking(anchor: Entry, sizes: readonly number[], checkRoles: boolean): GroupPacking {
+  const rule = checkRoles ? roleRuleAt(anchor.pool.rules, anchor.waitedMs) : undefined;
+  if (!rule) {
+    const teams = new TeamPacking(sizes);
+    return {
+      fits: (entry) => teams.fits(entry.members.length),
+      add: (entry) => (teams.fits(entry.members.length) ? teams.add(entry.members.length) : -1),
+    };
+  }
+  const roles = new RolePacking(sizes, slotsOf(rule));
+  const rolesOfGroup = (entry: Entry) => entry.members.map((member) => rolesOf(member, rule));
+  return {
+    fits: (entry) => roles.fits(rolesOfGroup(entry)),
+    add: (entry) => roles.add(rolesOfGroup(entry)),
+  };
 }
 
 /**
- * Whether `entry` could anchor a match in the pool as it is now if no block list counted: what
- * tells an explanation that block lists, not a lack of players, keep it waiting. Leaves the pool
- * as it found it (the entry itself is never taken as its own partner).
+ * Whether `entry` could anchor a match in the pool as it is now if the block lists (`blocks`)
+ * or the role rule (`roles`) did not count: what tells an explanation that those, not a lack of
+ * players, keep it waiting. Leaves the pool as it found it (the entry is never its own partner).
  */
-export function fillsIgnoringBlocks(entry: Entry): boolean {
+export function fillsIgnoring(
+  entry: Entry,
+  ignore: { blocks?: boolean; roles?: boolean },
+): boolean {
   const { pool, step } = entry;
-  const needed = playersPerMatch(pool.rules) - entry.members.length;
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
-  return entry.pairChoices.some((choice) => {
-    const accept = partnerFilter(entry, choice);
-    const others = (rank: number) => rank !== entry.rank && (accept ? accept(rank) : true);
-    return pool.regions.some(
-      (_, region) => searchRegion(entry, region, ceiling, needed, others, false) !== null,
-    );
-  });
+  return matchShapesAt(pool.rules, entry.waitedMs).some((sizes) =>
+    entry.pairChoices.some((choice) => {
+      const accept = partnerFilter(entry, choice);
+      const others = (rank: number) => rank !== entry.rank && (accept ? accept(rank) : true);
+      return pool.regions.some(
+        (_, region) =>
+          searchRegion(entry, region, ceiling, sizes, others, {
+            blocks: ignore.blocks ? false : pool.hasBlocks,
+            roles: !ignore.roles,
+          }) !== null,
+      );
+    }),
+  );
 }
 
 /** The players of a match being formed and who they block, both directions checked per group. */
@@ -157,7 +205,7 @@ function bestRegionOf(members: readonly Entry[], pool: ModePool): number {
   for (let region = 0; region < pool.regions.length; region++) {
     const cost = regionCost(members, region);
     if (!cost) continue;
-    const option = { region, members, ...cost, teams: [] };
+    const option = { region, members, ...cost, teams: [], sizes: [] };
     if (!best || compareOptions(option, best) < 0) best = option;
   }
   return best?.region ?? -1;
@@ -171,12 +219,18 @@ function compareOptions(a: Option, b: Option): number {
 export function proposal(anchor: Entry, option: Option): ProposedMatch {
   const { pool } = anchor;
   const regionName = pool.regions[option.region] ?? '';
-  const teams = balanceGroups(
+  const balanced = balanceGroups(
     option.members.map((group) => ({ skills: group.members.map(balanceSkillOf) })),
-    pool.rules.teamSize,
-    pool.rules.teamCount,
+    option.sizes,
     option.teams,
   );
+  // Balance knows nothing of roles: a split that leaves a team's slot empty gives way to the
+  // search's packing, which fills every slot.
+  const rule = roleRuleAt(pool.rules, anchor.waitedMs);
+  const teams =
+    rule && !rolesHeld(option, balanced, (m) => rolesOf(m, rule), slotsOf(rule))
+      ? option.teams
+      : balanced;
   const participants = option.members
     .flatMap((group, index) =>
       group.members.map((member) =>
@@ -201,6 +255,19 @@ export function proposal(anchor: Entry, option: Option): ProposedMatch {
     maxRttMs: anchor.step.maxRttMs,
     ratingWindow: anchor.step.ratingWindow,
   });
+}
+
+function rolesHeld(
+  option: Option,
+  teams: readonly number[],
+  rolesOfMember: (member: Entry['members'][number]) => readonly string[],
+  slots: readonly string[],
+): boolean {
+  const byTeam = option.sizes.map(() => [] as (readonly string[])[]);
+  option.members.forEach((group, index) => {
+    byTeam[teams[index] ?? 0]?.push(...group.members.map(rolesOfMember));
+  });
+  return teamsFillSlots(byTeam, slots);
 }
 
 /** Which rules (indexes into the pool's distance and pair rules) refused a partner. */

@@ -7,3 +7,5 @@ export { withinRatingWindow } from './region-bucket';
 export * from './party-teams';
 export * from './party-integrity';
 export * from './backfill-selection';
+export * from './match-size';
+export * from './role-slots';

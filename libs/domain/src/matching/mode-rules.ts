@@ -16,8 +16,19 @@ export interface WideningStep {
 
 export interface ModeRules {
   readonly mode: string;
+  /** Players per team; with `teamSizes`, the largest team's (the largest party a mode takes). */
   readonly teamSize: number;
   readonly teamCount: number;
+  /**
+   * Asymmetric teams (mode shapes, issue 34): team i has `teamSizes[i]` players (4 hunters v 1
+   * monster: [4, 1]). Absent: every team has `teamSize`.
+   */
+  readonly teamSizes?: readonly number[];
+  /**
+   * Fill steps (match-size.ts): a match forms full at once, or with fewer whole teams, down to a
+   * step's `minPlayers`, once its anchor has waited the step's `afterMs`. Absent: full only.
+   */
+  readonly fill?: readonly FillStep[];
   /** Sorted by `afterMs`, the first at 0 so every wait has a step. */
   readonly widening: readonly WideningStep[];
   /**
@@ -27,11 +38,23 @@ export interface ModeRules {
   readonly attributeRules?: readonly AttributeRule[];
 }
 
+/** Once the anchor has waited `afterMs`, a match of at least `minPlayers` may form. */
+export interface FillStep {
+  readonly afterMs: number;
+  /** Whole teams: a multiple of the team size, at least two teams, fewer than a full match. */
+  readonly minPlayers: number;
+}
+
 /** A sanity bound: the matcher and the roster are built for lobbies, not for whole shards. */
 export const MAX_PLAYERS_PER_MATCH = 1000;
 
 export function playersPerMatch(rules: ModeRules): number {
-  return rules.teamSize * rules.teamCount;
+  return teamSizesOf(rules).reduce((total, size) => total + size, 0);
+}
+
+/** Each team's size, in team order. */
+export function teamSizesOf(rules: ModeRules): readonly number[] {
+  return rules.teamSizes ?? new Array<number>(rules.teamCount).fill(rules.teamSize);
 }
 
 /**
@@ -67,6 +90,9 @@ export function assertModeRules(rules: readonly ModeRules[]): void {
     ) {
       problems.push(`${at}: teamSize * teamCount must be at most ${MAX_PLAYERS_PER_MATCH}`);
     }
+    problems.push(...teamSizesProblems(rule, at));
+    problems.push(...fillProblems(rule, at));
+    problems.push(...roleSlotsProblems(rule, at));
     problems.push(...wideningProblems(rule.widening, `${at}.widening`));
     problems.push(...attributeRulesProblems(rule.attributeRules, `${at}.attributeRules`));
   });
@@ -77,6 +103,86 @@ export function assertModeRules(rules: readonly ModeRules[]): void {
       { problems },
     );
   }
+}
+
+/** Problems with a mode's fill steps, for assertModeRules. */
+export function fillProblems(
+  rule: Partial<Record<keyof ModeRules, unknown>>,
+  at: string,
+): string[] {
+  if (rule.fill === undefined) return [];
+  const steps: unknown = rule.fill;
+  if (!Array.isArray(steps) || steps.length === 0) return [`${at}.fill must be a non-empty list`];
+  if (rule.teamSizes !== undefined) return [`${at}.fill needs teams of one size (no teamSizes)`];
+  const { teamSize, teamCount } = rule as { teamSize: number; teamCount: number };
+  const full = teamSize * teamCount;
+  const problems: string[] = [];
+  let previous: FillStep | undefined;
+  (steps as unknown[]).forEach((element, index) => {
+    const here = `${at}.fill[${index}]`;
+    const step = (typeof element === 'object' && element !== null ? element : {}) as Partial<
+      Record<keyof FillStep, unknown>
+    >;
+    const { afterMs, minPlayers } = step;
+    if (typeof afterMs !== 'number' || !Number.isFinite(afterMs) || afterMs <= 0) {
+      problems.push(`${here}.afterMs must be a finite number > 0`);
+      return;
+    }
+    if (typeof minPlayers !== 'number' || !Number.isSafeInteger(minPlayers)) {
+      problems.push(`${here}.minPlayers must be an integer`);
+      return;
+    }
+    if (minPlayers % teamSize !== 0 || minPlayers < 2 * teamSize || minPlayers >= full) {
+      problems.push(
+        `${here}.minPlayers must be whole teams of ${teamSize}, at least two and fewer than ${full} players`,
+      );
+    }
+    if (previous && afterMs <= previous.afterMs) {
+      problems.push(`${here}.afterMs must be greater than the step before`);
+    }
+    if (previous && minPlayers >= previous.minPlayers) {
+      problems.push(`${here}.minPlayers must be lower than the step before`);
+    }
+    previous = { afterMs, minPlayers };
+  });
+  return problems;
+}
+
+/** A team must have room for the players its role rule asks for (attribute-types RoleRule). */
+function roleSlotsProblems(rule: Partial<Record<keyof ModeRules, unknown>>, at: string): string[] {
+  const list: unknown = rule.attributeRules;
+  if (!Array.isArray(list) || !isPositiveInteger(rule.teamSize)) return [];
+  const sizes = Array.isArray(rule.teamSizes) ? (rule.teamSizes as number[]) : [rule.teamSize];
+  const smallest = Math.min(...sizes);
+  return (list as { kind?: unknown; perTeam?: unknown }[]).flatMap((element, index) => {
+    if (element.kind !== 'roles' || typeof element.perTeam !== 'object' || !element.perTeam)
+      return [];
+    const slots = Object.values(element.perTeam as Record<string, number>).reduce(
+      (a, b) => a + b,
+      0,
+    );
+    return slots > smallest
+      ? [
+          `${at}.attributeRules[${index}] asks for ${slots} players a team, the smallest team has ${smallest}`,
+        ]
+      : [];
+  });
+}
+
+function teamSizesProblems(rule: Partial<Record<keyof ModeRules, unknown>>, at: string): string[] {
+  if (rule.teamSizes === undefined) return [];
+  const sizes: unknown = rule.teamSizes;
+  if (!Array.isArray(sizes) || !sizes.every(isPositiveInteger)) {
+    return [`${at}.teamSizes must be a list of integers >= 1`];
+  }
+  const problems: string[] = [];
+  if (sizes.length !== rule.teamCount) {
+    problems.push(`${at}.teamSizes must list teamCount (${String(rule.teamCount)}) sizes`);
+  }
+  if (Math.max(...sizes) !== rule.teamSize) {
+    problems.push(`${at}.teamSize must be the largest of teamSizes`);
+  }
+  return problems;
 }
 
 function wideningProblems(widening: unknown, at: string): string[] {

@@ -1,13 +1,13 @@
 /**
  * Property tests of parties in formMatches over random pools from a seeded PRNG (every run checks
  * the same pools; a failing seed reproduces): solos and parties of 2..team size (some larger, some
- * with members missing) in modes of several team shapes. The checks read only input and output.
+ * with members missing) in modes of several team shapes, asymmetric ones (4 + 1) among them. The checks read only input and output.
  */
 import { formMatches, type MatchCandidate, type MatchFormation } from './match-formation';
-import { type ModeRules } from './mode-rules';
+import { teamSizesOf, type ModeRules } from './mode-rules';
 import { partiesSplit } from './party-integrity';
 import { balanceGroups } from './party-teams';
-import { mulberry32 } from '../../../../test/support/seeded-random';
+import { forEachSeed, mulberry32 } from '../../../../test/support/seeded-random';
 
 const now = new Date('2026-12-01T10:00:00.000Z');
 const REGIONS = ['eu-west', 'us-east', 'us-west'];
@@ -21,12 +21,15 @@ function uuid(kind: number, n: number): string {
   return `${kind}0000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
 }
 
-const SHAPES: readonly Pick<ModeRules, 'mode' | 'teamSize' | 'teamCount'>[] = [
+const SHAPES: readonly Pick<ModeRules, 'mode' | 'teamSize' | 'teamCount' | 'teamSizes'>[] = [
   { mode: 'pair', teamSize: 2, teamCount: 2 },
   { mode: 'trio', teamSize: 3, teamCount: 2 },
   { mode: 'squad', teamSize: 4, teamCount: 2 },
   { mode: 'trios', teamSize: 3, teamCount: 3 },
   { mode: 'big', teamSize: 5, teamCount: 2 },
+  // Asymmetric teams (mode shapes): 4 hunters v 1 monster, and three teams of unequal sizes.
+  { mode: 'hunt', teamSize: 4, teamCount: 2, teamSizes: [4, 1] },
+  { mode: 'uneven', teamSize: 3, teamCount: 3, teamSizes: [1, 3, 2] },
 ];
 
 interface Scenario {
@@ -82,16 +85,9 @@ function randomScenario(random: Random): Scenario {
 }
 
 function forEachScenario(check: (scenario: Scenario, formation: MatchFormation) => void): void {
-  for (let seed = 1; seed <= ITERATIONS; seed++) {
-    const scenario = randomScenario(mulberry32(seed));
-    const formation = formMatches(scenario.candidates, scenario.rules, now);
-    try {
-      check(scenario, formation);
-    } catch (error) {
-      (error as Error).message = `seed ${seed}: ${(error as Error).message}`;
-      throw error;
-    }
-  }
+  forEachSeed(ITERATIONS, randomScenario, (scenario) =>
+    check(scenario, formMatches(scenario.candidates, scenario.rules, now)),
+  );
 }
 
 describe('formMatches with parties (property)', () => {
@@ -110,6 +106,7 @@ describe('formMatches with parties (property)', () => {
   });
 
   it('fills every team exactly, with everyone in a region all of them measured within the limit', () => {
+    let asymmetricMatches = 0;
     forEachScenario((scenario, formation) => {
       const byTicket = new Map(scenario.candidates.map((c) => [c.ticketId, c]));
       const seenPlayers = new Set<string>();
@@ -124,9 +121,12 @@ describe('formMatches with parties (property)', () => {
           expect(rtt).toBe(participant.rttMs);
           expect(rtt).toBeLessThanOrEqual(match.maxRttMs);
         }
-        expect(perTeam).toEqual(new Array<number>(rule.teamCount).fill(rule.teamSize));
+        expect(perTeam).toEqual(teamSizesOf(rule));
+        if (rule.teamSizes) asymmetricMatches += 1;
       }
     });
+    // The pools do exercise teams of different sizes.
+    expect(asymmetricMatches).toBeGreaterThan(100);
   });
 
   it('accounts for every ticket once, and explains every member of a party that cannot play', () => {
@@ -181,7 +181,7 @@ describe(balanceGroups.name, () => {
         ratings,
         skills: ratings.map((mean) => ({ mean, uncertainty: 0 })),
       }));
-      const teams = balanceGroups(groups, teamSize, 2, feasible);
+      const teams = balanceGroups(groups, [teamSize, teamSize], feasible);
       const players: [number, number] = [0, 0];
       const sums: [number, number] = [0, 0];
       groups.forEach((group, index) => {

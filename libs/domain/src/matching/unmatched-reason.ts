@@ -28,6 +28,16 @@ export const UnmatchedCode = {
    * player's, or theirs) keep them out of one match with it.
    */
   BLOCKED_PLAYERS: 'BLOCKED_PLAYERS',
+  /**
+   * A mode with fill steps (match-size.ts): no region has the players the ticket's current
+   * minimum needs; the minimum drops as its wait reaches the next step.
+   */
+  MATCH_TOO_SMALL: 'MATCH_TOO_SMALL',
+  /**
+   * Enough players are searching within the ticket's limits, but too few of them can play a role
+   * every team needs (the mode's role rule), until the rule relaxes.
+   */
+  ROLE_UNFILLED: 'ROLE_UNFILLED',
 } as const;
 export type UnmatchedCode = (typeof UnmatchedCode)[keyof typeof UnmatchedCode];
 
@@ -76,7 +86,30 @@ export type UnmatchedReason =
   | ReasonOf<'PARTY_INCOMPLETE', { partyId: string; size: number; present: number }>
   | ReasonOf<'PARTY_TOO_LARGE', { partyId: string; size: number; teamSize: number }>
   | ReasonOf<'ATTRIBUTE_MISMATCH', AttributeMismatchDetails>
-  | ReasonOf<'BLOCKED_PLAYERS', { playersPerMatch: number; nextWideningInMs: number | null }>;
+  | ReasonOf<'BLOCKED_PLAYERS', { playersPerMatch: number; nextWideningInMs: number | null }>
+  | ReasonOf<
+      'MATCH_TOO_SMALL',
+      {
+        minPlayers: number;
+        maxPlayers: number;
+        /** Nearest to the minimum first; `missing` counts towards it. */
+        regions: readonly RegionShortfall[];
+        nextFillInMs: number | null;
+        nextWideningInMs: number | null;
+      }
+    >
+  | ReasonOf<
+      'ROLE_UNFILLED',
+      {
+        attribute: string;
+        perTeam: Readonly<Record<string, number>>;
+        /** The roles this ticket's player can play. */
+        roles: readonly string[];
+        playersPerMatch: number;
+        /** When the role rule stops applying to this ticket's search; null: never. */
+        optionalInMs: number | null;
+      }
+    >;
 
 /** Which attribute rule blocks, and this ticket's values of its attributes (null: none). */
 export interface AttributeMismatchDetails {

@@ -1,0 +1,152 @@
+/**
+ * Role slots (mode shapes, issue 34): each team needs, per role, so many players who can play it,
+ * one role each. Whether a team's players fill its slots is a bipartite matching (players to
+ * slots), solved by augmenting paths: teams are small, so this is cheap.
+ */
+import { optionalInMs, ruleApplies, setAttributeOf } from './attribute-rules';
+import type { RoleRule } from './attribute-types';
+import type { MatchCandidate } from './match-candidate';
+import type { ModeRules } from './mode-rules';
+import type { UnmatchedReason } from './unmatched-reason';
+
+/** The mode's role rule (at most one), when it applies to an anchor that waited `waitedMs`. */
+export function roleRuleAt(rules: ModeRules, waitedMs: number): RoleRule | undefined {
+  const rule = (rules.attributeRules ?? []).find((r): r is RoleRule => r.kind === 'roles');
+  return rule && ruleApplies(rule, waitedMs) ? rule : undefined;
+}
+
+/** One team's slots: each role of `perTeam` as many times as it asks, in declared order. */
+export function slotsOf(rule: RoleRule): string[] {
+  return Object.entries(rule.perTeam).flatMap(([role, count]) =>
+    new Array<string>(count).fill(role),
+  );
+}
+
+/** The roles `candidate` can play under `rule` (its set attribute; none when absent). */
+export function rolesOf(candidate: MatchCandidate, rule: RoleRule): readonly string[] {
+  return setAttributeOf(candidate.attributes, rule.attribute) ?? [];
+}
+
+/** How many of `slots` stay empty at best when each player takes at most one slot it can play. */
+export function unfilledSlots(
+  players: readonly (readonly string[])[],
+  slots: readonly string[],
+): number {
+  return openSlots(players, slots).length;
+}
+
+/**
+ * The slots `players` leave empty under a largest assignment (each player one slot it can play):
+ * what players added to the team must cover (backfill).
+ */
+export function openSlots(
+  players: readonly (readonly string[])[],
+  slots: readonly string[],
+): string[] {
+  const holder = new Array<number>(slots.length).fill(-1);
+  const tryPlace = (player: number, seen: boolean[]): boolean => {
+    const roles = players[player] ?? [];
+    for (let slot = 0; slot < slots.length; slot++) {
+      if (seen[slot] || !roles.includes(slots[slot] ?? '')) continue;
+      seen[slot] = true;
+      const current = holder[slot] ?? -1;
+      if (current < 0 || tryPlace(current, seen)) {
+        holder[slot] = player;
+        return true;
+      }
+    }
+    return false;
+  };
+  for (let player = 0; player < players.length; player++) {
+    tryPlace(player, new Array<boolean>(slots.length).fill(false));
+  }
+  return slots.filter((_, slot) => (holder[slot] ?? -1) < 0);
+}
+
+/**
+ * Teams filling up as groups are added, each team keeping room for the slots it has not filled:
+ * a group goes whole into a team that has room for it and, after it, still room for the team's
+ * empty slots; among those, the team whose empty slots it fills most, then the least room (best
+ * fit), then the lowest index. So a search that takes partners oldest first passes over a player
+ * who plays no missing role once the room left is needed for those roles.
+ */
+export class RolePacking {
+  private readonly free: number[];
+  private readonly players: (readonly string[])[][];
+
+  constructor(
+    sizes: readonly number[],
+    private readonly slots: readonly string[],
+  ) {
+    this.free = [...sizes];
+    this.players = sizes.map(() => []);
+  }
+
+  fits(group: readonly (readonly string[])[]): boolean {
+    return this.teamFor(group) >= 0;
+  }
+
+  /** Adds `group` (it must fit) and answers its team. */
+  add(group: readonly (readonly string[])[]): number {
+    const team = this.teamFor(group);
+    if (team >= 0) {
+      this.free[team] = (this.free[team] ?? 0) - group.length;
+      this.players[team]?.push(...group);
+    }
+    return team;
+  }
+
+  private teamFor(group: readonly (readonly string[])[]): number {
+    let best = -1;
+    let bestGain = -1;
+    this.free.forEach((room, team) => {
+      if (room < group.length) return;
+      const members = this.players[team] ?? [];
+      const before = unfilledSlots(members, this.slots);
+      const after = unfilledSlots([...members, ...group], this.slots);
+      if (room - group.length < after) return;
+      const gain = before - after;
+      if (best < 0 || gain > bestGain || (gain === bestGain && room < (this.free[best] ?? 0))) {
+        best = team;
+        bestGain = gain;
+      }
+    });
+    return best;
+  }
+}
+
+/** Whether every team of `teams` (each member's roles, per team) fills its slots. */
+export function teamsFillSlots(
+  teams: readonly (readonly (readonly string[])[])[],
+  slots: readonly string[],
+): boolean {
+  return teams.every((players) => unfilledSlots(players, slots) === 0);
+}
+
+/** ROLE_UNFILLED: players are there, but not enough of them play the roles every team needs. */
+export function roleUnfilled(
+  rule: RoleRule,
+  candidate: MatchCandidate,
+  waitedMs: number,
+  playersPerMatch: number,
+): UnmatchedReason {
+  const relaxesIn = optionalInMs(rule, waitedMs);
+  const needs = Object.entries(rule.perTeam)
+    .map(([role, count]) => `${count} ${role}`)
+    .join(', ');
+  const relaxes =
+    relaxesIn === null
+      ? ''
+      : `; the role rule no longer applies in ${Math.ceil(relaxesIn / 1000)} s`;
+  return Object.freeze({
+    code: 'ROLE_UNFILLED',
+    message: `waiting for players who can fill every team's roles (${needs} a team)${relaxes}`,
+    details: Object.freeze({
+      attribute: rule.attribute,
+      perTeam: rule.perTeam,
+      roles: rolesOf(candidate, rule),
+      playersPerMatch,
+      optionalInMs: relaxesIn,
+    }),
+  });
+}
