@@ -8,7 +8,7 @@ import { startPlayerApi, type InjectedResponse, type PlayerApi } from '../suppor
  * refusal answers its status and problem code with a message, and writes nothing (the lobby,
  * member, ticket and match rows are counted before and after).
  */
-const QUEUE_MODES = 'duel:1x2,pair:2x2';
+const QUEUE_MODES = 'duel:1x2,pair:2x2,hunt:3+1';
 
 interface RowCounts {
   lobbies: number;
@@ -170,6 +170,36 @@ describe('lobbies', () => {
       400,
       'VALIDATION_FAILED',
     );
+  });
+
+  it('holds an asymmetric mode’s teams to their own sizes', async () => {
+    const [owner, a, b, c] = await Promise.all([player(), player(), player(), player()]);
+    // hunt:3+1 seats four, not two teams of three.
+    await refused(
+      () => call(owner, 'POST', '/v1/lobbies', { mode: 'hunt', size: 5 }),
+      400,
+      'VALIDATION_FAILED',
+    );
+    const created = await create(owner, { mode: 'hunt' });
+    expect(created).toMatchObject({ size: 4, teamSize: 3, teamSizes: [3, 1] });
+    for (const member of [a, b, c]) {
+      const joined = await call(member, 'POST', '/v1/lobbies/join', {
+        inviteCode: created.inviteCode,
+      });
+      expect(joined.statusCode).toBe(200);
+    }
+    await refused(
+      () =>
+        call(owner, 'POST', '/v1/lobbies/current/teams', {
+          teams: [[owner.playerId], [a.playerId, b.playerId, c.playerId]],
+        }),
+      422,
+      'LOBBY_TEAMS_INVALID',
+    );
+    // Unarranged, each member goes where the most room is left: three hunters, one hunted.
+    const started = (await call(owner, 'POST', '/v1/lobbies/current/start')).json<LobbyResponse>();
+    const teamOf = new Map(started.members.map((m) => [m.playerId, m.team]));
+    expect([owner, a, b, c].map((p) => teamOf.get(p.playerId))).toEqual([0, 0, 0, 1]);
   });
 
   it('refuses a wrong invite code, a full lobby, a second lobby and a queued player', async () => {

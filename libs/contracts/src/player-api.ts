@@ -309,7 +309,10 @@ export interface LobbyResponse {
   mode: string;
   size: number;
   teamCount: number;
+  /** The largest team's size. */
   teamSize: number;
+  /** Each team's size in team order (`hunt:4+1`: [4, 1]). */
+  teamSizes: number[];
   region?: string;
   ranked: boolean;
   state: 'OPEN' | 'STARTED';

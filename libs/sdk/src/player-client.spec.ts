@@ -710,6 +710,7 @@ describe(`${PlayerClient.name} lobbies`, () => {
     size: 2,
     teamCount: 2,
     teamSize: 1,
+    teamSizes: [1, 1],
     ranked: false,
     state: 'OPEN',
     members: [{ playerId: 'p-1', joinedAt: '2025-01-01T00:00:00.000Z' }],

@@ -104,8 +104,9 @@ export class LobbyStarter {
   }
 
   /**
-   * Each member's team: the owner's arrangement, the others placed in turn on the smallest team.
-   * Every team of the mode must hold a player (a match of one team is no match).
+   * Each member's team: the owner's arrangement, the others placed in turn on the team with the
+   * most room left (each team has its own size: `hunt:4+1`). Every team of the mode must hold a
+   * player (a match of one team is no match).
    */
   private teamsOf(lobby: StoredLobby): Map<string, number> {
     const mode = this.policy.mode(lobby.mode);
@@ -119,18 +120,25 @@ export class LobbyStarter {
         sizes[member.team] = (sizes[member.team] ?? 0) + 1;
       }
     }
+    const roomOf = (team: number) => (mode.teamSizes[team] ?? 0) - (sizes[team] ?? 0);
     for (const member of unplaced) {
-      const smallest = sizes.indexOf(Math.min(...sizes));
-      teams.set(member.playerId, smallest);
-      sizes[smallest] = (sizes[smallest] ?? 0) + 1;
+      const roomiest = sizes.reduce(
+        (best, _, team) => (roomOf(team) > roomOf(best) ? team : best),
+        0,
+      );
+      teams.set(member.playerId, roomiest);
+      sizes[roomiest] = (sizes[roomiest] ?? 0) + 1;
     }
     if (sizes.some((size) => size === 0)) {
       throw LobbyRefusal.teams(
         `Mode ${mode.mode} plays ${mode.teamCount} teams: a start needs a player on each, the lobby has ${lobby.members.length} member(s) in teams of ${sizes.join(', ')}`,
       );
     }
-    if (sizes.some((size) => size > mode.teamSize)) {
-      throw LobbyRefusal.teams(`A team of mode ${mode.mode} holds ${mode.teamSize} players`);
+    const over = sizes.findIndex((size, team) => size > (mode.teamSizes[team] ?? 0));
+    if (over >= 0) {
+      throw LobbyRefusal.teams(
+        `Team ${over} of mode ${mode.mode} holds ${mode.teamSizes[over]} players, not ${sizes[over]}`,
+      );
     }
     return teams;
   }

@@ -50,7 +50,7 @@ export class LobbyService {
     key?: string,
   ): Promise<IdempotentOutcome<LobbyResponse>> {
     const mode = this.policy.mode(body.mode);
-    const most = mode.teamSize * mode.teamCount;
+    const most = mode.teamSizes.reduce((sum, teamSize) => sum + teamSize, 0);
     const size = body.size ?? most;
     if (size < 2 || size > most) {
       throw LobbyRefusal.invalid(
@@ -153,9 +153,10 @@ export class LobbyService {
       }
       const placed = new Map<string, number>();
       teams.forEach((team, index) => {
-        if (team.length > mode.teamSize) {
+        const room = mode.teamSizes[index] ?? 0;
+        if (team.length > room) {
           throw LobbyRefusal.teams(
-            `Team ${index} has ${team.length} players; a team of mode ${mode.mode} holds ${mode.teamSize}`,
+            `Team ${index} has ${team.length} players; team ${index} of mode ${mode.mode} holds ${room}`,
           );
         }
         for (const playerId of team) {
@@ -191,6 +192,7 @@ export class LobbyService {
       size: lobby.size,
       teamCount: mode.teamCount,
       teamSize: mode.teamSize,
+      teamSizes: [...mode.teamSizes],
       ...(lobby.region === undefined ? {} : { region: lobby.region }),
       ranked: lobby.ranked,
       state: lobby.state,

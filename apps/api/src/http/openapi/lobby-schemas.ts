@@ -11,7 +11,8 @@ export const LOBBY_SCHEMAS: Record<string, SchemaObject> = {
       mode: str(),
       size: int('Most members'),
       teamCount: int(),
-      teamSize: int(),
+      teamSize: int('The largest team'),
+      teamSizes: arrayOf(int(), "Each team's size, in team order"),
       ranked: bool('Whether its result rates its players'),
       state: oneOfStrings(['OPEN', 'STARTED']),
       members: arrayOf(
