@@ -22,6 +22,10 @@ const base = {
 module.exports = {
   // A global option (Jest ignores it per project): long enough for the e2e suites' processes.
   testTimeout: 120_000,
+  // Test files in a worker process, replaced once it holds more than this after a file: what
+  // the files leave behind adds up (a single in-band process reached V8's 4 GB heap limit after
+  // 1,470 s of the full run and died). Set, it also keeps Jest from running in band on 2 cores.
+  workerIdleMemoryLimit: '1GB',
   projects: [
     {
       ...base,
