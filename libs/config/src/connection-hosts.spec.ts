@@ -80,7 +80,7 @@ describe('highly available connections', () => {
       [
         'a host listed twice',
         { DATABASE_HOST: 'pg-1:5432,pg-1' },
-        'DATABASE_HOST must be a host or a comma-separated list of host[:port] entries, e.g. pg-1,pg-2:5433 (got "pg-1:5432,pg-1")',
+        'DATABASE_HOST must be a host or a comma-separated list of host[:port] entries, e.g. pg-1,pg-2:5433 (a host is listed twice) (got "pg-1:5432,pg-1")',
       ],
     ])('refuse %s', (_, env, expected) => {
       expect(problemsOf(env)).toEqual([expected]);
@@ -158,7 +158,7 @@ describe('highly available connections', () => {
       [
         'a malformed sentinel list',
         { REDIS_SENTINELS: 'sentinel-1:26379;sentinel-2', REDIS_SENTINEL_MASTER: 'mp-main' },
-        'REDIS_SENTINELS must be a comma-separated list of host[:port] entries, e.g. sentinel-1:26379,sentinel-2:26379 (got "sentinel-1:26379;sentinel-2")',
+        'REDIS_SENTINELS must be a comma-separated list of host[:port] entries, e.g. sentinel-1:26379,sentinel-2:26379 ("sentinel-1:26379;sentinel-2" is not host or host:port) (got "sentinel-1:26379;sentinel-2")',
       ],
       [
         'a CA file without TLS',
