@@ -22,6 +22,8 @@ const NOT_FOR_CALLERS: Record<string, string> = {
   JoinAuthError: "join-auth's own codes: the game server closes the socket 4401 with the code",
   JoinAuthRejectedError:
     "join-auth's own codes: the game server closes the socket 4401 with the code",
+  DatabaseHostUnavailableError:
+    "a connection error like the driver's: the problem filter answers 503 DEPENDENCY_UNAVAILABLE",
 };
 
 const libraries = {
