@@ -52,7 +52,7 @@ export class PlayerChannelsListener implements OnApplicationShutdown {
       name: 'notification_player_channels',
       help: 'Player channels this replica subscribes to: the players it holds a socket of',
       registers: [registry],
-      collect: () => this.channels.set(this.sockets.players().length),
+      collect: () => this.channels.set(this.sockets.playerCount),
     });
     this.subscriber.on('message', (channel: string, message: string) =>
       this.receive(channel, message),

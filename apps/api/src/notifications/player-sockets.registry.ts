@@ -206,6 +206,11 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
     return this.bySocket.size;
   }
 
+  /** Players with a socket on this replica (the player channels it subscribes to). */
+  get playerCount(): number {
+    return this.byPlayer.size;
+  }
+
   /** Hands a delivered match event to every socket of its participants on this replica. */
   fanOut(notification: StateNotification): void {
     this.fanOutTo(notification.playerIds, notification);
