@@ -54,6 +54,21 @@ describe(NotificationFanoutListener.name, () => {
       { what: `r${revision} of ${matchId} published` },
     );
 
+  const playerChannelsConnected = async () => {
+    const redis = testRedis();
+    try {
+      await waitFor(
+        async () =>
+          String(await redis.call('CLIENT', 'LIST')).includes(
+            `name=${api.prefix}${PLAYER_CHANNELS_CONNECTION} `,
+          ) || undefined,
+        { what: "the player channels' subscription" },
+      );
+    } finally {
+      redis.disconnect();
+    }
+  };
+
   it('subscribes once Redis is reachable, and sockets catch up on what was published before', async () => {
     const [a, b] = await Promise.all([api.newPlayer(), api.newPlayer()]);
     const client = await TestSocket.ready(url, a.token);
@@ -72,6 +87,25 @@ describe(NotificationFanoutListener.name, () => {
     await matches.advance(matchId);
     await client.waitForRevision(matchId, 3, 20_000);
     expect(client.revisions(matchId)).toEqual([1, 2, 3]);
+    client.close();
+  });
+
+  it("fills in what was published before a slow player channel's subscription landed", async () => {
+    const [a, b] = await Promise.all([api.newPlayer(), api.newPlayer()]);
+    await playerChannelsConnected();
+    // Redis stays connected but the player channels' SUBSCRIBE is held past the 1 s follow
+    // timeout: the socket is told `ready` before its player's channel is subscribed.
+    proxy.hold(PLAYER_CHANNELS_CONNECTION);
+    const client = await TestSocket.ready(url, a.token);
+    const matchId = await matches.create([a.playerId, b.playerId]);
+    await published(matchId, 1);
+    expect(client.revisions(matchId)).toEqual([]);
+    proxy.release();
+    // No later event reveals the match: only a catch-up once the subscription lands can bring it.
+    await client.waitForRevision(matchId, 1, 20_000);
+    await matches.advance(matchId);
+    await client.waitForRevision(matchId, 2, 20_000);
+    expect(client.revisions(matchId)).toEqual([1, 2]);
     client.close();
   });
 
@@ -129,13 +163,32 @@ describe(NotificationFanoutListener.name, () => {
   });
 });
 
-/** A TCP proxy to the test Redis that can refuse connections and cut the open ones. */
+/** The connection name the API's player channels subscribe under (its suffix). */
+const PLAYER_CHANNELS_CONNECTION = ':api-player-notifications';
+
+/**
+ * A TCP proxy to the test Redis that can refuse connections, cut the open ones, and hold back
+ * what the connections of one name send (Redis slow to answer them, not gone).
+ */
 class RedisProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  private heldName: string | undefined;
+  private readonly releases = new Set<() => void>();
   connections = 0;
 
   constructor(readonly port: number) {}
+
+  /** From now on, commands of connections named `...name` wait until {@link release}. */
+  hold(name: string): void {
+    this.heldName = name;
+  }
+
+  release(): void {
+    this.heldName = undefined;
+    for (const release of this.releases) release();
+    this.releases.clear();
+  }
 
   open(): Promise<void> {
     const server = createServer((downstream) => {
@@ -146,7 +199,8 @@ class RedisProxy {
         socket.on('close', () => this.sockets.delete(socket));
         socket.on('error', () => undefined);
       }
-      downstream.pipe(upstream).pipe(downstream);
+      this.forward(downstream, upstream);
+      upstream.pipe(downstream);
       const end = () => {
         downstream.destroy();
         upstream.destroy();
@@ -156,6 +210,27 @@ class RedisProxy {
     });
     this.server = server;
     return new Promise((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+  }
+
+  /** Client to Redis, held back while the connection's name (CLIENT SETNAME) is the held one. */
+  private forward(downstream: Socket, upstream: Socket): void {
+    // CLIENT SETNAME is among a connection's first commands.
+    let opening = '';
+    const held: Buffer[] = [];
+    downstream.on('data', (chunk: Buffer) => {
+      if (opening.length < 4096) opening += chunk.toString('latin1');
+      const name = this.heldName;
+      if (held.length === 0 && (name === undefined || !opening.includes(name))) {
+        upstream.write(chunk);
+        return;
+      }
+      held.push(chunk);
+      if (held.length === 1) {
+        this.releases.add(() => {
+          for (const part of held.splice(0)) upstream.write(part);
+        });
+      }
+    });
   }
 
   /** Closes the listener and every proxied connection: Redis is gone for the API. */

@@ -66,12 +66,23 @@ export class PlayerChannelsListener implements OnApplicationShutdown {
    * every event published after.
    */
   async follow(playerId: string): Promise<void> {
+    const askedAt = Date.now();
+    const subscribed = this.subscriber.subscribe(this.channelOf(playerId));
     try {
-      await answerWithin(this.subscriber.subscribe(this.channelOf(playerId)), FOLLOW_TIMEOUT_MS);
+      await answerWithin(subscribed, FOLLOW_TIMEOUT_MS);
     } catch (error) {
       this.logger.warn(
         `player channel not subscribed yet (${(error as Error).message}); the socket catches up once it is`,
       );
+      // Redis slow, not gone: no reconnection will catch this player up, so its subscription does.
+      // (A lost connection fails the SUBSCRIBE here and catches every player up when back.)
+      subscribed
+        .then(() =>
+          this.sockets.catchUpPlayers([playerId], new Date(askedAt - CATCH_UP_LOOKBACK_MS)),
+        )
+        .catch((failure: Error) =>
+          this.logger.warn(`catching up a late player channel failed: ${failure.message}`),
+        );
     }
   }
 

@@ -237,9 +237,15 @@ export class PlayerSocketsRegistry implements OnApplicationBootstrap, OnModuleDe
    * socket fills in the matches it follows, and hears from revision 1 of its player's matches
    * that changed meanwhile which it never heard of.
    */
-  async catchUpAll(since: Date): Promise<void> {
-    for (const { session } of this.bySocket.values()) session.catchUp();
-    const players = [...this.byPlayer.keys()];
+  catchUpAll(since: Date): Promise<void> {
+    return this.catchUpPlayers([...this.byPlayer.keys()], since);
+  }
+
+  /** {@link catchUpAll} for the sockets of `players` only. */
+  async catchUpPlayers(players: readonly string[], since: Date): Promise<void> {
+    for (const playerId of players) {
+      for (const { session } of this.byPlayer.get(playerId) ?? []) session.catchUp();
+    }
     for (let i = 0; i < players.length; i += CATCH_UP_BATCH) {
       const recent = await this.reader.recentMatchesOf(players.slice(i, i + CATCH_UP_BATCH), since);
       for (const { playerId, matchId } of recent) {
