@@ -35,6 +35,8 @@ export interface DeliveryFigures {
 }
 
 interface OutboxRow {
+  event: string;
+  to_state: string | null;
   aggregate_id: string;
   revision: string;
   player_ids: string[];
@@ -49,7 +51,8 @@ export async function deliveryFigures(
 ): Promise<DeliveryFigures> {
   const byPlayer = new Map(feeds.map((feed) => [feed.playerId, feed]));
   const { rows } = await db.query<OutboxRow>(
-    `SELECT aggregate_id, revision, player_ids::text[] AS player_ids,
+    `SELECT event, payload->>'to' AS to_state, aggregate_id, revision,
+            player_ids::text[] AS player_ids,
             (extract(epoch FROM created_at) * 1000)::bigint AS created_ms
        FROM outbox WHERE aggregate_type = 'match'`,
   );
@@ -75,7 +78,7 @@ export async function deliveryFigures(
         else {
           figures.lost += 1;
           if (figures.lostSample.length < 20)
-            figures.lostSample.push(`${row.aggregate_id} rev ${revision} -> player ${playerId}`);
+            figures.lostSample.push(lostLine(row, playerId, feed));
         }
         continue;
       }
@@ -105,6 +108,17 @@ export async function deliveryFigures(
     baselineStallMs: baseline,
     outboxByStatus: Object.fromEntries(statuses.map((row) => [row.status, Number(row.count)])),
   };
+}
+
+/** A lost pair for the log: what the event was, when it committed, where the feed stood. */
+function lostLine(row: OutboxRow, playerId: string, feed: PlayerFeed): string {
+  const clock = (ms: number) => new Date(ms).toISOString().slice(11, 23);
+  const event = `${row.event}${row.to_state ? ` to ${row.to_state}` : ''}`;
+  const closed = feed.closedAt === undefined ? 'open' : `closed at ${clock(feed.closedAt)}`;
+  return (
+    `${row.aggregate_id} rev ${row.revision} (${event}, committed at ${clock(Number(row.created_ms))}) ` +
+    `-> player ${playerId} (subscription ${closed}, at rev ${feed.lastRevision(row.aggregate_id)} of this match)`
+  );
 }
 
 /**

@@ -30,8 +30,15 @@ export class PlayerFeed {
   private readonly waiters = new Set<() => void>();
   duplicates = 0;
   orderViolations = 0;
+  /** Epoch ms the journey closed the subscription (its match ended). */
+  closedAt: number | undefined;
 
   constructor(readonly playerId: string) {}
+
+  /** The highest revision of `matchId` this feed has seen (event or resync). */
+  lastRevision(matchId: string): number {
+    return this.last.get(matchId) ?? 0;
+  }
 
   event(event: MatchEventMessage): void {
     const at = Date.now();
@@ -294,6 +301,7 @@ export class JourneyLoad {
       this.counts.finished += 1;
       if (final === 'COMPLETED') this.counts.completed += 1;
       else this.counts.endedOtherwise += 1;
+      feed.closedAt = Date.now();
       subscription.close();
       subscription = undefined;
       await client.endSession().catch(() => undefined);
