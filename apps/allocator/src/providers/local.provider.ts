@@ -29,6 +29,9 @@ function freePort(host: string): Promise<number> {
   });
 }
 
+/** Picks of a health port before giving up (the OS hands back the players' port rarely). */
+const HEALTH_PORT_ATTEMPTS = 5;
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -74,7 +77,7 @@ export class LocalProvider extends AllocationProvider implements OnApplicationSh
       );
     }
     const host = this.config.LOCAL_SERVER_HOST;
-    const port = await freePort(host);
+    const port = await this.freePort(host);
     return {
       serverId: `local-${request.matchId}`,
       endpoint: host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`,
@@ -87,7 +90,7 @@ export class LocalProvider extends AllocationProvider implements OnApplicationSh
     const { allocation } = input;
     await this.stop(allocation);
     const port = Number(allocation.providerRef.port);
-    const healthPort = await freePort(this.config.LOCAL_SERVER_HOST);
+    const healthPort = await this.healthPortBeside(port);
     const child = spawn(process.execPath, [path.resolve(this.config.LOCAL_SERVER_ENTRY)], {
       env: {
         ...this.extraEnv,
@@ -118,6 +121,25 @@ export class LocalProvider extends AllocationProvider implements OnApplicationSh
 
   async release(allocation: AllocationRecord): Promise<void> {
     await this.stop(allocation);
+  }
+
+  /**
+   * The server's health port: any free one but its players' port, which was chosen at allocation
+   * and has been free since, so the OS may hand it out again (the server would then exit on
+   * EADDRINUSE and its match wait for the allocation timeout).
+   */
+  private async healthPortBeside(playersPort: number): Promise<number> {
+    for (let attempt = 1; ; attempt += 1) {
+      const port = await this.freePort(this.config.LOCAL_SERVER_HOST);
+      if (port !== playersPort) return port;
+      if (attempt >= HEALTH_PORT_ATTEMPTS)
+        throw new Error(`no free health port beside players' port ${playersPort}`);
+    }
+  }
+
+  /** A free port the OS picks (a seam: tests steer what the OS hands out). */
+  protected freePort(host: string): Promise<number> {
+    return freePort(host);
   }
 
   onApplicationShutdown(): void {
