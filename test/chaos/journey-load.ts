@@ -67,10 +67,11 @@ export class PlayerFeed {
     this.wake();
   }
 
-  /** The first match notified (any state), once there is one. */
-  async firstMatch(timeoutMs: number): Promise<string | undefined> {
+  /** The first match notified (any state) but those `done`, once there is one. */
+  async nextMatch(done: ReadonlySet<string>, timeoutMs: number): Promise<string | undefined> {
     return this.until(
-      () => this.arrivals.keys().next().value ?? this.resyncedTo.keys().next().value,
+      () =>
+        [...this.arrivals.keys(), ...this.resyncedTo.keys()].find((matchId) => !done.has(matchId)),
       timeoutMs,
     );
   }
@@ -247,13 +248,12 @@ export class JourneyLoad {
     });
     let subscription: NotificationSubscription | undefined;
     let heartbeats: HeartbeatHandle | undefined;
-    let connection: GameConnection | undefined;
     let ticketId: string | undefined;
-    let step = 'session';
+    const progress = { step: 'session' };
     try {
       const session = await client.createSession();
       const feed = new PlayerFeed(session.playerId);
-      step = 'subscribe';
+      progress.step = 'subscribe';
       const sub = client.subscribe({
         onEvent: (event) => feed.event(event),
         onResync: (resync) => feed.resync(resync),
@@ -262,25 +262,71 @@ export class JourneyLoad {
       await withTimeout(sub.ready, stepTimeoutMs, 'subscribe');
       // Recorded only once subscribed: its events from here on must all arrive.
       this.feeds.push(feed);
-      step = 'probe';
+      progress.step = 'probe';
       const options = await client.queueOptions();
       await client.probeAll(options.regions, { samples: 1 });
-      step = 'enqueue';
+      progress.step = 'enqueue';
       const ticket = await client.enqueue(this.options.mode);
       ticketId = ticket.id;
       heartbeats = client.startHeartbeats(ticket.id);
-      step = 'match';
-      const matchId = await feed.firstMatch(stepTimeoutMs * 2);
-      if (!matchId) return this.abandon('no-match');
-      step = 'server';
+      const played = new Set<string>();
+      let final: string;
+      // A match that fails before its players are assigned puts their tickets back in the queue:
+      // the player waits for the next one, as a game client does.
+      for (;;) {
+        progress.step = 'match';
+        const matchId = await feed.nextMatch(played, stepTimeoutMs * 2);
+        if (!matchId) return this.abandon('no-match');
+        played.add(matchId);
+        const ended = await this.play(client, feed, heartbeats, matchId, progress);
+        if ('abandoned' in ended) return this.abandon(ended.abandoned);
+        final = ended.final;
+        if (final === 'COMPLETED' || !ended.requeuable || !(await requeued(client, ticket.id)))
+          break;
+      }
+      this.counts.finished += 1;
+      if (final === 'COMPLETED') this.counts.completed += 1;
+      else this.counts.endedOtherwise += 1;
+      feed.closedAt = Date.now();
+      subscription.close();
+      subscription = undefined;
+      await client.endSession().catch(() => undefined);
+    } catch {
+      this.abandon(`${progress.step}-error`);
+    } finally {
+      heartbeats?.stop();
+      if (subscription) {
+        // Given up: leave the ticket, keep listening (what is committed for it must still arrive).
+        if (ticketId) await client.cancel(ticketId).catch(() => undefined);
+        this.open.add(subscription);
+      }
+    }
+  }
+
+  /**
+   * One match, from its first notification to the state it ended in (`requeuable` unless its game
+   * server was lost: the player has queued again already), or why it was given up.
+   */
+  private async play(
+    client: PlayerClient,
+    feed: PlayerFeed,
+    heartbeats: HeartbeatHandle,
+    matchId: string,
+    progress: { step: string },
+  ): Promise<{ final: string; requeuable: boolean } | { abandoned: string }> {
+    const { stepTimeoutMs } = this.options;
+    let connection: GameConnection | undefined;
+    let requeuable = true;
+    try {
+      progress.step = 'server';
       const ready = await feed.state(
         matchId,
         (state) => JOINABLE.has(state) || TERMINAL.has(state),
         this.options.serverTimeoutMs,
       );
-      if (!ready) return this.abandon('no-server');
+      if (!ready) return { abandoned: 'no-server' };
       if (JOINABLE.has(ready)) {
-        step = 'join';
+        progress.step = 'join';
         try {
           const assignment = await client.waitForAssignment(matchId, { timeoutMs: stepTimeoutMs });
           connection = await withTimeout(client.joinMatch(assignment), stepTimeoutMs, 'join');
@@ -291,32 +337,24 @@ export class JourneyLoad {
           // sends its player back to the queue at once, as a game client would.
           if (error instanceof GameConnectionClosedError) {
             heartbeats.stop();
-            await this.requeueAfterLoss(client, session.playerId);
+            requeuable = false;
+            await this.requeueAfterLoss(client, feed.playerId);
           }
         }
       }
-      step = 'result';
+      progress.step = 'result';
       const final = await feed.state(matchId, (state) => TERMINAL.has(state), stepTimeoutMs * 2);
-      if (!final) return this.abandon('no-result');
-      this.counts.finished += 1;
-      if (final === 'COMPLETED') this.counts.completed += 1;
-      else this.counts.endedOtherwise += 1;
-      feed.closedAt = Date.now();
-      subscription.close();
-      subscription = undefined;
-      await client.endSession().catch(() => undefined);
-    } catch {
-      this.abandon(`${step}-error`);
+      return final === undefined ? { abandoned: 'no-result' } : { final, requeuable };
     } finally {
-      heartbeats?.stop();
       connection?.close();
-      if (subscription) {
-        // Given up: leave the ticket, keep listening (what is committed for it must still arrive).
-        if (ticketId) await client.cancel(ticketId).catch(() => undefined);
-        this.open.add(subscription);
-      }
     }
   }
+}
+
+/** Whether the ticket is back in the queue (its match failed before the player was assigned). */
+async function requeued(client: PlayerClient, ticketId: string): Promise<boolean> {
+  const { state } = await client.ticket(ticketId);
+  return state === 'SEARCHING' || state === 'MATCHED';
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
