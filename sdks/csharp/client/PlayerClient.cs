@@ -196,6 +196,7 @@ namespace Matchplane.Client
         /// </summary>
         public TicketHeartbeats StartHeartbeats(string ticketId, int? intervalMs = null, Action<Exception> onError = null)
         {
+            if (intervalMs.HasValue && intervalMs.Value <= 0) throw new ArgumentOutOfRangeException("intervalMs", "the heartbeat interval must be positive");
             var loop = new TicketHeartbeats(this, ticketId, onError);
             TicketHeartbeats previous;
             lock (_heartbeats)

@@ -75,7 +75,6 @@ namespace Matchplane.Client
 
         internal void Run(int? intervalMs)
         {
-            if (intervalMs.HasValue && intervalMs.Value <= 0) throw new ArgumentOutOfRangeException("intervalMs", "the heartbeat interval must be positive");
             Task.Run(() => LoopAsync(intervalMs));
         }
 
