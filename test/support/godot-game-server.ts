@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from './processes';
-import { describeLiveJourney } from './sdk-live-stack';
+import { describeLiveJourney, expectOnePlayerRejoined } from './sdk-live-stack';
 
 /*
  * The GDScript game server of the Godot live journeys (test/sdk-live/godot-*live.spec.ts):
@@ -96,19 +96,7 @@ export function describeGodotJourney(options: GodotJourneyOptions): void {
         `SELECT server_image_digest FROM allocations`,
       );
       expect(allocations.map((row) => row.server_image_digest)).toEqual([GDSCRIPT_SERVER_DIGEST]);
-      // The server's presence reports, as the control plane recorded them: one player left once
-      // and came back (not abandoned, no longer LEFT), the others never left.
-      const presence = await plane.ds.query<
-        { leave_count: number; left: boolean; abandoned: boolean }[]
-      >(
-        `SELECT leave_count, left_at IS NOT NULL AS left, abandoned_at IS NOT NULL AS abandoned
-           FROM match_participants ORDER BY leave_count`,
-      );
-      const stayed = { leave_count: 0, left: false, abandoned: false };
-      expect(presence).toEqual([
-        ...Array.from({ length: players - 1 }, () => stayed),
-        { leave_count: 1, left: false, abandoned: false },
-      ]);
+      await expectOnePlayerRejoined(plane, players);
     },
   });
 }

@@ -121,6 +121,24 @@ async function expectOneCompletedMatch(plane: ControlPlane, revision: number): P
   expect(measurements[0]?.n).toBeGreaterThanOrEqual(2);
 }
 
+/**
+ * The game server's presence reports, as the control plane recorded them: one player left once
+ * and came back (not abandoned, no longer LEFT), the other `players - 1` never left.
+ */
+export async function expectOnePlayerRejoined(plane: ControlPlane, players: number): Promise<void> {
+  const presence = await plane.ds.query<
+    { leave_count: number; left: boolean; abandoned: boolean }[]
+  >(
+    `SELECT leave_count, left_at IS NOT NULL AS left, abandoned_at IS NOT NULL AS abandoned
+       FROM match_participants ORDER BY leave_count`,
+  );
+  const stayed = { leave_count: 0, left: false, abandoned: false };
+  expect(presence).toEqual([
+    ...Array.from({ length: players - 1 }, () => stayed),
+    { leave_count: 1, left: false, abandoned: false },
+  ]);
+}
+
 export interface LiveJourneySpec {
   /** The suite's name, also the program's summary line prefix ("<suite>: N passed, M failed"). */
   readonly suite: string;

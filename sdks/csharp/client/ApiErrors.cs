@@ -104,6 +104,22 @@ namespace Matchplane.Client
             return "{" + string.Join(",", parts.ToArray()) + "}";
         }
 
+        /// <summary>A JSON array of strings.</summary>
+        public static string Strings(IEnumerable<string> items)
+        {
+            var parts = new List<string>();
+            foreach (string item in items) parts.Add(Quote(item));
+            return "[" + string.Join(",", parts.ToArray()) + "]";
+        }
+
+        /// <summary>A JSON object of string arrays, e.g. a party's {playerId: roles}.</summary>
+        public static string StringLists(IEnumerable<KeyValuePair<string, IList<string>>> members)
+        {
+            var parts = new List<string>();
+            foreach (var member in members) parts.Add(Quote(member.Key) + ":" + Strings(member.Value));
+            return "{" + string.Join(",", parts.ToArray()) + "}";
+        }
+
         /// <summary>A JSON object of integers, e.g. a resume's {matchId: revision}.</summary>
         public static string Numbers(IEnumerable<KeyValuePair<string, long>> members)
         {

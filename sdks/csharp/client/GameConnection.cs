@@ -149,18 +149,19 @@ namespace Matchplane.Client
                     try { message = MiniJson.Parse(text); }
                     catch (FormatException) { continue; }
                     lock (_messages) _messages.Add(message);
-                    if (TypeOf(message) == "ended")
+                    // The listener first: once Ended completes, it has seen every message, ended included.
+                    if (_onMessage != null)
                     {
-                        var team = message.Find("winningTeam");
-                        _ended.TrySetResult(new GameEnded
-                        {
-                            Outcome = message["outcome"].Str,
-                            WinningTeam = team != null && team.Kind == JsonKind.Number ? (int?)team.Long : null,
-                        });
+                        try { _onMessage(message); }
+                        catch (Exception) { /* a throwing listener must not break the connection */ }
                     }
-                    if (_onMessage == null) continue;
-                    try { _onMessage(message); }
-                    catch (Exception) { /* a throwing listener must not break the connection */ }
+                    if (TypeOf(message) != "ended") continue;
+                    var team = message.Find("winningTeam");
+                    _ended.TrySetResult(new GameEnded
+                    {
+                        Outcome = message["outcome"].Str,
+                        WinningTeam = team != null && team.Kind == JsonKind.Number ? (int?)team.Long : null,
+                    });
                 }
             }
             catch (Exception e) when (e is WebSocketException || e is IOException || e is ObjectDisposedException) { }

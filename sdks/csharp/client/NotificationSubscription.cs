@@ -18,6 +18,13 @@ namespace Matchplane.Client
     {
         /// <summary>Every match event once, in revision order per match, without a gap.</summary>
         public Action<MatchEvent> OnEvent;
+        /// <summary>
+        /// After OnEvent, for an event entering AWAITING_ACCEPTANCE: the match waits for its players
+        /// to answer its ready check (PlayerClient.AcceptMatchAsync / DeclineMatchAsync) within the
+        /// mode's acceptanceTimeoutMs. A replayed history shows it too: answering a match that moved
+        /// on is a 409 NOT_AWAITING_ACCEPTANCE.
+        /// </summary>
+        public Action<MatchEvent> OnReadyCheck;
         /// <summary>The server jumped a match to its current state; events after its revision follow.</summary>
         public Action<ResyncMessage> OnResync;
         /// <summary>The server accepted the token (after each (re)connect), with the player id.</summary>
@@ -57,6 +64,21 @@ namespace Matchplane.Client
         /// <summary>Backoff before the first reconnect (ms), doubled per failed one, capped at MaxDelayMs.</summary>
         public int BaseDelayMs = 250, MaxDelayMs = 10000;
 
+        /// <summary>IdleTimeoutMs: 2.5 times the ping interval the server announces in ready (75 s before ready).</summary>
+        public const int IdleFromAnnounced = -1;
+        const int IdleBeforeReadyMs = 75000;
+
+        /// <summary>
+        /// A connection on which no message arrives for this long (ms) is taken for dead, dropped
+        /// (OnReconnecting with 1006 and "no frame within N ms") and replaced with a resume. 0 (the
+        /// default) is off: ClientWebSocket answers the server's pings itself and never shows them,
+        /// so a quiet, healthy socket would be replaced too (the Godot client's rule,
+        /// docs/decisions/2026-12-07-godot-socket-idle-check-is-opt-in.md). Set it before Start's
+        /// first connection completes, or use Start's idleTimeoutMs.
+        /// </summary>
+        public int IdleTimeoutMs;
+        int _announcedIntervalMs;
+
         /// <summary>Completes once the server first accepts the token; faults if the subscription ends first.</summary>
         public Task Ready { get { return _ready.Task; } }
         /// <summary>Completes when the subscription ends: "closed" (Close) or "unauthenticated: ..." (sign in again).</summary>
@@ -72,9 +94,11 @@ namespace Matchplane.Client
 
         /// <param name="endpoints">The API's replicas (a PlayerClient passes the list its HTTP calls use): a
         /// connection that drops (other than a slow consumer's) moves the list to the next one.</param>
-        public static NotificationSubscription Start(ApiEndpoints endpoints, Func<string> token, NotificationHandlers handlers, IDictionary<string, long> lastSeen = null)
+        /// <param name="idleTimeoutMs">IdleTimeoutMs from the first connection on (0: off, IdleFromAnnounced).</param>
+        public static NotificationSubscription Start(ApiEndpoints endpoints, Func<string> token, NotificationHandlers handlers, IDictionary<string, long> lastSeen = null, int idleTimeoutMs = 0)
         {
-            var subscription = new NotificationSubscription(endpoints, token, handlers, lastSeen);
+            if (idleTimeoutMs < 0 && idleTimeoutMs != IdleFromAnnounced) throw new ArgumentOutOfRangeException("idleTimeoutMs", "a positive number of ms, 0 (off) or IdleFromAnnounced");
+            var subscription = new NotificationSubscription(endpoints, token, handlers, lastSeen) { IdleTimeoutMs = idleTimeoutMs };
             Task.Run(subscription.RunAsync);
             return subscription;
         }
@@ -115,10 +139,12 @@ namespace Matchplane.Client
                 socket.Options.SetRequestHeader("Authorization", "Bearer " + token);
                 int code = 1006;
                 string reason = "";
+                var idle = new IdleWatch(socket);
                 try
                 {
                     await socket.ConnectAsync(SocketUrl(endpoint), _stop.Token).ConfigureAwait(false);
                     lock (_lock) _socket = socket;
+                    idle.Arm(CurrentIdleMs());
                     // Sent at once (the server holds it until the token is checked): what this client has.
                     List<KeyValuePair<string, long>> seen;
                     lock (_lock) seen = _tracker.Snapshot();
@@ -128,20 +154,24 @@ namespace Matchplane.Client
                     while ((text = await ReceiveTextAsync(socket).ConfigureAwait(false)) != null)
                     {
                         if (Receive(text)) attempt = 0;
+                        idle.Arm(CurrentIdleMs());
                     }
                     if (socket.CloseStatus.HasValue) code = (int)socket.CloseStatus.Value;
                     reason = socket.CloseStatusDescription ?? "";
                 }
                 catch (Exception e) when (e is WebSocketException || e is IOException || e is OperationCanceledException || e is ObjectDisposedException)
                 {
-                    if (!_stop.IsCancellationRequested) Report(e);
+                    if (!idle.Fired && !_stop.IsCancellationRequested) Report(e);
                 }
                 finally
                 {
+                    idle.Dispose();
                     lock (_lock) if (_socket == socket) _socket = null;
                     socket.Dispose();
                 }
                 if (_stop.IsCancellationRequested) return;
+                // A close the server sent wins over an idle abort racing it.
+                if (idle.Fired && code == 1006) reason = "no frame within " + idle.LimitMs + " ms";
                 if (code == Unauthenticated) { End("unauthenticated: " + (reason.Length > 0 ? reason : "session refused")); return; }
                 // A slow consumer's close is about this client, not the replica.
                 if (code != SlowConsumer) _endpoints.Failover(endpoint);
@@ -175,6 +205,8 @@ namespace Matchplane.Client
             switch (type != null && type.Kind == JsonKind.String ? type.String : null)
             {
                 case "ready":
+                    var announced = message.Find("heartbeatIntervalMs");
+                    if (announced != null && announced.Kind == JsonKind.Number) _announcedIntervalMs = (int)announced.Long;
                     _ready.TrySetResult(true);
                     string playerId = message["playerId"].Str;
                     Safely(() => { if (_handlers.OnConnected != null) _handlers.OnConnected(playerId); });
@@ -208,7 +240,49 @@ namespace Matchplane.Client
 
         void Deliver(List<MatchEvent> events)
         {
-            foreach (MatchEvent e in events) Safely(() => _handlers.OnEvent(e));
+            foreach (MatchEvent e in events)
+            {
+                Safely(() => _handlers.OnEvent(e));
+                if (e.State == "AWAITING_ACCEPTANCE" && _handlers.OnReadyCheck != null) Safely(() => _handlers.OnReadyCheck(e));
+            }
+        }
+
+        /// <summary>The idle limit now (ms), 0 when off.</summary>
+        int CurrentIdleMs()
+        {
+            int configured = IdleTimeoutMs;
+            if (configured != IdleFromAnnounced) return Math.Max(0, configured);
+            return _announcedIntervalMs > 0 ? (int)(2.5 * _announcedIntervalMs) : IdleBeforeReadyMs;
+        }
+
+        /// <summary>Aborts a connection that received nothing for LimitMs; re-armed after each message.</summary>
+        sealed class IdleWatch : IDisposable
+        {
+            readonly ClientWebSocket _socket;
+            readonly Timer _timer;
+            public volatile bool Fired;
+            public int LimitMs;
+
+            public IdleWatch(ClientWebSocket socket)
+            {
+                _socket = socket;
+                _timer = new Timer(_ => Expire(), null, Timeout.Infinite, Timeout.Infinite);
+            }
+
+            public void Arm(int limitMs)
+            {
+                LimitMs = limitMs;
+                _timer.Change(limitMs > 0 ? limitMs : Timeout.Infinite, Timeout.Infinite);
+            }
+
+            void Expire()
+            {
+                Fired = true;
+                // Abort, not a close handshake: a dead peer would never answer one.
+                try { _socket.Abort(); } catch (ObjectDisposedException) { }
+            }
+
+            public void Dispose() { _timer.Dispose(); }
         }
 
         void SendResume(IEnumerable<KeyValuePair<string, long>> matches)

@@ -54,6 +54,13 @@ namespace Matchplane.Client
             return map;
         }
 
+        /// <summary>An optional array read item by item; empty when absent.</summary>
+        public static List<T> OptArray<T>(JsonValue v, string key, System.Func<JsonValue, T> read)
+        {
+            var m = v.Find(key);
+            return m == null || m.Kind == JsonKind.Null ? new List<T>() : m.Array.Select(read).ToList();
+        }
+
         /// <summary>An optional array of strings; empty when absent.</summary>
         public static List<string> OptStrings(JsonValue v, string key)
         {
@@ -80,10 +87,23 @@ namespace Matchplane.Client
         }
     }
 
+    /// <summary>A fill step: once a match's oldest searcher waited AfterMs, it may start with MinPlayers (whole teams) or more.</summary>
+    public sealed class FillStep
+    {
+        public long AfterMs, MinPlayers;
+
+        public static FillStep From(JsonValue v) { return new FillStep { AfterMs = v["afterMs"].Long, MinPlayers = v["minPlayers"].Long }; }
+    }
+
     public sealed class QueueModeOption
     {
         public string Mode;
+        /// <summary>TeamSize is the largest team's size (the largest party the mode takes).</summary>
         public long TeamSize, TeamCount, QueueDepth;
+        /// <summary>Each team's size in team order ([4, 1] for 4 hunters v 1 monster); empty from an API older than it.</summary>
+        public List<long> TeamSizes;
+        /// <summary>The mode's fill steps; empty: matches start full.</summary>
+        public List<FillStep> Fill;
         /// <summary>Absent (null): the mode has no such limit or ready check.</summary>
         public long? SearchTimeoutMs, AcceptanceTimeoutMs, RejoinGraceMs;
         /// <summary>The attributes a ticket of this mode may or must carry (an array of declarations).</summary>
@@ -95,6 +115,8 @@ namespace Matchplane.Client
             {
                 Mode = v["mode"].Str, TeamSize = v["teamSize"].Long, TeamCount = v["teamCount"].Long,
                 QueueDepth = JsonRead.OptLong(v, "queueDepth") ?? 0,
+                TeamSizes = JsonRead.OptArray(v, "teamSizes", size => size.Long),
+                Fill = JsonRead.OptArray(v, "fill", FillStep.From),
                 SearchTimeoutMs = JsonRead.OptLong(v, "searchTimeoutMs"),
                 AcceptanceTimeoutMs = JsonRead.OptLong(v, "acceptanceTimeoutMs"),
                 RejoinGraceMs = JsonRead.OptLong(v, "rejoinGraceMs"),

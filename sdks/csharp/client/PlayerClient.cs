@@ -1,9 +1,11 @@
 // The C# player client (issue 36 item 2) over HttpClient, with the API's conventions (bearer
 // session token, Idempotency-Key on mutations, problem+json errors as MatchplaneApiException):
-// session, latency probes (API-hosted or at the region's edge), parties, queue tickets, the match
-// history and assignment, the notification socket (Subscribe) and joining the game server
-// (JoinMatchAsync). Answers are typed (PlayerAnswers.cs); each call is retried as the TypeScript
-// SDK retries it (ApiTransport, RetryMode), against the API's replicas (ApiEndpoints).
+// session, latency probes (API-hosted or at the region's edge), parties, queue tickets and their
+// heartbeat loop, the match history and assignment, the notification socket (Subscribe), joining
+// the game server (JoinMatchAsync, or PlayMatchAsync, which rejoins after a drop). The ready check
+// (ReadyCheck.cs), block lists (BlockList.cs) and lobbies (Lobbies.cs) are in their own files.
+// Answers are typed (PlayerAnswers.cs); each call is retried as the TypeScript SDK retries it
+// (ApiTransport, RetryMode), against the API's replicas (ApiEndpoints).
 using System;
 using System.Collections.Generic;
 using System.Globalization;
@@ -13,10 +15,12 @@ using Matchplane.JoinAuth;
 
 namespace Matchplane.Client
 {
-    public sealed class PlayerClient
+    public sealed partial class PlayerClient
     {
         readonly ApiTransport _api;
         readonly EdgeProber _edges;
+        // The running heartbeat loops by ticket, so a cancel ends its ticket's loop.
+        readonly Dictionary<string, TicketHeartbeats> _heartbeats = new Dictionary<string, TicketHeartbeats>();
 
         /// <summary>The session token calls are made with, once CreateSessionAsync succeeded.</summary>
         public string SessionToken { get; private set; }
@@ -32,7 +36,11 @@ namespace Matchplane.Client
         {
             _api = new ApiTransport(endpoints, http, retry);
             _edges = new EdgeProber(_api.Http);
+            Lobbies = new LobbyCalls(this);
         }
+
+        /// <summary>Lobbies (custom games): create, join by code, leave, kick, set teams, start.</summary>
+        public LobbyCalls Lobbies { get; private set; }
 
         /// <summary>The current replica's base URL with the /v1/ prefix.</summary>
         public Uri ApiUrl { get { return _api.ApiUrl; } }
@@ -142,10 +150,17 @@ namespace Matchplane.Client
         /// <summary>Disbands the party (the leader only). Sent once: a repeat would find no party.</summary>
         public Task DisbandPartyAsync() { return _api.SendAsync(HttpMethod.Delete, "parties/current", null, RetryMode.Never, SessionToken); }
 
-        /// <summary>The leader queues the whole party: one ticket per member, matched onto one team.</summary>
-        public Task<PartyTickets> EnqueuePartyAsync(string mode)
+        /// <summary>
+        /// The leader queues the whole party: one ticket per member, matched onto one team.
+        /// attributesJson: every member's attributes (a JSON object, or null); memberRoles: each
+        /// member's own roles by player id, in a mode with a roles rule (a member left out plays the
+        /// roles of the attributes).
+        /// </summary>
+        public Task<PartyTickets> EnqueuePartyAsync(string mode, string attributesJson = null, IDictionary<string, IList<string>> memberRoles = null)
         {
-            return SendAsync(HttpMethod.Post, "queue/party-tickets", "{\"mode\":" + JsonText.Quote(mode) + "}", RetryMode.IdempotencyKey, PartyTickets.From);
+            string body = "{\"mode\":" + JsonText.Quote(mode) + (attributesJson == null ? "" : ",\"attributes\":" + attributesJson) +
+                (memberRoles == null ? "" : ",\"memberRoles\":" + JsonText.StringLists(memberRoles)) + "}";
+            return SendAsync(HttpMethod.Post, "queue/party-tickets", body, RetryMode.IdempotencyKey, PartyTickets.From);
         }
 
         /// <param name="attributesJson">The ticket's attributes as a JSON object, or null.</param>
@@ -163,9 +178,43 @@ namespace Matchplane.Client
             return SendAsync(HttpMethod.Post, "queue/tickets/" + Escape(ticketId) + "/heartbeat", null, RetryMode.IdempotencyKey, Ticket.From);
         }
 
-        public Task<Ticket> CancelTicketAsync(string ticketId)
+        /// <summary>Leaves the queue; a heartbeat loop of the ticket ends with the cancelled ticket (LeftQueue).</summary>
+        public async Task<Ticket> CancelTicketAsync(string ticketId)
         {
-            return SendAsync(HttpMethod.Delete, "queue/tickets/" + Escape(ticketId), null, RetryMode.IdempotencyKey, Ticket.From);
+            Ticket cancelled = await SendAsync(HttpMethod.Delete, "queue/tickets/" + Escape(ticketId), null, RetryMode.IdempotencyKey, Ticket.From).ConfigureAwait(false);
+            TicketHeartbeats loop;
+            lock (_heartbeats) _heartbeats.TryGetValue(ticketId, out loop);
+            if (loop != null) loop.Finish(new HeartbeatStop(HeartbeatStopReason.LeftQueue, cancelled, null));
+            return cancelled;
+        }
+
+        /// <summary>
+        /// Heartbeats the ticket every intervalMs (default: the queue options' heartbeatIntervalMs,
+        /// fetched when none were read yet, else 10 s) until stopped or disposed, until a beat shows
+        /// the ticket left SEARCHING/MATCHED, until CancelTicketAsync cancels it, or until the server
+        /// answers 404 / 409 TICKET_FINISHED. A failed beat goes to onError and the loop goes on.
+        /// </summary>
+        public TicketHeartbeats StartHeartbeats(string ticketId, int? intervalMs = null, Action<Exception> onError = null)
+        {
+            if (intervalMs.HasValue && intervalMs.Value <= 0) throw new ArgumentOutOfRangeException("intervalMs", "the heartbeat interval must be positive");
+            var loop = new TicketHeartbeats(this, ticketId, onError);
+            TicketHeartbeats previous;
+            lock (_heartbeats)
+            {
+                _heartbeats.TryGetValue(ticketId, out previous);
+                _heartbeats[ticketId] = loop;
+            }
+            if (previous != null) previous.Stop();
+            loop.Done.ContinueWith(_ => ForgetHeartbeats(loop), TaskContinuationOptions.ExecuteSynchronously);
+            loop.Run(intervalMs);
+            return loop;
+        }
+
+        void ForgetHeartbeats(TicketHeartbeats ended)
+        {
+            TicketHeartbeats current;
+            lock (_heartbeats)
+                if (_heartbeats.TryGetValue(ended.TicketId, out current) && current == ended) _heartbeats.Remove(ended.TicketId);
         }
 
         /// <summary>
@@ -221,9 +270,10 @@ namespace Matchplane.Client
         /// Follows this player's matches over the /v1/notifications WebSocket, reading the session
         /// token at every (re)connect. See NotificationSubscription.
         /// </summary>
-        public NotificationSubscription Subscribe(NotificationHandlers handlers, IDictionary<string, long> lastSeen = null)
+        /// <param name="idleTimeoutMs">The socket's opt-in idle check (NotificationSubscription.IdleTimeoutMs): 0 off, or IdleFromAnnounced.</param>
+        public NotificationSubscription Subscribe(NotificationHandlers handlers, IDictionary<string, long> lastSeen = null, int idleTimeoutMs = 0)
         {
-            return NotificationSubscription.Start(_api.Endpoints, () => SessionToken, handlers, lastSeen);
+            return NotificationSubscription.Start(_api.Endpoints, () => SessionToken, handlers, lastSeen, idleTimeoutMs);
         }
 
         /// <summary>Joins the assignment's game server (ws://endpoint/join with its join token); see GameConnection.</summary>
@@ -232,10 +282,26 @@ namespace Matchplane.Client
             return GameConnection.JoinAsync(assignment.Endpoint, assignment.JoinToken, options);
         }
 
-        static string Escape(string segment) { return Uri.EscapeDataString(segment); }
+        /// <summary>
+        /// Joins the match with its assignment and keeps the player in it: after a dropped
+        /// connection, the assignment is fetched again (the API then serves the join token the
+        /// allocator signed for the rejoin) and the player rejoins. See MatchPlay.
+        /// </summary>
+        public Task<MatchPlay> PlayMatchAsync(string matchId, MatchPlayOptions options = null)
+        {
+            return MatchPlay.StartAsync(() => AssignmentAsync(matchId), matchId, options);
+        }
+
+        internal static string Escape(string segment) { return Uri.EscapeDataString(segment); }
+
+        /// <summary>A call whose answer may be empty (204).</summary>
+        internal Task SendWithoutAnswerAsync(HttpMethod method, string path, string body, RetryMode retry)
+        {
+            return _api.SendAsync(method, path, body, retry, SessionToken);
+        }
 
         /// <summary>A call whose success has a body, read into its typed answer.</summary>
-        async Task<T> SendAsync<T>(HttpMethod method, string path, string body, RetryMode retry, Func<JsonValue, T> read, bool withToken = true)
+        internal async Task<T> SendAsync<T>(HttpMethod method, string path, string body, RetryMode retry, Func<JsonValue, T> read, bool withToken = true)
         {
             JsonValue answer = await _api.SendAsync(method, path, body, retry, withToken ? SessionToken : null).ConfigureAwait(false);
             return read(JsonRead.Required(answer, method.Method + " " + path));

@@ -1,16 +1,18 @@
 // One match played to COMPLETED by two C# players against the real stack (sdks/run-tests.sh
-// "csharp-live", through test/sdk-live/csharp-live.spec.ts, which starts the stack): guest
-// sessions, probes at the region's edge, the queue, the match learnt from the notification socket,
-// the assignment (its join token verified with the C# verifier), the reference game server joined
-// with it, the game's end and the ticket's. Answers are read typed; the API replicas are tried in
-// order, so a replica listed first that is down is failed over. Prints each failed check and
+// "csharp-live", through test/sdk-live/csharp-live.spec.ts, which starts the stack with a ready
+// check on duels): guest sessions, probes at the region's edge, the queue with the ticket heartbeat
+// loop, the match learnt from the notification socket (its idle limit from the announced
+// interval), the ready check accepted from OnReadyCheck, the assignment (its join token verified
+// with the C# verifier), the reference game server joined with it, player a's connection dropped
+// mid-game and rejoined (PlayMatchAsync: the server reports it LEFT, then REJOINED), the game's
+// end and the ticket's. Answers are read typed; the API replicas are tried in order, so a replica
+// listed first that is down is failed over. Prints each failed check and
 // "csharp-live: N passed, M failed" last; exits non-zero on any failure.
 // Usage: LiveJourney.exe <api base url>[,<another replica>...] <join key file> [mode]
 using System;
 using System.Collections.Generic;
 using System.IO;
 using System.Linq;
-using System.Threading;
 using System.Threading.Tasks;
 using Matchplane.Client;
 using Matchplane.JoinAuth;
@@ -18,7 +20,10 @@ using Matchplane.JoinAuth;
 static class LiveJourney
 {
     static int passed, failed;
-    static readonly string[] HappyPath = { "ALLOCATING", "PROCESS_READY", "ASSIGNMENT_READY", "IN_PROGRESS", "COMPLETED" };
+    static readonly string[] HappyPath = { "AWAITING_ACCEPTANCE", "ALLOCATING", "PROCESS_READY", "ASSIGNMENT_READY", "IN_PROGRESS", "COMPLETED" };
+    // Player a's drop and rejoin: two match.presence_changed events among the states.
+    const int PresenceEvents = 2;
+    const string RejoiningPlayer = "a";
     const int StepTimeoutMs = 60000;
 
     static void Check(bool ok, string name, string detail = null)
@@ -37,6 +42,7 @@ static class LiveJourney
         public Assignment Assignment;
         public GameEnded Ended;
         public List<MatchEvent> Events;
+        public ReadyCheckAnswer Accepted;
     }
 
     static int Main(string[] args)
@@ -53,6 +59,9 @@ static class LiveJourney
             Check(a.Assignment.Endpoint == b.Assignment.Endpoint && a.Assignment.ServerId == b.Assignment.ServerId, "both join one game server");
             Check(a.Assignment.Team != b.Assignment.Team, "each player has a team of the duel");
             Check(a.Ended.WinningTeam == b.Ended.WinningTeam, "both are told the same winner");
+            string[] afterAccepts = { a.Accepted.MatchState, b.Accepted.MatchState };
+            Check(afterAccepts.Count(s => s == "ALLOCATING") == 1 && afterAccepts.Count(s => s == "AWAITING_ACCEPTANCE") == 1,
+                "the last of the two acceptances starts the allocation", string.Join(",", afterAccepts));
             foreach (Outcome player in outcomes)
             {
                 string assignedServer = player.Assignment.ServerId;
@@ -90,49 +99,55 @@ static class LiveJourney
         // Events arrive on the socket's thread; the journey waits on them here.
         var events = new List<MatchEvent>();
         var errors = new List<Exception>();
+        var accepting = new TaskCompletionSource<Task<ReadyCheckAnswer>>();
         var subscription = client.Subscribe(new NotificationHandlers
         {
             OnEvent = e => { lock (events) events.Add(e); },
             OnError = e => { lock (errors) errors.Add(e); },
-        });
+            // The game would ask its player here; this one accepts at once.
+            OnReadyCheck = e => accepting.TrySetResult(client.AcceptMatchAsync(e.MatchId)),
+        }, null, NotificationSubscription.IdleFromAnnounced);
         try
         {
             await WithTimeout(subscription.Ready, name + "'s notification socket to be ready").ConfigureAwait(false);
             Ticket ticket = await client.CreateTicketAsync(mode).ConfigureAwait(false);
             string ticketId = ticket.Id;
             Check(ticket.State == "SEARCHING" && ticket.PlayerId == client.PlayerId && ticket.RegionsMeasured.Contains("eu-west"), name + " queues for " + mode);
-            var heartbeats = new CancellationTokenSource();
-            Task beating = HeartbeatAsync(client, ticketId, heartbeats.Token);
+            TicketHeartbeats heartbeats = client.StartHeartbeats(ticketId, null, e => { lock (errors) errors.Add(e); });
 
             MatchEvent first = await WaitForEvent(events, e => true, name + " to hear of a match").ConfigureAwait(false);
             string matchId = first.MatchId;
+            Check(first.State == "AWAITING_ACCEPTANCE", name + " is asked to accept the match first", first.State);
+            Task<ReadyCheckAnswer> accept = await WithTimeout(accepting.Task, name + "'s ready check").ConfigureAwait(false);
+            ReadyCheckAnswer accepted = await accept.ConfigureAwait(false);
+            Check(accepted.MatchId == matchId && accepted.Answer == "ACCEPTED", name + " accepts the ready check", accepted.Answer);
             await WaitForEvent(events, e => e.MatchId == matchId && e.State == "ASSIGNMENT_READY", name + " to hear ASSIGNMENT_READY").ConfigureAwait(false);
             Assignment assignment = await client.WaitForAssignmentAsync(matchId, StepTimeoutMs).ConfigureAwait(false);
             Check(assignment.MatchId == matchId && assignment.ServerRegion == "eu-west", name + "'s assignment is for the notified match, served in eu-west",
                 assignment.ServerRegion);
 
-            GameConnection game = await client.JoinMatchAsync(assignment).ConfigureAwait(false);
-            Check(game.PlayerId == client.PlayerId, name + " joins the game server as itself");
-            Check(game.Team == assignment.Team, name + " joins on its assigned team");
-            GameEnded ended = await WithTimeout(game.Ended, name + "'s game to end").ConfigureAwait(false);
+            GameEnded ended = name == RejoiningPlayer
+                ? await RejoiningPlayAsync(client, matchId, assignment, name).ConfigureAwait(false)
+                : await PlainPlayAsync(client, assignment, name).ConfigureAwait(false);
             Check(ended.Outcome == "COMPLETED" && ended.WinningTeam.HasValue, name + "'s game ends COMPLETED with a winner", ended.Outcome);
-            Check(game.Messages().Any(m => m["type"].Str == "tick"), name + " saw the game's ticks");
-            int closeCode = await WithTimeout(game.Closed, name + "'s game connection to close").ConfigureAwait(false);
-            Check(closeCode == GameCloseCode.Normal, name + "'s game connection closes normally", closeCode.ToString());
 
-            await WaitForEvent(events, e => e.MatchId == matchId && e.State == "COMPLETED", name + " to hear COMPLETED").ConfigureAwait(false);
+            int revisions = HappyPath.Length + PresenceEvents;
+            await WaitForEvent(events, e => e.MatchId == matchId && e.Revision == revisions, name + " to hear every revision").ConfigureAwait(false);
             List<MatchEvent> ofMatch;
             lock (events) ofMatch = events.Where(e => e.MatchId == matchId).ToList();
-            Check(ofMatch.Select(e => e.State).SequenceEqual(HappyPath), name + " is told every state once, in order",
+            Check(ofMatch.Where(e => e.Event != "match.presence_changed").Select(e => e.State).SequenceEqual(HappyPath), name + " is told every state once, in order",
                 string.Join(",", ofMatch.Select(e => e.Revision + ":" + e.State)));
-            Check(ofMatch.Select(e => e.Revision).SequenceEqual(new long[] { 1, 2, 3, 4, 5 }), name + " sees revisions 1-5 without a gap");
-            lock (errors) Check(errors.Count == 0, name + "'s socket reported no error", string.Join("; ", errors.Select(e => e.Message)));
+            Check(ofMatch.Count(e => e.Event == "match.presence_changed") == PresenceEvents, name + " is told of a's leave and rejoin",
+                string.Join(",", ofMatch.Select(e => e.Revision + ":" + e.Event)));
+            Check(ofMatch.Select(e => e.Revision).SequenceEqual(Enumerable.Range(1, revisions).Select(r => (long)r)),
+                name + " sees revisions 1-" + revisions + " without a gap", string.Join(",", ofMatch.Select(e => e.Revision)));
+            lock (errors) Check(errors.Count == 0, name + "'s socket and heartbeats reported no error", string.Join("; ", errors.Select(e => e.Message)));
 
-            heartbeats.Cancel();
-            await beating.ConfigureAwait(false);
+            HeartbeatStop beatsEnded = await WithTimeout(heartbeats.Done, name + "'s heartbeat loop to end").ConfigureAwait(false);
+            Check(beatsEnded.Reason != HeartbeatStopReason.Stopped, name + "'s heartbeat loop ended by itself once the ticket left the queue", beatsEnded.Reason.ToString());
             string ticketState = await WaitForTicketEnd(client, ticketId).ConfigureAwait(false);
             Check(ticketState == "COMPLETED", name + "'s ticket ends COMPLETED", ticketState);
-            return new Outcome { PlayerId = client.PlayerId, MatchId = matchId, Assignment = assignment, Ended = ended, TicketState = ticketState, Events = ofMatch };
+            return new Outcome { PlayerId = client.PlayerId, MatchId = matchId, Assignment = assignment, Ended = ended, TicketState = ticketState, Events = ofMatch, Accepted = accepted };
         }
         finally
         {
@@ -142,21 +157,31 @@ static class LiveJourney
         }
     }
 
-    /// <summary>Keeps the ticket alive while it waits (SEARCHING, MATCHED), as a real client must.</summary>
-    static async Task HeartbeatAsync(PlayerClient client, string ticketId, CancellationToken stop)
+    static async Task<GameEnded> PlainPlayAsync(PlayerClient client, Assignment assignment, string name)
     {
-        long intervalMs = client.LastQueueOptions.HeartbeatIntervalMs;
-        while (!stop.IsCancellationRequested)
-        {
-            try { await Task.Delay((int)intervalMs, stop).ConfigureAwait(false); }
-            catch (OperationCanceledException) { return; }
-            try
-            {
-                string state = (await client.HeartbeatAsync(ticketId).ConfigureAwait(false)).State;
-                if (state != "SEARCHING" && state != "MATCHED") return;
-            }
-            catch (MatchplaneApiException) { return; } // finished: the ticket has moved on
-        }
+        GameConnection game = await client.JoinMatchAsync(assignment).ConfigureAwait(false);
+        Check(game.PlayerId == client.PlayerId, name + " joins the game server as itself");
+        Check(game.Team == assignment.Team, name + " joins on its assigned team");
+        GameEnded ended = await WithTimeout(game.Ended, name + "'s game to end").ConfigureAwait(false);
+        Check(game.Messages().Any(m => m["type"].Str == "tick"), name + " saw the game's ticks");
+        int closeCode = await WithTimeout(game.Closed, name + "'s game connection to close").ConfigureAwait(false);
+        Check(closeCode == GameCloseCode.Normal, name + "'s game connection closes normally", closeCode.ToString());
+        return ended;
+    }
+
+    /// <summary>Plays with PlayMatchAsync, drops the connection after the first tick and is back by the end.</summary>
+    static async Task<GameEnded> RejoiningPlayAsync(PlayerClient client, string matchId, Assignment assignment, string name)
+    {
+        var firstTick = new TaskCompletionSource<bool>();
+        var options = new MatchPlayOptions { OnMessage = m => { if (m["type"].Str == "tick") firstTick.TrySetResult(true); } };
+        MatchPlay play = await client.PlayMatchAsync(matchId, options).ConfigureAwait(false);
+        Check(play.Connection.PlayerId == client.PlayerId && play.Connection.Team == assignment.Team, name + " joins the game server as itself, on its team");
+        await WithTimeout(firstTick.Task, name + "'s first tick").ConfigureAwait(false);
+        await play.DropAsync().ConfigureAwait(false);
+        MatchPlayResult result = await WithTimeout(play.Ended, name + "'s game to end after the rejoin").ConfigureAwait(false);
+        Check(result.Rejoins == 1, name + " rejoins its match once after the drop", result.Rejoins.ToString());
+        Check(play.Connection.Team == assignment.Team, name + " is back on its team");
+        return result.Ended;
     }
 
     static async Task<string> WaitForTicketEnd(PlayerClient client, string ticketId)

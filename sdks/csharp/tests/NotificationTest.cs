@@ -1,7 +1,7 @@
 // The notification socket's ordering (RevisionTracker) and the subscription itself against a
 // local HttpListener WebSocket standing in for the API: the token and subprotocol it connects
 // with, the resume it sends on (re)connect and on a gap, events delivered once and in order, a
-// resync, and the end on 4401. Prints each failed check and "csharp-notifications: N passed, M failed".
+// resync, the end on 4401, the opt-in idle check and the ready check's handler. Prints each failed check and "csharp-notifications: N passed, M failed".
 using System;
 using System.Collections.Generic;
 using System.Linq;
@@ -114,12 +114,63 @@ static class NotificationTest
         }
     }
 
+    /// <summary>
+    /// The opt-in idle check: a connection silent past 2.5 announced intervals is dropped and
+    /// replaced with a resume; and a match entering AWAITING_ACCEPTANCE reaches OnReadyCheck.
+    /// </summary>
+    static void IdleAndReadyCheckChecks()
+    {
+        var wsServer = new TestWebSocketServer();
+        var resumes = new List<string>();
+        var server = Task.Run(async () =>
+        {
+            // Connection 1 announces a 200 ms ping interval (so 500 ms idle), sends the ready check, then falls silent.
+            var first = await wsServer.AcceptAsync(NotificationSubscription.Subprotocol);
+            await first.SendTextAsync("{\"type\":\"ready\",\"playerId\":\"p-1\",\"bufferLimit\":256,\"heartbeatIntervalMs\":200}");
+            await first.SendTextAsync("{\"type\":\"event\",\"event\":\"match.state_changed\",\"matchId\":\"m-1\",\"revision\":1," +
+                "\"state\":\"AWAITING_ACCEPTANCE\",\"occurredAt\":\"2026-12-06T00:00:00Z\"}");
+            var second = await wsServer.AcceptAsync(NotificationSubscription.Subprotocol);
+            string resume = await second.ReceiveTextAsync();
+            lock (resumes) resumes.Add(resume);
+            await second.CloseAsync(4401, "done");
+        });
+        var readyChecks = new List<string>();
+        var reconnects = new List<string>();
+        var subscription = NotificationSubscription.Start(new ApiEndpoints("http://127.0.0.1:" + wsServer.Port), () => "t0k3n", new NotificationHandlers
+        {
+            OnEvent = e => { },
+            OnReadyCheck = e => { lock (readyChecks) readyChecks.Add(e.MatchId + "@" + e.Revision); },
+            OnReconnecting = (code, reason, delay) => { lock (reconnects) reconnects.Add(code + " " + reason); },
+        }, null, NotificationSubscription.IdleFromAnnounced);
+        subscription.BaseDelayMs = 10;
+        try
+        {
+            if (!subscription.Done.Wait(10000)) { T.Check(false, "the idle subscription ends", string.Join(" | ", reconnects)); return; }
+            lock (readyChecks) T.Check(string.Join(",", readyChecks) == "m-1@1", "a match entering AWAITING_ACCEPTANCE reaches OnReadyCheck", string.Join(",", readyChecks));
+            lock (reconnects) T.Check(reconnects.Count == 1 && reconnects[0] == "1006 no frame within 500 ms",
+                "a connection silent for 2.5 announced intervals is dropped as 1006", string.Join(" | ", reconnects));
+            lock (resumes) T.Check(resumes.Count == 1 && resumes[0] == "{\"type\":\"resume\",\"matches\":{\"m-1\":1}}",
+                "the replacement connection resumes from what was delivered", string.Join(" | ", resumes));
+            var quiet = NotificationSubscription.Start(new ApiEndpoints("http://127.0.0.1:" + Ports.Unused()), () => "t", new NotificationHandlers { OnEvent = e => { } });
+            T.Check(quiet.IdleTimeoutMs == 0, "the idle check is off by default (ClientWebSocket hides the server's pings)");
+            quiet.Close();
+        }
+        finally
+        {
+            subscription.Close();
+            wsServer.Stop();
+            server.Wait(1000);
+        }
+    }
+
     static int Main()
     {
         try { TrackerChecks(); }
         catch (Exception e) { T.Check(false, "revision tracker", e.ToString()); }
         try { SocketChecks(); }
         catch (Exception e) { T.Check(false, "notification socket", e.ToString()); }
+        try { IdleAndReadyCheckChecks(); }
+        catch (Exception e) { T.Check(false, "idle check and ready check", e.ToString()); }
         return T.Summary();
     }
 }

@@ -76,6 +76,9 @@ sealed class TestWebSocketServer
             _client.Close();
         }
 
+        /// <summary>Drops the connection without a close frame, as a network loss would.</summary>
+        public void Drop() { _client.Close(); }
+
         async Task SendFrameAsync(int opcode, byte[] payload)
         {
             var frame = new List<byte> { (byte)(0x80 | opcode) };
