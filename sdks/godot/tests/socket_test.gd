@@ -41,7 +41,7 @@ func _initialize() -> void:
 
 
 func notification_tests():
-	var subscription = NotificationSubscription.new("http://127.0.0.1:%d/v1/" % port, funcref(self, "token"))
+	var subscription = NotificationSubscription.new("http://127.0.0.1:%d" % port, funcref(self, "token"))
 	subscription.base_delay_ms = 20
 	subscription.connect("event", self, "_collect", [events])
 	subscription.connect("done", self, "_collect", [dones])
@@ -74,7 +74,7 @@ func notification_tests():
 # The server announces a 100 ms heartbeat and then stays silent (Godot's WebSocketServer sends no
 # pings): past 2.5 intervals the subscription takes the connection for dead, reconnects and resumes.
 func idle_tests():
-	var subscription = NotificationSubscription.new("http://127.0.0.1:%d/v1/" % port, funcref(self, "token"), {"m": 7})
+	var subscription = NotificationSubscription.new("http://127.0.0.1:%d" % port, funcref(self, "token"), {"m": 7})
 	subscription.base_delay_ms = 20
 	subscription.idle_timeout_ms = NotificationSubscription.IDLE_FROM_ANNOUNCED
 	var reconnects = []
