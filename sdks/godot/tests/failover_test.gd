@@ -12,6 +12,7 @@ extends "res://tests/checks.gd"
 const PlayerClient = preload("res://addons/matchplane/player_client.gd")
 const ApiEndpoints = preload("res://addons/matchplane/api_endpoints.gd")
 const NotificationSubscription = preload("res://addons/matchplane/notification_subscription.gd")
+const Frames = preload("res://tests/notification_frames.gd")
 const StandInApi = preload("res://tests/stand_in_api.gd")
 const DOWN = "http://127.0.0.1:1"  # a replica that is down: nothing listens on port 1
 const STEP_MS = 5000
@@ -67,9 +68,7 @@ func endpoint_tests() -> void:
 
 
 func http_tests():
-	var client = PlayerClient.new([DOWN, api.url()])
-	root.add_child(client)
-	client.transport().base_delay_ms = 20
+	var client = client_on([DOWN, api.url()])
 	api.answer("POST /v1/sessions", 201, {"token": "tok-1", "playerId": "p-1"})
 	var session = yield(client.create_session(), "completed")
 	check(session.ok and session.unanswered == 1 and client.session_token == "tok-1", "a call that finds its replica down is retried on the next", str(session))
@@ -77,10 +76,7 @@ func http_tests():
 	client.queue_free()
 
 	api.reset()
-	client = PlayerClient.new([failing.url(), api.url()])
-	client.session_token = "tok-1"
-	client.transport().base_delay_ms = 20
-	root.add_child(client)
+	client = client_on([failing.url(), api.url()])
 	failing.answer("POST /v1/queue/tickets", 503, {"code": "UNAVAILABLE"})
 	api.answer("POST /v1/queue/tickets", 201, {"id": "t-1", "state": "SEARCHING"})
 	var ticket = yield(client.create_ticket("duel"), "completed")
@@ -96,10 +92,7 @@ func http_tests():
 
 	api.reset()
 	failing.reset()
-	client = PlayerClient.new([failing.url(), api.url()])
-	client.session_token = "tok-1"
-	client.transport().base_delay_ms = 20
-	root.add_child(client)
+	client = client_on([failing.url(), api.url()])
 	failing.answer("POST /v1/parties/current/leave", 502, {"code": "BAD_GATEWAY"})
 	var left = yield(client.leave_party(), "completed")
 	check(not left.ok and left.status == 502 and api.find("POST /v1/parties/current/leave").empty(), "a call sent once is not retried on the next replica", str(left))
@@ -120,17 +113,17 @@ func socket_tests():
 	root.add_child(subscription)
 	check(yield(until(connections[0], 1), "completed"), "the subscription connects to the first replica")
 	send(0, connections[0][0], {"type": "ready", "playerId": "p"})
-	send(0, connections[0][0], event(1))
-	send(0, connections[0][0], event(2))
+	send(0, connections[0][0], Frames.event(1))
+	send(0, connections[0][0], Frames.event(2))
 	yield(until(events, 2), "completed")
 	sockets[0].disconnect_peer(connections[0][0], 1001, "going away")
 	check(yield(until(connections[1], 1), "completed") and connections[0].size() == 1, "a dropped connection reconnects to the next replica")
 	check(yield(until(frames[1], 1), "completed") and frames[1][0].type == "resume" and frames[1][0].matches.m == 2.0,
 		"the next replica is asked to resume from the last revision seen", str(frames[1]))
 	send(1, connections[1][0], {"type": "ready", "playerId": "p"})
-	send(1, connections[1][0], event(3))
+	send(1, connections[1][0], Frames.event(3))
 	yield(until(events, 3), "completed")
-	check(revisions() == [1, 2, 3], "the events go on in order on the next replica", str(revisions()))
+	check(Frames.revisions(events) == [1, 2, 3], "the events go on in order on the next replica", str(Frames.revisions(events)))
 	sockets[1].disconnect_peer(connections[1][0], NotificationSubscription.SLOW_CONSUMER, "slow consumer")
 	check(yield(until(connections[1], 2), "completed") and connections[0].size() == 1, "a slow consumer's close reconnects to the same replica")
 	subscription.close()
@@ -154,23 +147,21 @@ func socket_tests():
 	sections_done += 1
 
 
+# A signed-in client of these replicas, retrying after 10-20 ms.
+func client_on(replicas: Array) -> Node:
+	var client = PlayerClient.new(replicas)
+	client.session_token = "tok-0"
+	client.transport().base_delay_ms = 20
+	root.add_child(client)
+	return client
+
+
 func socket_url(i: int) -> String:
 	return "http://127.0.0.1:%d" % socket_ports[i]
 
 
 func token() -> String:
 	return "tok"
-
-
-func event(revision: int) -> Dictionary:
-	return {"type": "event", "event": "match.state_changed", "matchId": "m", "revision": revision, "state": "S", "occurredAt": "t"}
-
-
-func revisions() -> Array:
-	var out = []
-	for e in events:
-		out.append(e.revision)
-	return out
 
 
 func send(replica: int, peer_id: int, message: Dictionary) -> void:

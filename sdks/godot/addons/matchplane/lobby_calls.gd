@@ -71,19 +71,9 @@ func start() -> Dictionary:
 # A member waits for the owner's start: polls the lobby until it is STARTED with this player's
 # ticket; answers {ok: true, body: {ticketId, matchId}}, the lobby's failure, or TIMEOUT.
 func wait_for_start(timeout_ms := 30000, poll_ms := 500) -> Dictionary:
-	var deadline = OS.get_ticks_msec() + timeout_ms
-	while true:
-		var current = yield(lobby(), "completed")
-		if not current.ok:
-			return current
-		if current.body.get("state") == "STARTED":
-			for member in current.body.get("members", []):
-				if member.get("playerId") == _client.player_id and typeof(member.get("ticketId")) == TYPE_STRING:
-					return {"ok": true, "status": current.status, "body": {"ticketId": member.ticketId, "matchId": current.body.get("matchId")}}
-		if OS.get_ticks_msec() + poll_ms > deadline:
-			return ApiTransport.failure(0, "TIMEOUT", "the lobby was not started within %d ms" % timeout_ms, null)
-		yield(_client.get_tree().create_timer(poll_ms / 1000.0), "timeout")
-	return null
+	var read = funcref(self, "lobby")
+	var answer = yield(_client.wait_for_own_ticket(read, "STARTED", "the lobby was not started", timeout_ms, poll_ms), "completed")
+	return answer
 
 
 # Each team's size in team order (`hunt:4+1`: [4, 1]) as ints; from teamSize and teamCount for an

@@ -238,16 +238,28 @@ func enqueue_party(mode: String, attributes = null, member_roles = null) -> Dict
 # A member's side of enqueue_party: polls the party until this player's member entry has a ticket;
 # answers {ok: true, body: {ticketId}}, the party's failure, or TIMEOUT after timeout_ms.
 func wait_for_party_ticket(timeout_ms := 30000, poll_ms := 500) -> Dictionary:
+	var answer = yield(wait_for_own_ticket(funcref(self, "party"), "", "the party was not queued", timeout_ms, poll_ms), "completed")
+	return answer
+
+
+# Polls `read` (a FuncRef to a call answering a party or a lobby) until the answer is in `state`
+# ("": any) and this player's member entry has a ticket: {ok: true, body: {ticketId, and the
+# answer's matchId if it has one}}, read's failure, or TIMEOUT ("<not_done> within N ms").
+func wait_for_own_ticket(read: FuncRef, state: String, not_done: String, timeout_ms: int, poll_ms: int) -> Dictionary:
 	var deadline = OS.get_ticks_msec() + timeout_ms
 	while true:
-		var current = yield(party(), "completed")
+		var current = yield(read.call_func(), "completed")
 		if not current.ok:
 			return current
-		for member in current.body.get("members", []):
+		var members = current.body.get("members", []) if state == "" or current.body.get("state") == state else []
+		for member in members:
 			if member.get("playerId") == player_id and typeof(member.get("ticketId")) == TYPE_STRING:
-				return {"ok": true, "status": current.status, "body": {"ticketId": member.ticketId}}
+				var found = {"ticketId": member.ticketId}
+				if typeof(current.body.get("matchId")) == TYPE_STRING:
+					found.matchId = current.body.matchId
+				return {"ok": true, "status": current.status, "body": found}
 		if OS.get_ticks_msec() + poll_ms > deadline:
-			return ApiTransport.failure(0, "TIMEOUT", "the party was not queued within %d ms" % timeout_ms, null)
+			return ApiTransport.failure(0, "TIMEOUT", "%s within %d ms" % [not_done, timeout_ms], null)
 		yield(get_tree().create_timer(poll_ms / 1000.0), "timeout")
 	return null
 
