@@ -61,8 +61,6 @@ var _idle_ms := 0.0  # since the last frame of the open connection
 var _ready_checks := {}  # match id -> true once its ready check was announced
 
 
-
-
 # base_urls: the API's base URL, several, or an api_endpoints.gd list to share;
 # seen_before: {match id: revision} to resume from.
 func _init(base_urls, token_source: FuncRef, seen_before := {}) -> void:
@@ -223,9 +221,10 @@ func receive_text(text: String) -> void:
 		"resync":
 			message.revision = int(message.revision)
 			var released = _tracker.resync(message)
+			# BUFFER_OVERFLOW says nothing of the match: the reconnect's replay does.
 			if message.reason != "BUFFER_OVERFLOW":
 				emit_signal("resynced", message)
-			_announce_ready_check(message)
+				_announce_ready_check(message)
 			_deliver(released)
 		"error":
 			emit_signal("failed", "%s: %s" % [message.get("code", "UNKNOWN"), message.get("message", "")])
