@@ -115,6 +115,8 @@ func ready_check_tests() -> void:
 	check(ready_checks.size() == 2 and ready_checks[1][0] == "n", "the held ready check is announced once the gap is filled", str(ready_checks))
 	s.receive_text(to_json({"type": "resync", "matchId": "o", "revision": 1, "state": "AWAITING_ACCEPTANCE", "reason": "RETENTION_EXPIRED"}))
 	check(ready_checks.size() == 3 and ready_checks[2][0] == "o", "a resync to AWAITING_ACCEPTANCE announces the ready check", str(ready_checks))
+	s.receive_text(to_json({"type": "resync", "matchId": "q", "revision": 1, "state": "AWAITING_ACCEPTANCE", "reason": "BUFFER_OVERFLOW"}))
+	check_equal(ready_checks.size(), 3, "a BUFFER_OVERFLOW resync announces nothing (the replay after the reconnect does)")
 	s.free()
 
 
