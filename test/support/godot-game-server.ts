@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REPO_ROOT } from './processes';
+import { freePort, REPO_ROOT } from './processes';
 import { describeLiveJourney, expectOnePlayerRejoined } from './sdk-live-stack';
 
 /*
@@ -52,22 +52,39 @@ export interface GodotJourneyOptions {
   readonly party?: boolean;
   /** Every app's variables over the journey's (e.g. QUEUE_MODES with the party's mode). */
   readonly env?: Record<string, string>;
+  /**
+   * The mode's matches wait for a ready check (QUEUE_ACCEPTANCE_TIMEOUTS): each player accepts
+   * when its socket announces it (live_journey.gd --ready-check), one more revision of the match.
+   */
+  readonly readyCheck?: boolean;
+  /** Players a and b first go through a lobby and a's block list (live_journey.gd --lobby). */
+  readonly lobby?: boolean;
 }
 
 /**
  * A Godot live journey (sdks/godot/live/live_journey.gd, headless in godot3-server) against the
  * SDK live stack with the GDScript game server: the image digest it registers with is the proof it
  * was the one. Player a drops its game connection mid-game and rejoins (match_play.gd): the server
- * reports it LEFT and REJOINED, two more revisions of the match (7 in all).
+ * reports it LEFT and REJOINED, two more revisions of the match (7 in all). The players are given
+ * an API replica that is down before the real one, so they play through the client's failover.
  */
 export function describeGodotJourney(options: GodotJourneyOptions): void {
   const server = writeGodotGameServerEntry();
   afterAll(() => server.remove());
   const players = options.party ? 4 : 2;
+  /** A port nothing listens on: the API replica that is down. */
+  let downReplicaPort = 0;
+  const acceptance = options.readyCheck
+    ? { QUEUE_ACCEPTANCE_TIMEOUTS: `${options.mode}=60000` }
+    : undefined;
+  const env = options.env || acceptance ? { ...options.env, ...acceptance } : undefined;
   describeLiveJourney({
     suite: options.suite,
     sdk: 'GDScript',
     plays: options.party ? 'a party and two solo players play a 2x2 match' : undefined,
+    async build() {
+      downReplicaPort = await freePort();
+    },
     command: (plane) => ({
       file: GODOT,
       args: [
@@ -75,11 +92,13 @@ export function describeGodotJourney(options: GodotJourneyOptions): void {
         '.',
         '-s',
         'live/live_journey.gd',
-        `--api=${plane.apiUrl(0)}`,
+        `--api=http://127.0.0.1:${downReplicaPort},${plane.apiUrl(0)}`,
         `--keys=${plane.keys.file}`,
         `--mode=${options.mode}`,
         `--suite=${options.suite}`,
         ...(options.party ? ['--party'] : []),
+        ...(options.readyCheck ? ['--ready-check'] : []),
+        ...(options.lobby ? ['--lobby'] : []),
       ],
       cwd: GODOT_DIR,
     }),
@@ -88,9 +107,9 @@ export function describeGodotJourney(options: GodotJourneyOptions): void {
       gameServerEntry: server.entry,
       // Long enough for a drop and a rejoin on a loaded machine.
       gameServerEnv: { MATCH_DURATION_MS: '5000' },
-      ...(options.env ? { env: options.env } : {}),
+      ...(env ? { env } : {}),
     },
-    matchRevision: 7,
+    matchRevision: options.readyCheck ? 8 : 7,
     async verify(plane) {
       const allocations = await plane.ds.query<{ server_image_digest: string | null }[]>(
         `SELECT server_image_digest FROM allocations`,

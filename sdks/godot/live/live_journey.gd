@@ -1,20 +1,25 @@
 # One match played to COMPLETED by two GDScript players against the real stack (sdks/run-tests.sh
-# "godot-live", through test/sdk-live/godot-live.spec.ts, which starts the stack): guest sessions,
-# probes at the region's edge, the queue with the ticket heartbeat loop, the match learnt from the
+# "godot-live", through test/sdk-live/godot-live.spec.ts, which starts the stack): guest sessions
+# (through a first API replica that is down: --api lists it before the real one, and the client
+# fails over), probes at the region's edge, the queue with the ticket heartbeat loop, the match learnt from the
 # notification socket (its idle limit from the server's announced interval), the assignment (its
 # join token verified with the GDScript verifier), the game server joined with it, player a's
 # connection dropped mid-game and rejoined (match_play.gd: the server reports it LEFT, then
 # REJOINED), the game's end and the ticket's. With --party (godot-party-live), four players play a
 # 2x2 mode: a leads a party b joins with its invite code, a queues the party (one ticket each),
-# c and d queue alone; a and b must share a team. Prints each failed check and
+# c and d queue alone; a and b must share a team. With --ready-check the match waits
+# AWAITING_ACCEPTANCE until each player accepted it when its socket announced the ready check.
+# With --lobby, a and b first go through a lobby and a's block list (live/lobby_steps.gd).
+# Prints each failed check and
 # "<suite>: N passed, M failed" last (--suite, default godot-live); exits non-zero on any failure.
 # Run headless:
-#   godot3-server --path sdks/godot -s live/live_journey.gd --api=<url> --keys=<join key file> [--mode=duel] [--party]
+#   godot3-server --path sdks/godot -s live/live_journey.gd --api=<url>[,<url>...] --keys=<join key file> [--mode=duel] [--party] [--ready-check] [--lobby]
 extends "res://tests/checks.gd"
 
 const PlayerClient = preload("res://addons/matchplane/player_client.gd")
 const JoinAuth = preload("res://addons/matchplane/join_auth.gd")
 const ApiTransport = preload("res://addons/matchplane/api_transport.gd")
+const LobbySteps = preload("res://live/lobby_steps.gd")
 const HAPPY_PATH = ["ALLOCATING", "PROCESS_READY", "ASSIGNMENT_READY", "IN_PROGRESS", "COMPLETED"]
 # Player a's drop and rejoin, each a match.presence_changed event (revisions 5 and 6).
 const PRESENCE_EVENTS = 2
@@ -24,6 +29,7 @@ const STEP_TIMEOUT_MS = 60000
 var outcomes = {}
 var invite_code := ""  # the leader's, handed to the member (as a player would by chat)
 var party_ids = {}  # the party's player ids, by name
+var lobby_steps = LobbySteps.new(self)
 
 signal player_done
 
@@ -60,7 +66,16 @@ func _main() -> void:
 
 
 func party() -> bool:
-	return "--party" in OS.get_cmdline_args()
+	return flag("party")
+
+
+func flag(name: String) -> bool:
+	return "--" + name in OS.get_cmdline_args()
+
+
+# The match's states in order: with a ready check, it waits AWAITING_ACCEPTANCE first.
+func expected_states() -> Array:
+	return (["AWAITING_ACCEPTANCE"] if flag("ready-check") else []) + HAPPY_PATH
 
 
 func compare(names: Array, verifier) -> void:
@@ -106,10 +121,16 @@ func _journey(client, mode: String, name: String) -> Dictionary:
 	check(session.ok and client.session_token != "", name + " signs in as a guest", session.get("message", ""))
 	if not session.ok:
 		return {}
+	var replicas = arg("api").split(",")
+	if replicas.size() > 1:
+		check(session.unanswered == 1 and client.api_url() == replicas[replicas.size() - 1].rstrip("/") + "/v1/",
+			name + "'s client fails over from the replica that is down to the one that answers", "%d unanswered, at %s" % [session.unanswered, client.api_url()])
 	var probed = yield(client.probe_all(["eu-west"]), "completed")
 	check(probed.failed.empty(), name + " probes eu-west", str(probed.failed))
 	check(PlayerClient.http_edge_of(client.last_queue_options, "eu-west") != "", name + " is offered eu-west's probe edge")
 	check(typeof(probed.measured.get("eu-west", {}).get("estimateMs")) == TYPE_REAL, name + "'s edge measurement is accepted by the API", str(probed.measured))
+	if flag("lobby"):
+		yield(lobby_steps.play(client, name, mode), "completed")
 
 	var events = []
 	var socket_errors = []
@@ -117,11 +138,17 @@ func _journey(client, mode: String, name: String) -> Dictionary:
 	subscription.idle_timeout_ms = subscription.IDLE_FROM_ANNOUNCED
 	subscription.connect("event", self, "_collect", [events])
 	subscription.connect("failed", self, "_collect", [socket_errors])
+	var ready_answers = []
+	subscription.connect("ready_check", self, "_accept", [client, ready_answers])
 	var journey = {}
 	if yield(until(subscription, "is_ready", true), "completed"):
 		# The stack's API announces its NOTIFY_HEARTBEAT_INTERVAL_MS (30 s) in `ready`.
 		check_equal(subscription.idle_limit_ms(), 75000, name + "'s idle limit is 2.5 announced heartbeat intervals")
 		journey = yield(_queue_and_play(client, subscription, mode, name, events), "completed")
+		if flag("ready-check"):
+			var accepted = ready_answers[0] if ready_answers.size() == 1 else {}
+			check(accepted.get("ok") and accepted.body.answer == "ACCEPTED" and accepted.body.matchId == journey.get("matchId"),
+				name + " accepts its match's ready check once, when the socket announces it", str(ready_answers))
 	else:
 		check(false, name + "'s notification socket becomes ready", subscription.ended)
 	check(socket_errors.empty(), name + "'s socket reported no error", str(socket_errors))
@@ -150,7 +177,8 @@ func _queue_and_play(client, subscription, mode: String, name: String, events: A
 	check(game.outcome == "COMPLETED" and game.winning_team != null, name + "'s game ends COMPLETED with a winner", game.outcome)
 	check(game.ticks > 0, name + " saw the game's ticks")
 
-	yield(until(events, "size", HAPPY_PATH.size() + PRESENCE_EVENTS), "completed")
+	var expected = expected_states()
+	yield(until(events, "size", expected.size() + PRESENCE_EVENTS), "completed")
 	var states = []
 	var presence_changes = 0
 	var revisions = []
@@ -161,9 +189,9 @@ func _queue_and_play(client, subscription, mode: String, name: String, events: A
 			else:
 				states.append(e.state)
 			revisions.append(e.revision)
-	check(states == HAPPY_PATH, name + " is told every state once, in order", str(states))
+	check(states == expected, name + " is told every state once, in order", str(states))
 	check_equal(presence_changes, PRESENCE_EVENTS, name + " is told of a's leave and rejoin")
-	check(revisions == [1, 2, 3, 4, 5, 6, 7], name + " sees revisions 1-7 without a gap", str(revisions))
+	check(revisions == range(1, expected.size() + PRESENCE_EVENTS + 1), name + " sees every revision without a gap", str(revisions))
 	yield(until(loop_ends, "size", 1), "completed")
 	check(loop_ends.size() == 1 and loop_ends[0] in ["left-queue", "finished"], name + "'s heartbeat loop ended by itself once the ticket left the queue", str(loop_ends))
 	var ticket_state = yield(_ticket_end(client, ticket_id), "completed")
@@ -294,6 +322,12 @@ func until(subject, property: String, wanted) -> bool:
 		if OS.get_ticks_msec() > deadline:
 			return false
 	return false
+
+
+# The ready check the socket announced: accepted at once (the last acceptance starts allocation).
+func _accept(match_id: String, _message, client, into: Array) -> void:
+	var answer = yield(client.accept_match(match_id), "completed")
+	into.append(answer)
 
 
 func _collect_end(why: String, _detail, into: Array) -> void:

@@ -1,5 +1,6 @@
 # The player client's logic that needs no stack: revision ordering, gap and resync handling, the
-# notification frames' handling and resume frames, probe-edge selection, request ids. Run headless:
+# notification frames' handling and resume frames, the ready check announced, probe-edge
+# selection, request ids. Run headless:
 #   godot3-server --path sdks/godot -s tests/client_test.gd
 # Prints each failed check and "godot-client: N passed, M failed" last; the exit code is 1 on failure.
 extends "res://tests/checks.gd"
@@ -12,6 +13,7 @@ const ApiTransport = preload("res://addons/matchplane/api_transport.gd")
 var delivered = []
 var resyncs = []
 var failures = []
+var ready_checks = []
 
 
 func revisions(events: Array) -> Array:
@@ -28,6 +30,7 @@ func ev(match_id: String, revision: int) -> Dictionary:
 func _initialize() -> void:
 	tracker_tests()
 	subscription_tests()
+	ready_check_tests()
 	edge_tests()
 	var id = ApiTransport.uuid_v4()
 	check(id.length() == 36 and id[14] == "4" and id[19] in ["8", "9", "a", "b"], "idempotency keys are v4 UUIDs", id)
@@ -65,10 +68,10 @@ func tracker_tests() -> void:
 
 
 func subscription_tests() -> void:
-	var s = NotificationSubscription.new("http://127.0.0.1:1/v1/", funcref(self, "no_token"), {"m": 1})
-	check(s._url == "ws://127.0.0.1:1/v1/notifications", "the socket URL is the API's /v1/notifications over ws", s._url)
-	var secure = NotificationSubscription.new("https://mm.example.com/v1/", funcref(self, "no_token"))
-	check(secure._url == "wss://mm.example.com/v1/notifications", "an https API is followed over wss", secure._url)
+	var s = NotificationSubscription.new("http://127.0.0.1:1/", funcref(self, "no_token"), {"m": 1})
+	check(s.socket_url() == "ws://127.0.0.1:1/v1/notifications", "the socket URL is the API's /v1/notifications over ws", s.socket_url())
+	var secure = NotificationSubscription.new("https://mm.example.com", funcref(self, "no_token"))
+	check(secure.socket_url() == "wss://mm.example.com/v1/notifications", "an https API is followed over wss", secure.socket_url())
 	secure.free()
 	s.record_frames = true
 	s.connect("event", self, "_on_event")
@@ -91,6 +94,32 @@ func subscription_tests() -> void:
 	s.free()
 
 
+# A match AWAITING_ACCEPTANCE is announced once as ready_check, after a gap filled too; a resync
+# to that state (the event itself past retention) announces it as well.
+func ready_check_tests() -> void:
+	var s = NotificationSubscription.new("http://127.0.0.1:1", funcref(self, "no_token"))
+	s.connect("ready_check", self, "_on_ready_check")
+	var awaiting = {"type": "event", "event": "match.created", "matchId": "m", "revision": 1, "state": "AWAITING_ACCEPTANCE"}
+	s.receive_text(to_json(awaiting))
+	s.receive_text(to_json(awaiting))
+	check(ready_checks.size() == 1 and ready_checks[0][0] == "m" and ready_checks[0][1].revision == 1, "an AWAITING_ACCEPTANCE event announces the ready check once", str(ready_checks))
+	s.receive_text(to_json(ev("m", 2)))
+	check_equal(ready_checks.size(), 1, "later states announce nothing")
+	var late = awaiting.duplicate()
+	late.matchId = "n"
+	late.revision = 2
+	s.follow("n", 0)  # its whole history is awaited
+	s.receive_text(to_json(late))
+	check_equal(ready_checks.size(), 1, "a ready check after a gap waits for the gap to be filled")
+	s.receive_text(to_json({"type": "event", "event": "match.created", "matchId": "n", "revision": 1, "state": "S"}))
+	check(ready_checks.size() == 2 and ready_checks[1][0] == "n", "the held ready check is announced once the gap is filled", str(ready_checks))
+	s.receive_text(to_json({"type": "resync", "matchId": "o", "revision": 1, "state": "AWAITING_ACCEPTANCE", "reason": "RETENTION_EXPIRED"}))
+	check(ready_checks.size() == 3 and ready_checks[2][0] == "o", "a resync to AWAITING_ACCEPTANCE announces the ready check", str(ready_checks))
+	s.receive_text(to_json({"type": "resync", "matchId": "q", "revision": 1, "state": "AWAITING_ACCEPTANCE", "reason": "BUFFER_OVERFLOW"}))
+	check_equal(ready_checks.size(), 3, "a BUFFER_OVERFLOW resync announces nothing (the replay after the reconnect does)")
+	s.free()
+
+
 func edge_tests() -> void:
 	var options = {"probeEdges": {"eu-west": ["udp://10.0.0.1:9", "http://edge.eu:8080"], "us-east": ["udp://x:1"]}}
 	check(PlayerClient.http_edge_of(options, "eu-west") == "http://edge.eu:8080", "the first http(s) edge of a region is probed")
@@ -104,6 +133,10 @@ func no_token() -> String:
 
 func _on_event(e: Dictionary) -> void:
 	delivered.append(e)
+
+
+func _on_ready_check(match_id: String, message: Dictionary) -> void:
+	ready_checks.append([match_id, message])
 
 
 func _on_resync(m: Dictionary) -> void:

@@ -7,6 +7,7 @@
 extends "res://tests/checks.gd"
 
 const NotificationSubscription = preload("res://addons/matchplane/notification_subscription.gd")
+const Frames = preload("res://tests/notification_frames.gd")
 const GameConnection = preload("res://addons/matchplane/game_connection.gd")
 const STEP_MS = 5000
 
@@ -41,7 +42,7 @@ func _initialize() -> void:
 
 
 func notification_tests():
-	var subscription = NotificationSubscription.new("http://127.0.0.1:%d/v1/" % port, funcref(self, "token"))
+	var subscription = NotificationSubscription.new("http://127.0.0.1:%d" % port, funcref(self, "token"))
 	subscription.base_delay_ms = 20
 	subscription.connect("event", self, "_collect", [events])
 	subscription.connect("done", self, "_collect", [dones])
@@ -49,21 +50,21 @@ func notification_tests():
 	check(yield(until(peers, 1), "completed"), "the subscription connects")
 	check(protocols == [NotificationSubscription.SUBPROTOCOL], "the server selects the notification subprotocol", str(protocols))
 	send(peers[0], {"type": "ready", "playerId": "p"})
-	send(peers[0], event(1))
-	send(peers[0], event(2))
+	send(peers[0], Frames.event(1))
+	send(peers[0], Frames.event(2))
 	check(yield(until(events, 2), "completed"), "live events are delivered")
 	server.disconnect_peer(peers[0], 1001, "going away")
 	check(yield(until(peers, 2), "completed"), "the subscription reconnects after the server went away")
 	check(yield(until(frames, 1), "completed") and frames[0][0] == peers[1] and frames[0][1].matches.m == 2.0,
 		"the reconnect resumes from the last revision seen", str(frames))
 	send(peers[1], {"type": "ready", "playerId": "p"})
-	send(peers[1], event(4))
+	send(peers[1], Frames.event(4))
 	check(yield(until(frames, 2), "completed") and frames[1][1].matches.m == 2.0, "a gap asks for the replay", str(frames))
-	send(peers[1], event(3))
-	send(peers[1], event(4))
+	send(peers[1], Frames.event(3))
+	send(peers[1], Frames.event(4))
 	yield(until(events, 4), "completed")
 	yield(until(events, 5), "completed")  # a duplicate would show within this wait
-	check(revisions() == [1, 2, 3, 4], "each revision is delivered once, in order, across the reconnect and the gap", str(revisions()))
+	check(Frames.revisions(events) == [1, 2, 3, 4], "each revision is delivered once, in order, across the reconnect and the gap", str(Frames.revisions(events)))
 	server.disconnect_peer(peers[1], 4401, "session expired")
 	check(yield(until(dones, 1), "completed") and dones[0] == "unauthenticated: session expired", "4401 ends the subscription", str(dones))
 	yield(until(peers, 3), "completed")
@@ -74,7 +75,7 @@ func notification_tests():
 # The server announces a 100 ms heartbeat and then stays silent (Godot's WebSocketServer sends no
 # pings): past 2.5 intervals the subscription takes the connection for dead, reconnects and resumes.
 func idle_tests():
-	var subscription = NotificationSubscription.new("http://127.0.0.1:%d/v1/" % port, funcref(self, "token"), {"m": 7})
+	var subscription = NotificationSubscription.new("http://127.0.0.1:%d" % port, funcref(self, "token"), {"m": 7})
 	subscription.base_delay_ms = 20
 	subscription.idle_timeout_ms = NotificationSubscription.IDLE_FROM_ANNOUNCED
 	var reconnects = []
@@ -124,17 +125,6 @@ func game_tests():
 
 func token() -> String:
 	return "tok"
-
-
-func event(revision: int) -> Dictionary:
-	return {"type": "event", "event": "match.state_changed", "matchId": "m", "revision": revision, "state": "S", "occurredAt": "t"}
-
-
-func revisions() -> Array:
-	var out = []
-	for e in events:
-		out.append(e.revision)
-	return out
 
 
 func send(peer_id: int, message: Dictionary) -> void:

@@ -1,9 +1,12 @@
 # One HTTP call to the Matchplane API (or a region's probe edge) through an HTTPRequest child:
 # JSON in and out, the bearer credential, problem+json errors as {ok: false, status, code,
-# message, problem}, and the TypeScript SDK's retry policy (libs/sdk http.transport.ts). Every call
-# is a coroutine (yield on "completed") and answers a Dictionary; it always yields at least once,
-# so `yield(call, "completed")` is safe.
+# message, problem}, and the TypeScript SDK's retry policy (libs/sdk http.transport.ts), across
+# the API's replicas (api_endpoints.gd): an attempt that gets no answer or 502/503/504 moves the
+# list to the next replica, where the retry goes. Every call is a coroutine (yield on "completed")
+# and answers a Dictionary; it always yields at least once, so `yield(call, "completed")` is safe.
 extends Node
+
+const ApiEndpoints = preload("res://addons/matchplane/api_endpoints.gd")
 
 # How a call may be retried (send's retry_mode), as in the TypeScript SDK:
 # a mutation with one fresh Idempotency-Key per logical call that every retry resends, so the
@@ -15,7 +18,8 @@ const RETRY_SAFE = "safe"
 const RETRY_NEVER = "never"
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-var api_url: String  # the API's base URL with its /v1/ prefix
+var endpoints  # api_endpoints.gd: the replicas, shared with the notification socket
+var api_url: String setget , get_api_url  # the current replica's base URL with its /v1/ prefix
 var timeout_seconds := 10.0
 # Further attempts after the first, for network errors, 5xx (not 501), 409
 # IDEMPOTENCY_KEY_IN_PROGRESS and, with retry_rate_limited, 429.
@@ -28,8 +32,13 @@ var retry_rate_limited := false
 var max_retry_after_ms := 30000  # a longer Retry-After is answered at once
 
 
-func _init(base_url: String) -> void:
-	api_url = base_url.rstrip("/") + "/v1/"
+# base_urls: a base URL, several ("a,b" or an Array), or an api_endpoints.gd list to share.
+func _init(base_urls) -> void:
+	endpoints = base_urls if base_urls is ApiEndpoints else ApiEndpoints.new(base_urls)
+
+
+func get_api_url() -> String:
+	return endpoints.api_url()
 
 
 # method: HTTPClient.METHOD_*; path below /v1/; body: JSON text or ""; retry_mode: RETRY_*.
@@ -46,9 +55,12 @@ func send(method: int, path: String, body: String, retry_mode: String, bearer: S
 	var unanswered = 0
 	var attempt = 0
 	while true:
-		var answer = yield(request(method, api_url + path, headers, body), "completed")
+		var endpoint = endpoints.current()
+		var answer = yield(request(method, endpoint + "/v1/" + path, headers, body), "completed")
 		if not answer.ok and answer.code == "TRANSPORT_ERROR":
 			unanswered += 1
+		if ApiEndpoints.replica_unavailable(answer):
+			endpoints.failover(endpoint)
 		answer.unanswered = unanswered
 		var delay_ms = retry_delay_ms(answer, attempt) if attempt < max_retries else -1
 		if delay_ms < 0:

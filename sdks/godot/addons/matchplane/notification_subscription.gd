@@ -3,14 +3,19 @@
 # reconnects with backoff and resumes from the last revision seen per match, dedupes on (matchId,
 # revision) and holds back anything after a gap until the server has filled it, so "event" fires
 # for each match's revisions once, in order. With idle_timeout_ms set, a connection on which no
-# frame arrives for that long is taken for dead and replaced like any other drop. Polled from
-# _process: add it to the scene tree.
+# frame arrives for that long is taken for dead and replaced like any other drop. The socket
+# follows the API's replicas (api_endpoints.gd, shared with the player client's HTTP calls): a
+# dropped connection moves the list on, so the reconnect goes to the next replica and resumes
+# there. A match's ready check (AWAITING_ACCEPTANCE) is also announced as `ready_check`. Polled
+# from _process: add it to the scene tree.
 extends Node
 
+const ApiEndpoints = preload("res://addons/matchplane/api_endpoints.gd")
 const RevisionTracker = preload("res://addons/matchplane/revision_tracker.gd")
 const SUBPROTOCOL = "matchplane.notifications.v1"
 const UNAUTHENTICATED = 4401
-const SLOW_CONSUMER = 4008
+const SLOW_CONSUMER = 4008  # the server's buffer for this client filled: the replica is fine
+const AWAITING_ACCEPTANCE = "AWAITING_ACCEPTANCE"
 const RESUME_CHUNK = 20  # the server's default resume bound (NOTIFY_RESUME_MAX_MATCHES)
 # idle_timeout_ms: IDLE_INTERVALS times the heartbeat interval the server announces in `ready`
 # (the TypeScript SDK's default where it sees the server's pings), before `ready` the server's
@@ -22,6 +27,9 @@ const DEFAULT_HEARTBEAT_INTERVAL_MS = 30000
 signal ready_for_events(player_id)  # the server accepted the token (after each (re)connect)
 signal event(message)  # every match event once, in revision order per match, without a gap
 signal resynced(message)  # the server jumped a match to its current state
+# A match waits for this player's answer (client.accept_match / decline_match): once per match,
+# from its AWAITING_ACCEPTANCE event (or a resync to that state).
+signal ready_check(match_id, message)
 signal reconnecting(code, reason, delay_ms)
 signal failed(message)  # a refused client message (the server's error), or an unparsable frame
 signal done(why)  # "closed" (close()) or "unauthenticated: ..." (sign in again)
@@ -37,7 +45,8 @@ var is_ready := false
 var idle_timeout_ms := 0
 var ended := ""
 
-var _url: String
+var endpoints  # api_endpoints.gd
+var _endpoint := ""  # the replica of the current connection
 var _token_source: FuncRef  # answers the session token at every (re)connect
 var _tracker
 var _socket: WebSocketClient
@@ -49,11 +58,13 @@ var _wait_ms := -1.0
 var _rng := RandomNumberGenerator.new()
 var _announced_interval_ms := DEFAULT_HEARTBEAT_INTERVAL_MS
 var _idle_ms := 0.0  # since the last frame of the open connection
+var _ready_checks := {}  # match id -> true once its ready check was announced
 
 
-# api_url: the API's base URL with its /v1/ prefix; seen_before: {match id: revision} to resume from.
-func _init(api_url: String, token_source: FuncRef, seen_before := {}) -> void:
-	_url = ("wss" if api_url.begins_with("https") else "ws") + api_url.substr(api_url.find(":")) + "notifications"
+# base_urls: the API's base URL, several, or an api_endpoints.gd list to share;
+# seen_before: {match id: revision} to resume from.
+func _init(base_urls, token_source: FuncRef, seen_before := {}) -> void:
+	endpoints = base_urls if base_urls is ApiEndpoints else ApiEndpoints.new(base_urls)
 	_token_source = token_source
 	_tracker = RevisionTracker.new(seen_before)
 	_rng.randomize()
@@ -80,11 +91,18 @@ func close() -> void:
 	_end("closed")
 
 
+# The current replica's /v1/notifications, over wss for an https API.
+func socket_url() -> String:
+	var api_url: String = endpoints.api_url()
+	return ("wss" if api_url.begins_with("https") else "ws") + api_url.substr(api_url.find(":")) + "notifications"
+
+
 func _connect_socket() -> void:
 	var token = _token_source.call_func()
 	if token == null or token == "":
 		_end("unauthenticated: no session token")
 		return
+	_endpoint = endpoints.current()
 	_socket = WebSocketClient.new()
 	_socket.connect("connection_established", self, "_on_established")
 	_socket.connect("data_received", self, "_on_data")
@@ -93,7 +111,7 @@ func _connect_socket() -> void:
 	_socket.connect("connection_error", self, "_on_lost", [false])
 	_close_code = 1006
 	_close_reason = ""
-	var started = _socket.connect_to_url(_url, PoolStringArray([SUBPROTOCOL, "matchplane.bearer." + token]))
+	var started = _socket.connect_to_url(socket_url(), PoolStringArray([SUBPROTOCOL, "matchplane.bearer." + token]))
 	if started != OK:
 		call_deferred("_on_lost", false)
 
@@ -167,6 +185,8 @@ func _on_lost(_clean: bool) -> void:
 	if _close_code == UNAUTHENTICATED:
 		_end("unauthenticated: " + (_close_reason if _close_reason != "" else "session refused"))
 		return
+	if _close_code != SLOW_CONSUMER:
+		endpoints.failover(_endpoint)
 	var backoff = min(max_delay_ms, base_delay_ms * pow(2, min(_attempt, 16)))
 	# Jitter spreads the reconnects of every client of a replica that went away at once.
 	var delay_ms = int(backoff / 2 + _rng.randi_range(0, int(backoff / 2)))
@@ -201,8 +221,10 @@ func receive_text(text: String) -> void:
 		"resync":
 			message.revision = int(message.revision)
 			var released = _tracker.resync(message)
+			# BUFFER_OVERFLOW says nothing of the match: the reconnect's replay does.
 			if message.reason != "BUFFER_OVERFLOW":
 				emit_signal("resynced", message)
+				_announce_ready_check(message)
 			_deliver(released)
 		"error":
 			emit_signal("failed", "%s: %s" % [message.get("code", "UNKNOWN"), message.get("message", "")])
@@ -210,7 +232,15 @@ func receive_text(text: String) -> void:
 
 func _deliver(events: Array) -> void:
 	for e in events:
+		_announce_ready_check(e)
 		emit_signal("event", e)
+
+
+func _announce_ready_check(message: Dictionary) -> void:
+	if message.get("state") != AWAITING_ACCEPTANCE or _ready_checks.has(message.matchId):
+		return
+	_ready_checks[message.matchId] = true
+	emit_signal("ready_check", message.matchId, message)
 
 
 # Sends a resume for {match id: revision}; dropped while not connected (the next connect resumes).

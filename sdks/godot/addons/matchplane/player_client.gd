@@ -1,9 +1,12 @@
 # The GDScript player client (Godot 3) with the API's conventions (bearer session token,
 # Idempotency-Key on mutations, retries of network errors and 5xx as api_transport.gd says,
 # problem+json errors as {ok: false, status, code, message}): guest session, queue options, latency
-# probes (at the region's probe edge, else API-hosted), queue tickets, parties, the match history
-# and assignment, the notification socket (subscribe) and joining the game server (join_match). Calls are coroutines: `var answer = yield(client.call(...), "completed")`
-# answers {ok, status, body (parsed JSON)}. Add the client to the scene tree before calling it.
+# probes (at the region's probe edge, else API-hosted), queue tickets, parties, lobbies
+# (client.lobbies, lobby_calls.gd), block lists, the match history and assignment, the ready check,
+# the notification socket (subscribe) and joining the game server (join_match). Calls are
+# coroutines: `var answer = yield(client.call(...), "completed")` answers {ok, status, body
+# (parsed JSON)}. Given several API replicas, HTTP calls and the socket fail over together.
+# Add the client to the scene tree before calling it.
 extends Node
 
 const ApiTransport = preload("res://addons/matchplane/api_transport.gd")
@@ -11,21 +14,30 @@ const NotificationSubscription = preload("res://addons/matchplane/notification_s
 const GameConnection = preload("res://addons/matchplane/game_connection.gd")
 const TicketHeartbeats = preload("res://addons/matchplane/ticket_heartbeats.gd")
 const MatchPlay = preload("res://addons/matchplane/match_play.gd")
+const LobbyCalls = preload("res://addons/matchplane/lobby_calls.gd")
 const TERMINAL_MATCH_STATES = ["COMPLETED", "FAILED", "CANCELLED"]
 
 var session_token := ""
 var player_id := ""
 var last_queue_options = null  # the last queue_options() body: where probe() finds the regions' edges
+# Lobbies (custom games): create_lobby, join_lobby, lobby, leave_lobby, kick, set_teams, start,
+# wait_for_start (lobby_calls.gd).
+var lobbies
 
 var _api
 
 
-# base_url: where the API is served, e.g. https://mm.example.com (the /v1 prefix is added).
-func _init(base_url: String) -> void:
-	_api = ApiTransport.new(base_url)
+# base_urls: where the API is served, e.g. "https://mm.example.com" (the /v1 prefix is added), or
+# every replica of it in order of preference (an Array, or "a,b"): a call that finds its replica
+# unreachable (or answering 502/503/504) is retried on the next one, and the notification socket
+# follows the same list.
+func _init(base_urls) -> void:
+	_api = ApiTransport.new(base_urls)
 	add_child(_api)
+	lobbies = LobbyCalls.new(self)
 
 
+# The current replica's base URL with its /v1/ prefix.
 func api_url() -> String:
 	return _api.api_url
 
@@ -210,28 +222,82 @@ func disband_party() -> Dictionary:
 
 
 # The leader queues the party for `mode`: {partyTicketId, partyId, mode, tickets (one per member)}.
-# Each member then heartbeats its own ticket (wait_for_party_ticket finds it).
-func enqueue_party(mode: String) -> Dictionary:
-	var body = to_json({"mode": mode})
-	var answer = yield(_send(HTTPClient.METHOD_POST, "queue/party-tickets", body, ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
+# Each member then heartbeats its own ticket (wait_for_party_ticket finds it). attributes: every
+# member's, as create_ticket's; member_roles: {player id: [roles]}, a member's own roles in a mode
+# with a roles rule (a member left out plays the roles of `attributes`).
+func enqueue_party(mode: String, attributes = null, member_roles = null) -> Dictionary:
+	var body = {"mode": mode}
+	if attributes != null:
+		body.attributes = attributes
+	if member_roles != null:
+		body.memberRoles = member_roles
+	var answer = yield(_send(HTTPClient.METHOD_POST, "queue/party-tickets", to_json(body), ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
 	return answer
 
 
 # A member's side of enqueue_party: polls the party until this player's member entry has a ticket;
 # answers {ok: true, body: {ticketId}}, the party's failure, or TIMEOUT after timeout_ms.
 func wait_for_party_ticket(timeout_ms := 30000, poll_ms := 500) -> Dictionary:
+	var answer = yield(wait_for_own_ticket(funcref(self, "party"), "", "the party was not queued", timeout_ms, poll_ms), "completed")
+	return answer
+
+
+# Polls `read` (a FuncRef to a call answering a party or a lobby) until the answer is in `state`
+# ("": any) and this player's member entry has a ticket: {ok: true, body: {ticketId, and the
+# answer's matchId if it has one}}, read's failure, or TIMEOUT ("<not_done> within N ms").
+func wait_for_own_ticket(read: FuncRef, state: String, not_done: String, timeout_ms: int, poll_ms: int) -> Dictionary:
 	var deadline = OS.get_ticks_msec() + timeout_ms
 	while true:
-		var current = yield(party(), "completed")
+		var current = yield(read.call_func(), "completed")
 		if not current.ok:
 			return current
-		for member in current.body.get("members", []):
+		var members = current.body.get("members", []) if state == "" or current.body.get("state") == state else []
+		for member in members:
 			if member.get("playerId") == player_id and typeof(member.get("ticketId")) == TYPE_STRING:
-				return {"ok": true, "status": current.status, "body": {"ticketId": member.ticketId}}
+				var found = {"ticketId": member.ticketId}
+				if typeof(current.body.get("matchId")) == TYPE_STRING:
+					found.matchId = current.body.matchId
+				return {"ok": true, "status": current.status, "body": found}
 		if OS.get_ticks_msec() + poll_ms > deadline:
-			return ApiTransport.failure(0, "TIMEOUT", "the party was not queued within %d ms" % timeout_ms, null)
+			return ApiTransport.failure(0, "TIMEOUT", "%s within %d ms" % [not_done, timeout_ms], null)
 		yield(get_tree().create_timer(poll_ms / 1000.0), "timeout")
 	return null
+
+
+# ---- Block lists: the matcher never puts a player in one match with one it blocked, or one that
+# blocked it. Each call answers the list {blocked: [{playerId, blockedAt}], maxEntries}; all are
+# idempotent (a repeat changes nothing), so retried without a key.
+
+func block_list() -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_GET, "blocks", "", ApiTransport.RETRY_SAFE), "completed")
+	return answer
+
+
+# A full list is 409 BLOCK_LIST_FULL.
+func block_player(other_player_id: String) -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_PUT, "blocks/" + other_player_id.percent_encode(), "", ApiTransport.RETRY_SAFE), "completed")
+	return answer
+
+
+func unblock_player(other_player_id: String) -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_DELETE, "blocks/" + other_player_id.percent_encode(), "", ApiTransport.RETRY_SAFE), "completed")
+	return answer
+
+
+# ---- The ready check of a match AWAITING_ACCEPTANCE (the subscription's ready_check signal):
+# {matchId, answer, matchState}. Idempotent on the server, so a lost answer is retried. 409
+# NOT_AWAITING_ACCEPTANCE: the match moved on; ACCEPTANCE_ALREADY_ANSWERED: an answer is final.
+
+# The last player to accept starts the match's allocation (matchState ALLOCATING).
+func accept_match(match_id: String) -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_POST, "matches/%s/accept" % match_id.percent_encode(), "", ApiTransport.RETRY_SAFE), "completed")
+	return answer
+
+
+# Cancels the match; this player gets the no-show cooldown.
+func decline_match(match_id: String) -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_POST, "matches/%s/decline" % match_id.percent_encode(), "", ApiTransport.RETRY_SAFE), "completed")
+	return answer
 
 
 # Where and how to join (endpoint, join token). Before ASSIGNMENT_READY the API answers 409
@@ -276,7 +342,8 @@ func wait_for_assignment(match_id: String, timeout_ms := 30000, poll_ms := 250) 
 # Follows this player's matches over the notification socket, reading the session token at every
 # (re)connect; seen_before: {match id: revision} kept from an earlier run. See notification_subscription.gd.
 func subscribe(seen_before := {}) -> Node:
-	var subscription = NotificationSubscription.new(_api.api_url, funcref(self, "_current_token"), seen_before)
+	# The HTTP calls' replica list: a replica one of them found dead is left by both.
+	var subscription = NotificationSubscription.new(_api.endpoints, funcref(self, "_current_token"), seen_before)
 	add_child(subscription)
 	return subscription
 
@@ -300,6 +367,7 @@ func _current_token() -> String:
 	return session_token
 
 
+# One call with this client's session token (lobby_calls.gd sends through it too).
 func _send(method: int, path: String, body: String, retry_mode: String) -> Dictionary:
 	var answer = yield(_api.send(method, path, body, retry_mode, session_token), "completed")
 	return answer
