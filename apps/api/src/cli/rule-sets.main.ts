@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from '@matchplane/config';
-import { CliExitCode, exitCodeOf, exitOnUsageError } from '@matchplane/errors';
-import { runCliCommand } from './cli-context';
+import { CliExitCode, exitOnUsageError } from '@matchplane/errors';
+import { runOperatorCli } from './cli-context';
 import { RULE_SETS_USAGE, parseRuleSetsArgs } from './rule-sets-args.parser';
 import { executeRuleSets, ruleSetsCliModule } from './rule-sets.command';
 import { DlqConfig } from './dlq.config';
@@ -28,21 +28,9 @@ if (actor === undefined) {
   usageError(`${operation.kind} needs --actor=NAME (or OPERATOR_NAME) for the audit trail`);
 }
 
-runCliCommand(
+runOperatorCli(
+  'rule-sets',
   config,
-  'matchplane-rule-sets',
   (dataSource) => ruleSetsCliModule(config, dataSource),
   (app) => executeRuleSets(app, operation, actor, json),
-  {
-    line: (line) => process.stdout.write(`${line}\n`),
-    error: (line) => process.stderr.write(`rule-sets: ${line}\n`),
-  },
-).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`rule-sets: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = exitCodeOf(error);
-  },
 );

@@ -43,7 +43,6 @@ import {
   num,
   object,
   oneOfStrings,
-  openObject,
   ref,
   schemaOf,
   str,
