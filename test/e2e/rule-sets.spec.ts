@@ -243,4 +243,48 @@ describe('rule sets change the running API and matcher without a restart', () =>
     );
     expect(audited).toEqual({ actor: 'bob' });
   });
+
+  it('the console checks a draft, activates a version and rolls back, audited under the operator', async () => {
+    const login = await fetch(`${baseUrl}/admin/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: OPERATOR_TOKEN }),
+      redirect: 'manual',
+    });
+    expect(login.status).toBe(303);
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const listed = await fetch(`${baseUrl}/admin/rule-sets`, { headers: { cookie } });
+    expect(listed.status).toBe(200);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await listed.text())?.[1] ?? '';
+    const form = (route: string, fields: Record<string, string>) =>
+      fetch(`${baseUrl}/admin/${route}`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ ...fields, _csrf: csrf }),
+        redirect: 'manual',
+      });
+
+    const checked = await form('rule-sets', {
+      action: 'check',
+      reason: 'try',
+      rules: JSON.stringify({ MATCH_WIDENING: '0:50:100,5000:40:100' }),
+    });
+    expect(checked.status).toBe(200);
+    expect(await checked.text()).toContain('MATCH_WIDENING step[1].maxRttMs must not narrow');
+
+    const activated = await form('rule-sets/2/activate', { reason: 'from the console' });
+    expect(activated.status).toBe(303);
+    const active = () =>
+      ds.query<{ version: number }[]>(`SELECT version FROM rule_sets WHERE status = 'active'`);
+    expect(await active()).toEqual([{ version: 2 }]);
+    expect((await form('rule-sets/rollback', { reason: 'back' })).status).toBe(303);
+    expect(await active()).toEqual([{ version: 3 }]);
+    const audit = await ds.query<{ actor: string; action: string; reason: string }[]>(
+      `SELECT actor, action, reason FROM audit_log WHERE reason IN ('from the console', 'back') ORDER BY id`,
+    );
+    expect(audit).toEqual([
+      { actor: 'alice', action: 'rule_set.activated', reason: 'from the console' },
+      { actor: 'alice', action: 'rule_set.rolled_back', reason: 'back' },
+    ]);
+  });
 });

@@ -37,7 +37,7 @@ export class CreateRuleSetQuery {
 }
 
 /** A version path parameter: a positive integer, else 400 (never a database error). */
-function versionOf(raw: string): number {
+export function versionOf(raw: string): number {
   const version = /^[1-9]\d{0,8}$/.test(raw) ? Number(raw) : NaN;
   if (Number.isInteger(version)) return version;
   const problem = 'version must be a positive integer rule set version';
