@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ACTOR_PATTERN } from './dlq.config';
+import { ACTOR_PATTERN, OPERATOR_CLI_FLAGS } from './dlq.config';
 
 export type RuleSetsOperation =
   | { kind: 'list' }
@@ -36,12 +36,7 @@ export function parseRuleSetsArgs(argv: readonly string[]): ParsedRuleSetsArgs {
     parsed = parseArgs({
       args: [...argv],
       allowPositionals: true,
-      options: {
-        reason: { type: 'string' },
-        actor: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-      },
+      options: OPERATOR_CLI_FLAGS,
     });
   } catch (error) {
     return { ok: false, problem: (error as Error).message };
