@@ -5,7 +5,7 @@ const aliases = {
   '^@matchplane/migrations$': '<rootDir>/migrations',
   // The repo runs on Node: its SDK is the Node entry (libs/sdk/README.md "Entries").
   '^@matchplane/sdk(/node)?$': '<rootDir>/libs/sdk/src/node',
-  '^@matchplane/(domain|persistence|outbox|join-auth|contracts|errors|routing|config|observability|matches|tickets|players|allocation|idempotency|latency)$':
+  '^@matchplane/(domain|persistence|outbox|join-auth|contracts|errors|routing|config|observability|matches|tickets|players|allocation|idempotency|latency|rule-sets)$':
     '<rootDir>/libs/$1/src',
 };
 

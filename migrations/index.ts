@@ -21,6 +21,7 @@ import { OwnedReadModels1764710000000 } from './1764710000000-owned-read-models'
 import { PlayerBlocks1764720000000 } from './1764720000000-player-blocks';
 import { Lobbies1764725000000 } from './1764725000000-lobbies';
 import { BackfillOpenRoles1764735000000 } from './1764735000000-backfill-open-roles';
+import { RuleSets1764745000000 } from './1764745000000-rule-sets';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -50,4 +51,5 @@ export const allMigrations = [
   PlayerBlocks1764720000000,
   Lobbies1764725000000,
   BackfillOpenRoles1764735000000,
+  RuleSets1764745000000,
 ];

@@ -24,6 +24,10 @@ const ADMIN_ROUTES: [method: 'GET' | 'POST', path: string][] = [
   ['GET', 'admin/players/00000000-0000-4000-8000-000000000001/rating'],
   ['POST', 'admin/ratings/import'],
   ['GET', 'admin/queue/arrivals?from=2026-12-01T00:00:00Z'],
+  ['GET', 'admin/rule-sets'],
+  ['POST', 'admin/rule-sets'],
+  ['POST', 'admin/rule-sets/1/activate'],
+  ['POST', 'admin/rule-sets/rollback'],
 ];
 
 /** A request each route would accept from an operator (so only the guard can refuse it). */
@@ -33,7 +37,11 @@ function adminRequest(
   headers: Record<string, string>,
 ): RequestInit {
   if (method === 'GET') return { method, headers };
-  const body = url.endsWith('/dead-letters/replay') ? { reason: 'x', all: true } : { reason: 'x' };
+  const body = url.endsWith('/dead-letters/replay')
+    ? { reason: 'x', all: true }
+    : url.endsWith('/rule-sets')
+      ? { reason: 'x', rules: { MATCH_WIDENING: '0:60:100' } }
+      : { reason: 'x' };
   return {
     method,
     headers: { ...headers, 'content-type': 'application/json' },

@@ -10,6 +10,7 @@ import { NotificationsModule } from './notifications/notifications.module';
 import { PlayerEntryModule, type PlayerEntryOptions } from './player-entry.module';
 import { ServersModule } from './servers/servers.module';
 import { BlocksModule } from './blocks/blocks.module';
+import { RuleSetsModule } from '@matchplane/rule-sets';
 
 /** The API's own configuration for every module of the app. */
 @Global()
@@ -40,6 +41,14 @@ export class ApiModule {
           persistence: { lockTimeoutMs: config.API_LOCK_TIMEOUT_MS },
         }),
         ThrottlingModule.forRoot(config),
+        // Tickets are checked against the active rule set's modes and attributes.
+        RuleSetsModule.forRoot({
+          base: {
+            QUEUE_MODES: config.QUEUE_MODES,
+            QUEUE_MODE_ATTRIBUTES: config.QUEUE_MODE_ATTRIBUTES,
+          },
+          pollIntervalMs: config.RULE_SET_POLL_INTERVAL_MS,
+        }),
         AdminModule.forRoot(config),
         PlayerEntryModule.forRoot(config, options.playerEntry),
         ServersModule,

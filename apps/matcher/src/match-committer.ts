@@ -98,7 +98,8 @@ export class MatchCommitter {
   }
 
   /**
-   * `seen`: the candidates the proposals were formed from, by ticket id. Throws when the
+   * `seen`: the candidates the proposals were formed from, by ticket id; `ruleSetVersion`: the
+   * rule set version they were formed under, recorded on each match. Throws when the
    * transaction fails as a whole (lease lost, database down): then nothing of the batch committed,
    * unless the connection died during COMMIT itself, an outcome nobody can know; the next pass
    * then finds those tickets MATCHED, drops their proposals and re-projects them.
@@ -111,10 +112,13 @@ export class MatchCommitter {
     session: CommitSession,
     proposals: readonly ProposedMatch[],
     seen: ReadonlyMap<string, MatchCandidate>,
+    ruleSetVersion?: number,
   ): Promise<CommitOutcome> {
     if (proposals.length === 0) return { committed: [], dropped: [] };
     try {
-      return await session.transaction((manager, unit) => this.commitIn(unit, proposals, seen));
+      return await session.transaction((manager, unit) =>
+        this.commitIn(unit, proposals, seen, ruleSetVersion),
+      );
     } catch (error) {
       if (!(error instanceof MatchWriteError)) throw error;
       if (proposals.length === 1) {
@@ -124,7 +128,7 @@ export class MatchCommitter {
     }
     const outcome: CommitOutcome = { committed: [], dropped: [] };
     for (const proposal of proposals) {
-      const one = await this.commit(session, [proposal], seen);
+      const one = await this.commit(session, [proposal], seen, ruleSetVersion);
       outcome.committed.push(...one.committed);
       outcome.dropped.push(...one.dropped);
     }
@@ -215,6 +219,7 @@ export class MatchCommitter {
     unit: UnitOfWork,
     proposals: readonly ProposedMatch[],
     seen: ReadonlyMap<string, MatchCandidate>,
+    ruleSetVersion: number | undefined,
   ): Promise<CommitOutcome> {
     const ids = proposals.flatMap((proposal) => proposal.participants.map((p) => p.ticketId));
     const locked = await this.lockSearching(unit.manager, ids);
@@ -240,7 +245,9 @@ export class MatchCommitter {
       if (drop) dropped.push(drop);
       else
         committed.push(
-          await this.traced(proposal, rows, () => this.write(unit, proposal, rows, now)),
+          await this.traced(proposal, rows, () =>
+            this.write(unit, proposal, rows, now, ruleSetVersion),
+          ),
         );
     }
     return { committed, dropped };
@@ -328,6 +335,7 @@ export class MatchCommitter {
     proposal: ProposedMatch,
     rows: readonly StoredTicket[],
     now: Date,
+    ruleSetVersion: number | undefined,
   ): Promise<CommittedMatch> {
     const byTicket = new Map(rows.map((row) => [row.id, row]));
     const acceptanceTimeoutMs = this.acceptanceTimeoutsMs.get(proposal.mode);
@@ -338,6 +346,7 @@ export class MatchCommitter {
           mode: proposal.mode,
           region: proposal.region,
           awaitingAcceptance: acceptanceTimeoutMs !== undefined,
+          ...(ruleSetVersion === undefined ? {} : { ruleSetVersion }),
           participants: proposal.participants.map((p) => ({
             playerId: p.playerId,
             ticketId: p.ticketId,

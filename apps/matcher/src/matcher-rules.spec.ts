@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from '@matchplane/config';
 import { MatcherConfig } from './matcher.config';
-import { matcherRules, matcherRulesProblems, parseWideningSteps } from './matcher-rules';
+import { parseWideningSteps } from '@matchplane/rule-sets';
+import { matcherRules, matcherRulesProblems } from './matcher-rules';
 
 describe(matcherRules.name, () => {
   it('gives every QUEUE_MODES mode its team shape and the MATCH_WIDENING steps', () => {

@@ -1,5 +1,6 @@
 import { IsOptional, Matches } from 'class-validator';
 import { EnvVar, IsIntInRange, WorkerConfig, healthPort } from '@matchplane/config';
+import { DEFAULT_MATCH_WIDENING, IsWideningByMode, IsWideningSteps } from '@matchplane/rule-sets';
 import { matcherRulesProblems } from './matcher-rules';
 
 export class MatcherConfig extends WorkerConfig {
@@ -20,21 +21,15 @@ export class MatcherConfig extends WorkerConfig {
     description:
       'Widening steps of every mode, comma-separated afterMs:maxRttMs:ratingWindow (ratingWindow "inf": any rating). The first step is at 0 ms; later ones only widen. A ticket that has waited afterMs accepts that step\'s limits',
   })
-  @Matches(/^\d{1,9}:\d{1,6}:(\d{1,9}|inf)(,\d{1,9}:\d{1,6}:(\d{1,9}|inf)){0,15}$/, {
-    message:
-      'must be comma-separated afterMs:maxRttMs:ratingWindow steps, e.g. 0:50:100,10000:100:200',
-  })
-  MATCH_WIDENING = '0:50:100,10000:100:200,30000:200:400';
+  @IsWideningSteps()
+  MATCH_WIDENING = DEFAULT_MATCH_WIDENING;
 
   @EnvVar({
     description:
       'Per-mode widening overriding MATCH_WIDENING: mode=steps entries separated by ";", e.g. squad=0:60:150,20000:100:300',
   })
   @IsOptional()
-  @Matches(
-    /^[a-z0-9][a-z0-9_-]{0,63}=\d{1,9}:\d{1,6}:(\d{1,9}|inf)(,\d{1,9}:\d{1,6}:(\d{1,9}|inf)){0,15}(;[a-z0-9][a-z0-9_-]{0,63}=\d{1,9}:\d{1,6}:(\d{1,9}|inf)(,\d{1,9}:\d{1,6}:(\d{1,9}|inf)){0,15})*$/,
-    { message: 'must be ";"-separated mode=afterMs:maxRttMs:ratingWindow,... entries' },
-  )
+  @IsWideningByMode()
   MATCH_WIDENING_BY_MODE?: string = undefined;
 
   @EnvVar({

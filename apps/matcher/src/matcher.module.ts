@@ -9,7 +9,7 @@ import { TicketsModule } from '@matchplane/tickets';
 import { MatchCommitter } from './match-committer';
 import { MATCHER_SCHEDULE, MatcherLoop, type MatcherSchedule } from './matcher.loop';
 import { MatcherMetrics } from './matcher.metrics';
-import { matcherRules, matcherShards } from './matcher-rules';
+import { matcherRules, matcherRulesProblems, matcherShards } from './matcher-rules';
 import { MATCHER_SHARD_PLAN } from './matcher-shards';
 import {
   MATCHER_RULES,
@@ -19,6 +19,7 @@ import {
 import { MatchingPass } from './matching.pass';
 import { TicketExplanations } from './ticket-explanations';
 import { PlayerBlocksModule } from '@matchplane/players';
+import { RULE_VARIABLES, RuleSetsModule, type RuleVariables } from '@matchplane/rule-sets';
 
 export interface MatcherModuleOptions {
   /**
@@ -46,6 +47,12 @@ export class MatcherModule {
         TicketsModule,
         MatchesModule,
         PlayerBlocksModule,
+        RuleSetsModule.forRoot({
+          base: ruleVariablesOf(config),
+          pollIntervalMs: config.RULE_SET_POLL_INTERVAL_MS,
+          // A version this matcher's shards or pool cannot take is refused here, not half-run.
+          problems: (variables) => matcherRulesProblems({ ...config, ...variables }),
+        }),
         ...(options.imports ?? []),
       ],
       providers: [
@@ -65,4 +72,8 @@ export class MatcherModule {
       exports: [MatcherLoop],
     };
   }
+}
+
+function ruleVariablesOf(config: MatcherConfig): RuleVariables {
+  return Object.fromEntries(RULE_VARIABLES.map((name) => [name, config[name]]));
 }

@@ -21,6 +21,7 @@ import {
 } from '@matchplane/tickets';
 import { BackfillStore } from '@matchplane/matches';
 import { PlayerBlocks } from '@matchplane/players';
+import { ActiveRuleSet } from '@matchplane/rule-sets';
 import {
   MatchCommitter,
   type BackfillOutcome,
@@ -68,7 +69,8 @@ export interface PassReport {
 @Injectable()
 export class MatchingPass {
   private readonly logger = new Logger(MatchingPass.name);
-  private readonly rulesByMode: ReadonlyMap<string, ModeRules>;
+  /** The modes this matcher holds leases of: its environment's (a rule set keeps them). */
+  private readonly initialModes: readonly string[];
 
   constructor(
     private readonly projection: CandidateProjection,
@@ -82,21 +84,24 @@ export class MatchingPass {
     private readonly dataSource: DataSource,
     private readonly shadow: ShadowMatching,
     private readonly blocks: PlayerBlocks,
+    private readonly ruleSet: ActiveRuleSet,
     @Inject(MATCHING_FUNCTION) private readonly matchingFunction: MatchingFunction,
     @Inject(MATCHER_RULES) rules: MatcherRules,
     @Inject(MatcherConfig) private readonly config: MatcherConfig,
   ) {
-    this.rulesByMode = new Map(rules.map((rule) => [rule.mode, rule]));
+    this.initialModes = rules.map((rule) => rule.mode);
   }
 
   get modes(): string[] {
-    return [...this.rulesByMode.keys()];
+    return [...this.initialModes];
   }
 
   /** `signal`: shutdown; the pass then stops between commit batches. */
   async run(session: CommitSession, signal?: AbortSignal): Promise<PassReport> {
     const { mode } = session;
-    const rules = this.rulesByMode.get(mode);
+    // The active rule set's, read once per pass: a version activated meanwhile counts from the next.
+    const active = this.ruleSet.current();
+    const rules = active.rulesByMode.get(mode);
     if (!rules) throw new Error(`no rules for mode ${mode}`);
     const started = performance.now();
     const now = new Date();
@@ -155,7 +160,7 @@ export class MatchingPass {
         break;
       }
       try {
-        const outcome = await this.committer.commit(session, batch, seen);
+        const outcome = await this.committer.commit(session, batch, seen, active.version);
         committed.push(...outcome.committed);
         dropped.push(...outcome.dropped);
         await this.afterCommit(mode, outcome.committed);

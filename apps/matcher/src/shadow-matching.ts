@@ -11,7 +11,8 @@ import { MetricsRegistry } from '@matchplane/observability';
 import type { MatcherConfig } from './matcher.config';
 import { MATCHING_FUNCTION } from './matching-function';
 import { teamRatingGap } from './simulation/match-figures';
-import { RULE_VARIABLES, ruleSetFromFile } from './simulation/rule-sets';
+import { RULE_VARIABLES } from '@matchplane/rule-sets';
+import { ruleSetFromFile } from './simulation/rule-sets';
 
 /** The proposed rules by mode (MATCHER_SHADOW_RULES_FILE), or none. */
 export const SHADOW_RULES = Symbol('SHADOW_RULES');

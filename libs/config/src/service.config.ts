@@ -126,6 +126,13 @@ export class ServiceConfig extends DatabaseConfig {
   @IsRejoinGrace()
   QUEUE_REJOIN_GRACE = '*=60000';
 
+  @EnvVar({
+    description:
+      'How often the API and each matcher read the active rule set version (ms): an activation or rollback through the operator API or `npm run rule-sets` applies within this interval, without a restart (docs/architecture/rule-sets.md)',
+  })
+  @IsIntInRange(100, 600_000)
+  RULE_SET_POLL_INTERVAL_MS = 2_000;
+
   @EnvVar({ description: 'Regions players probe and matches are placed in, comma-separated' })
   @IsParsedList(parseRegions, 'comma-separated region names, e.g. eu-west,us-east')
   PROBE_REGIONS = 'eu-west,us-east,us-west,ap-southeast';

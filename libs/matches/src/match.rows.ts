@@ -45,6 +45,8 @@ export type NewMatchInput = Omit<NewMatch, 'id' | 'participants'> & {
   participants: NewParticipant[];
   /** False: its result changes no rating (an unranked lobby's match). Default true. */
   rated?: boolean;
+  /** The rule set version that formed it (the matcher's); none for a lobby's match. */
+  ruleSetVersion?: number;
 };
 
 export interface MatchRow {

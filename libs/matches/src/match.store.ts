@@ -71,14 +71,15 @@ export class MatchStore {
       roster.map((p) => p.team),
       roster.map((p) => p.rating),
       input.rated ?? true,
+      input.ruleSetVersion ?? null,
     ];
     const events = this.outbox.appendSql(envelopesFor(change.events), parameters);
     // One statement: the match, its roster and its event (the roster's foreign key to the match is
     // checked at the end of the statement, when the match row exists).
     await unit.manager.query(
       `WITH created AS (
-         INSERT INTO matches (id, mode, region, state, revision, state_changed_at, created_at, updated_at, rated)
-         VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $11)
+         INSERT INTO matches (id, mode, region, state, revision, state_changed_at, created_at, updated_at, rated, rule_set_version)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $6, $11, $12)
        ), roster AS (
          INSERT INTO match_participants (match_id, player_id, ticket_id, team, rating_at_match)
          SELECT $1, p.player_id, p.ticket_id, p.team, p.rating

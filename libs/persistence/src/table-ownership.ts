@@ -20,6 +20,7 @@ export const TABLE_OWNERS = {
   lobby_members: 'apps/api/src/lobbies',
   queue_tickets: 'libs/tickets',
   queue_controls: 'libs/tickets',
+  rule_sets: 'libs/rule-sets',
   matches: 'libs/matches',
   match_participants: 'libs/matches',
   backfill_requests: 'libs/matches',

@@ -16,6 +16,8 @@ import { QueueControlsController } from './live-ops/queue-controls.controller';
 import { MatchControlsController } from './live-ops/match-controls.controller';
 import { MatchControlsModule } from './live-ops/match-controls.module';
 import { PlayerPenaltiesController } from './live-ops/player-penalties.controller';
+import { RuleSetsAdminModule } from './rule-sets/rule-sets.module';
+import { RuleSetsController } from './rule-sets/rule-sets.controller';
 
 /**
  * Operator routes under /v1/admin and /api/v1/admin, every one behind {@link OperatorGuard}, and
@@ -33,6 +35,7 @@ export class AdminModule {
         AuditModule,
         LiveOpsModule.forRoot(config),
         MatchControlsModule,
+        RuleSetsAdminModule,
         TicketsModule,
       ],
       controllers: [
@@ -43,6 +46,7 @@ export class AdminModule {
         MatchControlsController,
         PlayerPenaltiesController,
         QueueArrivalsController,
+        RuleSetsController,
       ],
       providers: [{ provide: ApiConfig, useValue: config }, OperatorGuard, PlayerRatingsAdmin],
     };

@@ -63,3 +63,27 @@ function describe(error: unknown): string {
     sqlStateOf(error) === '42P01' ? ' (are the migrations applied? npm run migrate)' : '';
   return `${messageOf(error)}${hint}`;
 }
+
+/**
+ * An operator CLI's last step: runs `command` (as {@link runCliCommand}), printing its lines on
+ * stdout and `<tool>: <problem>` on stderr, and sets the process's exit code.
+ */
+export function runOperatorCli(
+  tool: string,
+  config: DatabaseConfig,
+  rootModule: (dataSource: DataSource) => DynamicModule,
+  command: (app: INestApplicationContext) => Promise<string[]>,
+): void {
+  runCliCommand(config, `matchplane-${tool}`, rootModule, command, {
+    line: (line) => process.stdout.write(`${line}\n`),
+    error: (line) => process.stderr.write(`${tool}: ${line}\n`),
+  }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`${tool}: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = exitCodeOf(error);
+    },
+  );
+}

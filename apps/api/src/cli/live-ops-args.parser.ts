@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ACTOR_PATTERN } from './dlq.config';
+import { ACTOR_PATTERN, OPERATOR_CLI_FLAGS } from './dlq.config';
 import type { QueueControlAction } from '../admin/live-ops/queue-controls.admin';
 
 export type LiveOpsOperation =
@@ -46,13 +46,7 @@ export function parseLiveOpsArgs(argv: readonly string[]): ParsedLiveOpsArgs {
     parsed = parseArgs({
       args: [...argv],
       allowPositionals: true,
-      options: {
-        reason: { type: 'string' },
-        'retry-after': { type: 'string' },
-        actor: { type: 'string' },
-        json: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-      },
+      options: { ...OPERATOR_CLI_FLAGS, 'retry-after': { type: 'string' } },
     });
   } catch (error) {
     return { ok: false, problem: (error as Error).message };

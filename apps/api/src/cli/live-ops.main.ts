@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from '@matchplane/config';
-import { CliExitCode, exitCodeOf, exitOnUsageError } from '@matchplane/errors';
-import { runCliCommand } from './cli-context';
+import { CliExitCode, exitOnUsageError } from '@matchplane/errors';
+import { runOperatorCli } from './cli-context';
 import { LIVE_OPS_USAGE, parseLiveOpsArgs } from './live-ops-args.parser';
 import { executeLiveOps, liveOpsCliModule } from './live-ops.command';
 import { DlqConfig } from './dlq.config';
@@ -24,21 +24,9 @@ if (actor === undefined) {
   usageError(`${operation.kind} needs --actor=NAME (or OPERATOR_NAME) for the audit trail`);
 }
 
-runCliCommand(
+runOperatorCli(
+  'live-ops',
   config,
-  'matchplane-live-ops',
   (dataSource) => liveOpsCliModule(config, dataSource),
   (app) => executeLiveOps(app, operation, actor, json),
-  {
-    line: (line) => process.stdout.write(`${line}\n`),
-    error: (line) => process.stderr.write(`live-ops: ${line}\n`),
-  },
-).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`live-ops: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = exitCodeOf(error);
-  },
 );

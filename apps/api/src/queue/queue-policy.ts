@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  parseQueueModeAttributes,
   parseProbeEdges,
   parseQueueModes,
   parseRegions,
@@ -17,6 +16,7 @@ import {
   type ModeAttributeSchema,
   type TicketAttributes,
 } from '@matchplane/domain';
+import { ActiveRuleSet } from '@matchplane/rule-sets';
 import { ApiConfig } from '../api.config';
 import { ErrorCode, type TicketAttributeOption } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
@@ -24,10 +24,12 @@ import { CodedError } from '@matchplane/errors';
 /** The most party members one party enqueue may name roles for (a team holds at most 59). */
 const MAX_PARTY_MEMBER_ROLES = 59;
 
-/** The configured modes and regions, with the lookups routes use to refuse unknown ones. */
+/**
+ * The configured modes and regions, with the lookups routes use to refuse unknown ones. The modes'
+ * shapes and attribute declarations are the active rule set's (libs/rule-sets), read at each call.
+ */
 @Injectable()
 export class QueuePolicy {
-  readonly modes: readonly QueueMode[];
   readonly regions: readonly string[];
   readonly heartbeatIntervalMs: number;
   /** QUEUE_SEARCH_TIMEOUTS: each mode's search timeout (ms); a mode absent has none. */
@@ -38,19 +40,18 @@ export class QueuePolicy {
   readonly acceptanceTimeoutsMs: ReadonlyMap<string, number>;
   /** QUEUE_REJOIN_GRACE: how long a player who left a running match of each mode may rejoin (ms). */
   readonly rejoinGraceMs: ReadonlyMap<string, number>;
-  private readonly attributeSchemas: ReadonlyMap<string, ModeAttributeSchema>;
 
-  constructor(@Inject(ApiConfig) config: ApiConfig) {
-    this.modes = parseQueueModes(config.QUEUE_MODES);
-    this.attributeSchemas = parseQueueModeAttributes(
-      config.QUEUE_MODE_ATTRIBUTES,
-      this.modes.map(({ mode }) => mode),
-    );
+  constructor(
+    @Inject(ApiConfig) config: ApiConfig,
+    private readonly ruleSet: ActiveRuleSet,
+  ) {
+    // A rule set keeps the environment's mode names; their timeouts stay the environment's.
+    const modes = parseQueueModes(config.QUEUE_MODES);
     this.regions = parseRegions(config.PROBE_REGIONS);
     this.heartbeatIntervalMs = config.TICKET_HEARTBEAT_INTERVAL_MS;
     this.searchTimeoutsMs = parseSearchTimeouts(
       config.QUEUE_SEARCH_TIMEOUTS,
-      this.modes.map(({ mode }) => mode),
+      modes.map(({ mode }) => mode),
     );
     this.probeEdges =
       config.PROBE_EDGES === undefined
@@ -63,12 +64,17 @@ export class QueuePolicy {
           );
     this.acceptanceTimeoutsMs = parseAcceptanceTimeouts(
       config.QUEUE_ACCEPTANCE_TIMEOUTS,
-      this.modes.map(({ mode }) => mode),
+      modes.map(({ mode }) => mode),
     );
     this.rejoinGraceMs = parseRejoinGrace(
       config.QUEUE_REJOIN_GRACE,
-      this.modes.map(({ mode }) => mode),
+      modes.map(({ mode }) => mode),
     );
+  }
+
+  /** Every mode with its shape under the active rule set. */
+  get modes(): readonly QueueMode[] {
+    return this.ruleSet.current().modes;
   }
 
   /**
@@ -205,6 +211,6 @@ export class QueuePolicy {
   }
 
   private attributeSchema(mode: string): ModeAttributeSchema {
-    return this.attributeSchemas.get(mode) ?? NO_ATTRIBUTES;
+    return this.ruleSet.current().attributes.get(mode) ?? NO_ATTRIBUTES;
   }
 }

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { AllocationRecord } from '@matchplane/allocation';
-import { parseQueueModeAttributes, parseQueueModes } from '@matchplane/config';
 import {
   ErrorCode,
   type BackfillConnectResponse,
@@ -25,6 +24,7 @@ import {
 } from '@matchplane/matches';
 import { runInTransaction, type UnitOfWork } from '@matchplane/persistence';
 import { noShowPenaltyPolicy, type NoShowPenaltyPolicy } from '@matchplane/players';
+import { ActiveRuleSet } from '@matchplane/rule-sets';
 import { TicketStore } from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
 import type { BackfillAcceptBody, BackfillConnectBody, BackfillRequestBody } from './servers.dto';
@@ -56,10 +56,7 @@ export function toBackfillResponse(request: BackfillRecord): BackfillResponse {
  */
 @Injectable()
 export class ServerBackfillService {
-  private readonly teamSizes: ReadonlyMap<string, readonly number[]>;
   private readonly penalty: NoShowPenaltyPolicy;
-  /** Each mode's roles rule: a request records the roles its team's players leave open. */
-  private readonly roleRules: ReadonlyMap<string, RoleRule>;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -67,19 +64,10 @@ export class ServerBackfillService {
     private readonly backfills: BackfillStore,
     private readonly lifecycle: MatchLifecycle,
     private readonly tickets: TicketStore,
+    // Team sizes and roles rules: the active rule set's (libs/rule-sets), read at each request.
+    private readonly ruleSet: ActiveRuleSet,
     @Inject(ApiConfig) config: ApiConfig,
   ) {
-    const modes = parseQueueModes(config.QUEUE_MODES);
-    this.teamSizes = new Map(modes.map(({ mode, teamSizes }) => [mode, teamSizes]));
-    const schemas = parseQueueModeAttributes(
-      config.QUEUE_MODE_ATTRIBUTES,
-      modes.map(({ mode }) => mode),
-    );
-    this.roleRules = new Map(
-      [...schemas].flatMap(([mode, schema]) =>
-        schema.rules.flatMap((rule) => (rule.kind === 'roles' ? [[mode, rule] as const] : [])),
-      ),
-    );
     this.penalty = noShowPenaltyPolicy(config);
   }
 
@@ -132,7 +120,8 @@ export class ServerBackfillService {
       const teamTickets = new Set(members.map((p) => p.ticketId));
       const stillIn = inMatch.filter((ticket) => teamTickets.has(ticket.id));
       // Each team by its own size: team 1 of hunt:4+1 has one place, team 0 four.
-      const teamSize = this.teamSizes.get(match.mode)?.[body.team] ?? members.length;
+      const shape = this.ruleSet.current().modes.find(({ mode }) => mode === match.mode);
+      const teamSize = shape?.teamSizes[body.team] ?? members.length;
       const open = teamSize - stillIn.length;
       if (body.slots > open) {
         throw new CodedError(
@@ -176,7 +165,8 @@ export class ServerBackfillService {
 
   /** The roles the team's players still in leave open under the mode's roles rule ([]: none). */
   private openRoles(mode: string, stillIn: readonly { attributes: unknown }[]): string[] {
-    const rule = this.roleRules.get(mode);
+    const rules = this.ruleSet.current().attributes.get(mode)?.rules ?? [];
+    const rule = rules.find((candidate): candidate is RoleRule => candidate.kind === 'roles');
     if (!rule) return [];
     const players = stillIn.map(
       (ticket) => setAttributeOf(ticket.attributes, rule.attribute) ?? [],

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, parseQueueModeAttributes } from '@matchplane/config';
 import type { ModeAttributeSchema, ModeRules } from '@matchplane/domain';
+import { ruleVariablesFromBody } from '@matchplane/rule-sets';
 import { MatcherConfig } from '../matcher.config';
 import { matcherRules } from '../matcher-rules';
 
@@ -9,14 +10,6 @@ export interface SimulatedRuleSet {
   readonly rules: ModeRules[];
   readonly attributes: Map<string, ModeAttributeSchema>;
 }
-
-/** The variables a proposed rule set may set: the ones the matcher reads its rules from. */
-export const RULE_VARIABLES = [
-  'QUEUE_MODES',
-  'MATCH_WIDENING',
-  'MATCH_WIDENING_BY_MODE',
-  'QUEUE_MODE_ATTRIBUTES',
-] as const;
 
 /** The rule set the matcher would run with this environment (the active one). */
 export function ruleSetFromEnvironment(env: NodeJS.ProcessEnv): SimulatedRuleSet {
@@ -32,8 +25,8 @@ export function ruleSetFromEnvironment(env: NodeJS.ProcessEnv): SimulatedRuleSet
 }
 
 /**
- * A proposed rule set: a JSON object of {@link RULE_VARIABLES} (QUEUE_MODE_ATTRIBUTES may be an
- * object rather than a JSON string) laid over `env` (an environment, or the active rule variables),
+ * A proposed rule set: a JSON object of the rule variables (libs/rule-sets `ruleVariablesFromBody`,
+ * as the operator API takes one) laid over `env` (an environment, or the active rule variables),
  * and checked exactly as the matcher checks its own at start-up.
  */
 export function ruleSetFromFile(file: string, env: NodeJS.ProcessEnv): SimulatedRuleSet {
@@ -43,20 +36,12 @@ export function ruleSetFromFile(file: string, env: NodeJS.ProcessEnv): Simulated
   } catch (error) {
     throw new Error(`proposed rule set ${file}: ${(error as Error).message}`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error(
-      `proposed rule set ${file}: must be a JSON object of ${RULE_VARIABLES.join(', ')}`,
-    );
+  const body = ruleVariablesFromBody(parsed);
+  if ('problems' in body) {
+    const problems = body.problems.map(({ field, problem }) => `${field} ${problem}`);
+    throw new Error(`proposed rule set ${file}: ${problems.join('; ')}`);
   }
-  const overrides: Record<string, string> = {};
-  for (const [name, value] of Object.entries(parsed)) {
-    if (!(RULE_VARIABLES as readonly string[]).includes(name)) {
-      throw new Error(
-        `proposed rule set ${file}: ${name} is not a rule variable (${RULE_VARIABLES.join(', ')})`,
-      );
-    }
-    overrides[name] = typeof value === 'string' ? value : JSON.stringify(value);
-  }
+  const overrides = body.variables;
   // The shadow variable names this very file: a proposed set does not propose another.
   return ruleSetFromEnvironment({ ...env, MATCHER_SHADOW_RULES_FILE: undefined, ...overrides });
 }

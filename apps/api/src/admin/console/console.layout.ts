@@ -3,7 +3,8 @@ import { html, queryString, type SafeHtml } from './html';
 import { CSRF_FIELD } from './console.guard';
 import type { ConsoleSession } from './console-session';
 
-export type ConsoleSection = 'outbox' | 'dead-letters' | 'audit' | 'lookup' | 'live-ops' | 'queues';
+export type ConsoleSection =
+  'outbox' | 'dead-letters' | 'audit' | 'lookup' | 'live-ops' | 'rule-sets' | 'queues';
 
 const SECTIONS: { id: ConsoleSection; href: string; label: string }[] = [
   { id: 'outbox', href: '/admin', label: 'Outbox' },
@@ -11,6 +12,7 @@ const SECTIONS: { id: ConsoleSection; href: string; label: string }[] = [
   { id: 'audit', href: '/admin/audit', label: 'Audit trail' },
   { id: 'lookup', href: '/admin/lookup', label: 'Matches & players' },
   { id: 'live-ops', href: '/admin/live-ops', label: 'Live ops' },
+  { id: 'rule-sets', href: '/admin/rule-sets', label: 'Rule sets' },
   { id: 'queues', href: '/admin/queues', label: 'Queues' },
 ];
 

@@ -14,6 +14,8 @@ import { ConsoleSessions } from './console-session';
 import { ConsoleController } from './console.controller';
 import { ConsoleGuard } from './console.guard';
 import { LiveOpsConsoleController } from './live-ops.console.controller';
+import { RuleSetsAdminModule } from '../rule-sets/rule-sets.module';
+import { RuleSetsConsoleController } from './rule-sets.console.controller';
 
 /** The operator console under /admin: server-rendered pages and Bull Board, behind a console session. */
 @Module({})
@@ -30,8 +32,14 @@ export class OperatorConsoleModule {
         PlayerRatingsModule,
         LiveOpsModule.forRoot(config),
         MatchControlsModule,
+        RuleSetsAdminModule,
       ],
-      controllers: [ConsoleLoginController, ConsoleController, LiveOpsConsoleController],
+      controllers: [
+        ConsoleLoginController,
+        ConsoleController,
+        LiveOpsConsoleController,
+        RuleSetsConsoleController,
+      ],
       providers: [ConsoleSessions, ConsoleGuard, ConsoleHttpSetup],
     };
   }

@@ -43,13 +43,13 @@ import {
   num,
   object,
   oneOfStrings,
-  openObject,
   ref,
   schemaOf,
   str,
   uuid,
 } from './schema-builders';
 import { LOBBY_SCHEMAS } from './lobby-schemas';
+import { ADMIN_SCHEMAS } from './admin-schemas';
 
 /**
  * The response bodies of the HTTP contract as OpenAPI schemas, one per interface of libs/contracts
@@ -375,24 +375,5 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     { ...backfill, noShowPlayerIds: arrayOf(uuid()) },
     backfillOptional,
   ),
-  DeadLetterPage: openObject('A page of dead letters: `items` and `nextCursor` (libs/outbox)'),
-  DeadLetterDetail: openObject('One dead letter with its payload and delivery history'),
-  BulkReplayResult: openObject('How many dead letters a bulk replay put back in the outbox'),
-  ReplayedDeadLetter: openObject('The dead letter put back in the outbox'),
-  DiscardedDeadLetter: openObject('The dead letter discarded'),
-  OutboxStats: openObject('Pending rows, dead letters and blocked aggregates of the outbox'),
-  PlayerRatingResponse: openObject('A player rating: mu, sigma, rating, revision, updatedAt'),
-  ImportRatingsResponse: openObject('How many ratings were imported, and each one'),
-  CancelledMatch: openObject('The match cancelled by the operator, and its released tickets'),
-  ReleasedTickets: openObject("The player's tickets released by the operator"),
-  LiftedCooldown: openObject(
-    'The cooldown lifted (liftedCooldownUntil, null when none was in force) and the offences before and after',
-  ),
-  QueueControlView: openObject(
-    'One queue control: scope (mode or region), name, state, who and why',
-  ),
-  QueueControlList: openObject('`controls`: every queue control in force'),
-  QueueArrivalPage: openObject(
-    'Queue arrivals oldest first (`arrivals`, each a simulator capture line) and `nextCursor`',
-  ),
+  ...ADMIN_SCHEMAS,
 };

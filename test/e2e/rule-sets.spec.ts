@@ -1,0 +1,290 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { MatchplaneApiError, PlayerClient } from '@matchplane/sdk';
+import type { DataSource } from 'typeorm';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import {
+  freePort,
+  runCli,
+  startApp,
+  waitFor,
+  waitForHttp,
+  type RunningApp,
+} from '../support/processes';
+import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
+
+/*
+ * Rule sets as versioned data, on the API and matcher processes from dist/: the environment is
+ * version 1; a version created, checked, activated and rolled back through the operator routes
+ * (and the CLI) changes what the API accepts and what the running matcher forms, without a
+ * restart, and each match records the version that formed it.
+ */
+
+const OPERATOR_TOKEN = 'ops-token-0123456789abcdefghijklmnop';
+
+/** duel players on different platforms never meet under the environment's rules. */
+const platforms = (values: string[], rules: object[]) => ({
+  duel: { attributes: { platform: { type: 'string', values } }, rules },
+});
+const ENVIRONMENT_ATTRIBUTES = platforms(['pc', 'console'], [{ equal: 'platform' }]);
+/** Version 2: cross-play (no equal rule) and a third platform. */
+const CROSS_PLAY = { QUEUE_MODE_ATTRIBUTES: platforms(['pc', 'console', 'mobile'], []) };
+
+describe('rule sets change the running API and matcher without a restart', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+  const prefix = testRedisPrefix();
+  const running: RunningApp[] = [];
+  let baseUrl: string;
+  let env: Record<string, string>;
+  const scratch = mkdtempSync(path.join(tmpdir(), 'rule-sets-'));
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    ds = await db.dataSource();
+    env = {
+      ...db.env,
+      REDIS_KEY_PREFIX: prefix,
+      DATABASE_POOL_SIZE: '4',
+      QUEUE_MODE_ATTRIBUTES: JSON.stringify(ENVIRONMENT_ATTRIBUTES),
+      RULE_SET_POLL_INTERVAL_MS: '200',
+    };
+    const apiPort = await freePort();
+    const healthPort = await freePort();
+    running.push(
+      startApp('api', {
+        ...env,
+        API_PORT: String(apiPort),
+        OPERATOR_TOKENS: `alice=${OPERATOR_TOKEN}`,
+      }),
+    );
+    running.push(
+      startApp('matcher', {
+        ...env,
+        HEALTH_PORT: String(healthPort),
+        MATCHER_PASS_INTERVAL_MS: '100',
+        // Local probes are a few ms, but a loaded machine can stretch one past a tight limit.
+        MATCH_WIDENING: '0:400:100,10000:1000:200',
+      }),
+    );
+    baseUrl = `http://127.0.0.1:${apiPort}`;
+    await waitForHttp(`${baseUrl}/health`);
+    await waitForHttp(`http://127.0.0.1:${healthPort}/health`);
+  });
+
+  afterAll(async () => {
+    await Promise.all(running.map((app) => app.stop()));
+    await db.drop();
+    await deleteRedisPrefix(prefix);
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  function admin(method: 'GET' | 'POST', route: string, body?: object) {
+    return fetch(`${baseUrl}/v1/admin/${route}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${OPERATOR_TOKEN}`,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+  }
+
+  async function queued(platform: string) {
+    const client = new PlayerClient({ baseUrl });
+    await client.createSession();
+    await client.probe('eu-west', { samples: 1 });
+    const ticket = await client.enqueue('duel', { attributes: { platform } });
+    return { client, ticket };
+  }
+
+  async function enqueueStatus(platform: string): Promise<number> {
+    return queued(platform).then(
+      async ({ client, ticket }) => {
+        await client.cancel(ticket.id);
+        return 201;
+      },
+      (error: unknown) => (error instanceof MatchplaneApiError ? error.status : 0),
+    );
+  }
+
+  it('starts on version 1, the environment, active', async () => {
+    const response = await admin('GET', 'rule-sets');
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({
+      activeVersion: 1,
+      ruleSets: [{ version: 1, status: 'active', rules: {}, createdBy: 'environment' }],
+    });
+  });
+
+  it('a dry run reports every problem, naming its variable, and stores nothing; a create with them is 400', async () => {
+    const bad = {
+      MATCH_WIDENING: '0:50:100,5000:40:100',
+      QUEUE_MODES: 'duel:1x2',
+    };
+    const dry = await admin('POST', 'rule-sets?dryRun=true', { reason: 'try', rules: bad });
+    expect(dry.status).toBe(200);
+    const check = (await dry.json()) as { valid: boolean; problems: { field: string }[] };
+    expect(check.valid).toBe(false);
+    expect(check.problems.map((p) => p.field)).toEqual(['MATCH_WIDENING', 'QUEUE_MODES']);
+
+    const refused = await admin('POST', 'rule-sets', { reason: 'try', rules: bad });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('content-type')).toContain('application/problem+json');
+    expect(await refused.json()).toMatchObject({
+      code: 'VALIDATION_FAILED',
+      errors: [{ field: 'rules.MATCH_WIDENING' }, { field: 'rules.QUEUE_MODES' }],
+    });
+    const unknown = await admin('POST', 'rule-sets', { reason: 'try', rules: { FOO: '1' } });
+    expect(await unknown.json()).toMatchObject({ errors: [{ field: 'rules.FOO' }] });
+    const stored = await ds.query<{ count: string }[]>(`SELECT count(*) FROM rule_sets`);
+    expect(stored).toEqual([{ count: '1' }]);
+  });
+
+  it('activating a version changes what the API accepts and what the matcher forms; rollback undoes it', async () => {
+    // Under the environment's rules: mobile is refused, pc and console wait apart.
+    expect(await enqueueStatus('mobile')).toBe(400);
+    const pc = await queued('pc');
+    const console_ = await queued('console');
+    for (const { client, ticket } of [pc, console_]) {
+      const waiting = await client.waitForTicket(ticket.id, (t) => t.explanation !== undefined, {
+        timeoutMs: 15_000,
+        pollMs: 100,
+      });
+      expect(waiting.state).toBe('SEARCHING');
+    }
+
+    const dry = await admin('POST', 'rule-sets?dryRun=true', { reason: 'try', rules: CROSS_PLAY });
+    expect(await dry.json()).toMatchObject({ dryRun: true, valid: true, problems: [] });
+    const created = await admin('POST', 'rule-sets', { reason: 'cross-play', rules: CROSS_PLAY });
+    expect(created.status).toBe(201);
+    expect(await created.json()).toMatchObject({ version: 2, status: 'draft', createdBy: 'alice' });
+    // A draft changes nothing: they still wait.
+    expect((await pc.client.ticket(pc.ticket.id)).state).toBe('SEARCHING');
+
+    const activated = await admin('POST', 'rule-sets/2/activate', { reason: 'launch cross-play' });
+    expect(activated.status).toBe(200);
+    expect(await activated.json()).toMatchObject({ version: 2, status: 'active' });
+
+    // The running matcher picks version 2 up and matches them, recording the version.
+    const [a, b] = await Promise.all(
+      [pc, console_].map(({ client, ticket }) =>
+        client.waitForTicket(ticket.id, (t) => t.state === 'MATCHED', {
+          timeoutMs: 15_000,
+          pollMs: 100,
+        }),
+      ),
+    );
+    expect(a?.matchId).toBeDefined();
+    expect(b?.matchId).toBe(a?.matchId);
+    const [match] = await ds.query<{ rule_set_version: number }[]>(
+      `SELECT rule_set_version FROM matches WHERE id = $1`,
+      [a?.matchId],
+    );
+    expect(match).toEqual({ rule_set_version: 2 });
+    // The running API takes the new platform.
+    await waitFor(async () => ((await enqueueStatus('mobile')) === 201 ? true : undefined), {
+      what: 'the API to accept mobile under version 2',
+    });
+
+    const rolledBack = await admin('POST', 'rule-sets/rollback', { reason: 'too many complaints' });
+    expect(rolledBack.status).toBe(200);
+    expect(await rolledBack.json()).toMatchObject({ version: 1, status: 'active' });
+    await waitFor(async () => ((await enqueueStatus('mobile')) === 400 ? true : undefined), {
+      what: 'the API to refuse mobile again under version 1',
+    });
+
+    const audit = await ds.query<{ actor: string; action: string; target_id: string }[]>(
+      `SELECT actor, action, target_id FROM audit_log WHERE target_type = 'rule_set' ORDER BY id`,
+    );
+    expect(audit).toEqual([
+      { actor: 'alice', action: 'rule_set.created', target_id: '2' },
+      { actor: 'alice', action: 'rule_set.activated', target_id: '2' },
+      { actor: 'alice', action: 'rule_set.rolled_back', target_id: '1' },
+    ]);
+  });
+
+  it('answers 404 for an unknown version and 400 for one that is no number', async () => {
+    const unknown = await admin('POST', 'rule-sets/99/activate', { reason: 'x' });
+    expect(unknown.status).toBe(404);
+    const malformed = await admin('POST', 'rule-sets/two/activate', { reason: 'x' });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ errors: [{ field: 'version' }] });
+  });
+
+  it('the CLI checks, creates, activates and lists versions, audited under its actor', async () => {
+    const file = path.join(scratch, 'wide.json');
+    writeFileSync(file, JSON.stringify({ MATCH_WIDENING: '0:400:100,5000:40:100' }));
+    const cli = (...args: string[]) =>
+      runCli('dist/apps/api/src/cli/rule-sets.main.js', env, [...args, '--actor=bob']);
+    const check = await cli('check', file);
+    expect(check.code).toBe(1);
+    expect(check.output).toContain('MATCH_WIDENING step[1].maxRttMs must not narrow');
+
+    writeFileSync(file, JSON.stringify(CROSS_PLAY));
+    expect((await cli('create', file, '--reason=cli')).output).toMatch(/^version 3 draft/);
+    expect((await cli('activate', '3', '--reason=cli')).output).toMatch(/^version 3 active/);
+    await waitFor(async () => ((await enqueueStatus('mobile')) === 201 ? true : undefined), {
+      what: 'the API to accept mobile under version 3',
+    });
+    const listed = await cli('list', '--json');
+    const versions = listed.output
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { version: number; status: string });
+    expect(versions.map(({ version, status }) => [version, status])).toEqual([
+      [3, 'active'],
+      [2, 'retired'],
+      [1, 'retired'],
+    ]);
+    const [audited] = await ds.query<{ actor: string }[]>(
+      `SELECT actor FROM audit_log WHERE action = 'rule_set.activated' AND target_id = '3'`,
+    );
+    expect(audited).toEqual({ actor: 'bob' });
+  });
+
+  it('the console checks a draft, activates a version and rolls back, audited under the operator', async () => {
+    const login = await fetch(`${baseUrl}/admin/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: OPERATOR_TOKEN }),
+      redirect: 'manual',
+    });
+    expect(login.status).toBe(303);
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const listed = await fetch(`${baseUrl}/admin/rule-sets`, { headers: { cookie } });
+    expect(listed.status).toBe(200);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await listed.text())?.[1] ?? '';
+    const form = (route: string, fields: Record<string, string>) =>
+      fetch(`${baseUrl}/admin/${route}`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ ...fields, _csrf: csrf }),
+        redirect: 'manual',
+      });
+
+    const checked = await form('rule-sets', {
+      action: 'check',
+      reason: 'try',
+      rules: JSON.stringify({ MATCH_WIDENING: '0:50:100,5000:40:100' }),
+    });
+    expect(checked.status).toBe(200);
+    expect(await checked.text()).toContain('MATCH_WIDENING step[1].maxRttMs must not narrow');
+
+    const activated = await form('rule-sets/2/activate', { reason: 'from the console' });
+    expect(activated.status).toBe(303);
+    const active = () =>
+      ds.query<{ version: number }[]>(`SELECT version FROM rule_sets WHERE status = 'active'`);
+    expect(await active()).toEqual([{ version: 2 }]);
+    expect((await form('rule-sets/rollback', { reason: 'back' })).status).toBe(303);
+    expect(await active()).toEqual([{ version: 3 }]);
+    const audit = await ds.query<{ actor: string; action: string; reason: string }[]>(
+      `SELECT actor, action, reason FROM audit_log WHERE reason IN ('from the console', 'back') ORDER BY id`,
+    );
+    expect(audit).toEqual([
+      { actor: 'alice', action: 'rule_set.activated', reason: 'from the console' },
+      { actor: 'alice', action: 'rule_set.rolled_back', reason: 'back' },
+    ]);
+  });
+});
