@@ -52,29 +52,13 @@ export class BackfillPublisher {
       // is one this backfill added (a dropped no-show's ticket has ended, so it is not durable).
       const tokens = new Map(signed.assignments.map((a) => [a.playerId, a.joinToken]));
       const issuedAt = Date.now();
-      const expiresAt = issuedAt + this.config.JOIN_TOKEN_TTL_MS;
       const added: Assignment[] = [];
       for (const { playerId } of progress.durable) {
         if (tokens.has(playerId)) continue;
-        const joinToken = this.signer.sign({
-          matchId,
-          playerId,
-          serverId,
-          endpoint,
-          issuedAt,
-          expiresAt,
-        });
-        tokens.set(playerId, joinToken);
-        added.push({
-          matchId,
-          playerId,
-          serverId,
-          endpoint,
-          joinToken,
-          keyId: this.signer.activeKeyId,
-          issuedAt: new Date(issuedAt),
-          expiresAt: new Date(expiresAt),
-        });
+        const seat = { matchId, playerId, serverId, endpoint };
+        const issued = this.signer.issue(seat, issuedAt, this.config.JOIN_TOKEN_TTL_MS);
+        tokens.set(playerId, issued.joinToken);
+        added.push({ ...seat, ...issued });
       }
       const entries = canonicalRosterOrder(
         progress.durable.map(({ playerId }) => ({ playerId, token: tokens.get(playerId) ?? '' })),

@@ -35,24 +35,9 @@ export class RejoinTokenIssuer {
       const allocation = await this.allocations.load(manager, matchId);
       if (allocation?.state !== 'ALLOCATED' || allocation.endpoint === undefined) return 'skipped';
       const { serverId, endpoint } = allocation;
-      const issuedAt = Date.now();
-      const expiresAt = issuedAt + this.config.JOIN_TOKEN_TTL_MS;
-      const joinToken = this.signer.sign({
-        matchId,
-        playerId,
-        serverId,
-        endpoint,
-        issuedAt,
-        expiresAt,
-      });
-      await this.tokens.save(manager, {
-        matchId,
-        playerId,
-        joinToken,
-        keyId: this.signer.activeKeyId,
-        issuedAt: new Date(issuedAt),
-        expiresAt: new Date(expiresAt),
-      });
+      const seat = { matchId, playerId, serverId, endpoint };
+      const issued = this.signer.issue(seat, Date.now(), this.config.JOIN_TOKEN_TTL_MS);
+      await this.tokens.save(manager, { matchId, playerId, ...issued });
       return 'issued';
     });
   }

@@ -15,10 +15,9 @@ import {
   type MatchReconciliationOptions,
 } from '@matchplane/matches';
 import {
-  boundTransaction,
   itemFailure,
   ReconcilesLifecycle,
-  runInTransaction,
+  runBoundedTransaction,
   type ReconciliationContribution,
   type ReconciliationStage,
   type StageBatch,
@@ -109,8 +108,7 @@ export class AllocationReleaseStage implements ReconciliationStage {
     const outcomes = { released: 0, requested: 0 };
     for (const matchId of candidates) {
       try {
-        const outcome = await runInTransaction(this.dataSource, async (manager) => {
-          await boundTransaction(manager);
+        const outcome = await runBoundedTransaction(this.dataSource, async (manager) => {
           const allocation = await this.allocations.lockEndedMatchAllocation(manager, matchId);
           return allocation ? this.releaser.release(allocation, manager) : undefined;
         });

@@ -28,6 +28,11 @@ export {
   type RosterManifest,
   type SignedRosterManifest,
 } from './roster-manifest';
-export { JoinTokenSigner, type RosterToSign } from './join-token.signer';
+export {
+  JoinTokenSigner,
+  type IssuedJoinToken,
+  type JoinSeat,
+  type RosterToSign,
+} from './join-token.signer';
 export * from './join-token.verifier';
 export * from './probe-signing';

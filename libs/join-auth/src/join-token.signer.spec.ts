@@ -42,6 +42,26 @@ describe(JoinTokenSigner.name, () => {
     expect(error.code).toBe(JoinAuthErrorCode.INVALID_CLAIMS);
   });
 
+  it('issues a token for a seat, valid for the ttl from its issue time, under the active key', () => {
+    const signer = new JoinTokenSigner(newKeySet('k1', 'k2'), 'k2');
+    const { matchId, playerId, serverId, endpoint } = newClaims();
+    const seat = { matchId, playerId, serverId, endpoint };
+    const issued = signer.issue(seat, T0, 60_000);
+    expect(issued).toEqual({
+      joinToken: signer.sign({ ...seat, issuedAt: T0, expiresAt: T0 + 60_000 }),
+      keyId: 'k2',
+      issuedAt: new Date(T0),
+      expiresAt: new Date(T0 + 60_000),
+    });
+    const parts = splitJoinToken(issued.joinToken);
+    expect(decodeJoinClaims(parts!.claimBytes)).toEqual({
+      ...seat,
+      keyId: 'k2',
+      issuedAt: T0,
+      expiresAt: T0 + 60_000,
+    });
+  });
+
   describe('signRoster', () => {
     const signer = new JoinTokenSigner(newKeySet('k1'), 'k1');
     const matchId = randomUUID();

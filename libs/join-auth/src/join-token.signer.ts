@@ -1,4 +1,4 @@
-import { encodeJoinClaims, type UnsignedJoinClaims } from './join-claims.codec';
+import { encodeJoinClaims, type JoinClaims, type UnsignedJoinClaims } from './join-claims.codec';
 import { JoinAuthError, JoinAuthErrorCode } from './join-auth.error';
 import { formatJoinToken } from './join-token.codec';
 import { type KeySet } from './key-set';
@@ -22,6 +22,17 @@ export interface RosterToSign {
 }
 
 /** Signs join tokens and roster manifests with the active key of a key set (the allocator's side). */
+/** Whose place on which server a join token grants. */
+export type JoinSeat = Pick<JoinClaims, 'matchId' | 'playerId' | 'serverId' | 'endpoint'>;
+
+/** A signed join token: the key it names and its validity, as the stores keep them. */
+export interface IssuedJoinToken {
+  readonly joinToken: string;
+  readonly keyId: string;
+  readonly issuedAt: Date;
+  readonly expiresAt: Date;
+}
+
 export class JoinTokenSigner {
   constructor(
     private readonly keys: KeySet,
@@ -48,6 +59,20 @@ export class JoinTokenSigner {
   sign(claims: UnsignedJoinClaims): string {
     const claimBytes = encodeJoinClaims({ ...claims, keyId: this.activeKeyId });
     return formatJoinToken(claimBytes, this.macOf(claimBytes));
+  }
+
+  /**
+   * A join token for `seat`, valid `ttlMs` from `issuedAt` (epoch ms), with what the stores record
+   * of it beside the seat.
+   */
+  issue(seat: JoinSeat, issuedAt: number, ttlMs: number): IssuedJoinToken {
+    const expiresAt = issuedAt + ttlMs;
+    return {
+      joinToken: this.sign({ ...seat, issuedAt, expiresAt }),
+      keyId: this.activeKeyId,
+      issuedAt: new Date(issuedAt),
+      expiresAt: new Date(expiresAt),
+    };
   }
 
   /** The manifest committing to the whole roster, signed under the active key. */

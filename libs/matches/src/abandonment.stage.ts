@@ -1,12 +1,18 @@
 import type { DataSource } from 'typeorm';
 import {
-  oneItemPerTransaction,
+  endRowsOneByOne,
   type ReconciliationStage,
+  type RowsEndedOneByOne,
   type StageBatch,
 } from '@matchplane/persistence';
 import type { MatchReconciliationOptions } from './match-reconciliation.options';
 import type { MatchLifecycle } from './match-lifecycle.service';
 import type { MatchPresenceService } from './match-presence.service';
+
+interface OverdueLeaver {
+  match_id: string;
+  player_id: string;
+}
 
 /**
  * Players of a running match whose rejoin deadline passed, oldest deadline first, `skip` left
@@ -42,26 +48,22 @@ export class AbandonmentStage implements ReconciliationStage {
     private readonly options: Pick<MatchReconciliationOptions, 'batchSize' | 'noShowPenalty'>,
   ) {}
 
-  async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    const batch = await oneItemPerTransaction(
-      this.dataSource,
-      this.options.batchSize,
-      skip,
-      async (manager, unit, leftAlone, claim) => {
-        const [row] = await manager.query<{ match_id: string; player_id: string }[]>(
-          OVERDUE_LEAVERS_SQL,
-          [now, [...leftAlone]],
-        );
-        if (!row) return false;
-        claim(`${row.match_id}/${row.player_id}`);
-        const match = await this.lifecycle.matches.load(manager, row.match_id);
-        const current = await this.presence.presenceOf(manager, row.match_id, row.player_id);
-        if (match?.state !== 'IN_PROGRESS' || current?.presence !== 'LEFT')
-          return 'player_abandoned';
-        await this.presence.abandon(unit, match, row.player_id, this.options.noShowPenalty, now);
-        return 'player_abandoned';
-      },
-    );
-    return { ...batch, reconciled: { player_abandoned: 0, ...batch.reconciled } };
+  batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    return endRowsOneByOne(this.dataSource, this.options.batchSize, this.leavers, now, skip);
   }
+
+  private readonly leavers: RowsEndedOneByOne<OverdueLeaver> = {
+    reconciledCase: 'player_abandoned',
+    claimNext: async (manager, now, leftAlone) => {
+      const [row] = await manager.query<OverdueLeaver[]>(OVERDUE_LEAVERS_SQL, [now, leftAlone]);
+      return row;
+    },
+    keyOf: (row) => `${row.match_id}/${row.player_id}`,
+    end: async (unit, row, now) => {
+      const match = await this.lifecycle.matches.load(unit.manager, row.match_id);
+      const current = await this.presence.presenceOf(unit.manager, row.match_id, row.player_id);
+      if (match?.state !== 'IN_PROGRESS' || current?.presence !== 'LEFT') return;
+      await this.presence.abandon(unit, match, row.player_id, this.options.noShowPenalty, now);
+    },
+  };
 }

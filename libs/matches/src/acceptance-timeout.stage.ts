@@ -1,7 +1,8 @@
 import type { DataSource } from 'typeorm';
 import {
-  oneItemPerTransaction,
+  endRowsOneByOne,
   type ReconciliationStage,
+  type RowsEndedOneByOne,
   type StageBatch,
 } from '@matchplane/persistence';
 import type { MatchReconciliationOptions } from './match-reconciliation.options';
@@ -39,24 +40,24 @@ export class AcceptanceTimeoutStage implements ReconciliationStage {
     private readonly options: Pick<MatchReconciliationOptions, 'batchSize' | 'noShowPenalty'>,
   ) {}
 
-  async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    const batch = await oneItemPerTransaction(
-      this.dataSource,
-      this.options.batchSize,
-      skip,
-      async (manager, unit, leftAlone, claim) => {
-        const [row] = await manager.query<{ id: string }[]>(OVERDUE_READY_CHECKS_SQL, [
-          now,
-          [...leftAlone],
-        ]);
-        if (!row) return false;
-        claim(row.id);
-        const match = await this.lifecycle.matches.load(manager, row.id);
-        if (match?.state !== 'AWAITING_ACCEPTANCE') return 'ready_check_timeout';
-        await this.readyCheck.expire(unit, match, this.options.noShowPenalty, now);
-        return 'ready_check_timeout';
-      },
-    );
-    return { ...batch, reconciled: { ready_check_timeout: 0, ...batch.reconciled } };
+  batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    return endRowsOneByOne(this.dataSource, this.options.batchSize, this.overdue, now, skip);
   }
+
+  private readonly overdue: RowsEndedOneByOne<{ id: string }> = {
+    reconciledCase: 'ready_check_timeout',
+    claimNext: async (manager, now, leftAlone) => {
+      const [row] = await manager.query<{ id: string }[]>(OVERDUE_READY_CHECKS_SQL, [
+        now,
+        leftAlone,
+      ]);
+      return row;
+    },
+    keyOf: (row) => row.id,
+    end: async (unit, row, now) => {
+      const match = await this.lifecycle.matches.load(unit.manager, row.id);
+      if (match?.state !== 'AWAITING_ACCEPTANCE') return;
+      await this.readyCheck.expire(unit, match, this.options.noShowPenalty, now);
+    },
+  };
 }

@@ -2,11 +2,10 @@ import { Injectable, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { LiveMatchState, MatchFailureReason } from '@matchplane/domain';
 import {
-  boundTransaction,
   cutoff,
   oneItemPerTransaction,
   ReconcilesLifecycle,
-  runInTransaction,
+  runBoundedTransaction,
   type ReconciliationContribution,
   type ReconciliationStage,
   type StageBatch,
@@ -164,8 +163,7 @@ export class OverdueBackfillReconciler {
   }
 
   async batch(now: Date): Promise<StageBatch> {
-    return runInTransaction(this.dataSource, async (manager, unit) => {
-      await boundTransaction(manager);
+    return runBoundedTransaction(this.dataSource, async (manager, unit) => {
       const overdue = await this.lifecycle.backfills.lockOverdue(
         manager,
         now,

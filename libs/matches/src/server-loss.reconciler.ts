@@ -1,8 +1,9 @@
 import type { DataSource } from 'typeorm';
 import {
   cutoff,
-  oneItemPerTransaction,
+  endRowsOneByOne,
   type ReconciliationStage,
+  type RowsEndedOneByOne,
   type StageBatch,
 } from '@matchplane/persistence';
 import type { MatchReconciliationOptions } from './match-reconciliation.options';
@@ -55,24 +56,25 @@ export class ServerLossReconciler {
   }
 
   batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    const silentSince = cutoff(now, this.options.serverHeartbeatTimeoutMs);
-    return oneItemPerTransaction(
-      this.dataSource,
-      this.options.batchSize,
-      skip,
-      async (manager, unit, leftAlone, claim) => {
-        const [row] = await manager.query<{ id: string; revision: string }[]>(
-          SILENT_SERVER_MATCH_SQL,
-          [silentSince, [...leftAlone]],
-        );
-        if (!row) return false;
-        claim(row.id);
-        await this.lifecycle.failServerLost(unit, row.id, {
-          expectedRevision: Number(row.revision),
-          now,
-        });
-        return ServerLossReconciler.CASE;
-      },
-    );
+    return endRowsOneByOne(this.dataSource, this.options.batchSize, this.silent, now, skip);
   }
+
+  private readonly silent: RowsEndedOneByOne<{ id: string; revision: string }> = {
+    reconciledCase: ServerLossReconciler.CASE,
+    claimNext: async (manager, now, leftAlone) => {
+      const silentSince = cutoff(now, this.options.serverHeartbeatTimeoutMs);
+      const [row] = await manager.query<{ id: string; revision: string }[]>(
+        SILENT_SERVER_MATCH_SQL,
+        [silentSince, leftAlone],
+      );
+      return row;
+    },
+    keyOf: (row) => row.id,
+    end: async (unit, row, now) => {
+      await this.lifecycle.failServerLost(unit, row.id, {
+        expectedRevision: Number(row.revision),
+        now,
+      });
+    },
+  };
 }

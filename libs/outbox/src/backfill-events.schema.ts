@@ -15,6 +15,7 @@ import {
   IsLabel,
   NullOrIn,
   reasonProblems,
+  transitionProblems,
   type EnvelopeProblem,
 } from './event-schema.parts';
 
@@ -69,12 +70,8 @@ export class BackfillStateChangedSchema {
 export function backfillRules(payload: BackfillStateChangedPayload): EnvelopeProblem[] {
   const { from, to, reason } = payload;
   const problems: EnvelopeProblem[] = [];
-  if (from === null ? to !== 'OPEN' : !canTransitionBackfill(from, to)) {
-    problems.push({
-      field: 'payload.to',
-      message: `${String(from)} -> ${to} is not a backfill transition`,
-    });
-  }
+  const legal = from === null ? to === 'OPEN' : canTransitionBackfill(from, to);
+  problems.push(...transitionProblems('backfill', from, to, legal));
   problems.push(...reasonProblems(backfillReasonsFor(to), reason, `${to}`));
   const filled = to !== 'OPEN' && to !== 'EXPIRED' && (from !== 'OPEN' || to !== 'CANCELLED');
   if (filled && payload.playerIds.length !== payload.slots) {

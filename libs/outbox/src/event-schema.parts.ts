@@ -96,6 +96,19 @@ export class MatchEventSchema {
   participants!: ParticipantSchema[];
 }
 
+/** The transition rule every state change shares: `legal` says its state machine allows `from -> to`. */
+export function transitionProblems(
+  aggregate: string,
+  from: string | null,
+  to: string,
+  legal: boolean,
+): EnvelopeProblem[] {
+  if (legal) return [];
+  return [
+    { field: 'payload.to', message: `${String(from)} -> ${to} is not a ${aggregate} transition` },
+  ];
+}
+
 /** The reason rule every state change shares: a reason exactly when its transition takes one. */
 export function reasonProblems(
   allowed: readonly string[],

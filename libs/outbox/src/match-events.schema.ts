@@ -22,6 +22,7 @@ import {
   NullOrIn,
   ParticipantSchema,
   reasonProblems,
+  transitionProblems,
   type EnvelopeProblem,
 } from './event-schema.parts';
 
@@ -63,12 +64,8 @@ export class MatchParticipantsAddedSchema extends MatchEventSchema {
 export function matchRules(payload: MatchStateChangedPayload): EnvelopeProblem[] {
   const problems: EnvelopeProblem[] = [];
   const { from, to, reason } = payload;
-  if (from === null ? !MATCH_INITIAL_STATES.includes(to) : !canTransitionMatch(from, to)) {
-    problems.push({
-      field: 'payload.to',
-      message: `${String(from)} -> ${to} is not a match transition`,
-    });
-  }
+  const legal = from === null ? MATCH_INITIAL_STATES.includes(to) : canTransitionMatch(from, to);
+  problems.push(...transitionProblems('match', from, to, legal));
   problems.push(...reasonProblems(matchReasonsFor(to), reason, `${to}`));
   for (const message of participantProblems(payload.participants)) {
     problems.push({ field: 'payload.participants', message });

@@ -15,6 +15,7 @@ import {
   IsLabel,
   NullOrIn,
   reasonProblems,
+  transitionProblems,
   type EnvelopeProblem,
 } from './event-schema.parts';
 
@@ -47,12 +48,8 @@ export class TicketStateChangedSchema {
 export function ticketRules(payload: TicketStateChangedPayload): EnvelopeProblem[] {
   const problems: EnvelopeProblem[] = [];
   const { from, to, reason, matchId } = payload;
-  if (from === null ? to !== 'SEARCHING' : !canTransitionTicket(from, to)) {
-    problems.push({
-      field: 'payload.to',
-      message: `${String(from)} -> ${to} is not a ticket transition`,
-    });
-  }
+  const legal = from === null ? to === 'SEARCHING' : canTransitionTicket(from, to);
+  problems.push(...transitionProblems('ticket', from, to, legal));
   const needsMatch = ticketEventHasMatch(from, to);
   if (needsMatch && matchId === undefined) {
     problems.push({

@@ -67,11 +67,22 @@ export const ReconcilesLifecycle = (): ClassDecorator => SetMetadata(RECONCILES_
 const LOCK_TIMEOUT_MS = 1_000;
 const STATEMENT_TIMEOUT_MS = 30_000;
 
-export async function boundTransaction(manager: EntityManager): Promise<void> {
+async function boundTransaction(manager: EntityManager): Promise<void> {
   await manager.query(
     `SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $2, true)`,
     [`${LOCK_TIMEOUT_MS}ms`, `${STATEMENT_TIMEOUT_MS}ms`],
   );
+}
+
+/** `work` in one short transaction, its locks and statements bounded by {@link boundTransaction}. */
+export function runBoundedTransaction<T>(
+  dataSource: DataSource,
+  work: (manager: EntityManager, unit: UnitOfWork) => Promise<T>,
+): Promise<T> {
+  return runInTransaction(dataSource, async (manager, unit) => {
+    await boundTransaction(manager);
+    return work(manager, unit);
+  });
 }
 
 export function itemFailure(id: string, error: unknown): ItemFailure {
@@ -133,4 +144,42 @@ export async function oneItemPerTransaction(
     result.reconciled[reconciled] = (result.reconciled[reconciled] ?? 0) + 1;
   }
   return result;
+}
+
+/** The rows of a one-case stage that ends them one at a time (see {@link endRowsOneByOne}). */
+export interface RowsEndedOneByOne<Row> {
+  /** The stage's one case: every claimed row counts under it. */
+  readonly reconciledCase: string;
+  /** Locks the next row due at `now` whose key is none of `leftAlone`; undefined when none is left. */
+  claimNext(manager: EntityManager, now: Date, leftAlone: string[]): Promise<Row | undefined>;
+  /** The key that names the row in `skip` and in failures. */
+  keyOf(row: Row): string;
+  /** Ends the claimed row in its transaction, or leaves it when what it re-reads has moved on. */
+  end(unit: UnitOfWork, row: Row, now: Date): Promise<void>;
+}
+
+/**
+ * {@link oneItemPerTransaction} over `rows`: every claimed row counts under its case (one whose
+ * re-read found it moved on included), and every batch reports the case, 0 when nothing was due.
+ */
+export async function endRowsOneByOne<Row>(
+  dataSource: DataSource,
+  batchSize: number,
+  rows: RowsEndedOneByOne<Row>,
+  now: Date,
+  skip: ReadonlySet<string>,
+): Promise<StageBatch> {
+  const batch = await oneItemPerTransaction(
+    dataSource,
+    batchSize,
+    skip,
+    async (manager, unit, leftAlone, claim) => {
+      const row = await rows.claimNext(manager, now, [...leftAlone]);
+      if (row === undefined) return false;
+      claim(rows.keyOf(row));
+      await rows.end(unit, row, now);
+      return rows.reconciledCase;
+    },
+  );
+  return { ...batch, reconciled: { [rows.reconciledCase]: 0, ...batch.reconciled } };
 }

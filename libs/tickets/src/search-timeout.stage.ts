@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
 import {
-  boundTransaction,
-  runInTransaction,
+  runBoundedTransaction,
   type ReconciliationStage,
   type StageBatch,
 } from '@matchplane/persistence';
@@ -46,38 +45,30 @@ export class SearchTimeoutStage implements ReconciliationStage {
     const timeouts = Object.entries(this.options.searchTimeoutsMs);
     if (timeouts.length === 0)
       return { reconciled: { ticket_search_timeout: 0 }, taken: 0, failures: [] };
-    const { ended, taken, failures } = await runInTransaction(
-      this.dataSource,
-      async (manager, unit) => {
-        await boundTransaction(manager);
-        const rows = await manager.query<{ id: string; created_at: Date }[]>(
-          TIMED_OUT_TICKETS_SQL,
-          [
-            timeouts.map(([mode]) => mode),
-            timeouts.map(([, ms]) => ms),
-            now,
-            [...skip],
-            this.options.batchSize,
-          ],
-        );
-        const since = new Map(rows.map((row) => [row.id, row.created_at]));
-        const { ended: done, failures: refused } = await endClaimedSearching(
-          unit,
-          this.tickets,
-          rows.map((row) => row.id),
-          (ticket) => {
-            const searchTimeoutMs = this.options.searchTimeoutsMs[ticket.mode];
-            const searchingSince = since.get(ticket.id);
-            return searchTimeoutMs === undefined || searchingSince === undefined
-              ? undefined
-              : { to: 'EXPIRED', searchTimeoutMs, searchingSince };
-          },
-          { to: 'EXPIRED', reason: 'SEARCH_TIMED_OUT' },
-          now,
-        );
-        return { ended: done, taken: rows.length, failures: refused };
-      },
-    );
-    return { reconciled: { ticket_search_timeout: ended.length }, taken, failures };
+    return runBoundedTransaction(this.dataSource, async (manager, unit) => {
+      const rows = await manager.query<{ id: string; created_at: Date }[]>(TIMED_OUT_TICKETS_SQL, [
+        timeouts.map(([mode]) => mode),
+        timeouts.map(([, ms]) => ms),
+        now,
+        [...skip],
+        this.options.batchSize,
+      ]);
+      const since = new Map(rows.map((row) => [row.id, row.created_at]));
+      const { ended, failures } = await endClaimedSearching(
+        unit,
+        this.tickets,
+        rows.map((row) => row.id),
+        (ticket) => {
+          const searchTimeoutMs = this.options.searchTimeoutsMs[ticket.mode];
+          const searchingSince = since.get(ticket.id);
+          return searchTimeoutMs === undefined || searchingSince === undefined
+            ? undefined
+            : { to: 'EXPIRED', searchTimeoutMs, searchingSince };
+        },
+        { to: 'EXPIRED', reason: 'SEARCH_TIMED_OUT' },
+        now,
+      );
+      return { reconciled: { ticket_search_timeout: ended.length }, taken: rows.length, failures };
+    });
   }
 }

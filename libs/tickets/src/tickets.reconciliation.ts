@@ -1,10 +1,9 @@
 import { Injectable, Logger, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
-  boundTransaction,
   cutoff,
   ReconcilesLifecycle,
-  runInTransaction,
+  runBoundedTransaction,
   type ReconciliationContribution,
   type ReconciliationStage,
   type StageBatch,
@@ -45,32 +44,27 @@ export class TicketExpiryStage implements ReconciliationStage {
 
   async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
     const { batchSize, heartbeatTimeoutMs } = this.options;
-    const { expired, taken, failures } = await runInTransaction(
-      this.dataSource,
-      async (manager, unit) => {
-        await boundTransaction(manager);
-        const silentSince = cutoff(now, heartbeatTimeoutMs);
-        const locked = await this.tickets.lockSilent(manager, silentSince, batchSize, [...skip]);
-        const alive = await this.beatenSince(locked, silentSince);
-        await this.tickets.checkpointHeartbeats(manager, alive);
-        const ids = locked.filter((id) => !alive.has(id));
-        // A silent party member takes its whole party out of the queue, mates included.
-        const { ended, failures: refused } = await endClaimedSearching(
-          unit,
-          this.tickets,
-          ids,
-          () => ({ to: 'EXPIRED', heartbeatTimeoutMs }),
-          { to: 'EXPIRED', reason: 'PARTY_MEMBER_EXPIRED' },
-          now,
-        );
-        return { expired: ended, taken: locked.length, failures: refused };
-      },
-    );
-    return {
-      reconciled: { ticket_heartbeat_timeout: expired.length },
-      taken,
-      failures,
-    };
+    return runBoundedTransaction(this.dataSource, async (manager, unit) => {
+      const silentSince = cutoff(now, heartbeatTimeoutMs);
+      const locked = await this.tickets.lockSilent(manager, silentSince, batchSize, [...skip]);
+      const alive = await this.beatenSince(locked, silentSince);
+      await this.tickets.checkpointHeartbeats(manager, alive);
+      const ids = locked.filter((id) => !alive.has(id));
+      // A silent party member takes its whole party out of the queue, mates included.
+      const { ended, failures } = await endClaimedSearching(
+        unit,
+        this.tickets,
+        ids,
+        () => ({ to: 'EXPIRED', heartbeatTimeoutMs }),
+        { to: 'EXPIRED', reason: 'PARTY_MEMBER_EXPIRED' },
+        now,
+      );
+      return {
+        reconciled: { ticket_heartbeat_timeout: ended.length },
+        taken: locked.length,
+        failures,
+      };
+    });
   }
 
   /** The tickets among `ids` that Redis saw beat since `since`, with their last beats. */

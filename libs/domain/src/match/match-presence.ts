@@ -8,7 +8,12 @@ import {
 import type { HistoryEvent } from '../shared/history.guards';
 import { nextRevision } from '../shared/revision';
 import { assertNow } from '../shared/value.guards';
-import { matchPlayerIds, type MatchSnapshot } from './match.aggregate';
+import {
+  matchEventEnvelope,
+  matchPlayerIds,
+  matchWhereabouts,
+  type MatchSnapshot,
+} from './match.aggregate';
 import type { DomainEventOf } from '../shared/domain.event';
 import type { MatchParticipant } from './match.events';
 
@@ -120,18 +125,11 @@ export function changePresence(
   const next: MatchSnapshot = Object.freeze({ ...match, revision: nextRevision(match.revision) });
   const event: MatchPresenceChanged = Object.freeze({
     event: MATCH_PRESENCE_CHANGED,
-    aggregateType: 'match',
-    aggregateId: next.id,
-    revision: next.revision,
-    occurredAt: new Date(now.getTime()),
-    playerIds: Object.freeze([...matchPlayerIds(next)]),
+    ...matchEventEnvelope(next, now),
     payload: Object.freeze({
       matchId: next.id,
       state: 'IN_PROGRESS',
-      region: next.region,
-      ...(next.serverRegion === undefined ? {} : { serverRegion: next.serverRegion }),
-      mode: next.mode,
-      participants: next.participants,
+      ...matchWhereabouts(next),
       playerId,
       presence: to,
       ...(rejoinDeadline === undefined ? {} : { rejoinDeadline: rejoinDeadline.toISOString() }),

@@ -187,18 +187,11 @@ export function addParticipants(
   });
   const event: MatchParticipantsAdded = Object.freeze({
     event: MATCH_PARTICIPANTS_ADDED,
-    aggregateType: 'match',
-    aggregateId: next.id,
-    revision: next.revision,
-    occurredAt: new Date(now.getTime()),
-    playerIds: Object.freeze([...matchPlayerIds(next)]),
+    ...matchEventEnvelope(next, now),
     payload: Object.freeze({
       matchId: next.id,
       state: next.state,
-      region: next.region,
-      ...(next.serverRegion === undefined ? {} : { serverRegion: next.serverRegion }),
-      mode: next.mode,
-      participants: next.participants,
+      ...matchWhereabouts(next),
       added: canonicalRoster(added),
       backfillRequestId,
     }),
@@ -227,23 +220,45 @@ export function matchPlayerIds(match: Pick<MatchSnapshot, 'participants'>): read
   return match.participants.map((participant) => participant.playerId);
 }
 
-function matchStateChanged(match: MatchSnapshot, from: MatchState | null): MatchStateChanged {
-  return Object.freeze({
-    event: MATCH_STATE_CHANGED,
+/** The envelope of an event the match at this revision writes: every participant is told. */
+export function matchEventEnvelope(
+  match: MatchSnapshot,
+  occurredAt: Date,
+): Pick<
+  MatchStateChanged,
+  'aggregateType' | 'aggregateId' | 'revision' | 'occurredAt' | 'playerIds'
+> {
+  return {
     aggregateType: 'match',
     aggregateId: match.id,
     revision: match.revision,
-    occurredAt: new Date(match.stateChangedAt.getTime()),
+    occurredAt: new Date(occurredAt.getTime()),
     playerIds: Object.freeze([...matchPlayerIds(match)]),
+  };
+}
+
+/** Where the match plays and who plays it, as every match event's payload states them. */
+export function matchWhereabouts(
+  match: MatchSnapshot,
+): Pick<MatchSnapshot, 'region' | 'serverRegion' | 'mode' | 'participants'> {
+  return {
+    region: match.region,
+    ...(match.serverRegion === undefined ? {} : { serverRegion: match.serverRegion }),
+    mode: match.mode,
+    participants: match.participants,
+  };
+}
+
+function matchStateChanged(match: MatchSnapshot, from: MatchState | null): MatchStateChanged {
+  return Object.freeze({
+    event: MATCH_STATE_CHANGED,
+    ...matchEventEnvelope(match, match.stateChangedAt),
     payload: Object.freeze({
       matchId: match.id,
       from,
       to: match.state,
       ...(match.failureReason === undefined ? {} : { reason: match.failureReason }),
-      region: match.region,
-      ...(match.serverRegion === undefined ? {} : { serverRegion: match.serverRegion }),
-      mode: match.mode,
-      participants: match.participants,
+      ...matchWhereabouts(match),
     }),
   });
 }
