@@ -5,7 +5,7 @@ import { MetricsRegistry } from '@matchplane/observability';
 import { DataSource } from 'typeorm';
 import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { ModeLease, MATCHER_LOCK_CLASS } from '../../apps/matcher/src/mode-lease';
-import { MATCHER_SHARD_PLAN, type MatcherShardPlan } from '../../apps/matcher/src/matcher-shards';
+import { MATCHER_SHARD_PLAN, type MatcherShardPlan } from '@matchplane/config';
 import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';

@@ -31,7 +31,7 @@ import {
 } from './match-committer';
 import { MatcherMetrics } from './matcher.metrics';
 import { MATCHER_RULES, MATCHING_FUNCTION, type MatcherRules } from './matching-function';
-import { WHOLE_MODE } from './matcher-shards';
+import { WHOLE_MODE } from '@matchplane/config';
 import { LeaseLostError, type CommitSession } from './mode-lease';
 import { screenProposals } from './proposal-screen';
 import { ShadowMatching } from './shadow-matching';
