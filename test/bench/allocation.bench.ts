@@ -18,7 +18,7 @@ import path from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { loadConfig, ServiceConfig } from '@matchplane/config';
+import { loadConfig, matcherShardPlan, ServiceConfig } from '@matchplane/config';
 import { MatcherConfig } from '../../apps/matcher/src/matcher.config';
 import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 import {
@@ -370,7 +370,7 @@ class Bench {
     this.tickets = new TicketStore(
       writer,
       signal,
-      new CandidateProjection(this.redis, service, service),
+      new CandidateProjection(this.redis, service, service, matcherShardPlan(service)),
     );
     await this.deletePrefix();
   }

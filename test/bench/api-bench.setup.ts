@@ -9,7 +9,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
-import type { ServiceConfig } from '@matchplane/config';
+import { matcherShardPlan, type ServiceConfig } from '@matchplane/config';
 import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 import {
@@ -48,7 +48,7 @@ export async function queuePlayersInBulk(
   const tickets = new TicketStore(
     new OutboxWriter(),
     new OutboxSignal(redis, config),
-    new CandidateProjection(redis, config, config),
+    new CandidateProjection(redis, config, config, matcherShardPlan(config)),
   );
   const expiresAt = new Date(Date.now() + 86_400_000);
   const queued: QueuedPlayer[] = [];

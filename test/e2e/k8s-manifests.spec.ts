@@ -566,6 +566,17 @@ describe('docker/k8s manifests', () => {
     });
   });
 
+  it("ha: every service app gets the matcher's MATCHER_SHARDS: the writers of tickets index candidates by the same shards", () => {
+    const shardsOf = (workload: Workload) => ha.environment(workload).get('MATCHER_SHARDS')?.value;
+    const matcher = shardsOf(ha.workloads().find((w) => w.app === 'matcher')!);
+    expect(matcher).toBeDefined();
+    const services = ['api', 'maintenance', 'allocator', 'dispatcher'];
+    const apps = ha.workloads().filter((w) => services.includes(w.app));
+    expect(new Set(apps.map((w) => w.app))).toEqual(new Set(services));
+    for (const workload of apps)
+      expect([workload.app, shardsOf(workload)]).toEqual([workload.app, matcher]);
+  });
+
   it('ha: the matcher shards each mode by region groups that together list PROBE_REGIONS, each region once', () => {
     // The matcher does not hold region groups against PROBE_REGIONS (a region no group lists goes
     // to the first group), so a misspelt region would quietly move tickets between shards.

@@ -10,7 +10,7 @@ import {
   waitForHttp,
   type RunningApp,
 } from '../support/processes';
-import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
+import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
 
 const PLATFORMS = ['pc', 'ps', 'xbox', 'switch'];
 const PLAYERS_PER_PLATFORM = 40;
@@ -22,6 +22,8 @@ const SHARED_ENV = {
       rules: [{ equal: 'platform' }],
     },
   }),
+  // The API indexes each candidate under its shard; the matchers read only their shards' sets.
+  MATCHER_SHARDS: JSON.stringify({ duel: { attribute: 'platform' } }),
   // Nobody heartbeats here: the tickets must stay matchable for the whole test.
   TICKET_HEARTBEAT_INTERVAL_MS: '60000',
   TICKET_HEARTBEAT_TIMEOUT_MS: '600000',
@@ -82,7 +84,6 @@ describe('matcher shards shared by two matcher processes, one killed mid-pass', 
       HEALTH_PORT: String(port),
       // Four duel shards and squad's whole mode, the presence and the passes' reads.
       DATABASE_POOL_SIZE: '8',
-      MATCHER_SHARDS: JSON.stringify({ duel: { attribute: 'platform' } }),
       MATCHER_PASS_INTERVAL_MS: String(PASS_INTERVAL_MS),
       // A commit per match, so a burst keeps each shard's lease session committing a while.
       MATCHER_COMMIT_BATCH: '1',
@@ -190,6 +191,14 @@ describe('matcher shards shared by two matcher processes, one killed mid-pass', 
       [[...tickets.keys()]],
     );
     expect(matches).toHaveLength(tickets.size / 2);
+    // Every shard's set of the candidate index emptied as its players were matched.
+    const redis = testRedis();
+    try {
+      for (const set of [...PLATFORMS.map((p) => `shard:${p}`), 'unsharded'])
+        expect(await redis.zcard(`${prefix}:candidates:duel:${set}`)).toBe(0);
+    } finally {
+      redis.disconnect();
+    }
     for (const match of matches) {
       expect(match.tickets).toHaveLength(2);
       expect(new Set(match.tickets.map((id) => tickets.get(id))).size).toBe(1);

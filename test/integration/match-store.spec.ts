@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type Redis from 'ioredis';
-import { loadConfig, ServiceConfig } from '@matchplane/config';
+import { loadConfig, matcherShardPlan, ServiceConfig } from '@matchplane/config';
 import {
   canTransitionMatch,
   DomainError,
@@ -44,7 +44,7 @@ describe(MatchStore.name, () => {
     factories = TestFactories.standalone(
       dataSource,
       signal,
-      new CandidateProjection(redis, config, config),
+      new CandidateProjection(redis, config, config, matcherShardPlan(config)),
     );
   });
 

@@ -5,7 +5,7 @@ import { MetricsRegistry } from '@matchplane/observability';
 import { DataSource } from 'typeorm';
 import { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { ModeLease, MATCHER_LOCK_CLASS } from '../../apps/matcher/src/mode-lease';
-import { MATCHER_SHARD_PLAN, type MatcherShardPlan } from '../../apps/matcher/src/matcher-shards';
+import { MATCHER_SHARD_PLAN, type MatcherShardPlan } from '@matchplane/config';
 import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
 import { waitFor } from '../support/processes';
@@ -35,7 +35,8 @@ describe(`${MatcherLoop.name} shards`, () => {
   const queued: Queued[] = [];
 
   beforeAll(async () => {
-    api = await startPlayerApi({ QUEUE_MODE_ATTRIBUTES });
+    // The API indexes each candidate under its shard, so it reads MATCHER_SHARDS too.
+    api = await startPlayerApi({ QUEUE_MODE_ATTRIBUTES, MATCHER_SHARDS });
   });
   afterEach(async () => {
     await Promise.all(contexts.splice(0).map((context) => context.close()));
@@ -111,6 +112,15 @@ describe(`${MatcherLoop.name} shards`, () => {
     );
   };
 
+  const candidatesRead = async (context: INestApplicationContext) => {
+    const metric = context.get(MetricsRegistry).getSingleMetric('matcher_candidates_read_total');
+    return Object.fromEntries(
+      ((await metric?.get())?.values ?? [])
+        .filter((value) => value.labels.mode === 'duel')
+        .map((value) => [String(value.labels.shard), value.value]),
+    );
+  };
+
   it('holds a lease per shard: one holder per (mode, shard), shards of one mode held apart', async () => {
     const { context } = await matcher();
     const shards = context.get<MatcherShardPlan>(MATCHER_SHARD_PLAN).get('duel') ?? [];
@@ -143,13 +153,15 @@ describe(`${MatcherLoop.name} shards`, () => {
   });
 
   it("matches a shard's pass only among that shard's tickets", async () => {
-    const { loop } = await matcher();
+    const { loop, context } = await matcher();
     const pcs = [await player('pc'), await player('pc')];
     const consoles = [await player('ps'), await player('ps')];
     expect(() => loop.lease('duel')).toThrow(/duel is sharded: name the shard/);
 
     const report = await loop.passNow('duel', 'pc');
-    expect(report).toMatchObject({ shard: 'pc', candidates: 2, matchable: 2 });
+    // It read the pc shard's set alone, not the mode's four candidates.
+    expect(report).toMatchObject({ shard: 'pc', read: 2, candidates: 2, matchable: 2 });
+    expect(await candidatesRead(context)).toEqual({ pc: 2 });
     expect(report?.committed).toHaveLength(1);
     expect(await states([...pcs, ...consoles])).toEqual([
       'MATCHED',

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type Redis from 'ioredis';
-import { loadConfig, ServiceConfig } from '@matchplane/config';
+import { loadConfig, matcherShardPlan, ServiceConfig } from '@matchplane/config';
 import {
   BackfillStore,
   MatchLifecycle,
@@ -55,7 +55,7 @@ describe('wake-up registered by the event writers (MatchStore, BackfillStore, Pl
       publish();
     });
     const outbox = new OutboxWriter();
-    const projection = new CandidateProjection(redis, config, config);
+    const projection = new CandidateProjection(redis, config, config, matcherShardPlan(config));
     const tickets = new TicketStore(outbox, signal, projection);
     matches = new MatchStore(dataSource, outbox, signal);
     backfills = new BackfillStore(outbox, signal);

@@ -1,18 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type Redis from 'ioredis';
-import { loadConfig, ServiceConfig } from '@matchplane/config';
-import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { runInTransaction } from '@matchplane/persistence';
 import {
-  CandidateProjection,
+  type CandidateProjection,
   ticketExplanationKey,
   TicketStore,
   type StoredTicket,
 } from '@matchplane/tickets';
-import { createTestDatabase, type TestDatabase } from '../support/database';
-import { TestFactories } from '../support/factories';
-import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis';
+import type { TestFactories } from '../support/factories';
+import { ticketStoreHarness } from '../support/ticket-store-harness';
 
 /**
  * A TicketStore write finishes itself: it registers the candidate projection's refresh (and, for a
@@ -20,7 +17,7 @@ import { deleteRedisPrefix, testRedis, testRedisPrefix } from '../support/redis'
  * caller does nothing after it, and a rolled-back write leaves Redis as it was.
  */
 describe(`${TicketStore.name} after-commit effects`, () => {
-  let db: TestDatabase;
+  let harness: Awaited<ReturnType<typeof ticketStoreHarness>>;
   let dataSource: DataSource;
   let redis: Redis;
   let prefix: string;
@@ -29,22 +26,11 @@ describe(`${TicketStore.name} after-commit effects`, () => {
   let factories: TestFactories;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    dataSource = await db.dataSource();
-    redis = testRedis();
-    prefix = testRedisPrefix();
-    const config = loadConfig(ServiceConfig, { ...db.env, REDIS_KEY_PREFIX: prefix });
-    const signal = new OutboxSignal(redis, config);
-    projection = new CandidateProjection(redis, config, config);
-    tickets = new TicketStore(new OutboxWriter(), signal, projection);
-    factories = TestFactories.standalone(dataSource, signal, projection);
+    harness = await ticketStoreHarness();
+    ({ dataSource, redis, prefix, tickets, projection, factories } = harness);
   });
 
-  afterAll(async () => {
-    redis.disconnect();
-    await deleteRedisPrefix(prefix);
-    await db.drop();
-  });
+  afterAll(() => harness.close());
 
   const newTicket = async () => ({
     id: randomUUID(),

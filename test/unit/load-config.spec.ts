@@ -110,7 +110,7 @@ describe(loadConfig.name, () => {
 
   it("runs a class's checks across variables once each variable is valid, failing the same way", () => {
     class Window extends ServiceConfig {
-      static crossVariableProblems(config: Window): string[] {
+      static override crossVariableProblems(config: Window): string[] {
         return config.FROM_MS <= config.TO_MS
           ? []
           : [`FROM_MS must be at most TO_MS (${config.TO_MS}) (got ${config.FROM_MS})`];

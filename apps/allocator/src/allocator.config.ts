@@ -29,8 +29,16 @@ export const REGION_FALLBACK_POLICIES = ['nearest', 'none'] as const;
 export type RegionFallbackPolicy = (typeof REGION_FALLBACK_POLICIES)[number];
 
 export class AllocatorConfig extends WorkerConfig {
+  /** ServiceConfig's checks (MATCHER_SHARDS), then this app's. */
+  static override crossVariableProblems(config: AllocatorConfig): string[] {
+    return [
+      ...super.crossVariableProblems(config),
+      ...AllocatorConfig.providerRegionProblems(config),
+    ];
+  }
+
   /** The chosen provider's per-region settings parse, and name only regions PROBE_REGIONS lists. */
-  static crossVariableProblems(config: AllocatorConfig): string[] {
+  private static providerRegionProblems(config: AllocatorConfig): string[] {
     let regions: readonly string[] | undefined;
     try {
       switch (config.ALLOCATION_PROVIDER) {

@@ -13,8 +13,13 @@ import {
 } from '@matchplane/config';
 
 export class ApiConfig extends WithNoShowPenalty(ServiceConfig) {
+  /** ServiceConfig's checks (MATCHER_SHARDS), then this app's. */
+  static override crossVariableProblems(config: ApiConfig): string[] {
+    return [...super.crossVariableProblems(config), ...ApiConfig.probeEdgeProblems(config)];
+  }
+
   /** PROBE_EDGES names only regions PROBE_REGIONS lists, and needs the key set to verify with. */
-  static crossVariableProblems(config: ApiConfig): string[] {
+  private static probeEdgeProblems(config: ApiConfig): string[] {
     if (config.PROBE_EDGES === undefined) return [];
     const problems: string[] = [];
     const known = new Set(parseRegions(config.PROBE_REGIONS));

@@ -12,8 +12,12 @@ import { retentionWindowProblems } from './retention/retention-policy';
 // The players of a match failed NO_SHOW at the connect deadline are penalised as at initial connect.
 export class MaintenanceConfig extends WithNoShowPenalty(WorkerConfig) {
   /** Dead letters are kept longest; idempotency keys outlive sessions and client retries. */
-  static crossVariableProblems(config: MaintenanceConfig): string[] {
-    return [...retentionWindowProblems(config), ...livenessCheckpointProblems(config)];
+  static override crossVariableProblems(config: MaintenanceConfig): string[] {
+    return [
+      ...super.crossVariableProblems(config),
+      ...retentionWindowProblems(config),
+      ...livenessCheckpointProblems(config),
+    ];
   }
 
   @healthPort()

@@ -1,13 +1,7 @@
-import {
-  ConfigError,
-  parseQueueModeAttributes,
-  parseQueueModes,
-  parseRegions,
-} from '@matchplane/config';
+import { ConfigError, readMatcherShardPlan } from '@matchplane/config';
 import { type MatcherConfig } from './matcher.config';
 import type { ModeRules } from '@matchplane/domain';
 import { modeRulesOf, ruleVariableProblems } from '@matchplane/rule-sets';
-import { readMatcherShards, type MatcherShard } from './matcher-shards';
 import { shardLockKey } from './mode-lease';
 
 /**
@@ -22,27 +16,13 @@ export function matcherRules(config: MatcherConfig): ModeRules[] {
   return modeRulesOf(config);
 }
 
-/** Every mode's shards (one, the whole mode, for a mode MATCHER_SHARDS does not split). */
-export function matcherShards(config: MatcherConfig): Map<string, MatcherShard[]> {
-  const { shards, problems } = readShards(config);
-  if (problems.length > 0) throw new ConfigError(problems);
-  return shards;
-}
-
-function readShards(config: MatcherConfig) {
-  const modes = parseQueueModes(config.QUEUE_MODES).map(({ mode }) => mode);
-  const schemas = parseQueueModeAttributes(config.QUEUE_MODE_ATTRIBUTES, modes);
-  return readMatcherShards(
-    config.MATCHER_SHARDS,
-    modes,
-    schemas,
-    parseRegions(config.PROBE_REGIONS),
-  );
-}
-
-/** The shards' and leases' problems, then the rule variables' own (libs/rule-sets). */
+/**
+ * MATCHER_SHARDS' problems (ServiceConfig's check, here too so that a rule set version the shards
+ * cannot take is refused), the leases', then the rule variables' own (libs/rule-sets).
+ */
 export function matcherRulesProblems(config: MatcherConfig): string[] {
-  const { shards, problems } = readShards(config);
+  const { shards, problems: shardProblems } = readMatcherShardPlan(config);
+  const problems = [...shardProblems];
   const lockKeys = new Map<number, string>();
   for (const shard of [...shards.values()].flat()) {
     const key = shardLockKey(shard.mode, shard.name);

@@ -1,8 +1,15 @@
-import { ConfigError, loadConfig } from '@matchplane/config';
+import {
+  ConfigError,
+  homeShards,
+  loadConfig,
+  matcherShardPlan,
+  readMatcherShardPlan,
+  ServiceConfig,
+  WHOLE_MODE,
+  type MatcherShard,
+} from '@matchplane/config';
 import type { ProjectedCandidate } from '@matchplane/tickets';
 import { MatcherConfig } from './matcher.config';
-import { matcherShards } from './matcher-rules';
-import { WHOLE_MODE, type MatcherShard } from './matcher-shards';
 import { modeLockKey, shardLockKey } from './mode-lease';
 
 const PLATFORM = {
@@ -54,9 +61,9 @@ function placement(shards: readonly MatcherShard[], candidates: readonly Project
   );
 }
 
-describe(matcherShards.name, () => {
+describe(matcherShardPlan.name, () => {
   it('leaves every mode one shard, the whole mode, under the unsharded lease key, by default', () => {
-    const shards = matcherShards(loadConfig(MatcherConfig, {}));
+    const shards = matcherShardPlan(loadConfig(MatcherConfig, {}));
     expect([...shards.keys()]).toEqual(['duel', 'squad']);
     expect(shards.get('duel')?.map((s) => s.name)).toEqual([WHOLE_MODE]);
     const c = candidate('a', { 'eu-west': 20 });
@@ -67,7 +74,7 @@ describe(matcherShards.name, () => {
   });
 
   it('splits a mode by an equal-rule attribute: one shard per declared value, a ticket in exactly one', () => {
-    const shards = matcherShards(load({ duel: { attribute: 'platform' } }));
+    const shards = matcherShardPlan(load({ duel: { attribute: 'platform' } }));
     const duel = shards.get('duel') ?? [];
     expect(duel.map((s) => s.name)).toEqual(['pc', 'console']);
     expect(shards.get('squad')?.map((s) => s.name)).toEqual([WHOLE_MODE]);
@@ -85,7 +92,7 @@ describe(matcherShards.name, () => {
 
   it('splits a mode by region groups, offering a ticket in each group it measured with only that group’s regions', () => {
     const duel =
-      matcherShards(
+      matcherShardPlan(
         load({ duel: { regions: { eu: ['eu-west', 'eu-central'], am: ['us-east'] } } }, PLATFORM, {
           PROBE_REGIONS: 'eu-west,eu-central,us-east',
         }),
@@ -106,6 +113,40 @@ describe(matcherShards.name, () => {
       ['eu:ap-south', 'am:us-east'],
       ['eu:'],
     ]);
+  });
+
+  it("names a candidate's home shards by the shards' own select: the projection indexes it there", () => {
+    const attribute = matcherShardPlan(load({ duel: { attribute: 'platform' } }));
+    const rtt = { 'eu-west': 20 };
+    expect(homeShards(attribute, 'duel', candidate('a', rtt, { platform: 'console' }))).toEqual([
+      'console',
+    ]);
+    expect(homeShards(attribute, 'duel', candidate('b', rtt, {}))).toEqual(['pc']);
+    // A mode the plan does not split has no shard sets: its pass reads the mode's whole index.
+    expect(homeShards(attribute, 'squad', candidate('c', rtt))).toEqual([]);
+    const regions = matcherShardPlan(
+      load({ duel: { regions: { eu: ['eu-west'], am: ['us-east'] } } }, PLATFORM, {
+        PROBE_REGIONS: 'eu-west,us-east',
+      }),
+    );
+    const both = candidate('d', { 'eu-west': 30, 'us-east': 40 });
+    expect(homeShards(regions, 'duel', both)).toEqual(['eu', 'am']);
+    expect(placement(regions.get('duel') ?? [], [both])).toEqual([['eu:eu-west', 'am:us-east']]);
+  });
+
+  it('is read once per configuration, and by every app: a writer of tickets refuses what the matcher would', () => {
+    const config = load({ duel: { attribute: 'platform' } });
+    expect(matcherShardPlan(config)).toBe(readMatcherShardPlan(config).shards);
+    expect(() =>
+      loadConfig(ServiceConfig, {
+        QUEUE_MODE_ATTRIBUTES: JSON.stringify(PLATFORM),
+        MATCHER_SHARDS: JSON.stringify({ duel: { attribute: 'voice' } }),
+      }),
+    ).toThrow(
+      new ConfigError([
+        'MATCHER_SHARDS.duel.attribute must name an attribute of an "equal" rule of mode duel in QUEUE_MODE_ATTRIBUTES (it has platform, level; got "voice")',
+      ]),
+    );
   });
 
   it.each([

@@ -8,7 +8,8 @@ export class MatcherConfig extends WorkerConfig {
    * The rule set must be usable: steps only widen, overrides name listed modes, shard keys are
    * equal rules, leases differ, and the pool can hold them.
    */
-  static crossVariableProblems(config: MatcherConfig): string[] {
+  static override crossVariableProblems(config: MatcherConfig): string[] {
+    // ServiceConfig's check (MATCHER_SHARDS) is part of matcherRulesProblems.
     return matcherRulesProblems(config);
   }
 
@@ -51,14 +52,6 @@ export class MatcherConfig extends WorkerConfig {
   })
   @IsIntInRange(1, 1_000)
   MATCHER_COMMIT_BATCH = 16;
-
-  @EnvVar({
-    description:
-      'Splits a mode\'s pool into shards, each matched under its own lease, so several matchers match one mode at once: a JSON object of mode -> {"attribute": "<name>"} (one shard per declared value of a string attribute the mode has an "equal" rule on in QUEUE_MODE_ATTRIBUTES) or {"regions": {"<group>": ["<region>", ...]}} (one shard per region group; a region no group lists belongs to the first). A mode it does not name is one shard. Each matcher holds a fair share of the shards and takes over those of a matcher that went away',
-  })
-  @IsOptional()
-  @Matches(/^\s*\{/, { message: 'must be a JSON object of mode -> shard key' })
-  MATCHER_SHARDS?: string = undefined;
 
   @EnvVar({
     description:

@@ -10,7 +10,7 @@ import { MatcherConfig } from './matcher.config';
 import { CandidateProjection } from '@matchplane/tickets';
 import { MatcherMetrics } from './matcher.metrics';
 import { MatchingPass, type PassReport } from './matching.pass';
-import { MATCHER_SHARD_PLAN, type MatcherShardPlan } from './matcher-shards';
+import { MATCHER_SHARD_PLAN, type MatcherShardPlan } from '@matchplane/config';
 import { ModeLease, shardName } from './mode-lease';
 import { ShardBalance } from './shard-balance';
 

@@ -26,6 +26,7 @@ export class MatcherMetrics {
   private readonly leaseHeld: Gauge<'mode'>;
   private readonly leaseLosses: Counter<'mode'>;
   private readonly shardHeld: Gauge<'mode' | 'shard'>;
+  private readonly read: Counter<'mode' | 'shard'>;
   /** mode -> shard -> its last pass, for the shards held. */
   private readonly depths = new Map<string, Map<string, ShardDepth>>();
   /** mode -> the shards held. */
@@ -90,6 +91,12 @@ export class MatcherMetrics {
       labelNames: ['mode', 'shard'],
       registers,
     });
+    this.read = new Counter({
+      name: 'matcher_candidates_read_total',
+      help: "Candidates the shard's passes read from Redis (a split mode's shard reads its own set, not the whole mode)",
+      labelNames: ['mode', 'shard'],
+      registers,
+    });
     this.leaseLosses = new Counter({
       name: 'matcher_lease_losses_total',
       help: 'Times this replica held a lease of the mode (one of its shards) and then found it gone (its session ended or the fence failed)',
@@ -110,6 +117,10 @@ export class MatcherMetrics {
     shards.set(shard, { depth, byRegion });
     this.depths.set(mode, shards);
     this.setDepth(mode);
+  }
+
+  candidatesRead(mode: string, shard: string, count: number): void {
+    this.read.inc({ mode, shard }, count);
   }
 
   committed(mode: string, waitedSeconds: readonly number[]): void {

@@ -9,8 +9,7 @@ import { TicketsModule } from '@matchplane/tickets';
 import { MatchCommitter } from './match-committer';
 import { MATCHER_SCHEDULE, MatcherLoop, type MatcherSchedule } from './matcher.loop';
 import { MatcherMetrics } from './matcher.metrics';
-import { matcherRules, matcherRulesProblems, matcherShards } from './matcher-rules';
-import { MATCHER_SHARD_PLAN } from './matcher-shards';
+import { matcherRules, matcherRulesProblems } from './matcher-rules';
 import {
   MATCHER_RULES,
   matchingFunctionProvider,
@@ -58,7 +57,6 @@ export class MatcherModule {
       providers: [
         { provide: MatcherConfig, useValue: config },
         { provide: MATCHER_RULES, useValue: rules },
-        { provide: MATCHER_SHARD_PLAN, useValue: matcherShards(config) },
         { provide: SHADOW_RULES, useValue: shadowRules(config) },
         ShadowMatching,
         { provide: MATCHER_SCHEDULE, useValue: options.schedule ?? 'scheduled' },

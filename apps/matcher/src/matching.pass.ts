@@ -31,7 +31,7 @@ import {
 } from './match-committer';
 import { MatcherMetrics } from './matcher.metrics';
 import { MATCHER_RULES, MATCHING_FUNCTION, type MatcherRules } from './matching-function';
-import { WHOLE_MODE } from './matcher-shards';
+import { WHOLE_MODE } from '@matchplane/config';
 import { LeaseLostError, type CommitSession } from './mode-lease';
 import { screenProposals } from './proposal-screen';
 import { ShadowMatching } from './shadow-matching';
@@ -44,7 +44,9 @@ export interface PassReport {
   readonly shard?: string;
   /** The `now` the candidates were screened and matched at. */
   readonly evaluatedAt: Date;
-  /** Candidates in the projection, and those that were valid and given to the matching function. */
+  /** Candidates read from the projection (the shard's sets, or the whole mode's index). */
+  readonly read: number;
+  /** Candidates of the shard in what was read, and those that were valid and given to the matching function. */
   readonly candidates: number;
   readonly matchable: number;
   readonly proposed: number;
@@ -105,10 +107,12 @@ export class MatchingPass {
     if (!rules) throw new Error(`no rules for mode ${mode}`);
     const started = performance.now();
     const now = new Date();
-    // The projection is per mode: a shard's pass reads it whole and keeps its own candidates.
+    // A shard's pass reads only its shard's set (and the unsharded one); `select` then keeps
+    // what it owns and, for a region-group shard, only the group's regions.
     const shard = session.shard;
-    const whole = await this.projection.candidates(mode);
-    const projected = shard ? whole.flatMap((c) => shard.select(c) ?? []) : whole;
+    const read = await this.projection.candidates(mode, shard?.name);
+    this.metrics.candidatesRead(mode, shard?.name ?? WHOLE_MODE, read.length);
+    const projected = shard ? read.flatMap((c) => shard.select(c) ?? []) : read;
     const screened = this.screenCandidates(projected, now);
     const { explained, byRegion } = screened;
     // Operator holds: a paused mode matches nobody; paused and draining regions get no new match.
@@ -187,6 +191,7 @@ export class MatchingPass {
       mode,
       ...(shard ? { shard: shard.name } : {}),
       evaluatedAt: now,
+      read: read.length,
       candidates: projected.length,
       matchable: matchable.length,
       proposed: formation.matches.length,

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { UnitOfWork } from '@matchplane/persistence';
-import { WHOLE_MODE, wholeMode, type MatcherShard } from './matcher-shards';
+import { WHOLE_MODE, wholeMode, type MatcherShard } from '@matchplane/config';
 
 /** First key of every matcher lease (two-int advisory locks, so no clash with one-bigint keys). */
 export const MATCHER_LOCK_CLASS = 0x6d617463; // "matc"

@@ -11,3 +11,4 @@ export * from './probe-edges';
 export * from './acceptance-timeouts';
 export * from './rejoin-grace';
 export * from './connection-hosts';
+export * from './matcher-shards';

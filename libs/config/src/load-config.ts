@@ -18,7 +18,8 @@ export class ConfigError extends Error {
  */
 export interface ConfigClass<T> {
   new (): T;
-  crossVariableProblems?(config: T): string[];
+  // NoInfer: a class that inherits its base's check is still loaded as itself, not as the base.
+  crossVariableProblems?(config: NoInfer<T>): string[];
 }
 
 /**

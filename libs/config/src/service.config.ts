@@ -8,8 +8,14 @@ import { IsAcceptanceTimeouts } from './acceptance-timeouts';
 import { IsRejoinGrace } from './rejoin-grace';
 import { IsFlag, IsIntInRange, IsPort } from './validators';
 import { IsCertificateFile, parseRedisSentinels } from './connection-hosts';
+import { readMatcherShardPlan } from './matcher-shards';
 
 export class ServiceConfig extends DatabaseConfig {
+  /** Subclasses with checks of their own add them to these (`super.crossVariableProblems`). */
+  static crossVariableProblems(config: ServiceConfig): string[] {
+    return readMatcherShardPlan(config).problems;
+  }
+
   @EnvVar({
     description:
       'Redis as one URL, redis://user:password@host:port (rediss:// for TLS), instead of REDIS_HOST, REDIS_PORT, REDIS_USERNAME, REDIS_PASSWORD and REDIS_TLS. A part it leaves out comes from its own variable; a variable that disagrees with it stops the app. With REDIS_SENTINELS its host, if any, is the master name and it has no port',
@@ -136,6 +142,15 @@ export class ServiceConfig extends DatabaseConfig {
   @EnvVar({ description: 'Regions players probe and matches are placed in, comma-separated' })
   @IsParsedList(parseRegions, 'comma-separated region names, e.g. eu-west,us-east')
   PROBE_REGIONS = 'eu-west,us-east,us-west,ap-southeast';
+
+  // Every app that writes tickets indexes their candidates by shard, so every app reads it.
+  @EnvVar({
+    description:
+      'Splits a mode\'s pool into shards, each matched under its own lease, so several matchers match one mode at once: a JSON object of mode -> {"attribute": "<name>"} (one shard per declared value of a string attribute the mode has an "equal" rule on in QUEUE_MODE_ATTRIBUTES) or {"regions": {"<group>": ["<region>", ...]}} (one shard per region group; a region no group lists belongs to the first). A mode it does not name is one shard. Each matcher holds a fair share of the shards and takes over those of a matcher that went away. Every app must have the same value: the apps that write tickets index each candidate under its shard, and a shard\'s pass reads only that index',
+  })
+  @IsOptional()
+  @Matches(/^\s*\{/, { message: 'must be a JSON object of mode -> shard key' })
+  MATCHER_SHARDS?: string = undefined;
 
   @EnvVar({ description: 'How often clients are told to heartbeat a searching ticket (ms)' })
   @IsIntInRange(1_000, 600_000)

@@ -1,6 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import {
+  MATCHER_SHARD_PLAN,
+  matcherShardPlan,
   QueueWaitEstimateWindow,
   TicketHeartbeatTimeout,
   type ServiceConfig,
@@ -61,6 +63,8 @@ export class ServiceRuntimeModule {
         // Narrow options the libraries inject, never a whole config class.
         { provide: TicketHeartbeatTimeout, useValue: TicketHeartbeatTimeout.of(config) },
         { provide: QueueWaitEstimateWindow, useValue: QueueWaitEstimateWindow.of(config) },
+        // The candidate projection's writers and the matcher's passes share one plan.
+        { provide: MATCHER_SHARD_PLAN, useValue: matcherShardPlan(config) },
         { provide: Tracing, useFactory: () => new Tracing(options.appName, config) },
         RedisHealthIndicator,
         AppHealthService,
@@ -72,6 +76,7 @@ export class ServiceRuntimeModule {
         LoggingModule,
         TicketHeartbeatTimeout,
         QueueWaitEstimateWindow,
+        MATCHER_SHARD_PLAN,
       ],
     };
   }

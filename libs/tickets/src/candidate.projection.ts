@@ -2,7 +2,14 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import Redis, { type ChainableCommander } from 'ioredis';
 import type { DataSource } from 'typeorm';
-import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
+import {
+  homeShards,
+  isSplit,
+  MATCHER_SHARD_PLAN,
+  RedisKeyspace,
+  TicketHeartbeatTimeout,
+  type MatcherShardPlan,
+} from '@matchplane/config';
 import {
   readTicketAttributes,
   type CandidateView,
@@ -52,13 +59,16 @@ export interface CandidateJson {
 }
 
 /**
- * KEYS: candidate hash, mode index, the matcher's explanation. ARGV: version, ttl ms, searching
- * (1/0), enqueued ms, ticket id, candidate json, player id. The hash holds `v` (version), `c`
- * (the candidate), `p` (its player, which TicketLiveness checks a beat against) and `b` (the last
- * beat TicketLiveness recorded, kept across upserts). An update older than the one applied is dropped,
- * so post-commit writes that reach Redis out of commit order cannot roll a candidate back; a
- * ticket that left the queue leaves a tombstone (its version) for one TTL so a late older upsert
- * cannot resurrect it, and loses the explanation of why it was still searching.
+ * KEYS: candidate hash, mode index, the matcher's explanation, then the sets the candidate is in
+ * (its shards', or the unsharded set) and after them the mode's other shard sets. ARGV: version,
+ * ttl ms, searching (1/0), enqueued ms, ticket id, candidate json, player id, how many shard sets
+ * it is in. A searching candidate leaves the shard sets it is no longer in (its attributes,
+ * regions or the plan changed); one that left the queue leaves them all. The hash holds `v`
+ * (version), `c` (the candidate), `p` (its player, which TicketLiveness checks a beat against) and
+ * `b` (the last beat TicketLiveness recorded, kept across upserts). An update older than the one
+ * applied is dropped, so post-commit writes that reach Redis out of commit order cannot roll a
+ * candidate back; a ticket that left the queue leaves a tombstone (its version) for one TTL so a
+ * late older upsert cannot resurrect it, and loses the explanation of why it was still searching.
  */
 const APPLY_SCRIPT = `
 local current = redis.call('HGET', KEYS[1], 'v')
@@ -67,12 +77,21 @@ if ARGV[3] == '1' then
   redis.call('HSET', KEYS[1], 'v', ARGV[1], 'c', ARGV[6], 'p', ARGV[7])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+  local homes = 3 + tonumber(ARGV[8])
+  for i = 4, #KEYS do
+    if i <= homes then
+      redis.call('ZADD', KEYS[i], ARGV[4], ARGV[5])
+    else
+      redis.call('ZREM', KEYS[i], ARGV[5])
+    end
+  end
 else
   redis.call('DEL', KEYS[1])
   redis.call('HSET', KEYS[1], 'v', ARGV[1])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   redis.call('ZREM', KEYS[2], ARGV[5])
   redis.call('DEL', KEYS[3])
+  for i = 4, #KEYS do redis.call('ZREM', KEYS[i], ARGV[5]) end
 end
 return 1
 `;
@@ -82,7 +101,11 @@ const APPLY_SHA = createHash('sha1').update(APPLY_SCRIPT).digest('hex');
  * The candidate pool in Redis: an index for the matcher, never the truth (the matcher re-checks
  * PostgreSQL before committing). Every write carries the ticket's full current row, read in the
  * committing transaction, so a missed or stale update repairs itself at the next heartbeat; the
- * TTL (the heartbeat timeout) drops a candidate whose player went silent.
+ * TTL (the heartbeat timeout) drops a candidate whose player went silent. A mode MATCHER_SHARDS
+ * splits also has a set per shard (the shard's own `select` decides membership), so a shard's
+ * pass reads only its shard. A candidate the writer's plan puts in no shard (its mode is not split
+ * there, or every shard refuses it) goes to the mode's `unsharded` set, which every shard's pass
+ * reads too: a writer whose MATCHER_SHARDS lags the matcher's costs whole reads, not candidates.
  */
 @Injectable()
 export class CandidateProjection {
@@ -94,6 +117,7 @@ export class CandidateProjection {
     @Inject(Redis) private readonly redis: Redis,
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
+    @Inject(MATCHER_SHARD_PLAN) private readonly shards: MatcherShardPlan,
   ) {
     this.prefix = keyspace.REDIS_KEY_PREFIX;
     this.ttlMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
@@ -105,6 +129,27 @@ export class CandidateProjection {
 
   modeIndexKey(mode: string): string {
     return `${this.prefix}:candidates:${mode}`;
+  }
+
+  // Shard sets extend the mode index's name, so a hash tag given to it later covers them too.
+  shardKey(mode: string, shard: string): string {
+    return `${this.modeIndexKey(mode)}:shard:${shard}`;
+  }
+
+  unshardedKey(mode: string): string {
+    return `${this.modeIndexKey(mode)}:unsharded`;
+  }
+
+  /** The sets a pass of `shard` reads: its own and the unsharded one, or the whole mode index. */
+  shardReadKeys(mode: string, shard?: string): string[] {
+    if (shard === undefined || !isSplit(this.shards, mode)) return [this.modeIndexKey(mode)];
+    return [this.shardKey(mode, shard), this.unshardedKey(mode)];
+  }
+
+  /** Every shard set of `mode` (none when it is not split) and its unsharded set. */
+  private shardSetKeys(mode: string): string[] {
+    const shards = isSplit(this.shards, mode) ? (this.shards.get(mode) ?? []) : [];
+    return [...shards.map(({ name }) => this.shardKey(mode, name)), this.unshardedKey(mode)];
   }
 
   /** Searching tickets per mode as the projection holds them (one pipeline): the queue depth. */
@@ -130,13 +175,13 @@ export class CandidateProjection {
   async applyMany(tickets: readonly StoredTicket[]): Promise<void> {
     if (tickets.length === 0) return;
     const calls = tickets.map((ticket) => this.applyCall(ticket));
-    const results = await this.evalAll(calls, (pipeline, call) =>
-      pipeline.evalsha(APPLY_SHA, 3, ...call),
+    const results = await this.evalAll(calls, (pipeline, { keys, args }) =>
+      pipeline.evalsha(APPLY_SHA, keys.length, ...keys, ...args),
     );
     // A Redis that restarted or flushed its scripts: send those again with the script's text.
     const unknown = calls.filter((_, index) => isNoScript(results[index]?.[0]));
-    const retried = await this.evalAll(unknown, (pipeline, call) =>
-      pipeline.eval(APPLY_SCRIPT, 3, ...call),
+    const retried = await this.evalAll(unknown, (pipeline, { keys, args }) =>
+      pipeline.eval(APPLY_SCRIPT, keys.length, ...keys, ...args),
     );
     const failure = [...results.filter(([error]) => !isNoScript(error)), ...retried].find(
       ([error]) => error,
@@ -180,9 +225,18 @@ export class CandidateProjection {
     }
   }
 
-  /** The mode's candidates, oldest first; index entries whose candidate expired are dropped. */
-  async candidates(mode: string): Promise<ProjectedCandidate[]> {
-    const ids = await this.redis.zrange(this.modeIndexKey(mode), 0, -1);
+  /**
+   * The mode's candidates, oldest first, or with `shard` (of a split mode) only those in its set
+   * and the unsharded set; entries whose candidate expired are dropped from what was read and
+   * from the mode index.
+   */
+  async candidates(mode: string, shard?: string): Promise<ProjectedCandidate[]> {
+    const sets = this.shardReadKeys(mode, shard);
+    // MIN: a candidate in two of the sets (a write between their reads) keeps its enqueue time.
+    const ids =
+      sets.length === 1
+        ? await this.redis.zrange(sets[0]!, 0, -1)
+        : await this.redis.zunion(sets.length, ...sets, 'AGGREGATE', 'MIN');
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hmget(this.candidateKey(id), 'c', 'b');
@@ -198,7 +252,12 @@ export class CandidateProjection {
       }
       candidates.push(projectedCandidate(raw, beat ?? null));
     });
-    if (gone.length > 0) await this.redis.zrem(this.modeIndexKey(mode), ...gone);
+    if (gone.length > 0) {
+      const cleanup = this.redis.pipeline();
+      const keys = [this.modeIndexKey(mode), this.unshardedKey(mode), ...sets];
+      for (const key of new Set(keys)) cleanup.zrem(key, ...gone);
+      await cleanup.exec();
+    }
     return candidates;
   }
 
@@ -210,7 +269,8 @@ export class CandidateProjection {
 
   /**
    * Rebuilds the projection from PostgreSQL: every searching ticket is applied (versions keep a
-   * newer concurrent write), and index entries of tickets no longer searching are removed.
+   * newer concurrent write; each candidate is put in, and taken out of, the shard sets its shards
+   * say), and entries of tickets no longer searching are removed from the mode indexes and shard sets.
    */
   async rebuild(
     dataSource: DataSource,
@@ -220,24 +280,25 @@ export class CandidateProjection {
     // list nor removed, where reading it after would drop it until its next heartbeat.
     const indexed = new Map<string, string[]>();
     for (const mode of new Set(modes))
-      indexed.set(mode, await this.redis.zrange(this.modeIndexKey(mode), 0, -1));
+      for (const key of [this.modeIndexKey(mode), ...this.shardSetKeys(mode)])
+        indexed.set(key, await this.redis.zrange(key, 0, -1));
     const searching = await searchingTickets(dataSource.manager);
     for (const ticket of searching) await this.apply(ticket);
     const live = new Set(searching.map((ticket) => ticket.id));
-    let removed = 0;
-    for (const [mode, ids] of indexed) {
+    const removed = new Set<string>();
+    for (const [key, ids] of indexed) {
       const stale = ids.filter((id) => !live.has(id));
       if (stale.length > 0) {
-        await this.redis.zrem(this.modeIndexKey(mode), ...stale);
+        await this.redis.zrem(key, ...stale);
         await this.redis.del(...stale.map((id) => this.candidateKey(id)));
-        removed += stale.length;
+        for (const id of stale) removed.add(id);
       }
     }
-    return { applied: searching.length, removed };
+    return { applied: searching.length, removed: removed.size };
   }
 
-  /** The script's KEYS then ARGV for one ticket (see APPLY_SCRIPT). */
-  private applyCall(ticket: StoredTicket): (string | number)[] {
+  /** The script's KEYS and ARGV for one ticket (see APPLY_SCRIPT). */
+  private applyCall(ticket: StoredTicket): ScriptCall {
     const candidate: CandidateJson = {
       ticketId: ticket.id,
       playerId: ticket.playerId,
@@ -253,10 +314,20 @@ export class CandidateProjection {
       attributes: ticket.attributes,
       ...(ticket.party ? { party: ticket.party } : {}),
     };
-    return [
+    const shardSets = this.shardSetKeys(ticket.mode);
+    const homes = homeShards(this.shards, ticket.mode, ticket).map((shard) =>
+      this.shardKey(ticket.mode, shard),
+    );
+    // A candidate no shard takes is read by every shard's pass instead.
+    if (homes.length === 0) homes.push(this.unshardedKey(ticket.mode));
+    const keys = [
       this.candidateKey(ticket.id),
       this.modeIndexKey(ticket.mode),
       ticketExplanationKey(this.prefix, ticket.id),
+      ...homes,
+      ...shardSets.filter((key) => !homes.includes(key)),
+    ];
+    const args = [
       ticket.version,
       this.ttlMs,
       ticket.state === 'SEARCHING' ? '1' : '0',
@@ -264,18 +335,25 @@ export class CandidateProjection {
       ticket.id,
       JSON.stringify(candidate),
       ticket.playerId,
+      homes.length,
     ];
+    return { keys, args };
   }
 
   private async evalAll(
-    calls: readonly (string | number)[][],
-    add: (pipeline: ChainableCommander, call: (string | number)[]) => void,
+    calls: readonly ScriptCall[],
+    add: (pipeline: ChainableCommander, call: ScriptCall) => void,
   ): Promise<[Error | null, unknown][]> {
     if (calls.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const call of calls) add(pipeline, call);
     return (await pipeline.exec()) ?? [];
   }
+}
+
+interface ScriptCall {
+  readonly keys: string[];
+  readonly args: (string | number)[];
 }
 
 /** A candidate as stored (`c`), its heartbeat the later of its row's and the last beat (`b`). */

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { parseQueueModes, type ServiceConfig } from '@matchplane/config';
+import { matcherShardPlan, parseQueueModes, type ServiceConfig } from '@matchplane/config';
 import { createRedisConnection, dataSourceOptions } from '@matchplane/persistence';
 import { CandidateProjection } from '@matchplane/tickets';
 
@@ -23,7 +23,7 @@ export async function rebuildCandidates(config: ServiceConfig): Promise<RebuildO
   await dataSource.initialize();
   const redis = createRedisConnection(config, new Logger('Redis'), 'candidates-cli');
   try {
-    const projection = new CandidateProjection(redis, config, config);
+    const projection = new CandidateProjection(redis, config, config, matcherShardPlan(config));
     const modes = parseQueueModes(config.QUEUE_MODES).map((mode) => mode.mode);
     const { applied, removed } = await projection.rebuild(dataSource, modes);
     return { applied, removed, seconds: Math.round((performance.now() - started) / 100) / 10 };

@@ -4,7 +4,9 @@ import {
   measuredRegions,
   type ModeAttributeSchema,
 } from '@matchplane/domain';
-import type { ProjectedCandidate } from '@matchplane/tickets';
+import { ConfigError } from './load-config';
+import { parseQueueModeAttributes } from './queue-attributes';
+import { parseQueueModes, parseRegions } from './queue-policy';
 
 /*
  * Matcher shards (issue 35 item 1): a mode's pool split so that several matchers match it at
@@ -16,14 +18,22 @@ import type { ProjectedCandidate } from '@matchplane/tickets';
  *                                        (a ticket is offered in every group it measured a region
  *                                        of, with only that group's regions).
  * A mode it does not name is one shard, WHOLE_MODE: the behaviour of an unsharded matcher.
+ * Every app reads it (ServiceConfig): the candidate projection's writers index each candidate by
+ * its shard, and the matcher's shard passes read only their shard's index.
  */
 
 /** The shard of a mode that is not split: its whole pool, under the unsharded mode's lease key. */
 export const WHOLE_MODE = 'all';
 
-/** Every mode's shards (Nest token; MatcherModule provides it from MATCHER_SHARDS). */
+/** Every mode's shards (Nest token; ServiceRuntimeModule provides it from MATCHER_SHARDS). */
 export const MATCHER_SHARD_PLAN = Symbol('MATCHER_SHARD_PLAN');
 export type MatcherShardPlan = ReadonlyMap<string, readonly MatcherShard[]>;
+
+/** What a shard is chosen by: a projected candidate, or the ticket row it is written from. */
+export interface ShardedCandidate {
+  readonly attributes: unknown;
+  readonly predictedRtt: unknown;
+}
 
 const GROUP_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
@@ -31,11 +41,67 @@ export interface MatcherShard {
   readonly mode: string;
   readonly name: string;
   /** The candidate as this shard's pass sees it, or undefined when another shard owns it. */
-  select(candidate: ProjectedCandidate): ProjectedCandidate | undefined;
+  select<C extends ShardedCandidate>(candidate: C): C | undefined;
 }
 
 export function wholeMode(mode: string): MatcherShard {
   return { mode, name: WHOLE_MODE, select: (candidate) => candidate };
+}
+
+/** The variables the plan is read from (every app's ServiceConfig has them). */
+export interface MatcherShardsSource {
+  readonly MATCHER_SHARDS?: string;
+  readonly QUEUE_MODES: string;
+  readonly QUEUE_MODE_ATTRIBUTES?: string;
+  readonly PROBE_REGIONS: string;
+}
+
+// One read per configuration object: its validation and every consumer share it.
+const plans = new WeakMap<MatcherShardsSource, ReturnType<typeof readMatcherShards>>();
+
+/** The plan and its problems, read once per configuration object (its validation reads it first). */
+export function readMatcherShardPlan(
+  config: MatcherShardsSource,
+): ReturnType<typeof readMatcherShards> {
+  let read = plans.get(config);
+  if (!read) {
+    const modes = parseQueueModes(config.QUEUE_MODES).map(({ mode }) => mode);
+    read = readMatcherShards(
+      config.MATCHER_SHARDS,
+      modes,
+      parseQueueModeAttributes(config.QUEUE_MODE_ATTRIBUTES, modes),
+      parseRegions(config.PROBE_REGIONS),
+    );
+    plans.set(config, read);
+  }
+  return read;
+}
+
+/** Every mode's shards; throws a ConfigError naming each problem of MATCHER_SHARDS. */
+export function matcherShardPlan(config: MatcherShardsSource): MatcherShardPlan {
+  const { shards, problems } = readMatcherShardPlan(config);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return shards;
+}
+
+/** Whether `plan` splits `mode` (a mode it does not is one shard, WHOLE_MODE). */
+export function isSplit(plan: MatcherShardPlan, mode: string): boolean {
+  return (plan.get(mode) ?? []).some((shard) => shard.name !== WHOLE_MODE);
+}
+
+/**
+ * The shards of `mode` whose passes see `candidate`, by the shards' own `select` (none for a mode
+ * the plan does not split).
+ */
+export function homeShards(
+  plan: MatcherShardPlan,
+  mode: string,
+  candidate: ShardedCandidate,
+): string[] {
+  if (!isSplit(plan, mode)) return [];
+  return (plan.get(mode) ?? [])
+    .filter((shard) => shard.select(candidate) !== undefined)
+    .map((shard) => shard.name);
 }
 
 /**
@@ -111,7 +177,7 @@ function attributeShards(
   const values = declaration.values;
   // A value no shard is named after (a ticket queued before the attribute was declared, or
   // with a value since removed) belongs to the first shard, so every ticket has exactly one.
-  const home = (candidate: ProjectedCandidate) => {
+  const home = (candidate: ShardedCandidate) => {
     const value = attributeValueOf(candidate.attributes, attribute);
     return typeof value === 'string' && values.includes(value) ? value : values[0];
   };
@@ -120,7 +186,8 @@ function attributeShards(
     shards: values.map((name) => ({
       mode,
       name,
-      select: (candidate) => (home(candidate) === name ? candidate : undefined),
+      select: <C extends ShardedCandidate>(candidate: C) =>
+        home(candidate) === name ? candidate : undefined,
     })),
   };
 }
@@ -172,7 +239,7 @@ function regionShards(
     shards: Object.keys(groups).map((name) => ({
       mode,
       name,
-      select: (candidate) => {
+      select: <C extends ShardedCandidate>(candidate: C): C | undefined => {
         const measured = measuredRegions(candidate.predictedRtt);
         if (measured.length === 0) return name === first ? candidate : undefined;
         const mine = measured.filter((region) => ownerOf(region) === name);
