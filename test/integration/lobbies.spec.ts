@@ -451,27 +451,44 @@ describe('lobbies', () => {
       'LOBBY_INVITE_INVALID',
     );
   });
+});
+
+describe('lobbies left idle', () => {
+  const ttlSeconds = 1;
+  let api: PlayerApi;
+
+  beforeAll(async () => {
+    api = await startPlayerApi({ QUEUE_MODES, LOBBY_TTL_SECONDS: String(ttlSeconds) });
+  });
+
+  afterAll(async () => {
+    await api?.close();
+  });
 
   it('forgets a lobby left idle past LOBBY_TTL_SECONDS', async () => {
-    const [owner, a] = await Promise.all([player(), player()]);
-    const created = await create(owner);
-    // Idle for longer than the TTL: the test moves its expiry into the past rather than waiting.
-    await api.ds.query(
-      `UPDATE lobbies SET expires_at = now() - interval '1 second' WHERE id = $1`,
-      [created.lobbyId],
-    );
-    await refused(
-      () => call(a, 'POST', '/v1/lobbies/join', { inviteCode: created.inviteCode }),
-      404,
-      'LOBBY_INVITE_INVALID',
-    );
-    await refused(() => call(owner, 'GET', '/v1/lobbies/current'), 404, 'LOBBY_NOT_FOUND');
+    const [owner, a] = await Promise.all([api.newPlayer(), api.newPlayer()]);
+    for (const session of [owner, a])
+      expect((await api.probe(session.token, 'eu-west')).statusCode).toBe(200);
+    const call = (session: SessionResponse, method: 'GET' | 'POST', url: string, body?: unknown) =>
+      api.request(method, url, { token: session.token, ...(body ? { body } : {}) });
+    const created = await call(owner, 'POST', '/v1/lobbies', { mode: 'pair' });
+    expect(created.statusCode).toBe(201);
+    const { lobbyId, inviteCode } = created.json<LobbyResponse>();
+    // Idle for longer than the TTL (no change pushed its expiry back).
+    await new Promise((resolve) => setTimeout(resolve, ttlSeconds * 1000 + 500));
+    const joined = await call(a, 'POST', '/v1/lobbies/join', { inviteCode });
+    expect(joined.json<ProblemDetails>()).toMatchObject({ code: 'LOBBY_INVITE_INVALID' });
+    expect(joined.statusCode).toBe(404);
+    const current = await call(owner, 'GET', '/v1/lobbies/current');
+    expect(current.json<ProblemDetails>()).toMatchObject({ code: 'LOBBY_NOT_FOUND' });
     // The owner is free again: its new lobby replaces (and deletes) the expired one.
-    const again = await create(owner);
+    const again = await call(owner, 'POST', '/v1/lobbies', { mode: 'pair' });
+    expect(again.statusCode).toBe(201);
     const rows = await api.ds.query<{ id: string }[]>(
       `SELECT id FROM lobbies WHERE owner_id = $1`,
       [owner.playerId],
     );
-    expect(rows.map((row) => row.id)).toEqual([again.lobbyId]);
+    expect(rows.map((row) => row.id)).toEqual([again.json<LobbyResponse>().lobbyId]);
+    expect(lobbyId).not.toBe(again.json<LobbyResponse>().lobbyId);
   });
 });

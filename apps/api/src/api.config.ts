@@ -111,7 +111,7 @@ export class ApiConfig extends WithNoShowPenalty(ServiceConfig) {
     description:
       'How long a lobby lives idle (s): each change (join, leave, kick, teams, start) pushes its expiry back by this much; an expired lobby is gone',
   })
-  @IsIntInRange(60, 86_400)
+  @IsIntInRange(1, 86_400)
   LOBBY_TTL_SECONDS = 1_800;
 
   @EnvVar({ description: 'Probe samples kept per player and region; the estimate is their median' })
