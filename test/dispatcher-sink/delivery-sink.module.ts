@@ -4,7 +4,11 @@ import { RedisKeyspace, type ServiceConfig } from '@matchplane/config';
 import { TICKET_STATE_CHANGED } from '@matchplane/domain';
 import { SubscribesTo, type OutboxEnvelope, type OutboxSubscriber } from '@matchplane/outbox';
 import { redisTransportOptions } from '@matchplane/persistence';
-import { StateNotificationPublisher } from '../../apps/dispatcher/src/subscribers/client-notification.subscriber';
+import type { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
+import {
+  PatientTransport,
+  StateNotificationPublisher,
+} from '../../apps/dispatcher/src/subscribers/client-notification.subscriber';
 
 /*
  * The delivery suites' and bench:outbox's sink. Their aggregates write `ticket.state_changed`
@@ -14,6 +18,7 @@ import { StateNotificationPublisher } from '../../apps/dispatcher/src/subscriber
  */
 
 const DELIVERY_SINK_CLIENT = Symbol('DELIVERY_SINK_CLIENT');
+const DELIVERY_SINK_WAIT_MS = Symbol('DELIVERY_SINK_WAIT_MS');
 
 /** The channel the sink publishes on (the Nest Redis transport's pattern). */
 export function deliverySinkPattern(redisKeyPrefix: string): string {
@@ -28,9 +33,10 @@ export class DeliverySinkSubscriber implements OutboxSubscriber {
   constructor(
     @Inject(DELIVERY_SINK_CLIENT) client: ClientProxy,
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
+    @Inject(DELIVERY_SINK_WAIT_MS) waitMs: number,
   ) {
     this.publisher = new StateNotificationPublisher(
-      client,
+      new PatientTransport(client, waitMs),
       deliverySinkPattern(keyspace.REDIS_KEY_PREFIX),
     );
   }
@@ -42,7 +48,9 @@ export class DeliverySinkSubscriber implements OutboxSubscriber {
 
 @Module({})
 export class DeliverySinkModule {
-  static forRoot(config: ServiceConfig): DynamicModule {
+  static forRoot(
+    config: ServiceConfig & Pick<DispatcherConfig, 'NOTIFY_PUBLISH_WAIT_MS'>,
+  ): DynamicModule {
     return {
       module: DeliverySinkModule,
       imports: [
@@ -58,7 +66,10 @@ export class DeliverySinkModule {
           },
         ]),
       ],
-      providers: [DeliverySinkSubscriber],
+      providers: [
+        DeliverySinkSubscriber,
+        { provide: DELIVERY_SINK_WAIT_MS, useValue: config.NOTIFY_PUBLISH_WAIT_MS },
+      ],
     };
   }
 }

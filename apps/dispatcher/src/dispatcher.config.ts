@@ -73,4 +73,11 @@ export class DispatcherConfig extends WorkerConfig {
   })
   @IsIn(NOTIFY_FANOUTS)
   NOTIFY_FANOUT: NotifyFanout = 'targeted';
+
+  @EnvVar({
+    description:
+      "How long a client event's publish waits for an unreachable Redis to answer again (a Sentinel failover) before its delivery fails into the outbox's retry backoff (ms); 0 fails at once",
+  })
+  @IsIntInRange(0, 60_000)
+  NOTIFY_PUBLISH_WAIT_MS = 3_000;
 }

@@ -47,12 +47,12 @@ export const HISTORY_ONLY_EVENT_TYPES = [
 /** Publishes delivered events as {@link StateNotification}s on one Redis transport pattern. */
 export class StateNotificationPublisher {
   constructor(
-    private readonly client: ClientProxy,
+    private readonly transport: PatientTransport,
     private readonly pattern: string,
   ) {}
 
   async publish(envelope: OutboxEnvelope): Promise<void> {
-    await emitted(this.client, this.pattern, stateNotificationOf(envelope));
+    await this.transport.emit(this.pattern, stateNotificationOf(envelope));
   }
 }
 
@@ -64,7 +64,7 @@ export class StateNotificationPublisher {
  */
 export class PlayerNotificationPublisher {
   constructor(
-    private readonly client: ClientProxy,
+    private readonly transport: PatientTransport,
     private readonly redisKeyPrefix: string,
   ) {}
 
@@ -72,18 +72,40 @@ export class PlayerNotificationPublisher {
     const notification = stateNotificationOf(envelope);
     await Promise.all(
       notification.playerIds.map((playerId) =>
-        emitted(
-          this.client,
-          playerNotificationChannel(this.redisKeyPrefix, playerId),
-          notification,
-        ),
+        this.transport.emit(playerNotificationChannel(this.redisKeyPrefix, playerId), notification),
       ),
     );
   }
 }
 
-function emitted(client: ClientProxy, pattern: string, data: StateNotification): Promise<void> {
-  return lastValueFrom(client.emit(pattern, data), { defaultValue: undefined });
+/** Between two tries of a publish while Redis is unreachable. */
+const PUBLISH_RETRY_MS = 100;
+
+/**
+ * The notification transport, waiting out a short Redis outage: a publish that fails is tried
+ * again every {@link PUBLISH_RETRY_MS} (each try connects afresh, asking the sentinels for the
+ * master) until `waitMs` have passed. A Sentinel promotion takes a second or two; failing the
+ * delivery instead put it on the outbox's backoff (0.5 s, 1 s, 2 s...), seconds past the
+ * promotion. A repeat that Redis did receive is a duplicate, which clients drop by revision.
+ */
+export class PatientTransport {
+  constructor(
+    private readonly client: ClientProxy,
+    private readonly waitMs: number,
+  ) {}
+
+  async emit(pattern: string, data: StateNotification): Promise<void> {
+    const deadline = Date.now() + this.waitMs;
+    for (;;) {
+      try {
+        await lastValueFrom(this.client.emit(pattern, data), { defaultValue: undefined });
+        return;
+      } catch (error) {
+        if (Date.now() + PUBLISH_RETRY_MS > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, PUBLISH_RETRY_MS));
+      }
+    }
+  }
 }
 
 /**
@@ -100,12 +122,14 @@ export class ClientNotificationSubscriber implements OutboxSubscriber {
   constructor(
     @Inject(NOTIFICATIONS_CLIENT) client: ClientProxy,
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
-    @Inject(DispatcherConfig) config: Pick<DispatcherConfig, 'NOTIFY_FANOUT'>,
+    @Inject(DispatcherConfig)
+    config: Pick<DispatcherConfig, 'NOTIFY_FANOUT' | 'NOTIFY_PUBLISH_WAIT_MS'>,
   ) {
+    const transport = new PatientTransport(client, config.NOTIFY_PUBLISH_WAIT_MS);
     this.publisher =
       config.NOTIFY_FANOUT === 'targeted'
-        ? new PlayerNotificationPublisher(client, keyspace.REDIS_KEY_PREFIX)
-        : new StateNotificationPublisher(client, notificationPattern(keyspace.REDIS_KEY_PREFIX));
+        ? new PlayerNotificationPublisher(transport, keyspace.REDIS_KEY_PREFIX)
+        : new StateNotificationPublisher(transport, notificationPattern(keyspace.REDIS_KEY_PREFIX));
   }
 
   handle(envelope: OutboxEnvelope): Promise<void> {
