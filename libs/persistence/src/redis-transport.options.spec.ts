@@ -1,4 +1,8 @@
-import { redisTransportOptions } from './redis.module';
+import {
+  REDIS_RECONNECT_MAX_DELAY_MS,
+  redisRetryDelayMs,
+  redisTransportOptions,
+} from './redis.module';
 
 const config = {
   REDIS_HOST: 'redis.internal',
@@ -16,7 +20,7 @@ describe(redisTransportOptions.name, () => {
       reconnectOnError: expect.any(Function),
       connectionName: 'mp:api-notifications',
       retryAttempts: Number.MAX_SAFE_INTEGER,
-      retryDelay: 1_000,
+      retryDelay: REDIS_RECONNECT_MAX_DELAY_MS,
     });
   });
 
@@ -35,5 +39,14 @@ describe(redisTransportOptions.name, () => {
     });
     // The Nest client drops a lost connection only when retryAttempts is absent, not merely 0.
     expect('retryAttempts' in options).toBe(false);
+  });
+});
+
+describe(redisRetryDelayMs.name, () => {
+  it('backs off from 200 ms but never waits more than half a second, however long Redis is gone', () => {
+    const delays = Array.from({ length: 50 }, (_, i) => redisRetryDelayMs(i + 1));
+    expect(delays.slice(0, 3)).toEqual([200, 400, 500]);
+    expect(Math.max(...delays)).toBe(REDIS_RECONNECT_MAX_DELAY_MS);
+    expect(REDIS_RECONNECT_MAX_DELAY_MS).toBeLessThanOrEqual(500);
   });
 });
