@@ -4,6 +4,7 @@
 extends "res://tests/checks.gd"
 
 const JoinAuth = preload("res://addons/matchplane/join_auth.gd")
+const Bytes = preload("res://addons/matchplane/join_auth_bytes.gd")
 
 
 # Godot's JSON reads every number as a float; the vectors' numbers are exact integers.
@@ -25,9 +26,9 @@ func ints(value):
 
 
 func verifier_holding(vectors: Dictionary, key_ids: Array):
-	var all = {"": JoinAuth.base64_decode(vectors.rawKeyBase64)}
+	var all = {"": Bytes.base64_decode(vectors.rawKeyBase64)}
 	for id in vectors["keys"]:
-		all[id] = JoinAuth.base64_decode(vectors["keys"][id])
+		all[id] = Bytes.base64_decode(vectors["keys"][id])
 	var held = {}
 	for id in all:
 		if key_ids.has(id):
@@ -69,11 +70,11 @@ func run(path: String) -> void:
 	for t in vectors.tokens:
 		var name = "token " + t.name
 		var bytes = JoinAuth.encode_join_claims(t.claims)
-		check_equal(JoinAuth.to_hex(bytes), t.claimBytesHex, name + " claim bytes")
-		check_equal(claims_text(JoinAuth.decode_join_claims(JoinAuth.from_hex(t.claimBytesHex))), claims_text(t.claims), name + " decodes back")
+		check_equal(Bytes.to_hex(bytes), t.claimBytesHex, name + " claim bytes")
+		check_equal(claims_text(JoinAuth.decode_join_claims(Bytes.from_hex(t.claimBytesHex))), claims_text(t.claims), name + " decodes back")
 		var mac = every_key.mac(t.claims.keyId, bytes)
-		check_equal(JoinAuth.to_hex(mac) if mac != null else "(no key)", t.macHex, name + " MAC")
-		check_equal(JoinAuth.base64url_encode(bytes) + "." + JoinAuth.base64url_encode(mac if mac != null else PoolByteArray()), t.token, name + " token")
+		check_equal(Bytes.to_hex(mac) if mac != null else "(no key)", t.macHex, name + " MAC")
+		check_equal(Bytes.base64url_encode(bytes) + "." + Bytes.base64url_encode(mac if mac != null else PoolByteArray()), t.token, name + " token")
 		var result = every_key.verify(t.token, {"serverId": t.claims.serverId, "matchId": t.claims.matchId, "now": t.claims.issuedAt})
 		check_equal(reason_of(result), "OK", name + " verifies")
 		check_equal(claims_text(result.get("claims")), claims_text(t.claims), name + " verifies to its claims")
@@ -89,13 +90,13 @@ func run(path: String) -> void:
 	for roster in vectors.rosters:
 		var name = "roster " + roster.name
 		var input = JoinAuth.encode_roster_digest_input(roster.matchId, roster.serverId, roster.entries)
-		check_equal(JoinAuth.to_hex(input), roster.digestInputHex, name + " digest input")
-		check_equal(JoinAuth.to_hex(JoinAuth.sha256(input)), roster.digestHex, name + " digest")
+		check_equal(Bytes.to_hex(input), roster.digestInputHex, name + " digest input")
+		check_equal(Bytes.to_hex(Bytes.sha256(input)), roster.digestHex, name + " digest")
 		var manifest_bytes = JoinAuth.encode_roster_manifest(roster.manifest)
-		check_equal(JoinAuth.to_hex(manifest_bytes), roster.manifestBytesHex, name + " manifest bytes")
+		check_equal(Bytes.to_hex(manifest_bytes), roster.manifestBytesHex, name + " manifest bytes")
 		var mac = every_key.mac(roster.keyId, manifest_bytes)
-		check_equal(JoinAuth.to_hex(mac) if mac != null else "(no key)", roster.manifestMacHex, name + " manifest MAC")
-		check_equal(roster.manifest.signature, JoinAuth.base64url_encode(mac if mac != null else PoolByteArray()), name + " signature")
+		check_equal(Bytes.to_hex(mac) if mac != null else "(no key)", roster.manifestMacHex, name + " manifest MAC")
+		check_equal(roster.manifest.signature, Bytes.base64url_encode(mac if mac != null else PoolByteArray()), name + " signature")
 		check_equal(reason_of(every_key.verify_roster(roster.manifest, roster.entries, roster.expect)), "OK", name + " verifies")
 		for r in roster.rejections:
 			var result = every_key.verify_roster(r.manifest, r.entries, r.expect)
@@ -109,7 +110,7 @@ func _init() -> void:
 			path = arg.substr("--vectors=".length(), arg.length())
 	run(path)
 	# The vectors hold no invalid UTF-8 inside a validly MAC'd token; the decoder must still refuse it.
-	check(JoinAuth.strict_utf8(PoolByteArray([0xed, 0xa0, 0x80])) == null, "a UTF-8 encoded surrogate is refused")
-	check(JoinAuth.strict_utf8(PoolByteArray([0xc0, 0xaf])) == null, "an overlong UTF-8 form is refused")
-	check(JoinAuth.strict_utf8(PoolByteArray([0xc3, 0x9f])) == "\u00df", "valid UTF-8 decodes")
+	check(Bytes.strict_utf8(PoolByteArray([0xed, 0xa0, 0x80])) == null, "a UTF-8 encoded surrogate is refused")
+	check(Bytes.strict_utf8(PoolByteArray([0xc0, 0xaf])) == null, "an overlong UTF-8 form is refused")
+	check(Bytes.strict_utf8(PoolByteArray([0xc3, 0x9f])) == "\u00df", "valid UTF-8 decodes")
 	report("godot")

@@ -1,15 +1,14 @@
 # Offline verifier of Matchplane join tokens and roster manifests for Godot 3 game servers.
 # Byte layouts: docs/JOIN-AUTH.md; test/fixtures/join-auth-vectors.json is their specification
-# and tests/vectors_test.gd holds this script to it. Godot 3.2 has SHA-256 (HashingContext) but
-# no HMAC, so HMAC-SHA256 is built here (RFC 2104). Reasons are the TypeScript verifier's names.
+# and tests/vectors_test.gd holds this script to it. The byte work (SHA-256, HMAC, base64, strict
+# UTF-8) is join_auth_bytes.gd's. Reasons are the TypeScript verifier's names.
 extends Reference
+
+const Bytes = preload("res://addons/matchplane/join_auth_bytes.gd")
 
 const MAX_INSTANT = 9007199254740991
 const MAC_BYTES = 32
 const MAX_TOKEN_LENGTH = 1024
-const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-const HEX = "0123456789abcdef"
 
 var keys = {}  # key id -> PoolByteArray ("" is the raw-file key)
 var key_order = []
@@ -44,159 +43,9 @@ static func load_key_file(path: String) -> Dictionary:
 		return {"": bytes}
 	var keys_by_id = {}
 	for id in parsed.result:
-		var key = base64_decode(str(parsed.result[id]))
+		var key = Bytes.base64_decode(str(parsed.result[id]))
 		keys_by_id[id] = key if key != null else PoolByteArray()  # set_keys names the bad key
 	return keys_by_id
-
-
-static func sha256(data: PoolByteArray) -> PoolByteArray:
-	var ctx = HashingContext.new()
-	ctx.start(HashingContext.HASH_SHA256)
-	if data.size() > 0:
-		ctx.update(data)
-	return ctx.finish()
-
-
-static func hmac_sha256(key: PoolByteArray, data: PoolByteArray) -> PoolByteArray:
-	var k = key
-	if k.size() > 64:
-		k = sha256(k)
-	var inner = PoolByteArray()
-	var outer = PoolByteArray()
-	for i in range(64):
-		var b = k[i] if i < k.size() else 0
-		inner.append(b ^ 0x36)
-		outer.append(b ^ 0x5c)
-	inner.append_array(data)
-	outer.append_array(sha256(inner))
-	return sha256(outer)
-
-
-# Same time for every pair of equal-length inputs.
-static func fixed_time_equals(a: PoolByteArray, b: PoolByteArray) -> bool:
-	if a.size() != b.size():
-		return false
-	var difference = 0
-	for i in range(a.size()):
-		difference |= a[i] ^ b[i]
-	return difference == 0
-
-
-static func to_hex(data: PoolByteArray) -> String:
-	var out = ""
-	for b in data:
-		out += HEX[b >> 4] + HEX[b & 15]
-	return out
-
-
-static func from_hex(text: String):
-	if text.length() % 2 != 0:
-		return null
-	var out = PoolByteArray()
-	for i in range(0, text.length(), 2):
-		var hi = HEX.find(text[i])
-		var lo = HEX.find(text[i + 1])
-		if hi < 0 or lo < 0:
-			return null
-		out.append(hi * 16 + lo)
-	return out
-
-
-static func b64_encode(data: PoolByteArray, alphabet: String) -> String:
-	var out = ""
-	var buffer = 0
-	var bits = 0
-	for b in data:
-		buffer = (buffer << 8) | b
-		bits += 8
-		while bits >= 6:
-			bits -= 6
-			out += alphabet[(buffer >> bits) & 63]
-		buffer &= (1 << bits) - 1
-	if bits > 0:
-		out += alphabet[(buffer << (6 - bits)) & 63]
-	return out
-
-
-# Canonical only: no padding, nothing outside the alphabet, zero trailing bits. null otherwise.
-static func b64_decode_unpadded(text: String, alphabet: String):
-	if text.length() % 4 == 1:
-		return null
-	var out = PoolByteArray()
-	var buffer = 0
-	var bits = 0
-	for c in text:
-		var index = alphabet.find(c)
-		if index < 0:
-			return null
-		buffer = (buffer << 6) | index
-		bits += 6
-		if bits >= 8:
-			bits -= 8
-			out.append((buffer >> bits) & 255)
-			buffer &= (1 << bits) - 1
-	return out if buffer == 0 else null
-
-
-static func base64url_encode(data: PoolByteArray) -> String:
-	return b64_encode(data, B64URL)
-
-
-static func base64url_decode(text: String):
-	return b64_decode_unpadded(text, B64URL)
-
-
-# Standard padded base64, as `openssl rand -base64 32` prints it.
-static func base64_decode(text: String):
-	if text.length() % 4 != 0:
-		return null
-	var padding = 0
-	while padding < 2 and padding < text.length() and text[text.length() - 1 - padding] == "=":
-		padding += 1
-	var body = text.substr(0, text.length() - padding)
-	if padding > 0 and body.length() % 4 + padding != 4:
-		return null
-	return b64_decode_unpadded(body, B64)
-
-
-static func utf8(text: String) -> PoolByteArray:
-	return text.to_utf8()
-
-
-# Strict UTF-8 (no overlong forms, surrogates or code points above U+10FFFF): Godot's own
-# decoder is lenient, so the bytes are checked first and must also survive a round trip.
-static func strict_utf8(data: PoolByteArray):
-	var i = 0
-	while i < data.size():
-		var c = data[i]
-		var extra = 0
-		var code = 0
-		if c < 0x80:
-			i += 1
-			continue
-		elif c >= 0xc2 and c <= 0xdf:
-			extra = 1
-			code = c & 0x1f
-		elif c >= 0xe0 and c <= 0xef:
-			extra = 2
-			code = c & 0x0f
-		elif c >= 0xf0 and c <= 0xf4:
-			extra = 3
-			code = c & 0x07
-		else:
-			return null
-		if i + extra >= data.size():
-			return null
-		for k in range(1, extra + 1):
-			if data[i + k] & 0xc0 != 0x80:
-				return null
-			code = (code << 6) | (data[i + k] & 0x3f)
-		if (extra == 2 and code < 0x800) or (extra == 3 and code < 0x10000) or code > 0x10ffff \
-				or (code >= 0xd800 and code <= 0xdfff):
-			return null
-		i += extra + 1
-	var text = data.get_string_from_utf8()
-	return text if text.to_utf8() == data else null
 
 
 static func is_named_key_id(id: String) -> bool:
@@ -221,13 +70,13 @@ static func is_canonical_uuid(id: String) -> bool:
 		if i == 8 or i == 13 or i == 18 or i == 23:
 			if c != "-":
 				return false
-		elif HEX.find(c) < 0:
+		elif Bytes.HEX.find(c) < 0:
 			return false
 	return true
 
 
 static func is_bounded_text(text: String, max_bytes: int) -> bool:
-	if text.empty() or utf8(text).size() > max_bytes:
+	if text.empty() or Bytes.utf8(text).size() > max_bytes:
 		return false
 	for c in text:
 		var code = ord(c)
@@ -273,7 +122,7 @@ static func manifest_problem(m: Dictionary) -> String:
 		return "serverId must be 1-255 UTF-8 bytes without control characters"
 	if not is_key_id(m.keyId):
 		return "keyId must be \"\" or 1-64 visible ASCII characters"
-	if m.digest.length() != 64 or from_hex(m.digest) == null:
+	if m.digest.length() != 64 or Bytes.from_hex(m.digest) == null:
 		return "digest must be 64 lowercase hex digits"
 	if m.entryCount < 1 or m.entryCount > 0xffffffff:
 		return "entryCount must be an integer from 1 to 2^32 - 1"
@@ -293,7 +142,7 @@ static func _u(value: int, size: int) -> PoolByteArray:
 
 
 static func _str16(text: String) -> PoolByteArray:
-	var bytes = utf8(text)
+	var bytes = Bytes.utf8(text)
 	var out = _u(bytes.size(), 2)
 	out.append_array(bytes)
 	return out
@@ -322,7 +171,7 @@ static func decode_join_claims(data: PoolByteArray):
 		pos += 2
 		if pos + length > data.size():
 			return null
-		var text = strict_utf8(data.subarray(pos, pos + length - 1) if length > 0 else PoolByteArray())
+		var text = Bytes.strict_utf8(data.subarray(pos, pos + length - 1) if length > 0 else PoolByteArray())
 		if text == null:
 			return null
 		c[field] = text
@@ -360,7 +209,7 @@ static func encode_roster_manifest(m: Dictionary) -> PoolByteArray:
 	out.append_array(_str16(m.keyId))
 	out.append_array(_str16(m.matchId))
 	out.append_array(_str16(m.serverId))
-	out.append_array(from_hex(m.digest))
+	out.append_array(Bytes.from_hex(m.digest))
 	out.append_array(_u(m.entryCount, 4))
 	out.append_array(_u(m.issuedAt, 8))
 	if revision != 1:
@@ -369,11 +218,11 @@ static func encode_roster_manifest(m: Dictionary) -> PoolByteArray:
 
 
 func mac(key_id: String, data: PoolByteArray):
-	return hmac_sha256(keys[key_id], data) if keys.has(key_id) else null
+	return Bytes.hmac_sha256(keys[key_id], data) if keys.has(key_id) else null
 
 
 func mac_matches(key_id: String, data: PoolByteArray, mac_bytes: PoolByteArray) -> bool:
-	return keys.has(key_id) and fixed_time_equals(hmac_sha256(keys[key_id], data), mac_bytes)
+	return keys.has(key_id) and Bytes.fixed_time_equals(Bytes.hmac_sha256(keys[key_id], data), mac_bytes)
 
 
 static func _reject(reason: String, message: String) -> Dictionary:
@@ -386,8 +235,8 @@ static func _split(token: String):
 	var parts = token.split(".", true)
 	if parts.size() != 2:
 		return null
-	var claim_bytes = base64url_decode(parts[0])
-	var mac_bytes = base64url_decode(parts[1])
+	var claim_bytes = Bytes.base64url_decode(parts[0])
+	var mac_bytes = Bytes.base64url_decode(parts[1])
 	if claim_bytes == null or mac_bytes == null or mac_bytes.size() != MAC_BYTES:
 		return null
 	return [claim_bytes, mac_bytes]
@@ -442,7 +291,7 @@ func verify_roster(manifest: Dictionary, entries: Array, expect: Dictionary) -> 
 	var problem = manifest_problem(manifest)
 	if problem != "":
 		return _reject("MALFORMED", "malformed roster manifest: " + problem)
-	var signature = base64url_decode(manifest.signature)
+	var signature = Bytes.base64url_decode(manifest.signature)
 	if signature == null or signature.size() != MAC_BYTES:
 		return _reject("MALFORMED", "roster manifest signature must be a 32-byte unpadded base64url MAC")
 	var rejection = _check_mac(manifest.keyId, encode_roster_manifest(manifest), signature, manifest, "encode_roster_manifest")
@@ -460,8 +309,8 @@ func verify_roster(manifest: Dictionary, entries: Array, expect: Dictionary) -> 
 	for i in range(1, entries.size()):
 		if entries[i - 1].playerId >= entries[i].playerId:
 			return _reject("ROSTER_NOT_CANONICAL", "entry %d: entries must be in ascending playerId order without duplicates" % i)
-	var digest = sha256(encode_roster_digest_input(manifest.matchId, manifest.serverId, entries))
-	if not fixed_time_equals(digest, from_hex(manifest.digest)):
+	var digest = Bytes.sha256(encode_roster_digest_input(manifest.matchId, manifest.serverId, entries))
+	if not Bytes.fixed_time_equals(digest, Bytes.from_hex(manifest.digest)):
 		return _reject("ROSTER_DIGEST_MISMATCH", "roster entries do not match the manifest digest")
 	for i in range(entries.size()):
 		var parts = _split(entries[i].token)
