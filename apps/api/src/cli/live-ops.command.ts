@@ -1,6 +1,11 @@
 import { Global, Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { QueueWaitEstimateWindow, TicketHeartbeatTimeout } from '@matchplane/config';
+import {
+  MATCHER_SHARD_PLAN,
+  matcherShardPlan,
+  QueueWaitEstimateWindow,
+  TicketHeartbeatTimeout,
+} from '@matchplane/config';
 import { PersistenceModule, RedisModule } from '@matchplane/persistence';
 import { LiveOpsModule } from '../admin/live-ops/live-ops.module';
 import { MatchControlsAdmin } from '../admin/live-ops/match-controls.admin';
@@ -19,8 +24,10 @@ class CliSettingsModule {
       providers: [
         { provide: TicketHeartbeatTimeout, useValue: TicketHeartbeatTimeout.of(config) },
         { provide: QueueWaitEstimateWindow, useValue: QueueWaitEstimateWindow.of(config) },
+        // A released ticket leaves its shard's candidate set too (the apps' MATCHER_SHARDS).
+        { provide: MATCHER_SHARD_PLAN, useValue: matcherShardPlan(config) },
       ],
-      exports: [TicketHeartbeatTimeout, QueueWaitEstimateWindow],
+      exports: [TicketHeartbeatTimeout, QueueWaitEstimateWindow, MATCHER_SHARD_PLAN],
     };
   }
 }
