@@ -115,6 +115,12 @@ interface GroupPacking {
   add(entry: Entry): number;
 }
 
+/**
+ * Each group's members' roles, read once per pass: every search that meets the group asks for them
+ * (a mode has one role rule, so one attribute).
+ */
+const GROUP_ROLES = new WeakMap<Entry, readonly (readonly string[])[]>();
+
 /** Teams by size (TeamPacking), or by size and role slots when the anchor's role rule applies. */
 function groupPacking(anchor: Entry, sizes: readonly number[], checkRoles: boolean): GroupPacking {
   const rule = checkRoles ? roleRuleAt(anchor.pool.rules, anchor.waitedMs) : undefined;
@@ -126,7 +132,11 @@ function groupPacking(anchor: Entry, sizes: readonly number[], checkRoles: boole
     };
   }
   const roles = new RolePacking(sizes, slotsOf(rule));
-  const rolesOfGroup = (entry: Entry) => entry.members.map((member) => rolesOf(member, rule));
+  const rolesOfGroup = (entry: Entry) => {
+    let known = GROUP_ROLES.get(entry);
+    if (!known) GROUP_ROLES.set(entry, (known = entry.members.map((m) => rolesOf(m, rule))));
+    return known;
+  };
   return {
     fits: (entry) => roles.fits(rolesOfGroup(entry)),
     add: (entry) => roles.add(rolesOfGroup(entry)),

@@ -73,6 +73,8 @@ export function openSlots(
 export class RolePacking {
   private readonly free: number[];
   private readonly players: (readonly string[])[][];
+  /** Each team's slots its players leave empty now (solved again only when the team grows). */
+  private readonly open: number[];
 
   constructor(
     sizes: readonly number[],
@@ -80,10 +82,22 @@ export class RolePacking {
   ) {
     this.free = [...sizes];
     this.players = sizes.map(() => []);
+    this.open = sizes.map(() => slots.length);
   }
 
+  /**
+   * Asked of every partner a search looks at, so it solves the assignment only where it must:
+   * players who join never empty a filled slot, so a team with room for the group and, after it,
+   * for every slot now empty takes it whatever roles it plays.
+   */
   fits(group: readonly (readonly string[])[]): boolean {
-    return this.teamFor(group) >= 0;
+    for (let team = 0; team < this.free.length; team++) {
+      const left = (this.free[team] ?? 0) - group.length;
+      if (left < 0) continue;
+      if (left >= (this.open[team] ?? 0)) return true;
+      if (left >= unfilledSlots([...(this.players[team] ?? []), ...group], this.slots)) return true;
+    }
+    return false;
   }
 
   /** Adds `group` (it must fit) and answers its team. */
@@ -91,7 +105,9 @@ export class RolePacking {
     const team = this.teamFor(group);
     if (team >= 0) {
       this.free[team] = (this.free[team] ?? 0) - group.length;
-      this.players[team]?.push(...group);
+      const members = this.players[team] ?? [];
+      members.push(...group);
+      this.open[team] = unfilledSlots(members, this.slots);
     }
     return team;
   }
@@ -102,7 +118,7 @@ export class RolePacking {
     this.free.forEach((room, team) => {
       if (room < group.length) return;
       const members = this.players[team] ?? [];
-      const before = unfilledSlots(members, this.slots);
+      const before = this.open[team] ?? 0;
       const after = unfilledSlots([...members, ...group], this.slots);
       if (room - group.length < after) return;
       const gain = before - after;
