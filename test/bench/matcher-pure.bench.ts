@@ -234,7 +234,7 @@ export function benchPureMatcher(options: PureMatcherBenchOptions = {}): PureMat
 }
 
 /** `passes` timed runs of `run` after a warm-up one (the first pays for JIT compilation). */
-function timePasses(
+export function timePasses(
   run: () => MatchFormation,
   passes: number,
 ): { formation: MatchFormation; ms: { median: number; max: number } } {

@@ -43,6 +43,7 @@ import {
   round,
   splitParties,
 } from './matcher-pure.bench';
+import { benchRoleMode } from './matcher-roles';
 
 const DATABASE = 'mp_bench_matcher';
 const PREFIX = 'mp_bench_matcher';
@@ -77,6 +78,19 @@ async function main(): Promise<void> {
     partyShare: options.partyShare,
     log: (line) => progress(`pure: ${line}`),
   });
+
+  // 1b. A min/max mode with roles, on a pool with block lists: the rules that must always hold.
+  const roleMode = benchRoleMode({
+    candidates: options.candidates,
+    passes: options.passes,
+    seed: options.seed,
+    maxAgeMs: options.maxAgeSeconds * 1_000,
+  });
+  progress(
+    `role mode ${roleMode.mode}: pass median ${roleMode.pass_ms.median} ms, ${roleMode.matches} matches ` +
+      `(${roleMode.matches_below_full} below full), blocked pairs matched ${roleMode.blocked_pairs_matched}, ` +
+      `role rule violations ${roleMode.role_rule_violations}`,
+  );
 
   // 2. The real commit path on the same pool.
   const pool = buildPool(
@@ -152,6 +166,9 @@ async function main(): Promise<void> {
     parties_split: pure.parties_split + e2e.partiesSplit,
     mean_abs_team_rating_gap: pure.mean_abs_team_rating_gap,
     team_rating_gap_reduction: pure.team_rating_gap_reduction,
+    role_mode: roleMode,
+    blocked_pairs_matched: roleMode.blocked_pairs_matched,
+    role_rule_violations: roleMode.role_rule_violations,
     pass_ms_by_candidates: curve.pass_ms_by_candidates,
     pass_growth: curve.pass_growth,
     committed_matches_per_s_by_candidates: bySize(committedPerS),
@@ -194,6 +211,9 @@ async function main(): Promise<void> {
       no_mixed_build_matches: pure.mixed_build_matches === 0 && e2e.mixedBuildMatches === 0,
       no_parties_split: pure.parties_split === 0 && e2e.partiesSplit === 0,
       team_rating_gap_at_least_40pct_below_fifo: pure.team_rating_gap_reduction >= 0.4,
+      no_blocked_pair_matched: roleMode.blocked_pairs_matched === 0,
+      no_role_rule_violation: roleMode.role_rule_violations === 0,
+      role_mode_pass_ms_at_most_250: roleMode.pass_ms.median <= 250,
       // null when the curve does not reach the size (or has one size only).
       pass_ms_at_100k_at_most_1000: passAt100k === undefined ? null : passAt100k <= 1_000,
       pass_growth_within_n_log_n: curve.pass_growth?.within_n_log_n ?? null,
