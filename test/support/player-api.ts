@@ -92,6 +92,9 @@ export async function startPlayerApi(
     LOG_LEVEL: 'silent',
     // A probe key set of its own, so edge measurements can be recorded (and factories sign them).
     PROBE_KEYS_FILE: writeKeyFile({ 'test-probe': randomBytes(32) }),
+    // The active rule set is read at start; a poll every 2 s would land inside the suites that
+    // count one request's statements. A suite that switches versions sets a short interval.
+    RULE_SET_POLL_INTERVAL_MS: '600000',
     ...env,
   });
   const app = await bootApi(config, options);
