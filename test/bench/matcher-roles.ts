@@ -14,7 +14,7 @@ import {
   type ModeRules,
   type ProposedMatch,
 } from '@matchplane/domain';
-import { blockedPairsIn } from '../../apps/matcher/src/simulation/block-lists';
+import { avoidedPlayers, blockedPairsIn } from '../../apps/matcher/src/simulation/block-lists';
 import { mulberry32 as prng } from '../support/seeded-random';
 import { BENCH_RULES, buildPool, timePasses } from './matcher-pure.bench';
 
@@ -66,24 +66,21 @@ export function rolePool(
 ): MatchCandidate[] {
   const random = prng(seed ^ 0x7015);
   const base = buildPool(size, seed, maxAgeMs, now, 0);
-  const blocks = new Map<string, Set<string>>();
-  const block = (a: string, b: string) => {
-    if (a === b) return;
-    for (const [from, to] of [
-      [a, b],
-      [b, a],
-    ] as const) {
-      let set = blocks.get(from);
-      if (!set) blocks.set(from, (set = new Set()));
-      set.add(to);
-    }
-  };
-  for (const candidate of base) {
-    if (random() >= BLOCKER_SHARE) continue;
-    for (let i = 0; i < BLOCKS_EACH; i++) {
-      block(candidate.playerId, base[Math.floor(random() * base.length)]!.playerId);
-    }
-  }
+  // Each blocker's picks; the matcher reads both directions, so each pair goes to both lists.
+  const picks = base.flatMap((candidate) =>
+    random() < BLOCKER_SHARE
+      ? [
+          {
+            playerId: candidate.playerId,
+            blockedPlayerIds: Array.from(
+              { length: BLOCKS_EACH },
+              () => base[Math.floor(random() * base.length)]!.playerId,
+            ).filter((other) => other !== candidate.playerId),
+          },
+        ]
+      : [],
+  );
+  const blocks = avoidedPlayers(picks);
   return base.map((candidate) => {
     const roles =
       random() < HEALER_SHARE ? (random() < 0.5 ? ['healer', 'damage'] : ['healer']) : ['damage'];
@@ -92,7 +89,7 @@ export function rolePool(
       ...candidate,
       mode: ROLE_MODE.mode,
       attributes: { ...candidate.attributes, roles },
-      ...(blocked ? { blockedPlayerIds: [...blocked].sort() } : {}),
+      ...(blocked ? { blockedPlayerIds: blocked } : {}),
     };
   });
 }

@@ -36,7 +36,9 @@ export function withSyntheticBlocks(
 }
 
 /** Each player's players not to meet: those it blocked and those who blocked it, sorted. */
-export function avoidedPlayers(arrivals: readonly Arrival[]): Map<string, string[]> {
+export function avoidedPlayers(
+  arrivals: readonly Pick<Arrival, 'playerId' | 'blockedPlayerIds'>[],
+): Map<string, string[]> {
   const avoided = new Map<string, Set<string>>();
   const add = (playerId: string, other: string) => {
     const set = avoided.get(playerId) ?? new Set<string>();
