@@ -16,7 +16,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
 import { dataSourceOptions, Migrator } from '@matchplane/persistence';
 import { allMigrations } from '@matchplane/migrations';
-import { PlayerClient } from '@matchplane/sdk';
+import { PlayerClient } from '@matchplane/sdk/node';
 import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 import { parseFlags, usage, UsageError, writeResults, type FlagSpec } from './bench.cli';
 import {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { QueueModeOption } from '@matchplane/contracts';
-import { PlayerClient } from '@matchplane/sdk';
+import { PlayerClient } from '@matchplane/sdk/node';
 import {
   BACKFILL_MODE,
   DEMO_USAGE,

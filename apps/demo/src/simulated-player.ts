@@ -8,7 +8,7 @@ import {
   type GameServerMessage,
   type HeartbeatHandle,
   type NotificationSubscription,
-} from '@matchplane/sdk';
+} from '@matchplane/sdk/node';
 import { DemoFailure, describeError, within, type StackApp } from './failure';
 import { simulatedFetch } from './locations';
 import type { MatchBoard } from './match-board';

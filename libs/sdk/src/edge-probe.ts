@@ -15,20 +15,65 @@ export function httpProbeEdge(
   return options?.probeEdges?.[region]?.find((url) => /^https?:\/\//.test(url));
 }
 
+/** What one POST to a probe edge answered: its status and its body's text. */
+export interface EdgeReply {
+  readonly status: number;
+  readonly text: string;
+}
+
+/**
+ * One POST of a JSON body to a probe edge, given up when `timeoutMs` passes (rejecting with an
+ * error named TimeoutError). The client's turnaround between a challenge and its answer is inside
+ * every sample, so the transport is a seam: fetch by default, node:http on Node (installed by
+ * `@matchplane/sdk/node`), which turns a reply around in about half of undici's time.
+ */
+export type EdgePost = (url: string, body: string, timeoutMs: number) => Promise<EdgeReply>;
+
+function fetchEdgePost(fetch: FetchLike): EdgePost {
+  return async (url, body, timeoutMs) => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    return { status: response.status, text: await response.text() };
+  };
+}
+
+let installedEdgePost: EdgePost | undefined;
+
+/**
+ * Makes `post` how every client made without a `fetch` option reaches probe edges.
+ * `@matchplane/sdk/node` installs `nodeEdgePost` when loaded.
+ */
+export function installEdgePost(post: EdgePost | undefined): void {
+  installedEdgePost = post;
+}
+
 /**
  * Measures RTT at a region's probe edge over HTTP: a challenge, then at once its answer; the edge
  * times the gap on its own clock and answers a signed measurement for the API. Nothing here times
  * anything: a client cannot make itself look closer than it is.
  */
 export class EdgeProber {
-  private readonly fetch: FetchLike;
+  private readonly post: EdgePost;
+  private readonly requestTimeoutMs: number;
 
   constructor(options: { fetch?: FetchLike; requestTimeoutMs?: number } = {}) {
-    this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
+    const { fetch } = options;
+    // A given fetch (a test double, a polyfill) is used for everything; otherwise the installed
+    // transport, bound late like the API's so one installed after construction still applies.
+    this.post = fetch
+      ? fetchEdgePost(fetch)
+      : (url, body, timeoutMs) =>
+          (installedEdgePost ?? fetchEdgePost((u, init) => globalThis.fetch(u, init)))(
+            url,
+            body,
+            timeoutMs,
+          );
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
   }
-
-  private readonly requestTimeoutMs: number;
 
   /**
    * `samples` measurements at the edge, each handed to the API by `record` as it is taken (they
@@ -54,7 +99,7 @@ export class EdgeProber {
     playerId: string,
     region: string,
   ): Promise<SignedProbeMeasurement> {
-    const challengeJson = await this.post(
+    const challengeJson = await this.send(
       edgeUrl,
       'v1/probe/challenges',
       JSON.stringify({ playerId, region }),
@@ -63,35 +108,29 @@ export class EdgeProber {
     // and not parsing and re-serialising it keeps the client's turnaround (inside the RTT) short.
     const answer = `{"playerId":${JSON.stringify(playerId)},"region":${JSON.stringify(region)},"challenge":${challengeJson}}`;
     return JSON.parse(
-      await this.post(edgeUrl, 'v1/probe/answers', answer),
+      await this.send(edgeUrl, 'v1/probe/answers', answer),
     ) as SignedProbeMeasurement;
   }
 
   /** POSTs a JSON body; answers the response's text (problem+json refusals are thrown). */
-  private async post(edgeUrl: string, path: string, body: string): Promise<string> {
+  private async send(edgeUrl: string, path: string, body: string): Promise<string> {
     const request = { method: 'POST', path: `${edgeUrl.replace(/\/+$/, '')}/${path}` };
-    let response: Response;
+    let reply: EdgeReply;
     try {
-      response = await this.fetch(request.path, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        signal: AbortSignal.timeout(this.requestTimeoutMs),
-      });
+      reply = await this.post(request.path, body, this.requestTimeoutMs);
     } catch (error) {
       const timedOut = (error as Error | undefined)?.name === 'TimeoutError';
       throw new MatchplaneNetworkError(request, timedOut, error);
     }
-    const text = await response.text();
-    if (!response.ok) {
+    if (reply.status < 200 || reply.status > 299) {
       let problem: ProblemDetails | undefined;
       try {
-        problem = JSON.parse(text) as ProblemDetails;
+        problem = JSON.parse(reply.text) as ProblemDetails;
       } catch {
         problem = undefined;
       }
-      throw new MatchplaneApiError({ request, status: response.status, problem });
+      throw new MatchplaneApiError({ request, status: reply.status, problem });
     }
-    return text;
+    return reply.text;
   }
 }

@@ -6,7 +6,13 @@ export * from './server-client';
 export * from './server-heartbeats';
 export * from './notification-subscriber';
 export * from './game-connection';
-export { EdgeProber, httpProbeEdge } from './edge-probe';
+export {
+  EdgeProber,
+  httpProbeEdge,
+  installEdgePost,
+  type EdgePost,
+  type EdgeReply,
+} from './edge-probe';
 export * from './ready-check';
 export { LobbyCalls } from './player-lobbies';
 export * from './match-play';
