@@ -73,9 +73,10 @@ function progress(line: string): void {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1_024 });
 
+/** POSTs `body` (serialised unless it is already JSON text). */
 function post(port: number, url: string, body: unknown): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const payload = JSON.stringify(body);
+    const payload = typeof body === 'string' ? body : JSON.stringify(body);
     const request = http.request(
       {
         host: LOCALHOST,
@@ -286,11 +287,12 @@ async function main(): Promise<void> {
   const playerId = randomUUID();
   const challengeAndAnswer = async () => {
     const challenge = await post(edgePort, '/v1/probe/challenges', { playerId, region: 'eu-west' });
-    const answer = await post(edgePort, '/v1/probe/answers', {
-      playerId,
-      region: 'eu-west',
-      challenge: JSON.parse(challenge.body) as unknown,
-    });
+    // Echoed byte for byte as the SDK does (EdgeProber.measure): a client never re-serialises it.
+    const answer = await post(
+      edgePort,
+      '/v1/probe/answers',
+      `{"playerId":"${playerId}","region":"eu-west","challenge":${challenge.body}}`,
+    );
     if (answer.status !== 200) throw new Error(`edge answered ${answer.status}: ${answer.body}`);
   };
   progress(`edge: ${concurrency} in flight for ${seconds} s`);

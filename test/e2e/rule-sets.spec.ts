@@ -37,6 +37,7 @@ describe('rule sets change the running API and matcher without a restart', () =>
   const prefix = testRedisPrefix();
   const running: RunningApp[] = [];
   let baseUrl: string;
+  let healthPort: number;
   let env: Record<string, string>;
   const scratch = mkdtempSync(path.join(tmpdir(), 'rule-sets-'));
 
@@ -51,7 +52,7 @@ describe('rule sets change the running API and matcher without a restart', () =>
       RULE_SET_POLL_INTERVAL_MS: '200',
     };
     const apiPort = await freePort();
-    const healthPort = await freePort();
+    healthPort = await freePort();
     running.push(
       startApp('api', {
         ...env,
@@ -97,6 +98,12 @@ describe('rule sets change the running API and matcher without a restart', () =>
     await client.probe('eu-west', { samples: 1 });
     const ticket = await client.enqueue('duel', { attributes: { platform } });
     return { client, ticket };
+  }
+
+  async function matcherRunsVersion(): Promise<number | undefined> {
+    const text = await fetch(`http://127.0.0.1:${healthPort}/metrics`).then((r) => r.text());
+    const found = /^rule_set_version_running\{[^}]*\} (\d+)$/m.exec(text);
+    return found ? Number(found[1]) : undefined;
   }
 
   async function enqueueStatus(platform: string): Promise<number> {
@@ -183,6 +190,10 @@ describe('rule sets change the running API and matcher without a restart', () =>
       [a?.matchId],
     );
     expect(match).toEqual({ rule_set_version: 2 });
+    // The matcher says which version it runs, for an operator watching a rollout.
+    await waitFor(async () => ((await matcherRunsVersion()) === 2 ? true : undefined), {
+      what: 'the matcher to report rule_set_version_running 2',
+    });
     // The running API takes the new platform.
     await waitFor(async () => ((await enqueueStatus('mobile')) === 201 ? true : undefined), {
       what: 'the API to accept mobile under version 2',
@@ -193,6 +204,9 @@ describe('rule sets change the running API and matcher without a restart', () =>
     expect(await rolledBack.json()).toMatchObject({ version: 1, status: 'active' });
     await waitFor(async () => ((await enqueueStatus('mobile')) === 400 ? true : undefined), {
       what: 'the API to refuse mobile again under version 1',
+    });
+    await waitFor(async () => ((await matcherRunsVersion()) === 1 ? true : undefined), {
+      what: 'the matcher to report rule_set_version_running 1 after the rollback',
     });
 
     const audit = await ds.query<{ actor: string; action: string; target_id: string }[]>(

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Counter, Histogram } from 'prom-client';
 import { ConfigError } from '@matchplane/config';
 import type {
@@ -11,18 +11,18 @@ import { MetricsRegistry } from '@matchplane/observability';
 import type { MatcherConfig } from './matcher.config';
 import { MATCHING_FUNCTION } from './matching-function';
 import { teamRatingGap } from './simulation/match-figures';
-import { RULE_VARIABLES } from '@matchplane/rule-sets';
-import { ruleSetFromFile } from './simulation/rule-sets';
+import { ActiveRuleSet, RULE_VARIABLES, type RuleVariables } from '@matchplane/rule-sets';
+import { proposedRuleSet, proposedVariablesFromFile } from './simulation/rule-sets';
 
-/** The proposed rules by mode (MATCHER_SHADOW_RULES_FILE), or none. */
+/** The proposed rule set (MATCHER_SHADOW_RULES_FILE), or none. */
 export const SHADOW_RULES = Symbol('SHADOW_RULES');
-export type ShadowRules = ReadonlyMap<string, ModeRules> | null;
+export type ShadowRules = { readonly file: string; readonly variables: RuleVariables } | null;
 
 /**
  * The proposed rule set the matcher runs in shadow, read like `npm run simulate --proposed`
- * (docs/SIMULATOR.md), laid over the active configuration's own rule variables (which need not be
- * the process environment's); a file the matcher would refuse stops it at start-up naming the
- * variable.
+ * (docs/SIMULATOR.md). It is laid over the active version's rule variables each time that
+ * version changes; at start-up it is checked over the configuration's own (which need not be the
+ * process environment's), and a file the matcher would refuse stops it naming the variable.
  */
 export function shadowRules(config: MatcherConfig): ShadowRules {
   const file = config.MATCHER_SHADOW_RULES_FILE;
@@ -30,7 +30,9 @@ export function shadowRules(config: MatcherConfig): ShadowRules {
   const active: Record<string, string | undefined> = {};
   for (const name of RULE_VARIABLES) active[name] = config[name];
   try {
-    return new Map(ruleSetFromFile(file, active).rules.map((rule) => [rule.mode, rule]));
+    const variables = proposedVariablesFromFile(file);
+    proposedRuleSet(active, variables);
+    return { file, variables };
   } catch (error) {
     throw new ConfigError([`MATCHER_SHADOW_RULES_FILE ${(error as Error).message}`]);
   }
@@ -45,6 +47,9 @@ type RuleSetLabel = 'active' | 'proposed';
  */
 @Injectable()
 export class ShadowMatching {
+  private readonly logger = new Logger(ShadowMatching.name);
+  /** The proposal laid over the active version it was last laid over. */
+  private laid?: { readonly version: number | undefined; readonly rules: Map<string, ModeRules> };
   private readonly matches: Counter<'mode' | 'rule_set'>;
   private readonly players: Counter<'mode' | 'rule_set'>;
   private readonly worstRtt: Histogram<'mode' | 'rule_set'>;
@@ -54,6 +59,7 @@ export class ShadowMatching {
     @Inject(SHADOW_RULES) private readonly rules: ShadowRules,
     @Inject(MATCHING_FUNCTION) private readonly matching: MatchingFunction,
     @Inject(MetricsRegistry) registry: MetricsRegistry,
+    private readonly ruleSet: ActiveRuleSet,
   ) {
     const registers = [registry];
     const labelNames = ['mode', 'rule_set'] as const;
@@ -87,10 +93,30 @@ export class ShadowMatching {
 
   /** Records the active pass's formation and the proposed rules' over the same pool. */
   compare(mode: string, pool: readonly MatchCandidate[], active: MatchFormation, now: Date): void {
-    const proposedRules = this.rules?.get(mode);
+    const proposedRules = this.proposedRules()?.get(mode);
     if (!proposedRules) return;
     this.record(mode, 'active', active);
     this.record(mode, 'proposed', this.matching(pool, [proposedRules], now));
+  }
+
+  /** The proposal over the active version, laid again when that version changes. */
+  private proposedRules(): ReadonlyMap<string, ModeRules> | undefined {
+    if (this.rules === null) return undefined;
+    const active = this.ruleSet.current();
+    if (this.laid === undefined || this.laid.version !== active.version) {
+      let rules = new Map<string, ModeRules>();
+      try {
+        const proposed = proposedRuleSet(active.variables, this.rules.variables);
+        rules = new Map(proposed.rules.map((rule) => [rule.mode, rule]));
+      } catch (error) {
+        // The active version moved where the proposal no longer fits: no shadow until either changes.
+        this.logger.error(
+          `shadow rules ${this.rules.file} do not fit rule set version ${active.version ?? 'environment'}: ${(error as Error).message}`,
+        );
+      }
+      this.laid = { version: active.version, rules };
+    }
+    return this.laid.rules;
   }
 
   private record(mode: string, ruleSet: RuleSetLabel, formation: MatchFormation): void {

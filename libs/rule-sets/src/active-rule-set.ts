@@ -4,15 +4,19 @@ import {
   Logger,
   type OnApplicationShutdown,
   type OnModuleInit,
+  Optional,
 } from '@nestjs/common';
+import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { parseQueueModes, type QueueMode } from '@matchplane/config';
 import type { ModeAttributeSchema, ModeRules } from '@matchplane/domain';
+import { MetricsRegistry } from '@matchplane/observability';
 import { RuleSetStore } from './rule-set.store';
 import {
   attributeSchemasOf,
   modeRulesOf,
   ruleSetProblems,
+  RULE_VARIABLES,
   RuleSetVariables,
   type RuleSetProblem,
   type RuleVariables,
@@ -33,6 +37,8 @@ export const RULE_SET_OPTIONS = Symbol('RULE_SET_OPTIONS');
 export interface ActiveRules {
   /** The version that set them; undefined until the table was first read. */
   readonly version?: number;
+  /** Every rule variable as this app runs it: its environment with the version laid over it. */
+  readonly variables: RuleVariables;
   readonly modes: readonly QueueMode[];
   readonly rulesByMode: ReadonlyMap<string, ModeRules>;
   readonly attributes: ReadonlyMap<string, ModeAttributeSchema>;
@@ -43,6 +49,7 @@ function rulesOf(variables: RuleVariables, version?: number): ActiveRules {
   const complete = { ...new RuleSetVariables(), ...Object.fromEntries(given) };
   return {
     ...(version === undefined ? {} : { version }),
+    variables: Object.fromEntries(RULE_VARIABLES.map((name) => [name, complete[name]])),
     modes: parseQueueModes(complete.QUEUE_MODES),
     rulesByMode: new Map(modeRulesOf(complete).map((rule) => [rule.mode, rule])),
     attributes: attributeSchemasOf(complete),
@@ -61,13 +68,24 @@ export class ActiveRuleSet implements OnModuleInit, OnApplicationShutdown {
   private active: ActiveRules;
   private refused?: number;
   private timer?: NodeJS.Timeout;
+  private readonly running?: Gauge;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly store: RuleSetStore,
     @Inject(RULE_SET_OPTIONS) private readonly options: RuleSetOptions,
+    // Optional: a CLI's module graph has no metrics.
+    @Optional() @Inject(MetricsRegistry) registry?: MetricsRegistry,
   ) {
     this.active = rulesOf(options.base);
+    if (registry) {
+      this.running = new Gauge({
+        name: 'rule_set_version_running',
+        help: 'The rule set version this process runs (0: its environment, before the table was read)',
+        registers: [registry],
+      });
+      this.running.set(0);
+    }
   }
 
   current(): ActiveRules {
@@ -124,6 +142,7 @@ export class ActiveRuleSet implements OnModuleInit, OnApplicationShutdown {
     }
     this.active = rulesOf({ ...this.options.base, ...stored.rules }, stored.version);
     this.refused = undefined;
+    this.running?.set(stored.version);
     this.logger.log(`rule set version ${stored.version} active`);
     return this.active;
   }

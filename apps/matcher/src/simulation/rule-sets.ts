@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { loadConfig, parseQueueModeAttributes } from '@matchplane/config';
 import type { ModeAttributeSchema, ModeRules } from '@matchplane/domain';
-import { ruleVariablesFromBody } from '@matchplane/rule-sets';
+import { ruleVariablesFromBody, type RuleVariables } from '@matchplane/rule-sets';
 import { MatcherConfig } from '../matcher.config';
 import { matcherRules } from '../matcher-rules';
 
@@ -30,6 +30,11 @@ export function ruleSetFromEnvironment(env: NodeJS.ProcessEnv): SimulatedRuleSet
  * and checked exactly as the matcher checks its own at start-up.
  */
 export function ruleSetFromFile(file: string, env: NodeJS.ProcessEnv): SimulatedRuleSet {
+  return proposedRuleSet(env, proposedVariablesFromFile(file));
+}
+
+/** The rule variables a proposed rule set file overrides, checked as the operator API checks them. */
+export function proposedVariablesFromFile(file: string): RuleVariables {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
@@ -41,7 +46,14 @@ export function ruleSetFromFile(file: string, env: NodeJS.ProcessEnv): Simulated
     const problems = body.problems.map(({ field, problem }) => `${field} ${problem}`);
     throw new Error(`proposed rule set ${file}: ${problems.join('; ')}`);
   }
-  const overrides = body.variables;
-  // The shadow variable names this very file: a proposed set does not propose another.
-  return ruleSetFromEnvironment({ ...env, MATCHER_SHADOW_RULES_FILE: undefined, ...overrides });
+  return body.variables;
+}
+
+/** `proposal` laid over `base` (an environment, or the active version's rule variables). */
+export function proposedRuleSet(
+  base: NodeJS.ProcessEnv,
+  proposal: RuleVariables,
+): SimulatedRuleSet {
+  // The shadow variable names its proposal's file: a proposed set does not propose another.
+  return ruleSetFromEnvironment({ ...base, MATCHER_SHADOW_RULES_FILE: undefined, ...proposal });
 }
