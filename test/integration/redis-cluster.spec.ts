@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { ClientProxyFactory, type ClientProxy } from '@nestjs/microservices';
+import { Queue, Worker } from 'bullmq';
+import type Redis from 'ioredis';
+import { Registry } from 'prom-client';
+import type { DataSource } from 'typeorm';
+import {
+  notificationPattern,
+  playerNotificationChannel,
+  type StateNotification,
+} from '@matchplane/contracts';
+import { redisKeyPrefix, type ServiceConfig } from '@matchplane/config';
+import {
+  bullConnection,
+  closeBullClusters,
+  createRedisConnection,
+  redisTransportClient,
+  runInTransaction,
+} from '@matchplane/persistence';
+import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import { NotificationFanoutListener } from '../../apps/api/src/notifications/notification-fanout.listener';
+import { PlayerChannelsListener } from '../../apps/api/src/notifications/player-channels.listener';
+import type { NotificationFanoutOptions } from '../../apps/api/src/notifications/notification.options';
+import type { PlayerSocketsRegistry } from '../../apps/api/src/notifications/player-sockets.registry';
+import { PatientTransport } from '../../apps/dispatcher/src/subscribers/client-notification.subscriber';
+import type { TestFactories } from '../support/factories';
+import { RedisClusterNodes } from '../support/redis-cluster';
+import { ticketStoreHarness } from '../support/ticket-store-harness';
+
+const ENV = {
+  QUEUE_MODE_ATTRIBUTES: JSON.stringify({
+    duel: {
+      attributes: { platform: { type: 'string', values: ['pc', 'console'] } },
+      rules: [{ equal: 'platform' }],
+    },
+  }),
+  MATCHER_SHARDS: JSON.stringify({ duel: { attribute: 'platform' } }),
+};
+
+/** What the API's fan-out hands to sockets, recorded instead of written to sockets. */
+class RecordingSockets {
+  readonly broadcast: StateNotification[] = [];
+  readonly targeted: { playerIds: string[]; notification: StateNotification }[] = [];
+  fanOut(notification: StateNotification): void {
+    this.broadcast.push(notification);
+  }
+  fanOutTo(playerIds: string[], notification: StateNotification): void {
+    this.targeted.push({ playerIds, notification });
+  }
+}
+
+async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/*
+ * Issue 35 item 2: with REDIS_CLUSTER_NODES the apps run on a Redis Cluster. A real 3-master
+ * cluster on loopback ports; the real code paths on it: the candidate projection's script (a
+ * multi-key script, CROSSSLOT unless the keys share a slot), BullMQ (its Lua scripts likewise), and
+ * the notification fan-out's publish and subscriptions (Nest's transport and the player channels).
+ */
+describe('Redis Cluster', () => {
+  let nodes: RedisClusterNodes;
+  let harness: Awaited<ReturnType<typeof ticketStoreHarness>>;
+  let dataSource: DataSource;
+  let redis: Redis;
+  let config: ServiceConfig;
+  let tickets: TicketStore;
+  let projection: CandidateProjection;
+  let factories: TestFactories;
+
+  beforeAll(async () => {
+    nodes = await RedisClusterNodes.start();
+    harness = await ticketStoreHarness(
+      { ...ENV, REDIS_CLUSTER_NODES: nodes.nodesVariable },
+      (loaded) => createRedisConnection(loaded, new Logger('RedisCluster'), 'cluster-test'),
+    );
+    ({ dataSource, redis, config, tickets, projection, factories } = harness);
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+    await nodes?.stop();
+  });
+
+  const queue = async (attributes: Record<string, string>) =>
+    (
+      await runInTransaction(dataSource, async (_manager, unit) =>
+        tickets.create(
+          unit,
+          {
+            id: randomUUID(),
+            playerId: await factories.player(),
+            mode: 'duel',
+            rating: 1500,
+            predictedRtt: { 'eu-west': 20 },
+            attributes,
+          },
+          new Date(),
+        ),
+      )
+    ).ticket;
+
+  const leave = (ticket: StoredTicket) =>
+    runInTransaction(dataSource, async (_manager, unit) =>
+      tickets.transition(unit, ticket, { to: 'CANCELLED', reason: 'PLAYER_CANCELLED' }, new Date()),
+    );
+
+  it('is a cluster whose masters each own slots', async () => {
+    const masters = (await redis.cluster('SHARDS')) as unknown[];
+    expect(masters).toHaveLength(3);
+  });
+
+  it('refreshes and removes candidates in the mode index and the shard sets, every key on one slot', async () => {
+    const pc = await queue({ platform: 'pc' });
+    const console = await queue({ platform: 'console' });
+    const keys = [
+      projection.candidateKey(pc.id),
+      projection.modeIndexKey('duel'),
+      projection.shardKey('duel', 'pc'),
+      projection.unshardedKey('duel'),
+    ];
+    const slots = await Promise.all(keys.map((key) => redis.cluster('KEYSLOT', key)));
+    expect(new Set(slots).size).toBe(1);
+    expect(keys.every((key) => key.startsWith(`{${config.REDIS_KEY_PREFIX}}:`))).toBe(true);
+
+    expect((await projection.candidates('duel', 'pc')).map((c) => c.ticketId)).toEqual([pc.id]);
+    expect((await projection.candidates('duel')).map((c) => c.ticketId).sort()).toEqual(
+      [pc.id, console.id].sort(),
+    );
+    expect(await projection.depths(['duel'])).toEqual({ duel: 2 });
+
+    await leave(pc);
+    expect(await projection.candidate(pc.id)).toBeUndefined();
+    expect(await redis.zrange(projection.shardKey('duel', 'pc'), 0, -1)).toEqual([]);
+    expect((await projection.candidates('duel')).map((c) => c.ticketId)).toEqual([console.id]);
+    await leave(console);
+    expect(await projection.depths(['duel'])).toEqual({ duel: 0 });
+  });
+
+  it('runs a BullMQ job added to a queue under the hash-tagged prefix', async () => {
+    const name = `cluster-${randomUUID()}`;
+    const prefix = redisKeyPrefix(config);
+    const queue = new Queue(name, { connection: bullConnection(config), prefix });
+    const processed: unknown[] = [];
+    const worker = new Worker(
+      name,
+      async (job) => {
+        processed.push(job.data);
+        return 'done';
+      },
+      { connection: bullConnection(config), prefix },
+    );
+    try {
+      const job = await queue.add('allocate', { matchId: 'm-1' });
+      await until('the job to complete', () => job.isCompleted());
+      expect(processed).toEqual([{ matchId: 'm-1' }]);
+      const keys = await redis.keys(`${prefix}:${name}:*`);
+      expect(keys.length).toBeGreaterThan(0);
+    } finally {
+      await worker.close();
+      await queue.close();
+      await closeBullClusters();
+    }
+  });
+
+  it("delivers a notification to the broadcast listener and to a player's channel subscriber", async () => {
+    const sockets = new RecordingSockets();
+    const options = config as unknown as NotificationFanoutOptions;
+    const registry = sockets as unknown as PlayerSocketsRegistry;
+    const listener = new NotificationFanoutListener(options, registry);
+    const channels = new PlayerChannelsListener(options, redis, registry, new Registry());
+    const client = ClientProxyFactory.create(
+      redisTransportClient(config, 'cluster-test-publisher', {
+        reconnect: false,
+        autoPipelining: true,
+      }),
+    ) as ClientProxy;
+    const transport = new PatientTransport(client, 1_000);
+    const playerId = randomUUID();
+    const notification: StateNotification = {
+      event: 'MatchFound',
+      aggregateType: 'match',
+      aggregateId: randomUUID(),
+      revision: 1,
+      state: 'FOUND',
+      occurredAt: new Date().toISOString(),
+      playerIds: [playerId],
+    };
+    try {
+      await listener.onApplicationBootstrap();
+      await channels.follow(playerId);
+      await transport.emit(notificationPattern(config.REDIS_KEY_PREFIX), notification);
+      await transport.emit(
+        playerNotificationChannel(config.REDIS_KEY_PREFIX, playerId),
+        notification,
+      );
+      await until(
+        'both deliveries',
+        () => sockets.broadcast.length + sockets.targeted.length === 2,
+      );
+      expect(sockets.broadcast).toEqual([notification]);
+      expect(sockets.targeted).toEqual([{ playerIds: [playerId], notification }]);
+    } finally {
+      await client.close();
+      channels.onApplicationShutdown();
+      await listener.onApplicationShutdown();
+    }
+  });
+});
