@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { ClientProxyFactory, type ClientProxy } from '@nestjs/microservices';
+import { ClientProxyFactory } from '@nestjs/microservices';
 import { Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
 import { Registry } from 'prom-client';
@@ -18,7 +18,12 @@ import {
   redisTransportClient,
   runInTransaction,
 } from '@matchplane/persistence';
-import { CandidateProjection, TicketStore, type StoredTicket } from '@matchplane/tickets';
+import {
+  type CandidateProjection,
+  TicketLiveness,
+  type TicketStore,
+  type StoredTicket,
+} from '@matchplane/tickets';
 import { NotificationFanoutListener } from '../../apps/api/src/notifications/notification-fanout.listener';
 import { PlayerChannelsListener } from '../../apps/api/src/notifications/player-channels.listener';
 import type { NotificationFanoutOptions } from '../../apps/api/src/notifications/notification.options';
@@ -143,6 +148,23 @@ describe('Redis Cluster', () => {
     expect(await projection.depths(['duel'])).toEqual({ duel: 0 });
   });
 
+  it('records a heartbeat on the candidate and marks it for the checkpoint, which takes it', async () => {
+    const liveness = new TicketLiveness(redis, projection, config, config);
+    const ticket = await queue({ platform: 'pc' });
+    const now = new Date(Date.now() + 1_000);
+    const [answered] = await liveness.beatMany(
+      [{ ticketId: ticket.id, playerId: ticket.playerId }],
+      now,
+    );
+    expect(answered?.id).toBe(ticket.id);
+    expect((await liveness.beats([ticket.id])).get(ticket.id)).toEqual(now);
+    expect(await liveness.takeBeaten()).toBe(1);
+    const [, taken] = await liveness.scanTaken('0', 100);
+    expect(taken).toEqual([ticket.id]);
+    await liveness.releaseTaken();
+    await leave(ticket);
+  });
+
   it('runs a BullMQ job added to a queue under the hash-tagged prefix', async () => {
     const name = `cluster-${randomUUID()}`;
     const prefix = redisKeyPrefix(config);
@@ -150,9 +172,9 @@ describe('Redis Cluster', () => {
     const processed: unknown[] = [];
     const worker = new Worker(
       name,
-      async (job) => {
+      (job) => {
         processed.push(job.data);
-        return 'done';
+        return Promise.resolve('done');
       },
       { connection: bullConnection(config), prefix },
     );
@@ -160,8 +182,9 @@ describe('Redis Cluster', () => {
       const job = await queue.add('allocate', { matchId: 'm-1' });
       await until('the job to complete', () => job.isCompleted());
       expect(processed).toEqual([{ matchId: 'm-1' }]);
-      const keys = await redis.keys(`${prefix}:${name}:*`);
-      expect(keys.length).toBeGreaterThan(0);
+      // Its keys are the tagged ones, on the deployment's slot.
+      expect(queue.keys.completed).toBe(`${prefix}:${name}:completed`);
+      expect(await redis.zcard(`${prefix}:${name}:completed`)).toBe(1);
     } finally {
       await worker.close();
       await queue.close();
@@ -180,7 +203,7 @@ describe('Redis Cluster', () => {
         reconnect: false,
         autoPipelining: true,
       }),
-    ) as ClientProxy;
+    );
     const transport = new PatientTransport(client, 1_000);
     const playerId = randomUUID();
     const notification: StateNotification = {
