@@ -9,6 +9,7 @@ import {
   notificationPattern,
   playerNotificationChannel,
   type StateNotification,
+  type TicketResponse,
 } from '@matchplane/contracts';
 import { redisKeyPrefix, type ServiceConfig } from '@matchplane/config';
 import {
@@ -19,7 +20,7 @@ import {
   runInTransaction,
 } from '@matchplane/persistence';
 import {
-  type CandidateProjection,
+  CandidateProjection,
   TicketLiveness,
   type TicketStore,
   type StoredTicket,
@@ -32,6 +33,7 @@ import { PatientTransport } from '../../apps/dispatcher/src/subscribers/client-n
 import type { TestFactories } from '../support/factories';
 import { RedisClusterNodes } from '../support/redis-cluster';
 import { ticketStoreHarness } from '../support/ticket-store-harness';
+import { startPlayerApi } from '../support/player-api';
 
 const ENV = {
   QUEUE_MODE_ATTRIBUTES: JSON.stringify({
@@ -233,6 +235,28 @@ describe('Redis Cluster', () => {
       await client.close();
       channels.onApplicationShutdown();
       await listener.onApplicationShutdown();
+    }
+  });
+
+  it("serves a player's session, probe, ticket and heartbeat with the API's whole module graph on the cluster", async () => {
+    const api = await startPlayerApi({ REDIS_CLUSTER_NODES: nodes.nodesVariable });
+    try {
+      const player = await api.newPlayer();
+      expect((await api.probe(player.token, 'eu-west')).statusCode).toBe(200);
+      const queued = await api.enqueue(player.token, 'duel');
+      expect(queued.statusCode).toBe(201);
+      const ticket = queued.json<TicketResponse>();
+      const beat = await api.request('POST', `/v1/queue/tickets/${ticket.id}/heartbeat`, {
+        token: player.token,
+        idempotencyKey: randomUUID(),
+      });
+      expect(beat.statusCode).toBe(200);
+      expect(await api.app.get(CandidateProjection).candidate(ticket.id)).toMatchObject({
+        ticketId: ticket.id,
+      });
+      expect((await api.request('GET', '/health')).statusCode).toBe(200);
+    } finally {
+      await api.close();
     }
   });
 });
