@@ -34,6 +34,8 @@ import type { TestFactories } from '../support/factories';
 import { RedisClusterNodes } from '../support/redis-cluster';
 import { ticketStoreHarness } from '../support/ticket-store-harness';
 import { startPlayerApi } from '../support/player-api';
+import { countByStatus, startInProcessDispatcher } from '../support/outbox-fixtures';
+import { freePort } from '../support/processes';
 
 const ENV = {
   QUEUE_MODE_ATTRIBUTES: JSON.stringify({
@@ -238,8 +240,18 @@ describe('Redis Cluster', () => {
     }
   });
 
-  it("serves a player's session, probe, ticket and heartbeat with the API's whole module graph on the cluster", async () => {
+  it("runs the API's and the dispatcher's whole module graphs on the cluster: a player's session, probe, ticket and heartbeat, and the ticket's events delivered", async () => {
     const api = await startPlayerApi({ REDIS_CLUSTER_NODES: nodes.nodesVariable });
+    // The dispatcher's whole module graph too: its outbox wake-up subscriber, BullMQ's queue and
+    // the notification transport, all on the cluster.
+    const dispatcher = await startInProcessDispatcher({
+      ...api.db.env,
+      REDIS_KEY_PREFIX: api.prefix,
+      REDIS_CLUSTER_NODES: nodes.nodesVariable,
+      HEALTH_PORT: String(await freePort()),
+      HEALTH_HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    });
     try {
       const player = await api.newPlayer();
       expect((await api.probe(player.token, 'eu-west')).statusCode).toBe(200);
@@ -255,7 +267,17 @@ describe('Redis Cluster', () => {
         ticketId: ticket.id,
       });
       expect((await api.request('GET', '/health')).statusCode).toBe(200);
+      // Woken by the API's publish on the cluster (its poll is 1 s by default, so this also
+      // passes late without the wake-up), the dispatcher delivers the ticket's events.
+      await until('the outbox to be delivered', async () => {
+        const counts = await countByStatus(api.ds);
+        return counts.pending === 0 && counts.published > 0;
+      });
+      expect((await countByStatus(api.ds)).dead).toBe(0);
+      // No warning: no refused script, no lost subscription, no failed publish.
+      expect(dispatcher.logs).toEqual([]);
     } finally {
+      await dispatcher.close();
       await api.close();
     }
   });
