@@ -38,10 +38,6 @@ const RECONNECTING = {
   retryStrategy: redisRetryDelayMs,
 };
 
-export function redisOptions(config: RedisConnectionConfig): RedisOptions {
-  return { ...redisEndpoint(config), ...RECONNECTING };
-}
-
 /**
  * The one place a Redis connection of the apps is made: to the server or Sentinel group of
  * {@link redisEndpoint}, or under REDIS_CLUSTER_NODES to the cluster, `node` applying to each of
@@ -79,14 +75,11 @@ const bullClusters = new Set<Cluster>();
 export function bullConnection(config: RedisConnectionConfig): BullConnectionOptions {
   const nodes = redisClusterNodes(config);
   if (nodes === undefined) return { ...redisEndpoint(config), ...RECONNECTING };
-  const cluster = new Cluster(
-    nodes,
-    redisClusterOptions(
-      config,
-      { maxRetriesPerRequest: null },
-      { clusterRetryStrategy: redisRetryDelayMs },
-    ),
-  );
+  const cluster = connectRedis(
+    config,
+    { maxRetriesPerRequest: null },
+    { clusterRetryStrategy: redisRetryDelayMs },
+  ) as unknown as Cluster;
   bullClusters.add(cluster);
   return cluster;
 }
