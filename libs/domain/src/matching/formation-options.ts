@@ -83,23 +83,44 @@ function searchRegion(
   const teamOf = new Map<Entry, number>([[anchor, anchorTeam]]);
   const blocks = checkBlocks ? new BlockCheck(anchor) : null;
   let missing = needed;
-  const partners = bucket.takeOldestWhere(
-    lo,
-    hi,
-    (rank) => {
-      if (accept && !accept(rank)) return false;
-      const entry = entryAt(pool, rank);
-      const size = entry.members.length;
-      if (size > missing || !packing.fits(entry)) return false;
-      // Passed over like a party that does not fit: nobody shares a match with whom they blocked.
-      if (blocks && !blocks.admit(entry)) return false;
-      teamOf.set(entry, packing.add(entry));
-      missing -= size;
-      return true;
-    },
-    // Done, or too few players left unvisited to fill it: stop rather than scan the window.
-    () => missing === 0 || bucket.count(lo, hi) < missing,
-  );
+  const take = (rank: number) => {
+    if (accept && !accept(rank)) return false;
+    const entry = entryAt(pool, rank);
+    const size = entry.members.length;
+    if (size > missing || !packing.fits(entry)) return false;
+    // Passed over like a party that does not fit: nobody shares a match with whom they blocked.
+    if (blocks && !blocks.admit(entry)) return false;
+    teamOf.set(entry, packing.add(entry));
+    missing -= size;
+    return true;
+  };
+  const roles = packing.roles;
+  const roleBucket = roles && pool.roleBuckets[region]?.[ceiling];
+  let partners: number[];
+  if (roles && roleBucket) {
+    const [roleLo, roleHi] = roleBucket.ratingRange(anchor.rating, step.ratingWindow);
+    partners = bucket.takeOldestWhereNarrowing(
+      lo,
+      hi,
+      { bucket: roleBucket, lo: roleLo, hi: roleHi },
+      // Once every team's room is kept for its empty slots, only their players can join.
+      () => roles.onlySlotRolesFit,
+      take,
+      // As below, and also once too few players of the slots' roles are left to fill them.
+      () =>
+        missing === 0 ||
+        bucket.count(lo, hi) < missing ||
+        roleBucket.count(roleLo, roleHi) < roles.openSlots,
+    );
+  } else {
+    partners = bucket.takeOldestWhere(
+      lo,
+      hi,
+      take,
+      // Done, or too few players left unvisited to fill it: stop rather than scan the window.
+      () => missing === 0 || bucket.count(lo, hi) < missing,
+    );
+  }
   if (missing > 0) return null;
   const members = [anchor, ...partners.map((rank) => entryAt(pool, rank))];
   // Oldest first: within one pool, rank order is age order.
@@ -113,13 +134,9 @@ interface GroupPacking {
   fits(entry: Entry): boolean;
   /** The entry's team, or -1 when it fits none. */
   add(entry: Entry): number;
+  /** The role packing, when the anchor's role rule applies: what lets a search skip players. */
+  readonly roles?: RolePacking;
 }
-
-/**
- * Each group's members' roles, read once per pass: every search that meets the group asks for them
- * (a mode has one role rule, so one attribute).
- */
-const GROUP_ROLES = new WeakMap<Entry, readonly (readonly string[])[]>();
 
 /** Teams by size (TeamPacking), or by size and role slots when the anchor's role rule applies. */
 function groupPacking(anchor: Entry, sizes: readonly number[], checkRoles: boolean): GroupPacking {
@@ -132,14 +149,10 @@ function groupPacking(anchor: Entry, sizes: readonly number[], checkRoles: boole
     };
   }
   const roles = new RolePacking(sizes, slotsOf(rule));
-  const rolesOfGroup = (entry: Entry) => {
-    let known = GROUP_ROLES.get(entry);
-    if (!known) GROUP_ROLES.set(entry, (known = entry.members.map((m) => rolesOf(m, rule))));
-    return known;
-  };
   return {
-    fits: (entry) => roles.fits(rolesOfGroup(entry)),
-    add: (entry) => roles.add(rolesOfGroup(entry)),
+    fits: (entry) => roles.fits(entry.roles),
+    add: (entry) => roles.add(entry.roles),
+    roles,
   };
 }
 
