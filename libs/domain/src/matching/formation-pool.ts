@@ -73,6 +73,8 @@ export interface ModePool {
    * those members), so a search that needs such players can skip the rest; [] without the rule.
    */
   readonly roleBuckets: readonly (readonly RegionBucket[])[];
+  /** One team's slots under the mode's role rule ([] without one), worked out once a pass. */
+  readonly slots: readonly string[];
   readonly entries: Entry[];
   /**
    * Per entry (by rank) and region (pool.regions order), at rank × regions + region: the worst
@@ -111,7 +113,8 @@ export function buildPool(
   const buckets: RegionBucket[][] = [];
   const roleBuckets: RegionBucket[][] = [];
   const roleRule = roleRuleOf(rules);
-  const slotRoles = new Set(roleRule ? slotsOf(roleRule) : []);
+  const slots = roleRule ? slotsOf(roleRule) : [];
+  const slotRoles = new Set(slots);
   const nowMs = now.getTime();
   const distance = distanceRules(rules.attributeRules);
   const pair = pairRules(rules.attributeRules);
@@ -123,6 +126,7 @@ export function buildPool(
     ceilings,
     buckets,
     roleBuckets,
+    slots,
     entries,
     rtt: rttOfPool,
     rttSum: rttSumOfPool,
@@ -229,13 +233,15 @@ export function rttSumOf(entry: Entry, region: number): number {
   return entry.pool.rttSum[entry.rank * entry.pool.regions.length + region] ?? Number.NaN;
 }
 
-export function setActive(entry: Entry, active: boolean): void {
-  for (const perCeiling of entry.pool.buckets) {
-    for (const bucket of perCeiling) bucket.setActive(entry.rank, active);
-  }
-  if (entry.slotPlayers === 0) return;
-  for (const perCeiling of entry.pool.roleBuckets) {
-    for (const bucket of perCeiling) bucket.setActive(entry.rank, active);
+/** Switches `entry` on or off in every bucket of its pool, or in those of one `ceiling` only. */
+export function setActive(entry: Entry, active: boolean, ceiling?: number): void {
+  const { buckets, roleBuckets } = entry.pool;
+  for (const perCeiling of entry.slotPlayers === 0 ? [buckets] : [buckets, roleBuckets]) {
+    for (const ofRegion of perCeiling) {
+      if (ceiling === undefined)
+        for (const bucket of ofRegion) bucket.setActive(entry.rank, active);
+      else ofRegion[ceiling]?.setActive(entry.rank, active);
+    }
   }
 }
 

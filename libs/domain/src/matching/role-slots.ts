@@ -86,8 +86,6 @@ export class RolePacking {
   private readonly holders: number[][];
   /** Each team's slots its players leave empty now. */
   private readonly open: number[];
-  /** The roles of the slots: a player of none of them never fills one. */
-  private readonly slotRoles: ReadonlySet<string>;
   /** Scratch for {@link gain}: a team's holders as they would be with the group. */
   private readonly trial: number[];
 
@@ -99,7 +97,6 @@ export class RolePacking {
     this.players = sizes.map(() => []);
     this.holders = sizes.map(() => new Array<number>(slots.length).fill(-1));
     this.open = sizes.map(() => slots.length);
-    this.slotRoles = new Set(slots);
     this.trial = new Array<number>(slots.length).fill(-1);
   }
 
@@ -145,7 +142,8 @@ export class RolePacking {
 
   /** Whether some member of `group` can play one of the slots' roles. */
   playsASlot(group: readonly (readonly string[])[]): boolean {
-    return group.some((roles) => roles.some((role) => this.slotRoles.has(role)));
+    // A player of none of the slots' roles never fills one (slots are few: no set needed).
+    return group.some((roles) => roles.some((role) => this.slots.includes(role)));
   }
 
   private teamFor(group: readonly (readonly string[])[]): number {
