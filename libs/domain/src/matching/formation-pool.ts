@@ -165,6 +165,7 @@ export function buildPool(
       pair.length === 0
         ? NO_PAIR_VALUES
         : pair.map((rule) => pairValues(rule, candidate.attributes));
+    const roles = roleRule ? members.map((member) => rolesOf(member, roleRule)) : NO_ROLES;
     entries.push({
       candidate,
       time,
@@ -180,10 +181,8 @@ export function buildPool(
       pairValues: values,
       pairChoices: pair.length === 0 ? ONE_EMPTY_CHOICE : pairChoices(pair, values, waitedMs),
       blocked: blockedOf(members),
-      roles: roleRule ? members.map((member) => rolesOf(member, roleRule)) : NO_ROLES,
-      slotPlayers: roleRule
-        ? members.filter((member) => rolesOf(member, roleRule).some((r) => slotRoles.has(r))).length
-        : 0,
+      roles,
+      slotPlayers: roles.filter((played) => played.some((role) => slotRoles.has(role))).length,
     });
     if (entries[entries.length - 1]?.blocked) pool.hasBlocks = true;
   });
