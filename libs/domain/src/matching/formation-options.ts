@@ -8,7 +8,7 @@ import { compareText } from './unmatched-reason';
 import type { ProposedMatch } from './match-candidate';
 import { entryAt, rttOf, rttSumOf, setActive, type Entry, type ModePool } from './formation-pool';
 import { meetsChoice, type PairChoice } from './pair-rules';
-import { RolePacking, roleRuleAt, rolesOf, slotsOf, teamsFillSlots } from './role-slots';
+import { RolePacking, roleRuleAt, rolesOf, teamsFillSlots } from './role-slots';
 
 export interface Option {
   readonly region: number;
@@ -27,21 +27,27 @@ export interface Option {
  * which one and why it always exists when any region can fill.
  */
 export function bestOption(anchor: Entry): Option | null {
-  setActive(anchor, false);
+  // Its searches read only the buckets of its ceiling: off there while they run (most find
+  // nothing), off everywhere once it is matched.
+  const ceiling = anchor.pool.ceilings.indexOf(anchor.step.maxRttMs);
+  setActive(anchor, false, ceiling);
   let chosen: Option | null = null;
   // The full match first; with fill steps, then one whole team fewer at a time down to the
   // anchor's minimum: the largest match that forms wins.
   for (const sizes of matchShapesAt(anchor.pool.rules, anchor.waitedMs)) {
-    chosen = bestOptionOfShape(anchor, sizes);
+    chosen = bestOptionOfShape(anchor, ceiling, sizes);
     if (chosen) break;
   }
-  if (!chosen) setActive(anchor, true);
+  setActive(anchor, !chosen, chosen ? undefined : ceiling);
   return chosen;
 }
 
-function bestOptionOfShape(anchor: Entry, sizes: readonly number[]): Option | null {
-  const { pool, step } = anchor;
-  const ceiling = pool.ceilings.indexOf(step.maxRttMs);
+function bestOptionOfShape(
+  anchor: Entry,
+  ceiling: number,
+  sizes: readonly number[],
+): Option | null {
+  const { pool } = anchor;
   const options: Option[] = [];
   // One search per value (combination) the match could share under the pair rules; without any, one.
   for (const choice of anchor.pairChoices) {
@@ -83,23 +89,44 @@ function searchRegion(
   const teamOf = new Map<Entry, number>([[anchor, anchorTeam]]);
   const blocks = checkBlocks ? new BlockCheck(anchor) : null;
   let missing = needed;
-  const partners = bucket.takeOldestWhere(
-    lo,
-    hi,
-    (rank) => {
-      if (accept && !accept(rank)) return false;
-      const entry = entryAt(pool, rank);
-      const size = entry.members.length;
-      if (size > missing || !packing.fits(entry)) return false;
-      // Passed over like a party that does not fit: nobody shares a match with whom they blocked.
-      if (blocks && !blocks.admit(entry)) return false;
-      teamOf.set(entry, packing.add(entry));
-      missing -= size;
-      return true;
-    },
-    // Done, or too few players left unvisited to fill it: stop rather than scan the window.
-    () => missing === 0 || bucket.count(lo, hi) < missing,
-  );
+  const take = (rank: number) => {
+    if (accept && !accept(rank)) return false;
+    const entry = entryAt(pool, rank);
+    const size = entry.members.length;
+    if (size > missing || !packing.fits(entry)) return false;
+    // Passed over like a party that does not fit: nobody shares a match with whom they blocked.
+    if (blocks && !blocks.admit(entry)) return false;
+    teamOf.set(entry, packing.add(entry));
+    missing -= size;
+    return true;
+  };
+  const roles = packing.roles;
+  const roleBucket = roles && pool.roleBuckets[region]?.[ceiling];
+  let partners: number[];
+  if (roles && roleBucket) {
+    const [roleLo, roleHi] = roleBucket.ratingRange(anchor.rating, step.ratingWindow);
+    partners = bucket.takeOldestWhereNarrowing(
+      lo,
+      hi,
+      { bucket: roleBucket, lo: roleLo, hi: roleHi },
+      // Once every team's room is kept for its empty slots, only their players can join.
+      () => roles.onlySlotRolesFit,
+      take,
+      // As below, and also once too few players of the slots' roles are left to fill them.
+      () =>
+        missing === 0 ||
+        bucket.count(lo, hi) < missing ||
+        roleBucket.count(roleLo, roleHi) < roles.openSlots,
+    );
+  } else {
+    partners = bucket.takeOldestWhere(
+      lo,
+      hi,
+      take,
+      // Done, or too few players left unvisited to fill it: stop rather than scan the window.
+      () => missing === 0 || bucket.count(lo, hi) < missing,
+    );
+  }
   if (missing > 0) return null;
   const members = [anchor, ...partners.map((rank) => entryAt(pool, rank))];
   // Oldest first: within one pool, rank order is age order.
@@ -113,13 +140,9 @@ interface GroupPacking {
   fits(entry: Entry): boolean;
   /** The entry's team, or -1 when it fits none. */
   add(entry: Entry): number;
+  /** The role packing, when the anchor's role rule applies: what lets a search skip players. */
+  readonly roles?: RolePacking;
 }
-
-/**
- * Each group's members' roles, read once per pass: every search that meets the group asks for them
- * (a mode has one role rule, so one attribute).
- */
-const GROUP_ROLES = new WeakMap<Entry, readonly (readonly string[])[]>();
 
 /** Teams by size (TeamPacking), or by size and role slots when the anchor's role rule applies. */
 function groupPacking(anchor: Entry, sizes: readonly number[], checkRoles: boolean): GroupPacking {
@@ -131,15 +154,11 @@ function groupPacking(anchor: Entry, sizes: readonly number[], checkRoles: boole
       add: (entry) => (teams.fits(entry.members.length) ? teams.add(entry.members.length) : -1),
     };
   }
-  const roles = new RolePacking(sizes, slotsOf(rule));
-  const rolesOfGroup = (entry: Entry) => {
-    let known = GROUP_ROLES.get(entry);
-    if (!known) GROUP_ROLES.set(entry, (known = entry.members.map((m) => rolesOf(m, rule))));
-    return known;
-  };
+  const roles = new RolePacking(sizes, anchor.pool.slots);
   return {
-    fits: (entry) => roles.fits(rolesOfGroup(entry)),
-    add: (entry) => roles.add(rolesOfGroup(entry)),
+    fits: (entry) => roles.fits(entry.roles),
+    add: (entry) => roles.add(entry.roles),
+    roles,
   };
 }
 
@@ -169,10 +188,13 @@ export function fillsIgnoring(
   );
 }
 
-/** The players of a match being formed and who they block, both directions checked per group. */
+/**
+ * The players of a match being formed and who they block, both directions checked per group.
+ * A match is a handful of players and most block nobody: a list and a set made on first need.
+ */
 class BlockCheck {
-  private readonly players = new Set<string>();
-  private readonly avoided = new Set<string>();
+  private readonly players: string[] = [];
+  private avoided: Set<string> | null = null;
 
   constructor(anchor: Entry) {
     this.add(anchor);
@@ -180,7 +202,8 @@ class BlockCheck {
 
   /** Takes `entry` into the match unless it blocks, or is blocked by, someone already in it. */
   admit(entry: Entry): boolean {
-    if (entry.members.some((member) => this.avoided.has(member.playerId))) return false;
+    const avoided = this.avoided;
+    if (avoided && entry.members.some((member) => avoided.has(member.playerId))) return false;
     if (entry.blocked) {
       for (const playerId of this.players) if (entry.blocked.has(playerId)) return false;
     }
@@ -189,8 +212,10 @@ class BlockCheck {
   }
 
   private add(entry: Entry): void {
-    for (const member of entry.members) this.players.add(member.playerId);
-    for (const playerId of entry.blocked ?? []) this.avoided.add(playerId);
+    for (const member of entry.members) this.players.push(member.playerId);
+    if (!entry.blocked) return;
+    const avoided = (this.avoided ??= new Set());
+    for (const playerId of entry.blocked) avoided.add(playerId);
   }
 }
 
@@ -238,7 +263,7 @@ export function proposal(anchor: Entry, option: Option): ProposedMatch {
   // search's packing, which fills every slot.
   const rule = roleRuleAt(pool.rules, anchor.waitedMs);
   const teams =
-    rule && !rolesHeld(option, balanced, (m) => rolesOf(m, rule), slotsOf(rule))
+    rule && !rolesHeld(option, balanced, (m) => rolesOf(m, rule), pool.slots)
       ? option.teams
       : balanced;
   const participants = option.members

@@ -12,6 +12,7 @@ import {
 import { wideningStepAt, type ModeRules, type WideningStep } from './mode-rules';
 import { pairChoices, pairRules, pairValues, type PairChoice, type PairRule } from './pair-rules';
 import { RegionBucket, type BucketMember } from './region-bucket';
+import { roleRuleOf, rolesOf, slotsOf } from './role-slots';
 import { compareText } from './unmatched-reason';
 import type { MatchCandidate } from './match-candidate';
 
@@ -45,6 +46,10 @@ export interface Entry {
   readonly pairChoices: readonly PairChoice[];
   /** Players no member may share a match with (block lists); null when there are none. */
   readonly blocked: ReadonlySet<string> | null;
+  /** Per member, the roles it plays under the mode's role rule (none without one)... */
+  readonly roles: readonly (readonly string[])[];
+  /** ...and how many members play one of the rule's slot roles: what the role buckets count. */
+  readonly slotPlayers: number;
 }
 
 /** Candidates of one mode that play together: one ticket, or all tickets of one party ticket. */
@@ -63,6 +68,13 @@ export interface ModePool {
   readonly ceilings: readonly number[];
   /** buckets[region][ceiling]: who measured that region within that ceiling. */
   readonly buckets: readonly (readonly RegionBucket[])[];
+  /**
+   * Likewise for the groups with a member who plays a slot role of the mode's role rule (counting
+   * those members), so a search that needs such players can skip the rest; [] without the rule.
+   */
+  readonly roleBuckets: readonly (readonly RegionBucket[])[];
+  /** One team's slots under the mode's role rule ([] without one), worked out once a pass. */
+  readonly slots: readonly string[];
   readonly entries: Entry[];
   /**
    * Per entry (by rank) and region (pool.regions order), at rank × regions + region: the worst
@@ -99,6 +111,10 @@ export function buildPool(
   const ceilings = [...new Set(rules.widening.map((step) => step.maxRttMs))].sort((a, b) => a - b);
   const entries: Entry[] = [];
   const buckets: RegionBucket[][] = [];
+  const roleBuckets: RegionBucket[][] = [];
+  const roleRule = roleRuleOf(rules);
+  const slots = roleRule ? slotsOf(roleRule) : [];
+  const slotRoles = new Set(slots);
   const nowMs = now.getTime();
   const distance = distanceRules(rules.attributeRules);
   const pair = pairRules(rules.attributeRules);
@@ -109,6 +125,8 @@ export function buildPool(
     regions,
     ceilings,
     buckets,
+    roleBuckets,
+    slots,
     entries,
     rtt: rttOfPool,
     rttSum: rttSumOfPool,
@@ -147,6 +165,7 @@ export function buildPool(
       pair.length === 0
         ? NO_PAIR_VALUES
         : pair.map((rule) => pairValues(rule, candidate.attributes));
+    const roles = roleRule ? members.map((member) => rolesOf(member, roleRule)) : NO_ROLES;
     entries.push({
       candidate,
       time,
@@ -162,28 +181,49 @@ export function buildPool(
       pairValues: values,
       pairChoices: pair.length === 0 ? ONE_EMPTY_CHOICE : pairChoices(pair, values, waitedMs),
       blocked: blockedOf(members),
+      roles,
+      slotPlayers: roles.filter((played) => played.some((role) => slotRoles.has(role))).length,
     });
     if (entries[entries.length - 1]?.blocked) pool.hasBlocks = true;
   });
   // Sorted once here; each bucket takes its members in this order as they are, without a sort.
   const byRating = entries.slice().sort((a, b) => a.rating - b.rating || a.rank - b.rank);
-  const members = regions.map(() => ceilings.map((): BucketMember[] => []));
-  for (const member of byRating) {
-    for (let region = 0; region < regions.length; region++) {
-      const rtt = rttOf(member, region);
-      for (let index = 0; index < ceilings.length; index++) {
-        if (rtt <= (ceilings[index] ?? Number.NaN)) members[region]?.[index]?.push(member);
-      }
-    }
-  }
-  for (const perCeiling of members) {
-    buckets.push(perCeiling.map((sorted) => RegionBucket.inRatingOrder(sorted, entries.length)));
+  buckets.push(...bucketsOf(pool, byRating));
+  if (roleRule) {
+    const playing = byRating.filter((entry) => entry.slotPlayers > 0);
+    const counted = playing.map(({ rank, rating, slotPlayers }) => ({
+      rank,
+      rating,
+      players: slotPlayers,
+      pool,
+    }));
+    roleBuckets.push(...bucketsOf(pool, counted));
   }
   return pool;
 }
 
+/** Per region and ceiling, a bucket of the `members` (in rating order) who measured it within. */
+function bucketsOf(
+  pool: ModePool,
+  members: readonly (BucketMember & Pick<Entry, 'pool' | 'rank'>)[],
+): RegionBucket[][] {
+  const { regions, ceilings, entries } = pool;
+  const within = regions.map(() => ceilings.map((): BucketMember[] => []));
+  for (const member of members) {
+    for (let region = 0; region < regions.length; region++) {
+      const rtt = rttOf(member, region);
+      for (let index = 0; index < ceilings.length; index++) {
+        if (rtt <= (ceilings[index] ?? Number.NaN)) within[region]?.[index]?.push(member);
+      }
+    }
+  }
+  return within.map((perCeiling) =>
+    perCeiling.map((sorted) => RegionBucket.inRatingOrder(sorted, entries.length)),
+  );
+}
+
 /** The worst member's RTT of `entry` to the pool's `region` (an index), NaN where any has not measured it. */
-export function rttOf(entry: Entry, region: number): number {
+export function rttOf(entry: Pick<Entry, 'pool' | 'rank'>, region: number): number {
   return entry.pool.rtt[entry.rank * entry.pool.regions.length + region] ?? Number.NaN;
 }
 
@@ -192,9 +232,15 @@ export function rttSumOf(entry: Entry, region: number): number {
   return entry.pool.rttSum[entry.rank * entry.pool.regions.length + region] ?? Number.NaN;
 }
 
-export function setActive(entry: Entry, active: boolean): void {
-  for (const perCeiling of entry.pool.buckets) {
-    for (const bucket of perCeiling) bucket.setActive(entry.rank, active);
+/** Switches `entry` on or off in every bucket of its pool, or in those of one `ceiling` only. */
+export function setActive(entry: Entry, active: boolean, ceiling?: number): void {
+  const { buckets, roleBuckets } = entry.pool;
+  for (const perCeiling of entry.slotPlayers === 0 ? [buckets] : [buckets, roleBuckets]) {
+    for (const ofRegion of perCeiling) {
+      if (ceiling === undefined)
+        for (const bucket of ofRegion) bucket.setActive(entry.rank, active);
+      else ofRegion[ceiling]?.setActive(entry.rank, active);
+    }
   }
 }
 
@@ -211,6 +257,7 @@ export function byAge(a: Entry, b: Entry): number {
 
 const NO_DISTANCES = new Float64Array(0);
 const NO_PAIR_VALUES: readonly ReadonlySet<string>[] = Object.freeze([]);
+const NO_ROLES: readonly (readonly string[])[] = Object.freeze([]);
 const ONE_EMPTY_CHOICE: readonly PairChoice[] = Object.freeze([Object.freeze([])]);
 
 function blockedOf(members: readonly MatchCandidate[]): ReadonlySet<string> | null {

@@ -120,4 +120,30 @@ describe(RegionBucket.name, () => {
     bucket.setActive(0, false);
     expect(bucket.count(0, 4)).toBe(4);
   });
+
+  it('visits only the narrower bucket once asked to, and leaves both as it found them', () => {
+    const all = Array.from({ length: 8 }, (_, rank) => ({ rank, rating: 10 + rank }));
+    const bucket = RegionBucket.of(all, 8);
+    const narrower = RegionBucket.of(
+      all.filter(({ rank }) => rank % 3 === 2),
+      8,
+    );
+    const visited: number[] = [];
+    const taken = bucket.takeOldestWhereNarrowing(
+      0,
+      8,
+      { bucket: narrower, lo: 0, hi: narrower.size },
+      () => visited.length >= 2,
+      (rank) => {
+        visited.push(rank);
+        return rank !== 1;
+      },
+      () => visited.length === 5,
+    );
+    // Ranks 0 and 1 from the whole bucket, then the narrower's only: 3 and 4 are never visited.
+    expect(visited).toEqual([0, 1, 2, 5]);
+    expect(taken).toEqual([0, 2, 5]);
+    expect(bucket.count(0, 8)).toBe(8);
+    expect(narrower.count(0, narrower.size)).toBe(2);
+  });
 });

@@ -139,6 +139,41 @@ export class RegionBucket {
     return taken;
   }
 
+  /**
+   * As {@link takeOldestWhere}, but once `narrow()` holds (and from then on), visits only the
+   * tickets of `narrower`'s slots [lo, hi): a bucket of some of this one's tickets, over the same
+   * ratings, holding every ticket `take` would accept from then on. The rest are passed over
+   * unvisited. Leaves both buckets as it found them.
+   */
+  takeOldestWhereNarrowing(
+    lo: number,
+    hi: number,
+    narrower: { readonly bucket: RegionBucket; readonly lo: number; readonly hi: number },
+    narrow: () => boolean,
+    take: (rank: number) => boolean,
+    done: () => boolean,
+  ): number[] {
+    const visited: number[] = [];
+    const taken: number[] = [];
+    let narrowed = false;
+    while (!done()) {
+      narrowed ||= narrow();
+      const rank = narrowed
+        ? narrower.bucket.oldestIn(narrower.lo, narrower.hi)
+        : this.oldestIn(lo, hi);
+      if (rank === NONE) break;
+      visited.push(rank);
+      this.setActive(rank, false);
+      narrower.bucket.setActive(rank, false);
+      if (take(rank)) taken.push(rank);
+    }
+    for (const rank of visited) {
+      this.setActive(rank, true);
+      narrower.bucket.setActive(rank, true);
+    }
+    return taken;
+  }
+
   /** Switches a ticket on or off; a ticket not in this bucket is ignored. */
   setActive(rank: number, active: boolean): void {
     const slot = this.slotOfRank[rank] ?? -1;

@@ -5,6 +5,7 @@ import type { RoleRule } from './attribute-types';
 import { formMatches, type MatchCandidate, type ProposedMatch } from './match-formation';
 import type { ModeRules } from './mode-rules';
 import { partiesSplit } from './party-integrity';
+import { RegionBucket } from './region-bucket';
 import { RolePacking, unfilledSlots } from './role-slots';
 
 const now = new Date('2026-12-01T10:00:00.000Z');
@@ -140,5 +141,89 @@ describe('role slots', () => {
       },
     );
     expect(held).toBeGreaterThan(50);
+  });
+
+  it('grows each team as solving the team whole again would (property)', () => {
+    const ROLES = ['healer', 'tank', 'dps'];
+    const slots = ['healer', 'tank', 'healer'];
+    forEachSeed(
+      300,
+      (random) =>
+        Array.from({ length: 12 }, () =>
+          Array.from({ length: random() < 0.3 ? 2 : 1 }, () => ROLES.filter(() => random() < 0.35)),
+        ),
+      (groups) => {
+        const sizes = [4, 4, 3];
+        const packing = new RolePacking(sizes, slots);
+        // The packing's rules over teams solved whole each time (unfilledSlots).
+        const free = [...sizes];
+        const teams = sizes.map((): (readonly string[])[] => []);
+        const teamFor = (group: readonly (readonly string[])[]) => {
+          let best = -1;
+          let bestGain = -1;
+          free.forEach((room, team) => {
+            const members = teams[team] ?? [];
+            const after = unfilledSlots([...members, ...group], slots);
+            if (room - group.length < after) return;
+            const gain = unfilledSlots(members, slots) - after;
+            if (best < 0 || gain > bestGain || (gain === bestGain && room < (free[best] ?? 0))) {
+              best = team;
+              bestGain = gain;
+            }
+          });
+          return best;
+        };
+        for (const group of groups) {
+          const team = teamFor(group);
+          expect(packing.fits(group)).toBe(team >= 0);
+          if (packing.onlySlotRolesFit) expect(packing.fits([['dps']])).toBe(false);
+          expect(packing.add(group)).toBe(team);
+          if (team < 0) continue;
+          free[team] = (free[team] ?? 0) - group.length;
+          teams[team]?.push(...group);
+          const open = teams.reduce((total, members) => total + unfilledSlots(members, slots), 0);
+          expect(packing.openSlots).toBe(open);
+        }
+      },
+    );
+  });
+
+  it('stops a search once too few players of a missing role are left, and skips the rest', () => {
+    // 400 players of no slot role, then 300 healers: each match is two of the first and two
+    // healers, so a search that walked everyone would pass over hundreds each time.
+    const pool = [
+      ...Array.from({ length: 400 }, (_, n) => player(n + 1, ['dps'], { rating: 1500 })),
+      ...Array.from({ length: 300 }, (_, n) => player(401 + n, ['healer'], { rating: 1500 })),
+    ].map((candidate, index) => ({
+      ...candidate,
+      enqueuedAt: new Date(now.getTime() - 50_000 + index),
+    }));
+    const setActive = jest.spyOn(RegionBucket.prototype, 'setActive');
+    try {
+      const { matches, unmatched } = formMatches(pool, [arena], now);
+      expect(matches).toHaveLength(150);
+      for (const match of matches) expect(healersByTeam(match, pool)).toEqual([1, 1]);
+      expect(new Set(unmatched.map((u) => u.reason.code))).toEqual(new Set(['ROLE_UNFILLED']));
+      expect(setActive.mock.calls.length).toBeLessThan(20 * pool.length);
+    } finally {
+      setActive.mockRestore();
+    }
+  });
+
+  it('gives up a search at once while too few players of the missing roles are in reach', () => {
+    const pool = [
+      ...Array.from({ length: 200 }, (_, n) => player(n + 1, ['dps'])),
+      player(201, ['healer']),
+    ];
+    const fits = jest.spyOn(RolePacking.prototype, 'fits');
+    try {
+      const { matches, unmatched } = formMatches(pool, [arena], now);
+      expect(matches).toEqual([]);
+      expect(unmatched.map((u) => u.reason.code)).toEqual(pool.map(() => 'ROLE_UNFILLED'));
+      // One healer for two teams' slots: not a single partner is looked at.
+      expect(fits).not.toHaveBeenCalled();
+    } finally {
+      fits.mockRestore();
+    }
   });
 });

@@ -11,8 +11,13 @@ import type { UnmatchedReason } from './unmatched-reason';
 
 /** The mode's role rule (at most one), when it applies to an anchor that waited `waitedMs`. */
 export function roleRuleAt(rules: ModeRules, waitedMs: number): RoleRule | undefined {
-  const rule = (rules.attributeRules ?? []).find((r): r is RoleRule => r.kind === 'roles');
+  const rule = roleRuleOf(rules);
   return rule && ruleApplies(rule, waitedMs) ? rule : undefined;
+}
+
+/** The mode's role rule (at most one), whatever the wait. */
+export function roleRuleOf(rules: ModeRules): RoleRule | undefined {
+  return (rules.attributeRules ?? []).find((r): r is RoleRule => r.kind === 'roles');
 }
 
 /** One team's slots: each role of `perTeam` as many times as it asks, in declared order. */
@@ -69,12 +74,20 @@ export function openSlots(
  * empty slots; among those, the team whose empty slots it fills most, then the least room (best
  * fit), then the lowest index. So a search that takes partners oldest first passes over a player
  * who plays no missing role once the room left is needed for those roles.
+ *
+ * Each team keeps a largest assignment of its players to its slots, grown by one augmenting path
+ * per player who joins (Kuhn's algorithm: growing a largest assignment that way keeps it
+ * largest), so asking about a group costs a path per member, not a solve of the whole team.
  */
 export class RolePacking {
   private readonly free: number[];
   private readonly players: (readonly string[])[][];
-  /** Each team's slots its players leave empty now (solved again only when the team grows). */
+  /** Per team, per slot: the index in the team of the player holding it, or -1. */
+  private readonly holders: number[][];
+  /** Each team's slots its players leave empty now. */
   private readonly open: number[];
+  /** Scratch for {@link gain}: a team's holders as they would be with the group. */
+  private readonly trial: number[];
 
   constructor(
     sizes: readonly number[],
@@ -82,7 +95,9 @@ export class RolePacking {
   ) {
     this.free = [...sizes];
     this.players = sizes.map(() => []);
+    this.holders = sizes.map(() => new Array<number>(slots.length).fill(-1));
     this.open = sizes.map(() => slots.length);
+    this.trial = new Array<number>(slots.length).fill(-1);
   }
 
   /**
@@ -91,11 +106,13 @@ export class RolePacking {
    * for every slot now empty takes it whatever roles it plays.
    */
   fits(group: readonly (readonly string[])[]): boolean {
+    const plays = this.playsASlot(group);
     for (let team = 0; team < this.free.length; team++) {
       const left = (this.free[team] ?? 0) - group.length;
       if (left < 0) continue;
-      if (left >= (this.open[team] ?? 0)) return true;
-      if (left >= unfilledSlots([...(this.players[team] ?? []), ...group], this.slots)) return true;
+      const open = this.open[team] ?? 0;
+      if (left >= open) return true;
+      if (plays && left >= open - this.gain(team, group, false)) return true;
     }
     return false;
   }
@@ -105,29 +122,77 @@ export class RolePacking {
     const team = this.teamFor(group);
     if (team >= 0) {
       this.free[team] = (this.free[team] ?? 0) - group.length;
-      const members = this.players[team] ?? [];
-      members.push(...group);
-      this.open[team] = unfilledSlots(members, this.slots);
+      this.open[team] = (this.open[team] ?? 0) - this.gain(team, group, true);
     }
     return team;
   }
 
+  /** The empty slots of every team: as many more players who play a slot role it still needs. */
+  get openSlots(): number {
+    return this.open.reduce((total, open) => total + open, 0);
+  }
+
+  /**
+   * Whether every team's room is all needed for its empty slots: from then on (room only
+   * shrinks with the slots it leaves empty) a group that plays no slot role never fits.
+   */
+  get onlySlotRolesFit(): boolean {
+    return this.free.every((free, team) => free <= (this.open[team] ?? 0));
+  }
+
+  /** Whether some member of `group` can play one of the slots' roles. */
+  playsASlot(group: readonly (readonly string[])[]): boolean {
+    // A player of none of the slots' roles never fills one (slots are few: no set needed).
+    return group.some((roles) => roles.some((role) => this.slots.includes(role)));
+  }
+
   private teamFor(group: readonly (readonly string[])[]): number {
+    const plays = this.playsASlot(group);
     let best = -1;
     let bestGain = -1;
     this.free.forEach((room, team) => {
       if (room < group.length) return;
-      const members = this.players[team] ?? [];
-      const before = this.open[team] ?? 0;
-      const after = unfilledSlots([...members, ...group], this.slots);
-      if (room - group.length < after) return;
-      const gain = before - after;
+      const gain = plays ? this.gain(team, group, false) : 0;
+      if (room - group.length < (this.open[team] ?? 0) - gain) return;
       if (best < 0 || gain > bestGain || (gain === bestGain && room < (this.free[best] ?? 0))) {
         best = team;
         bestGain = gain;
       }
     });
     return best;
+  }
+
+  /**
+   * How many more of `team`'s slots are filled with `group` in it: one augmenting path per
+   * member. Kept (the group joins the team) only when `keep`.
+   */
+  private gain(team: number, group: readonly (readonly string[])[], keep: boolean): number {
+    const members = this.players[team] ?? [];
+    const holders = keep ? (this.holders[team] ?? []) : this.trial;
+    if (!keep) holders.splice(0, holders.length, ...(this.holders[team] ?? []));
+    const rolesAt = (player: number) =>
+      (player < members.length ? members[player] : group[player - members.length]) ?? [];
+    const seen = new Array<boolean>(this.slots.length);
+    const place = (player: number): boolean => {
+      const roles = rolesAt(player);
+      for (let slot = 0; slot < this.slots.length; slot++) {
+        if (seen[slot] || !roles.includes(this.slots[slot] ?? '')) continue;
+        seen[slot] = true;
+        const holder = holders[slot] ?? -1;
+        if (holder < 0 || place(holder)) {
+          holders[slot] = player;
+          return true;
+        }
+      }
+      return false;
+    };
+    let gained = 0;
+    group.forEach((_, index) => {
+      seen.fill(false);
+      if (place(members.length + index)) gained++;
+    });
+    if (keep) members.push(...group);
+    return gained;
   }
 }
 
