@@ -28,18 +28,29 @@ export interface Option {
  */
 export function bestOption(anchor: Entry): Option | null {
   setActive(anchor, false);
-  let chosen: Option | null = null;
-  // The full match first; with fill steps, then one whole team fewer at a time down to the
-  // anchor's minimum: the largest match that forms wins.
-  for (const sizes of matchShapesAt(anchor.pool.rules, anchor.waitedMs)) {
-    chosen = bestOptionOfShape(anchor, sizes);
-    if (chosen) break;
-  }
+  // Avoid lists: first as if they were blocks; only when that fills no match, without them
+  // (docs/decisions/2026-12-07-avoid-lists.md). Block lists hold in both searches.
+  let chosen = anchor.pool.hasAvoids ? bestOptionOfAnyShape(anchor, true) : null;
+  chosen ??= bestOptionOfAnyShape(anchor, false);
   if (!chosen) setActive(anchor, true);
   return chosen;
 }
 
-function bestOptionOfShape(anchor: Entry, sizes: readonly number[]): Option | null {
+function bestOptionOfAnyShape(anchor: Entry, avoids: boolean): Option | null {
+  // The full match first; with fill steps, then one whole team fewer at a time down to the
+  // anchor's minimum: the largest match that forms wins.
+  for (const sizes of matchShapesAt(anchor.pool.rules, anchor.waitedMs)) {
+    const chosen = bestOptionOfShape(anchor, sizes, avoids);
+    if (chosen) return chosen;
+  }
+  return null;
+}
+
+function bestOptionOfShape(
+  anchor: Entry,
+  sizes: readonly number[],
+  avoids: boolean,
+): Option | null {
   const { pool, step } = anchor;
   const ceiling = pool.ceilings.indexOf(step.maxRttMs);
   const options: Option[] = [];
@@ -47,7 +58,7 @@ function bestOptionOfShape(anchor: Entry, sizes: readonly number[]): Option | nu
   for (const choice of anchor.pairChoices) {
     const accept = partnerFilter(anchor, choice);
     pool.regions.forEach((_, region) => {
-      const option = searchRegion(anchor, region, ceiling, sizes, accept);
+      const option = searchRegion(anchor, region, ceiling, sizes, accept, { avoids });
       if (option) options.push(option);
     });
   }
@@ -67,7 +78,11 @@ function searchRegion(
   ceiling: number,
   sizes: readonly number[],
   accept: ((rank: number) => boolean) | undefined,
-  { blocks: checkBlocks = anchor.pool.hasBlocks, roles: checkRoles = true } = {},
+  {
+    blocks: checkBlocks = anchor.pool.hasBlocks,
+    avoids: checkAvoids = false,
+    roles: checkRoles = true,
+  } = {},
 ): Option | null {
   const { pool, step } = anchor;
   const needed = sizes.reduce((total, size) => total + size, 0) - anchor.members.length;
@@ -81,7 +96,8 @@ function searchRegion(
   const anchorTeam = packing.add(anchor);
   if (anchorTeam < 0) return null;
   const teamOf = new Map<Entry, number>([[anchor, anchorTeam]]);
-  const blocks = checkBlocks ? new BlockCheck(anchor) : null;
+  const blocks =
+    checkBlocks || checkAvoids ? new BlockCheck(anchor, checkBlocks, checkAvoids) : null;
   let missing = needed;
   const partners = bucket.takeOldestWhere(
     lo,
@@ -169,20 +185,31 @@ export function fillsIgnoring(
   );
 }
 
-/** The players of a match being formed and who they block, both directions checked per group. */
+/**
+ * The players of a match being formed and whom they must not meet, both directions checked per
+ * group: their blocks, and their avoids too while those are kept apart.
+ */
 class BlockCheck {
   private readonly players = new Set<string>();
-  private readonly avoided = new Set<string>();
+  private readonly kept = new Set<string>();
 
-  constructor(anchor: Entry) {
+  constructor(
+    anchor: Entry,
+    private readonly blocks: boolean,
+    private readonly avoids: boolean,
+  ) {
     this.add(anchor);
   }
 
-  /** Takes `entry` into the match unless it blocks, or is blocked by, someone already in it. */
+  /** Takes `entry` into the match unless it keeps apart from, or is kept from, someone in it. */
   admit(entry: Entry): boolean {
-    if (entry.members.some((member) => this.avoided.has(member.playerId))) return false;
-    if (entry.blocked) {
-      for (const playerId of this.players) if (entry.blocked.has(playerId)) return false;
+    if (entry.members.some((member) => this.kept.has(member.playerId))) return false;
+    const blocked = this.blocks ? entry.blocked : null;
+    const avoided = this.avoids ? entry.avoided : null;
+    if (blocked || avoided) {
+      for (const playerId of this.players) {
+        if (blocked?.has(playerId) || avoided?.has(playerId)) return false;
+      }
     }
     this.add(entry);
     return true;
@@ -190,7 +217,8 @@ class BlockCheck {
 
   private add(entry: Entry): void {
     for (const member of entry.members) this.players.add(member.playerId);
-    for (const playerId of entry.blocked ?? []) this.avoided.add(playerId);
+    if (this.blocks) for (const playerId of entry.blocked ?? []) this.kept.add(playerId);
+    if (this.avoids) for (const playerId of entry.avoided ?? []) this.kept.add(playerId);
   }
 }
 
