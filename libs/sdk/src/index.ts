@@ -9,6 +9,7 @@ export * from './game-connection';
 export { EdgeProber, httpProbeEdge } from './edge-probe';
 export * from './ready-check';
 export { LobbyCalls } from './player-lobbies';
+export { AvoidListCalls } from './player-avoids';
 export * from './match-play';
 export {
   browserWebSocket,
