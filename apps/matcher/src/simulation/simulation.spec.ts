@@ -17,6 +17,16 @@ const OPTIONS = {
   startAt: new Date('2026-01-01T00:00:00Z'),
 };
 
+/** The matcher's function with one list of every candidate dropped, to compare against. */
+function ignoring(list: 'blockedPlayerIds' | 'avoidedPlayerIds'): MatchingFunction {
+  return (candidates, modeRules, now) =>
+    formMatches(
+      candidates.map(({ [list]: _ignored, ...candidate }) => candidate),
+      modeRules,
+      now,
+    );
+}
+
 function traffic(seed = 7, players = 600): Arrival[] {
   const active = ruleSetFromEnvironment(ENV);
   return syntheticTraffic({
@@ -133,13 +143,7 @@ describe('the queue simulator', () => {
     expect(blocking.length).toBeGreaterThan(20);
     const honoured = replay(arrivals, rules, formMatches, OPTIONS);
     expect(honoured.duel!.blocked_pairs_matched + honoured.squad!.blocked_pairs_matched).toBe(0);
-    const ignoring: MatchingFunction = (candidates, modeRules, now) =>
-      formMatches(
-        candidates.map(({ blockedPlayerIds: _ignored, ...candidate }) => candidate),
-        modeRules,
-        now,
-      );
-    const ignored = replay(arrivals, rules, ignoring, OPTIONS);
+    const ignored = replay(arrivals, rules, ignoring('blockedPlayerIds'), OPTIONS);
     expect(
       ignored.duel!.blocked_pairs_matched + ignored.squad!.blocked_pairs_matched,
     ).toBeGreaterThan(0);
@@ -161,13 +165,7 @@ describe('the queue simulator', () => {
     const pairs = (outcome: Record<string, ModeOutcome>) =>
       outcome.duel!.avoided_pairs_matched + outcome.squad!.avoided_pairs_matched;
     const honoured = replay(arrivals, rules, formMatches, OPTIONS);
-    const ignoring: MatchingFunction = (candidates, modeRules, now) =>
-      formMatches(
-        candidates.map(({ avoidedPlayerIds: _ignored, ...candidate }) => candidate),
-        modeRules,
-        now,
-      );
-    const ignored = replay(arrivals, rules, ignoring, OPTIONS);
+    const ignored = replay(arrivals, rules, ignoring('avoidedPlayerIds'), OPTIONS);
     expect(pairs(ignored)).toBeGreaterThan(pairs(honoured));
     expect(honoured.duel!.blocked_pairs_matched + honoured.squad!.blocked_pairs_matched).toBe(0);
   });
