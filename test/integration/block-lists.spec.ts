@@ -184,6 +184,17 @@ describe('block and avoid lists', () => {
     expect(pairsOf(await loop.passNow('duel'))).toEqual([[te.ticket.id, tf.ticket.id].sort()]);
   });
 
+  it('keeps a pair apart when one blocked the other and the other only avoids it', async () => {
+    const [a, b] = [await newPlayer(), await newPlayer()];
+    await block(a, b.playerId);
+    await avoid(b, a.playerId);
+    const [ta, tb] = [await enqueue(a), await enqueue(b)];
+    expect((await loop.passNow('duel'))?.committed).toEqual([]);
+    for (const queuedTicket of [ta, tb]) {
+      expect((await ticketNow(api, queuedTicket)).explanation?.code).toBe('BLOCKED_PLAYERS');
+    }
+  });
+
   it('matches two players who avoid each other only when no third one fits', async () => {
     const [a, b, c] = [await newPlayer(), await newPlayer(), await newPlayer()];
     expect((await avoid(a, b.playerId)).statusCode).toBe(200);
