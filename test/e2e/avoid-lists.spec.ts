@@ -1,6 +1,12 @@
 import { PlayerClient } from '@matchplane/sdk';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { freePort, startApp, waitForHttp, type RunningApp } from '../support/processes';
+import {
+  freePort,
+  startApp,
+  startQuickMatcher,
+  waitForHttp,
+  type RunningApp,
+} from '../support/processes';
 import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
 
 /*
@@ -58,17 +64,7 @@ describe('avoid lists between the API and the matcher process', () => {
     // All three wait before the matcher starts, so its first pass sees them together: a is the
     // oldest, and without its list would meet b, the next oldest.
     const [qa, qb, qc] = [await queue(a), await queue(b), await queue(c)];
-    const healthPort = await freePort();
-    running.push(
-      startApp('matcher', {
-        ...env,
-        HEALTH_PORT: String(healthPort),
-        MATCHER_PASS_INTERVAL_MS: '100',
-        // Local probes are a few ms, but a loaded machine can stretch one past a tight limit.
-        MATCH_WIDENING: '0:400:100,10000:1000:200',
-      }),
-    );
-    await waitForHttp(`http://127.0.0.1:${healthPort}/health`);
+    await startQuickMatcher(env, running);
 
     const [ta, tc] = await Promise.all([matched(qa), matched(qc)]);
     expect(ta?.matchId).toBeDefined();
