@@ -8,7 +8,6 @@ import {
   freePort,
   runCli,
   startApp,
-  startQuickMatcher,
   waitFor,
   waitForHttp,
   type RunningApp,
@@ -52,6 +51,7 @@ describe('rule sets change the running API and matcher without a restart', () =>
       RULE_SET_POLL_INTERVAL_MS: '200',
     };
     const apiPort = await freePort();
+    const healthPort = await freePort();
     running.push(
       startApp('api', {
         ...env,
@@ -59,9 +59,18 @@ describe('rule sets change the running API and matcher without a restart', () =>
         OPERATOR_TOKENS: `alice=${OPERATOR_TOKEN}`,
       }),
     );
+    running.push(
+      startApp('matcher', {
+        ...env,
+        HEALTH_PORT: String(healthPort),
+        MATCHER_PASS_INTERVAL_MS: '100',
+        // Local probes are a few ms, but a loaded machine can stretch one past a tight limit.
+        MATCH_WIDENING: '0:400:100,10000:1000:200',
+      }),
+    );
     baseUrl = `http://127.0.0.1:${apiPort}`;
     await waitForHttp(`${baseUrl}/health`);
-    await startQuickMatcher(env, running);
+    await waitForHttp(`http://127.0.0.1:${healthPort}/health`);
   });
 
   afterAll(async () => {
