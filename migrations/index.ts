@@ -22,6 +22,7 @@ import { PlayerBlocks1764720000000 } from './1764720000000-player-blocks';
 import { Lobbies1764725000000 } from './1764725000000-lobbies';
 import { BackfillOpenRoles1764735000000 } from './1764735000000-backfill-open-roles';
 import { RuleSets1764745000000 } from './1764745000000-rule-sets';
+import { PlayerAvoids1764755000000 } from './1764755000000-player-avoids';
 
 /**
  * Every migration, oldest first. Append new ones here; nothing else lists or counts them
@@ -52,4 +53,5 @@ export const allMigrations = [
   Lobbies1764725000000,
   BackfillOpenRoles1764735000000,
   RuleSets1764745000000,
+  PlayerAvoids1764755000000,
 ];

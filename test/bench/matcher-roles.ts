@@ -14,7 +14,7 @@ import {
   type ModeRules,
   type ProposedMatch,
 } from '@matchplane/domain';
-import { avoidedPlayers, blockedPairsIn } from '../../apps/matcher/src/simulation/block-lists';
+import { bothWays, listedPairsIn } from '../../apps/matcher/src/simulation/block-lists';
 import { mulberry32 as prng } from '../support/seeded-random';
 import { BENCH_RULES, buildPool, timePasses } from './matcher-pure.bench';
 
@@ -80,7 +80,7 @@ export function rolePool(
         ]
       : [],
   );
-  const blocks = avoidedPlayers(picks);
+  const blocks = bothWays(picks, 'blockedPlayerIds');
   return base.map((candidate) => {
     const roles =
       random() < HEALER_SHARE ? (random() < 0.5 ? ['healer', 'damage'] : ['healer']) : ['damage'];
@@ -120,7 +120,7 @@ export function benchRoleMode(options: {
       .length,
     players_with_blocks: blockLists.size,
     blocked_pairs_matched: formation.matches.reduce(
-      (sum, match) => sum + blockedPairsIn(match, blockLists),
+      (sum, match) => sum + listedPairsIn(match, blockLists),
       0,
     ),
     role_rule_violations: formation.matches.reduce(

@@ -5,6 +5,7 @@ import {
   freePort,
   runApp,
   startApp,
+  startQuickMatcher,
   waitFor,
   waitForHttp,
   type RunningApp,
@@ -28,21 +29,10 @@ describe('players queued through the API are matched by the matcher process', ()
     ds = await db.dataSource();
     const env = { ...db.env, REDIS_KEY_PREFIX: prefix, DATABASE_POOL_SIZE: '4' };
     const apiPort = await freePort();
-    const healthPort = await freePort();
     running.push(startApp('api', { ...env, API_PORT: String(apiPort) }));
-    running.push(
-      startApp('matcher', {
-        ...env,
-        HEALTH_PORT: String(healthPort),
-        MATCHER_PASS_INTERVAL_MS: '100',
-        // Local probes are a few ms, but a loaded machine can stretch one past a tight limit.
-        MATCH_WIDENING: '0:400:100,10000:1000:200',
-      }),
-    );
     baseUrl = `http://127.0.0.1:${apiPort}`;
-    matcherUrl = `http://127.0.0.1:${healthPort}`;
     await waitForHttp(`${baseUrl}/health`);
-    await waitForHttp(`${matcherUrl}/health`);
+    matcherUrl = await startQuickMatcher(env, running);
   });
 
   afterAll(async () => {

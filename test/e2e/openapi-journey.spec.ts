@@ -93,6 +93,11 @@ describe('OpenAPI document against the real journey', () => {
       await a.blockList();
       expect((await a.unblockPlayer(other)).blocked).toEqual([]);
       await refused(a.blockPlayer(randomUUID()));
+      // Likewise an avoid.
+      expect((await a.avoids.add(other)).avoided.map((entry) => entry.playerId)).toEqual([other]);
+      await a.avoids.list();
+      expect((await a.avoids.remove(other)).avoided).toEqual([]);
+      await refused(a.avoids.add(randomUUID()));
       // A party made and disbanded (neither player is in one when queueing), and a bad invite.
       await a.createParty();
       await a.party();

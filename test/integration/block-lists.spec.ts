@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
-import type { BlockListResponse, TicketResponse } from '@matchplane/contracts';
+import type { AvoidListResponse, BlockListResponse, TicketResponse } from '@matchplane/contracts';
 import type { MatcherLoop } from '../../apps/matcher/src/matcher.loop';
 import { cancelQueued, startInProcessMatcher } from '../support/in-process-matcher';
 import { startPlayerApi, type PlayerApi } from '../support/player-api';
@@ -19,19 +19,38 @@ interface Player {
   playerId: string;
 }
 
+/** Each list's routes, its answer's entries, and how its refusals word the verb. */
+const LISTS = {
+  blocks: {
+    verb: 'block',
+    full: 'BLOCK_LIST_FULL',
+    entries: (body: unknown) => (body as BlockListResponse).blocked,
+  },
+  avoids: {
+    verb: 'avoid',
+    full: 'AVOID_LIST_FULL',
+    entries: (body: unknown) => (body as AvoidListResponse).avoided,
+  },
+} as const;
+type ListName = keyof typeof LISTS;
+
 /**
- * Issue 34 item 2, block lists, through the real routes and the matcher's real module graph: a
- * player adds, lists and removes blocks (bounded, refusals named), and the matcher never puts two
- * players in one match when either blocked the other.
+ * Issue 34 item 2, block and avoid lists, through the real routes and the matcher's real module
+ * graph: a player adds, lists and removes entries (bounded, refusals named); the matcher never
+ * puts two players in one match when either blocked the other, and puts two who avoid each other
+ * in one only when nothing else fits (docs/decisions/2026-12-07-avoid-lists.md).
  */
-describe('block lists', () => {
+describe('block and avoid lists', () => {
   let api: PlayerApi;
   let matcher: INestApplicationContext;
   let loop: MatcherLoop;
   const queued: QueuedTicket[] = [];
 
   beforeAll(async () => {
-    api = await startPlayerApi({ PLAYER_BLOCK_LIST_MAX_ENTRIES: String(MAX_ENTRIES) });
+    api = await startPlayerApi({
+      PLAYER_BLOCK_LIST_MAX_ENTRIES: String(MAX_ENTRIES),
+      PLAYER_AVOID_LIST_MAX_ENTRIES: String(MAX_ENTRIES),
+    });
     ({ context: matcher, loop } = await startInProcessMatcher(api));
   });
 
@@ -44,12 +63,15 @@ describe('block lists', () => {
 
   const newPlayer = (): Promise<Player> => measuredPlayer(api);
 
-  const block = (by: Player, playerId: string) =>
-    api.request('PUT', `/v1/blocks/${playerId}`, { token: by.token });
-  const unblock = (by: Player, playerId: string) =>
-    api.request('DELETE', `/v1/blocks/${playerId}`, { token: by.token });
-  const listOf = async (by: Player) =>
-    (await api.request('GET', '/v1/blocks', { token: by.token })).json<BlockListResponse>();
+  const add = (list: ListName, by: Player, playerId: string) =>
+    api.request('PUT', `/v1/${list}/${playerId}`, { token: by.token });
+  const remove = (list: ListName, by: Player, playerId: string) =>
+    api.request('DELETE', `/v1/${list}/${playerId}`, { token: by.token });
+  const listOf = async (list: ListName, by: Player) =>
+    (await api.request('GET', `/v1/${list}`, { token: by.token })).json<unknown>();
+  const idsOf = (list: ListName, body: unknown) => LISTS[list].entries(body).map((e) => e.playerId);
+  const block = (by: Player, playerId: string) => add('blocks', by, playerId);
+  const avoid = (by: Player, playerId: string) => add('avoids', by, playerId);
 
   async function enqueue(player: Player): Promise<QueuedTicket> {
     const created = await postTicket(api, player.token, { mode: 'duel' });
@@ -61,56 +83,73 @@ describe('block lists', () => {
 
   const pairsOf = committedTickets;
 
-  it('adds, lists and removes blocks; a repeat changes nothing', async () => {
-    const [me, first, second] = [await newPlayer(), await newPlayer(), await newPlayer()];
-    expect(await listOf(me)).toEqual({ blocked: [], maxEntries: MAX_ENTRIES });
-    expect((await block(me, first.playerId)).statusCode).toBe(200);
-    const twice = await block(me, first.playerId);
-    expect(twice.json<BlockListResponse>().blocked.map((b) => b.playerId)).toEqual([
-      first.playerId,
-    ]);
-    await block(me, second.playerId);
-    expect((await listOf(me)).blocked.map((b) => b.playerId)).toEqual([
-      first.playerId,
-      second.playerId,
-    ]);
-    const removed = await unblock(me, first.playerId);
-    expect(removed.statusCode).toBe(200);
-    expect(removed.json<BlockListResponse>().blocked.map((b) => b.playerId)).toEqual([
-      second.playerId,
-    ]);
-    // Another player's list is its own.
-    expect((await listOf(first)).blocked).toEqual([]);
-  });
+  describe.each(Object.keys(LISTS) as ListName[])('/v1/%s', (list) => {
+    const { verb, full } = LISTS[list];
 
-  it.each<[string, (me: Player) => string | Promise<string>, number, string, RegExp]>([
-    ['itself', (me) => me.playerId, 400, 'VALIDATION_FAILED', /cannot block itself/],
-    ['a malformed id', () => 'not-a-player', 400, 'VALIDATION_FAILED', /must be a UUID/],
-    ['an unknown player', () => randomUUID(), 404, 'PLAYER_NOT_FOUND', /No player has id/],
-    [
-      'one more than the list may hold',
-      async (me) => {
-        for (let i = 0; i < MAX_ENTRIES; i++) await block(me, (await newPlayer()).playerId);
-        return (await newPlayer()).playerId;
-      },
-      409,
-      'BLOCK_LIST_FULL',
-      /holds 2 players/,
-    ],
-  ])(
-    'refuses to block %s, naming why, writing nothing',
-    async (_, target, status, code, detail) => {
+    it('adds, lists and removes entries; a repeat changes nothing', async () => {
+      const [me, first, second] = [await newPlayer(), await newPlayer(), await newPlayer()];
+      expect(idsOf(list, await listOf(list, me))).toEqual([]);
+      expect(await listOf(list, me)).toMatchObject({ maxEntries: MAX_ENTRIES });
+      expect((await add(list, me, first.playerId)).statusCode).toBe(200);
+      const twice = await add(list, me, first.playerId);
+      expect(idsOf(list, twice.json())).toEqual([first.playerId]);
+      await add(list, me, second.playerId);
+      expect(idsOf(list, await listOf(list, me))).toEqual([first.playerId, second.playerId]);
+      const removed = await remove(list, me, first.playerId);
+      expect(removed.statusCode).toBe(200);
+      expect(idsOf(list, removed.json())).toEqual([second.playerId]);
+      // Another player's list is its own, and the other list is another list.
+      expect(idsOf(list, await listOf(list, first))).toEqual([]);
+      const other: ListName = list === 'blocks' ? 'avoids' : 'blocks';
+      expect(idsOf(other, await listOf(other, me))).toEqual([]);
+    });
+
+    it.each<[string, (me: Player) => string | Promise<string>, number, string | null, RegExp]>([
+      [
+        'itself',
+        (me) => me.playerId,
+        400,
+        'VALIDATION_FAILED',
+        new RegExp(`cannot ${verb} itself`),
+      ],
+      ['a malformed id', () => 'not-a-player', 400, 'VALIDATION_FAILED', /must be a UUID/],
+      ['an unknown player', () => randomUUID(), 404, 'PLAYER_NOT_FOUND', /No player has id/],
+      [
+        'one more than the list may hold',
+        async (me) => {
+          for (let i = 0; i < MAX_ENTRIES; i++) await add(list, me, (await newPlayer()).playerId);
+          return (await newPlayer()).playerId;
+        },
+        409,
+        null,
+        /holds 2 players/,
+      ],
+    ])('refuses %s, naming why, writing nothing', async (_, target, status, code, detail) => {
       const me = await newPlayer();
       const playerId = await target(me);
-      const before = await listOf(me);
-      const refused = await block(me, playerId);
+      const before = await listOf(list, me);
+      const refused = await add(list, me, playerId);
       expect(refused.statusCode).toBe(status);
+      expect(refused.headers['content-type']).toMatch(/application\/problem\+json/);
       const problem = refused.json<{ code: string; detail: string }>();
-      expect(problem.code).toBe(code);
+      expect(problem.code).toBe(code ?? full);
       expect(problem.detail).toMatch(detail);
-      expect(await listOf(me)).toEqual(before);
-    },
-  );
+      // The offending entry is named (a malformed id by the parameter's name).
+      if (status !== 400) expect(problem.detail).toContain(playerId);
+      expect(await listOf(list, me)).toEqual(before);
+    });
+  });
+
+  it('moves a player between the block and the avoid list, the latest word counting', async () => {
+    const [me, other] = [await newPlayer(), await newPlayer()];
+    await block(me, other.playerId);
+    expect((await avoid(me, other.playerId)).statusCode).toBe(200);
+    expect(idsOf('blocks', await listOf('blocks', me))).toEqual([]);
+    expect(idsOf('avoids', await listOf('avoids', me))).toEqual([other.playerId]);
+    await block(me, other.playerId);
+    expect(idsOf('avoids', await listOf('avoids', me))).toEqual([]);
+    expect(idsOf('blocks', await listOf('blocks', me))).toEqual([other.playerId]);
+  });
 
   it('never matches a player with one it blocked, or one that blocked it, until unblocked', async () => {
     const [a, b, c, d] = [
@@ -141,7 +180,38 @@ describe('block lists', () => {
     await block(f, e.playerId);
     const [te, tf] = [await enqueue(e), await enqueue(f)];
     expect((await loop.passNow('duel'))?.committed).toEqual([]);
-    expect((await unblock(f, e.playerId)).statusCode).toBe(200);
+    expect((await remove('blocks', f, e.playerId)).statusCode).toBe(200);
     expect(pairsOf(await loop.passNow('duel'))).toEqual([[te.ticket.id, tf.ticket.id].sort()]);
+  });
+
+  it('keeps a pair apart when one blocked the other and the other only avoids it', async () => {
+    const [a, b] = [await newPlayer(), await newPlayer()];
+    await block(a, b.playerId);
+    await avoid(b, a.playerId);
+    const [ta, tb] = [await enqueue(a), await enqueue(b)];
+    expect((await loop.passNow('duel'))?.committed).toEqual([]);
+    for (const queuedTicket of [ta, tb]) {
+      expect((await ticketNow(api, queuedTicket)).explanation?.code).toBe('BLOCKED_PLAYERS');
+    }
+  });
+
+  it('matches two players who avoid each other only when no third one fits', async () => {
+    const [a, b, c] = [await newPlayer(), await newPlayer(), await newPlayer()];
+    expect((await avoid(a, b.playerId)).statusCode).toBe(200);
+    // a is the oldest and b the next: without the avoid list a would meet b. c fits: a meets c.
+    const [ta, tb, tc] = [await enqueue(a), await enqueue(b), await enqueue(c)];
+    expect(committedTickets(await loop.passNow('duel'))).toEqual([
+      [ta.ticket.id, tc.ticket.id].sort(),
+    ]);
+    // b waits for want of players, not because of a list.
+    expect((await ticketNow(api, tb)).explanation?.code).toBe('NOT_ENOUGH_PLAYERS');
+
+    // d avoids b (only d's list names b) and nobody else is searching: the two meet.
+    const d = await newPlayer();
+    expect((await avoid(d, b.playerId)).statusCode).toBe(200);
+    const td = await enqueue(d);
+    expect(committedTickets(await loop.passNow('duel'))).toEqual([
+      [tb.ticket.id, td.ticket.id].sort(),
+    ]);
   });
 });

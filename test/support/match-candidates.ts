@@ -1,5 +1,10 @@
 /** Candidates and readings of a pass's result for the pure matching specs (libs/domain). */
-import type { MatchCandidate, MatchFormation, UnmatchedReason } from '@matchplane/domain';
+import type {
+  BackfillNeed,
+  MatchCandidate,
+  MatchFormation,
+  UnmatchedReason,
+} from '@matchplane/domain';
 
 /** A canonical uuid numbered `n`: kind 1 for tickets, 2 for players. */
 export function numberedUuid(kind: 1 | 2, n: number): string {
@@ -20,6 +25,22 @@ export function newCandidate(
     rating: 1500,
     predictedRtt: { 'eu-west': 20 },
     enqueuedAt: new Date(now.getTime() - waitedMs),
+    ...extra,
+  };
+}
+
+/** A one-slot backfill request on team 0 of a match in eu-west, rated 1500, made at `now`. */
+export function newBackfillNeed(now: Date, extra: Partial<BackfillNeed> = {}): BackfillNeed {
+  return {
+    requestId: 'r',
+    matchId: 'm',
+    team: 0,
+    slots: 1,
+    serverRegion: 'eu-west',
+    teamRating: 1500,
+    attributes: {},
+    excludedPlayerIds: [],
+    createdAt: now,
     ...extra,
   };
 }

@@ -153,6 +153,29 @@ export async function waitFor<T>(
   );
 }
 
+/**
+ * The matcher from dist/ on `env`, passing every 100 ms under limits wide enough for local probes
+ * (a few ms, but a loaded machine can stretch one past a tight limit), pushed onto `running`;
+ * resolves with its health listener's URL once that answers.
+ */
+export async function startQuickMatcher(
+  env: Record<string, string>,
+  running: RunningApp[],
+): Promise<string> {
+  const healthPort = await freePort();
+  running.push(
+    startApp('matcher', {
+      ...env,
+      HEALTH_PORT: String(healthPort),
+      MATCHER_PASS_INTERVAL_MS: '100',
+      MATCH_WIDENING: '0:400:100,10000:1000:200',
+    }),
+  );
+  const url = `http://127.0.0.1:${healthPort}`;
+  await waitForHttp(`${url}/health`);
+  return url;
+}
+
 /** Polls an HTTP URL until it answers with the expected status; returns the parsed JSON body. */
 export function waitForHttp(url: string, status = 200, timeoutMs = 20_000): Promise<unknown> {
   return waitFor(

@@ -109,6 +109,13 @@ export class ApiConfig extends WithNoShowPenalty(ServiceConfig) {
 
   @EnvVar({
     description:
+      "How many players one player may avoid (PUT /v1/avoids/{playerId}); one beyond it is a 409 AVOID_LIST_FULL. The matcher reads every searching player's list each pass, so this bounds that read",
+  })
+  @IsIntInRange(1, 1_000)
+  PLAYER_AVOID_LIST_MAX_ENTRIES = 100;
+
+  @EnvVar({
+    description:
       'How long a lobby lives idle (s): each change (join, leave, kick, teams, start) pushes its expiry back by this much; an expired lobby is gone',
   })
   @IsIntInRange(1, 86_400)

@@ -255,20 +255,27 @@ export class MatchingPass {
     return remaining;
   }
 
-  /** The candidates the matching function may see, and an explanation for each one it may not. */
   /**
-   * Each candidate with the players it must not meet (block lists, both directions), read every
-   * pass so that a block counts from the next pass on, whenever the ticket was queued.
+   * Each candidate with the players it must not meet (block lists) and would rather not (avoid
+   * lists), both directions, read every pass so that a change counts from the next pass on,
+   * whenever the ticket was queued.
    */
   private async withBlockLists(candidates: MatchCandidate[]): Promise<MatchCandidate[]> {
-    const avoided = await this.blocks.avoidedBy(candidates.map((c) => c.playerId));
-    if (avoided.size === 0) return candidates;
+    const { blocked, avoided } = await this.blocks.listsAround(candidates.map((c) => c.playerId));
+    if (blocked.size === 0 && avoided.size === 0) return candidates;
     return candidates.map((candidate) => {
-      const blockedPlayerIds = avoided.get(candidate.playerId);
-      return blockedPlayerIds ? { ...candidate, blockedPlayerIds } : candidate;
+      const blockedPlayerIds = blocked.get(candidate.playerId);
+      const avoidedPlayerIds = avoided.get(candidate.playerId);
+      if (!blockedPlayerIds && !avoidedPlayerIds) return candidate;
+      return {
+        ...candidate,
+        ...(blockedPlayerIds ? { blockedPlayerIds } : {}),
+        ...(avoidedPlayerIds ? { avoidedPlayerIds } : {}),
+      };
     });
   }
 
+  /** The candidates the matching function may see, and an explanation for each one it may not. */
   private screenCandidates(projected: readonly ProjectedCandidate[], now: Date) {
     const matchable: MatchCandidate[] = [];
     const explained: Explained[] = [];

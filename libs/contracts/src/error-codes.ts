@@ -46,10 +46,12 @@ export const ErrorCode = {
   TICKET_ALREADY_LIVE: 'TICKET_ALREADY_LIVE',
   COOLDOWN_ACTIVE: 'COOLDOWN_ACTIVE',
   TICKET_NOT_FOUND: 'TICKET_NOT_FOUND',
-  /** A route named a player id that no player has (an operator route, or a block). */
+  /** A route named a player id that no player has (an operator route, a block or an avoid). */
   PLAYER_NOT_FOUND: 'PLAYER_NOT_FOUND',
   /** The player's block list holds PLAYER_BLOCK_LIST_MAX_ENTRIES players: unblock one first. */
   BLOCK_LIST_FULL: 'BLOCK_LIST_FULL',
+  /** The player's avoid list holds PLAYER_AVOID_LIST_MAX_ENTRIES players: remove one first. */
+  AVOID_LIST_FULL: 'AVOID_LIST_FULL',
   TICKET_NOT_CANCELLABLE: 'TICKET_NOT_CANCELLABLE',
   TICKET_FINISHED: 'TICKET_FINISHED',
   SERVER_PROTOCOL_UNSUPPORTED: 'SERVER_PROTOCOL_UNSUPPORTED',

@@ -27,6 +27,8 @@ export const PlayerRoutes = {
   partyTickets: 'queue/party-tickets',
   blocks: 'blocks',
   block: (playerId: string) => `blocks/${encodeURIComponent(playerId)}`,
+  avoids: 'avoids',
+  avoid: (playerId: string) => `avoids/${encodeURIComponent(playerId)}`,
   lobbies: 'lobbies',
   lobbyJoin: 'lobbies/join',
   currentLobby: 'lobbies/current',
@@ -363,4 +365,21 @@ export interface BlockListResponse {
 export interface BlockedPlayerEntry {
   playerId: string;
   blockedAt: string;
+}
+
+/**
+ * GET /v1/avoids, and the answer of PUT and DELETE /v1/avoids/{playerId}: the players this
+ * player avoids. The matcher puts a player in one match with a player it avoids, or one that
+ * avoids it, only when nothing else fits (docs/decisions/2026-12-07-avoid-lists.md).
+ */
+export interface AvoidListResponse {
+  /** Oldest entry first. */
+  avoided: AvoidedPlayerEntry[];
+  /** How many players the list may hold (PLAYER_AVOID_LIST_MAX_ENTRIES). */
+  maxEntries: number;
+}
+
+export interface AvoidedPlayerEntry {
+  playerId: string;
+  avoidedAt: string;
 }

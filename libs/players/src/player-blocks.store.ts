@@ -2,104 +2,137 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { runInTransaction } from '@matchplane/persistence';
 
-/** One entry of a player's block list. */
-export interface BlockedPlayer {
+/**
+ * Which list: `block` (never in one match) or `avoid` (in one match only when nothing else fits,
+ * docs/decisions/2026-12-07-avoid-lists.md).
+ */
+export type PlayerListKind = 'block' | 'avoid';
+
+/** One entry of a player's block or avoid list. */
+export interface ListedPlayer {
   readonly playerId: string;
-  readonly blockedAt: Date;
+  /** When it went on this list. */
+  readonly listedAt: Date;
 }
 
-/** What adding to a block list did: added, already there, or refused (and why). */
-export type BlockOutcome = 'added' | 'already_blocked' | 'unknown_player' | 'list_full';
+/** What adding to a list did: added (or moved from the other list), already there, or refused. */
+export type ListOutcome = 'added' | 'already_listed' | 'unknown_player' | 'list_full';
 
-interface BlockRow {
+/** For the players of a pass: whom each must not meet, and whom each would rather not. */
+export interface ListsAround {
+  readonly blocked: Map<string, string[]>;
+  readonly avoided: Map<string, string[]>;
+}
+
+interface ListRow {
   blocked_player_id: string;
   created_at: Date;
 }
 
-interface AvoidRow {
+interface AroundRow {
   player_id: string;
-  avoided_id: string;
+  other_id: string;
+  kind: PlayerListKind;
 }
 
 /**
- * Owns `player_blocks`: whom each player blocked (issue 34). The API changes a player's own
- * list; the matcher reads, for the players of a pass, everyone they must not meet (both
- * directions) so that no match holds a player and someone it blocked or that blocked it.
+ * Owns `player_blocks`: whom each player blocked or avoids (issue 34), one row per ordered pair
+ * with its `kind`. The API changes a player's own lists; the matcher reads, for the players of a
+ * pass, both lists in both directions, so that no match holds a player and someone it blocked or
+ * that blocked it, and a match holds an avoided pair only when nothing else fits.
  */
 @Injectable()
 export class PlayerBlocks {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** `playerId`'s list, oldest block first. */
-  async list(playerId: string): Promise<BlockedPlayer[]> {
-    const rows = await this.dataSource.query<BlockRow[]>(
+  /** `playerId`'s list of `kind`, oldest entry first. */
+  async list(playerId: string, kind: PlayerListKind = 'block'): Promise<ListedPlayer[]> {
+    const rows = await this.dataSource.query<ListRow[]>(
       `SELECT blocked_player_id, created_at FROM player_blocks
-        WHERE player_id = $1 ORDER BY created_at, blocked_player_id`,
-      [playerId],
+        WHERE player_id = $1 AND kind = $2 ORDER BY created_at, blocked_player_id`,
+      [playerId, kind],
     );
-    return rows.map((row) => ({ playerId: row.blocked_player_id, blockedAt: row.created_at }));
+    return rows.map((row) => ({ playerId: row.blocked_player_id, listedAt: row.created_at }));
   }
 
   /**
-   * Blocks `blockedPlayerId` for `playerId`, unless no such player exists or the list holds
-   * `maxEntries` already. A repeat changes nothing.
+   * Puts `otherPlayerId` on `playerId`'s list of `kind`, unless no such player exists or that
+   * list holds `maxEntries` already. A repeat changes nothing; a player on the other list moves
+   * to this one (a pair is blocked or avoided, the latest word counting).
    */
-  add(playerId: string, blockedPlayerId: string, maxEntries: number): Promise<BlockOutcome> {
+  add(
+    playerId: string,
+    otherPlayerId: string,
+    maxEntries: number,
+    kind: PlayerListKind = 'block',
+  ): Promise<ListOutcome> {
     return runInTransaction(this.dataSource, async (manager) => {
       // One player's changes one at a time, so two adds at once cannot both take the last place.
       await manager.query(`SELECT 1 FROM players WHERE id = $1 FOR UPDATE`, [playerId]);
       const [state] = await manager.query<{ known: boolean; present: boolean; entries: number }[]>(
         `SELECT EXISTS (SELECT 1 FROM players WHERE id = $2) AS known,
                 EXISTS (SELECT 1 FROM player_blocks
-                         WHERE player_id = $1 AND blocked_player_id = $2) AS present,
-                (SELECT count(*)::int FROM player_blocks WHERE player_id = $1) AS entries`,
-        [playerId, blockedPlayerId],
+                         WHERE player_id = $1 AND blocked_player_id = $2 AND kind = $3) AS present,
+                (SELECT count(*)::int FROM player_blocks
+                  WHERE player_id = $1 AND kind = $3) AS entries`,
+        [playerId, otherPlayerId, kind],
       );
-      if (state?.present) return 'already_blocked';
+      if (state?.present) return 'already_listed';
       if (!state?.known) return 'unknown_player';
       if (state.entries >= maxEntries) return 'list_full';
       await manager.query(
-        `INSERT INTO player_blocks (player_id, blocked_player_id) VALUES ($1, $2)
-         ON CONFLICT DO NOTHING`,
-        [playerId, blockedPlayerId],
+        `INSERT INTO player_blocks (player_id, blocked_player_id, kind) VALUES ($1, $2, $3)
+         ON CONFLICT (player_id, blocked_player_id)
+         DO UPDATE SET kind = EXCLUDED.kind, created_at = now()`,
+        [playerId, otherPlayerId, kind],
       );
       return 'added';
     });
   }
 
-  /** Unblocks; removing a player not on the list changes nothing. */
-  async remove(playerId: string, blockedPlayerId: string): Promise<void> {
+  /** Takes `otherPlayerId` off the list of `kind`; one not on it changes nothing. */
+  async remove(
+    playerId: string,
+    otherPlayerId: string,
+    kind: PlayerListKind = 'block',
+  ): Promise<void> {
     await this.dataSource.query(
-      `DELETE FROM player_blocks WHERE player_id = $1 AND blocked_player_id = $2`,
-      [playerId, blockedPlayerId],
+      `DELETE FROM player_blocks WHERE player_id = $1 AND blocked_player_id = $2 AND kind = $3`,
+      [playerId, otherPlayerId, kind],
     );
   }
 
   /**
-   * For each of `playerIds` that has any, the players it must not share a match with: those it
-   * blocked and those who blocked it (one statement, both directions by index).
+   * For each of `playerIds` that has any, the players it must not share a match with (blocked
+   * and blocked by) and those it would rather not (avoided and avoided by): one statement, both
+   * directions by index. A pair blocked one way and avoided the other counts as blocked.
    */
-  async avoidedBy(
+  async listsAround(
     playerIds: readonly string[],
     manager: EntityManager = this.dataSource.manager,
-  ): Promise<Map<string, string[]>> {
-    const avoided = new Map<string, string[]>();
-    if (playerIds.length === 0) return avoided;
-    const rows = await manager.query<AvoidRow[]>(
-      `SELECT player_id, blocked_player_id AS avoided_id FROM player_blocks
+  ): Promise<ListsAround> {
+    const lists: ListsAround = { blocked: new Map(), avoided: new Map() };
+    if (playerIds.length === 0) return lists;
+    const rows = await manager.query<AroundRow[]>(
+      `SELECT player_id, blocked_player_id AS other_id, kind FROM player_blocks
         WHERE player_id = ANY($1::uuid[])
        UNION
-       SELECT blocked_player_id, player_id FROM player_blocks
+       SELECT blocked_player_id, player_id, kind FROM player_blocks
         WHERE blocked_player_id = ANY($1::uuid[])`,
       [playerIds],
     );
-    for (const { player_id: playerId, avoided_id: avoidedId } of rows) {
-      const list = avoided.get(playerId);
-      if (list) list.push(avoidedId);
-      else avoided.set(playerId, [avoidedId]);
+    const blockedPairs = new Set(
+      rows.filter((row) => row.kind === 'block').map((row) => `${row.player_id} ${row.other_id}`),
+    );
+    for (const { player_id: playerId, other_id: otherId, kind } of rows) {
+      if (kind === 'avoid' && blockedPairs.has(`${playerId} ${otherId}`)) continue;
+      const byPlayer = kind === 'block' ? lists.blocked : lists.avoided;
+      const list = byPlayer.get(playerId);
+      if (list) list.push(otherId);
+      else byPlayer.set(playerId, [otherId]);
     }
     // Sorted so a pass reads the same lists whatever order PostgreSQL answered in.
-    for (const list of avoided.values()) list.sort();
-    return avoided;
+    for (const list of [...lists.blocked.values(), ...lists.avoided.values()]) list.sort();
+    return lists;
   }
 }

@@ -15,6 +15,7 @@ export {
 } from './edge-probe';
 export * from './ready-check';
 export { LobbyCalls } from './player-lobbies';
+export { AvoidListCalls } from './player-avoids';
 export * from './match-play';
 export {
   browserWebSocket,

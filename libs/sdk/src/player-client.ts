@@ -20,6 +20,7 @@ import { HttpTransport, type FetchLike, type RetryOptions } from './http.transpo
 import type { NotificationHandlers, NotificationSubscription } from './notification-subscriber';
 import type { PlayerCall, PlayerCalls } from './player-calls';
 import { MatchCalls, type SubscribeOptions, type WaitForAssignmentOptions } from './player-matches';
+import { AvoidListCalls } from './player-avoids';
 import { LobbyCalls } from './player-lobbies';
 import { PartyCalls } from './player-parties';
 import { ProbeCalls, type ProbeAllResult, type ProbeOptions } from './player-probes';
@@ -89,6 +90,8 @@ export class PlayerClient {
   readonly readyCheck: ReadyCheckCalls;
   /** Lobbies (custom games): create, join by code, leave, kick, setTeams, start, waitForStart. */
   readonly lobbies: LobbyCalls;
+  /** The avoid list (in one match only when nothing else fits): list, add, remove. */
+  readonly avoids: AvoidListCalls;
 
   constructor(options: PlayerClientOptions) {
     // One list for HTTP and notifications: a replica one of them found dead is left by both.
@@ -111,6 +114,7 @@ export class PlayerClient {
     );
     this.readyCheck = new ReadyCheckCalls((request) => this.required(request));
     this.lobbies = new LobbyCalls(this.calls, playerId);
+    this.avoids = new AvoidListCalls(this.calls);
   }
 
   /** The bearer token sent with every call, if a session was created or given. */
@@ -301,7 +305,7 @@ export class PlayerClient {
 
   /**
    * Blocks a player: the matcher never puts the two in one match, whoever blocked whom. A repeat
-   * changes nothing; a full list is a 409 BLOCK_LIST_FULL.
+   * changes nothing; an avoided player moves to this list; a full list is a 409 BLOCK_LIST_FULL.
    */
   blockPlayer(playerId: string): Promise<BlockListResponse> {
     return this.required({ method: 'PUT', path: PlayerRoutes.block(playerId), retry: 'safe' });

@@ -33,7 +33,7 @@ export class BlocksController {
   @Put(':playerId')
   @Answers({
     summary:
-      'Block a player: the matcher never puts the two in one match (a repeat changes nothing)',
+      'Block a player: the matcher never puts the two in one match (a repeat changes nothing; an avoided player moves to this list)',
     caller: 'player',
     status: 200,
     body: 'BlockListResponse',

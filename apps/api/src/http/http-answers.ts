@@ -64,6 +64,7 @@ export const HTTP_ANSWERS: Readonly<Record<AnyErrorCode, HttpAnswer>> = {
   [ErrorCode.TICKET_NOT_FOUND]: { status: 404 },
   [ErrorCode.PLAYER_NOT_FOUND]: { status: 404 },
   [ErrorCode.BLOCK_LIST_FULL]: { status: 409 },
+  [ErrorCode.AVOID_LIST_FULL]: { status: 409 },
   [ErrorCode.TICKET_NOT_CANCELLABLE]: { status: 409 },
   [ErrorCode.TICKET_FINISHED]: { status: 409 },
   [ErrorCode.PARTY_NOT_FOUND]: { status: 404 },

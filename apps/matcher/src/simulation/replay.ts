@@ -4,7 +4,7 @@ import type {
   ModeRules,
   ProposedMatch,
 } from '@matchplane/domain';
-import { avoidedPlayers, blockedPairsIn } from './block-lists';
+import { bothWays, listedPairsIn } from './block-lists';
 import { teamRatingGap } from './match-figures';
 import type { Arrival } from './traffic';
 
@@ -25,6 +25,8 @@ export interface ModeOutcome {
   readonly mean_team_rating_gap: number;
   /** Pairs of players matched together where one blocked the other (0 under the block rule). */
   readonly blocked_pairs_matched: number;
+  /** Pairs matched together where one avoided the other (only where nothing else fitted). */
+  readonly avoided_pairs_matched: number;
 }
 
 export interface ReplayOptions {
@@ -62,7 +64,8 @@ export function replay(
   };
   for (const arrival of arrivals) tallyOf(arrival.mode).players += 1;
 
-  const avoided = avoidedPlayers(arrivals);
+  const blocked = bothWays(arrivals, 'blockedPlayerIds');
+  const avoided = bothWays(arrivals, 'avoidedPlayerIds');
   const pool = new Map<string, Waiting>();
   const lastArrivalMs = arrivals.length > 0 ? arrivals[arrivals.length - 1]!.atMs : 0;
   const endMs = lastArrivalMs + options.drainMs;
@@ -74,7 +77,10 @@ export function replay(
       if (modes.has(arrival.mode))
         pool.set(arrival.ticketId, {
           arrival,
-          candidate: toCandidate(arrival, options.startAt, avoided.get(arrival.playerId)),
+          candidate: toCandidate(arrival, options.startAt, {
+            blockedPlayerIds: blocked.get(arrival.playerId),
+            avoidedPlayerIds: avoided.get(arrival.playerId),
+          }),
         });
     }
     const leavingParties = new Set<string>();
@@ -107,7 +113,8 @@ export function replay(
         pool.delete(ticketId);
         return waiting ? nowMs - waiting.arrival.atMs : undefined;
       });
-      outcome.blockedPairs += blockedPairsIn(match, avoided);
+      outcome.blockedPairs += listedPairsIn(match, blocked);
+      outcome.avoidedPairs += listedPairsIn(match, avoided);
     }
   }
   const outcomes: Record<string, ModeOutcome> = {};
@@ -131,7 +138,10 @@ function unknownModeWaiting(
 function toCandidate(
   arrival: Arrival,
   startAt: Date,
-  blockedPlayerIds: readonly string[] | undefined,
+  lists: {
+    blockedPlayerIds: readonly string[] | undefined;
+    avoidedPlayerIds: readonly string[] | undefined;
+  },
 ): MatchCandidate {
   return {
     ticketId: arrival.ticketId,
@@ -142,8 +152,9 @@ function toCandidate(
     enqueuedAt: new Date(startAt.getTime() + arrival.atMs),
     attributes: arrival.attributes,
     ...(arrival.party ? { party: arrival.party } : {}),
-    // Both directions, as the matcher reads them (PlayerBlocks.avoidedBy).
-    ...(blockedPlayerIds ? { blockedPlayerIds } : {}),
+    // Both directions, as the matcher reads them (PlayerBlocks.listsAround).
+    ...(lists.blockedPlayerIds ? { blockedPlayerIds: lists.blockedPlayerIds } : {}),
+    ...(lists.avoidedPlayerIds ? { avoidedPlayerIds: lists.avoidedPlayerIds } : {}),
   };
 }
 
@@ -151,6 +162,7 @@ class Tally {
   players = 0;
   cancelled = 0;
   blockedPairs = 0;
+  avoidedPairs = 0;
   private readonly waits: number[] = [];
   private readonly worstRtts: number[] = [];
   private ratingGapSum = 0;
@@ -184,6 +196,7 @@ class Tally {
       },
       mean_team_rating_gap: matches > 0 ? round(this.ratingGapSum / matches, 1) : 0,
       blocked_pairs_matched: this.blockedPairs,
+      avoided_pairs_matched: this.avoidedPairs,
     };
   }
 }

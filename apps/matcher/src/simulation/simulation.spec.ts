@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { formMatches, type MatchingFunction } from '@matchplane/domain';
 import { simulateOptions } from '../simulate.main';
-import { replay } from './replay';
+import { replay, type ModeOutcome } from './replay';
 import { ruleSetFromEnvironment, ruleSetFromFile } from './rule-sets';
 import { captureLine, parseCapture, syntheticTraffic, type Arrival } from './traffic';
 
@@ -16,6 +16,16 @@ const OPTIONS = {
   drainMs: 120_000,
   startAt: new Date('2026-01-01T00:00:00Z'),
 };
+
+/** The matcher's function with one list of every candidate dropped, to compare against. */
+function ignoring(list: 'blockedPlayerIds' | 'avoidedPlayerIds'): MatchingFunction {
+  return (candidates, modeRules, now) =>
+    formMatches(
+      candidates.map(({ [list]: _ignored, ...candidate }) => candidate),
+      modeRules,
+      now,
+    );
+}
 
 function traffic(seed = 7, players = 600): Arrival[] {
   const active = ruleSetFromEnvironment(ENV);
@@ -133,16 +143,31 @@ describe('the queue simulator', () => {
     expect(blocking.length).toBeGreaterThan(20);
     const honoured = replay(arrivals, rules, formMatches, OPTIONS);
     expect(honoured.duel!.blocked_pairs_matched + honoured.squad!.blocked_pairs_matched).toBe(0);
-    const ignoring: MatchingFunction = (candidates, modeRules, now) =>
-      formMatches(
-        candidates.map(({ blockedPlayerIds: _ignored, ...candidate }) => candidate),
-        modeRules,
-        now,
-      );
-    const ignored = replay(arrivals, rules, ignoring, OPTIONS);
+    const ignored = replay(arrivals, rules, ignoring('blockedPlayerIds'), OPTIONS);
     expect(
       ignored.duel!.blocked_pairs_matched + ignored.squad!.blocked_pairs_matched,
     ).toBeGreaterThan(0);
+  });
+
+  it('counts avoided pairs matched: fewer under the matcher’s function than when avoids are ignored', () => {
+    const { rules } = ruleSetFromEnvironment(ENV);
+    // Half the players avoid someone who queued shortly before them (5 % by default: too few pairs
+    // that would meet at all for the difference to show), drawn apart from the blocks.
+    const arrivals = syntheticTraffic({
+      players: 1_000,
+      seconds: 300,
+      seed: 13,
+      rules,
+      attributes: ruleSetFromEnvironment(ENV).attributes,
+      avoidShare: 0.5,
+    });
+    expect(arrivals.filter((arrival) => arrival.avoidedPlayerIds).length).toBeGreaterThan(400);
+    const pairs = (outcome: Record<string, ModeOutcome>) =>
+      outcome.duel!.avoided_pairs_matched + outcome.squad!.avoided_pairs_matched;
+    const honoured = replay(arrivals, rules, formMatches, OPTIONS);
+    const ignored = replay(arrivals, rules, ignoring('avoidedPlayerIds'), OPTIONS);
+    expect(pairs(ignored)).toBeGreaterThan(pairs(honoured));
+    expect(honoured.duel!.blocked_pairs_matched + honoured.squad!.blocked_pairs_matched).toBe(0);
   });
 
   it('lets impatient players cancel, a party as one', () => {

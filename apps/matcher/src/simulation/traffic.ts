@@ -5,7 +5,7 @@ import type {
   ModeRules,
   TicketAttributes,
 } from '@matchplane/domain';
-import { withSyntheticBlocks } from './block-lists';
+import { withSyntheticEntries } from './block-lists';
 import { exponential, gaussian, mulberry32, seededUuid } from './seeded-random';
 
 /**
@@ -28,6 +28,8 @@ export interface Arrival {
   readonly cancelAfterMs?: number;
   /** Players this player blocked (block lists): never matched with it, either way. */
   readonly blockedPlayerIds?: readonly string[];
+  /** Players this player avoids (avoid lists): matched with it, either way, only when nothing else fits. */
+  readonly avoidedPlayerIds?: readonly string[];
 }
 
 /** Where the synthetic players live and how far each region's servers are from each other's. */
@@ -55,13 +57,15 @@ export interface SyntheticTrafficOptions {
   readonly meanPatienceSeconds?: number;
   /** Share of players who blocked someone who queued shortly before them; 0.05. */
   readonly blockShare?: number;
+  /** Share of players who avoid someone who queued shortly before them; 0.05. */
+  readonly avoidShare?: number;
 }
 
 /**
  * Seeded synthetic traffic: arrivals spread evenly at random over the time span (a Poisson
  * process), players in four regions with measured RTTs to each (most measured every region),
  * ratings around 1500, attribute values drawn from their declarations, parties in team modes, a
- * patience after which each player (or party) cancels, and a few players' blocks.
+ * patience after which each player (or party) cancels, and a few players' blocks and avoids.
  */
 export function syntheticTraffic(options: SyntheticTrafficOptions): Arrival[] {
   const random = mulberry32(options.seed);
@@ -99,7 +103,18 @@ export function syntheticTraffic(options: SyntheticTrafficOptions): Arrival[] {
     players += partySize;
   }
   arrivals.sort((a, b) => a.atMs - b.atMs || compare(a.ticketId, b.ticketId));
-  return withSyntheticBlocks(arrivals, options.seed, options.blockShare ?? 0.05);
+  const blocked = withSyntheticEntries(
+    arrivals,
+    options.seed,
+    options.blockShare ?? 0.05,
+    'blockedPlayerIds',
+  );
+  return withSyntheticEntries(
+    blocked,
+    options.seed,
+    options.avoidShare ?? 0.05,
+    'avoidedPlayerIds',
+  );
 }
 
 function compare(a: string, b: string): number {
@@ -188,6 +203,7 @@ export function captureLine(arrival: Arrival): string {
     ...(arrival.party ? { party: arrival.party } : {}),
     ...(arrival.cancelAfterMs === undefined ? {} : { cancelAfterMs: arrival.cancelAfterMs }),
     ...(arrival.blockedPlayerIds ? { blockedPlayerIds: arrival.blockedPlayerIds } : {}),
+    ...(arrival.avoidedPlayerIds ? { avoidedPlayerIds: arrival.avoidedPlayerIds } : {}),
   });
 }
 
@@ -230,13 +246,16 @@ export function parseCapture(text: string): Arrival[] {
       'cancelAfterMs',
       'a number >= 0',
     );
-    const blocked = raw.blockedPlayerIds;
-    need(
-      blocked === undefined ||
-        (Array.isArray(blocked) && blocked.every((id) => typeof id === 'string' && id !== '')),
-      'blockedPlayerIds',
-      'a list of player ids',
-    );
+    const [blocked, avoided] = (['blockedPlayerIds', 'avoidedPlayerIds'] as const).map((field) => {
+      const ids = raw[field];
+      need(
+        ids === undefined ||
+          (Array.isArray(ids) && ids.every((id) => typeof id === 'string' && id !== '')),
+        field,
+        'a list of player ids',
+      );
+      return ids as string[] | undefined;
+    });
     parsed.push({
       enqueuedAtMs,
       ticketId: raw.ticketId as string,
@@ -247,7 +266,8 @@ export function parseCapture(text: string): Arrival[] {
       attributes: (raw.attributes ?? {}) as TicketAttributes,
       ...(party ? { party: { id: party.id as string, size: party.size as number } } : {}),
       ...(raw.cancelAfterMs === undefined ? {} : { cancelAfterMs: raw.cancelAfterMs as number }),
-      ...(blocked === undefined ? {} : { blockedPlayerIds: blocked as string[] }),
+      ...(blocked === undefined ? {} : { blockedPlayerIds: blocked }),
+      ...(avoided === undefined ? {} : { avoidedPlayerIds: avoided }),
     });
   });
   const start = Math.min(...parsed.map((arrival) => arrival.enqueuedAtMs));

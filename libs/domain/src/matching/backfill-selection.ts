@@ -35,7 +35,8 @@ export interface BackfillNeed {
   readonly openRoles?: readonly string[];
   /**
    * Players already in the match (no-shows included): never added again, nor anyone whose block
-   * list (`MatchCandidate.blockedPlayerIds`, both directions) names one of them.
+   * list (`MatchCandidate.blockedPlayerIds`, both directions) names one of them; one whose avoid
+   * list names one only when the request fills no other way.
    */
   readonly excludedPlayerIds: readonly string[];
   readonly createdAt: Date;
@@ -71,7 +72,10 @@ export function selectBackfill(
   );
   const requests = [...needs].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   for (const need of requests) {
-    const chosen = fill(need, oldestFirst, taken, rules, now);
+    // Avoid lists as in a new match: kept apart unless the request fills no other way.
+    const chosen =
+      fill(need, oldestFirst, taken, rules, now, true) ??
+      fill(need, oldestFirst, taken, rules, now, false);
     if (chosen === undefined) continue;
     for (const candidate of chosen) taken.add(candidate.ticketId);
     picks.push({ need, candidates: chosen });
@@ -85,6 +89,7 @@ function fill(
   taken: ReadonlySet<string>,
   rules: ModeRules,
   now: Date,
+  keepAvoidsApart: boolean,
 ): MatchCandidate[] | undefined {
   const waitedMs = Math.max(0, now.getTime() - need.createdAt.getTime());
   const step = wideningStepAt(rules, waitedMs);
@@ -103,6 +108,7 @@ function fill(
     if (taken.has(candidate.ticketId) || excluded.has(candidate.playerId)) return false;
     // The match's players (excluded) are who a candidate's block list must not name.
     if (candidate.blockedPlayerIds?.some((playerId) => excluded.has(playerId))) return false;
+    if (keepAvoidsApart && candidate.avoidedPlayerIds?.some((id) => excluded.has(id))) return false;
     const rtt = candidate.predictedRtt[need.serverRegion];
     if (typeof rtt !== 'number' || !Number.isFinite(rtt) || rtt < 0 || rtt > step.maxRttMs) {
       return false;

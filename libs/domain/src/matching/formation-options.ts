@@ -31,21 +31,29 @@ export function bestOption(anchor: Entry): Option | null {
   // nothing), off everywhere once it is matched.
   const ceiling = anchor.pool.ceilings.indexOf(anchor.step.maxRttMs);
   setActive(anchor, false, ceiling);
-  let chosen: Option | null = null;
+  // Avoid lists: first as if they were blocks; only when that fills no match, without them
+  // (docs/decisions/2026-12-07-avoid-lists.md). Block lists hold in both searches.
+  let chosen = anchor.pool.hasAvoids ? bestOptionOfAnyShape(anchor, ceiling, true) : null;
+  chosen ??= bestOptionOfAnyShape(anchor, ceiling, false);
+  setActive(anchor, !chosen, chosen ? undefined : ceiling);
+  return chosen;
+}
+
+function bestOptionOfAnyShape(anchor: Entry, ceiling: number, avoids: boolean): Option | null {
   // The full match first; with fill steps, then one whole team fewer at a time down to the
   // anchor's minimum: the largest match that forms wins.
   for (const sizes of matchShapesAt(anchor.pool.rules, anchor.waitedMs)) {
-    chosen = bestOptionOfShape(anchor, ceiling, sizes);
-    if (chosen) break;
+    const chosen = bestOptionOfShape(anchor, ceiling, sizes, avoids);
+    if (chosen) return chosen;
   }
-  setActive(anchor, !chosen, chosen ? undefined : ceiling);
-  return chosen;
+  return null;
 }
 
 function bestOptionOfShape(
   anchor: Entry,
   ceiling: number,
   sizes: readonly number[],
+  avoids: boolean,
 ): Option | null {
   const { pool } = anchor;
   const options: Option[] = [];
@@ -53,7 +61,7 @@ function bestOptionOfShape(
   for (const choice of anchor.pairChoices) {
     const accept = partnerFilter(anchor, choice);
     pool.regions.forEach((_, region) => {
-      const option = searchRegion(anchor, region, ceiling, sizes, accept);
+      const option = searchRegion(anchor, region, ceiling, sizes, accept, { avoids });
       if (option) options.push(option);
     });
   }
@@ -73,7 +81,11 @@ function searchRegion(
   ceiling: number,
   sizes: readonly number[],
   accept: ((rank: number) => boolean) | undefined,
-  { blocks: checkBlocks = anchor.pool.hasBlocks, roles: checkRoles = true } = {},
+  {
+    blocks: checkBlocks = anchor.pool.hasBlocks,
+    avoids: checkAvoids = false,
+    roles: checkRoles = true,
+  } = {},
 ): Option | null {
   const { pool, step } = anchor;
   const needed = sizes.reduce((total, size) => total + size, 0) - anchor.members.length;
@@ -87,7 +99,8 @@ function searchRegion(
   const anchorTeam = packing.add(anchor);
   if (anchorTeam < 0) return null;
   const teamOf = new Map<Entry, number>([[anchor, anchorTeam]]);
-  const blocks = checkBlocks ? new BlockCheck(anchor) : null;
+  const blocks =
+    checkBlocks || checkAvoids ? new BlockCheck(anchor, checkBlocks, checkAvoids) : null;
   let missing = needed;
   const take = (rank: number) => {
     if (accept && !accept(rank)) return false;
@@ -189,23 +202,32 @@ export function fillsIgnoring(
 }
 
 /**
- * The players of a match being formed and who they block, both directions checked per group.
- * A match is a handful of players and most block nobody: a list and a set made on first need.
+ * The players of a match being formed and whom they must not meet, both directions checked per
+ * group: their blocks, and their avoids too while those are kept apart. A match is a handful of
+ * players and most list nobody: a list, and a set made on first need.
  */
 class BlockCheck {
   private readonly players: string[] = [];
-  private avoided: Set<string> | null = null;
+  private kept: Set<string> | null = null;
 
-  constructor(anchor: Entry) {
+  constructor(
+    anchor: Entry,
+    private readonly blocks: boolean,
+    private readonly avoids: boolean,
+  ) {
     this.add(anchor);
   }
 
-  /** Takes `entry` into the match unless it blocks, or is blocked by, someone already in it. */
+  /** Takes `entry` into the match unless it keeps apart from, or is kept from, someone in it. */
   admit(entry: Entry): boolean {
-    const avoided = this.avoided;
-    if (avoided && entry.members.some((member) => avoided.has(member.playerId))) return false;
-    if (entry.blocked) {
-      for (const playerId of this.players) if (entry.blocked.has(playerId)) return false;
+    const kept = this.kept;
+    if (kept && entry.members.some((member) => kept.has(member.playerId))) return false;
+    const blocked = this.blocks ? entry.blocked : null;
+    const avoided = this.avoids ? entry.avoided : null;
+    if (blocked || avoided) {
+      for (const playerId of this.players) {
+        if (blocked?.has(playerId) || avoided?.has(playerId)) return false;
+      }
     }
     this.add(entry);
     return true;
@@ -213,9 +235,12 @@ class BlockCheck {
 
   private add(entry: Entry): void {
     for (const member of entry.members) this.players.push(member.playerId);
-    if (!entry.blocked) return;
-    const avoided = (this.avoided ??= new Set());
-    for (const playerId of entry.blocked) avoided.add(playerId);
+    const lists = [this.blocks ? entry.blocked : null, this.avoids ? entry.avoided : null];
+    for (const listed of lists) {
+      if (!listed) continue;
+      const kept = (this.kept ??= new Set());
+      for (const playerId of listed) kept.add(playerId);
+    }
   }
 }
 

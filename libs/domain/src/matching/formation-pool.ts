@@ -46,6 +46,8 @@ export interface Entry {
   readonly pairChoices: readonly PairChoice[];
   /** Players no member may share a match with (block lists); null when there are none. */
   readonly blocked: ReadonlySet<string> | null;
+  /** Players some member would rather not meet (avoid lists); null when there are none. */
+  readonly avoided: ReadonlySet<string> | null;
   /** Per member, the roles it plays under the mode's role rule (none without one)... */
   readonly roles: readonly (readonly string[])[];
   /** ...and how many members play one of the rule's slot roles: what the role buckets count. */
@@ -93,6 +95,8 @@ export interface ModePool {
   readonly pairRules: readonly PairRule[];
   /** Whether any group here has a block list: searches check them only then. */
   hasBlocks: boolean;
+  /** Whether any group here has an avoid list: a search first keeps avoided pairs apart only then. */
+  hasAvoids: boolean;
   /** Every pool of the mode, this one included: an explanation looks at the others. */
   readonly siblings: readonly ModePool[];
 }
@@ -134,6 +138,7 @@ export function buildPool(
     distanceRules: distance,
     pairRules: pair,
     hasBlocks: false,
+    hasAvoids: false,
     siblings,
   };
   accepted.forEach(({ members, regions: measured, time }, rank) => {
@@ -180,11 +185,14 @@ export function buildPool(
       maxDistances,
       pairValues: values,
       pairChoices: pair.length === 0 ? ONE_EMPTY_CHOICE : pairChoices(pair, values, waitedMs),
-      blocked: blockedOf(members),
+      blocked: playersListed(members, 'blockedPlayerIds'),
+      avoided: playersListed(members, 'avoidedPlayerIds'),
       roles,
       slotPlayers: roles.filter((played) => played.some((role) => slotRoles.has(role))).length,
     });
-    if (entries[entries.length - 1]?.blocked) pool.hasBlocks = true;
+    const entry = entries[entries.length - 1];
+    if (entry?.blocked) pool.hasBlocks = true;
+    if (entry?.avoided) pool.hasAvoids = true;
   });
   // Sorted once here; each bucket takes its members in this order as they are, without a sort.
   const byRating = entries.slice().sort((a, b) => a.rating - b.rating || a.rank - b.rank);
@@ -260,10 +268,13 @@ const NO_PAIR_VALUES: readonly ReadonlySet<string>[] = Object.freeze([]);
 const NO_ROLES: readonly (readonly string[])[] = Object.freeze([]);
 const ONE_EMPTY_CHOICE: readonly PairChoice[] = Object.freeze([Object.freeze([])]);
 
-function blockedOf(members: readonly MatchCandidate[]): ReadonlySet<string> | null {
-  let blocked: Set<string> | null = null;
+function playersListed(
+  members: readonly MatchCandidate[],
+  list: 'blockedPlayerIds' | 'avoidedPlayerIds',
+): ReadonlySet<string> | null {
+  let listed: Set<string> | null = null;
   for (const member of members) {
-    for (const playerId of member.blockedPlayerIds ?? []) (blocked ??= new Set()).add(playerId);
+    for (const playerId of member[list] ?? []) (listed ??= new Set()).add(playerId);
   }
-  return blocked;
+  return listed;
 }

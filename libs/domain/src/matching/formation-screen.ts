@@ -202,9 +202,11 @@ function candidateProblems(candidate: MatchCandidate): string[] {
     problems.push('ratingSigma must be a finite number > 0 when present');
   }
   if (!isValidDate(candidate.enqueuedAt)) problems.push('enqueuedAt must be a valid Date');
-  const blocked: unknown = candidate.blockedPlayerIds;
-  if (blocked !== undefined && !(Array.isArray(blocked) && blocked.every((id) => isUuid(id)))) {
-    problems.push('blockedPlayerIds must be a list of canonical lowercase uuids when present');
+  for (const list of ['blockedPlayerIds', 'avoidedPlayerIds'] as const) {
+    const ids: unknown = candidate[list];
+    if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => isUuid(id)))) {
+      problems.push(`${list} must be a list of canonical lowercase uuids when present`);
+    }
   }
   if (candidate.party !== undefined) {
     const party: unknown = candidate.party;

@@ -25,6 +25,12 @@ export interface MatchCandidate {
    * those who blocked it (the matcher reads both directions). Absent: none.
    */
   readonly blockedPlayerIds?: readonly string[];
+  /**
+   * Players this one would rather not share a match with (avoid lists; both directions, as
+   * blocks): a match puts them together only when its anchor's search fills none without them
+   * (docs/decisions/2026-12-07-avoid-lists.md). Absent: none.
+   */
+  readonly avoidedPlayerIds?: readonly string[];
 }
 
 /** The party ticket a candidate belongs to: every member's candidate names the same one. */

@@ -45,7 +45,9 @@ export type MatchingFunction = typeof formMatches;
  * per "choice", a value the whole match shares, each choice searched in turn and the best option
  * over all of them taken (pair-rules.ts); a rule past its wait for the anchor drops out. Block
  * lists pass over a group that blocks, or is blocked by, anyone already taken, as a party that
- * does not fit is passed over.
+ * does not fit is passed over. Avoid lists are checked so too, but only in a first search: an
+ * anchor whose search with them fills no match (in any shape) searches again without them
+ * (docs/decisions/2026-12-07-avoid-lists.md); the guarantees below speak of that second search.
  *
  * Parties: a party ticket's members form one group, which counts as its size everywhere a ticket
  * counts as one player, has its members' mean rating and its worst member's RTT per region, and

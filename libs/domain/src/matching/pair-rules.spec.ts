@@ -3,12 +3,13 @@ import {
   resolveTicketAttributes,
   type ModeAttributeSchema,
 } from './attribute-rules';
-import { selectBackfill, type BackfillNeed } from './backfill-selection';
+import { selectBackfill } from './backfill-selection';
 import {
   newCandidate,
   numberedUuid,
   reasonOf,
   ticketsOfMatches,
+  newBackfillNeed,
 } from '../../../../test/support/match-candidates';
 import { formMatches, type MatchCandidate } from './match-formation';
 import type { ModeRules } from './mode-rules';
@@ -198,17 +199,7 @@ describe('intersect rules in a pass', () => {
   });
 
   it('fills a backfill request only with players sharing a value with the match', () => {
-    const need: BackfillNeed = {
-      requestId: 'r',
-      matchId: 'm',
-      team: 0,
-      slots: 1,
-      serverRegion: 'eu-west',
-      teamRating: 1500,
-      attributes: { platforms: ['pc'] },
-      excludedPlayerIds: [],
-      createdAt: now,
-    };
+    const need = newBackfillNeed(now, { attributes: { platforms: ['pc'] } });
     const { picks } = selectBackfill(
       [need],
       [candidate(1, { platforms: ['ps'] }, 5_000), candidate(2, { platforms: ['ps', 'pc'] })],

@@ -2,6 +2,8 @@ import {
   BACKFILL_STATES,
   ErrorCode,
   type AssignmentResponse,
+  type AvoidListResponse,
+  type AvoidedPlayerEntry,
   type BlockListResponse,
   type BlockedPlayerEntry,
   type BackfillConnectResponse,
@@ -240,6 +242,13 @@ export const CONTRACT_SCHEMAS: Record<string, SchemaObject> = {
     blocked: arrayOf(
       schemaOf<BlockedPlayerEntry>()({ playerId: uuid(), blockedAt: dateTime() }),
       'Oldest block first',
+    ),
+    maxEntries: int('How many players the list may hold'),
+  }),
+  AvoidListResponse: schemaOf<AvoidListResponse>()({
+    avoided: arrayOf(
+      schemaOf<AvoidedPlayerEntry>()({ playerId: uuid(), avoidedAt: dateTime() }),
+      'Oldest entry first',
     ),
     maxEntries: int('How many players the list may hold'),
   }),
