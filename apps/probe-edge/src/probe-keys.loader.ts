@@ -1,4 +1,9 @@
-import { JoinAuthError, KeySet, RAW_KEY_ID } from '@matchplane/join-auth';
+import {
+  activeKeyIdOf,
+  loadKeyFile,
+  type ConfiguredKeyFile,
+  type KeySet,
+} from '@matchplane/join-auth';
 import type { ProbeEdgeConfig } from './probe-edge.config';
 
 /** The edge cannot sign without key material; this says why in one line. */
@@ -19,24 +24,19 @@ export interface ProbeSigningKeys {
 export function loadProbeSigningKeys(
   config: Pick<ProbeEdgeConfig, 'PROBE_KEYS_FILE' | 'PROBE_ACTIVE_KEY_ID'>,
 ): ProbeSigningKeys {
-  const path = config.PROBE_KEYS_FILE;
-  let keys: KeySet;
-  try {
-    keys = KeySet.loadFile(path);
-  } catch (error) {
-    const reason = error instanceof JoinAuthError ? error.message : String(error);
-    throw new ProbeKeyMaterialError(
-      `PROBE_KEYS_FILE ${JSON.stringify(path)} holds no usable probe keys: ${reason}`,
-    );
-  }
-  const ids = keys.ids();
-  const activeKeyId =
-    config.PROBE_ACTIVE_KEY_ID ??
-    (ids.length === 1 && ids[0] === RAW_KEY_ID ? RAW_KEY_ID : undefined);
-  if (activeKeyId === undefined || !keys.has(activeKeyId)) {
-    throw new ProbeKeyMaterialError(
-      `PROBE_ACTIVE_KEY_ID ${activeKeyId === undefined ? 'is not set' : `${JSON.stringify(activeKeyId)} is not in the key file`}; it must name one of the keys of ${JSON.stringify(path)} (${ids.map((id) => JSON.stringify(id)).join(', ')})`,
-    );
-  }
+  const file: ConfiguredKeyFile = {
+    variable: 'PROBE_KEYS_FILE',
+    path: config.PROBE_KEYS_FILE,
+    purpose: 'probe',
+    fail: (message) => new ProbeKeyMaterialError(message),
+  };
+  const keys = loadKeyFile(file);
+  const activeKeyId = activeKeyIdOf(
+    file,
+    keys,
+    'PROBE_ACTIVE_KEY_ID',
+    config.PROBE_ACTIVE_KEY_ID,
+    true,
+  );
   return { keys, activeKeyId };
 }

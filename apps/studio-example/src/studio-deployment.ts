@@ -1,14 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { loadConfigOrExit } from '@matchplane/config';
-import { bootLogger, bootstrapWorker, useAppLogger } from '@matchplane/observability';
+import { bootstrapWorker } from '@matchplane/observability';
 import { AllocatorConfig } from '../../allocator/src/allocator.config';
 import { AllocatorModule } from '../../allocator/src/allocator.module';
 import { ApiConfig } from '../../api/src/api.config';
 import { ApiModule } from '../../api/src/api.module';
-import { configureApi, createApiAdapter } from '../../api/src/http/configure-api';
-import { serveOpenApi } from '../../api/src/http/openapi';
+import { serveApi } from '../../api/src/http/serve-api';
 import { DispatcherConfig } from '../../dispatcher/src/dispatcher.config';
 import { DispatcherModule } from '../../dispatcher/src/dispatcher.module';
 import { MatcherConfig } from '../../matcher/src/matcher.config';
@@ -31,22 +28,17 @@ export type StudioRole = (typeof ROLES)[number];
 /** The API with the studio's identity provider next to the built-in ones. */
 async function api(): Promise<void> {
   const config = loadConfigOrExit(ApiConfig, 'studio api');
-  const app = await NestFactory.create<NestFastifyApplication>(
-    ApiModule.forRoot(config, {
-      playerEntry: {
-        verifiers: [StudioIdentityVerifier],
-        verifierImports: [StudioIdentityModule],
-      },
-    }),
-    createApiAdapter(config),
-    { logger: bootLogger('api', config), bodyParser: false },
+  await serveApi(
+    () =>
+      ApiModule.forRoot(config, {
+        playerEntry: {
+          verifiers: [StudioIdentityVerifier],
+          verifierImports: [StudioIdentityModule],
+        },
+      }),
+    config,
+    'studio api',
   );
-  const logger = useAppLogger(app);
-  configureApi(app);
-  serveOpenApi(app);
-  app.enableShutdownHooks();
-  await app.listen(config.API_PORT, config.API_HOST);
-  logger.log(`studio api listening on http://${config.API_HOST}:${config.API_PORT}`);
 }
 
 /** The matcher with the studio's rule keeping clanmates apart. */

@@ -139,7 +139,7 @@ export class AllocationReconciliation implements ReconciliationContribution<Matc
         ALLOCATING_MATCH_RULE,
       ]),
       // Server liveness: the heartbeats are this module's fact, so the stage is its contribution.
-      new ServerLossReconciler(this.dataSource, this.lifecycle, options).stage(),
+      new ServerLossReconciler(this.dataSource, this.lifecycle, options),
       new AllocationReleaseStage(this.dataSource, this.releaser, options),
     ];
   }

@@ -1,10 +1,5 @@
 import type { DataSource } from 'typeorm';
-import {
-  endRowsOneByOne,
-  type ReconciliationStage,
-  type RowsEndedOneByOne,
-  type StageBatch,
-} from '@matchplane/persistence';
+import { RowsEndedOneByOneStage, type UnitOfWork } from '@matchplane/persistence';
 import type { MatchReconciliationOptions } from './match-reconciliation.options';
 import type { MatchLifecycle } from './match-lifecycle.service';
 import type { MatchPresenceService } from './match-presence.service';
@@ -35,35 +30,27 @@ const OVERDUE_LEAVERS_SQL = `SELECT p.match_id, p.player_id
  * `match.presence_changed` ABANDONED to every participant, the ticket FAILED ABANDONED, the
  * offence cooldown; the rated loss follows when the match completes.
  */
-export class AbandonmentStage implements ReconciliationStage {
-  readonly name = 'abandoned_players';
-  readonly cases = ['player_abandoned'] as const;
-  /** After the stuck-match rules (21-24) and silent_servers (25): a match that ended takes its leavers with it. */
-  readonly order = 26;
+export class AbandonmentStage extends RowsEndedOneByOneStage<OverdueLeaver> {
+  protected readonly claimSql = OVERDUE_LEAVERS_SQL;
 
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
     private readonly presence: MatchPresenceService,
     private readonly options: Pick<MatchReconciliationOptions, 'batchSize' | 'noShowPenalty'>,
-  ) {}
-
-  batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    return endRowsOneByOne(this.dataSource, this.options.batchSize, this.leavers, now, skip);
+  ) {
+    // After the stuck-match rules (21-24) and silent_servers (25): a match that ended takes its leavers with it.
+    super('abandoned_players', 'player_abandoned', 26, dataSource, options.batchSize);
   }
 
-  private readonly leavers: RowsEndedOneByOne<OverdueLeaver> = {
-    reconciledCase: 'player_abandoned',
-    claimNext: async (manager, now, leftAlone) => {
-      const [row] = await manager.query<OverdueLeaver[]>(OVERDUE_LEAVERS_SQL, [now, leftAlone]);
-      return row;
-    },
-    keyOf: (row) => `${row.match_id}/${row.player_id}`,
-    end: async (unit, row, now) => {
-      const match = await this.lifecycle.matches.load(unit.manager, row.match_id);
-      const current = await this.presence.presenceOf(unit.manager, row.match_id, row.player_id);
-      if (match?.state !== 'IN_PROGRESS' || current?.presence !== 'LEFT') return;
-      await this.presence.abandon(unit, match, row.player_id, this.options.noShowPenalty, now);
-    },
-  };
+  protected keyOf(row: OverdueLeaver): string {
+    return `${row.match_id}/${row.player_id}`;
+  }
+
+  protected async end(unit: UnitOfWork, row: OverdueLeaver, now: Date): Promise<void> {
+    const match = await this.lifecycle.matches.load(unit.manager, row.match_id);
+    const current = await this.presence.presenceOf(unit.manager, row.match_id, row.player_id);
+    if (match?.state !== 'IN_PROGRESS' || current?.presence !== 'LEFT') return;
+    await this.presence.abandon(unit, match, row.player_id, this.options.noShowPenalty, now);
+  }
 }

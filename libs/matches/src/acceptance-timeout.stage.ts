@@ -1,10 +1,5 @@
 import type { DataSource } from 'typeorm';
-import {
-  endRowsOneByOne,
-  type ReconciliationStage,
-  type RowsEndedOneByOne,
-  type StageBatch,
-} from '@matchplane/persistence';
+import { RowsEndedOneByOneStage, type UnitOfWork } from '@matchplane/persistence';
 import type { MatchReconciliationOptions } from './match-reconciliation.options';
 import type { MatchLifecycle } from './match-lifecycle.service';
 import type { ReadyCheck } from './ready-check.service';
@@ -27,37 +22,26 @@ const OVERDUE_READY_CHECKS_SQL = `SELECT m.id
  * short transaction per match through ReadyCheck.expire: those who accepted search again with
  * their enqueue time, the others' tickets end FAILED ACCEPTANCE_TIMEOUT with the no-show cooldown.
  */
-export class AcceptanceTimeoutStage implements ReconciliationStage {
-  readonly name = 'acceptance_timeouts';
-  readonly cases = ['ready_check_timeout'] as const;
-  /** Before the ALLOCATING rule (20): a match that never left its ready check is no allocation's. */
-  readonly order = 19;
+export class AcceptanceTimeoutStage extends RowsEndedOneByOneStage<{ id: string }> {
+  protected readonly claimSql = OVERDUE_READY_CHECKS_SQL;
 
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
     private readonly readyCheck: ReadyCheck,
     private readonly options: Pick<MatchReconciliationOptions, 'batchSize' | 'noShowPenalty'>,
-  ) {}
-
-  batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    return endRowsOneByOne(this.dataSource, this.options.batchSize, this.overdue, now, skip);
+  ) {
+    // Before the ALLOCATING rule (20): a match that never left its ready check is no allocation's.
+    super('acceptance_timeouts', 'ready_check_timeout', 19, dataSource, options.batchSize);
   }
 
-  private readonly overdue: RowsEndedOneByOne<{ id: string }> = {
-    reconciledCase: 'ready_check_timeout',
-    claimNext: async (manager, now, leftAlone) => {
-      const [row] = await manager.query<{ id: string }[]>(OVERDUE_READY_CHECKS_SQL, [
-        now,
-        leftAlone,
-      ]);
-      return row;
-    },
-    keyOf: (row) => row.id,
-    end: async (unit, row, now) => {
-      const match = await this.lifecycle.matches.load(unit.manager, row.id);
-      if (match?.state !== 'AWAITING_ACCEPTANCE') return;
-      await this.readyCheck.expire(unit, match, this.options.noShowPenalty, now);
-    },
-  };
+  protected keyOf(row: { id: string }): string {
+    return row.id;
+  }
+
+  protected async end(unit: UnitOfWork, row: { id: string }, now: Date): Promise<void> {
+    const match = await this.lifecycle.matches.load(unit.manager, row.id);
+    if (match?.state !== 'AWAITING_ACCEPTANCE') return;
+    await this.readyCheck.expire(unit, match, this.options.noShowPenalty, now);
+  }
 }

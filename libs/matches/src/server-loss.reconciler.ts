@@ -1,11 +1,5 @@
 import type { DataSource } from 'typeorm';
-import {
-  cutoff,
-  endRowsOneByOne,
-  type ReconciliationStage,
-  type RowsEndedOneByOne,
-  type StageBatch,
-} from '@matchplane/persistence';
+import { cutoff, RowsEndedOneByOneStage, type UnitOfWork } from '@matchplane/persistence';
 import type { MatchReconciliationOptions } from './match-reconciliation.options';
 import type { MatchLifecycle } from './match-lifecycle.service';
 
@@ -36,45 +30,36 @@ export const SILENT_SERVER_MATCH_SQL = `SELECT m.id, m.revision
  * requeue priority), one short transaction per match. The allocation's release follows in the
  * same round (`finished_allocations`, order 90), through the allocator's release path.
  */
-export class ServerLossReconciler {
+export class ServerLossReconciler extends RowsEndedOneByOneStage<{ id: string; revision: string }> {
   static readonly CASE = 'server_lost';
+  protected readonly claimSql = SILENT_SERVER_MATCH_SQL;
 
   constructor(
-    private readonly dataSource: DataSource,
+    dataSource: DataSource,
     private readonly lifecycle: MatchLifecycle,
     private readonly options: MatchReconciliationOptions,
-  ) {}
-
-  stage(): ReconciliationStage {
-    return {
-      name: 'silent_servers',
-      // After the stuck-match rules (20-24), before the releases (90).
-      order: 25,
-      cases: [ServerLossReconciler.CASE],
-      batch: (now, skip) => this.batch(now, skip),
-    };
+  ) {
+    // After the stuck-match rules (20-24), before the releases (90).
+    super('silent_servers', ServerLossReconciler.CASE, 25, dataSource, options.batchSize);
   }
 
-  batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    return endRowsOneByOne(this.dataSource, this.options.batchSize, this.silent, now, skip);
+  /** Silent: no heartbeat since SERVER_HEARTBEAT_TIMEOUT_MS before `now`. */
+  protected override dueBy(now: Date): Date {
+    return cutoff(now, this.options.serverHeartbeatTimeoutMs);
   }
 
-  private readonly silent: RowsEndedOneByOne<{ id: string; revision: string }> = {
-    reconciledCase: ServerLossReconciler.CASE,
-    claimNext: async (manager, now, leftAlone) => {
-      const silentSince = cutoff(now, this.options.serverHeartbeatTimeoutMs);
-      const [row] = await manager.query<{ id: string; revision: string }[]>(
-        SILENT_SERVER_MATCH_SQL,
-        [silentSince, leftAlone],
-      );
-      return row;
-    },
-    keyOf: (row) => row.id,
-    end: async (unit, row, now) => {
-      await this.lifecycle.failServerLost(unit, row.id, {
-        expectedRevision: Number(row.revision),
-        now,
-      });
-    },
-  };
+  protected keyOf(row: { id: string }): string {
+    return row.id;
+  }
+
+  protected async end(
+    unit: UnitOfWork,
+    row: { id: string; revision: string },
+    now: Date,
+  ): Promise<void> {
+    await this.lifecycle.failServerLost(unit, row.id, {
+      expectedRevision: Number(row.revision),
+      now,
+    });
+  }
 }

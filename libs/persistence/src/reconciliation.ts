@@ -146,40 +146,52 @@ export async function oneItemPerTransaction(
   return result;
 }
 
-/** The rows of a one-case stage that ends them one at a time (see {@link endRowsOneByOne}). */
-export interface RowsEndedOneByOne<Row> {
-  /** The stage's one case: every claimed row counts under it. */
-  readonly reconciledCase: string;
-  /** Locks the next row due at `now` whose key is none of `leftAlone`; undefined when none is left. */
-  claimNext(manager: EntityManager, now: Date, leftAlone: string[]): Promise<Row | undefined>;
-  /** The key that names the row in `skip` and in failures. */
-  keyOf(row: Row): string;
-  /** Ends the claimed row in its transaction, or leaves it when what it re-reads has moved on. */
-  end(unit: UnitOfWork, row: Row, now: Date): Promise<void>;
-}
-
 /**
- * {@link oneItemPerTransaction} over `rows`: every claimed row counts under its case (one whose
- * re-read found it moved on included), and every batch reports the case, 0 when nothing was due.
+ * A one-case stage that claims its due rows one at a time with its owner's `claimSql` (`$1` = the
+ * moment a row is due by, `$2` = the keys to leave alone, LIMIT 1 ... SKIP LOCKED) and ends each
+ * in a short (bounded) transaction of its own ({@link oneItemPerTransaction}). Every claimed row
+ * counts under the case (one whose re-read found it moved on included), and every batch reports
+ * the case, 0 when nothing was due. The SQL and the ending stay in the module owning the table.
  */
-export async function endRowsOneByOne<Row>(
-  dataSource: DataSource,
-  batchSize: number,
-  rows: RowsEndedOneByOne<Row>,
-  now: Date,
-  skip: ReadonlySet<string>,
-): Promise<StageBatch> {
-  const batch = await oneItemPerTransaction(
-    dataSource,
-    batchSize,
-    skip,
-    async (manager, unit, leftAlone, claim) => {
-      const row = await rows.claimNext(manager, now, [...leftAlone]);
-      if (row === undefined) return false;
-      claim(rows.keyOf(row));
-      await rows.end(unit, row, now);
-      return rows.reconciledCase;
-    },
-  );
-  return { ...batch, reconciled: { [rows.reconciledCase]: 0, ...batch.reconciled } };
+export abstract class RowsEndedOneByOneStage<Row> implements ReconciliationStage {
+  readonly cases: readonly string[];
+  /** The claim of the next due row: `$1` due by, `$2` keys left alone (text[] or uuid[]). */
+  protected abstract readonly claimSql: string;
+
+  protected constructor(
+    readonly name: string,
+    /** The stage's one case: every claimed row counts under it. */
+    readonly reconciledCase: string,
+    readonly order: number,
+    private readonly dataSource: DataSource,
+    private readonly batchSize: number,
+  ) {
+    this.cases = [reconciledCase];
+  }
+
+  /** The key that names the row in `skip` and in failures. */
+  protected abstract keyOf(row: Row): string;
+  /** Ends the claimed row in its transaction, or leaves it when what it re-reads has moved on. */
+  protected abstract end(unit: UnitOfWork, row: Row, now: Date): Promise<void>;
+
+  /** What a row must be due by at `now` to be claimed (`$1`); `now` unless a stage waits longer. */
+  protected dueBy(now: Date): Date {
+    return now;
+  }
+
+  async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    const batch = await oneItemPerTransaction(
+      this.dataSource,
+      this.batchSize,
+      skip,
+      async (manager, unit, leftAlone, claim) => {
+        const [row] = await manager.query<Row[]>(this.claimSql, [this.dueBy(now), [...leftAlone]]);
+        if (row === undefined) return false;
+        claim(this.keyOf(row));
+        await this.end(unit, row, now);
+        return this.reconciledCase;
+      },
+    );
+    return { ...batch, reconciled: { [this.reconciledCase]: 0, ...batch.reconciled } };
+  }
 }

@@ -1,10 +1,6 @@
-import type { DataSource } from 'typeorm';
-import {
-  runBoundedTransaction,
-  type ReconciliationStage,
-  type StageBatch,
-} from '@matchplane/persistence';
-import { endClaimedSearching } from './searching-tickets.ender';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { StageBatch } from '@matchplane/persistence';
+import { SearchingTicketsStage, type ClaimedSearching } from './searching-tickets.ender';
 import type { TicketStore } from './ticket.store';
 import type { TicketReconciliationOptions } from './ticket-reconciliation.options';
 
@@ -29,46 +25,49 @@ const TIMED_OUT_TICKETS_SQL = `SELECT t.id, t.created_at
  * other searching tickets with it, one event each, a batch per short transaction. After commit the
  * tickets leave the candidate projection and the relay is woken; the player is told by the event.
  */
-export class SearchTimeoutStage implements ReconciliationStage {
-  readonly name = 'search_timeouts';
-  readonly cases = ['ticket_search_timeout'] as const;
-  /** Beside heartbeat expiry: both end searching tickets before any match stage runs. */
-  readonly order = 11;
-
+export class SearchTimeoutStage extends SearchingTicketsStage {
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly tickets: TicketStore,
+    dataSource: DataSource,
+    tickets: TicketStore,
     private readonly options: Pick<TicketReconciliationOptions, 'batchSize' | 'searchTimeoutsMs'>,
-  ) {}
-
-  async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    const timeouts = Object.entries(this.options.searchTimeoutsMs);
-    if (timeouts.length === 0)
-      return { reconciled: { ticket_search_timeout: 0 }, taken: 0, failures: [] };
-    return runBoundedTransaction(this.dataSource, async (manager, unit) => {
-      const rows = await manager.query<{ id: string; created_at: Date }[]>(TIMED_OUT_TICKETS_SQL, [
-        timeouts.map(([mode]) => mode),
-        timeouts.map(([, ms]) => ms),
-        now,
-        [...skip],
-        this.options.batchSize,
-      ]);
-      const since = new Map(rows.map((row) => [row.id, row.created_at]));
-      const { ended, failures } = await endClaimedSearching(
-        unit,
-        this.tickets,
-        rows.map((row) => row.id),
-        (ticket) => {
-          const searchTimeoutMs = this.options.searchTimeoutsMs[ticket.mode];
-          const searchingSince = since.get(ticket.id);
-          return searchTimeoutMs === undefined || searchingSince === undefined
-            ? undefined
-            : { to: 'EXPIRED', searchTimeoutMs, searchingSince };
-        },
-        { to: 'EXPIRED', reason: 'SEARCH_TIMED_OUT' },
-        now,
-      );
-      return { reconciled: { ticket_search_timeout: ended.length }, taken: rows.length, failures };
+  ) {
+    // Beside heartbeat expiry: both end searching tickets before any match stage runs.
+    super('search_timeouts', 'ticket_search_timeout', 11, dataSource, tickets, {
+      to: 'EXPIRED',
+      reason: 'SEARCH_TIMED_OUT',
     });
+  }
+
+  override batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    if (Object.keys(this.options.searchTimeoutsMs).length === 0)
+      return Promise.resolve({ reconciled: { ticket_search_timeout: 0 }, taken: 0, failures: [] });
+    return super.batch(now, skip);
+  }
+
+  protected async claim(
+    manager: EntityManager,
+    now: Date,
+    skip: ReadonlySet<string>,
+  ): Promise<ClaimedSearching> {
+    const timeouts = Object.entries(this.options.searchTimeoutsMs);
+    const rows = await manager.query<{ id: string; created_at: Date }[]>(TIMED_OUT_TICKETS_SQL, [
+      timeouts.map(([mode]) => mode),
+      timeouts.map(([, ms]) => ms),
+      now,
+      [...skip],
+      this.options.batchSize,
+    ]);
+    const since = new Map(rows.map((row) => [row.id, row.created_at]));
+    return {
+      taken: rows.length,
+      ids: rows.map((row) => row.id),
+      own: (ticket) => {
+        const searchTimeoutMs = this.options.searchTimeoutsMs[ticket.mode];
+        const searchingSince = since.get(ticket.id);
+        return searchTimeoutMs === undefined || searchingSince === undefined
+          ? undefined
+          : { to: 'EXPIRED', searchTimeoutMs, searchingSince };
+      },
+    };
   }
 }

@@ -1,5 +1,13 @@
 import { DomainError, type TicketCommand } from '@matchplane/domain';
-import { itemFailure, type ItemFailure, type UnitOfWork } from '@matchplane/persistence';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  itemFailure,
+  runBoundedTransaction,
+  type ItemFailure,
+  type ReconciliationStage,
+  type StageBatch,
+  type UnitOfWork,
+} from '@matchplane/persistence';
 import type { StoredTicket, TicketStore } from './ticket.store';
 
 /**
@@ -30,4 +38,55 @@ export async function endClaimedSearching(
     }
   }
   return { ended, failures };
+}
+
+/** What a searching-ticket stage locked for one batch. */
+export interface ClaimedSearching {
+  /** Every ticket the batch took (ended, left alone or failed). */
+  taken: number;
+  /** The tickets to end, each with `own` (undefined: left alone). */
+  ids: readonly string[];
+  own: (ticket: StoredTicket) => TicketCommand | undefined;
+}
+
+/**
+ * A one-case stage ending searching tickets a batch per short (bounded) transaction: the owner's
+ * claim locks them, {@link endClaimedSearching} ends them with their searching party mates.
+ */
+export abstract class SearchingTicketsStage implements ReconciliationStage {
+  readonly cases: readonly string[];
+
+  protected constructor(
+    readonly name: string,
+    private readonly reconciledCase: string,
+    readonly order: number,
+    private readonly dataSource: DataSource,
+    protected readonly tickets: TicketStore,
+    /** What a party mate of an ended ticket is ended with. */
+    private readonly mates: TicketCommand,
+  ) {
+    this.cases = [reconciledCase];
+  }
+
+  /** Locks this batch's tickets at `now`, those in `skip` left alone. */
+  protected abstract claim(
+    manager: EntityManager,
+    now: Date,
+    skip: ReadonlySet<string>,
+  ): Promise<ClaimedSearching>;
+
+  batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
+    return runBoundedTransaction(this.dataSource, async (manager, unit) => {
+      const { taken, ids, own } = await this.claim(manager, now, skip);
+      const { ended, failures } = await endClaimedSearching(
+        unit,
+        this.tickets,
+        ids,
+        own,
+        this.mates,
+        now,
+      );
+      return { reconciled: { [this.reconciledCase]: ended.length }, taken, failures };
+    });
+  }
 }

@@ -1,16 +1,14 @@
 import { Injectable, Logger, Module } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import {
   cutoff,
   ReconcilesLifecycle,
-  runBoundedTransaction,
   type ReconciliationContribution,
   type ReconciliationStage,
-  type StageBatch,
 } from '@matchplane/persistence';
 import type { TicketReconciliationOptions } from './ticket-reconciliation.options';
 import { SearchTimeoutStage } from './search-timeout.stage';
-import { endClaimedSearching } from './searching-tickets.ender';
+import { SearchingTicketsStage, type ClaimedSearching } from './searching-tickets.ender';
 import { TicketLiveness } from './ticket-liveness';
 import { TicketStore, type RecordedBeat } from './ticket.store';
 import { TicketsModule } from './tickets.module';
@@ -27,44 +25,39 @@ import { TicketsModule } from './tickets.module';
  * written (a checkpoint of its own) instead of expiring. With Redis unreachable, the rows decide:
  * they are at most a checkpoint interval behind, and heartbeats then go to PostgreSQL itself.
  */
-export class TicketExpiryStage implements ReconciliationStage {
+export class TicketExpiryStage extends SearchingTicketsStage {
   private readonly logger = new Logger(TicketExpiryStage.name);
-  readonly name = 'expired_tickets';
-  /** SEARCHING, no heartbeat within TICKET_HEARTBEAT_TIMEOUT_MS: EXPIRED. */
-  readonly cases = ['ticket_heartbeat_timeout'] as const;
-  /** First in a round: a ticket expires before any match stage looks at its player. */
-  readonly order = 10;
 
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly tickets: TicketStore,
+    dataSource: DataSource,
+    tickets: TicketStore,
     private readonly liveness: TicketLiveness,
     private readonly options: Pick<TicketReconciliationOptions, 'batchSize' | 'heartbeatTimeoutMs'>,
-  ) {}
-
-  async batch(now: Date, skip: ReadonlySet<string>): Promise<StageBatch> {
-    const { batchSize, heartbeatTimeoutMs } = this.options;
-    return runBoundedTransaction(this.dataSource, async (manager, unit) => {
-      const silentSince = cutoff(now, heartbeatTimeoutMs);
-      const locked = await this.tickets.lockSilent(manager, silentSince, batchSize, [...skip]);
-      const alive = await this.beatenSince(locked, silentSince);
-      await this.tickets.checkpointHeartbeats(manager, alive);
-      const ids = locked.filter((id) => !alive.has(id));
-      // A silent party member takes its whole party out of the queue, mates included.
-      const { ended, failures } = await endClaimedSearching(
-        unit,
-        this.tickets,
-        ids,
-        () => ({ to: 'EXPIRED', heartbeatTimeoutMs }),
-        { to: 'EXPIRED', reason: 'PARTY_MEMBER_EXPIRED' },
-        now,
-      );
-      return {
-        reconciled: { ticket_heartbeat_timeout: ended.length },
-        taken: locked.length,
-        failures,
-      };
+  ) {
+    // SEARCHING, no heartbeat within TICKET_HEARTBEAT_TIMEOUT_MS: EXPIRED. First in a round: a
+    // ticket expires before any match stage looks at its player. A silent party member takes its
+    // whole party out of the queue, mates included.
+    super('expired_tickets', 'ticket_heartbeat_timeout', 10, dataSource, tickets, {
+      to: 'EXPIRED',
+      reason: 'PARTY_MEMBER_EXPIRED',
     });
+  }
+
+  protected async claim(
+    manager: EntityManager,
+    now: Date,
+    skip: ReadonlySet<string>,
+  ): Promise<ClaimedSearching> {
+    const { batchSize, heartbeatTimeoutMs } = this.options;
+    const silentSince = cutoff(now, heartbeatTimeoutMs);
+    const locked = await this.tickets.lockSilent(manager, silentSince, batchSize, [...skip]);
+    const alive = await this.beatenSince(locked, silentSince);
+    await this.tickets.checkpointHeartbeats(manager, alive);
+    return {
+      taken: locked.length,
+      ids: locked.filter((id) => !alive.has(id)),
+      own: () => ({ to: 'EXPIRED', heartbeatTimeoutMs }),
+    };
   }
 
   /** The tickets among `ids` that Redis saw beat since `since`, with their last beats. */

@@ -1,15 +1,13 @@
-import { Controller, Inject, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Inject, Param, Post } from '@nestjs/common';
 import { ErrorCode, type ReadyCheckAnswerResponse } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import { ReadyCheck, type ReadyCheckAnswer } from '@matchplane/matches';
 import { noShowPenaltyPolicy, type AuthenticatedSession } from '@matchplane/players';
-import { contractPaths } from '@matchplane/routing';
 import { ApiConfig } from '../api.config';
-import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
-import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { CurrentSession } from '../auth/player-auth.guard';
 import { UuidParamPipe } from '../http/uuid-input';
 import { Answers } from '../http/openapi/api-answers.decorator';
+import { PlayerController } from '../auth/player-controller.decorator';
 
 const matchId = new UuidParamPipe('match id');
 
@@ -33,11 +31,7 @@ function AnswersReadyCheck(summary: string): MethodDecorator {
  * A player's answer to its match's ready check. Naturally idempotent (the answer is kept on the
  * roster row and a repeat finds it), so no Idempotency-Key is asked for.
  */
-@ApiTags('matches')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('matches'))
+@PlayerController('matches')
 export class ReadyCheckController {
   constructor(
     private readonly readyCheck: ReadyCheck,

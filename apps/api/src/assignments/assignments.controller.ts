@@ -1,29 +1,23 @@
-import { Controller, Get, Param, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Get, Param } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { RejoinTokenStore, RosterStore } from '@matchplane/allocation';
 import { ErrorCode, type AssignmentResponse } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { contractPaths } from '@matchplane/routing';
 import { isTerminalMatchState } from '@matchplane/domain';
 import { MatchStore } from '@matchplane/matches';
 import { TicketStore } from '@matchplane/tickets';
 import type { AuthenticatedSession } from '@matchplane/players';
-import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
-import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { CurrentSession } from '../auth/player-auth.guard';
 import { UuidParamPipe } from '../http/uuid-input';
 import { Answers } from '../http/openapi/api-answers.decorator';
+import { PlayerController } from '../auth/player-controller.decorator';
 
 const matchId = new UuidParamPipe('match id');
 
 /** States in which the server is registered and players may join. */
 const JOINABLE = new Set(['ASSIGNMENT_READY', 'IN_PROGRESS']);
 
-@ApiTags('matches')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('matches'))
+@PlayerController('matches')
 export class AssignmentsController {
   constructor(
     private readonly dataSource: DataSource,

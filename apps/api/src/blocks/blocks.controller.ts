@@ -1,20 +1,14 @@
-import { Controller, Delete, Get, Param, Put, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Delete, Get, Param, Put } from '@nestjs/common';
 import { ErrorCode, type BlockListResponse } from '@matchplane/contracts';
 import type { AuthenticatedSession } from '@matchplane/players';
-import { contractPaths } from '@matchplane/routing';
-import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
-import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { CurrentSession } from '../auth/player-auth.guard';
 import { Answers } from '../http/openapi/api-answers.decorator';
 import { UuidParamPipe } from '../http/uuid-input';
 import { BlockListService } from './block-list.service';
+import { PlayerController } from '../auth/player-controller.decorator';
 
 /** The session's player's block list: whom the matcher never puts in a match with it. */
-@ApiTags('blocks')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('blocks'))
+@PlayerController('blocks')
 export class BlocksController {
   constructor(private readonly blocks: BlockListService) {}
 

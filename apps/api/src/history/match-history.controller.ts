@@ -1,21 +1,15 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Controller, Get, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Get, Query } from '@nestjs/common';
 import type { MatchHistoryResponse } from '@matchplane/contracts';
 import type { AuthenticatedSession } from '@matchplane/players';
-import { contractPaths } from '@matchplane/routing';
-import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
-import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { CurrentSession } from '../auth/player-auth.guard';
 import { MATCH_HISTORY_DEFAULT_PAGE, MatchHistoryQueryDto } from './match-history.dto';
 import { MatchHistoryService } from './match-history.service';
 import { Answers } from '../http/openapi/api-answers.decorator';
+import { PlayerController } from '../auth/player-controller.decorator';
 
 /** The calling player's finished matches, newest first: mode, region, teams, result, rating change. */
-@ApiTags('matches')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('matches'))
+@PlayerController('matches')
 export class MatchHistoryController {
   constructor(private readonly history: MatchHistoryService) {}
 

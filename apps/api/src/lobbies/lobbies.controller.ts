@@ -1,11 +1,9 @@
 import { ErrorCode, type LobbyResponse } from '@matchplane/contracts';
-import { Body, Controller, Get, Post, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
+import { Body, Get, Post, Res } from '@nestjs/common';
+import { ApiHeader } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
-import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
-import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { CurrentSession } from '../auth/player-auth.guard';
 import { Answers } from '../http/openapi/api-answers.decorator';
 import { OptionalIdempotencyKey } from '../idempotency/idempotency-key.decorator';
 import { sendIdempotent } from '../idempotency/idempotent-reply';
@@ -17,6 +15,7 @@ import {
   SetLobbyTeamsBody,
 } from './lobby.dto';
 import { LobbyService } from './lobby.service';
+import { PlayerController } from '../auth/player-controller.decorator';
 
 const OWNER_REFUSALS = [
   ErrorCode.LOBBY_NOT_FOUND,
@@ -34,11 +33,7 @@ const MEMBER_CHANGE_REFUSALS = [
 ];
 
 /** Lobbies (custom games): create, join by invite code, read, leave, kick, arrange teams, start. */
-@ApiTags('lobbies')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('lobbies'))
+@PlayerController('lobbies')
 export class LobbiesController {
   constructor(
     private readonly lobbies: LobbyService,

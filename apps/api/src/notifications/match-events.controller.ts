@@ -1,24 +1,18 @@
-import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Get, Param, Query } from '@nestjs/common';
 import { ErrorCode, type MatchEventsResponse } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
-import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
-import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { CurrentSession } from '../auth/player-auth.guard';
 import { MatchEventsQuery } from './match-events.dto';
 import { MatchReplayReader } from './match-replay.reader';
 import { UuidParamPipe } from '../http/uuid-input';
 import { Answers } from '../http/openapi/api-answers.decorator';
+import { PlayerController } from '../auth/player-controller.decorator';
 
 const matchId = new UuidParamPipe('match id');
 
 /** The notification stream's history over HTTP: what a socket resuming from `after` is sent. */
-@ApiTags('notifications')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('matches'))
+@PlayerController('matches', 'notifications')
 export class MatchEventsController {
   constructor(private readonly reader: MatchReplayReader) {}
 

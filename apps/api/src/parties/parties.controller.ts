@@ -1,24 +1,19 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Controller, Delete, Get, Post, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, Post, Res } from '@nestjs/common';
+import { ApiHeader } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import type { PartyResponse } from '@matchplane/contracts';
-import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
-import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
-import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { CurrentSession } from '../auth/player-auth.guard';
 import { OptionalIdempotencyKey } from '../idempotency/idempotency-key.decorator';
 import { sendIdempotent } from '../idempotency/idempotent-reply';
 import { JoinPartyBody } from './party.dto';
 import { PartyService } from './party.service';
 import { Answers } from '../http/openapi/api-answers.decorator';
+import { PlayerController } from '../auth/player-controller.decorator';
 
 /** Parties: create, join by invite code, read, leave, disband. The enqueue is a queue route. */
-@ApiTags('parties')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('parties'))
+@PlayerController('parties')
 export class PartiesController {
   constructor(private readonly parties: PartyService) {}
 

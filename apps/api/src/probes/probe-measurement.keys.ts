@@ -1,4 +1,4 @@
-import { KeySet } from '@matchplane/join-auth';
+import { loadKeyFile, type KeySet } from '@matchplane/join-auth';
 import type { ApiConfig } from '../api.config';
 
 /**
@@ -10,12 +10,13 @@ export class ProbeMeasurementKeys {
 
   static load(config: Pick<ApiConfig, 'PROBE_KEYS_FILE'>): ProbeMeasurementKeys {
     if (config.PROBE_KEYS_FILE === undefined) return new ProbeMeasurementKeys(null);
-    try {
-      return new ProbeMeasurementKeys(KeySet.loadFile(config.PROBE_KEYS_FILE));
-    } catch (error) {
-      throw new Error(
-        `PROBE_KEYS_FILE ${JSON.stringify(config.PROBE_KEYS_FILE)} holds no usable probe keys: ${(error as Error).message}`,
-      );
-    }
+    return new ProbeMeasurementKeys(
+      loadKeyFile({
+        variable: 'PROBE_KEYS_FILE',
+        path: config.PROBE_KEYS_FILE,
+        purpose: 'probe',
+        fail: (message) => new Error(message),
+      }),
+    );
   }
 }

@@ -1,21 +1,16 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Controller, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Body, Post } from '@nestjs/common';
 import type { ProbeMeasurementResponse } from '@matchplane/contracts';
-import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
-import { CurrentSession, PlayerAuthGuard, ReceivedAt } from '../auth/player-auth.guard';
+import { CurrentSession, ReceivedAt } from '../auth/player-auth.guard';
 import { ProbeMeasurementRecorder } from './probe-measurement.recorder';
 import { ProbeMeasurementBody } from './probe-measurements.dto';
 import { Answers } from '../http/openapi/api-answers.decorator';
+import { PlayerController } from '../auth/player-controller.decorator';
 
 /** Measurements taken by the regional probe edges, handed over by the player they measured. */
-@ApiTags('probes')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('probes'))
+@PlayerController('probes')
 export class ProbeMeasurementsController {
   constructor(private readonly recorder: ProbeMeasurementRecorder) {}
 

@@ -1,25 +1,20 @@
-import { Body, Controller, Inject, Optional, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Body, Inject, Optional, Param, Post } from '@nestjs/common';
 import {
   ErrorCode,
   type ProbeAnswerResponse,
   type ProbeChallengeResponse,
 } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
 import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
-import { CurrentSession, PlayerAuthGuard, ReceivedAt } from '../auth/player-auth.guard';
+import { CurrentSession, ReceivedAt } from '../auth/player-auth.guard';
 import { QueuePolicy } from '../queue/queue-policy';
 import { ProbeAnswerBody } from './probes.dto';
 import { ProbeRecorder } from './probe.recorder';
 import { Answers } from '../http/openapi/api-answers.decorator';
+import { PlayerController } from '../auth/player-controller.decorator';
 
-@ApiTags('probes')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('probes'))
+@PlayerController('probes')
 export class ProbesController {
   constructor(
     private readonly policy: QueuePolicy,

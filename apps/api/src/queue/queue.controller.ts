@@ -1,16 +1,14 @@
 import { ErrorCode } from '@matchplane/contracts';
-import { Body, Controller, Delete, Get, Param, Post, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
+import { Body, Delete, Get, Param, Post, Res } from '@nestjs/common';
+import { ApiHeader } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import {
   type PartyTicketResponse,
   type QueueOptionsResponse,
   type TicketResponse,
 } from '@matchplane/contracts';
-import { contractPaths } from '@matchplane/routing';
 import type { AuthenticatedSession } from '@matchplane/players';
-import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
-import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { CurrentSession } from '../auth/player-auth.guard';
 import { RequiredIdempotencyKey } from '../idempotency/idempotency-key.decorator';
 import { sendIdempotent as send } from '../idempotency/idempotent-reply';
 import { CreatePartyTicketBody, CreateTicketBody } from './queue.dto';
@@ -18,6 +16,7 @@ import { QueueService } from './queue.service';
 import { TicketHeartbeats } from './ticket-heartbeats.service';
 import { UuidParamPipe } from '../http/uuid-input';
 import { Answers } from '../http/openapi/api-answers.decorator';
+import { PlayerController } from '../auth/player-controller.decorator';
 
 const ticketId = new UuidParamPipe('ticket id');
 
@@ -64,11 +63,7 @@ function AnswersTicketChange(summary: string, refusal: ErrorCode): MethodDecorat
   });
 }
 
-@ApiTags('queue')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('queue'))
+@PlayerController('queue')
 export class QueueController {
   constructor(
     private readonly queue: QueueService,

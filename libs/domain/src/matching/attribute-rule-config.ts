@@ -3,9 +3,8 @@ import {
   ATTRIBUTE_NAME_PATTERN,
   isFiniteNumber,
   isPlainObject,
-  optionalAfterMsOf,
-  optionalAfterProblems,
   unknownFieldProblems,
+  withOptionalAfter,
 } from './attribute-values';
 import type { AttributeRule, DistanceStep, EqualRule, IntersectRule } from './attribute-types';
 import { parseRoleRule, perTeamProblems } from './role-rule-config';
@@ -126,15 +125,8 @@ function parseOptionalRule(
   at: string,
 ): { value?: EqualRule | IntersectRule; problems: string[] } {
   const problems = unknownFieldProblems(raw, [kind, 'optionalAfterSeconds'], at);
-  const seconds = raw['optionalAfterSeconds'];
-  problems.push(...optionalAfterProblems(seconds, at));
-  if (problems.length > 0) return { problems };
-  return {
-    problems,
-    value: Object.freeze({
-      kind,
-      attribute: raw[kind] as string,
-      ...optionalAfterMsOf(seconds),
-    }),
-  };
+  return withOptionalAfter<EqualRule | IntersectRule>(raw, at, problems, () => ({
+    kind,
+    attribute: raw[kind] as string,
+  }));
 }

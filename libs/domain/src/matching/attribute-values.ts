@@ -51,7 +51,7 @@ export const MAX_INTERSECT_COMBINATIONS = 64;
 const MAX_OPTIONAL_AFTER_SECONDS = 86_400;
 
 /** The problems of an `optionalAfterSeconds` (absent is fine). */
-export function optionalAfterProblems(seconds: unknown, at: string): string[] {
+function optionalAfterProblems(seconds: unknown, at: string): string[] {
   return seconds === undefined ||
     (isFiniteNumber(seconds) && seconds >= 0 && seconds <= MAX_OPTIONAL_AFTER_SECONDS)
     ? []
@@ -71,7 +71,19 @@ export function unknownFieldProblems(
     .map((key) => `${at} has unknown field ${quote(key)} (fields: ${fields.join(', ')})`);
 }
 
-/** A checked `optionalAfterSeconds` as a rule stores it (ms), or nothing when absent. */
-export function optionalAfterMsOf(seconds: unknown): { optionalAfterMs?: number } {
-  return typeof seconds === 'number' ? { optionalAfterMs: seconds * 1000 } : {};
+/**
+ * A rule that may turn optional (`optionalAfterSeconds`): the problems of its other fields with
+ * that field's added, or none and the rule `fields` describe with its optionalAfterMs, frozen.
+ */
+export function withOptionalAfter<Rule extends { readonly optionalAfterMs?: number }>(
+  raw: Record<string, unknown>,
+  at: string,
+  problems: string[],
+  fields: () => Omit<Rule, 'optionalAfterMs'>,
+): { value?: Rule; problems: string[] } {
+  const seconds = raw['optionalAfterSeconds'];
+  problems.push(...optionalAfterProblems(seconds, at));
+  if (problems.length > 0) return { problems };
+  const optionalAfter = typeof seconds === 'number' ? { optionalAfterMs: seconds * 1000 } : {};
+  return { problems, value: Object.freeze({ ...fields(), ...optionalAfter }) as Rule };
 }

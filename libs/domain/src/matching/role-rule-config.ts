@@ -1,10 +1,5 @@
 /** The role rule read from configuration JSON (mode shapes), and checked as data. */
-import {
-  isPlainObject,
-  optionalAfterMsOf,
-  optionalAfterProblems,
-  unknownFieldProblems,
-} from './attribute-values';
+import { isPlainObject, unknownFieldProblems, withOptionalAfter } from './attribute-values';
 import type { RoleRule } from './attribute-types';
 
 /** Roles a team needs, and how many of each: a team of 59 cannot need more. */
@@ -17,18 +12,11 @@ export function parseRoleRule(
 ): { value?: RoleRule; problems: string[] } {
   const problems = unknownFieldProblems(raw, ['roles', 'perTeam', 'optionalAfterSeconds'], at);
   problems.push(...perTeamProblems(raw['perTeam'], `${at}.perTeam`));
-  const seconds = raw['optionalAfterSeconds'];
-  problems.push(...optionalAfterProblems(seconds, at));
-  if (problems.length > 0) return { problems };
-  return {
-    problems,
-    value: Object.freeze({
-      kind: 'roles',
-      attribute: raw['roles'] as string,
-      perTeam: Object.freeze({ ...(raw['perTeam'] as Record<string, number>) }),
-      ...optionalAfterMsOf(seconds),
-    }),
-  };
+  return withOptionalAfter<RoleRule>(raw, at, problems, () => ({
+    kind: 'roles',
+    attribute: raw['roles'] as string,
+    perTeam: Object.freeze({ ...(raw['perTeam'] as Record<string, number>) }),
+  }));
 }
 
 /** A non-empty object of role -> an integer >= 1, at most MAX_ROLE_SLOTS in all. */

@@ -20,10 +20,10 @@ import {
 } from '../dead-letters.dto';
 import { Operator } from '../operator.decorator';
 import { OutboxIdPipe } from '../outbox-id.pipe';
-import { noticeOf, presentFields, validatedForm } from './console-form';
+import { presentFields, validatedForm } from './console-form';
 import { CONSOLE_PATH, sessionCookie, type ConsoleSession } from './console-session';
 import { ConsolePages } from './console-pages.decorator';
-import type { ConsoleRequest } from './console.guard';
+import { ConsoleNotice, CurrentConsoleSession, type ConsoleRequest } from './console.guard';
 import { auditPage, deadLetterDetailPage, deadLetterListPage } from './dead-letters.page';
 import { seeOther, sendPage } from './console.layout';
 import { queryString } from './html';
@@ -35,12 +35,6 @@ const FILTER_FIELDS = ['event', 'aggregateId', 'from', 'to'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const AUDIT_PAGE = 50;
 const PLAYER_RECENT_MATCHES = 10;
-
-function sessionOf(request: ConsoleRequest): ConsoleSession {
-  // Set by ConsoleGuard on every route of this controller.
-  if (!request.consoleSession) throw new Error('console route reached without ConsoleGuard');
-  return request.consoleSession;
-}
 
 /**
  * The operator console's pages (server-rendered HTML, no script): the outbox at a glance, dead
@@ -64,13 +58,16 @@ export class ConsoleController {
   ) {}
 
   @Get()
-  async outbox(@Req() request: ConsoleRequest, @Res() reply: FastifyReply): Promise<void> {
+  async outbox(
+    @CurrentConsoleSession() session: ConsoleSession,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const [stats, lastMinute, lastFifteenMinutes] = await Promise.all([
       this.outboxStats.stats(),
       this.outboxStats.deliveredWithin(60),
       this.outboxStats.deliveredWithin(900),
     ]);
-    sendPage(reply, outboxPage(sessionOf(request), stats, { lastMinute, lastFifteenMinutes }));
+    sendPage(reply, outboxPage(session, stats, { lastMinute, lastFifteenMinutes }));
   }
 
   @Post('logout')
@@ -81,13 +78,14 @@ export class ConsoleController {
 
   @Get('dead-letters')
   async deadLetterList(
-    @Req() request: ConsoleRequest,
+    @CurrentConsoleSession() session: ConsoleSession,
     @Query() query: unknown,
+    @ConsoleNotice() notice: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const fields = presentFields(query, [...FILTER_FIELDS, 'cursor']);
     const { cursor, ...filter } = fields;
-    const options = { session: sessionOf(request), filter, cursor, notice: noticeOf(query) };
+    const options = { session, filter, cursor, notice };
     let list: ListDeadLettersQuery;
     try {
       list = await validatedForm(ListDeadLettersQuery, fields);
@@ -124,9 +122,9 @@ export class ConsoleController {
 
   @Get('dead-letters/:id')
   async deadLetter(
-    @Req() request: ConsoleRequest,
+    @CurrentConsoleSession() session: ConsoleSession,
     @Param('id', OutboxIdPipe) id: string,
-    @Query() query: unknown,
+    @ConsoleNotice() notice: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const [event, audit] = await Promise.all([
@@ -137,10 +135,7 @@ export class ConsoleController {
         limit: AUDIT_PAGE,
       }),
     ]);
-    sendPage(
-      reply,
-      deadLetterDetailPage({ session: sessionOf(request), event, audit, notice: noticeOf(query) }),
-    );
+    sendPage(reply, deadLetterDetailPage({ session, event, audit, notice }));
   }
 
   @Post('dead-letters/:id/replay')
@@ -173,8 +168,9 @@ export class ConsoleController {
 
   @Get('audit')
   async auditTrail(
-    @Req() request: ConsoleRequest,
+    @CurrentConsoleSession() session: ConsoleSession,
     @Query() query: unknown,
+    @ConsoleNotice() notice: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const { before } = presentFields(query, ['before']);
@@ -187,21 +183,20 @@ export class ConsoleController {
     sendPage(
       reply,
       auditPage({
-        session: sessionOf(request),
+        session,
         entries: shown,
         nextBefore,
-        notice: noticeOf(query),
+        notice,
       }),
     );
   }
 
   @Get('lookup')
   async lookup(
-    @Req() request: ConsoleRequest,
+    @CurrentConsoleSession() session: ConsoleSession,
     @Query() query: unknown,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const session = sessionOf(request);
     const { id: typed } = presentFields(query, ['id']);
     if (typed === undefined) return sendPage(reply, lookupPage({ session }));
     const id = typed.trim().toLowerCase();
@@ -234,9 +229,9 @@ export class ConsoleController {
 
   @Get('matches/:id')
   async match(
-    @Req() request: ConsoleRequest,
+    @CurrentConsoleSession() session: ConsoleSession,
     @Param('id', new UuidParamPipe('match id')) id: string,
-    @Query() query: unknown,
+    @ConsoleNotice() notice: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const match = await this.matches.load(undefined, id);
@@ -246,15 +241,12 @@ export class ConsoleController {
       this.matches.history(id),
       this.outboxStats.deliveriesOf('match', id),
     ]);
-    sendPage(
-      reply,
-      matchPage(sessionOf(request), { match, allocation, timeline, deliveries }, noticeOf(query)),
-    );
+    sendPage(reply, matchPage(session, { match, allocation, timeline, deliveries }, notice));
   }
 
   @Get('players/:id')
   async player(
-    @Req() request: ConsoleRequest,
+    @CurrentConsoleSession() session: ConsoleSession,
     @Param('id', new UuidParamPipe('player id')) id: string,
     @Res() reply: FastifyReply,
   ): Promise<void> {
@@ -267,9 +259,6 @@ export class ConsoleController {
       ticket?.state === 'SEARCHING'
         ? await readTicketExplanation(this.redis, redisKeyPrefix(this.config), ticket.id)
         : undefined;
-    sendPage(
-      reply,
-      playerPage(sessionOf(request), { playerId: id, ticket, explanation, matches, rating }),
-    );
+    sendPage(reply, playerPage(session, { playerId: id, ticket, explanation, matches, rating }));
   }
 }

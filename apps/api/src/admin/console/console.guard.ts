@@ -1,7 +1,13 @@
-import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import {
+  createParamDecorator,
+  type CanActivate,
+  type ExecutionContext,
+  Injectable,
+} from '@nestjs/common';
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
 import type { OperatorRequest } from '../operator.guard';
+import { noticeOf } from './console-form';
 import {
   CONSOLE_COOKIE,
   ConsoleSessions,
@@ -51,3 +57,19 @@ export class ConsoleGuard implements CanActivate {
     return true;
   }
 }
+
+/** The console session {@link ConsoleGuard} verified for this request. */
+export const CurrentConsoleSession = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): ConsoleSession => {
+    const { consoleSession } = context.switchToHttp().getRequest<ConsoleRequest>();
+    // Only reachable on a route that forgot the guard: fail loudly rather than render for nobody.
+    if (!consoleSession) throw new Error('console route reached without ConsoleGuard');
+    return consoleSession;
+  },
+);
+
+/** The notice a redirect after a console form left in the query (`?notice=`), if any. */
+export const ConsoleNotice = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): string | undefined =>
+    noticeOf(context.switchToHttp().getRequest<ConsoleRequest>().query),
+);

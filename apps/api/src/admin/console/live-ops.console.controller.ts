@@ -1,4 +1,4 @@
-import { Body, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Get, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
@@ -16,10 +16,10 @@ import {
   type QueueControlAction,
   type QueueControlView,
 } from '../live-ops/queue-controls.admin';
-import { noticeOf, presentFields, validatedForm } from './console-form';
-import { CONSOLE_PATH } from './console-session';
+import { presentFields, validatedForm } from './console-form';
+import { CONSOLE_PATH, type ConsoleSession } from './console-session';
 import { ConsolePages } from './console-pages.decorator';
-import type { ConsoleRequest } from './console.guard';
+import { ConsoleNotice, CurrentConsoleSession } from './console.guard';
 import { seeOther, sendPage } from './console.layout';
 import { liveOpsPage } from './live-ops.page';
 
@@ -39,11 +39,10 @@ export class LiveOpsConsoleController {
 
   @Get('live-ops')
   async page(
-    @Req() request: ConsoleRequest,
-    @Query() query: unknown,
+    @CurrentConsoleSession() session: ConsoleSession,
+    @ConsoleNotice() notice: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    if (!request.consoleSession) throw new Error('console route reached without ConsoleGuard');
     const held = new Map((await this.controls.list()).map((c) => [`${c.scope}/${c.name}`, c]));
     const open = (scope: 'mode' | 'region', name: string): QueueControlView =>
       held.get(`${scope}/${name}`) ?? { scope, name, state: 'OPEN' };
@@ -51,11 +50,7 @@ export class LiveOpsConsoleController {
       ...this.scopes.modes.map((name) => open('mode', name)),
       ...this.scopes.regions.map((name) => open('region', name)),
     ];
-    const notice = noticeOf(query);
-    sendPage(
-      reply,
-      liveOpsPage({ session: request.consoleSession, targets, ...(notice ? { notice } : {}) }),
-    );
+    sendPage(reply, liveOpsPage({ session, targets, ...(notice ? { notice } : {}) }));
   }
 
   @Post('matches/:id/cancel')

@@ -1,4 +1,4 @@
-import { Body, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Get, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
@@ -6,10 +6,10 @@ import { Operator } from '../operator.decorator';
 import { OperatorReasonBody } from '../live-ops/queue-controls.dto';
 import { RuleSetsAdmin, type RuleSetCheck, type RuleSetView } from '../rule-sets/rule-sets.admin';
 import { versionOf } from '../rule-sets/rule-sets.controller';
-import { noticeOf, presentFields, validatedForm } from './console-form';
-import { CONSOLE_PATH } from './console-session';
+import { presentFields, validatedForm } from './console-form';
+import { CONSOLE_PATH, type ConsoleSession } from './console-session';
 import { ConsolePages } from './console-pages.decorator';
-import type { ConsoleRequest } from './console.guard';
+import { ConsoleNotice, CurrentConsoleSession } from './console.guard';
 import { seeOther, sendPage } from './console.layout';
 import { ruleSetsPage } from './rule-sets.page';
 
@@ -20,23 +20,18 @@ export class RuleSetsConsoleController {
 
   @Get('rule-sets')
   async page(
-    @Req() request: ConsoleRequest,
-    @Query() query: unknown,
+    @CurrentConsoleSession() session: ConsoleSession,
+    @ConsoleNotice() notice: string | undefined,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    if (!request.consoleSession) throw new Error('console route reached without ConsoleGuard');
-    const notice = noticeOf(query);
     const { ruleSets } = await this.ruleSets.list();
-    sendPage(
-      reply,
-      ruleSetsPage({ session: request.consoleSession, ruleSets, ...(notice ? { notice } : {}) }),
-    );
+    sendPage(reply, ruleSetsPage({ session, ruleSets, ...(notice ? { notice } : {}) }));
   }
 
   /** Check (the dry run: the page again, with the problems and the draft kept) or create. */
   @Post('rule-sets')
   async create(
-    @Req() request: ConsoleRequest,
+    @CurrentConsoleSession() session: ConsoleSession,
     @Body() body: unknown,
     @Operator() operator: string,
     @Res() reply: FastifyReply,
@@ -65,12 +60,11 @@ export class RuleSetsConsoleController {
     const notice = check.valid
       ? 'No problems'
       : check.problems.map(({ field, problem }) => `${field}: ${problem}`).join('; ');
-    if (!request.consoleSession) throw new Error('console route reached without ConsoleGuard');
     const { ruleSets } = await this.ruleSets.list();
     sendPage(
       reply,
       ruleSetsPage({
-        session: request.consoleSession,
+        session,
         ruleSets,
         draft: fields.rules ?? '',
         notice: notice.slice(0, 600),
