@@ -1,10 +1,8 @@
-import { Controller, Delete, Get, Param, Put, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Delete, Get, Param, Put } from '@nestjs/common';
 import { ErrorCode, type AvoidListResponse } from '@matchplane/contracts';
 import type { AuthenticatedSession } from '@matchplane/players';
-import { contractPaths } from '@matchplane/routing';
-import { CurrentSession, PlayerAuthGuard } from '../auth/player-auth.guard';
-import { RateLimit, RateLimitScope } from '../http/rate-limit.decorator';
+import { CurrentSession } from '../auth/player-auth.guard';
+import { PlayerController } from '../auth/player-controller.decorator';
 import { Answers } from '../http/openapi/api-answers.decorator';
 import { UuidParamPipe } from '../http/uuid-input';
 import { BlockListService } from './block-list.service';
@@ -13,11 +11,7 @@ import { BlockListService } from './block-list.service';
  * The session's player's avoid list: whom the matcher puts in a match with it only when nothing
  * else fits (docs/decisions/2026-12-07-avoid-lists.md).
  */
-@ApiTags('blocks')
-@ApiBearerAuth()
-@UseGuards(PlayerAuthGuard)
-@RateLimit(RateLimitScope.PLAYER)
-@Controller(contractPaths('avoids'))
+@PlayerController('avoids', 'blocks')
 export class AvoidsController {
   constructor(private readonly lists: BlockListService) {}
 
