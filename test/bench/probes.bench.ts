@@ -270,7 +270,9 @@ async function main(): Promise<void> {
     const probed = await client.probeAll(undefined, { samples });
     const failed = Object.entries(probed.failed);
     if (failed.length > 0)
-      throw new Error(`probe failed: ${failed[0]![0]}: ${failed[0]![1].message}`);
+      throw new Error(`probe failed: ${failed[0]![0]}: ${failed[0]![1].message}`, {
+        cause: failed[0]![1],
+      });
   }
   const rows = await dataSource.query<{ region: string; samples_ms: number[] }[]>(
     `SELECT region, samples_ms FROM probe_measurements`,
@@ -330,5 +332,6 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   process.stderr.write(`[bench:probes] failed: ${(error as Error).stack ?? String(error)}\n`);
+  console.error((error as Error).cause);
   process.exit(1);
 });

@@ -19,6 +19,7 @@ describe('nodeEdgePost', () => {
   let base: string;
   const seen: { url: string; type: string | undefined; body: string; socket: number }[] = [];
   const sockets = new Map<object, number>();
+  let closeNextReuse = false;
 
   beforeAll(async () => {
     server = createServer((request, response) => {
@@ -31,6 +32,16 @@ describe('nodeEdgePost', () => {
           socket: sockets.get(request.socket)!,
         });
         if (request.url?.startsWith('/silent')) return; // never answers: the caller's timeout ends it
+        if (
+          request.url === '/closing' &&
+          closeNextReuse &&
+          seen.at(-2)?.socket === seen.at(-1)!.socket
+        ) {
+          // A kept-alive connection the server gives up just as the client reuses it.
+          closeNextReuse = false;
+          request.socket.destroy();
+          return;
+        }
         if (request.url === '/v1/probe/challenges') {
           response.writeHead(201, { 'content-type': 'application/json' });
           response.end('{"nonce":"n1","sig":"s"}');
@@ -67,6 +78,21 @@ describe('nodeEdgePost', () => {
     expect(seen.map(({ type, body }) => [type, body])).toEqual([
       ['application/json', '{"a":1}'],
       ['application/json', '{}'],
+    ]);
+  });
+
+  it('sends again once on a new connection when a reused kept-alive one was closed under it', async () => {
+    await expect(nodeEdgePost(`${base}/closing`, '{"n":1}', 5_000)).resolves.toMatchObject({
+      status: 409,
+    });
+    closeNextReuse = true;
+    await expect(nodeEdgePost(`${base}/closing`, '{"n":2}', 5_000)).resolves.toMatchObject({
+      status: 409,
+    });
+    expect(seen.map(({ body, socket }) => [body, socket - seen[0]!.socket])).toEqual([
+      ['{"n":1}', 0],
+      ['{"n":2}', 0],
+      ['{"n":2}', 1],
     ]);
   });
 
