@@ -1,4 +1,3 @@
-import { redisKeyPrefix } from '@matchplane/config';
 import {
   Inject,
   Injectable,
@@ -64,7 +63,7 @@ export class AllocationReleaseWorker implements OnApplicationBootstrap, OnApplic
       (job) => this.process(job),
       {
         connection: bullConnection(this.config),
-        prefix: redisKeyPrefix(this.config),
+        prefix: this.config.REDIS_KEY_PREFIX,
         concurrency: RELEASE_CONCURRENCY,
       },
     );

@@ -1,4 +1,3 @@
-import { redisKeyPrefix } from '@matchplane/config';
 import {
   Inject,
   Injectable,
@@ -77,7 +76,7 @@ export class AllocationWorker implements OnApplicationBootstrap, OnApplicationSh
         ),
       {
         connection: bullConnection(config),
-        prefix: redisKeyPrefix(config),
+        prefix: config.REDIS_KEY_PREFIX,
         concurrency: config.ALLOCATOR_CONCURRENCY,
         lockDuration: config.ALLOCATION_LOCK_MS,
         stalledInterval: Math.max(500, Math.floor(config.ALLOCATION_LOCK_MS / 2)),

@@ -9,7 +9,6 @@ import {
   RedisKeyspace,
   TicketHeartbeatTimeout,
   type MatcherShardPlan,
-  redisKeyPrefix,
 } from '@matchplane/config';
 import {
   readTicketAttributes,
@@ -120,7 +119,7 @@ export class CandidateProjection {
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
     @Inject(MATCHER_SHARD_PLAN) private readonly shards: MatcherShardPlan,
   ) {
-    this.prefix = redisKeyPrefix(keyspace);
+    this.prefix = keyspace.REDIS_KEY_PREFIX;
     this.ttlMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
   }
 

@@ -1,4 +1,3 @@
-import { redisKeyPrefix } from '@matchplane/config';
 import { createHash } from 'node:crypto';
 import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -135,7 +134,7 @@ export function apiThrottlers(config: ApiConfig): ThrottlerOptions[] {
       getTracker: (request: Record<string, unknown>) =>
         spec.tracker(request as unknown as FastifyRequest),
       generateKey: (_context: ExecutionContext, tracker: string, throttler: string) =>
-        `${redisKeyPrefix(config)}:rate:${throttler}:${tracker}`,
+        `${config.REDIS_KEY_PREFIX}:rate:${throttler}:${tracker}`,
     }));
 }
 

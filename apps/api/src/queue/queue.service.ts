@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { DataSource, type EntityManager } from 'typeorm';
-import { RedisKeyspace, redisKeyPrefix } from '@matchplane/config';
+import { RedisKeyspace } from '@matchplane/config';
 import {
   ErrorCode,
   type PartyTicketResponse,
@@ -68,7 +68,7 @@ export class QueueService {
     @Inject(Redis) private readonly redis: Redis,
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
   ) {
-    this.prefix = redisKeyPrefix(keyspace);
+    this.prefix = keyspace.REDIS_KEY_PREFIX;
   }
 
   async options(): Promise<QueueOptionsResponse> {

@@ -1,4 +1,3 @@
-import { redisKeyPrefix } from '@matchplane/config';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import {
@@ -28,7 +27,7 @@ export class QueuedAllocationReleaser extends AllocationReleaser implements OnMo
     super();
     this.queue = new Queue<AllocationReleaseJobData>(ALLOCATION_RELEASE_QUEUE, {
       connection: bullConnection(config),
-      prefix: redisKeyPrefix(config),
+      prefix: config.REDIS_KEY_PREFIX,
     });
   }
 
