@@ -8,6 +8,7 @@ import {
   freePort,
   runCli,
   startApp,
+  startQuickMatcher,
   waitFor,
   waitForHttp,
   type RunningApp,
@@ -37,7 +38,7 @@ describe('rule sets change the running API and matcher without a restart', () =>
   const prefix = testRedisPrefix();
   const running: RunningApp[] = [];
   let baseUrl: string;
-  let healthPort: number;
+  let matcherUrl: string;
   let env: Record<string, string>;
   const scratch = mkdtempSync(path.join(tmpdir(), 'rule-sets-'));
 
@@ -52,7 +53,6 @@ describe('rule sets change the running API and matcher without a restart', () =>
       RULE_SET_POLL_INTERVAL_MS: '200',
     };
     const apiPort = await freePort();
-    healthPort = await freePort();
     running.push(
       startApp('api', {
         ...env,
@@ -60,18 +60,9 @@ describe('rule sets change the running API and matcher without a restart', () =>
         OPERATOR_TOKENS: `alice=${OPERATOR_TOKEN}`,
       }),
     );
-    running.push(
-      startApp('matcher', {
-        ...env,
-        HEALTH_PORT: String(healthPort),
-        MATCHER_PASS_INTERVAL_MS: '100',
-        // Local probes are a few ms, but a loaded machine can stretch one past a tight limit.
-        MATCH_WIDENING: '0:400:100,10000:1000:200',
-      }),
-    );
+    matcherUrl = await startQuickMatcher(env, running);
     baseUrl = `http://127.0.0.1:${apiPort}`;
     await waitForHttp(`${baseUrl}/health`);
-    await waitForHttp(`http://127.0.0.1:${healthPort}/health`);
   });
 
   afterAll(async () => {
@@ -101,7 +92,7 @@ describe('rule sets change the running API and matcher without a restart', () =>
   }
 
   async function matcherRunsVersion(): Promise<number | undefined> {
-    const text = await fetch(`http://127.0.0.1:${healthPort}/metrics`).then((r) => r.text());
+    const text = await fetch(`${matcherUrl}/metrics`).then((r) => r.text());
     const found = /^rule_set_version_running\{[^}]*\} (\d+)$/m.exec(text);
     return found ? Number(found[1]) : undefined;
   }

@@ -82,7 +82,12 @@ describe('@matchplane/sdk package', () => {
       [],
     );
 
-    // Every import of the packed code is one of its own files, or `ws` in the Node connector.
+    // Every import of the packed code is one of its own files, or, in the modules only the Node
+    // entry loads, `ws` (the socket connector) and node:http(s) (the probe edges' transport).
+    const nodeOnly: Record<string, string[]> = {
+      'node-web-socket.js': ['ws'],
+      'node-edge-post.js': ['node:http', 'node:https'],
+    };
     for (const file of files.filter((name) => /\.(js|d\.ts)$/.test(name))) {
       const code = await readFile(
         path.join(scratch, 'node_modules/@matchplane/sdk', file.slice(8)),
@@ -94,7 +99,7 @@ describe('@matchplane/sdk package', () => {
       const foreign = specifiers.filter((specifier) => !specifier.startsWith('.'));
       expect({ file, foreign }).toEqual({
         file,
-        foreign: file.endsWith('node-web-socket.js') ? ['ws'] : [],
+        foreign: nodeOnly[path.basename(file)] ?? [],
       });
     }
   });
