@@ -13,7 +13,9 @@ import {
  * of `npm test`: it needs Debian's mono). Its players are given a replica that is down before the
  * real API, so they play through the client's failover. Duels have a ready check here (both
  * players accept), and player a drops its game connection mid-game and rejoins: the match's
- * revisions are the six states and a's leave and rejoin (8 in all).
+ * revisions are the six states and a's leave and rejoin (8 in all). Before the duel, three guests
+ * of the program's own go through the avoid list, which holds one player here so that a full list
+ * is refused live too (sdks/csharp/live/AvoidListSteps.cs).
  */
 
 const CSHARP_DIR = path.join(REPO_ROOT, 'sdks/csharp');
@@ -40,7 +42,7 @@ describeLiveJourney({
   }),
   timeoutMs: 150_000,
   stack: {
-    env: { QUEUE_ACCEPTANCE_TIMEOUTS: 'duel=30000' },
+    env: { QUEUE_ACCEPTANCE_TIMEOUTS: 'duel=30000', PLAYER_AVOID_LIST_MAX_ENTRIES: '1' },
     // Long enough for a drop and a rejoin on a loaded machine.
     gameServerEnv: { MATCH_DURATION_MS: '5000' },
   },

@@ -8,7 +8,7 @@ import { describeGodotJourney } from '../support/godot-game-server';
  * is GDScript too: the allocator launches sdks/godot/live/game_server.gd, which registers, reports
  * initial-connect, the players' presence and the result with the GDScript server client (see
  * describeGodotJourney). Before queueing, the two players go through a lobby (created, joined by
- * its invite code, teams arranged, b kicked, closed) and a's block list; the duel then waits for
- * its ready check, which each player accepts when its notification socket announces it.
+ * its invite code, teams arranged, b kicked, closed) and a's block and avoid lists; the duel then
+ * waits for its ready check, which each player accepts when its notification socket announces it.
  */
 describeGodotJourney({ suite: 'godot-live', mode: 'duel', readyCheck: true, lobby: true });

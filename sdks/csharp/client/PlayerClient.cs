@@ -3,7 +3,8 @@
 // session, latency probes (API-hosted or at the region's edge), parties, queue tickets and their
 // heartbeat loop, the match history and assignment, the notification socket (Subscribe), joining
 // the game server (JoinMatchAsync, or PlayMatchAsync, which rejoins after a drop). The ready check
-// (ReadyCheck.cs), block lists (BlockList.cs) and lobbies (Lobbies.cs) are in their own files.
+// (ReadyCheck.cs), block lists (BlockList.cs), avoid lists (AvoidList.cs) and lobbies (Lobbies.cs)
+// are in their own files.
 // Answers are typed (PlayerAnswers.cs); each call is retried as the TypeScript SDK retries it
 // (ApiTransport, RetryMode), against the API's replicas (ApiEndpoints).
 using System;

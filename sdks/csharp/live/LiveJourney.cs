@@ -5,7 +5,8 @@
 // interval), the ready check accepted from OnReadyCheck, the assignment (its join token verified
 // with the C# verifier), the reference game server joined with it, player a's connection dropped
 // mid-game and rejoined (PlayMatchAsync: the server reports it LEFT, then REJOINED), the game's
-// end and the ticket's. Answers are read typed; the API replicas are tried in order, so a replica
+// end and the ticket's. Before the duel, three guests of its own go through the avoid list
+// (live/AvoidListSteps.cs). Answers are read typed; the API replicas are tried in order, so a replica
 // listed first that is down is failed over. Prints each failed check and
 // "csharp-live: N passed, M failed" last; exits non-zero on any failure.
 // Usage: LiveJourney.exe <api base url>[,<another replica>...] <join key file> [mode]
@@ -53,6 +54,7 @@ static class LiveJourney
         string mode = args.Length > 2 ? args[2] : "duel";
         try
         {
+            AvoidListSteps.RunAsync(apiUrls, Check).Wait();
             Outcome[] outcomes = Task.WhenAll(PlayAsync(apiUrls, mode, "a"), PlayAsync(apiUrls, mode, "b")).Result;
             Outcome a = outcomes[0], b = outcomes[1];
             Check(a.MatchId == b.MatchId, "both players are in one match", a.MatchId + " / " + b.MatchId);

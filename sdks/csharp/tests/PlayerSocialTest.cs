@@ -1,4 +1,4 @@
-// The player client's lobbies, block list, ready-check answers and queue options against a local
+// The player client's lobbies, block and avoid lists, ready-check answers and queue options against a local
 // HttpListener standing in for the API: each call's route, body, retry mode (Idempotency-Key or
 // none) and typed answer, and refusals as MatchplaneApiException. Prints each failed check and
 // "csharp-social: N passed, M failed" last.
@@ -25,6 +25,9 @@ static class PlayerSocialTest
         "{\"playerId\":\"" + Owner + "\",\"joinedAt\":\"2026-12-07T00:00:00Z\",\"team\":0,\"ticketId\":\"t-owner\"}," +
         "{\"playerId\":\"" + Guest + "\",\"joinedAt\":\"2026-12-07T00:00:01Z\",\"team\":1,\"ticketId\":\"t-guest\"}]");
     const string Blocks = "{\"blocked\":[{\"playerId\":\"" + Guest + "\",\"blockedAt\":\"2026-12-07T00:00:00Z\"}],\"maxEntries\":100}";
+    const string Avoids = "{\"avoided\":[{\"playerId\":\"" + Guest + "\",\"avoidedAt\":\"2026-12-07T00:00:02Z\"}],\"maxEntries\":50}";
+    // Avoid targets the stand-in refuses as the API does, and one whose first PUT finds the replica busy.
+    const string Unknown = "44444444-4444-4444-8444-444444444444", Overflow = "55555555-5555-4555-8555-555555555555", Busy = "66666666-6666-4666-8666-666666666666";
 
     static int Main()
     {
@@ -43,13 +46,26 @@ static class PlayerSocialTest
             { "GET /v1/blocks", new StandInReply(200, Blocks) },
             { "PUT /v1/blocks/" + Guest, new StandInReply(200, Blocks) },
             { "DELETE /v1/blocks/" + Guest, new StandInReply(200, "{\"blocked\":[],\"maxEntries\":100}") },
+            { "GET /v1/avoids", new StandInReply(200, Avoids) },
+            { "PUT /v1/avoids/" + Guest, new StandInReply(200, Avoids) },
+            { "PUT /v1/avoids/" + Busy, new StandInReply(200, Avoids) },
+            { "DELETE /v1/avoids/" + Guest, new StandInReply(200, "{\"avoided\":[],\"maxEntries\":50}") },
+            { "PUT /v1/avoids/" + Owner, new StandInReply(400, "{\"status\":400,\"code\":\"VALIDATION_FAILED\",\"detail\":\"A player cannot avoid itself\"}") },
+            { "PUT /v1/avoids/" + Unknown, new StandInReply(404, "{\"status\":404,\"code\":\"PLAYER_NOT_FOUND\",\"detail\":\"No player has id " + Unknown + "\"}") },
+            { "PUT /v1/avoids/" + Overflow, new StandInReply(409, "{\"status\":409,\"code\":\"AVOID_LIST_FULL\",\"detail\":\"The avoid list holds 50 players\"}") },
             { "POST /v1/matches/" + MatchId + "/accept", new StandInReply(200, "{\"matchId\":\"" + MatchId + "\",\"answer\":\"ACCEPTED\",\"matchState\":\"ALLOCATING\"}") },
             { "POST /v1/matches/" + MatchId + "/decline", new StandInReply(409, "{\"status\":409,\"code\":\"ACCEPTANCE_ALREADY_ANSWERED\",\"detail\":\"already accepted\"}") },
             { "POST /v1/queue/party-tickets", new StandInReply(201, "{\"partyTicketId\":\"pt-1\",\"partyId\":\"p-1\",\"mode\":\"hunt\",\"tickets\":[]}") },
         };
+        bool busyOnce = true;
         var api = new ApiStandIn(call =>
         {
             StandInReply reply;
+            if (call.Method + " " + call.Path == "PUT /v1/avoids/" + Busy && busyOnce)
+            {
+                busyOnce = false;
+                return new StandInReply(503, "{\"status\":503,\"code\":\"UNAVAILABLE\"}");
+            }
             return answers.TryGetValue(call.Method + " " + call.Path, out reply) ? reply : new StandInReply(404, "{\"status\":404,\"code\":\"NOT_FOUND\"}");
         });
         Func<SeenCall> last = () => api.Calls().Last();
@@ -92,6 +108,8 @@ static class PlayerSocialTest
             T.Check(client.BlockListAsync().Result.Blocked.Count == 1 && last().Method == "GET", "reads the block list");
             T.Check(client.UnblockPlayerAsync(Guest).Result.Blocked.Count == 0 && last().Method == "DELETE", "unblocks a player");
 
+            AvoidListChecks(client, api);
+
             ReadyCheckAnswer accepted = client.AcceptMatchAsync(MatchId).Result;
             T.Check(last().Path == "/v1/matches/" + MatchId + "/accept" && last().IdempotencyKey == null && accepted.Answer == "ACCEPTED" && accepted.MatchState == "ALLOCATING",
                 "accepts the ready check and reads the match's state after it");
@@ -120,5 +138,40 @@ static class PlayerSocialTest
             api.Stop();
         }
         return T.Summary();
+    }
+
+    static void AvoidListChecks(PlayerClient client, ApiStandIn api)
+    {
+        Func<SeenCall> last = () => api.Calls().Last();
+        AvoidList avoided = client.AvoidPlayerAsync(Guest).Result;
+        T.Check(last().Method == "PUT" && last().Path == "/v1/avoids/" + Guest && last().Authorization == "Bearer s", "avoids a player with PUT /v1/avoids/{id}");
+        T.Check(avoided.Avoided.Single().PlayerId == Guest && avoided.Avoided[0].AvoidedAt == "2026-12-07T00:00:02Z" && avoided.MaxEntries == 50,
+            "answers the avoid list typed");
+        T.Check(client.AvoidListAsync().Result.Avoided.Count == 1 && last().Method == "GET" && last().Path == "/v1/avoids", "reads the avoid list");
+        T.Check(client.UnavoidPlayerAsync(Guest).Result.Avoided.Count == 0 && last().Method == "DELETE" && last().Path == "/v1/avoids/" + Guest,
+            "stops avoiding a player with DELETE /v1/avoids/{id}");
+
+        client.AvoidPlayerAsync(Busy).Wait();
+        List<SeenCall> busy = api.Calls().Where(c => c.Path == "/v1/avoids/" + Busy).ToList();
+        T.Check(busy.Count == 2 && busy.All(c => c.IdempotencyKey == null), "an avoid is retried after a 503, without an Idempotency-Key", busy.Count + " calls");
+
+        var refusals = new[] { new { Id = Owner, Status = 400, Code = "VALIDATION_FAILED", Why = "avoiding itself" },
+            new { Id = Unknown, Status = 404, Code = "PLAYER_NOT_FOUND", Why = "an unknown player" },
+            new { Id = Overflow, Status = 409, Code = "AVOID_LIST_FULL", Why = "a full list" } };
+        foreach (var refusal in refusals)
+        {
+            try
+            {
+                client.AvoidPlayerAsync(refusal.Id).Wait();
+                T.Check(false, refusal.Why + " is refused");
+            }
+            catch (AggregateException e)
+            {
+                var refused = e.InnerException as MatchplaneApiException;
+                int sent = api.Calls().Count(c => c.Path == "/v1/avoids/" + refusal.Id);
+                T.Check(refused != null && refused.Status == refusal.Status && refused.Code == refusal.Code && refused.Method == "PUT" && sent == 1,
+                    refusal.Why + " throws " + refusal.Status + " " + refusal.Code + ", sent once", e.InnerException.Message + " (" + sent + " calls)");
+            }
+        }
     }
 }

@@ -9,7 +9,7 @@
 # 2x2 mode: a leads a party b joins with its invite code, a queues the party (one ticket each),
 # c and d queue alone; a and b must share a team. With --ready-check the match waits
 # AWAITING_ACCEPTANCE until each player accepted it when its socket announced the ready check.
-# With --lobby, a and b first go through a lobby and a's block list (live/lobby_steps.gd).
+# With --lobby, a and b first go through a lobby and a's block and avoid lists (live/lobby_steps.gd).
 # Prints each failed check and
 # "<suite>: N passed, M failed" last (--suite, default godot-live); exits non-zero on any failure.
 # Run headless:

@@ -1,12 +1,15 @@
 # The live journey's steps before the queue with --lobby (live/live_journey.gd): against the real
 # API, player a creates a lobby for the mode, b joins it with the invite code (handed over here, as
 # a player would by chat), a arranges the teams (read back by team through teamSizes), kicks b and
-# leaves, closing the lobby; a blocks b and unblocks it (the block list answered each time). Both
-# are out of any lobby and blocked by nobody afterwards, so they queue and are matched as usual.
+# leaves, closing the lobby; a blocks b and unblocks it (the block list answered each time), then
+# avoids b, reads its avoid list, is refused avoiding itself (400 VALIDATION_FAILED) and a player
+# nobody is (404 PLAYER_NOT_FOUND), and stops avoiding b. Both are out of any lobby and blocked or
+# avoided by nobody afterwards, so they queue and are matched as usual.
 extends Reference
 
 const LobbyCalls = preload("res://addons/matchplane/lobby_calls.gd")
 const STEP_TIMEOUT_MS = 60000
+const NOBODYS_ID = "00000000-0000-4000-8000-000000000000"
 
 var journey  # live_journey.gd: its checks and timers
 var invite_code := ""
@@ -56,6 +59,26 @@ func _own(client, mode: String) -> void:
 	var listed = yield(client.block_list(), "completed")
 	journey.check(unblocked.ok and listed.ok and listed.body.blocked.empty() and listed.body.maxEntries > 0,
 		"a unblocks b: the block list is empty again", "%s %s" % [unblocked.get("message", ""), str(listed.body)])
+	yield(_avoid(client, other), "completed")
+
+
+func _avoid(client, other: String) -> void:
+	var avoided = yield(client.avoid_player(other), "completed")
+	journey.check(avoided.ok and avoided.body.avoided.size() == 1 and avoided.body.avoided[0].playerId == other,
+		"a avoids b: b is on a's avoid list", avoided.get("message", ""))
+	var listed = yield(client.avoid_list(), "completed")
+	journey.check(listed.ok and listed.body.avoided.size() == 1 and listed.body.avoided[0].playerId == other and listed.body.maxEntries > 0,
+		"a reads its avoid list: b", str(listed.body))
+	var itself = yield(client.avoid_player(client.player_id), "completed")
+	journey.check(not itself.ok and itself.status == 400 and itself.code == "VALIDATION_FAILED", "a may not avoid itself (400 VALIDATION_FAILED)",
+		str(itself.get("code")))
+	var nobody = yield(client.avoid_player(NOBODYS_ID), "completed")
+	journey.check(not nobody.ok and nobody.status == 404 and nobody.code == "PLAYER_NOT_FOUND", "a may not avoid a player nobody is (404 PLAYER_NOT_FOUND)",
+		str(nobody.get("code")))
+	var removed = yield(client.unavoid_player(other), "completed")
+	var after = yield(client.avoid_list(), "completed")
+	journey.check(removed.ok and removed.body.avoided.empty() and after.ok and after.body.avoided.empty(),
+		"a stops avoiding b: the avoid list is empty again", "%s %s" % [removed.get("message", ""), str(after.body)])
 
 
 func _join(client) -> void:

@@ -1,4 +1,4 @@
-# The player client's lobby, block-list, ready-check and party-queue calls against a scripted API
+# The player client's lobby, block-list, avoid-list, ready-check and party-queue calls against a scripted API
 # (tests/stand_in_api.gd): each route's method, path and body, which calls carry an
 # Idempotency-Key and which are retried, a member's wait for the start, the lobby's teams read from
 # teamSizes, refusals as {ok: false, code}. Run headless:
@@ -21,8 +21,9 @@ func _initialize() -> void:
 	if api.port > 0:
 		yield(lobby_tests(), "completed")
 		yield(block_and_ready_check_tests(), "completed")
+		yield(avoid_list_tests(), "completed")
 		yield(party_queue_tests(), "completed")
-		check_equal(sections_done, 3, "every section ran to its end")
+		check_equal(sections_done, 4, "every section ran to its end")
 	team_tests()
 	api.queue_free()
 	report("godot-lobbies")
@@ -142,6 +143,34 @@ func block_and_ready_check_tests():
 	var declined = yield(client.decline_match(MATCH_ID), "completed")
 	check(not declined.ok and declined.code == "NOT_AWAITING_ACCEPTANCE" and declined.problem.matchState == "ALLOCATING",
 		"a ready check that moved on answers NOT_AWAITING_ACCEPTANCE with the match's state", str(declined))
+	client.queue_free()
+	sections_done += 1
+
+
+func avoid_list_tests():
+	var client = yield(signed_in_client(), "completed")
+	var listed = {"avoided": [{"playerId": "p-9", "avoidedAt": "t"}], "maxEntries": 50}
+	api.answer("PUT /v1/avoids/p-9", 503, {"code": "UNAVAILABLE"})
+	api.answer("PUT /v1/avoids/p-9", 200, listed)
+	var avoided = yield(client.avoid_player("p-9"), "completed")
+	var sent = api.find("PUT /v1/avoids/p-9")
+	check(avoided.ok and avoided.body.avoided[0].playerId == "p-9" and sent.size() == 2 and not sent[0].headers.has("idempotency-key")
+		and sent[1].headers.get("authorization") == "Bearer tok-1", "avoid_player PUTs the player and is retried without a key", str(sent))
+	api.answer("GET /v1/avoids", 200, listed)
+	var list = yield(client.avoid_list(), "completed")
+	check(list.ok and list.body.maxEntries == 50.0 and list.body.avoided[0].avoidedAt == "t" and api.find("GET /v1/avoids").size() == 1,
+		"avoid_list answers the list", str(list))
+	api.answer("DELETE /v1/avoids/p-9", 200, {"avoided": [], "maxEntries": 50})
+	var removed = yield(client.unavoid_player("p-9"), "completed")
+	check(removed.ok and removed.body.avoided.empty() and api.find("DELETE /v1/avoids/p-9").size() == 1, "unavoid_player DELETEs the player", str(removed))
+	var refusals = [["p-1", 400, "VALIDATION_FAILED", "avoiding itself"], ["p-7", 404, "PLAYER_NOT_FOUND", "an unknown player"],
+		["p-8", 409, "AVOID_LIST_FULL", "a full list"]]
+	for refusal in refusals:
+		var route = "PUT /v1/avoids/" + refusal[0]
+		api.answer(route, refusal[1], {"code": refusal[2], "detail": "refused " + refusal[0]})
+		var refused = yield(client.avoid_player(refusal[0]), "completed")
+		check(not refused.ok and refused.status == refusal[1] and refused.code == refusal[2] and api.find(route).size() == 1,
+			"%s is refused with %d %s, not retried" % [refusal[3], refusal[1], refusal[2]], str(refused))
 	client.queue_free()
 	sections_done += 1
 

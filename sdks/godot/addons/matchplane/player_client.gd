@@ -2,7 +2,7 @@
 # Idempotency-Key on mutations, retries of network errors and 5xx as api_transport.gd says,
 # problem+json errors as {ok: false, status, code, message}): guest session, queue options, latency
 # probes (at the region's probe edge, else API-hosted), queue tickets, parties, lobbies
-# (client.lobbies, lobby_calls.gd), block lists, the match history and assignment, the ready check,
+# (client.lobbies, lobby_calls.gd), block and avoid lists, the match history and assignment, the ready check,
 # the notification socket (subscribe) and joining the game server (join_match). Calls are
 # coroutines: `var answer = yield(client.call(...), "completed")` answers {ok, status, body
 # (parsed JSON)}. Given several API replicas, HTTP calls and the socket fail over together.
@@ -281,6 +281,26 @@ func block_player(other_player_id: String) -> Dictionary:
 
 func unblock_player(other_player_id: String) -> Dictionary:
 	var answer = yield(_send(HTTPClient.METHOD_DELETE, "blocks/" + other_player_id.percent_encode(), "", ApiTransport.RETRY_SAFE), "completed")
+	return answer
+
+
+# ---- Avoid lists: the matcher puts a player in one match with one it avoids, or one that avoids
+# it, only when nothing else fits. Each call answers the list {avoided: [{playerId, avoidedAt}],
+# maxEntries}; idempotent like the block list's, so retried without a key.
+
+func avoid_list() -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_GET, "avoids", "", ApiTransport.RETRY_SAFE), "completed")
+	return answer
+
+
+# A blocked player moves to this list. A full list is 409 AVOID_LIST_FULL.
+func avoid_player(other_player_id: String) -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_PUT, "avoids/" + other_player_id.percent_encode(), "", ApiTransport.RETRY_SAFE), "completed")
+	return answer
+
+
+func unavoid_player(other_player_id: String) -> Dictionary:
+	var answer = yield(_send(HTTPClient.METHOD_DELETE, "avoids/" + other_player_id.percent_encode(), "", ApiTransport.RETRY_SAFE), "completed")
 	return answer
 
 
