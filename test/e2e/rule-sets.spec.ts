@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MatchplaneApiError, PlayerClient } from '@matchplane/sdk';
@@ -291,5 +291,32 @@ describe('rule sets change the running API and matcher without a restart', () =>
       { actor: 'alice', action: 'rule_set.activated', reason: 'from the console' },
       { actor: 'alice', action: 'rule_set.rolled_back', reason: 'back' },
     ]);
+  });
+
+  it('the simulator replays under the active version, says which, and prints the same figures for the same seed', async () => {
+    const capture = path.join(scratch, 'capture.jsonl');
+    const simulate = async () => {
+      const run = await runCli('dist/apps/matcher/src/simulate.main.js', env, [
+        '--players=300',
+        '--seconds=120',
+        '--drain-seconds=30',
+        `--write-capture=${capture}`,
+      ]);
+      expect(run.code).toBe(0);
+      const last = run.output.split('\n').find((line) => line.startsWith('{"simulator"')) ?? '{}';
+      const { wall_s: _wall, ...result } = JSON.parse(last) as Record<string, unknown>;
+      return result;
+    };
+    const first = await simulate();
+    // Version 3 (cross-play, and a mobile platform the environment does not declare) is active.
+    expect(first).toMatchObject({ active_rule_set_version: 3, arrivals: 300 });
+    const platforms = readFileSync(capture, 'utf8')
+      .trim()
+      .split('\n')
+      .map(
+        (line) => (JSON.parse(line) as { attributes: { platform?: string } }).attributes.platform,
+      );
+    expect(platforms).toContain('mobile');
+    expect(await simulate()).toEqual(first);
   });
 });
