@@ -189,6 +189,9 @@ describe('rule sets change the running API and matcher without a restart', () =>
     await waitFor(async () => ((await enqueueStatus('mobile')) === 201 ? true : undefined), {
       what: 'the API to accept mobile under version 2',
     });
+    // A mobile player queues under version 2 and waits (nobody else is there)...
+    const mobile = await queued('mobile');
+    const beats = mobile.client.startHeartbeats(mobile.ticket.id);
 
     const rolledBack = await admin('POST', 'rule-sets/rollback', { reason: 'too many complaints' });
     expect(rolledBack.status).toBe(200);
@@ -196,6 +199,15 @@ describe('rule sets change the running API and matcher without a restart', () =>
     await waitFor(async () => ((await enqueueStatus('mobile')) === 400 ? true : undefined), {
       what: 'the API to refuse mobile again under version 1',
     });
+    // ... and is told at once that version 1 no longer takes its ticket, rather than waiting for
+    // a match the rules no longer allow (decisions/2026-12-07-queued-tickets-under-a-new-rule-set.md).
+    const left = await mobile.client.waitForTicket(
+      mobile.ticket.id,
+      (t) => t.state !== 'SEARCHING',
+      { timeoutMs: 15_000, pollMs: 100 },
+    );
+    beats.stop();
+    expect(left).toMatchObject({ state: 'CANCELLED', endReason: 'RULES_CHANGED' });
     await waitFor(async () => ((await matcherRunsVersion()) === 1 ? true : undefined), {
       what: 'the matcher to report rule_set_version_running 1 after the rollback',
     });
