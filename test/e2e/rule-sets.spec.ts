@@ -204,7 +204,7 @@ describe('rule sets change the running API and matcher without a restart', () =>
     const left = await mobile.client.waitForTicket(
       mobile.ticket.id,
       (t) => t.state !== 'SEARCHING',
-      { timeoutMs: 15_000, pollMs: 100 },
+      { timeoutMs: 30_000, pollMs: 100 },
     );
     beats.stop();
     expect(left).toMatchObject({ state: 'CANCELLED', endReason: 'RULES_CHANGED' });

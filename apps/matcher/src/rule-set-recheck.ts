@@ -5,7 +5,7 @@ import {
   type MatchCandidate,
   type RuleSetFit,
 } from '@matchplane/domain';
-import type { ActiveRules } from '@matchplane/rule-sets';
+import { ActiveRuleSet, type ActiveRules } from '@matchplane/rule-sets';
 import { RuleMisfitTickets } from '@matchplane/tickets';
 
 /** A candidate the active rule set no longer takes, and why. */
@@ -32,7 +32,10 @@ export class RuleSetRecheck {
   /** Per pool (a mode, or a shard of one): each ticket's last check. */
   private readonly checked = new Map<string, Map<string, Checked>>();
 
-  constructor(private readonly misfitTickets: RuleMisfitTickets) {}
+  constructor(
+    private readonly misfitTickets: RuleMisfitTickets,
+    private readonly ruleSet: ActiveRuleSet,
+  ) {}
 
   /**
    * The candidates of `pool` that fit the active version; the others' tickets are ended
@@ -46,10 +49,15 @@ export class RuleSetRecheck {
     candidates: readonly MatchCandidate[],
     now: Date,
   ): Promise<MatchCandidate[]> {
+    // Before the table was first read, tickets may have been taken under a stored version.
+    if (active.version === undefined) return [...candidates];
     const { fitting, misfits } = this.sort(pool, active, mode, candidates);
     if (misfits.length === 0) return fitting;
-    const version = active.version ?? 'environment';
+    const version = active.version;
     try {
+      // The API may have taken a newer version before this matcher's poll: end nothing under a
+      // version no longer active (the next pass checks them under the new one).
+      if ((await this.ruleSet.refresh()).version !== version) return fitting;
       const ended = await this.misfitTickets.end(
         misfits.map((misfit) => misfit.ticketId),
         now,
