@@ -8,7 +8,8 @@ import { readyPlayer, useControlPlane, type JourneyPlayer } from '../support/jou
 /*
  * The operator's capture of recent queue arrivals (GET /v1/admin/queue/arrivals) through the real
  * apps: players queue, two are matched, one cancels; the export lists them oldest first, says
- * after how long the canceller left, pages by cursor, and replays in the simulator as it is.
+ * after how long the canceller left and whom each player blocked or avoids, pages by cursor, and
+ * replays in the simulator as it is.
  */
 const OPERATOR_TOKEN = 'arrivals-token-0123456789abcdefghijklmnop';
 
@@ -49,6 +50,9 @@ describe('queue arrivals export', () => {
         readyPlayer(plane.apiUrl(0), 'b'),
       ]);
       players.push(a, b);
+      // a would rather not meet b, but b is all there is: they are matched all the same.
+      await a.client.avoids.add(b.playerId);
+      await a.client.blockPlayer(canceller.playerId);
       await a.enqueue();
       await b.enqueue();
       await Promise.all([a.waitForMatch(), b.waitForMatch()]);
@@ -71,6 +75,14 @@ describe('queue arrivals export', () => {
       expect(listed[0]?.cancelAfterMs).toBeGreaterThanOrEqual(250);
       expect(listed[1]).not.toHaveProperty('cancelAfterMs');
       expect(listed[2]).not.toHaveProperty('cancelAfterMs');
+      expect(listed[1]).toMatchObject({
+        blockedPlayerIds: [canceller.playerId],
+        avoidedPlayerIds: [b.playerId],
+      });
+      for (const arrival of [listed[0], listed[2]]) {
+        expect(arrival).not.toHaveProperty('blockedPlayerIds');
+        expect(arrival).not.toHaveProperty('avoidedPlayerIds');
+      }
 
       const first = await arrivals(`from=${encodeURIComponent(from)}&limit=2`);
       expect(first.body.arrivals).toHaveLength(2);
@@ -79,14 +91,21 @@ describe('queue arrivals export', () => {
       );
       expect(rest.body).toEqual({ arrivals: [listed[2]], nextCursor: null });
 
-      // The export is a capture: the two who met here meet in the simulation too.
+      // The export is a capture: the two who met here meet in the simulation too, an avoided pair
+      // there as here.
       const capture = parseCapture(listed.map((arrival) => JSON.stringify(arrival)).join('\n'));
       const outcome = replay(capture, ruleSetFromEnvironment({}).rules, formMatches, {
         passIntervalMs: 500,
         drainMs: 60_000,
         startAt: new Date('2026-01-01T00:00:00Z'),
       });
-      expect(outcome.duel).toMatchObject({ players: 3, matched_players: 2, cancelled_players: 1 });
+      expect(outcome.duel).toMatchObject({
+        players: 3,
+        matched_players: 2,
+        cancelled_players: 1,
+        avoided_pairs_matched: 1,
+        blocked_pairs_matched: 0,
+      });
     }));
 
   it('refuses a bad window, a forged cursor and a caller without an operator token', () =>

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MatchplaneApiError, PlayerClient } from '@matchplane/sdk';
@@ -189,6 +189,9 @@ describe('rule sets change the running API and matcher without a restart', () =>
     await waitFor(async () => ((await enqueueStatus('mobile')) === 201 ? true : undefined), {
       what: 'the API to accept mobile under version 2',
     });
+    // A mobile player queues under version 2 and waits (nobody else is there)...
+    const mobile = await queued('mobile');
+    const beats = mobile.client.startHeartbeats(mobile.ticket.id);
 
     const rolledBack = await admin('POST', 'rule-sets/rollback', { reason: 'too many complaints' });
     expect(rolledBack.status).toBe(200);
@@ -196,6 +199,15 @@ describe('rule sets change the running API and matcher without a restart', () =>
     await waitFor(async () => ((await enqueueStatus('mobile')) === 400 ? true : undefined), {
       what: 'the API to refuse mobile again under version 1',
     });
+    // ... and is told at once that version 1 no longer takes its ticket, rather than waiting for
+    // a match the rules no longer allow (decisions/2026-12-07-queued-tickets-under-a-new-rule-set.md).
+    const left = await mobile.client.waitForTicket(
+      mobile.ticket.id,
+      (t) => t.state !== 'SEARCHING',
+      { timeoutMs: 30_000, pollMs: 100 },
+    );
+    beats.stop();
+    expect(left).toMatchObject({ state: 'CANCELLED', endReason: 'RULES_CHANGED' });
     await waitFor(async () => ((await matcherRunsVersion()) === 1 ? true : undefined), {
       what: 'the matcher to report rule_set_version_running 1 after the rollback',
     });
@@ -291,5 +303,32 @@ describe('rule sets change the running API and matcher without a restart', () =>
       { actor: 'alice', action: 'rule_set.activated', reason: 'from the console' },
       { actor: 'alice', action: 'rule_set.rolled_back', reason: 'back' },
     ]);
+  });
+
+  it('the simulator replays under the active version, says which, and prints the same figures for the same seed', async () => {
+    const capture = path.join(scratch, 'capture.jsonl');
+    const simulate = async () => {
+      const run = await runCli('dist/apps/matcher/src/simulate.main.js', env, [
+        '--players=300',
+        '--seconds=120',
+        '--drain-seconds=30',
+        `--write-capture=${capture}`,
+      ]);
+      expect(run.code).toBe(0);
+      const last = run.output.split('\n').find((line) => line.startsWith('{"simulator"')) ?? '{}';
+      const { wall_s: _wall, ...result } = JSON.parse(last) as Record<string, unknown>;
+      return result;
+    };
+    const first = await simulate();
+    // Version 3 (cross-play, and a mobile platform the environment does not declare) is active.
+    expect(first).toMatchObject({ active_rule_set_version: 3, arrivals: 300 });
+    const platforms = readFileSync(capture, 'utf8')
+      .trim()
+      .split('\n')
+      .map(
+        (line) => (JSON.parse(line) as { attributes: { platform?: string } }).attributes.platform,
+      );
+    expect(platforms).toContain('mobile');
+    expect(await simulate()).toEqual(first);
   });
 });

@@ -16,6 +16,7 @@ import {
   type MatchingFunctionFactory,
 } from './matching-function';
 import { MatchingPass } from './matching.pass';
+import { RuleSetRecheck } from './rule-set-recheck';
 import { TicketExplanations } from './ticket-explanations';
 import { PlayerBlocksModule } from '@matchplane/players';
 import { RULE_VARIABLES, RuleSetsModule, type RuleVariables } from '@matchplane/rule-sets';
@@ -64,6 +65,7 @@ export class MatcherModule {
         MatcherMetrics,
         TicketExplanations,
         MatchCommitter,
+        RuleSetRecheck,
         MatchingPass,
         MatcherLoop,
       ],

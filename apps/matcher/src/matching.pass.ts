@@ -37,6 +37,7 @@ import { screenProposals } from './proposal-screen';
 import { ShadowMatching } from './shadow-matching';
 import { applyQueueHolds } from './queue-holds';
 import { TicketExplanations, type Explained } from './ticket-explanations';
+import { RuleSetRecheck } from './rule-set-recheck';
 
 export interface PassReport {
   readonly mode: string;
@@ -87,6 +88,7 @@ export class MatchingPass {
     private readonly shadow: ShadowMatching,
     private readonly blocks: PlayerBlocks,
     private readonly ruleSet: ActiveRuleSet,
+    private readonly recheck: RuleSetRecheck,
     @Inject(MATCHING_FUNCTION) private readonly matchingFunction: MatchingFunction,
     @Inject(MATCHER_RULES) rules: MatcherRules,
     @Inject(MatcherConfig) private readonly config: MatcherConfig,
@@ -117,7 +119,10 @@ export class MatchingPass {
     const { explained, byRegion } = screened;
     // Operator holds: a paused mode matches nobody; paused and draining regions get no new match.
     const controls = await this.queueControls.list(this.dataSource.manager);
-    const { pool: notHeld, held } = applyQueueHolds(controls, mode, screened.matchable);
+    // Tickets queued under an earlier version that this one no longer takes end, not wait.
+    const poolName = `${mode}/${shard?.name ?? WHOLE_MODE}`;
+    const fitting = await this.recheck.keepFitting(poolName, active, mode, screened.matchable, now);
+    const { pool: notHeld, held } = applyQueueHolds(controls, mode, fitting);
     explained.push(...held);
     const matchable = await this.withBlockLists(notHeld);
     const seen = new Map(matchable.map((candidate) => [candidate.ticketId, candidate]));

@@ -1,14 +1,16 @@
 /**
  * `npm run simulate`: replays queue traffic in virtual time through the real matching function,
- * under the active rule set (the matcher's environment) and, with --proposed, a proposed one, and
- * prints what players would go through under each. docs/SIMULATOR.md.
+ * under the active rule set (the active version stored in PostgreSQL over the matcher's
+ * environment) and, with --proposed, a proposed one, and prints what players would go through
+ * under each. docs/SIMULATOR.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { formMatches } from '@matchplane/domain';
 import { replay, type ModeOutcome } from './simulation/replay';
-import { ruleSetFromEnvironment, ruleSetFromFile } from './simulation/rule-sets';
+import { activeRuleSet } from './simulation/active-version';
+import { ruleSetFromFile } from './simulation/rule-sets';
 import { captureLine, parseCapture, syntheticTraffic, type Arrival } from './simulation/traffic';
 
 const USAGE = `usage: npm run simulate -- [options]
@@ -20,8 +22,11 @@ const USAGE = `usage: npm run simulate -- [options]
   --proposed FILE        also replay under this rule set (JSON object of rule variables)
   --pass-interval-ms N   virtual time between passes (default: MATCHER_PASS_INTERVAL_MS)
   --drain-seconds N      passes after the last arrival (default 300)
-The active rule set is the matcher's: QUEUE_MODES, MATCH_WIDENING, MATCH_WIDENING_BY_MODE and
-QUEUE_MODE_ATTRIBUTES from the environment. The last stdout line is one JSON object.`;
+  --database-url URL     read the active rule set version here (default: the apps' DATABASE_*)
+The active rule set is the matcher's: the active version stored in PostgreSQL laid over
+QUEUE_MODES, MATCH_WIDENING, MATCH_WIDENING_BY_MODE and QUEUE_MODE_ATTRIBUTES from the
+environment, or the environment alone when no version is active or PostgreSQL is unreachable
+(the output's active_rule_set_version says which). The last stdout line is one JSON object.`;
 
 interface Options {
   players: number;
@@ -32,6 +37,7 @@ interface Options {
   proposed?: string;
   passIntervalMs?: number;
   drainSeconds: number;
+  databaseUrl?: string;
 }
 
 function integer(name: string, raw: string | undefined, fallback: number, min: number): number {
@@ -55,6 +61,7 @@ export function simulateOptions(argv: string[]): Options | 'help' {
       proposed: { type: 'string' },
       'pass-interval-ms': { type: 'string' },
       'drain-seconds': { type: 'string' },
+      'database-url': { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -72,20 +79,29 @@ export function simulateOptions(argv: string[]): Options | 'help' {
         ? undefined
         : integer('pass-interval-ms', values['pass-interval-ms'], 500, 1),
     drainSeconds: integer('drain-seconds', values['drain-seconds'], 300, 0),
+    databaseUrl: values['database-url'],
   };
 }
 
 const progress = (line: string) => process.stderr.write(`[simulate] ${line}\n`);
 
-function main(): void {
+async function main(): Promise<void> {
   const started = performance.now();
   const options = simulateOptions(process.argv.slice(2));
   if (options === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const active = ruleSetFromEnvironment(process.env);
-  const proposed = options.proposed ? ruleSetFromFile(options.proposed, process.env) : undefined;
+  const env =
+    options.databaseUrl === undefined
+      ? process.env
+      : { ...process.env, DATABASE_URL: options.databaseUrl };
+  const active = await activeRuleSet(env, progress);
+  progress(
+    `active rule set: ${active.version === 'environment' ? 'the environment' : `version ${active.version}`}`,
+  );
+  // Over the environment, as a version is stored and laid: what activating the file would run.
+  const proposed = options.proposed ? ruleSetFromFile(options.proposed, env) : undefined;
   const passIntervalMs =
     options.passIntervalMs ?? Number(process.env.MATCHER_PASS_INTERVAL_MS ?? 500);
   const arrivals: Arrival[] = options.capture
@@ -118,6 +134,7 @@ function main(): void {
       ? { capture: options.capture }
       : { synthetic: { players: options.players, seconds: options.seconds, seed: options.seed } },
     arrivals: arrivals.length,
+    active_rule_set_version: active.version,
     pass_interval_ms: passIntervalMs,
     simulated_s: Math.round(simulatedMs / 1000),
     rule_sets: ruleSets,
@@ -128,10 +145,8 @@ function main(): void {
 }
 
 if (require.main === module) {
-  try {
-    main();
-  } catch (error) {
+  main().catch((error: unknown) => {
     process.stderr.write(`simulate: ${(error as Error).message}\n${USAGE}\n`);
     process.exit(2);
-  }
+  });
 }

@@ -203,7 +203,9 @@ export interface TicketResponse {
    * MATCH_CANCELLED, HEARTBEAT_TIMEOUT, NO_SHOW (this player never joined; a cooldown follows),
    * MATCH_FAILED (GET the match's assignment for the match's own end reason), or for a party
    * member PARTY_MEMBER_CANCELLED / PARTY_MEMBER_EXPIRED (a party mate cancelled or went silent),
-   * or SEARCH_TIMED_OUT (nobody matched it within its mode's `searchTimeoutMs`; queue again).
+   * or SEARCH_TIMED_OUT (nobody matched it within its mode's `searchTimeoutMs`; queue again),
+   * or RULES_CHANGED (an operator's new rule set no longer takes the ticket: an attribute value
+   * it no longer declares, a party larger than the mode's teams; queue again under the new rules).
    */
   endReason?: string;
   /** Present while SEARCHING once a matcher pass has looked at the ticket. */

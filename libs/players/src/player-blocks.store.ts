@@ -103,6 +103,27 @@ export class PlayerBlocks {
   }
 
   /**
+   * Each of `playerIds`' own lists (whom it blocked, whom it avoids; one direction), for those
+   * that have any: what an operator's capture of queue arrivals carries (the simulator reads both
+   * directions from them, as {@link listsAround} does).
+   */
+  async listsOf(playerIds: readonly string[]): Promise<ListsAround> {
+    const lists: ListsAround = { blocked: new Map(), avoided: new Map() };
+    if (playerIds.length === 0) return lists;
+    const rows = await this.dataSource.query<AroundRow[]>(
+      `SELECT player_id, blocked_player_id AS other_id, kind FROM player_blocks
+        WHERE player_id = ANY($1::uuid[])
+        ORDER BY player_id, blocked_player_id`,
+      [playerIds],
+    );
+    for (const { player_id: playerId, other_id: otherId, kind } of rows) {
+      const byPlayer = kind === 'block' ? lists.blocked : lists.avoided;
+      byPlayer.set(playerId, [...(byPlayer.get(playerId) ?? []), otherId]);
+    }
+    return lists;
+  }
+
+  /**
    * For each of `playerIds` that has any, the players it must not share a match with (blocked
    * and blocked by) and those it would rather not (avoided and avoided by): one statement, both
    * directions by index. A pair blocked one way and avoided the other counts as blocked.

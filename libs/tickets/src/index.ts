@@ -10,3 +10,4 @@ export * from './ticket-reconciliation.options';
 export * from './ticket-arrivals';
 export * from './ticket-liveness';
 export * from './ticket-liveness.checkpoint';
+export * from './rule-misfit.tickets';

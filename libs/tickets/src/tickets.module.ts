@@ -3,6 +3,7 @@ import { OutboxModule } from '@matchplane/outbox';
 import { CandidateProjection } from './candidate.projection';
 import { QueueControls } from './queue-controls.store';
 import { QueueWaitEstimates } from './queue-wait.estimates';
+import { RuleMisfitTickets } from './rule-misfit.tickets';
 import { TicketArrivals } from './ticket-arrivals';
 import { TicketLiveness } from './ticket-liveness';
 import { TicketLivenessCheckpoint } from './ticket-liveness.checkpoint';
@@ -17,6 +18,7 @@ const TICKET_SERVICES = [
   QueueWaitEstimates,
   QueueControls,
   TicketArrivals,
+  RuleMisfitTickets,
 ];
 
 /**

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { AuditModule } from '@matchplane/persistence';
-import { PlayerRatingsModule } from '@matchplane/players';
+import { PlayerBlocksModule, PlayerRatingsModule } from '@matchplane/players';
 import { TicketsModule } from '@matchplane/tickets';
 import { ApiConfig } from '../api.config';
 import { DeadLetterToolsModule } from './dead-letter-tools.module';
@@ -9,6 +9,7 @@ import { DeadLettersController } from './dead-letters.controller';
 import { OperatorGuard } from './operator.guard';
 import { OutboxStatsController } from './outbox-stats.controller';
 import { QueueArrivalsController } from './queue-arrivals.controller';
+import { QueueCaptureAdmin } from './queue-capture.admin';
 import { PlayerRatingsAdmin } from './player-ratings.admin';
 import { RatingsController } from './ratings.controller';
 import { LiveOpsModule } from './live-ops/live-ops.module';
@@ -32,6 +33,7 @@ export class AdminModule {
         DeadLetterToolsModule,
         OperatorConsoleModule.forRoot(config),
         PlayerRatingsModule,
+        PlayerBlocksModule,
         AuditModule,
         LiveOpsModule.forRoot(config),
         MatchControlsModule,
@@ -48,7 +50,12 @@ export class AdminModule {
         QueueArrivalsController,
         RuleSetsController,
       ],
-      providers: [{ provide: ApiConfig, useValue: config }, OperatorGuard, PlayerRatingsAdmin],
+      providers: [
+        { provide: ApiConfig, useValue: config },
+        OperatorGuard,
+        PlayerRatingsAdmin,
+        QueueCaptureAdmin,
+      ],
     };
   }
 }

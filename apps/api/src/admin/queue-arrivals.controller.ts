@@ -4,15 +4,12 @@ import { Type } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import {
-  QUEUE_ARRIVALS_MAX_LIMIT,
-  TicketArrivals,
-  type QueueArrivalPage,
-} from '@matchplane/tickets';
+import { QUEUE_ARRIVALS_MAX_LIMIT } from '@matchplane/tickets';
 import { Answers } from '../http/openapi/api-answers.decorator';
 import { IsInstantInput } from '../http/instant-input';
 import { IsOptionalNonNull } from '../http/is-optional-non-null.decorator';
 import { OperatorController } from './operator.decorator';
+import { QueueCaptureAdmin, type CapturedArrivalPage } from './queue-capture.admin';
 
 /** A week: a longer capture is several exports (each ordered, each resumable by its cursor). */
 const MAX_WINDOW_MS = 7 * 24 * 3_600_000;
@@ -48,7 +45,7 @@ export class QueueArrivalsQuery {
 /** The queue's recent arrivals, the simulator's capture (docs/SIMULATOR.md). */
 @OperatorController('queue')
 export class QueueArrivalsController {
-  constructor(private readonly arrivals: TicketArrivals) {}
+  constructor(private readonly capture: QueueCaptureAdmin) {}
 
   @Get('arrivals')
   @Answers({
@@ -58,7 +55,7 @@ export class QueueArrivalsController {
     body: 'QueueArrivalPage',
     errors: [ErrorCode.VALIDATION_FAILED, ErrorCode.INVALID_CURSOR],
   })
-  list(@Query() query: QueueArrivalsQuery): Promise<QueueArrivalPage> {
+  list(@Query() query: QueueArrivalsQuery): Promise<CapturedArrivalPage> {
     const from = new Date(query.from);
     const until = query.until === undefined ? new Date() : new Date(query.until);
     if (until.getTime() <= from.getTime() || until.getTime() - from.getTime() > MAX_WINDOW_MS) {
@@ -67,6 +64,6 @@ export class QueueArrivalsController {
         'until must be after from, and at most 7 days after it',
       );
     }
-    return this.arrivals.page({ from, until }, query.limit ?? 1_000, query.cursor);
+    return this.capture.page({ from, until }, query.limit ?? 1_000, query.cursor);
   }
 }

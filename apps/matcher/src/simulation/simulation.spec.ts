@@ -234,6 +234,41 @@ describe('the queue simulator', () => {
     expect(() => parseCapture('not json')).toThrow('capture line 1 is not JSON');
   });
 
+  it('replays the avoids of a capture (the operator export writes them): the avoided pair meets only when nothing else fits', () => {
+    const { rules } = ruleSetFromEnvironment(ENV);
+    // Ids as the matcher takes them: canonical UUIDs (player "a" is ...2a, its ticket ...1a).
+    const uuidOf = (suffix: string) => `00000000-0000-4000-8000-0000000000${suffix}`;
+    const line = (name: string, atS: number, rating: number, avoids?: string[]) =>
+      JSON.stringify({
+        ticketId: uuidOf(`1${name}`),
+        playerId: uuidOf(`2${name}`),
+        mode: 'duel',
+        rating,
+        rtt: { 'eu-west': 20 },
+        enqueuedAt: new Date(Date.UTC(2026, 11, 7, 10, 0, atS)).toISOString(),
+        ...(avoids ? { avoidedPlayerIds: avoids.map((other) => uuidOf(`2${other}`)) } : {}),
+      });
+    const replayed = (lines: string[]) =>
+      replay(parseCapture(lines.join('\n')), rules, formMatches, { ...OPTIONS, drainMs: 5_000 })
+        .duel!;
+    // b is a's closest rating, c is there too: a and c meet, b waits.
+    expect(
+      replayed([line('a', 0, 1500, ['b']), line('b', 0, 1510), line('c', 0, 1550)]),
+    ).toMatchObject({
+      matched_players: 2,
+      waiting_players: 1,
+      avoided_pairs_matched: 0,
+    });
+    // Alone together, a and b meet all the same, and the figures say so.
+    expect(replayed([line('a', 0, 1500, ['b']), line('b', 1, 1510)])).toMatchObject({
+      matched_players: 2,
+      avoided_pairs_matched: 1,
+    });
+    expect(() =>
+      parseCapture(line('a', 0, 1500).replace(/}$/, ',"avoidedPlayerIds":[""]}')),
+    ).toThrow('capture line 1: avoidedPlayerIds must be a list of player ids');
+  });
+
   it('refuses a proposed rule set the matcher would refuse, naming the problem', () => {
     const unknown = path.join(dir, 'unknown.json');
     writeFileSync(unknown, JSON.stringify({ MATCHER_PASS_INTERVAL_MS: '10' }));

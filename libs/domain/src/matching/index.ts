@@ -9,3 +9,4 @@ export * from './party-integrity';
 export * from './backfill-selection';
 export * from './match-size';
 export * from './role-slots';
+export * from './rule-set-fit';

@@ -68,6 +68,7 @@ describe('ticket state machine', () => {
       'PLAYER_CANCELLED',
       'PARTY_MEMBER_CANCELLED',
       'OPERATOR_RELEASED',
+      'RULES_CHANGED',
     ]);
     expect(ticketReasonsFor('MATCHED', 'CANCELLED')).toContain('ACCEPTANCE_DECLINED');
     expect(ticketReasonsFor('MATCHED', 'FAILED')).toEqual(['MATCH_FAILED', 'ACCEPTANCE_TIMEOUT']);

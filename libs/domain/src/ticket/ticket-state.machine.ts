@@ -56,6 +56,11 @@ export const TicketReason = {
   ACCEPTANCE_TIMEOUT: 'ACCEPTANCE_TIMEOUT',
   /** The player left its running match and did not rejoin in time (a cooldown and a rated loss follow). */
   ABANDONED: 'ABANDONED',
+  /**
+   * A rule set version activated while the ticket searched no longer takes it (an attribute value
+   * it no longer declares, a party larger than the mode's teams): queue again under the new rules.
+   */
+  RULES_CHANGED: 'RULES_CHANGED',
 } as const;
 export type TicketReason = (typeof TicketReason)[keyof typeof TicketReason];
 
@@ -115,7 +120,7 @@ export function ticketReasonsFor(
         return ['PLAYER_CANCELLED', 'MATCH_CANCELLED', 'OPERATOR_RELEASED', 'ACCEPTANCE_DECLINED'];
       return isMatchedTicketState(from)
         ? ['PLAYER_CANCELLED', 'MATCH_CANCELLED', 'OPERATOR_RELEASED']
-        : ['PLAYER_CANCELLED', 'PARTY_MEMBER_CANCELLED', 'OPERATOR_RELEASED'];
+        : ['PLAYER_CANCELLED', 'PARTY_MEMBER_CANCELLED', 'OPERATOR_RELEASED', 'RULES_CHANGED'];
     case 'EXPIRED':
       return ['HEARTBEAT_TIMEOUT', 'PARTY_MEMBER_EXPIRED', 'SEARCH_TIMED_OUT'];
     case 'FAILED':

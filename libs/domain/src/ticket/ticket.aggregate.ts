@@ -55,7 +55,8 @@ export type TicketCommand =
   | { readonly to: 'ASSIGNED' | 'CONNECTED' | 'COMPLETED'; readonly matchId: string }
   | {
       readonly to: 'CANCELLED';
-      readonly reason: 'PLAYER_CANCELLED' | 'PARTY_MEMBER_CANCELLED' | 'OPERATOR_RELEASED';
+      readonly reason:
+        'PLAYER_CANCELLED' | 'PARTY_MEMBER_CANCELLED' | 'OPERATOR_RELEASED' | 'RULES_CHANGED';
     }
   | {
       readonly to: 'CANCELLED';

@@ -24,7 +24,7 @@ export const ADMIN_SCHEMAS: Record<string, SchemaObject> = {
   ),
   QueueControlList: openObject('`controls`: every queue control in force'),
   QueueArrivalPage: openObject(
-    'Queue arrivals oldest first (`arrivals`, each a simulator capture line) and `nextCursor`',
+    "Queue arrivals oldest first (`arrivals`, each a simulator capture line with the player's `blockedPlayerIds` and `avoidedPlayerIds` when it has any) and `nextCursor`",
   ),
   RuleSetView: openObject(
     "A rule set version: version, status (draft, active, retired), rules (the variables it sets over each app's environment), reason, createdBy, createdAt, activatedAt, retiredAt; with dryRun=true the check instead: dryRun, valid, problems (field, problem), rules",
