@@ -1,27 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { testKey } from './join-auth.factories';
+import { scratchKeyFiles, testKey } from './join-auth.factories';
 import { loadSigningKeys, type ConfiguredKeyFile } from './key-file';
 import { RAW_KEY_ID } from './key-set';
 
 class KeyMaterialError extends Error {}
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'join-auth-key-file-'));
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const keyFile = scratchKeyFiles();
 
-let fileCount = 0;
 function configuredFile(contents: string | Buffer): ConfiguredKeyFile {
-  const path = join(dir, `keys-${++fileCount}`);
-  writeFileSync(path, contents);
   return {
     variable: 'EXAMPLE_KEYS_FILE',
-    path,
+    path: keyFile(contents),
     purpose: 'example',
     fail: (message) => new KeyMaterialError(message),
   };
