@@ -40,7 +40,7 @@ describe(loadJoinSigner.name, () => {
     [
       'an active key id the file lacks',
       { JOIN_KEYS_FILE: keyFile, JOIN_ACTIVE_KEY_ID: 'k2' },
-      /JOIN_ACTIVE_KEY_ID: active key id "k2" is not in the key set \(it holds "k1"\)/,
+      /JOIN_ACTIVE_KEY_ID "k2" is not in the key file; it must name one of the keys of .* \("k1"\)/,
     ],
     [
       'no active key id for a key map',

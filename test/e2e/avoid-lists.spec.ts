@@ -1,12 +1,6 @@
 import { PlayerClient } from '@matchplane/sdk';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import {
-  freePort,
-  startApp,
-  startQuickMatcher,
-  waitForHttp,
-  type RunningApp,
-} from '../support/processes';
+import { startQuickApi, startQuickMatcher, type RunningApp } from '../support/processes';
 import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
 
 /*
@@ -25,10 +19,7 @@ describe('avoid lists between the API and the matcher process', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     env = { ...db.env, REDIS_KEY_PREFIX: prefix, DATABASE_POOL_SIZE: '4' };
-    const apiPort = await freePort();
-    running.push(startApp('api', { ...env, API_PORT: String(apiPort) }));
-    baseUrl = `http://127.0.0.1:${apiPort}`;
-    await waitForHttp(`${baseUrl}/health`);
+    baseUrl = await startQuickApi(env, running);
   });
 
   afterAll(async () => {

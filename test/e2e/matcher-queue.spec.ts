@@ -2,12 +2,10 @@ import { PlayerClient } from '@matchplane/sdk';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import {
-  freePort,
   runApp,
-  startApp,
+  startQuickApi,
   startQuickMatcher,
   waitFor,
-  waitForHttp,
   type RunningApp,
 } from '../support/processes';
 import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
@@ -28,10 +26,7 @@ describe('players queued through the API are matched by the matcher process', ()
     db = await createTestDatabase();
     ds = await db.dataSource();
     const env = { ...db.env, REDIS_KEY_PREFIX: prefix, DATABASE_POOL_SIZE: '4' };
-    const apiPort = await freePort();
-    running.push(startApp('api', { ...env, API_PORT: String(apiPort) }));
-    baseUrl = `http://127.0.0.1:${apiPort}`;
-    await waitForHttp(`${baseUrl}/health`);
+    baseUrl = await startQuickApi(env, running);
     matcherUrl = await startQuickMatcher(env, running);
   });
 

@@ -5,12 +5,10 @@ import { MatchplaneApiError, PlayerClient } from '@matchplane/sdk';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import {
-  freePort,
   runCli,
-  startApp,
+  startQuickApi,
   startQuickMatcher,
   waitFor,
-  waitForHttp,
   type RunningApp,
 } from '../support/processes';
 import { deleteRedisPrefix, testRedisPrefix } from '../support/redis';
@@ -52,17 +50,8 @@ describe('rule sets change the running API and matcher without a restart', () =>
       QUEUE_MODE_ATTRIBUTES: JSON.stringify(ENVIRONMENT_ATTRIBUTES),
       RULE_SET_POLL_INTERVAL_MS: '200',
     };
-    const apiPort = await freePort();
-    running.push(
-      startApp('api', {
-        ...env,
-        API_PORT: String(apiPort),
-        OPERATOR_TOKENS: `alice=${OPERATOR_TOKEN}`,
-      }),
-    );
+    baseUrl = await startQuickApi(env, running, { OPERATOR_TOKENS: `alice=${OPERATOR_TOKEN}` });
     matcherUrl = await startQuickMatcher(env, running);
-    baseUrl = `http://127.0.0.1:${apiPort}`;
-    await waitForHttp(`${baseUrl}/health`);
   });
 
   afterAll(async () => {

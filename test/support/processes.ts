@@ -176,6 +176,22 @@ export async function startQuickMatcher(
   return url;
 }
 
+/**
+ * The API from dist/ on `env` (plus `apiEnv`, for what only the API reads) on a free port, pushed
+ * onto `running`; resolves with its base URL once /health answers.
+ */
+export async function startQuickApi(
+  env: Record<string, string>,
+  running: RunningApp[],
+  apiEnv: Record<string, string> = {},
+): Promise<string> {
+  const apiPort = await freePort();
+  running.push(startApp('api', { ...env, ...apiEnv, API_PORT: String(apiPort) }));
+  const baseUrl = `http://127.0.0.1:${apiPort}`;
+  await waitForHttp(`${baseUrl}/health`);
+  return baseUrl;
+}
+
 /** Polls an HTTP URL until it answers with the expected status; returns the parsed JSON body. */
 export function waitForHttp(url: string, status = 200, timeoutMs = 20_000): Promise<unknown> {
   return waitFor(

@@ -9,8 +9,8 @@ import {
   signProbeMeasurement,
   type ProbeChallenge,
   type ProbeMeasurement,
+  type SigningKeys,
 } from '@matchplane/join-auth';
-import type { ProbeSigningKeys } from './probe-keys.loader';
 
 /** Microseconds on this process's monotonic clock: immune to wall-clock steps (NTP, an operator). */
 export function monotonicUs(): number {
@@ -29,7 +29,7 @@ export class ProbeEdge {
 
   constructor(
     readonly region: string,
-    private readonly signing: ProbeSigningKeys,
+    private readonly signing: SigningKeys,
     private readonly challengeTtlMs: number,
   ) {}
 

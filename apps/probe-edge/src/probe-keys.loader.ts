@@ -1,9 +1,4 @@
-import {
-  activeKeyIdOf,
-  loadKeyFile,
-  type ConfiguredKeyFile,
-  type KeySet,
-} from '@matchplane/join-auth';
+import { loadSigningKeys, type SigningKeys } from '@matchplane/join-auth';
 import type { ProbeEdgeConfig } from './probe-edge.config';
 
 /** The edge cannot sign without key material; this says why in one line. */
@@ -11,32 +6,22 @@ export class ProbeKeyMaterialError extends Error {
   override name = 'ProbeKeyMaterialError';
 }
 
-export interface ProbeSigningKeys {
-  readonly keys: KeySet;
-  readonly activeKeyId: string;
-}
-
 /**
  * PROBE_KEYS_FILE's key set and the active key id, or a one-line {@link ProbeKeyMaterialError}
- * (file missing, unreadable, malformed, active key id absent), as the allocator does for join keys.
- * Key material is never part of the message.
+ * (file missing, unreadable, malformed, active key id absent or not in the file), as the allocator
+ * does for join keys. Key material is never part of the message.
  */
 export function loadProbeSigningKeys(
   config: Pick<ProbeEdgeConfig, 'PROBE_KEYS_FILE' | 'PROBE_ACTIVE_KEY_ID'>,
-): ProbeSigningKeys {
-  const file: ConfiguredKeyFile = {
-    variable: 'PROBE_KEYS_FILE',
-    path: config.PROBE_KEYS_FILE,
-    purpose: 'probe',
-    fail: (message) => new ProbeKeyMaterialError(message),
-  };
-  const keys = loadKeyFile(file);
-  const activeKeyId = activeKeyIdOf(
-    file,
-    keys,
-    'PROBE_ACTIVE_KEY_ID',
+): SigningKeys {
+  return loadSigningKeys(
+    {
+      variable: 'PROBE_KEYS_FILE',
+      path: config.PROBE_KEYS_FILE,
+      purpose: 'probe',
+      fail: (message) => new ProbeKeyMaterialError(message),
+    },
     config.PROBE_ACTIVE_KEY_ID,
-    true,
+    'PROBE_ACTIVE_KEY_ID',
   );
-  return { keys, activeKeyId };
 }

@@ -15,7 +15,7 @@ export {
   type UnsignedJoinClaims,
 } from './join-claims.codec';
 export { JOIN_TOKEN_MAX_LENGTH } from './join-token.codec';
-export { activeKeyIdOf, loadKeyFile, type ConfiguredKeyFile } from './key-file';
+export { loadKeyFile, loadSigningKeys, type ConfiguredKeyFile, type SigningKeys } from './key-file';
 export { KeySet, MAC_BYTES, MIN_KEY_BYTES, RAW_KEY_ID } from './key-set';
 export {
   canonicalRosterOrder,

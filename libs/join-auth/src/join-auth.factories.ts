@@ -1,4 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type UnsignedJoinClaims } from './join-claims.codec';
 import { KeySet } from './key-set';
 
@@ -23,5 +26,23 @@ export function newClaims(overrides: Partial<UnsignedJoinClaims> = {}): Unsigned
     issuedAt: T0,
     expiresAt: T0 + 300_000,
     ...overrides,
+  };
+}
+
+/**
+ * For a spec file: a scratch directory made before its tests and removed after them; the function
+ * answered writes one key file there with `contents` and answers its path.
+ */
+export function scratchKeyFiles(): (contents: string | Buffer) => string {
+  let dir = '';
+  let written = 0;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'join-auth-keys-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return (contents) => {
+    const path = join(dir, `keys-${++written}`);
+    writeFileSync(path, contents);
+    return path;
   };
 }

@@ -28,23 +28,30 @@ export function loadKeyFile(file: ConfiguredKeyFile): KeySet {
   }
 }
 
+/** A key set and the id of the key in it to sign with. */
+export interface SigningKeys {
+  readonly keys: KeySet;
+  readonly activeKeyId: string;
+}
+
 /**
- * The key id to sign with: `configured` (its variable `variable`), else a raw key file's only key;
- * a key map with none configured, or (`mustHold`) with one it lacks, is `fail` naming the keys.
+ * The file's key set and the key to sign with: `activeKeyId` (its variable `activeKeyVariable`),
+ * else a raw key file's only key. A file `loadKeyFile` refuses, a key map with no active key id
+ * configured, or an active key id the file lacks is `fail`, naming the keys it holds.
  */
-export function activeKeyIdOf(
+export function loadSigningKeys(
   file: ConfiguredKeyFile,
-  keys: KeySet,
-  variable: string,
-  configured: string | undefined,
-  mustHold = false,
-): string {
+  activeKeyId: string | undefined,
+  activeKeyVariable: string,
+): SigningKeys {
+  const keys = loadKeyFile(file);
   const ids = keys.ids();
-  const active = configured ?? (ids.length === 1 && ids[0] === RAW_KEY_ID ? RAW_KEY_ID : undefined);
-  if (active !== undefined && (!mustHold || keys.has(active))) return active;
+  const active =
+    activeKeyId ?? (ids.length === 1 && ids[0] === RAW_KEY_ID ? RAW_KEY_ID : undefined);
+  if (active !== undefined && keys.has(active)) return { keys, activeKeyId: active };
   const problem =
     active === undefined ? 'is not set' : `${JSON.stringify(active)} is not in the key file`;
   throw file.fail(
-    `${variable} ${problem}; it must name one of the keys of ${JSON.stringify(file.path)} (${ids.map((id) => JSON.stringify(id)).join(', ')})`,
+    `${activeKeyVariable} ${problem}; it must name one of the keys of ${JSON.stringify(file.path)} (${ids.map((id) => JSON.stringify(id)).join(', ')})`,
   );
 }

@@ -1,25 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { inspect } from 'node:util';
 import { JoinAuthError, JoinAuthErrorCode } from './join-auth.error';
-import { testKey } from './join-auth.factories';
+import { scratchKeyFiles, testKey } from './join-auth.factories';
 import { KeySet, RAW_KEY_ID } from './key-set';
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'join-auth-keys-'));
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-let fileCount = 0;
-function keyFile(contents: string | Buffer): string {
-  const path = join(dir, `keys-${++fileCount}`);
-  writeFileSync(path, contents);
-  return path;
-}
+const keyFile = scratchKeyFiles();
 
 function errorOf(fn: () => unknown): JoinAuthError {
   try {
@@ -74,7 +59,7 @@ describe(KeySet.name, () => {
     });
 
     it('refuses a missing file with KEY_FILE_UNREADABLE naming the path', () => {
-      const path = join(dir, 'missing');
+      const path = join(dirname(keyFile('')), 'missing');
       const error = errorOf(() => KeySet.loadFile(path));
       expect(error.code).toBe(JoinAuthErrorCode.KEY_FILE_UNREADABLE);
       expect(error.message).toBe(`key file ${path}: cannot be read (ENOENT)`);

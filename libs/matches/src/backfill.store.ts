@@ -29,16 +29,12 @@ export interface BackfillRecord extends BackfillSnapshot {
   readonly createdAt: Date;
 }
 
-export interface NewBackfillRequest {
-  readonly matchId: string;
+/** A request to open: what the matcher will fill it against, its mode and when it expires. */
+export interface NewBackfillRequest extends Pick<
+  BackfillNeed,
+  'matchId' | 'team' | 'slots' | 'serverRegion' | 'teamRating' | 'attributes' | 'openRoles'
+> {
   readonly mode: string;
-  readonly team: number;
-  readonly slots: number;
-  readonly serverRegion: string;
-  readonly teamRating: number;
-  readonly attributes: TicketAttributes;
-  /** Absent: none (a mode without a roles rule). */
-  readonly openRoles?: readonly string[];
   readonly expiresAt: Date;
 }
 

@@ -20,6 +20,9 @@ describe('nodeEdgePost', () => {
   const seen: { url: string; type: string | undefined; body: string; socket: number }[] = [];
   const sockets = new Map<object, number>();
   let closeNextReuse = false;
+  /** How many more requests arriving on a connection that served one before are reset. */
+  let resetReuses = 0;
+  const served = new WeakSet<object>();
 
   beforeAll(async () => {
     server = createServer((request, response) => {
@@ -32,6 +35,13 @@ describe('nodeEdgePost', () => {
           socket: sockets.get(request.socket)!,
         });
         if (request.url?.startsWith('/silent')) return; // never answers: the caller's timeout ends it
+        const reused = served.has(request.socket);
+        served.add(request.socket);
+        if (reused && resetReuses > 0) {
+          resetReuses -= 1;
+          request.socket.destroy();
+          return;
+        }
         if (
           request.url === '/closing' &&
           closeNextReuse &&
@@ -94,6 +104,26 @@ describe('nodeEdgePost', () => {
       ['{"n":2}', 0],
       ['{"n":2}', 1],
     ]);
+  });
+
+  it('sends again only once: a resend that also meets a reset reused connection fails with its network error', async () => {
+    // Two requests at once leave (at least) two kept-alive connections idle for the next ones.
+    await Promise.all([1, 2].map(() => nodeEdgePost(`${base}/other`, '{}', 5_000)));
+    resetReuses = 2;
+    seen.length = 0;
+    const failure = nodeEdgePost(`${base}/other`, '{"n":3}', 5_000);
+    await expect(failure).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect(seen.map(({ body }) => body)).toEqual(['{"n":3}', '{"n":3}']);
+
+    installEdgePost(nodeEdgePost);
+    await Promise.all([1, 2].map(() => nodeEdgePost(`${base}/other`, '{}', 5_000)));
+    resetReuses = 2;
+    const network = new EdgeProber().measure(base, PLAYER, 'eu-west');
+    await expect(network).rejects.toMatchObject({
+      constructor: MatchplaneNetworkError,
+      timedOut: false,
+      cause: { code: 'ECONNRESET' },
+    });
   });
 
   it('gives up after its timeout with a TimeoutError', async () => {

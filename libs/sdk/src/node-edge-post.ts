@@ -19,23 +19,18 @@ function timeoutError(timeoutMs: number): Error {
  * A probe edge's POST on node:http(s): the reply is handed back as soon as its last byte is read,
  * with none of fetch's stream machinery in between (a sample holds the client's turnaround).
  */
-export const nodeEdgePost: EdgePost = async (url, body, timeoutMs) => {
-  const deadline = Date.now() + timeoutMs;
-  try {
-    return await postOnce(url, body, timeoutMs);
-  } catch (error) {
-    // A kept-alive socket the server closed just as it was reused (the close still in flight, or
-    // held back by a slow path): sent again once on a new connection, as Node's docs advise. Both
-    // routes may be repeated: a second challenge or measurement of the same answer is harmless.
-    if (!(error instanceof ReusedSocketReset)) throw error;
-    return postOnce(url, body, Math.max(1, deadline - Date.now()));
-  }
-};
+export const nodeEdgePost: EdgePost = (url, body, timeoutMs) =>
+  post(url, body, Date.now() + timeoutMs, true);
 
-class ReusedSocketReset extends Error {}
-
-function postOnce(url: string, body: string, timeoutMs: number): Promise<EdgeReply> {
+/**
+ * Sends once. A kept-alive socket the server closed just as it was reused (the close still in
+ * flight, or held back by a slow path) is sent again once (`mayResend`), as Node's docs advise;
+ * the resend's own failure is the caller's error. Both routes may be repeated: a second challenge
+ * or measurement of the same answer is harmless.
+ */
+function post(url: string, body: string, deadline: number, mayResend: boolean): Promise<EdgeReply> {
   return new Promise((resolve, reject) => {
+    const timeoutMs = Math.max(1, deadline - Date.now());
     const target = new URL(url);
     const secure = target.protocol === 'https:';
     const request: ClientRequest = (secure ? httpsRequest : httpRequest)(
@@ -65,8 +60,11 @@ function postOnce(url: string, body: string, timeoutMs: number): Promise<EdgeRep
     const timer = setTimeout(() => request.destroy(timeoutError(timeoutMs)), timeoutMs);
     request.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      const reset = request.reusedSocket && error.code === 'ECONNRESET';
-      reject(reset ? new ReusedSocketReset(error.message, { cause: error }) : error);
+      if (mayResend && request.reusedSocket && error.code === 'ECONNRESET') {
+        resolve(post(url, body, deadline, false));
+      } else {
+        reject(error);
+      }
     });
     request.end(body);
   });

@@ -14,3 +14,25 @@ export interface PlayerCalls {
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * Reads every `pollMs` (default 500) until `pick` finds the answer in what was read; when the next
+ * read would come past `timeoutMs` (default 30_000), throws `timedOut(the last read, timeoutMs)`.
+ */
+export async function pollUntil<T, R>(
+  read: () => Promise<T>,
+  pick: (read: T) => R | undefined,
+  options: { timeoutMs?: number; pollMs?: number },
+  timedOut: (last: T, timeoutMs: number) => Error,
+): Promise<R> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const pollMs = options.pollMs ?? 500;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const last = await read();
+    const picked = pick(last);
+    if (picked !== undefined) return picked;
+    if (Date.now() + pollMs > deadline) throw timedOut(last, timeoutMs);
+    await sleep(pollMs);
+  }
+}

@@ -6,7 +6,7 @@ import {
   type LobbyResponse,
   type SetLobbyTeamsRequest,
 } from '@matchplane/contracts';
-import { sleep, type PlayerCalls } from './player-calls';
+import { pollUntil, type PlayerCalls } from './player-calls';
 import type { WaitForTicketOptions } from './player-tickets';
 
 /**
@@ -90,17 +90,14 @@ export class LobbyCalls {
   async waitForStart(options: WaitForTicketOptions = {}): Promise<string> {
     const playerId = this.playerId();
     if (!playerId) throw new Error('lobbies.waitForStart needs a session made by createSession');
-    const timeoutMs = options.timeoutMs ?? 30_000;
-    const pollMs = options.pollMs ?? 500;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const lobby = await this.current();
-      const ticketId = lobby.members.find((member) => member.playerId === playerId)?.ticketId;
-      if (lobby.state === 'STARTED' && ticketId) return ticketId;
-      if (Date.now() + pollMs > deadline) {
-        throw new Error(`the lobby was not started within ${timeoutMs} ms`);
-      }
-      await sleep(pollMs);
-    }
+    return pollUntil(
+      () => this.current(),
+      (lobby) =>
+        lobby.state === 'STARTED'
+          ? lobby.members.find((member) => member.playerId === playerId)?.ticketId || undefined
+          : undefined,
+      options,
+      (_, timeoutMs) => new Error(`the lobby was not started within ${timeoutMs} ms`),
+    );
   }
 }

@@ -5,7 +5,7 @@ import {
   type PartyResponse,
   type PartyTicketResponse,
 } from '@matchplane/contracts';
-import { sleep, type PlayerCalls } from './player-calls';
+import { pollUntil, type PlayerCalls } from './player-calls';
 import type { WaitForTicketOptions } from './player-tickets';
 
 /** PlayerClient's parties (documented there). */
@@ -65,17 +65,12 @@ export class PartyCalls {
   async waitForOwnTicket(options: WaitForTicketOptions = {}): Promise<string> {
     const playerId = this.playerId();
     if (!playerId) throw new Error('waitForPartyTicket needs a session made by createSession');
-    const timeoutMs = options.timeoutMs ?? 30_000;
-    const pollMs = options.pollMs ?? 500;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const party = await this.current();
-      const ticketId = party.members.find((member) => member.playerId === playerId)?.ticketId;
-      if (ticketId) return ticketId;
-      if (Date.now() + pollMs > deadline) {
-        throw new Error(`the party was not queued within ${timeoutMs} ms`);
-      }
-      await sleep(pollMs);
-    }
+    return pollUntil(
+      () => this.current(),
+      (party) =>
+        party.members.find((member) => member.playerId === playerId)?.ticketId || undefined,
+      options,
+      (_, timeoutMs) => new Error(`the party was not queued within ${timeoutMs} ms`),
+    );
   }
 }

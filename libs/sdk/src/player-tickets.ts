@@ -4,7 +4,7 @@ import {
   type CreateTicketRequest,
   type TicketResponse,
 } from '@matchplane/contracts';
-import { sleep, type PlayerCalls } from './player-calls';
+import { pollUntil, type PlayerCalls } from './player-calls';
 import type { ProbeCalls } from './player-probes';
 import { MatchplaneApiError } from './sdk.errors';
 
@@ -149,16 +149,12 @@ export class TicketCalls {
     predicate: (ticket: TicketResponse) => boolean,
     options: WaitForTicketOptions = {},
   ): Promise<TicketResponse> {
-    const timeoutMs = options.timeoutMs ?? 30_000;
-    const pollMs = options.pollMs ?? 500;
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const ticket = await this.ticket(ticketId);
-      if (predicate(ticket)) return ticket;
-      if (Date.now() + pollMs > deadline)
-        throw new TicketWaitTimeoutError(ticketId, ticket, timeoutMs);
-      await sleep(pollMs);
-    }
+    return pollUntil(
+      () => this.ticket(ticketId),
+      (ticket) => (predicate(ticket) ? ticket : undefined),
+      options,
+      (last, timeoutMs) => new TicketWaitTimeoutError(ticketId, last, timeoutMs),
+    );
   }
 
   private async heartbeatIntervalMs(

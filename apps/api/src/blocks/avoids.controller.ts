@@ -24,7 +24,7 @@ export class AvoidsController {
     errors: [],
   })
   list(@CurrentSession() session: AuthenticatedSession): Promise<AvoidListResponse> {
-    return this.lists.avoidList(session.playerId);
+    return this.lists.list('avoid', session.playerId);
   }
 
   @Put(':playerId')
@@ -40,7 +40,7 @@ export class AvoidsController {
     @CurrentSession() session: AuthenticatedSession,
     @Param('playerId', new UuidParamPipe('player id')) playerId: string,
   ): Promise<AvoidListResponse> {
-    return this.lists.avoid(session.playerId, playerId);
+    return this.lists.add('avoid', session.playerId, playerId);
   }
 
   @Delete(':playerId')
@@ -55,6 +55,6 @@ export class AvoidsController {
     @CurrentSession() session: AuthenticatedSession,
     @Param('playerId', new UuidParamPipe('player id')) playerId: string,
   ): Promise<AvoidListResponse> {
-    return this.lists.unavoid(session.playerId, playerId);
+    return this.lists.remove('avoid', session.playerId, playerId);
   }
 }

@@ -1,13 +1,31 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ErrorCode, type AvoidListResponse, type BlockListResponse } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { PlayerBlocks, type PlayerListKind } from '@matchplane/players';
+import { PlayerBlocks, type ListedPlayer, type PlayerListKind } from '@matchplane/players';
 import { ApiConfig } from '../api.config';
 
-/** What each list is called in a refusal, and the code of a full one. */
+/** Each list's answer on the wire. */
+export interface PlayerListResponses {
+  block: BlockListResponse;
+  avoid: AvoidListResponse;
+}
+
+/** Each list's wire names, what a refusal calls it, and the code of a full one. */
 const LISTS = {
-  block: { verb: 'block', full: ErrorCode.BLOCK_LIST_FULL, remedy: 'unblock one first' },
-  avoid: { verb: 'avoid', full: ErrorCode.AVOID_LIST_FULL, remedy: 'remove one first' },
+  block: {
+    entries: 'blocked',
+    listedAt: 'blockedAt',
+    verb: 'block',
+    full: ErrorCode.BLOCK_LIST_FULL,
+    remedy: 'unblock one first',
+  },
+  avoid: {
+    entries: 'avoided',
+    listedAt: 'avoidedAt',
+    verb: 'avoid',
+    full: ErrorCode.AVOID_LIST_FULL,
+    remedy: 'remove one first',
+  },
 } as const satisfies Record<PlayerListKind, unknown>;
 
 /** The session's player's block and avoid lists: read, add (bounded), remove. */
@@ -25,53 +43,21 @@ export class BlockListService {
     };
   }
 
-  async list(playerId: string): Promise<BlockListResponse> {
-    const blocked = await this.blocks.list(playerId, 'block');
-    return {
-      blocked: blocked.map(({ playerId: id, listedAt }) => ({
-        playerId: id,
-        blockedAt: listedAt.toISOString(),
-      })),
-      maxEntries: this.maxEntries.block,
-    };
+  /** `playerId`'s list of `kind`, oldest entry first. */
+  async list<K extends PlayerListKind>(kind: K, playerId: string): Promise<PlayerListResponses[K]> {
+    const listed = await this.blocks.list(playerId, kind);
+    return answer(kind, listed, this.maxEntries[kind]);
   }
 
-  async avoidList(playerId: string): Promise<AvoidListResponse> {
-    const avoided = await this.blocks.list(playerId, 'avoid');
-    return {
-      avoided: avoided.map(({ playerId: id, listedAt }) => ({
-        playerId: id,
-        avoidedAt: listedAt.toISOString(),
-      })),
-      maxEntries: this.maxEntries.avoid,
-    };
-  }
-
-  /** Blocks `blockedPlayerId` (a repeat changes nothing; an avoided player moves) and answers the list. */
-  async block(playerId: string, blockedPlayerId: string): Promise<BlockListResponse> {
-    await this.add('block', playerId, blockedPlayerId);
-    return this.list(playerId);
-  }
-
-  /** Avoids `avoidedPlayerId` (a repeat changes nothing; a blocked player moves) and answers the list. */
-  async avoid(playerId: string, avoidedPlayerId: string): Promise<AvoidListResponse> {
-    await this.add('avoid', playerId, avoidedPlayerId);
-    return this.avoidList(playerId);
-  }
-
-  /** Unblocks (a player not on the list changes nothing) and answers the list. */
-  async unblock(playerId: string, blockedPlayerId: string): Promise<BlockListResponse> {
-    await this.blocks.remove(playerId, blockedPlayerId, 'block');
-    return this.list(playerId);
-  }
-
-  /** Stops avoiding (a player not on the list changes nothing) and answers the list. */
-  async unavoid(playerId: string, avoidedPlayerId: string): Promise<AvoidListResponse> {
-    await this.blocks.remove(playerId, avoidedPlayerId, 'avoid');
-    return this.avoidList(playerId);
-  }
-
-  private async add(kind: PlayerListKind, playerId: string, otherPlayerId: string): Promise<void> {
+  /**
+   * Puts `otherPlayerId` on the list of `kind` (a repeat changes nothing; a player on the other
+   * list moves) and answers the list.
+   */
+  async add<K extends PlayerListKind>(
+    kind: K,
+    playerId: string,
+    otherPlayerId: string,
+  ): Promise<PlayerListResponses[K]> {
     const { verb, full, remedy } = LISTS[kind];
     if (otherPlayerId === playerId) {
       throw new CodedError(ErrorCode.VALIDATION_FAILED, `A player cannot ${verb} itself`);
@@ -87,5 +73,30 @@ export class BlockListService {
         `The ${verb} list holds ${max} players, as many as it may: ${remedy} to add ${otherPlayerId}`,
       );
     }
+    return this.list(kind, playerId);
   }
+
+  /** Takes `otherPlayerId` off the list of `kind` (one not on it changes nothing) and answers the list. */
+  async remove<K extends PlayerListKind>(
+    kind: K,
+    playerId: string,
+    otherPlayerId: string,
+  ): Promise<PlayerListResponses[K]> {
+    await this.blocks.remove(playerId, otherPlayerId, kind);
+    return this.list(kind, playerId);
+  }
+}
+
+function answer<K extends PlayerListKind>(
+  kind: K,
+  listed: readonly ListedPlayer[],
+  maxEntries: number,
+): PlayerListResponses[K] {
+  const { entries, listedAt } = LISTS[kind];
+  const wire = listed.map((entry) => ({
+    playerId: entry.playerId,
+    [listedAt]: entry.listedAt.toISOString(),
+  }));
+  // The entry and timestamp names come from LISTS[kind], which is what PlayerListResponses[K] names.
+  return { [entries]: wire, maxEntries } as unknown as PlayerListResponses[K];
 }

@@ -10,7 +10,7 @@ import { PlayerController } from '../auth/player-controller.decorator';
 /** The session's player's block list: whom the matcher never puts in a match with it. */
 @PlayerController('blocks')
 export class BlocksController {
-  constructor(private readonly blocks: BlockListService) {}
+  constructor(private readonly lists: BlockListService) {}
 
   @Get()
   @Answers({
@@ -21,7 +21,7 @@ export class BlocksController {
     errors: [],
   })
   list(@CurrentSession() session: AuthenticatedSession): Promise<BlockListResponse> {
-    return this.blocks.list(session.playerId);
+    return this.lists.list('block', session.playerId);
   }
 
   @Put(':playerId')
@@ -37,7 +37,7 @@ export class BlocksController {
     @CurrentSession() session: AuthenticatedSession,
     @Param('playerId', new UuidParamPipe('player id')) playerId: string,
   ): Promise<BlockListResponse> {
-    return this.blocks.block(session.playerId, playerId);
+    return this.lists.add('block', session.playerId, playerId);
   }
 
   @Delete(':playerId')
@@ -52,6 +52,6 @@ export class BlocksController {
     @CurrentSession() session: AuthenticatedSession,
     @Param('playerId', new UuidParamPipe('player id')) playerId: string,
   ): Promise<BlockListResponse> {
-    return this.blocks.unblock(session.playerId, playerId);
+    return this.lists.remove('block', session.playerId, playerId);
   }
 }

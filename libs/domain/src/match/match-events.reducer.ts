@@ -1,12 +1,10 @@
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
 import {
-  expectOccurredAt,
-  expectRevision,
+  expectNextEvent,
   inconsistent,
   sameIdSet,
   type HistoryEvent,
 } from '../shared/history.guards';
-import { FIRST_REVISION } from '../shared/revision';
 import { isLabel, isUuid } from '../shared/value.guards';
 import {
   addedParticipantProblems,
@@ -81,16 +79,7 @@ export function applyMatchEvent(
       `${where}: ${String(event.event)} on ${event.aggregateType} is not a match event`,
     );
   }
-  if (current !== undefined && event.aggregateId !== current.id) {
-    throw inconsistent(`${where}: belongs to another match than ${current.id}`, {
-      matchId: current.id,
-    });
-  }
-  const revision = expectRevision(
-    event,
-    current === undefined ? FIRST_REVISION : current.revision + 1,
-  );
-  const occurredAt = expectOccurredAt(event);
+  const { revision, occurredAt } = expectNextEvent(where, event, current, 'match');
   const { payload } = event;
   if (payload.matchId !== event.aggregateId) {
     throw inconsistent(
@@ -127,13 +116,7 @@ function participantsAdded(
 ): MatchSnapshot {
   if (current === undefined)
     throw inconsistent(`${where}: a match history starts with its creation`);
-  if (event.aggregateId !== current.id) {
-    throw inconsistent(`${where}: belongs to another match than ${current.id}`, {
-      matchId: current.id,
-    });
-  }
-  const revision = expectRevision(event, current.revision + 1);
-  expectOccurredAt(event);
+  const { revision } = expectNextEvent(where, event, current, 'match');
   const { payload } = event;
   if (payload.matchId !== current.id || payload.state !== current.state) {
     throw inconsistent(`${where}: players were added to another match or in another state`);

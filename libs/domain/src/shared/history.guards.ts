@@ -1,4 +1,5 @@
 import { DomainError, DomainErrorCode } from './domain.error';
+import { FIRST_REVISION } from './revision';
 import { isValidDate } from './value.guards';
 
 /** The fields every folded event shares; envelopes read back from the outbox fit it as they are. */
@@ -53,6 +54,25 @@ export function expectOccurredAt(event: HistoryEvent<string, unknown>): Date {
     );
   }
   return new Date(event.occurredAt.getTime());
+}
+
+/**
+ * The checks a fold step starts with: `event` belongs to the `aggregate` folded so far (`current`,
+ * none before its creation) and comes at the revision after it, with a valid occurredAt.
+ */
+export function expectNextEvent(
+  where: string,
+  event: HistoryEvent<string, unknown>,
+  current: { readonly id: string; readonly revision: number } | undefined,
+  aggregate: 'match' | 'ticket',
+): { revision: number; occurredAt: Date } {
+  if (current !== undefined && event.aggregateId !== current.id) {
+    throw inconsistent(`${where}: belongs to another ${aggregate} than ${current.id}`, {
+      [`${aggregate}Id`]: current.id,
+    });
+  }
+  const expected = current === undefined ? FIRST_REVISION : current.revision + 1;
+  return { revision: expectRevision(event, expected), occurredAt: expectOccurredAt(event) };
 }
 
 /** Same members, each once; the order of player_ids carries no meaning. */

@@ -1,11 +1,5 @@
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
-import {
-  expectOccurredAt,
-  expectRevision,
-  inconsistent,
-  type HistoryEvent,
-} from '../shared/history.guards';
-import { FIRST_REVISION } from '../shared/revision';
+import { expectNextEvent, inconsistent, type HistoryEvent } from '../shared/history.guards';
 import { isIsoInstant, isLabel, isUuid } from '../shared/value.guards';
 import type { TicketSnapshot } from './ticket.aggregate';
 import { TICKET_STATE_CHANGED, type TicketStateChangedPayload } from './ticket.events';
@@ -49,16 +43,7 @@ export function applyTicketEvent(
       `${where}: ${String(event.event)} on ${event.aggregateType} is not a ticket event`,
     );
   }
-  if (current !== undefined && event.aggregateId !== current.id) {
-    throw inconsistent(`${where}: belongs to another ticket than ${current.id}`, {
-      ticketId: current.id,
-    });
-  }
-  const revision = expectRevision(
-    event,
-    current === undefined ? FIRST_REVISION : current.revision + 1,
-  );
-  const occurredAt = expectOccurredAt(event);
+  const { revision, occurredAt } = expectNextEvent(where, event, current, 'ticket');
   const { payload } = event;
   const [playerId, ...others] = event.playerIds;
   if (playerId === undefined || others.length > 0) {
