@@ -3,8 +3,9 @@
  * delaying proxies (--rtts, default 15,70,140 ms), the API with its database --db-latency-ms away
  * (default 50), and --players SDK players probing every region --samples times: rtt_error_ms is
  * |recorded - injected| over every recorded sample. Then one edge at saturation (closed loop,
- * challenge and answer counted as one) and a bare Node HTTP server (one POST each) under the same
- * load generator in the same run. Progress on stderr; one JSON line last on stdout.
+ * challenge and answer counted as one; then in rounds, a sample a request, as the SDK takes its
+ * samples after the first) and a bare Node HTTP server (one POST each) under the same load
+ * generator in the same run. Progress on stderr; one JSON line last on stdout.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
