@@ -3,8 +3,9 @@
  * delaying proxies (--rtts, default 15,70,140 ms), the API with its database --db-latency-ms away
  * (default 50), and --players SDK players probing every region --samples times: rtt_error_ms is
  * |recorded - injected| over every recorded sample. Then one edge at saturation (closed loop,
- * challenge and answer counted as one) and a bare Node HTTP server (one POST each) under the same
- * load generator in the same run. Progress on stderr; one JSON line last on stdout.
+ * challenge and answer counted as one; then in rounds, a sample a request, as the SDK takes its
+ * samples after the first) and a bare Node HTTP server (one POST each) under the same load
+ * generator in the same run. Progress on stderr; one JSON line last on stdout.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -106,15 +107,15 @@ function post(port: number, url: string, body: unknown): Promise<{ status: numbe
 async function closedLoop(
   seconds: number,
   concurrency: number,
-  work: () => Promise<void>,
+  work: (loop: number) => Promise<void>,
 ): Promise<number> {
   const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
   let done = 0;
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, loop) => {
       while (performance.now() < deadline) {
-        await work();
+        await work(loop);
         done += 1;
       }
     }),
@@ -301,6 +302,27 @@ async function main(): Promise<void> {
   await closedLoop(Math.min(2, seconds), concurrency, challengeAndAnswer);
   const edgeRate = await closedLoop(seconds, concurrency, challengeAndAnswer);
 
+  // Rounds, as the SDK takes samples after the first: each answer brings the next challenge, so
+  // a sample is one request. Every loop keeps its own challenge going.
+  const nextChallenges: (string | undefined)[] = [];
+  const round = async (loop: number) => {
+    const challenge =
+      nextChallenges[loop] ??
+      (await post(edgePort, '/v1/probe/challenges', { playerId, region: 'eu-west' })).body;
+    const reply = await post(
+      edgePort,
+      '/v1/probe/rounds',
+      `{"playerId":"${playerId}","region":"eu-west","challenge":${challenge}}`,
+    );
+    if (reply.status !== 200) throw new Error(`edge answered ${reply.status}: ${reply.body}`);
+    nextChallenges[loop] = JSON.stringify(
+      (JSON.parse(reply.body) as { challenge: unknown }).challenge,
+    );
+  };
+  progress(`edge rounds: ${concurrency} in flight for ${seconds} s`);
+  await closedLoop(Math.min(2, seconds), concurrency, round);
+  const roundRate = await closedLoop(seconds, concurrency, round);
+
   const barePort = await freePort();
   const bare = start('bare-http', 'dist/test/bench/bare-http.main.js', [String(barePort)], {});
   await waitUntil(() => bare.output().includes('bare-http ready'), 'the bare HTTP server');
@@ -323,6 +345,8 @@ async function main(): Promise<void> {
     edge_challenges_per_s: edgeRate,
     bare_http_per_s: bareRate,
     edge_vs_bare: Math.round((edgeRate / Math.max(1, bareRate)) * 100) / 100,
+    edge_rounds_per_s: roundRate,
+    edge_rounds_vs_bare: Math.round((roundRate / Math.max(1, bareRate)) * 100) / 100,
     concurrency,
     seconds,
   };

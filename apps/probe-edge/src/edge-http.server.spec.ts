@@ -42,6 +42,33 @@ describe(EdgeHttpServer.name, () => {
     expect(probeMeasurementProblem(keys, measurement)).toBeUndefined();
   });
 
+  it('answers a round with a signed measurement and the next challenge, which answers in turn', async () => {
+    let challenge: unknown = await (
+      await post('/v1/probe/challenges', JSON.stringify({ playerId: PLAYER, region: 'eu-west' }))
+    ).json();
+    const measurementIds: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const reply = await post(
+        '/v1/probe/rounds',
+        JSON.stringify({ playerId: PLAYER, region: 'eu-west', challenge }),
+      );
+      expect(reply.status).toBe(200);
+      const body = (await reply.json()) as { measurement: ProbeMeasurement; challenge: unknown };
+      expect(Object.keys(body)).toEqual(['measurement', 'challenge']);
+      expect(body.measurement).toMatchObject({ playerId: PLAYER, region: 'eu-west' });
+      expect(probeMeasurementProblem(keys, body.measurement)).toBeUndefined();
+      expect(body.challenge).not.toEqual(challenge);
+      measurementIds.push(body.measurement.measurementId);
+      challenge = body.challenge;
+    }
+    expect(new Set(measurementIds).size).toBe(3);
+    const last = await post(
+      '/v1/probe/answers',
+      JSON.stringify({ playerId: PLAYER, region: 'eu-west', challenge }),
+    );
+    expect(last.status).toBe(200);
+  });
+
   it('answers its health routes with its region', async () => {
     for (const path of ['/live', '/health']) {
       const response = await fetch(url(path));
@@ -87,18 +114,16 @@ describe(EdgeHttpServer.name, () => {
     await expectProblem(await fetch(url('/v1/nothing')), 404, 'NOT_FOUND');
   });
 
-  it('refuses an answer whose challenge was altered, naming the reason', async () => {
+  it('refuses an answer or a round whose challenge was altered or is of another region, naming the reason', async () => {
     const challenge = (await (
       await post('/v1/probe/challenges', JSON.stringify({ playerId: PLAYER, region: 'eu-west' }))
     ).json()) as { issuedAtUs: number };
     const altered = { ...challenge, issuedAtUs: challenge.issuedAtUs - 50_000 };
-    await expectProblem(
-      await post(
-        '/v1/probe/answers',
-        JSON.stringify({ playerId: PLAYER, region: 'eu-west', challenge: altered }),
-      ),
-      403,
-      'PROBE_BAD_SIGNATURE',
-    );
+    for (const route of ['/v1/probe/answers', '/v1/probe/rounds']) {
+      const refusal = (region: string, echoed: unknown) =>
+        post(route, JSON.stringify({ playerId: PLAYER, region, challenge: echoed }));
+      await expectProblem(await refusal('eu-west', altered), 403, 'PROBE_BAD_SIGNATURE');
+      await expectProblem(await refusal('us-east', challenge), 409, 'PROBE_WRONG_REGION');
+    }
   });
 });

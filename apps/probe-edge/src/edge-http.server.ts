@@ -24,17 +24,21 @@ export interface EdgeHttpOptions {
 
 type Route =
   | { readonly methods: readonly string[]; readonly kind: 'live' }
-  | { readonly methods: readonly string[]; readonly kind: 'challenge' | 'answer' };
+  | { readonly methods: readonly string[]; readonly kind: ProbeRoute };
+
+/** A challenge; an answer; an answer and, in the same reply, the next challenge (a round). */
+type ProbeRoute = 'challenge' | 'answer' | 'round';
 
 const ROUTES: Readonly<Record<string, Route>> = {
   '/live': { methods: ['GET', 'HEAD'], kind: 'live' },
   '/health': { methods: ['GET', 'HEAD'], kind: 'live' },
   '/v1/probe/challenges': { methods: ['POST'], kind: 'challenge' },
   '/v1/probe/answers': { methods: ['POST'], kind: 'answer' },
+  '/v1/probe/rounds': { methods: ['POST'], kind: 'round' },
 };
 
 /**
- * The edge's HTTP side on a plain node:http server: four routes, no framework per request (Nest
+ * The edge's HTTP side on a plain node:http server: five routes, no framework per request (Nest
  * only boots the process and owns its lifecycle). A request's receive time is stamped first thing,
  * before its body is read; a challenge is stamped and signed as the last step before its bytes are
  * written, so the RTT holds as little of this process's own work as it can.
@@ -108,7 +112,7 @@ export class EdgeHttpServer implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private probe(
-    kind: 'challenge' | 'answer',
+    kind: ProbeRoute,
     request: IncomingMessage,
     response: ServerResponse,
     body: unknown,
@@ -119,8 +123,14 @@ export class EdgeHttpServer implements OnApplicationBootstrap, OnApplicationShut
         const { playerId, region } = challengeRequest(body);
         // Stamped and signed as the last step before the bytes are handed to the socket.
         this.reply(response, 201, JSON_TYPE, this.edge.issue(playerId, region));
-      } else {
+      } else if (kind === 'answer') {
         this.reply(response, 200, JSON_TYPE, this.edge.answer(answerRequest(body), receivedAtUs));
+      } else {
+        const answer = answerRequest(body);
+        const measurement = this.edge.answer(answer, receivedAtUs);
+        // The next challenge is issued (stamped) after the measurement is signed, last of all.
+        const round = { measurement, challenge: this.edge.issue(answer.playerId, answer.region) };
+        this.reply(response, 200, JSON_TYPE, round);
       }
     } catch (error) {
       this.refuse(request, response, error);

@@ -15,9 +15,9 @@ const CHALLENGE_FIELDS = [
 ];
 
 /*
- * The bodies of the edge's two probe routes, checked by hand: three fields each, every refusal a
- * VALIDATION_FAILED naming its field. (A validation framework per request cost the edge most of
- * its rate; docs/decisions/2026-12-06-probe-edge-plain-http.md.)
+ * The bodies of the edge's probe routes (a round's is an answer's), checked by hand: a few fields
+ * each, every refusal a VALIDATION_FAILED naming its field. (A validation framework per request
+ * cost the edge most of its rate; docs/decisions/2026-12-06-probe-edge-plain-http.md.)
  */
 
 export interface ChallengeRequest {

@@ -11,6 +11,7 @@ export const ProbeDatagram = {
   CHALLENGE: 0x02,
   ANSWER: 0x03,
   MEASUREMENT: 0x04,
+  ROUND: 0x05,
   ERROR: 0x7f,
 } as const;
 
@@ -24,7 +25,9 @@ export interface UdpProbeOptions {
 /**
  * The edge's UDP mode, for game clients: a request datagram gets one signed challenge datagram
  * back, stamped as it is sent; echoing it gets the signed measurement (JSON, to hand to the API)
- * or an error datagram with the same codes as HTTP. Lost datagrams are the client's to retry.
+ * or an error datagram with the same codes as HTTP. Echoing it as a round gets the measurement and
+ * then the next challenge, so each sample after the first is one datagram each way. Lost
+ * datagrams are the client's to retry.
  */
 @Injectable()
 export class UdpProbeListener implements OnModuleInit, OnModuleDestroy {
@@ -48,6 +51,11 @@ export class UdpProbeListener implements OnModuleInit, OnModuleDestroy {
     this.logger.log(`probe-edge udp on ${this.options.host}:${this.options.port}`);
   }
 
+  /** The bound port (the configured one, or the one the OS chose for 0). */
+  get port(): number {
+    return this.socket?.address().port ?? this.options.port;
+  }
+
   onModuleDestroy(): Promise<void> {
     return new Promise((resolve) => (this.socket ? this.socket.close(() => resolve()) : resolve()));
   }
@@ -55,9 +63,12 @@ export class UdpProbeListener implements OnModuleInit, OnModuleDestroy {
   private receive(message: Buffer, remote: RemoteInfo, receivedAtUs: number): void {
     try {
       if (message[0] === ProbeDatagram.CHALLENGE_REQUEST) {
-        this.challenge(message.subarray(1), remote);
+        this.challenge(parseRequest(message.subarray(1)), remote);
       } else if (message[0] === ProbeDatagram.ANSWER) {
         this.answer(message.subarray(1), remote, receivedAtUs);
+      } else if (message[0] === ProbeDatagram.ROUND) {
+        const { playerId, region } = this.answer(message.subarray(1), remote, receivedAtUs);
+        this.challenge({ playerId, region }, remote);
       } else {
         throw new CodedError(ErrorCode.VALIDATION_FAILED, 'unknown datagram type');
       }
@@ -71,8 +82,7 @@ export class UdpProbeListener implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  private challenge(body: Buffer, remote: RemoteInfo): void {
-    const request = parseRequest(body);
+  private challenge(request: { playerId: string; region: string }, remote: RemoteInfo): void {
     // Issued (stamped and signed) as the last step before the datagram is handed to the socket.
     const challenge = this.edge.issue(request.playerId, request.region);
     this.send(
@@ -81,7 +91,12 @@ export class UdpProbeListener implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  private answer(body: Buffer, remote: RemoteInfo, receivedAtUs: number): void {
+  /** Sends the measurement of an echoed challenge; answers whose it was. */
+  private answer(
+    body: Buffer,
+    remote: RemoteInfo,
+    receivedAtUs: number,
+  ): { playerId: string; region: string } {
     const challenge = decodeProbeChallenge(body);
     if (!challenge) {
       throw new CodedError(ErrorCode.VALIDATION_FAILED, 'not a challenge datagram, echoed back');
@@ -92,6 +107,7 @@ export class UdpProbeListener implements OnModuleInit, OnModuleDestroy {
     );
     const json = Buffer.from(JSON.stringify(measurement), 'utf8');
     this.send(Buffer.concat([Buffer.of(ProbeDatagram.MEASUREMENT), json]), remote);
+    return { playerId: challenge.playerId, region: challenge.region };
   }
 
   private send(datagram: Buffer, remote: RemoteInfo): void {

@@ -22,8 +22,9 @@ const json = (status: number, body: unknown) =>
   });
 
 /** Answers like the API and an edge would; records the URLs called, in order. */
-function world(): { fetch: FetchLike; urls: string[] } {
+function world({ rounds = true } = {}): { fetch: FetchLike; urls: string[] } {
   const urls: string[] = [];
+  let issued = 0;
   const fetch: FetchLike = (url, init) => {
     urls.push(`${init.method ?? 'GET'} ${url}`);
     const body = typeof init.body === 'string' ? (JSON.parse(init.body) as unknown) : undefined;
@@ -31,6 +32,13 @@ function world(): { fetch: FetchLike; urls: string[] } {
       return Promise.resolve(json(201, { token: 't', expiresAt: '', playerId: PLAYER }));
     if (url === `${BASE_URL}/v1/queue/options`) return Promise.resolve(json(200, options));
     if (url === `${EDGE}/v1/probe/challenges`) return Promise.resolve(json(201, { nonce: 'n' }));
+    if (url === `${EDGE}/v1/probe/rounds` && rounds)
+      return Promise.resolve(
+        json(200, {
+          measurement: { measurementId: `m${issued}`, echoed: body },
+          challenge: { nonce: `n${(issued += 1)}` },
+        }),
+      );
     if (url === `${EDGE}/v1/probe/answers`)
       return Promise.resolve(json(200, { measurementId: 'm', echoed: body }));
     if (url === `${BASE_URL}/v1/probes/measurements`)
@@ -46,6 +54,20 @@ function world(): { fetch: FetchLike; urls: string[] } {
     return Promise.resolve(json(404, { code: 'NOT_FOUND', status: 404 }));
   };
   return { fetch, urls };
+}
+
+/** Probes eu-west (its edge); answers the URLs called and the bodies sent. */
+async function probeAtEdge({ fetch, urls }: ReturnType<typeof world>, samples: number) {
+  const sent: unknown[] = [];
+  const recording: FetchLike = (url, init) => {
+    if (typeof init.body === 'string') sent.push(JSON.parse(init.body));
+    return fetch(url, init);
+  };
+  const client = new PlayerClient({ baseUrl: BASE_URL, fetch: recording });
+  await client.createSession();
+  await client.queueOptions();
+  await client.probe('eu-west', { samples });
+  return { urls, sent };
 }
 
 describe(EdgeProber.name, () => {
@@ -72,17 +94,51 @@ describe(EdgeProber.name, () => {
     ]);
   });
 
+  it('takes several samples in rounds: each answer brings the next challenge, the last is a plain answer', async () => {
+    const { urls, sent } = await probeAtEdge(world(), 3);
+    expect(urls.slice(2)).toEqual([
+      `POST ${EDGE}/v1/probe/challenges`,
+      `POST ${EDGE}/v1/probe/rounds`,
+      `POST ${EDGE}/v1/probe/rounds`,
+      `POST ${EDGE}/v1/probe/answers`,
+      `POST ${BASE_URL}/v1/probes/measurements`,
+      `POST ${BASE_URL}/v1/probes/measurements`,
+      `POST ${BASE_URL}/v1/probes/measurements`,
+    ]);
+    const answer = (nonce: string) => ({
+      playerId: PLAYER,
+      region: 'eu-west',
+      challenge: { nonce },
+    });
+    // Each round answers the challenge the one before brought; the API gets each measurement.
+    expect(sent.slice(2)).toEqual([
+      answer('n'),
+      answer('n1'),
+      answer('n2'),
+      { measurementId: 'm0', echoed: answer('n') },
+      { measurementId: 'm1', echoed: answer('n1') },
+      { measurementId: 'm', echoed: answer('n2') },
+    ]);
+  });
+
+  it('probes an edge without rounds (404) a challenge and an answer at a time', async () => {
+    const { urls } = await probeAtEdge(world({ rounds: false }), 3);
+    expect(urls.slice(2)).toEqual([
+      `POST ${EDGE}/v1/probe/challenges`,
+      `POST ${EDGE}/v1/probe/rounds`,
+      `POST ${EDGE}/v1/probe/answers`,
+      `POST ${EDGE}/v1/probe/challenges`,
+      `POST ${EDGE}/v1/probe/answers`,
+      `POST ${EDGE}/v1/probe/challenges`,
+      `POST ${EDGE}/v1/probe/answers`,
+      `POST ${BASE_URL}/v1/probes/measurements`,
+      `POST ${BASE_URL}/v1/probes/measurements`,
+      `POST ${BASE_URL}/v1/probes/measurements`,
+    ]);
+  });
+
   it('echoes the challenge to the edge and the measurement to the API unchanged', async () => {
-    const sent: unknown[] = [];
-    const { fetch } = world();
-    const recording: FetchLike = (url, init) => {
-      if (typeof init.body === 'string') sent.push(JSON.parse(init.body));
-      return fetch(url, init);
-    };
-    const client = new PlayerClient({ baseUrl: BASE_URL, fetch: recording });
-    await client.createSession();
-    await client.queueOptions();
-    await client.probe('eu-west', { samples: 1 });
+    const { sent } = await probeAtEdge(world(), 1);
     expect(sent.slice(-3)).toEqual([
       { playerId: PLAYER, region: 'eu-west' },
       { playerId: PLAYER, region: 'eu-west', challenge: { nonce: 'n' } },

@@ -76,8 +76,8 @@ export class EdgeProber {
   }
 
   /**
-   * `samples` measurements at the edge, each handed to the API by `record` as it is taken (they
-   * expire within a minute); answers the API's last answer.
+   * `samples` measurements at the edge, then each handed to the API by `record` (they expire
+   * within a minute); answers the API's last answer.
    */
   async probe(
     target: { edge: string; region: string; samples: number; playerId: string | undefined },
@@ -87,11 +87,52 @@ export class EdgeProber {
     if (!playerId)
       throw new Error("probing at a region's edge needs a session made by createSession");
     let last: ProbeMeasurementResponse | undefined;
-    for (let sample = 0; sample < target.samples; sample += 1) {
-      last = await record(await this.measure(edge, playerId, region));
+    for (const measurement of await this.measureRounds(edge, playerId, region, target.samples)) {
+      last = await record(measurement);
     }
     // samples >= 1 (checked by the caller), so the loop ran.
     return last as ProbeMeasurementResponse;
+  }
+
+  /**
+   * `samples` measurements in samples + 1 requests: a challenge, then rounds (each answers the
+   * last challenge and brings the next one in the same reply), the last a plain answer. Nothing
+   * runs between a challenge and its answer but the splice. An edge without rounds (404) is
+   * probed a challenge and an answer at a time.
+   */
+  async measureRounds(
+    edgeUrl: string,
+    playerId: string,
+    region: string,
+    samples: number,
+  ): Promise<SignedProbeMeasurement[]> {
+    const measurements: SignedProbeMeasurement[] = [];
+    let challengeJson = await this.challenge(edgeUrl, playerId, region);
+    while (measurements.length < samples - 1) {
+      let reply: string;
+      try {
+        reply = await this.send(
+          edgeUrl,
+          'v1/probe/rounds',
+          answerBody(playerId, region, challengeJson),
+        );
+      } catch (error) {
+        if (!(error instanceof MatchplaneApiError && error.status === 404)) throw error;
+        // An edge from before rounds: this challenge is still unanswered, the rest one by one.
+        measurements.push(await this.answer(edgeUrl, playerId, region, challengeJson));
+        while (measurements.length < samples) {
+          measurements.push(await this.measure(edgeUrl, playerId, region));
+        }
+        return measurements;
+      }
+      const round = JSON.parse(reply) as EdgeRound;
+      measurements.push(round.measurement);
+      // Parsed, unlike a challenge's own reply: the edge writes it canonically, and its MAC
+      // covers the fields, not the JSON text.
+      challengeJson = JSON.stringify(round.challenge);
+    }
+    measurements.push(await this.answer(edgeUrl, playerId, region, challengeJson));
+    return measurements;
   }
 
   async measure(
@@ -99,16 +140,21 @@ export class EdgeProber {
     playerId: string,
     region: string,
   ): Promise<SignedProbeMeasurement> {
-    const challengeJson = await this.send(
-      edgeUrl,
-      'v1/probe/challenges',
-      JSON.stringify({ playerId, region }),
-    );
-    // The challenge goes back byte for byte, spliced into the answer: it is opaque to the client,
-    // and not parsing and re-serialising it keeps the client's turnaround (inside the RTT) short.
-    const answer = `{"playerId":${JSON.stringify(playerId)},"region":${JSON.stringify(region)},"challenge":${challengeJson}}`;
+    return this.answer(edgeUrl, playerId, region, await this.challenge(edgeUrl, playerId, region));
+  }
+
+  private challenge(edgeUrl: string, playerId: string, region: string): Promise<string> {
+    return this.send(edgeUrl, 'v1/probe/challenges', JSON.stringify({ playerId, region }));
+  }
+
+  private async answer(
+    edgeUrl: string,
+    playerId: string,
+    region: string,
+    challengeJson: string,
+  ): Promise<SignedProbeMeasurement> {
     return JSON.parse(
-      await this.send(edgeUrl, 'v1/probe/answers', answer),
+      await this.send(edgeUrl, 'v1/probe/answers', answerBody(playerId, region, challengeJson)),
     ) as SignedProbeMeasurement;
   }
 
@@ -133,4 +179,19 @@ export class EdgeProber {
     }
     return reply.text;
   }
+}
+
+/** What a round answers: the measurement of the challenge sent, and the next challenge. */
+interface EdgeRound {
+  readonly measurement: SignedProbeMeasurement;
+  readonly challenge: unknown;
+}
+
+/**
+ * An answer's body with the challenge spliced in as the edge wrote it: it is opaque to the
+ * client, and not parsing and re-serialising it keeps the client's turnaround (inside the RTT)
+ * short.
+ */
+function answerBody(playerId: string, region: string, challengeJson: string): string {
+  return `{"playerId":${JSON.stringify(playerId)},"region":${JSON.stringify(region)},"challenge":${challengeJson}}`;
 }
