@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { ClientProxyFactory } from '@nestjs/microservices';
 import { Queue, Worker } from 'bullmq';
 import type Redis from 'ioredis';
-import { Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import {
   notificationPattern,
@@ -16,7 +14,6 @@ import {
   bullConnection,
   closeBullClusters,
   createRedisConnection,
-  redisTransportClient,
   runInTransaction,
 } from '@matchplane/persistence';
 import {
@@ -25,12 +22,8 @@ import {
   type TicketStore,
   type StoredTicket,
 } from '@matchplane/tickets';
-import { NotificationFanoutListener } from '../../apps/api/src/notifications/notification-fanout.listener';
-import { PlayerChannelsListener } from '../../apps/api/src/notifications/player-channels.listener';
-import type { NotificationFanoutOptions } from '../../apps/api/src/notifications/notification.options';
-import type { PlayerSocketsRegistry } from '../../apps/api/src/notifications/player-sockets.registry';
-import { PatientTransport } from '../../apps/dispatcher/src/subscribers/client-notification.subscriber';
 import type { TestFactories } from '../support/factories';
+import { notificationPath, RecordingSockets } from '../support/notification-path';
 import { RedisClusterNodes } from '../support/redis-cluster';
 import { ticketStoreHarness } from '../support/ticket-store-harness';
 import { startPlayerApi } from '../support/player-api';
@@ -46,18 +39,6 @@ const ENV = {
   }),
   MATCHER_SHARDS: JSON.stringify({ duel: { attribute: 'platform' } }),
 };
-
-/** What the API's fan-out hands to sockets, recorded instead of written to sockets. */
-class RecordingSockets {
-  readonly broadcast: StateNotification[] = [];
-  readonly targeted: { playerIds: string[]; notification: StateNotification }[] = [];
-  fanOut(notification: StateNotification): void {
-    this.broadcast.push(notification);
-  }
-  fanOutTo(playerIds: string[], notification: StateNotification): void {
-    this.targeted.push({ playerIds, notification });
-  }
-}
 
 async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 10_000;
@@ -198,17 +179,7 @@ describe('Redis Cluster', () => {
 
   it("delivers a notification to the broadcast listener and to a player's channel subscriber", async () => {
     const sockets = new RecordingSockets();
-    const options = config as unknown as NotificationFanoutOptions;
-    const registry = sockets as unknown as PlayerSocketsRegistry;
-    const listener = new NotificationFanoutListener(options, registry);
-    const channels = new PlayerChannelsListener(options, redis, registry, new Registry());
-    const client = ClientProxyFactory.create(
-      redisTransportClient(config, 'cluster-test-publisher', {
-        reconnect: false,
-        autoPipelining: true,
-      }),
-    );
-    const transport = new PatientTransport(client, 1_000);
+    const path = notificationPath(config, redis, sockets, 1_000);
     const playerId = randomUUID();
     const notification: StateNotification = {
       event: 'MatchFound',
@@ -220,10 +191,10 @@ describe('Redis Cluster', () => {
       playerIds: [playerId],
     };
     try {
-      await listener.onApplicationBootstrap();
-      await channels.follow(playerId);
-      await transport.emit(notificationPattern(config.REDIS_KEY_PREFIX), notification);
-      await transport.emit(
+      await path.start();
+      await path.channels.follow(playerId);
+      await path.transport.emit(notificationPattern(config.REDIS_KEY_PREFIX), notification);
+      await path.transport.emit(
         playerNotificationChannel(config.REDIS_KEY_PREFIX, playerId),
         notification,
       );
@@ -234,9 +205,7 @@ describe('Redis Cluster', () => {
       expect(sockets.broadcast).toEqual([notification]);
       expect(sockets.targeted).toEqual([{ playerIds: [playerId], notification }]);
     } finally {
-      await client.close();
-      channels.onApplicationShutdown();
-      await listener.onApplicationShutdown();
+      await path.close();
     }
   });
 

@@ -1,52 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { ClientProxyFactory } from '@nestjs/microservices';
-import { Registry } from 'prom-client';
 import {
   notificationPattern,
   playerNotificationChannel,
   type StateNotification,
 } from '@matchplane/contracts';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
-import { createRedisConnection, redisTransportClient } from '@matchplane/persistence';
-import { NotificationFanoutListener } from '../../apps/api/src/notifications/notification-fanout.listener';
-import { PlayerChannelsListener } from '../../apps/api/src/notifications/player-channels.listener';
-import type { NotificationFanoutOptions } from '../../apps/api/src/notifications/notification.options';
-import type { PlayerSocketsRegistry } from '../../apps/api/src/notifications/player-sockets.registry';
-import { PatientTransport } from '../../apps/dispatcher/src/subscribers/client-notification.subscriber';
+import { createRedisConnection } from '@matchplane/persistence';
 import { sleep } from '../bench/bench.processes';
 import { makeScratch, removeScratch, run } from '../chaos/private-services';
+import { notificationPath, RecordingSockets } from '../support/notification-path';
 import { RedisSentinelGroup, SENTINEL_MASTER } from '../support/redis-sentinel-group';
 
 /** The chaos run's --down: how long the killed master stays down before it is started again. */
 const DOWN_MS = 1_500;
-
-/** What the API's fan-out hands to sockets, recorded; its catch-ups are counted. */
-class RecordingSockets {
-  readonly broadcast: StateNotification[] = [];
-  readonly targeted: StateNotification[] = [];
-  catchUps = 0;
-  constructor(private readonly playerIds: string[]) {}
-  fanOut(notification: StateNotification): void {
-    this.broadcast.push(notification);
-  }
-  fanOutTo(_playerIds: string[], notification: StateNotification): void {
-    this.targeted.push(notification);
-  }
-  players(): string[] {
-    return this.playerIds;
-  }
-  catchUpAll(): Promise<void> {
-    this.catchUps += 1;
-    return Promise.resolve();
-  }
-  catchUpPlayers(): Promise<void> {
-    return this.catchUpAll();
-  }
-  closeEndedSessions(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 async function until(what: string, probe: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 30_000;
@@ -95,17 +62,7 @@ describe('notifications through Sentinel across a killed and restarted master', 
     const redis = createRedisConnection(config, new Logger('Redis'), 'sentinel-notify');
     const playerId = randomUUID();
     const sockets = new RecordingSockets([playerId]);
-    const options = config as unknown as NotificationFanoutOptions;
-    const registry = sockets as unknown as PlayerSocketsRegistry;
-    const listener = new NotificationFanoutListener(options, registry);
-    const channels = new PlayerChannelsListener(options, redis, registry, new Registry());
-    const client = ClientProxyFactory.create(
-      redisTransportClient(config, 'sentinel-notify-publisher', {
-        reconnect: false,
-        autoPipelining: true,
-      }),
-    );
-    const transport = new PatientTransport(client, 10_000);
+    const path = notificationPath(config, redis, sockets, 10_000);
     const notification = (revision: number): StateNotification => ({
       event: 'match.state_changed',
       aggregateType: 'match',
@@ -116,12 +73,15 @@ describe('notifications through Sentinel across a killed and restarted master', 
       playerIds: [playerId],
     });
     const publish = async (event: StateNotification) => {
-      await transport.emit(notificationPattern(config.REDIS_KEY_PREFIX), event);
-      await transport.emit(playerNotificationChannel(config.REDIS_KEY_PREFIX, playerId), event);
+      await path.transport.emit(notificationPattern(config.REDIS_KEY_PREFIX), event);
+      await path.transport.emit(
+        playerNotificationChannel(config.REDIS_KEY_PREFIX, playerId),
+        event,
+      );
     };
     try {
-      await listener.onApplicationBootstrap();
-      await channels.follow(playerId);
+      await path.start();
+      await path.channels.follow(playerId);
       const before = notification(1);
       await publish(before);
       await until('the first deliveries', () => sockets.targeted.length === 1);
@@ -143,12 +103,10 @@ describe('notifications through Sentinel across a killed and restarted master', 
         'the deliveries after the failover',
         () => sockets.targeted.length === 2 && sockets.broadcast.length === 2,
       );
-      expect(sockets.targeted).toEqual([before, after]);
+      expect(sockets.targeted.map((delivery) => delivery.notification)).toEqual([before, after]);
       expect(sockets.broadcast).toEqual([before, after]);
     } finally {
-      await client.close();
-      channels.onApplicationShutdown();
-      await listener.onApplicationShutdown();
+      await path.close();
       redis.disconnect();
     }
   }, 120_000);
