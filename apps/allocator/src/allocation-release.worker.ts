@@ -1,3 +1,4 @@
+import { redisKeyPrefix } from '@matchplane/config';
 import {
   Inject,
   Injectable,
@@ -63,7 +64,7 @@ export class AllocationReleaseWorker implements OnApplicationBootstrap, OnApplic
       (job) => this.process(job),
       {
         connection: bullConnection(this.config),
-        prefix: this.config.REDIS_KEY_PREFIX,
+        prefix: redisKeyPrefix(this.config),
         concurrency: RELEASE_CONCURRENCY,
       },
     );

@@ -1,3 +1,4 @@
+import { redisKeyPrefix } from '@matchplane/config';
 import {
   Inject,
   Injectable,
@@ -76,7 +77,7 @@ export class AllocationWorker implements OnApplicationBootstrap, OnApplicationSh
         ),
       {
         connection: bullConnection(config),
-        prefix: config.REDIS_KEY_PREFIX,
+        prefix: redisKeyPrefix(config),
         concurrency: config.ALLOCATOR_CONCURRENCY,
         lockDuration: config.ALLOCATION_LOCK_MS,
         stalledInterval: Math.max(500, Math.floor(config.ALLOCATION_LOCK_MS / 2)),

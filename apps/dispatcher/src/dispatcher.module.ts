@@ -1,11 +1,12 @@
 import { BullModule } from '@nestjs/bullmq';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { ClientsModule, Transport } from '@nestjs/microservices';
+import { ClientsModule } from '@nestjs/microservices';
+import { redisKeyPrefix } from '@matchplane/config';
 import { DispatcherConfig } from './dispatcher.config';
 import { ServiceRuntimeModule } from '@matchplane/observability';
 import { OutboxModule, OutboxStatsService } from '@matchplane/outbox';
 import { ALLOCATION_QUEUE } from '@matchplane/allocation';
-import { bullConnection, redisTransportOptions } from '@matchplane/persistence';
+import { bullConnection, redisTransportClient } from '@matchplane/persistence';
 import { DeliveryPipeline } from './delivery.pipeline';
 import { DispatcherLease } from './dispatcher.lease';
 import { DispatcherMetrics } from './dispatcher.metrics';
@@ -31,7 +32,7 @@ export class DispatcherModule {
       module: DispatcherModule,
       imports: [
         ServiceRuntimeModule.forWorker(config, { appName: 'dispatcher' }),
-        BullModule.forRoot({ connection: bullConnection(config), prefix: config.REDIS_KEY_PREFIX }),
+        BullModule.forRoot({ connection: bullConnection(config), prefix: redisKeyPrefix(config) }),
         BullModule.registerQueue({ name: ALLOCATION_QUEUE }),
         OutboxModule.forDelivery({
           maxAttempts: config.MAX_OUTBOX_DELIVERY_ATTEMPTS,
@@ -42,14 +43,12 @@ export class DispatcherModule {
         ClientsModule.register([
           {
             name: NOTIFICATIONS_CLIENT,
-            transport: Transport.REDIS,
             // A settle starts many deliveries at once: their publishes leave in one write. A lost
             // connection fails its deliveries (retried by the outbox) and the next publish reconnects.
-            options: redisTransportOptions(
-              config,
-              `${config.REDIS_KEY_PREFIX}:dispatcher-notifications`,
-              { reconnect: false, autoPipelining: true },
-            ),
+            ...redisTransportClient(config, `${config.REDIS_KEY_PREFIX}:dispatcher-notifications`, {
+              reconnect: false,
+              autoPipelining: true,
+            }),
           },
         ]),
         ...extraImports,

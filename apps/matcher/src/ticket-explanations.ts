@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
-import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
+import { RedisKeyspace, redisKeyPrefix, TicketHeartbeatTimeout } from '@matchplane/config';
 import type { TicketExplanation } from '@matchplane/contracts';
 import { ticketExplanationKey } from '@matchplane/tickets';
 
@@ -27,7 +27,7 @@ export class TicketExplanations {
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
   ) {
-    this.prefix = keyspace.REDIS_KEY_PREFIX;
+    this.prefix = redisKeyPrefix(keyspace);
     this.ttlMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
   }
 

@@ -1,8 +1,13 @@
 import { placeholderCaFile } from '../../../test/support/placeholder-ca';
-import { databaseHosts, databaseTarget, parseHostList } from './connection-hosts';
+import {
+  databaseHosts,
+  databaseTarget,
+  parseHostList,
+  parseRedisClusterNodes,
+} from './connection-hosts';
 import { configProblems } from '../../../test/support/config-problems';
 import { loadConfig, redactedConfig } from './load-config';
-import { ServiceConfig } from './service.config';
+import { redisKeyPrefix, ServiceConfig } from './service.config';
 
 function problemsOf(env: Record<string, string>): string[] {
   return configProblems(ServiceConfig, env);
@@ -178,6 +183,73 @@ describe('highly available connections', () => {
     ])('refuse %s, showing no password', (_, env, expected) => {
       const problems = problemsOf(env);
       expect(problems).toEqual([expected]);
+      expect(problems.join()).not.toContain('hunter');
+    });
+  });
+
+  describe('Redis Cluster', () => {
+    it('reads the cluster nodes, with credentials and TLS from their own variables', () => {
+      const config = loadConfig(ServiceConfig, {
+        REDIS_CLUSTER_NODES: 'redis-1:7000,redis-2,[fd00::3]:7002',
+        REDIS_USERNAME: 'matchplane',
+        REDIS_PASSWORD: 'hunter22',
+        REDIS_TLS: 'true',
+      });
+      expect(parseRedisClusterNodes(config.REDIS_CLUSTER_NODES ?? '')).toEqual([
+        { host: 'redis-1', port: 7000 },
+        { host: 'redis-2', port: 6379 },
+        { host: 'fd00::3', port: 7002 },
+      ]);
+      expect(redisKeyPrefix(config)).toBe('{mp}');
+      expect(redisKeyPrefix(loadConfig(ServiceConfig, {}))).toBe('mp');
+      expect(JSON.stringify(redactedConfig(config))).not.toContain('hunter22');
+    });
+
+    it.each([
+      [
+        'a REDIS_URL (one server, perhaps a database index)',
+        { REDIS_CLUSTER_NODES: 'redis-1:7000', REDIS_URL: 'redis://:hunter22@redis-1:7000/0' },
+        [
+          'REDIS_URL is set with REDIS_CLUSTER_NODES: it names one server (and a database); give the credentials in REDIS_USERNAME and REDIS_PASSWORD and TLS in REDIS_TLS',
+        ],
+      ],
+      [
+        'sentinels',
+        {
+          REDIS_CLUSTER_NODES: 'redis-1:7000',
+          REDIS_SENTINELS: 'sentinel-1',
+          REDIS_SENTINEL_MASTER: 'mp-main',
+        },
+        [
+          'REDIS_SENTINELS is set with REDIS_CLUSTER_NODES: it asks for Sentinel, a different topology: choose one',
+          'REDIS_SENTINEL_MASTER is set with REDIS_CLUSTER_NODES: it asks for Sentinel, a different topology: choose one',
+        ],
+      ],
+      [
+        'a REDIS_HOST and REDIS_PORT',
+        { REDIS_CLUSTER_NODES: 'redis-1:7000', REDIS_HOST: 'redis-1', REDIS_PORT: '7000' },
+        [
+          'REDIS_HOST is set with REDIS_CLUSTER_NODES: it names one server; the cluster nodes give the addresses',
+          'REDIS_PORT is set with REDIS_CLUSTER_NODES: it names one server; give each node its port in REDIS_CLUSTER_NODES',
+        ],
+      ],
+      [
+        'a sentinel password',
+        { REDIS_CLUSTER_NODES: 'redis-1:7000', REDIS_SENTINEL_PASSWORD: 'hunter22' },
+        [
+          'REDIS_SENTINEL_PASSWORD is set with REDIS_CLUSTER_NODES: it belongs to Sentinel, which a cluster does not use',
+        ],
+      ],
+      [
+        'a malformed node list',
+        { REDIS_CLUSTER_NODES: 'redis-1:7000;redis-2' },
+        [
+          'REDIS_CLUSTER_NODES must be a comma-separated list of host[:port] entries, e.g. redis-1:6379,redis-2:6379 ("redis-1:7000;redis-2" is not host or host:port) (got "redis-1:7000;redis-2")',
+        ],
+      ],
+    ])('refuse cluster nodes beside %s, showing no password', (_, env, expected) => {
+      const problems = problemsOf(env);
+      expect(problems).toEqual(expected);
       expect(problems.join()).not.toContain('hunter');
     });
   });

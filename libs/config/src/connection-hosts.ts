@@ -69,6 +69,38 @@ export function parseRedisSentinels(raw: string): HostAndPort[] {
   return parseHostList(raw, SENTINEL_DEFAULT_PORT);
 }
 
+/** A Redis server's own port, for a cluster node listed without one. */
+export const REDIS_DEFAULT_PORT = 6379;
+
+export function parseRedisClusterNodes(raw: string): HostAndPort[] {
+  return parseHostList(raw, REDIS_DEFAULT_PORT);
+}
+
+/** Variables that name one server or a Sentinel group: meaningless beside REDIS_CLUSTER_NODES. */
+const NOT_WITH_CLUSTER: Readonly<Record<string, string>> = {
+  REDIS_URL:
+    'names one server (and a database); give the credentials in REDIS_USERNAME and REDIS_PASSWORD and TLS in REDIS_TLS',
+  REDIS_HOST: 'names one server; the cluster nodes give the addresses',
+  REDIS_PORT: 'names one server; give each node its port in REDIS_CLUSTER_NODES',
+  REDIS_SENTINELS: 'asks for Sentinel, a different topology: choose one',
+  REDIS_SENTINEL_MASTER: 'asks for Sentinel, a different topology: choose one',
+  REDIS_SENTINEL_PASSWORD: 'belongs to Sentinel, which a cluster does not use',
+};
+
+/**
+ * Redis Cluster refuses every variable given that describes another topology, naming each (a
+ * variable REDIS_URL filled is the URL's fault, named once).
+ */
+function clusterProblems(
+  plain: Readonly<Record<string, string>>,
+  origins: ReadonlyMap<string, string>,
+): string[] {
+  if (plain.REDIS_CLUSTER_NODES === undefined) return [];
+  return Object.entries(NOT_WITH_CLUSTER)
+    .filter(([variable]) => plain[variable] !== undefined && !origins.has(variable))
+    .map(([variable, why]) => `${variable} is set with REDIS_CLUSTER_NODES: it ${why}`);
+}
+
 /** A file of PEM certificates (a CA bundle), read at start-up so a bad path stops the app there. */
 export function IsCertificateFile(): PropertyDecorator {
   return ValidateBy({
@@ -98,7 +130,9 @@ export function connectionTopologyProblems(
   plain: Readonly<Record<string, string>>,
   origins: ReadonlyMap<string, string>,
 ): string[] {
-  const problems: string[] = [];
+  const problems = clusterProblems(plain, origins);
+  // A URL's own checks would only repeat the cluster's refusal of it.
+  if (problems.length > 0) return problems;
   const given = (variable: string) =>
     origins.has(variable) ? `${variable} (from ${origins.get(variable)})` : variable;
   const sentinels = plain.REDIS_SENTINELS;

@@ -7,7 +7,7 @@ import { IsSearchTimeouts } from './search-timeouts';
 import { IsAcceptanceTimeouts } from './acceptance-timeouts';
 import { IsRejoinGrace } from './rejoin-grace';
 import { IsFlag, IsIntInRange, IsPort } from './validators';
-import { IsCertificateFile, parseRedisSentinels } from './connection-hosts';
+import { IsCertificateFile, parseRedisClusterNodes, parseRedisSentinels } from './connection-hosts';
 import { readMatcherShardPlan } from './matcher-shards';
 
 export class ServiceConfig extends DatabaseConfig {
@@ -88,6 +88,17 @@ export class ServiceConfig extends DatabaseConfig {
   @IsOptional()
   @IsString()
   REDIS_SENTINEL_PASSWORD?: string = undefined;
+
+  @EnvVar({
+    description:
+      'Redis Cluster: some of its masters, host[:port],host[:port] (port 6379 when left out; the rest are discovered). Every Redis connection of the app (stores, BullMQ, pub/sub) then speaks the cluster protocol and every key carries the hash tag {REDIS_KEY_PREFIX}. REDIS_URL, REDIS_HOST, REDIS_PORT and the sentinel variables stay unset; credentials and TLS come from REDIS_USERNAME, REDIS_PASSWORD and REDIS_TLS',
+  })
+  @IsOptional()
+  @IsParsedList(
+    parseRedisClusterNodes,
+    'a comma-separated list of host[:port] entries, e.g. redis-1:6379,redis-2:6379',
+  )
+  REDIS_CLUSTER_NODES?: string = undefined;
 
   @EnvVar({
     description: 'Prefix of every Redis key and BullMQ queue (isolates deployments and tests)',
@@ -297,13 +308,30 @@ export function pickVariables<T extends object, K extends keyof T>(
   ) as Pick<T, K>;
 }
 
-/** The prefix of every Redis key, channel and queue of this deployment (REDIS_KEY_PREFIX). */
+/**
+ * The prefix of every Redis key, channel and queue of this deployment (REDIS_KEY_PREFIX). Keys
+ * start with {@link redisKeyPrefix}, which under Redis Cluster is hash-tagged.
+ */
 export abstract class RedisKeyspace {
   abstract readonly REDIS_KEY_PREFIX: string;
+  abstract readonly REDIS_CLUSTER_NODES?: string;
 
   static of(config: RedisKeyspace): RedisKeyspace {
-    return pickVariables(config, ['REDIS_KEY_PREFIX']);
+    return pickVariables(config, ['REDIS_KEY_PREFIX', 'REDIS_CLUSTER_NODES']);
   }
+}
+
+/**
+ * What every Redis key and BullMQ queue name starts with. Under Redis Cluster it is the hash tag
+ * `{prefix}`, so all of a deployment's keys share one slot and every multi-key script, MULTI and
+ * pipeline stays legal (docs/decisions/2026-12-07-redis-cluster.md); elsewhere the bare prefix,
+ * so a single server's keys keep the names they had. Channels keep the bare prefix: pub/sub has
+ * no slots.
+ */
+export function redisKeyPrefix(keyspace: RedisKeyspace): string {
+  return keyspace.REDIS_CLUSTER_NODES === undefined
+    ? keyspace.REDIS_KEY_PREFIX
+    : `{${keyspace.REDIS_KEY_PREFIX}}`;
 }
 
 /** Where Redis is and how to reach it: every Redis connection of the apps is built from these. */
@@ -317,6 +345,7 @@ export abstract class RedisConnectionConfig {
   abstract readonly REDIS_SENTINELS?: string;
   abstract readonly REDIS_SENTINEL_MASTER?: string;
   abstract readonly REDIS_SENTINEL_PASSWORD?: string;
+  abstract readonly REDIS_CLUSTER_NODES?: string;
 
   static of(config: RedisConnectionConfig): RedisConnectionConfig {
     return pickVariables(config, [
@@ -329,6 +358,7 @@ export abstract class RedisConnectionConfig {
       'REDIS_SENTINELS',
       'REDIS_SENTINEL_MASTER',
       'REDIS_SENTINEL_PASSWORD',
+      'REDIS_CLUSTER_NODES',
     ]);
   }
 }

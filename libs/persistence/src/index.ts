@@ -6,6 +6,7 @@ export * from './transaction.runner';
 export * from './persistence.module';
 export * from './redis.module';
 export * from './redis-connection';
+export * from './redis-transport';
 export * from './migrator';
 export * from './audit/audit.module';
 export * from './audit/audit.reader';

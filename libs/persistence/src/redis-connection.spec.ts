@@ -1,7 +1,13 @@
 import { PLACEHOLDER_CA_PEM, placeholderCaFile } from '../../../test/support/placeholder-ca';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
+import { Cluster } from 'ioredis';
 import { describeRedis, redisEndpoint } from './redis-connection';
-import { bullConnection, redisTransportOptions } from './redis.module';
+import {
+  bullConnection,
+  closeBullClusters,
+  connectRedis,
+  redisTransportOptions,
+} from './redis.module';
 
 describe(redisEndpoint.name, () => {
   const caFile = placeholderCaFile();
@@ -82,5 +88,57 @@ describe(redisEndpoint.name, () => {
     );
     const plain = loadConfig(ServiceConfig, { REDIS_URL: 'redis://u:hunter22@cache:6379' });
     expect(describeRedis(plain)).toBe('Redis at cache:6379');
+  });
+
+  describe('under REDIS_CLUSTER_NODES', () => {
+    const config = loadConfig(ServiceConfig, {
+      REDIS_CLUSTER_NODES: 'redis-1:7000,redis-2',
+      REDIS_USERNAME: 'matchplane',
+      REDIS_PASSWORD: 'hunter22',
+      REDIS_TLS: 'true',
+      REDIS_TLS_CA_FILE: caFile,
+    });
+    const nodes = [
+      { host: 'redis-1', port: 7000 },
+      { host: 'redis-2', port: 6379 },
+    ];
+    const node = { username: 'matchplane', password: 'hunter22', tls: { ca } };
+
+    it('makes a cluster client for the stores and for BullMQ, each node reached as one server', async () => {
+      const stores: unknown = connectRedis(config, { lazyConnect: true }, { lazyConnect: true });
+      const bull = bullConnection(config);
+      try {
+        for (const cluster of [stores, bull]) {
+          expect(cluster).toBeInstanceOf(Cluster);
+          const { redisOptions } = (cluster as Cluster).options;
+          // ioredis keeps the seed nodes on the client, not in its options.
+          expect((cluster as { startupNodes: unknown }).startupNodes).toEqual(nodes);
+          expect(redisOptions).toMatchObject(node);
+          expect(redisOptions).not.toHaveProperty('host');
+        }
+        // BullMQ's blocking connections need it (BullMQ checks the cluster's node options).
+        expect((bull as Cluster).options.redisOptions).toMatchObject({
+          maxRetriesPerRequest: null,
+        });
+      } finally {
+        (stores as Cluster).disconnect();
+        await closeBullClusters();
+      }
+    });
+
+    it("carries the cluster for Nest's transport", () => {
+      expect(redisTransportOptions(config, 'mp:api-notifications')).toMatchObject({
+        cluster: {
+          nodes,
+          options: { redisOptions: { ...node, connectionName: 'mp:api-notifications' } },
+        },
+      });
+    });
+
+    it('is described by its nodes, without credentials', () => {
+      expect(describeRedis(config)).toBe(
+        'Redis Cluster over TLS (nodes redis-1:7000,redis-2:6379)',
+      );
+    });
   });
 });

@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import type { RedisOptions } from 'ioredis';
-import { formatHosts, parseRedisSentinels, type RedisConnectionConfig } from '@matchplane/config';
+import type { ClusterOptions, RedisOptions } from 'ioredis';
+import {
+  formatHosts,
+  parseRedisClusterNodes,
+  type HostAndPort,
+  parseRedisSentinels,
+  type RedisConnectionConfig,
+} from '@matchplane/config';
 
 /**
  * Under Sentinel, a command a demoted master refused (READONLY, between the promotion of a replica
@@ -76,9 +82,41 @@ export function redisEndpoint(config: RedisConnectionConfig): RedisEndpoint {
   };
 }
 
+/** The cluster's seed nodes (REDIS_CLUSTER_NODES), or undefined when Redis is not a cluster. */
+export function redisClusterNodes(config: RedisConnectionConfig): HostAndPort[] | undefined {
+  return config.REDIS_CLUSTER_NODES === undefined
+    ? undefined
+    : parseRedisClusterNodes(config.REDIS_CLUSTER_NODES);
+}
+
+/**
+ * A cluster's options: each node is reached with the credentials and TLS of a single server, and
+ * `node` adds per-connection behaviour (name, retries). With TLS, node addresses are used as
+ * given rather than resolved, so a certificate issued for a name still matches.
+ */
+export function redisClusterOptions(
+  config: RedisConnectionConfig,
+  node: RedisOptions,
+  cluster: ClusterOptions = {},
+): ClusterOptions {
+  const {
+    host: _host,
+    port: _port,
+    reconnectOnError: _ignored,
+    ...endpoint
+  } = redisEndpoint(config);
+  return {
+    ...cluster,
+    redisOptions: { ...endpoint, ...node },
+    ...(config.REDIS_TLS ? { dnsLookup: (address, lookedUp) => lookedUp(null, address) } : {}),
+  };
+}
+
 /** Which Redis, for log lines: never a credential. */
 export function describeRedis(config: RedisConnectionConfig): string {
   const scheme = config.REDIS_TLS ? ' over TLS' : '';
+  const nodes = redisClusterNodes(config);
+  if (nodes !== undefined) return `Redis Cluster${scheme} (nodes ${formatHosts(nodes)})`;
   if (config.REDIS_SENTINELS !== undefined && config.REDIS_SENTINEL_MASTER !== undefined)
     return `Redis master "${config.REDIS_SENTINEL_MASTER}"${scheme} (sentinels ${formatHosts(parseRedisSentinels(config.REDIS_SENTINELS))})`;
   return `Redis at ${formatHosts([{ host: config.REDIS_HOST, port: config.REDIS_PORT }])}${scheme}`;

@@ -3,12 +3,20 @@ import {
   Module,
   type DynamicModule,
   type OnApplicationShutdown,
+  type Type,
   Inject,
 } from '@nestjs/common';
-import Redis, { type RedisOptions } from 'ioredis';
+import Redis, { Cluster, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { RedisKeyspace, type RedisConnectionConfig, type ServiceConfig } from '@matchplane/config';
-import type { RedisOptions as BullRedisOptions } from 'bullmq';
-import { describeRedis, redisEndpoint } from './redis-connection';
+import type { ConnectionOptions as BullConnectionOptions } from 'bullmq';
+import {
+  describeRedis,
+  redisClusterNodes,
+  redisClusterOptions,
+  redisEndpoint,
+} from './redis-connection';
+import { TopologyClientRedis, type TransportCluster } from './redis-transport';
+import type { ClientProxy, CustomClientOptions } from '@nestjs/microservices';
 
 /**
  * The longest pause between two reconnect attempts. A Sentinel promotion or a restart is over in
@@ -30,13 +38,57 @@ const RECONNECTING = {
   retryStrategy: redisRetryDelayMs,
 };
 
-export function redisOptions(config: RedisConnectionConfig): RedisOptions {
-  return { ...redisEndpoint(config), ...RECONNECTING };
+/**
+ * The one place a Redis connection of the apps is made: to the server or Sentinel group of
+ * {@link redisEndpoint}, or under REDIS_CLUSTER_NODES to the cluster, `node` applying to each of
+ * its node connections and `cluster` to the cluster client. A Cluster answers every command,
+ * pipeline, script and (plain) pub/sub call the apps make, so it is handed out typed as Redis and
+ * the stores need not know the topology; only duplicate() differs, hence {@link duplicateRedis}.
+ */
+export function connectRedis(
+  config: RedisConnectionConfig,
+  node: RedisOptions,
+  cluster: ClusterOptions = {},
+): Redis {
+  const nodes = redisClusterNodes(config);
+  if (nodes === undefined) return new Redis({ ...redisEndpoint(config), ...node });
+  return new Cluster(nodes, redisClusterOptions(config, node, cluster)) as unknown as Redis;
 }
 
-/** BullMQ's own connection options (its types are not ioredis's), same server and backoff. */
-export function bullConnection(config: RedisConnectionConfig): BullRedisOptions {
-  return { ...redisEndpoint(config), ...RECONNECTING };
+/** A second connection like `redis` (for a subscriber: it serves nothing else), named. */
+export function duplicateRedis(redis: Redis, connectionName: string): Redis {
+  const connection: unknown = redis;
+  if (!(connection instanceof Cluster)) return redis.duplicate({ connectionName });
+  return connection.duplicate(undefined, {
+    redisOptions: { ...connection.options.redisOptions, connectionName },
+  }) as unknown as Redis;
+}
+
+/** The clusters made for BullMQ, which never closes a connection it was handed (RedisCloser does). */
+const bullClusters = new Set<Cluster>();
+
+/**
+ * BullMQ's connection, same server and backoff. BullMQ builds a single-server client from
+ * options but takes a cluster only as a client; it does not close a client it was handed, so
+ * those are closed with the process's own connection ({@link closeBullClusters}).
+ */
+export function bullConnection(config: RedisConnectionConfig): BullConnectionOptions {
+  const nodes = redisClusterNodes(config);
+  if (nodes === undefined) return { ...redisEndpoint(config), ...RECONNECTING };
+  const cluster = connectRedis(
+    config,
+    { maxRetriesPerRequest: null },
+    { clusterRetryStrategy: redisRetryDelayMs },
+  ) as unknown as Cluster;
+  bullClusters.add(cluster);
+  return cluster;
+}
+
+/** Closes the clusters {@link bullConnection} made (BullMQ's queues and workers closed first). */
+export async function closeBullClusters(): Promise<void> {
+  const clusters = [...bullClusters];
+  bullClusters.clear();
+  await Promise.all(clusters.map((cluster) => cluster.quit().catch(() => cluster.disconnect())));
 }
 
 /** How a @nestjs/microservices Redis transport connection behaves once it is lost. */
@@ -54,12 +106,15 @@ export interface RedisTransportUse {
 /**
  * Options of a @nestjs/microservices Redis transport (server or client): the one place the
  * transport's connection is described, for the API's listeners and the dispatcher's publisher.
+ * The transport must be built by TopologyServerRedis or TopologyClientRedis, which alone read the
+ * cluster these options carry under REDIS_CLUSTER_NODES.
  */
 export function redisTransportOptions(
   config: RedisConnectionConfig,
   connectionName: string,
   use: RedisTransportUse = { reconnect: true },
 ) {
+  const nodes = redisClusterNodes(config);
   return {
     ...redisEndpoint(config),
     connectionName,
@@ -67,6 +122,19 @@ export function redisTransportOptions(
       ? { retryAttempts: Number.MAX_SAFE_INTEGER, retryDelay: REDIS_RECONNECT_MAX_DELAY_MS }
       : {}),
     ...(use.autoPipelining ? { enableAutoPipelining: true } : {}),
+    // Read by TopologyServerRedis and TopologyClientRedis, which the transport must then use.
+    ...(nodes === undefined
+      ? {}
+      : {
+          cluster: {
+            nodes,
+            options: redisClusterOptions(
+              config,
+              { connectionName },
+              { enableAutoPipelining: use.autoPipelining === true },
+            ),
+          } satisfies TransportCluster,
+        }),
   };
 }
 
@@ -79,7 +147,11 @@ export function createRedisConnection(
   logger: Logger,
   name: string,
 ): Redis {
-  const redis = new Redis({ ...redisOptions(config), connectionName: name });
+  const redis = connectRedis(
+    config,
+    { ...RECONNECTING, connectionName: name },
+    { clusterRetryStrategy: redisRetryDelayMs },
+  );
   let down = false;
   redis.on('error', (error: Error) => {
     if (down) return;
@@ -100,14 +172,17 @@ export function createRedisConnection(
  * publish and gives up after one failure, since a lost wake-up costs one relay polling interval.
  */
 export function createWakeUpConnection(config: RedisConnectionConfig, name: string): Redis {
-  const redis = new Redis({
-    ...redisEndpoint(config),
-    connectionName: name,
-    lazyConnect: true,
-    connectTimeout: 2_000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
+  const redis = connectRedis(
+    config,
+    {
+      connectionName: name,
+      lazyConnect: true,
+      connectTimeout: 2_000,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    },
+    { lazyConnect: true, clusterRetryStrategy: () => null },
+  );
   redis.on('error', () => undefined);
   return redis;
 }
@@ -115,6 +190,7 @@ export function createWakeUpConnection(config: RedisConnectionConfig, name: stri
 class RedisCloser implements OnApplicationShutdown {
   constructor(@Inject(Redis) private readonly redis: Redis) {}
   async onApplicationShutdown(): Promise<void> {
+    await closeBullClusters();
     // A lazy connection that never connected has nothing to flush.
     if (this.redis.status === 'wait') return this.redis.disconnect();
     // quit() lets a queued publish go out first.
@@ -151,4 +227,20 @@ export class RedisModule {
       exports: [Redis, RedisKeyspace],
     };
   }
+}
+
+/**
+ * A ClientsModule entry for a Redis transport client on the app's Redis (server, Sentinel group
+ * or cluster). Nest types `customClass` as a ClientProxy of plain string statuses, which its own
+ * ClientRedis (Redis statuses) does not satisfy, hence the cast.
+ */
+export function redisTransportClient(
+  config: RedisConnectionConfig,
+  connectionName: string,
+  use: RedisTransportUse = { reconnect: true },
+): CustomClientOptions {
+  return {
+    customClass: TopologyClientRedis as unknown as Type<ClientProxy>,
+    options: redisTransportOptions(config, connectionName, use),
+  };
 }

@@ -9,6 +9,7 @@ import {
   RedisKeyspace,
   TicketHeartbeatTimeout,
   type MatcherShardPlan,
+  redisKeyPrefix,
 } from '@matchplane/config';
 import {
   readTicketAttributes,
@@ -119,7 +120,7 @@ export class CandidateProjection {
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
     @Inject(MATCHER_SHARD_PLAN) private readonly shards: MatcherShardPlan,
   ) {
-    this.prefix = keyspace.REDIS_KEY_PREFIX;
+    this.prefix = redisKeyPrefix(keyspace);
     this.ttlMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
   }
 

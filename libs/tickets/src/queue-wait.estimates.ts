@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import Redis from 'ioredis';
-import { QueueWaitEstimateWindow, RedisKeyspace } from '@matchplane/config';
+import { QueueWaitEstimateWindow, RedisKeyspace, redisKeyPrefix } from '@matchplane/config';
 
 /** Waits kept per mode and region: the newest, so a busy queue's estimate follows it quickly. */
 const SAMPLES_KEPT = 200;
@@ -35,7 +35,7 @@ export class QueueWaitEstimates {
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
     @Inject(QueueWaitEstimateWindow) window: QueueWaitEstimateWindow,
   ) {
-    this.prefix = keyspace.REDIS_KEY_PREFIX;
+    this.prefix = redisKeyPrefix(keyspace);
     this.windowMs = window.QUEUE_WAIT_ESTIMATE_WINDOW_SECONDS * 1_000;
   }
 

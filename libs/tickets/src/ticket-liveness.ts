@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
-import { RedisKeyspace, TicketHeartbeatTimeout } from '@matchplane/config';
+import { RedisKeyspace, redisKeyPrefix, TicketHeartbeatTimeout } from '@matchplane/config';
 import { DEFAULT_SKILL, readTicketAttributes } from '@matchplane/domain';
 import { answerWithin } from '@matchplane/persistence';
 import { CandidateProjection, isNoScript, type CandidateJson } from './candidate.projection';
@@ -67,8 +67,8 @@ export class TicketLiveness {
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
     @Inject(TicketHeartbeatTimeout) heartbeat: TicketHeartbeatTimeout,
   ) {
-    this.dirtyKey = `${keyspace.REDIS_KEY_PREFIX}:liveness:beaten`;
-    this.takenKey = `${keyspace.REDIS_KEY_PREFIX}:liveness:checkpointing`;
+    this.dirtyKey = `${redisKeyPrefix(keyspace)}:liveness:beaten`;
+    this.takenKey = `${redisKeyPrefix(keyspace)}:liveness:checkpointing`;
     this.ttlMs = heartbeat.TICKET_HEARTBEAT_TIMEOUT_MS;
   }
 

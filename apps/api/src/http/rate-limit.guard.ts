@@ -1,3 +1,4 @@
+import { redisKeyPrefix } from '@matchplane/config';
 import { createHash } from 'node:crypto';
 import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -134,7 +135,7 @@ export function apiThrottlers(config: ApiConfig): ThrottlerOptions[] {
       getTracker: (request: Record<string, unknown>) =>
         spec.tracker(request as unknown as FastifyRequest),
       generateKey: (_context: ExecutionContext, tracker: string, throttler: string) =>
-        `${config.REDIS_KEY_PREFIX}:rate:${throttler}:${tracker}`,
+        `${redisKeyPrefix(config)}:rate:${throttler}:${tracker}`,
     }));
 }
 

@@ -5,7 +5,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { ServerRedis } from '@nestjs/microservices';
+import type { ServerRedis } from '@nestjs/microservices';
 import type Redis from 'ioredis';
 import { NotificationFanoutOptions } from './notification.options';
 import {
@@ -14,7 +14,7 @@ import {
   sessionRevokedPattern,
   type SessionRevokedNotification,
 } from '@matchplane/contracts';
-import { redisTransportOptions } from '@matchplane/persistence';
+import { redisTransportOptions, TopologyServerRedis } from '@matchplane/persistence';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
 
 const RETRY_BASE_MS = 250;
@@ -26,7 +26,7 @@ const RETRY_CAP_MS = 10_000;
 const CATCH_UP_LOOKBACK_MS = 5 * 60_000;
 
 /** Nest's Redis transport server, logging one line per outage (not one per reconnect attempt). */
-class NotificationServer extends ServerRedis {
+class NotificationServer extends TopologyServerRedis {
   private down = false;
 
   override registerErrorListener(client: Redis): void {

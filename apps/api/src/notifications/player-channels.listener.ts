@@ -3,7 +3,7 @@ import Redis from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { isStateNotification, playerNotificationChannel } from '@matchplane/contracts';
 import { MetricsRegistry } from '@matchplane/observability';
-import { answerWithin } from '@matchplane/persistence';
+import { answerWithin, duplicateRedis } from '@matchplane/persistence';
 import { NotificationFanoutOptions } from './notification.options';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
 
@@ -40,9 +40,7 @@ export class PlayerChannelsListener implements OnApplicationShutdown {
   ) {
     this.channelPrefix = playerNotificationChannel(config.REDIS_KEY_PREFIX, '');
     // A subscribed connection serves nothing else: the process's connection, duplicated.
-    this.subscriber = redis.duplicate({
-      connectionName: `${config.REDIS_KEY_PREFIX}:api-player-notifications`,
-    });
+    this.subscriber = duplicateRedis(redis, `${config.REDIS_KEY_PREFIX}:api-player-notifications`);
     this.received = new Counter({
       name: 'notification_player_channel_events_total',
       help: 'Notifications this replica heard on the channel of a player it holds a socket of (targeted fan-out)',

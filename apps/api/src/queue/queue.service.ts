@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { DataSource, type EntityManager } from 'typeorm';
-import { RedisKeyspace } from '@matchplane/config';
+import { RedisKeyspace, redisKeyPrefix } from '@matchplane/config';
 import {
   ErrorCode,
   type PartyTicketResponse,
@@ -68,7 +68,7 @@ export class QueueService {
     @Inject(Redis) private readonly redis: Redis,
     @Inject(RedisKeyspace) keyspace: RedisKeyspace,
   ) {
-    this.prefix = keyspace.REDIS_KEY_PREFIX;
+    this.prefix = redisKeyPrefix(keyspace);
   }
 
   async options(): Promise<QueueOptionsResponse> {

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { ClientsModule, Transport } from '@nestjs/microservices';
+import { ClientsModule } from '@nestjs/microservices';
 import { ApiConfig } from '../api.config';
-import { redisTransportOptions } from '@matchplane/persistence';
+import { redisTransportClient } from '@matchplane/persistence';
 import {
   SESSION_REVOCATIONS_CLIENT,
   SessionRevocationPublisher,
@@ -14,13 +14,8 @@ import {
       {
         name: SESSION_REVOCATIONS_CLIENT,
         inject: [ApiConfig],
-        useFactory: (config: ApiConfig) => ({
-          transport: Transport.REDIS,
-          options: redisTransportOptions(
-            config,
-            `${config.REDIS_KEY_PREFIX}:api-session-revocations`,
-          ),
-        }),
+        useFactory: (config: ApiConfig) =>
+          redisTransportClient(config, `${config.REDIS_KEY_PREFIX}:api-session-revocations`),
       },
     ]),
   ],

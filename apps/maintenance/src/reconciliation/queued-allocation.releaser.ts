@@ -1,3 +1,4 @@
+import { redisKeyPrefix } from '@matchplane/config';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import {
@@ -27,7 +28,7 @@ export class QueuedAllocationReleaser extends AllocationReleaser implements OnMo
     super();
     this.queue = new Queue<AllocationReleaseJobData>(ALLOCATION_RELEASE_QUEUE, {
       connection: bullConnection(config),
-      prefix: config.REDIS_KEY_PREFIX,
+      prefix: redisKeyPrefix(config),
     });
   }
 

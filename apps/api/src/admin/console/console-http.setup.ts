@@ -1,3 +1,4 @@
+import { redisKeyPrefix } from '@matchplane/config';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import {
@@ -62,7 +63,7 @@ export class ConsoleHttpSetup implements OnModuleInit, OnModuleDestroy {
   ) {
     this.queues = BOARD_QUEUES.map(
       (name) =>
-        new Queue(name, { connection: bullConnection(config), prefix: config.REDIS_KEY_PREFIX }),
+        new Queue(name, { connection: bullConnection(config), prefix: redisKeyPrefix(config) }),
     );
   }
 

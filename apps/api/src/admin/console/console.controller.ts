@@ -1,3 +1,4 @@
+import { redisKeyPrefix } from '@matchplane/config';
 import { Body, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import Redis from 'ioredis';
@@ -256,7 +257,7 @@ export class ConsoleController {
     ]);
     const explanation =
       ticket?.state === 'SEARCHING'
-        ? await readTicketExplanation(this.redis, this.config.REDIS_KEY_PREFIX, ticket.id)
+        ? await readTicketExplanation(this.redis, redisKeyPrefix(this.config), ticket.id)
         : undefined;
     sendPage(reply, playerPage(session, { playerId: id, ticket, explanation, matches, rating }));
   }
