@@ -157,8 +157,14 @@ export class ChaosStack {
       ['allocator', 1],
       ['maintenance', 1],
     ];
+    // Each port is free when asked for but only bound when its app starts, so the OS may hand
+    // the same one out twice: two apps on one port would crash-loop one and fool its health check.
     const ports: number[] = [];
-    for (const [, count] of layout) for (let i = 0; i < count; i += 1) ports.push(await freePort());
+    const total = layout.reduce((sum, [, count]) => sum + count, 0);
+    while (ports.length < total) {
+      const port = await freePort();
+      if (!ports.includes(port)) ports.push(port);
+    }
     const apiPorts = ports.slice(0, 2);
     let next = 0;
     for (const [kind, count] of layout) {
