@@ -12,6 +12,7 @@ import { OutboxRepository, outboxWakeChannel } from '@matchplane/outbox';
 import { DeliveryPipeline } from './delivery.pipeline';
 import { DispatcherLease } from './dispatcher.lease';
 import { DispatcherMetrics } from './dispatcher.metrics';
+import { closeRedis, duplicateRedis } from '@matchplane/persistence';
 
 /**
  * Claims due aggregate heads for this process's {@link DeliveryPipeline}, as many as it has free
@@ -48,7 +49,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
     this.pipeline.onFreeSlots(() => {
       if (this.starved) this.requestPass();
     });
-    this.subscriber = this.redis.duplicate();
+    this.subscriber = duplicateRedis(
+      this.redis,
+      `${this.config.REDIS_KEY_PREFIX}:dispatcher-wake-ups`,
+    );
     this.subscriber.on('error', () => undefined); // the shared connection already logs outages
     this.subscriber.on('message', () => this.wake());
     await this.subscriber.subscribe(outboxWakeChannel(this.config.REDIS_KEY_PREFIX));
@@ -64,10 +68,11 @@ export class OutboxRelay implements OnApplicationBootstrap, OnModuleDestroy {
     this.stopped = true;
     clearInterval(this.poller);
     clearTimeout(this.deferred);
-    this.subscriber?.disconnect();
+    const closing = this.subscriber && closeRedis(this.subscriber);
     await this.running;
     await this.pipeline.drain();
     await this.lease.retire();
+    await closing;
   }
 
   /** A commit signal or a poll. */

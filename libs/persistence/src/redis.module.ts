@@ -16,6 +16,7 @@ import {
   redisEndpoint,
 } from './redis-connection';
 import { TopologyClientRedis, type TransportCluster } from './redis-transport';
+import { answerWithin } from './answer-within';
 import type { ClientProxy, CustomClientOptions } from '@nestjs/microservices';
 
 /**
@@ -187,14 +188,27 @@ export function createWakeUpConnection(config: RedisConnectionConfig, name: stri
   return redis;
 }
 
+/** How long a closing connection waits for Redis to answer what it sent. */
+export const REDIS_CLOSE_TIMEOUT_MS = 2_000;
+
+/**
+ * Ends a connection once what it sent is answered: quit() is queued behind a publish still going
+ * out and behind the SUBSCRIBE ioredis sends again on reconnecting, whose reply it leaves uncaught
+ * (disconnect() then rejected it nowhere, an unhandled rejection that ends the process). A
+ * connection that is not connected has nothing in flight, and quit() drops it at once.
+ */
+export async function closeRedis(redis: Redis): Promise<void> {
+  // A lazy connection that never connected has nothing to flush.
+  if (redis.status === 'wait') return redis.disconnect();
+  // A Redis that stopped answering would hold the shutdown up.
+  await answerWithin(redis.quit(), REDIS_CLOSE_TIMEOUT_MS).catch(() => redis.disconnect());
+}
+
 class RedisCloser implements OnApplicationShutdown {
   constructor(@Inject(Redis) private readonly redis: Redis) {}
   async onApplicationShutdown(): Promise<void> {
     await closeBullClusters();
-    // A lazy connection that never connected has nothing to flush.
-    if (this.redis.status === 'wait') return this.redis.disconnect();
-    // quit() lets a queued publish go out first.
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedis(this.redis);
   }
 }
 

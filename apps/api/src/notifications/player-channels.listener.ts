@@ -3,7 +3,7 @@ import Redis from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { isStateNotification, playerNotificationChannel } from '@matchplane/contracts';
 import { MetricsRegistry } from '@matchplane/observability';
-import { answerWithin, duplicateRedis } from '@matchplane/persistence';
+import { answerWithin, closeRedis, duplicateRedis } from '@matchplane/persistence';
 import { NotificationFanoutOptions } from './notification.options';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
 
@@ -89,8 +89,8 @@ export class PlayerChannelsListener implements OnApplicationShutdown {
     this.subscriber.unsubscribe(this.channelOf(playerId)).catch(() => undefined);
   }
 
-  onApplicationShutdown(): void {
-    this.subscriber.disconnect();
+  onApplicationShutdown(): Promise<void> {
+    return closeRedis(this.subscriber);
   }
 
   private channelOf(playerId: string): string {
