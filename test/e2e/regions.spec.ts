@@ -8,7 +8,7 @@ import {
   type ProbeChallenge,
   type ProbeMeasurement,
 } from '@matchplane/join-auth';
-import { MatchplaneApiError, PlayerClient } from '@matchplane/sdk';
+import { MatchplaneApiError, MAX_PROBE_SAMPLES, PlayerClient } from '@matchplane/sdk';
 import { writeKeyFile } from '../support/app-sandbox';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { startDelayProxyProcess, type DelayProxyProcess } from '../support/delay-proxy';
@@ -27,6 +27,8 @@ const REGIONS = { 'eu-west': 140, 'us-east': 15, 'ap-south': 70 } as const;
 type Region = keyof typeof REGIONS;
 const DB_ADDED_RTT_MS = 50;
 const MAX_AGE_MS = 5_000;
+/** The shortest PROBE_MEASUREMENT_MAX_AGE_MS the API takes, for the API that expires them soonest. */
+const SHORT_MAX_AGE_MS = 1_000;
 /**
  * What a region's median sample may exceed its delay by: process wake-ups on the path (client,
  * proxy, edge). Idle, that is 1-2 ms (npm run bench:probes reports it); on this shared 2-core
@@ -47,6 +49,7 @@ describe('regions: latency measured at each region’s own edge', () => {
   const newKey = randomBytes(32);
   const apiKeys = KeySet.fromKeys({ 'probe-1': oldKey, 'probe-2': newKey });
   let baseUrl: string;
+  let shortAgeBaseUrl: string;
   const edgeUrl: Partial<Record<Region, string>> = {};
   let rotatedEdgeUrl: string;
   let shortTtlEdgeUrl: string;
@@ -117,8 +120,22 @@ describe('regions: latency measured at each region’s own edge', () => {
         MATCH_WIDENING: '0:400:100,10000:1000:200',
       }),
     );
+    // A second API over the database at full speed, whose measurements expire a second after the
+    // edge signed them: more samples than fit in a second at eu-west's 140 ms.
+    const shortAgeApiPort = await freePort();
+    running.push(
+      startApp('api', {
+        ...env,
+        API_PORT: String(shortAgeApiPort),
+        PROBE_EDGES: `eu-west=${edgeUrl['eu-west']!}`,
+        PROBE_KEYS_FILE: writeKeyFile({ 'probe-1': oldKey }),
+        PROBE_MEASUREMENT_MAX_AGE_MS: String(SHORT_MAX_AGE_MS),
+      }),
+    );
     baseUrl = `http://127.0.0.1:${apiPort}`;
+    shortAgeBaseUrl = `http://127.0.0.1:${shortAgeApiPort}`;
     await waitForHttp(`${baseUrl}/health`, 200, 60_000);
+    await waitForHttp(`${shortAgeBaseUrl}/health`, 200, 60_000);
   }, 120_000);
 
   afterAll(async () => {
@@ -226,6 +243,29 @@ describe('regions: latency measured at each region’s own edge', () => {
       [matched[0]!.matchId],
     );
     expect(match!.region).toBe('us-east');
+  });
+
+  it('hands each measurement to the API as it arrives: more samples than the measurements outlive all count', async () => {
+    const client = new PlayerClient({ baseUrl: shortAgeBaseUrl });
+    const { playerId } = await client.createSession();
+    await client.queueOptions();
+    const samples = 12;
+    const started = Date.now();
+    const answer = await client.probe('eu-west', { samples });
+    // Taken together, the first measurement would have been older than the API accepts.
+    expect(Date.now() - started).toBeGreaterThan(SHORT_MAX_AGE_MS + REGIONS['eu-west']);
+    expect(answer.region).toBe('eu-west');
+    expect((await written(playerId)).measurements).toBe(samples);
+  });
+
+  it('refuses a sample count outside 1 to MAX_PROBE_SAMPLES before probing', async () => {
+    const { client, playerId } = await signedIn();
+    await client.queueOptions();
+    for (const samples of [0, -1, 1.5, MAX_PROBE_SAMPLES + 1, Number.MAX_SAFE_INTEGER])
+      await expect(client.probe('eu-west', { samples })).rejects.toThrow(
+        `samples must be an integer from 1 to ${MAX_PROBE_SAMPLES}`,
+      );
+    expect(await written(playerId)).toEqual({ measurements: 0, latencies: [] });
   });
 
   it('records a measurement signed with the new key while the API holds both (rotation)', async () => {

@@ -1,5 +1,5 @@
 import type { QueueOptionsResponse } from '@matchplane/contracts';
-import { EdgeProber, httpProbeEdge } from './edge-probe';
+import { EdgeProber, httpProbeEdge, MAX_PROBE_SAMPLES } from './edge-probe';
 import type { FetchLike } from './http.transport';
 import { PlayerClient } from './player-client';
 import { MatchplaneApiError } from './sdk.errors';
@@ -14,6 +14,12 @@ const options: QueueOptionsResponse = {
   heartbeatIntervalMs: 10_000,
   probeEdges: { 'eu-west': ['udp://edge.eu.test:7201', EDGE] },
 };
+
+/** The calls of a probe at eu-west's edge, as `world` records them. */
+const CHALLENGE = `POST ${EDGE}/v1/probe/challenges`;
+const ROUND = `POST ${EDGE}/v1/probe/rounds`;
+const ANSWER = `POST ${EDGE}/v1/probe/answers`;
+const RECORD = `POST ${BASE_URL}/v1/probes/measurements`;
 
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), {
@@ -86,25 +92,17 @@ describe(EdgeProber.name, () => {
     expect(urls).toEqual([
       `POST ${BASE_URL}/v1/sessions`,
       `GET ${BASE_URL}/v1/queue/options`,
-      `POST ${EDGE}/v1/probe/challenges`,
-      `POST ${EDGE}/v1/probe/answers`,
-      `POST ${BASE_URL}/v1/probes/measurements`,
+      CHALLENGE,
+      ANSWER,
+      RECORD,
       `POST ${BASE_URL}/v1/probes/us-east/challenge`,
       `POST ${BASE_URL}/v1/probes/us-east/answer`,
     ]);
   });
 
-  it('takes several samples in rounds: each answer brings the next challenge, the last is a plain answer', async () => {
+  it('takes several samples in rounds, each measurement to the API once the next answer is sent', async () => {
     const { urls, sent } = await probeAtEdge(world(), 3);
-    expect(urls.slice(2)).toEqual([
-      `POST ${EDGE}/v1/probe/challenges`,
-      `POST ${EDGE}/v1/probe/rounds`,
-      `POST ${EDGE}/v1/probe/rounds`,
-      `POST ${EDGE}/v1/probe/answers`,
-      `POST ${BASE_URL}/v1/probes/measurements`,
-      `POST ${BASE_URL}/v1/probes/measurements`,
-      `POST ${BASE_URL}/v1/probes/measurements`,
-    ]);
+    expect(urls.slice(2)).toEqual([CHALLENGE, ROUND, ROUND, RECORD, ANSWER, RECORD, RECORD]);
     const answer = (nonce: string) => ({
       playerId: PLAYER,
       region: 'eu-west',
@@ -114,28 +112,87 @@ describe(EdgeProber.name, () => {
     expect(sent.slice(2)).toEqual([
       answer('n'),
       answer('n1'),
-      answer('n2'),
       { measurementId: 'm0', echoed: answer('n') },
+      answer('n2'),
       { measurementId: 'm1', echoed: answer('n1') },
       { measurementId: 'm', echoed: answer('n2') },
     ]);
   });
 
-  it('probes an edge without rounds (404) a challenge and an answer at a time', async () => {
+  it('probes an edge without rounds (404) a fresh challenge and an answer at a time', async () => {
     const { urls } = await probeAtEdge(world({ rounds: false }), 3);
+    // The challenge the refused round carried is a round trip old: answered, it would read long.
     expect(urls.slice(2)).toEqual([
-      `POST ${EDGE}/v1/probe/challenges`,
-      `POST ${EDGE}/v1/probe/rounds`,
-      `POST ${EDGE}/v1/probe/answers`,
-      `POST ${EDGE}/v1/probe/challenges`,
-      `POST ${EDGE}/v1/probe/answers`,
-      `POST ${EDGE}/v1/probe/challenges`,
-      `POST ${EDGE}/v1/probe/answers`,
-      `POST ${BASE_URL}/v1/probes/measurements`,
-      `POST ${BASE_URL}/v1/probes/measurements`,
-      `POST ${BASE_URL}/v1/probes/measurements`,
+      CHALLENGE,
+      ROUND,
+      CHALLENGE,
+      ANSWER,
+      RECORD,
+      CHALLENGE,
+      ANSWER,
+      RECORD,
+      CHALLENGE,
+      ANSWER,
+      RECORD,
     ]);
   });
+
+  it('ends a chain with a plain answer while the API is still recording, then starts a fresh one', async () => {
+    const { fetch, urls } = world();
+    let releaseFirst: () => void = () => undefined;
+    let recorded = 0;
+    // The first measurement's recording is held until a plain answer is on its way: the second
+    // round's reply finds the API busy, so that chain ends there.
+    const slowApi: FetchLike = async (url, init) => {
+      if (url.endsWith('/v1/probes/measurements') && (recorded += 1) === 1)
+        await new Promise<void>((resolve) => (releaseFirst = resolve));
+      if (url.endsWith('/v1/probe/answers')) setTimeout(() => releaseFirst(), 10);
+      return fetch(url, init);
+    };
+    await probeAtEdge({ fetch: slowApi, urls }, 4);
+    expect(urls.slice(2)).toEqual([
+      CHALLENGE,
+      ROUND,
+      ROUND,
+      ANSWER,
+      RECORD,
+      RECORD,
+      RECORD,
+      CHALLENGE,
+      ANSWER,
+      RECORD,
+    ]);
+  });
+
+  it('stops at the first measurement the API refuses and throws its problem', async () => {
+    const { fetch, urls } = world();
+    const refusing: FetchLike = (url, init) => {
+      if (!url.endsWith('/v1/probes/measurements')) return fetch(url, init);
+      urls.push(`${init.method ?? 'GET'} ${url}`);
+      return Promise.resolve(json(410, { code: 'PROBE_MEASUREMENT_EXPIRED', status: 410 }));
+    };
+    const error = await probeAtEdge({ fetch: refusing, urls }, 5).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toMatchObject({ status: 410, code: 'PROBE_MEASUREMENT_EXPIRED' });
+    // The chain ends at the answer sent while the refusal came back.
+    expect(urls.slice(2)).toEqual([CHALLENGE, ROUND, ROUND, RECORD, ANSWER]);
+  });
+
+  it.each([0, -1, 2.5, MAX_PROBE_SAMPLES + 1, Infinity])(
+    'refuses %p samples before any request',
+    async (samples) => {
+      const { fetch, urls } = world();
+      const client = new PlayerClient({ baseUrl: BASE_URL, fetch });
+      await client.createSession();
+      await client.queueOptions();
+      await expect(client.probe('eu-west', { samples })).rejects.toThrow(RangeError);
+      await expect(client.probe('us-east', { samples })).rejects.toThrow(
+        `samples must be an integer from 1 to ${MAX_PROBE_SAMPLES}`,
+      );
+      expect(urls).toHaveLength(2);
+    },
+  );
 
   it('echoes the challenge to the edge and the measurement to the API unchanged', async () => {
     const { sent } = await probeAtEdge(world(), 1);

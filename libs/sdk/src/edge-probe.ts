@@ -52,6 +52,20 @@ export function installEdgePost(post: EdgePost | undefined): void {
 }
 
 /**
+ * The most samples one probe takes: the most the API keeps per player and region
+ * (PROBE_SAMPLES_KEPT is at most 50); more would only be thrown away.
+ */
+export const MAX_PROBE_SAMPLES = 50;
+
+/** Throws a RangeError naming the limits unless `samples` is an integer from 1 to MAX_PROBE_SAMPLES. */
+export function checkProbeSamples(samples: number): void {
+  if (!Number.isInteger(samples) || samples < 1 || samples > MAX_PROBE_SAMPLES)
+    throw new RangeError(
+      `samples must be an integer from 1 to ${MAX_PROBE_SAMPLES}, not ${String(samples)}`,
+    );
+}
+
+/**
  * Measures RTT at a region's probe edge over HTTP: a challenge, then at once its answer; the edge
  * times the gap on its own clock and answers a signed measurement for the API. Nothing here times
  * anything: a client cannot make itself look closer than it is.
@@ -76,63 +90,69 @@ export class EdgeProber {
   }
 
   /**
-   * `samples` measurements at the edge, then each handed to the API by `record` (they expire
-   * within a minute); answers the API's last answer.
+   * `samples` measurements at the edge, each handed to the API by `record` as it arrives (a
+   * measurement expires: PROBE_MEASUREMENT_MAX_AGE_MS, a minute by default); answers the API's last
+   * answer.
    */
   async probe(
     target: { edge: string; region: string; samples: number; playerId: string | undefined },
     record: (measurement: SignedProbeMeasurement) => Promise<ProbeMeasurementResponse>,
   ): Promise<ProbeMeasurementResponse> {
-    const { edge, region, playerId } = target;
+    const { edge, region, playerId, samples } = target;
     if (!playerId)
       throw new Error("probing at a region's edge needs a session made by createSession");
-    let last: ProbeMeasurementResponse | undefined;
-    for (const measurement of await this.measureRounds(edge, playerId, region, target.samples)) {
-      last = await record(measurement);
-    }
-    // samples >= 1 (checked by the caller), so the loop ran.
-    return last as ProbeMeasurementResponse;
+    checkProbeSamples(samples);
+    const recordings = new MeasurementQueue(record);
+    await this.measureRounds(edge, playerId, region, samples, recordings);
+    // samples >= 1, so something was recorded.
+    return (await recordings.drained()) as ProbeMeasurementResponse;
   }
 
   /**
-   * `samples` measurements in samples + 1 requests: a challenge, then rounds (each answers the
-   * last challenge and brings the next one in the same reply), the last a plain answer. Nothing
-   * runs between a challenge and its answer but the splice. An edge without rounds (404) is
-   * probed a challenge and an answer at a time.
+   * `samples` measurements in chains: a challenge, then rounds (each answers the last challenge and
+   * brings the next one in the same reply), the last a plain answer; `samples` + 1 requests while
+   * the API keeps up. Each measurement is queued for the API once the next answer is on its way, so
+   * nothing runs between a challenge and its answer but the splice. A chain ends early (a plain
+   * answer, the queue drained, a fresh challenge) when the previous measurement is still being
+   * recorded (or refused), so none waits behind more than one recording and none expires in the
+   * queue. An edge without rounds (404) is probed a fresh challenge and an answer at a time.
    */
-  async measureRounds(
+  private async measureRounds(
     edgeUrl: string,
     playerId: string,
     region: string,
     samples: number,
-  ): Promise<SignedProbeMeasurement[]> {
-    const measurements: SignedProbeMeasurement[] = [];
-    let challengeJson = await this.challenge(edgeUrl, playerId, region);
-    while (measurements.length < samples - 1) {
-      let reply: string;
-      try {
-        reply = await this.send(
-          edgeUrl,
-          'v1/probe/rounds',
-          answerBody(playerId, region, challengeJson),
-        );
-      } catch (error) {
-        if (!(error instanceof MatchplaneApiError && error.status === 404)) throw error;
-        // An edge from before rounds: this challenge is still unanswered, the rest one by one.
-        measurements.push(await this.answer(edgeUrl, playerId, region, challengeJson));
-        while (measurements.length < samples) {
-          measurements.push(await this.measure(edgeUrl, playerId, region));
+    recordings: MeasurementQueue,
+  ): Promise<void> {
+    let taken = 0;
+    let edgeHasRounds = true;
+    while (taken < samples) {
+      await recordings.drained();
+      let challengeJson = await this.challenge(edgeUrl, playerId, region);
+      let unrecorded: SignedProbeMeasurement | undefined;
+      for (;;) {
+        const body = answerBody(playerId, region, challengeJson);
+        const chained = edgeHasRounds && taken < samples - 1 && recordings.ready;
+        const reply = chained ? this.round(edgeUrl, body) : this.answer(edgeUrl, body);
+        if (unrecorded) recordings.add(unrecorded);
+        const answered = await reply;
+        if (answered === undefined) {
+          // Refused 404: an edge from before rounds. The challenge is a round trip old by now, so
+          // it is dropped rather than answered late.
+          edgeHasRounds = false;
+          break;
         }
-        return measurements;
+        taken += 1;
+        if (!('challenge' in answered)) {
+          recordings.add(answered);
+          break;
+        }
+        unrecorded = answered.measurement;
+        // Parsed, unlike a challenge's own reply: the edge writes it canonically, and its MAC
+        // covers the fields, not the JSON text.
+        challengeJson = JSON.stringify(answered.challenge);
       }
-      const round = JSON.parse(reply) as EdgeRound;
-      measurements.push(round.measurement);
-      // Parsed, unlike a challenge's own reply: the edge writes it canonically, and its MAC
-      // covers the fields, not the JSON text.
-      challengeJson = JSON.stringify(round.challenge);
     }
-    measurements.push(await this.answer(edgeUrl, playerId, region, challengeJson));
-    return measurements;
   }
 
   async measure(
@@ -140,22 +160,26 @@ export class EdgeProber {
     playerId: string,
     region: string,
   ): Promise<SignedProbeMeasurement> {
-    return this.answer(edgeUrl, playerId, region, await this.challenge(edgeUrl, playerId, region));
+    const challengeJson = await this.challenge(edgeUrl, playerId, region);
+    return this.answer(edgeUrl, answerBody(playerId, region, challengeJson));
   }
 
   private challenge(edgeUrl: string, playerId: string, region: string): Promise<string> {
     return this.send(edgeUrl, 'v1/probe/challenges', JSON.stringify({ playerId, region }));
   }
 
-  private async answer(
-    edgeUrl: string,
-    playerId: string,
-    region: string,
-    challengeJson: string,
-  ): Promise<SignedProbeMeasurement> {
-    return JSON.parse(
-      await this.send(edgeUrl, 'v1/probe/answers', answerBody(playerId, region, challengeJson)),
-    ) as SignedProbeMeasurement;
+  private async answer(edgeUrl: string, body: string): Promise<SignedProbeMeasurement> {
+    return JSON.parse(await this.send(edgeUrl, 'v1/probe/answers', body)) as SignedProbeMeasurement;
+  }
+
+  /** A round's reply, or undefined where the edge has no rounds (404). */
+  private async round(edgeUrl: string, body: string): Promise<EdgeRound | undefined> {
+    try {
+      return JSON.parse(await this.send(edgeUrl, 'v1/probe/rounds', body)) as EdgeRound;
+    } catch (error) {
+      if (error instanceof MatchplaneApiError && error.status === 404) return undefined;
+      throw error;
+    }
   }
 
   /** POSTs a JSON body; answers the response's text (problem+json refusals are thrown). */
@@ -178,6 +202,49 @@ export class EdgeProber {
       throw new MatchplaneApiError({ request, status: reply.status, problem });
     }
     return reply.text;
+  }
+}
+
+/**
+ * Hands measurements to the API one at a time, in arrival order, off the edge's path: recording
+ * runs while the next sample is on the wire. Keeps the API's last answer, or the first refusal
+ * (after which nothing more is sent).
+ */
+class MeasurementQueue {
+  private tail: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private last: ProbeMeasurementResponse | undefined;
+  private refusal: { error: unknown } | undefined;
+
+  constructor(
+    private readonly record: (
+      measurement: SignedProbeMeasurement,
+    ) => Promise<ProbeMeasurementResponse>,
+  ) {}
+
+  /** Nothing queued or being recorded, and nothing refused. */
+  get ready(): boolean {
+    return this.queued === 0 && !this.refusal;
+  }
+
+  add(measurement: SignedProbeMeasurement): void {
+    this.queued += 1;
+    this.tail = this.tail.then(async () => {
+      try {
+        if (!this.refusal) this.last = await this.record(measurement);
+      } catch (error) {
+        this.refusal ??= { error };
+      } finally {
+        this.queued -= 1;
+      }
+    });
+  }
+
+  /** Waits for every queued measurement; answers the last answer or throws the first refusal. */
+  async drained(): Promise<ProbeMeasurementResponse | undefined> {
+    await this.tail;
+    if (this.refusal) throw this.refusal.error;
+    return this.last;
   }
 }
 

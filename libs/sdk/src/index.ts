@@ -8,6 +8,7 @@ export * from './notification-subscriber';
 export * from './game-connection';
 export {
   EdgeProber,
+  MAX_PROBE_SAMPLES,
   httpProbeEdge,
   installEdgePost,
   type EdgePost,

@@ -5,11 +5,14 @@ import {
   type ProbeChallengeResponse,
   type QueueOptionsResponse,
 } from '@matchplane/contracts';
-import { httpProbeEdge, type EdgeProber } from './edge-probe';
+import { checkProbeSamples, httpProbeEdge, type EdgeProber } from './edge-probe';
 import type { PlayerCalls } from './player-calls';
 
 export interface ProbeOptions {
-  /** Challenge/answer round trips per region; the server keeps a median of recent ones. Default 3. */
+  /**
+   * Challenge/answer round trips per region, 1 to MAX_PROBE_SAMPLES (50, the most the API keeps);
+   * the server keeps a median of recent ones. Default 3.
+   */
   samples?: number;
 }
 
@@ -43,8 +46,7 @@ export class ProbeCalls {
 
   async probe(region: string, options: ProbeOptions = {}): Promise<ProbeAnswerResponse> {
     const samples = options.samples ?? 3;
-    if (!Number.isInteger(samples) || samples < 1)
-      throw new Error('samples must be a positive integer');
+    checkProbeSamples(samples);
     const edge = httpProbeEdge(this.lastQueueOptions, region);
     if (edge !== undefined) {
       return this.edges.probe({ edge, region, samples, playerId: this.playerId() }, (body) =>

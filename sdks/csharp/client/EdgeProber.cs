@@ -1,7 +1,8 @@
 // RTT measured at a region's probe edge over HTTP (docs/PROBES.md): a challenge, then at once its
 // answer; the edge times the gap on its own clock and answers a measurement it signed, which the
-// player client hands to the API unchanged. Nothing here times anything: a client cannot make
-// itself look closer than it is.
+// player client hands to the API unchanged. Several samples go in rounds (each answer brings the
+// next challenge), as the TypeScript SDK takes them. Nothing here times anything: a client cannot
+// make itself look closer than it is.
 using System;
 using System.Collections.Generic;
 using System.Linq;
@@ -14,6 +15,10 @@ namespace Matchplane.Client
 {
     public sealed class EdgeProber
     {
+        /// <summary>The most samples one probe takes: the most the API keeps per player and region
+        /// (PROBE_SAMPLES_KEPT is at most 50); more would only be thrown away.</summary>
+        public const int MaxSamples = 50;
+
         readonly HttpClient _http;
 
         public EdgeProber(HttpClient http) { _http = http; }
@@ -26,14 +31,155 @@ namespace Matchplane.Client
             return urls.FirstOrDefault(url => url.StartsWith("http://", StringComparison.Ordinal) || url.StartsWith("https://", StringComparison.Ordinal));
         }
 
+        /// <summary>Throws ArgumentOutOfRangeException unless samples is from 1 to MaxSamples.</summary>
+        public static void CheckSamples(int samples)
+        {
+            if (samples < 1 || samples > MaxSamples)
+                throw new ArgumentOutOfRangeException("samples", samples, "samples must be from 1 to " + MaxSamples + " (the most the API keeps per region)");
+        }
+
         /// <summary>One sample: answers the signed measurement's JSON text, to be POSTed to the API as is.</summary>
         public async Task<string> MeasureAsync(string edgeUrl, string playerId, string region)
         {
-            string identity = "\"playerId\":" + JsonText.Quote(playerId) + ",\"region\":" + JsonText.Quote(region);
+            string identity = Identity(playerId, region);
             string challenge = await PostAsync(edgeUrl, "v1/probe/challenges", "{" + identity + "}").ConfigureAwait(false);
-            // The challenge goes back byte for byte: it is opaque to the client, and not re-serialising
-            // it keeps the client's turnaround (inside the RTT) short.
-            return await PostAsync(edgeUrl, "v1/probe/answers", "{" + identity + ",\"challenge\":" + challenge.Trim() + "}").ConfigureAwait(false);
+            return await PostAsync(edgeUrl, "v1/probe/answers", AnswerBody(identity, challenge)).ConfigureAwait(false);
+        }
+
+        /// <summary>
+        /// `samples` measurements, each handed to `record` (the API) as it arrives, once the next
+        /// answer is on its way (a measurement expires: PROBE_MEASUREMENT_MAX_AGE_MS, a minute by
+        /// default); answers record's last answer. Taken in chains: a challenge, then rounds (each
+        /// answers the last challenge and brings the next), the last a plain answer, so `samples` + 1
+        /// requests while the API keeps up. A chain ends early (a plain answer, the recording awaited,
+        /// a fresh challenge) when the previous measurement is still being recorded, so none waits
+        /// behind more than one recording. An edge without rounds (404) is probed a fresh challenge
+        /// and an answer at a time. The first refusal of record is thrown.
+        /// </summary>
+        public async Task<T> ProbeAsync<T>(string edgeUrl, string playerId, string region, int samples, Func<string, Task<T>> record) where T : class
+        {
+            CheckSamples(samples);
+            string identity = Identity(playerId, region);
+            Task<T> recording = null;
+            bool edgeHasRounds = true;
+            int taken = 0;
+            while (taken < samples)
+            {
+                if (recording != null) await recording.ConfigureAwait(false);
+                string challenge = await PostAsync(edgeUrl, "v1/probe/challenges", "{" + identity + "}").ConfigureAwait(false);
+                string unrecorded = null;
+                while (true)
+                {
+                    string body = AnswerBody(identity, challenge);
+                    bool chained = edgeHasRounds && taken < samples - 1 && (recording == null || recording.Status == TaskStatus.RanToCompletion);
+                    Task<string> reply = chained ? RoundAsync(edgeUrl, body) : PostAsync(edgeUrl, "v1/probe/answers", body);
+                    if (unrecorded != null) recording = RecordAfterAsync(recording, unrecorded, record);
+                    string answered = await reply.ConfigureAwait(false);
+                    if (answered == null)
+                    {
+                        // Refused 404: an edge from before rounds. The challenge is a round trip old by
+                        // now, so it is dropped rather than answered late.
+                        edgeHasRounds = false;
+                        break;
+                    }
+                    taken++;
+                    if (!chained)
+                    {
+                        recording = RecordAfterAsync(recording, answered, record);
+                        break;
+                    }
+                    unrecorded = RawMember(answered, "measurement");
+                    challenge = RawMember(answered, "challenge");
+                }
+            }
+            return await recording.ConfigureAwait(false);
+        }
+
+        // One recording at a time, in arrival order; after a refusal nothing more is sent.
+        static async Task<T> RecordAfterAsync<T>(Task<T> previous, string measurement, Func<string, Task<T>> record)
+        {
+            if (previous != null) await previous.ConfigureAwait(false);
+            return await record(measurement).ConfigureAwait(false);
+        }
+
+        // A round's reply, or null where the edge has no rounds (404).
+        async Task<string> RoundAsync(string edgeUrl, string body)
+        {
+            try { return await PostAsync(edgeUrl, "v1/probe/rounds", body).ConfigureAwait(false); }
+            catch (MatchplaneApiException e) when (e.Status == 404) { return null; }
+        }
+
+        static string Identity(string playerId, string region)
+        {
+            return "\"playerId\":" + JsonText.Quote(playerId) + ",\"region\":" + JsonText.Quote(region);
+        }
+
+        // The challenge goes back byte for byte: it is opaque to the client, and not re-serialising
+        // it keeps the client's turnaround (inside the RTT) short.
+        static string AnswerBody(string identity, string challenge)
+        {
+            return "{" + identity + ",\"challenge\":" + challenge.Trim() + "}";
+        }
+
+        /// <summary>
+        /// The text of a top-level member's value in a JSON object, as written: a round's measurement
+        /// and next challenge are passed on without a parse and re-serialisation (MiniJson keeps no
+        /// text, and its numbers are doubles).
+        /// </summary>
+        internal static string RawMember(string json, string key)
+        {
+            string wanted = JsonText.Quote(key);
+            int depth = 0;
+            for (int i = 0; i < json.Length; i++)
+            {
+                char c = json[i];
+                if (c == '{' || c == '[') depth++;
+                else if (c == '}' || c == ']') depth--;
+                else if (c == '"')
+                {
+                    int end = StringEnd(json, i);
+                    int colon = SkipSpace(json, end);
+                    if (depth == 1 && colon < json.Length && json[colon] == ':' && string.CompareOrdinal(json, i, wanted, 0, wanted.Length) == 0 && end - i == wanted.Length)
+                    {
+                        int start = SkipSpace(json, colon + 1);
+                        return json.Substring(start, ValueEnd(json, start) - start);
+                    }
+                    i = end - 1;
+                }
+            }
+            throw new FormatException("the edge's reply has no " + key + ": " + json);
+        }
+
+        // The index just past the string literal opening at `start`.
+        static int StringEnd(string json, int start)
+        {
+            for (int i = start + 1; i < json.Length; i++)
+            {
+                if (json[i] == '\\') i++;
+                else if (json[i] == '"') return i + 1;
+            }
+            throw new FormatException("unterminated string in the edge's reply");
+        }
+
+        static int SkipSpace(string json, int i)
+        {
+            while (i < json.Length && char.IsWhiteSpace(json[i])) i++;
+            return i;
+        }
+
+        // The index just past the value starting at `start`.
+        static int ValueEnd(string json, int start)
+        {
+            int depth = 0;
+            for (int i = start; i < json.Length; i++)
+            {
+                char c = json[i];
+                if (c == '"') { i = StringEnd(json, i) - 1; if (depth == 0) return i + 1; }
+                else if (c == '{' || c == '[') depth++;
+                else if (c == '}' || c == ']') { if (depth == 0) return i; if (--depth == 0) return i + 1; }
+                else if (depth == 0 && (c == ',' || char.IsWhiteSpace(c))) return i;
+            }
+            return json.Length;
         }
 
         async Task<string> PostAsync(string edgeUrl, string path, string body)

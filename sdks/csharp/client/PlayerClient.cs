@@ -83,27 +83,27 @@ namespace Matchplane.Client
         // ---- Latency probes ---------------------------------------------------------------------
 
         /// <summary>
-        /// Measures the round trip to a region, `samples` times; answers the API's last answer (its
-        /// estimateMs covers the kept samples). Where the last queue options list an http(s) edge for
-        /// the region, the challenge and answer go to that edge and its signed measurement to the API
-        /// (POST /v1/probes/measurements); else both go to the API. A challenge is retried with its
-        /// Idempotency-Key; an answer or a measurement is sent once (a retry would time the backoff).
+        /// Measures the round trip to a region, `samples` times (1 to EdgeProber.MaxSamples, 50);
+        /// answers the API's last answer (its estimateMs covers the kept samples). Where the last queue
+        /// options list an http(s) edge for the region, the samples are taken there in rounds
+        /// (EdgeProber.ProbeAsync) and each signed measurement goes to the API as it arrives (POST
+        /// /v1/probes/measurements); else challenge and answer go to the API. A challenge is retried
+        /// with its Idempotency-Key; an answer or a measurement is sent once (a retry would time the
+        /// backoff).
         /// </summary>
         public async Task<ProbeResult> ProbeAsync(string region, int samples = 3)
         {
-            if (samples < 1) throw new ArgumentOutOfRangeException("samples", "samples must be positive");
+            EdgeProber.CheckSamples(samples);
             string edge = EdgeProber.HttpEdgeOf(LastQueueOptions, region);
-            if (edge != null && PlayerId == null) throw new InvalidOperationException("probing at a region's edge needs a session made by CreateSessionAsync");
+            if (edge != null)
+            {
+                if (PlayerId == null) throw new InvalidOperationException("probing at a region's edge needs a session made by CreateSessionAsync");
+                return await _edges.ProbeAsync(edge, PlayerId, region, samples,
+                    measurement => SendAsync(HttpMethod.Post, "probes/measurements", measurement, RetryMode.Never, ProbeResult.From)).ConfigureAwait(false);
+            }
             ProbeResult last = null;
             for (int sample = 0; sample < samples; sample++)
             {
-                if (edge != null)
-                {
-                    // Each measurement expires within a minute: handed over as soon as it is taken.
-                    string measurement = await _edges.MeasureAsync(edge, PlayerId, region).ConfigureAwait(false);
-                    last = await SendAsync(HttpMethod.Post, "probes/measurements", measurement, RetryMode.Never, ProbeResult.From).ConfigureAwait(false);
-                    continue;
-                }
                 ProbeChallenge challenge = await SendAsync(HttpMethod.Post, "probes/" + Escape(region) + "/challenge", null, RetryMode.IdempotencyKey, ProbeChallenge.From).ConfigureAwait(false);
                 string answer = "{\"challengeId\":" + JsonText.Quote(challenge.ChallengeId) + ",\"nonce\":" + JsonText.Quote(challenge.Nonce) + "}";
                 last = await SendAsync(HttpMethod.Post, "probes/" + Escape(region) + "/answer", answer, RetryMode.Never, ProbeResult.From).ConfigureAwait(false);

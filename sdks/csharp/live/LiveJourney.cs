@@ -1,6 +1,6 @@
 // One match played to COMPLETED by two C# players against the real stack (sdks/run-tests.sh
 // "csharp-live", through test/sdk-live/csharp-live.spec.ts, which starts the stack with a ready
-// check on duels): guest sessions, probes at the region's edge, the queue with the ticket heartbeat
+// check on duels): guest sessions, probes at the region's edge (in rounds), the queue with the ticket heartbeat
 // loop, the match learnt from the notification socket (its idle limit from the announced
 // interval), the ready check accepted from OnReadyCheck, the assignment (its join token verified
 // with the C# verifier), the reference game server joined with it, player a's connection dropped
@@ -14,9 +14,29 @@ using System;
 using System.Collections.Generic;
 using System.IO;
 using System.Linq;
+using System.Net.Http;
+using System.Threading;
 using System.Threading.Tasks;
 using Matchplane.Client;
 using Matchplane.JoinAuth;
+
+/// <summary>Records the probe edge's paths a client calls (the API's are /v1/probes/...).</summary>
+sealed class EdgeCallRecorder : DelegatingHandler
+{
+    readonly List<string> _paths = new List<string>();
+
+    public EdgeCallRecorder() : base(new HttpClientHandler()) { }
+
+    public List<string> Paths() { lock (_paths) return new List<string>(_paths); }
+
+    protected override Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellation)
+    {
+        string path = request.RequestUri.AbsolutePath;
+        const string edgePrefix = "/v1/probe/";
+        if (path.StartsWith(edgePrefix, StringComparison.Ordinal)) lock (_paths) _paths.Add(path.Substring(edgePrefix.Length));
+        return base.SendAsync(request, cancellation);
+    }
+}
 
 static class LiveJourney
 {
@@ -83,7 +103,8 @@ static class LiveJourney
 
     static async Task<Outcome> PlayAsync(string[] apiUrls, string mode, string name)
     {
-        var client = new PlayerClient(new ApiEndpoints(apiUrls));
+        var edgeCalls = new EdgeCallRecorder();
+        var client = new PlayerClient(new ApiEndpoints(apiUrls), new HttpClient(edgeCalls) { Timeout = TimeSpan.FromSeconds(10) });
         Session session = await client.CreateSessionAsync().ConfigureAwait(false);
         Uri live = new ApiEndpoints(apiUrls[apiUrls.Length - 1]).Current;
         Check(client.ApiUrl == live, name + "'s client fails over to the replica that answers", client.ApiUrl.ToString());
@@ -95,6 +116,10 @@ static class LiveJourney
         ProbeResult measured;
         Check(probed.Measured.TryGetValue("eu-west", out measured) && measured.Region == "eu-west" && measured.MeasurementId != null && measured.SamplesMs.Count > 0,
             name + "'s edge measurement is accepted by the API");
+        // Three samples in rounds: each answer brings the next challenge, the last a plain answer.
+        string edgeRoute = string.Join(",", edgeCalls.Paths());
+        Check(edgeRoute == "challenges,rounds,rounds,answers" && measured != null && measured.SamplesMs.Count == 3,
+            name + " takes its three samples at the edge in rounds", edgeRoute);
         QueueModeOption duel = client.LastQueueOptions.Modes.FirstOrDefault(m => m.Mode == mode);
         Check(duel != null && duel.TeamCount == 2 && duel.TeamSize == 1, name + " is offered " + mode + " for two teams of one");
 

@@ -6,6 +6,7 @@ using System.Collections.Generic;
 using System.IO;
 using System.Linq;
 using System.Text;
+using System.Threading;
 using Matchplane.Client;
 using Matchplane.JoinAuth;
 
@@ -86,17 +87,19 @@ static class PlayerClientTest
                 List<SeenCall> probes;
                 lock (seen) probes = seen.GetRange(before, seen.Count - before);
                 string route = string.Join(",", probes.Select(c => c.Method + " " + c.Path));
+                // This edge has no rounds (404): the refused round's challenge is dropped, then pairs.
                 T.Check(route == "GET /v1/queue/options," +
+                    "POST /edge/v1/probe/challenges,POST /edge/v1/probe/rounds," +
                     "POST /edge/v1/probe/challenges,POST /edge/v1/probe/answers,POST /v1/probes/measurements," +
                     "POST /edge/v1/probe/challenges,POST /edge/v1/probe/answers,POST /v1/probes/measurements," +
                     "POST /v1/probes/us/challenge,POST /v1/probes/us/answer,POST /v1/probes/us/challenge,POST /v1/probes/us/answer," +
                     "POST /v1/probes/mars/challenge", "probes each region in turn: at eu's http edge, at the API for us", route);
                 T.Check(probes[1].Body == "{\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"region\":\"eu\"}" && probes[1].Authorization == null,
                     "asks the edge for a challenge for this player and region, without the session token", probes[1].Body);
-                T.Check(probes[2].Body == "{\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"region\":\"eu\",\"challenge\":" + EdgeChallenge + "}",
-                    "answers the edge with its challenge byte for byte", probes[2].Body);
-                T.Check(probes[3].Body == EdgeMeasurement && probes[3].Authorization == "Bearer s3ss10n", "hands the edge's measurement to the API unchanged", probes[3].Body);
-                T.Check(probes[7].IdempotencyKey != null && probes[8].Body == "{\"challengeId\":\"c-1\",\"nonce\":\"n-1\"}", "answers the API's challenge with its id and nonce", probes[8].Body);
+                string answer = "{\"playerId\":\"22222222-2222-4222-8222-222222222222\",\"region\":\"eu\",\"challenge\":" + EdgeChallenge + "}";
+                T.Check(probes[2].Body == answer && probes[4].Body == answer, "answers the edge with its challenge byte for byte, in a round or an answer", probes[4].Body);
+                T.Check(probes[5].Body == EdgeMeasurement && probes[5].Authorization == "Bearer s3ss10n", "hands the edge's measurement to the API unchanged", probes[5].Body);
+                T.Check(probes[9].IdempotencyKey != null && probes[10].Body == "{\"challengeId\":\"c-1\",\"nonce\":\"n-1\"}", "answers the API's challenge with its id and nonce", probes[10].Body);
                 T.Check(probed.Measured["eu"].EstimateMs == 4 && probed.Measured["eu"].MeasurementId == "m-1" && probed.Measured["us"].EstimateMs == 7 && probed.Measured["us"].MeasurementId == null, "answers each region's last estimate");
                 Exception mars;
                 T.Check(probed.Failed.TryGetValue("mars", out mars) && ((MatchplaneApiException)mars).Status == 404 && probed.Failed.Count == 1,
@@ -151,6 +154,67 @@ static class PlayerClientTest
         {
             api.Stop();
         }
+        ProbesInRounds();
         return T.Summary();
+    }
+
+    // eu's edge with rounds, on its own listener, and an API whose first recording takes 500 ms.
+    static void ProbesInRounds()
+    {
+        const string player = "22222222-2222-4222-8222-222222222222";
+        int issued = 0;
+        // Written unlike MiniJson would: spacing, a brace and a key name inside strings, nesting.
+        Func<int, string> challengeText = n => "{ \"v\":1,\"nonce\":\"n" + n + "\",\"note\":\"a \\\"}\\\" b\",\"x\":[1,{\"challenge\":2}] }";
+        Func<int, string> measurementText = n => "{\"measurementId\":\"m" + n + "\",\"samplesMs\":[4.25], \"tag\":\"measurement\"}";
+        var edge = new ApiStandIn(call =>
+        {
+            if (call.Path == "/v1/probe/challenges") return new KeyValuePair<int, string>(201, challengeText(issued++));
+            if (call.Path == "/v1/probe/rounds")
+                return new KeyValuePair<int, string>(200, "{\"measurement\": " + measurementText(issued - 1) + " ,\"challenge\":" + challengeText(issued++) + "}");
+            return new KeyValuePair<int, string>(200, measurementText(issued - 1));
+        });
+        int recordings = 0;
+        var api = new ApiStandIn(call =>
+        {
+            if (call.Path == "/v1/sessions") return new KeyValuePair<int, string>(201, "{\"token\":\"s\",\"playerId\":\"" + player + "\",\"expiresAt\":\"2026-12-07T00:00:00Z\"}");
+            if (call.Path == "/v1/queue/options")
+                return new KeyValuePair<int, string>(200, "{\"modes\":[],\"regions\":[\"eu\"],\"heartbeatIntervalMs\":5000,\"probeEdges\":{\"eu\":[\"" + edge.BaseUrl + "\"]}}");
+            if (Interlocked.Increment(ref recordings) == 1) Thread.Sleep(500);
+            return new KeyValuePair<int, string>(200, "{\"measurementId\":\"m\",\"region\":\"eu\",\"rttMs\":4,\"estimateMs\":4,\"samplesMs\":[4]}");
+        });
+        try
+        {
+            var client = new PlayerClient(api.BaseUrl);
+            client.CreateSessionAsync().Wait();
+            client.QueueOptionsAsync().Wait();
+            ProbeResult result = client.ProbeAsync("eu", 5).Result;
+            List<SeenCall> atEdge = edge.Calls();
+            string route = string.Join(",", atEdge.Select(c => c.Path.Substring("/v1/probe/".Length)));
+            // The second round's reply finds the first measurement still being recorded: that chain
+            // ends with a plain answer, and the next starts once the API has caught up.
+            T.Check(route == "challenges,rounds,rounds,answers,challenges,rounds,answers", "takes samples in rounds, a chain ending while the API is still recording", route);
+            T.Check(atEdge[2].Body == "{\"playerId\":\"" + player + "\",\"region\":\"eu\",\"challenge\":" + challengeText(1) + "}" &&
+                atEdge[3].Body.EndsWith("\"challenge\":" + challengeText(2) + "}", StringComparison.Ordinal),
+                "answers each challenge a round brought byte for byte", atEdge[2].Body);
+            List<string> handedOver = api.Calls().Where(c => c.Path == "/v1/probes/measurements").Select(c => c.Body).ToList();
+            T.Check(handedOver.SequenceEqual(new[] { 0, 1, 2, 3, 4 }.Select(measurementText)) && result.EstimateMs == 4,
+                "hands every measurement to the API byte for byte, in order", string.Join(" | ", handedOver));
+            int before = api.Calls().Count + atEdge.Count;
+            foreach (int samples in new[] { 0, -1, EdgeProber.MaxSamples + 1 })
+            {
+                try { client.ProbeAsync("eu", samples).Wait(); T.Check(false, samples + " samples is refused"); }
+                catch (AggregateException e) { T.Check(e.InnerException is ArgumentOutOfRangeException && e.InnerException.Message.Contains("from 1 to 50"), samples + " samples is refused", e.InnerException.Message); }
+            }
+            T.Check(api.Calls().Count + edge.Calls().Count == before, "a refused sample count sends nothing");
+        }
+        catch (Exception e)
+        {
+            T.Check(false, "probes in rounds", e.ToString());
+        }
+        finally
+        {
+            edge.Stop();
+            api.Stop();
+        }
     }
 }
