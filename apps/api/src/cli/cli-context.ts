@@ -32,6 +32,27 @@ export function commandOrExit<Command>(
   return parsed;
 }
 
+/**
+ * Who an audited operator command records as its actor: its --actor, else OPERATOR_NAME; with
+ * neither the CLI ends with a usage error.
+ */
+export function actorOrExit(
+  tool: string,
+  usage: string,
+  operation: { kind: string; actor?: string },
+  operatorName: string | undefined,
+): string {
+  const actor = operation.actor ?? operatorName;
+  if (actor === undefined) {
+    exitOnUsageError(
+      tool,
+      `${operation.kind} needs --actor=NAME (or OPERATOR_NAME) for the audit trail`,
+      usage,
+    );
+  }
+  return actor;
+}
+
 export interface CliOutput {
   line(text: string): void;
   error(text: string): void;

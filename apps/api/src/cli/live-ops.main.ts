@@ -1,6 +1,5 @@
 import { loadConfigOrExit } from '@matchplane/config';
-import { exitOnUsageError } from '@matchplane/errors';
-import { commandOrExit, runOperatorCli } from './cli-context';
+import { actorOrExit, commandOrExit, runOperatorCli } from './cli-context';
 import { LIVE_OPS_USAGE, parseLiveOpsArgs } from './live-ops-args.parser';
 import { executeLiveOps, liveOpsCliModule } from './live-ops.command';
 import { DlqConfig } from './dlq.config';
@@ -13,14 +12,10 @@ const { operation, json } = commandOrExit(
 );
 // The operator CLIs share one configuration: the database, Redis and OPERATOR_NAME.
 const config = loadConfigOrExit(DlqConfig, 'live-ops');
-const actor = operation.kind === 'list' ? '' : (operation.actor ?? config.OPERATOR_NAME);
-if (actor === undefined) {
-  exitOnUsageError(
-    'live-ops',
-    `${operation.kind} needs --actor=NAME (or OPERATOR_NAME) for the audit trail`,
-    LIVE_OPS_USAGE,
-  );
-}
+const actor =
+  operation.kind === 'list'
+    ? ''
+    : actorOrExit('live-ops', LIVE_OPS_USAGE, operation, config.OPERATOR_NAME);
 
 runOperatorCli(
   'live-ops',

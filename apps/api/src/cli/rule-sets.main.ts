@@ -1,6 +1,5 @@
 import { loadConfigOrExit } from '@matchplane/config';
-import { exitOnUsageError } from '@matchplane/errors';
-import { commandOrExit, runOperatorCli } from './cli-context';
+import { actorOrExit, commandOrExit, runOperatorCli } from './cli-context';
 import { RULE_SETS_USAGE, parseRuleSetsArgs } from './rule-sets-args.parser';
 import { executeRuleSets, ruleSetsCliModule } from './rule-sets.command';
 import { DlqConfig } from './dlq.config';
@@ -17,14 +16,7 @@ const config = loadConfigOrExit(DlqConfig, 'rule-sets');
 const actor =
   operation.kind === 'list' || operation.kind === 'check'
     ? 'nobody'
-    : (operation.actor ?? config.OPERATOR_NAME);
-if (actor === undefined) {
-  exitOnUsageError(
-    'rule-sets',
-    `${operation.kind} needs --actor=NAME (or OPERATOR_NAME) for the audit trail`,
-    RULE_SETS_USAGE,
-  );
-}
+    : actorOrExit('rule-sets', RULE_SETS_USAGE, operation, config.OPERATOR_NAME);
 
 runOperatorCli(
   'rule-sets',
