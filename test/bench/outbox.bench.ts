@@ -16,17 +16,12 @@ import { ServiceConfig, loadConfig } from '@matchplane/config';
 import { MigrateConfig } from '../../apps/migrate/src/migrate.config';
 import { allMigrations } from '@matchplane/migrations';
 import { notificationPattern } from '@matchplane/contracts';
-import {
-  buildEnvelope,
-  OutboxSignal,
-  OutboxWriter,
-  returnedRows,
-  type EventPayloads,
-} from '@matchplane/outbox';
+import { buildEnvelope, OutboxSignal, OutboxWriter, type EventPayloads } from '@matchplane/outbox';
 import {
   Migrator,
   dataSourceOptions,
   quoteIdentifier,
+  returnedRows,
   runInTransaction,
 } from '@matchplane/persistence';
 import { deliverySinkPattern } from '../dispatcher-sink/delivery-sink.module';

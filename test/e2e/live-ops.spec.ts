@@ -181,6 +181,14 @@ describe('live operations: pause, drain and resume', () => {
       expect(unknown.output).toContain('Unknown mode "nonesuch"');
       const usage = await cli('pause', 'mode', 'duel');
       expect([usage.code, usage.output]).toEqual([2, expect.stringContaining('needs --reason')]);
+      // No --actor and no OPERATOR_NAME: nobody to audit, so a usage error, nothing written.
+      const anonymous = await cli('pause', 'mode', 'duel', '--reason=x');
+      expect([anonymous.code, anonymous.output]).toEqual([
+        2,
+        expect.stringContaining('live-ops: pause needs --actor=NAME (or OPERATOR_NAME)'),
+      ]);
+      const help = await cli('--help');
+      expect([help.code, help.output]).toEqual([0, expect.stringMatching(/^usage: /)]);
       const [row] = await plane.ds.query<{ n: number }[]>(
         `SELECT count(*)::int AS n FROM audit_log WHERE actor = 'ops-cli'`,
       );

@@ -26,11 +26,10 @@ import {
   OutboxRepository,
   OutboxWriter,
   type OutboxSignal,
-  returnedRows,
   type DeliveryResult,
   type OutboxEnvelope,
 } from '@matchplane/outbox';
-import { runInTransaction } from '@matchplane/persistence';
+import { returnedRows, runInTransaction } from '@matchplane/persistence';
 import {
   DEVICE_SECRET_PREFIX,
   newSecret,

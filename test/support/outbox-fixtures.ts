@@ -11,6 +11,7 @@ import {
 import { NestFactory } from '@nestjs/core';
 import type Redis from 'ioredis';
 import type { DataSource, EntityManager } from 'typeorm';
+import { returnedRows } from '@matchplane/persistence';
 import { loadConfig, ServiceConfig } from '@matchplane/config';
 import { DispatcherConfig } from '../../apps/dispatcher/src/dispatcher.config';
 import type { StateNotification } from '@matchplane/contracts';
@@ -27,7 +28,6 @@ import {
   OutboxSignal,
   OutboxWriter,
   PermanentDeliveryError,
-  returnedRows,
   SubscribesTo,
   type OutboxEnvelope,
   type OutboxSubscriber,

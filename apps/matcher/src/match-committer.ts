@@ -167,7 +167,8 @@ export class MatchCommitter {
         const row = locked.get(id);
         const candidate = seen.get(id);
         if (!row || !candidate) return { dropped: 'ticket_unavailable', ticketId: id };
-        if (!this.stillFitsBackfill(row, candidate, need.serverRegion, now)) {
+        // Any measured RTT to the running match's server region will do.
+        if (!this.stillFits(row, candidate, need.serverRegion, Infinity, now)) {
           return { dropped: 'ticket_changed', ticketId: id };
         }
         rows.push(row);
@@ -200,21 +201,6 @@ export class MatchCommitter {
     });
   }
 
-  /** As {@link stillFits}, against the running match's server region. */
-  private stillFitsBackfill(
-    row: StoredTicket,
-    candidate: MatchCandidate,
-    serverRegion: string,
-    now: Date,
-  ): boolean {
-    if (!validCandidate(row, now, this.heartbeatTimeoutMs)) return false;
-    if (row.playerId !== candidate.playerId || row.rating !== candidate.rating) return false;
-    if (!sameTicketAttributes(row.attributes, candidate.attributes ?? {})) return false;
-    if (row.party?.id !== candidate.party?.id) return false;
-    const rtt: unknown = row.predictedRtt[serverRegion];
-    return typeof rtt === 'number' && Number.isFinite(rtt) && rtt >= 0;
-  }
-
   private async commitIn(
     unit: UnitOfWork,
     proposals: readonly ProposedMatch[],
@@ -236,7 +222,10 @@ export class MatchCommitter {
           drop = { proposal, reason: 'ticket_unavailable', ticketId: participant.ticketId };
           break;
         }
-        if (!this.stillFits(row, candidate, proposal, now)) {
+        if (
+          row.mode !== proposal.mode ||
+          !this.stillFits(row, candidate, proposal.region, proposal.maxRttMs, now)
+        ) {
           drop = { proposal, reason: 'ticket_changed', ticketId: participant.ticketId };
           break;
         }
@@ -276,25 +265,25 @@ export class MatchCommitter {
   }
 
   /**
-   * The row as locked still matches what the proposal was formed from: a valid candidate now
-   * (SEARCHING, heartbeating, a region measured), same player, mode, rating, attributes and party, and the match's
-   * region still measured within the limit the match was formed under.
+   * The row as locked still matches the candidate a match or backfill was formed from: a valid
+   * candidate now (SEARCHING, heartbeating, a region measured), same player, rating, attributes
+   * and party, and `region` still measured within `maxRttMs`.
    */
   private stillFits(
     row: StoredTicket,
     candidate: MatchCandidate,
-    proposal: ProposedMatch,
+    region: string,
+    maxRttMs: number,
     now: Date,
   ): boolean {
     if (!validCandidate(row, now, this.heartbeatTimeoutMs)) return false;
-    if (row.playerId !== candidate.playerId || row.mode !== proposal.mode) return false;
-    if (row.rating !== candidate.rating) return false;
+    if (row.playerId !== candidate.playerId || row.rating !== candidate.rating) return false;
     // Attributes never change after creation; a difference is a projection that lies.
     if (!sameTicketAttributes(row.attributes, candidate.attributes ?? {})) return false;
     // Screened whole against the candidates; the rows must still be that same party ticket.
     if (row.party?.id !== candidate.party?.id) return false;
-    const rtt: unknown = row.predictedRtt[proposal.region];
-    return typeof rtt === 'number' && Number.isFinite(rtt) && rtt >= 0 && rtt <= proposal.maxRttMs;
+    const rtt: unknown = row.predictedRtt[region];
+    return typeof rtt === 'number' && Number.isFinite(rtt) && rtt >= 0 && rtt <= maxRttMs;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from '@matchplane/config';
 import { MigrateConfig } from './migrate.config';
-import { CliExitCode, exitCodeOf, exitOnUsageError } from '@matchplane/errors';
+import { CliExitCode, exitOnUsageError, settleExitCode } from '@matchplane/errors';
 import { MIGRATE_USAGE, parseMigrateArgs } from './migrate-args.parser';
 import { runMigrateCommand } from './migrate.command';
 
@@ -11,17 +11,10 @@ if (parsed.command.kind === 'help') {
   process.exit(CliExitCode.OK);
 }
 const config = loadConfigOrExit(MigrateConfig, 'migrate');
-runMigrateCommand(parsed.command, config, {
-  line: (text) => process.stdout.write(`migrate: ${text}\n`),
-  error: (text) => process.stderr.write(`migrate: ${text}\n`),
-}).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `migrate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exitCode = exitCodeOf(error);
-  },
+settleExitCode(
+  'migrate',
+  runMigrateCommand(parsed.command, config, {
+    line: (text) => process.stdout.write(`migrate: ${text}\n`),
+    error: (text) => process.stderr.write(`migrate: ${text}\n`),
+  }),
 );

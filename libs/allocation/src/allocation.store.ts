@@ -6,7 +6,7 @@ import {
   type DurableParticipant,
   type DurableParticipantRow,
 } from '@matchplane/matches';
-import { sqlStateOf } from '@matchplane/persistence';
+import { returnedRows, sqlStateOf } from '@matchplane/persistence';
 
 export type AllocationState = 'REQUESTED' | 'ALLOCATED' | 'RELEASED' | 'FAILED';
 
@@ -144,12 +144,6 @@ export function toAllocationRecord(row: AllocationRow): AllocationRecord {
     ...(row.registered_at ? { registeredAt: row.registered_at } : {}),
     ...(row.released_at ? { releasedAt: row.released_at } : {}),
   };
-}
-
-/** manager.query answers [rows, count] for UPDATE ... RETURNING and plain rows for SELECT/INSERT. */
-function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result) && Array.isArray(result[0])) return result[0] as T[];
-  return result as T[];
 }
 
 /**
@@ -306,7 +300,7 @@ export class AllocationStore {
         WHERE match_id = $1 AND state IN ${LIVE} RETURNING match_id`,
       [matchId, hash],
     );
-    if (rowsOf(result).length !== 1) {
+    if (returnedRows(result).length !== 1) {
       throw new Error(`match ${matchId} has no live allocation to issue a credential for`);
     }
   }
@@ -331,7 +325,7 @@ export class AllocationStore {
         RETURNING credential_hash = $2 AND state IN ${LIVE} AS marked`,
       [matchId, hash, JSON.stringify(learnt)],
     );
-    return rowsOf<{ marked: boolean }>(result)[0]?.marked === true;
+    return returnedRows<{ marked: boolean }>(result)[0]?.marked === true;
   }
 
   /** The allocation a workload credential was issued for (any state: it stays bound to it). */
@@ -381,6 +375,6 @@ export class AllocationStore {
         WHERE match_id = $1 AND state IN ${LIVE} RETURNING match_id`,
       [matchId, options.state, options.now, options.result ? JSON.stringify(options.result) : null],
     );
-    return rowsOf(result).length === 1;
+    return returnedRows(result).length === 1;
   }
 }

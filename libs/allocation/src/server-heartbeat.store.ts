@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { returnedRows } from '@matchplane/persistence';
 import {
   ALLOCATION_COLUMNS,
   toAllocationRecord,
@@ -31,10 +32,7 @@ export class ServerHeartbeatStore {
         RETURNING ${ALLOCATION_COLUMNS}`,
       [credentialHash, serverId],
     );
-    // manager.query answers [rows, count] for UPDATE ... RETURNING.
-    const rows = (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as
-      AllocationRow[] | undefined;
-    const row = rows?.[0];
+    const row = returnedRows<AllocationRow>(result)[0];
     return row ? toAllocationRecord(row) : undefined;
   }
 }

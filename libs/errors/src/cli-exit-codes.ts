@@ -31,6 +31,24 @@ export function exitCodeOf(error: unknown): CliExitCode {
 }
 
 /**
+ * A command-line tool's last step: the process exits with the code `command` resolves to, or,
+ * when it rejects, with the error's code after `<tool>: <stack>` on stderr.
+ */
+export function settleExitCode(tool: string, command: Promise<number>): void {
+  command.then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(
+        `${tool}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exitCode = exitCodeOf(error);
+    },
+  );
+}
+
+/**
  * Ends a command-line tool whose command line is wrong, before it read or wrote anything:
  * `<tool>: <problem>` and the usage on stderr, the table's exit code for USAGE.
  */

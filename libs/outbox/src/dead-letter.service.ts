@@ -3,8 +3,13 @@ import type { EntityManager } from 'typeorm';
 import { DataSource } from 'typeorm';
 import { ErrorCode } from '@matchplane/contracts';
 import { CodedError } from '@matchplane/errors';
-import { AuditWriter, decodeCursor, keysetPage, runInTransaction } from '@matchplane/persistence';
-import { returnedRows } from './outbox.repository';
+import {
+  AuditWriter,
+  decodeCursor,
+  keysetPage,
+  returnedRows,
+  runInTransaction,
+} from '@matchplane/persistence';
 import { OUTBOX_COLUMNS, type OutboxRow } from './outbox.row';
 import { OutboxSignal } from './outbox.signal';
 

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { returnedRows } from '@matchplane/persistence';
 import { OUTBOX_COLUMN_NAMES, type OutboxRow } from './outbox.row';
 
 /** What a claiming statement stamps on the rows it claims. */
@@ -324,17 +325,4 @@ export class OutboxRepository {
     ]);
     return returnedRows<{ id: string }>(result).map((row) => row.id);
   }
-}
-
-/** TypeORM's postgres driver returns `[rows, affectedCount]` for UPDATE/DELETE ... RETURNING. */
-export function returnedRows<T>(result: unknown): T[] {
-  if (
-    Array.isArray(result) &&
-    result.length === 2 &&
-    Array.isArray(result[0]) &&
-    typeof result[1] === 'number'
-  ) {
-    return result[0] as T[];
-  }
-  return result as T[];
 }

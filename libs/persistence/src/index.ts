@@ -17,3 +17,4 @@ export * from './retention';
 export * from './reconciliation';
 export * from './keyset-cursor';
 export * from './answer-within';
+export * from './returned-rows';

@@ -108,19 +108,14 @@ export class PlayerBlocks {
    * directions from them, as {@link listsAround} does).
    */
   async listsOf(playerIds: readonly string[]): Promise<ListsAround> {
-    const lists: ListsAround = { blocked: new Map(), avoided: new Map() };
-    if (playerIds.length === 0) return lists;
+    if (playerIds.length === 0) return listsFrom([]);
     const rows = await this.dataSource.query<AroundRow[]>(
       `SELECT player_id, blocked_player_id AS other_id, kind FROM player_blocks
         WHERE player_id = ANY($1::uuid[])
         ORDER BY player_id, blocked_player_id`,
       [playerIds],
     );
-    for (const { player_id: playerId, other_id: otherId, kind } of rows) {
-      const byPlayer = kind === 'block' ? lists.blocked : lists.avoided;
-      byPlayer.set(playerId, [...(byPlayer.get(playerId) ?? []), otherId]);
-    }
-    return lists;
+    return listsFrom(rows);
   }
 
   /**
@@ -132,8 +127,7 @@ export class PlayerBlocks {
     playerIds: readonly string[],
     manager: EntityManager = this.dataSource.manager,
   ): Promise<ListsAround> {
-    const lists: ListsAround = { blocked: new Map(), avoided: new Map() };
-    if (playerIds.length === 0) return lists;
+    if (playerIds.length === 0) return listsFrom([]);
     const rows = await manager.query<AroundRow[]>(
       `SELECT player_id, blocked_player_id AS other_id, kind FROM player_blocks
         WHERE player_id = ANY($1::uuid[])
@@ -145,15 +139,26 @@ export class PlayerBlocks {
     const blockedPairs = new Set(
       rows.filter((row) => row.kind === 'block').map((row) => `${row.player_id} ${row.other_id}`),
     );
-    for (const { player_id: playerId, other_id: otherId, kind } of rows) {
-      if (kind === 'avoid' && blockedPairs.has(`${playerId} ${otherId}`)) continue;
-      const byPlayer = kind === 'block' ? lists.blocked : lists.avoided;
-      const list = byPlayer.get(playerId);
-      if (list) list.push(otherId);
-      else byPlayer.set(playerId, [otherId]);
-    }
-    // Sorted so a pass reads the same lists whatever order PostgreSQL answered in.
-    for (const list of [...lists.blocked.values(), ...lists.avoided.values()]) list.sort();
-    return lists;
+    return listsFrom(
+      rows.filter(
+        (row) => row.kind === 'block' || !blockedPairs.has(`${row.player_id} ${row.other_id}`),
+      ),
+    );
   }
+}
+
+/**
+ * Groups `rows` into each player's blocked and avoided lists, each list sorted so a reader gets
+ * the same lists whatever order PostgreSQL answered in.
+ */
+function listsFrom(rows: readonly AroundRow[]): ListsAround {
+  const lists: ListsAround = { blocked: new Map(), avoided: new Map() };
+  for (const { player_id: playerId, other_id: otherId, kind } of rows) {
+    const byPlayer = kind === 'block' ? lists.blocked : lists.avoided;
+    const list = byPlayer.get(playerId);
+    if (list) list.push(otherId);
+    else byPlayer.set(playerId, [otherId]);
+  }
+  for (const list of [...lists.blocked.values(), ...lists.avoided.values()]) list.sort();
+  return lists;
 }

@@ -129,12 +129,6 @@ export function endReasonOf(change: TicketChange): TicketReason | null {
   return change.events[0]?.payload.reason ?? null;
 }
 
-export function rowsOf(result: unknown): TicketRow[] {
-  // UPDATE ... RETURNING through manager.query answers [rows, count].
-  if (Array.isArray(result) && Array.isArray(result[0])) return result[0] as TicketRow[];
-  return result as TicketRow[];
-}
-
 /** Every searching ticket, oldest first: the projection's rebuild source (TicketStore.searching). */
 export async function searchingTickets(manager: EntityManager): Promise<StoredTicket[]> {
   const rows = await manager.query<TicketRow[]>(

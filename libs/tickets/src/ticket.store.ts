@@ -12,7 +12,7 @@ import {
 } from '@matchplane/domain';
 import { activeTraceparent } from '@matchplane/observability';
 import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
-import type { UnitOfWork } from '@matchplane/persistence';
+import { returnedRows, type UnitOfWork } from '@matchplane/persistence';
 import { CandidateProjection } from './candidate.projection';
 import {
   checkpointBeats,
@@ -20,7 +20,6 @@ import {
   endReasonOf,
   EXPIRED_TICKETS_SQL,
   LIVE_STATES,
-  rowsOf,
   searchingTickets,
   toTicket,
   type StoredTicket,
@@ -307,7 +306,7 @@ export class TicketStore {
         RETURNING ${COLUMNS}`,
       [ordered.map((beat) => beat.ticketId), ordered.map((beat) => beat.playerId), now],
     );
-    const beaten = rowsOf(result).map(toTicket);
+    const beaten = returnedRows<TicketRow>(result).map(toTicket);
     for (const ticket of beaten)
       this.projection.refreshAfterCommit(unit, ticket, { awaited: false });
     return new Map(beaten.map((ticket) => [ticket.id, ticket]));
@@ -353,7 +352,7 @@ export class TicketStore {
         RETURNING ${COLUMNS}`,
       [playerId, region, estimateMs],
     );
-    const row = rowsOf(result)[0];
+    const row = returnedRows<TicketRow>(result)[0];
     return row ? this.written(unit, toTicket(row), false) : undefined;
   }
 

@@ -2,8 +2,56 @@ import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { databaseTarget, type DatabaseConfig } from '@matchplane/config';
-import { CliExitCode, CodedError, exitCodeOf, LibraryErrorCode } from '@matchplane/errors';
+import {
+  CliExitCode,
+  CodedError,
+  exitCodeOf,
+  exitOnUsageError,
+  LibraryErrorCode,
+} from '@matchplane/errors';
 import { dataSourceOptions, messageOf, sqlStateOf } from '@matchplane/persistence';
+
+/** What an operator CLI's argument parser answers: --help, a command, or what is wrong with it. */
+export type ParsedCliArgs<Command> =
+  { ok: true; help: true } | ({ ok: true; help: false } & Command) | { ok: false; problem: string };
+
+/**
+ * An operator CLI's first step: a wrong command line ends it with the problem and the usage
+ * (exit USAGE), --help with the usage (exit OK); otherwise it answers the parsed command.
+ */
+export function commandOrExit<Command>(
+  tool: string,
+  usage: string,
+  parsed: ParsedCliArgs<Command>,
+): Command {
+  if (!parsed.ok) exitOnUsageError(tool, parsed.problem, usage);
+  if (parsed.help) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(CliExitCode.OK);
+  }
+  return parsed;
+}
+
+/**
+ * Who an audited operator command records as its actor: its --actor, else OPERATOR_NAME; with
+ * neither the CLI ends with a usage error.
+ */
+export function actorOrExit(
+  tool: string,
+  usage: string,
+  operation: { kind: string; actor?: string },
+  operatorName: string | undefined,
+): string {
+  const actor = operation.actor ?? operatorName;
+  if (actor === undefined) {
+    exitOnUsageError(
+      tool,
+      `${operation.kind} needs --actor=NAME (or OPERATOR_NAME) for the audit trail`,
+      usage,
+    );
+  }
+  return actor;
+}
 
 export interface CliOutput {
   line(text: string): void;

@@ -1,6 +1,6 @@
 import type { DeadLetterPage, OutboxEventDetail } from '@matchplane/outbox';
 import type { AuditRecord } from '@matchplane/persistence';
-import { formatInstant, html, queryString, type SafeHtml } from './html';
+import { formatInstant, html, queryString, table, type SafeHtml } from './html';
 import { csrfField, page } from './console.layout';
 import type { ConsoleSession } from './console-session';
 
@@ -72,40 +72,36 @@ export function deadLetterListPage(options: {
           ? ''
           : result.items.length === 0
             ? html`<p class="muted">No dead letters${filtered ? ' match this filter' : ''}.</p>`
-            : html`<table>
-                  <thead>
-                    <tr>
-                      <th>Id</th>
-                      <th>Event</th>
-                      <th>Aggregate</th>
-                      <th>Revision</th>
-                      <th>Attempts</th>
-                      <th>Last error</th>
-                      <th>Dead-lettered</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    ${result.items.map(
-                      (item) =>
-                        html`<tr>
-                          <td><a href="/admin/dead-letters/${item.id}">#${item.id}</a></td>
-                          <td>${item.event}</td>
-                          <td>
-                            ${item.aggregateType}
-                            <a
-                              class="mono"
-                              href="/admin/lookup${queryString({ id: item.aggregateId })}"
-                              >${item.aggregateId}</a
-                            >
-                          </td>
-                          <td>${item.revision}</td>
-                          <td>${item.attempts}</td>
-                          <td class="error-text">${item.lastError ?? '—'}</td>
-                          <td>${formatInstant(item.deadLetteredAt)}</td>
-                        </tr>`,
-                    )}
-                  </tbody>
-                </table>
+            : html`${table(
+                  [
+                    'Id',
+                    'Event',
+                    'Aggregate',
+                    'Revision',
+                    'Attempts',
+                    'Last error',
+                    'Dead-lettered',
+                  ],
+                  result.items.map(
+                    (item) =>
+                      html`<tr>
+                        <td><a href="/admin/dead-letters/${item.id}">#${item.id}</a></td>
+                        <td>${item.event}</td>
+                        <td>
+                          ${item.aggregateType}
+                          <a
+                            class="mono"
+                            href="/admin/lookup${queryString({ id: item.aggregateId })}"
+                            >${item.aggregateId}</a
+                          >
+                        </td>
+                        <td>${item.revision}</td>
+                        <td>${item.attempts}</td>
+                        <td class="error-text">${item.lastError ?? '—'}</td>
+                        <td>${formatInstant(item.deadLetteredAt)}</td>
+                      </tr>`,
+                  ),
+                )}
                 <div class="pager">
                   <span
                     >${options.cursor ? html`<a href="/admin/dead-letters${queryString({ ...filter })}">« First page</a>` : ''}</span
@@ -134,32 +130,22 @@ export function deadLetterListPage(options: {
 }
 
 export function auditTable(entries: readonly AuditRecord[]): SafeHtml {
-  if (entries.length === 0) return html`<p class="muted">No audit entries.</p>`;
-  return html`<table class="audit">
-    <thead>
-      <tr>
-        <th>When</th>
-        <th>Operator</th>
-        <th>Action</th>
-        <th>Target</th>
-        <th>Reason</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${entries.map(
-        (entry) =>
-          html`<tr>
-            <td>${formatInstant(entry.createdAt)}</td>
-            <td>${entry.actor}</td>
-            <td>${entry.action}</td>
-            <td>
-              ${entry.targetType === 'outbox' ? html`<a href="/admin/dead-letters/${entry.targetId}">#${entry.targetId}</a>` : `${entry.targetType} ${entry.targetId}`}
-            </td>
-            <td>${entry.reason ?? '—'}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
+  return table(
+    ['When', 'Operator', 'Action', 'Target', 'Reason'],
+    entries.map(
+      (entry) =>
+        html`<tr>
+          <td>${formatInstant(entry.createdAt)}</td>
+          <td>${entry.actor}</td>
+          <td>${entry.action}</td>
+          <td>
+            ${entry.targetType === 'outbox' ? html`<a href="/admin/dead-letters/${entry.targetId}">#${entry.targetId}</a>` : `${entry.targetType} ${entry.targetId}`}
+          </td>
+          <td>${entry.reason ?? '—'}</td>
+        </tr>`,
+    ),
+    { empty: 'No audit entries.', className: 'audit' },
+  );
 }
 
 export function deadLetterDetailPage(options: {
@@ -231,29 +217,18 @@ export function deadLetterDetailPage(options: {
       <h2>Envelope</h2>
       <pre>${JSON.stringify(envelope, null, 2)}</pre>
       <h2>Attempt history</h2>
-      ${
-        event.history.length === 0
-          ? html`<p class="muted">No failed attempts recorded.</p>`
-          : html`<table>
-              <thead>
-                <tr>
-                  <th>Attempt</th>
-                  <th>When</th>
-                  <th>Error</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${event.history.map(
-                  (attempt) =>
-                    html`<tr>
-                      <td>${attempt.attempt}</td>
-                      <td>${formatInstant(attempt.attemptedAt)}</td>
-                      <td class="error-text">${attempt.error}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
+      ${table(
+        ['Attempt', 'When', 'Error'],
+        event.history.map(
+          (attempt) =>
+            html`<tr>
+              <td>${attempt.attempt}</td>
+              <td>${formatInstant(attempt.attemptedAt)}</td>
+              <td class="error-text">${attempt.error}</td>
+            </tr>`,
+        ),
+        { empty: 'No failed attempts recorded.' },
+      )}
       <h2>Audit trail of this event</h2>
       ${auditTable(options.audit)}`,
   });

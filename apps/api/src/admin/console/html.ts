@@ -59,3 +59,27 @@ export function formatSeconds(seconds: number | null): string {
   if (seconds < 5_400) return `${Math.round(seconds / 60)} min`;
   return `${(seconds / 3_600).toFixed(1)} h`;
 }
+
+/**
+ * A table of `rows` under a header row of `headings`; with `empty`, that line (muted) instead of
+ * a table without rows.
+ */
+export function table(
+  headings: readonly string[],
+  rows: readonly SafeHtml[],
+  options: { empty?: string; className?: string } = {},
+): SafeHtml {
+  if (rows.length === 0 && options.empty !== undefined) {
+    return html`<p class="muted">${options.empty}</p>`;
+  }
+  return html`<table${options.className ? html` class="${options.className}"` : ''}>
+    <thead>
+      <tr>
+        ${headings.map((heading) => html`<th>${heading}</th>`)}
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
+}

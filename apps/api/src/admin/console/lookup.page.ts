@@ -8,7 +8,7 @@ import {
 import type { EventDelivery } from '@matchplane/outbox';
 import type { StoredRating } from '@matchplane/players';
 import type { StoredTicket } from '@matchplane/tickets';
-import { formatInstant, html, queryString } from './html';
+import { formatInstant, html, queryString, table } from './html';
 import { csrfField, page } from './console.layout';
 import type { ConsoleSession } from './console-session';
 
@@ -92,70 +92,49 @@ export function matchPage(session: ConsoleSession, view: MatchView, notice?: str
       </dl>
       <h2>Timeline</h2>
       ${firstRetained !== undefined && firstRetained > 1 ? html`<p class="muted">Revisions before ${firstRetained} were purged by retention.</p>` : ''}
-      ${
-        timeline.length === 0
-          ? html`<p class="muted">No events retained.</p>`
-          : html`<table class="timeline">
-              <thead>
-                <tr>
-                  <th>Revision</th>
-                  <th>Event</th>
-                  <th>State</th>
-                  <th>Occurred</th>
-                  <th>Delivery</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${timeline.map((event) => {
-                  const delivery = deliveryByRevision.get(Number(event.revision));
-                  return html`<tr>
-                    <td>${Number(event.revision)}</td>
-                    <td>${event.event}</td>
-                    <td>
-                      ${
-                        'to' in event.payload
-                          ? html`${event.payload.from ?? '—'} →
-                              <strong>${event.payload.to}</strong
-                              >${event.payload.reason ? ` (${event.payload.reason})` : ''}`
-                          : 'presence' in event.payload
-                            ? html`${event.payload.presence}: ${event.payload.playerId}`
-                            : html`<strong>${event.payload.state}</strong>, backfill added
-                                ${event.payload.added.length}`
-                      }
-                    </td>
-                    <td>${formatInstant(event.occurredAt)}</td>
-                    <td>
-                      ${delivery ? html`<a href="/admin/dead-letters/${delivery.id}"><span class="badge ${delivery.status}">${delivery.status}</span></a>` : '—'}
-                    </td>
-                  </tr>`;
-                })}
-              </tbody>
-            </table>`
-      }
+      ${table(
+        ['Revision', 'Event', 'State', 'Occurred', 'Delivery'],
+        timeline.map((event) => {
+          const delivery = deliveryByRevision.get(Number(event.revision));
+          return html`<tr>
+            <td>${Number(event.revision)}</td>
+            <td>${event.event}</td>
+            <td>
+              ${
+                'to' in event.payload
+                  ? html`${event.payload.from ?? '—'} →
+                      <strong>${event.payload.to}</strong
+                      >${event.payload.reason ? ` (${event.payload.reason})` : ''}`
+                  : 'presence' in event.payload
+                    ? html`${event.payload.presence}: ${event.payload.playerId}`
+                    : html`<strong>${event.payload.state}</strong>, backfill added
+                        ${event.payload.added.length}`
+              }
+            </td>
+            <td>${formatInstant(event.occurredAt)}</td>
+            <td>
+              ${delivery ? html`<a href="/admin/dead-letters/${delivery.id}"><span class="badge ${delivery.status}">${delivery.status}</span></a>` : '—'}
+            </td>
+          </tr>`;
+        }),
+        { empty: 'No events retained.', className: 'timeline' },
+      )}
       <h2>Participants</h2>
-      <table>
-        <thead>
-          <tr>
-            <th>Player</th>
-            <th>Ticket</th>
-            <th>Team</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${match.participants.map(
-            (participant) =>
-              html`<tr>
-                <td>
-                  <a class="mono" href="/admin/players/${participant.playerId}"
-                    >${participant.playerId}</a
-                  >
-                </td>
-                <td class="mono">${participant.ticketId}</td>
-                <td>${participant.team}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>`,
+      ${table(
+        ['Player', 'Ticket', 'Team'],
+        match.participants.map(
+          (participant) =>
+            html`<tr>
+              <td>
+                <a class="mono" href="/admin/players/${participant.playerId}"
+                  >${participant.playerId}</a
+                >
+              </td>
+              <td class="mono">${participant.ticketId}</td>
+              <td>${participant.team}</td>
+            </tr>`,
+        ),
+      )}`,
   });
 }
 
@@ -265,33 +244,20 @@ export function playerPage(session: ConsoleSession, view: PlayerView): string {
           : html`<p class="muted">No live ticket.</p>`
       }
       <h2>Recent matches</h2>
-      ${
-        view.matches.length === 0
-          ? html`<p class="muted">None.</p>`
-          : html`<table>
-              <thead>
-                <tr>
-                  <th>Match</th>
-                  <th>Mode</th>
-                  <th>Region</th>
-                  <th>State</th>
-                  <th>State changed</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${view.matches.map(
-                  (match) =>
-                    html`<tr>
-                      <td><a class="mono" href="/admin/matches/${match.id}">${match.id}</a></td>
-                      <td>${match.mode}</td>
-                      <td>${match.region}</td>
-                      <td><span class="badge ${match.state}">${match.state}</span></td>
-                      <td>${formatInstant(match.stateChangedAt)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
+      ${table(
+        ['Match', 'Mode', 'Region', 'State', 'State changed'],
+        view.matches.map(
+          (match) =>
+            html`<tr>
+              <td><a class="mono" href="/admin/matches/${match.id}">${match.id}</a></td>
+              <td>${match.mode}</td>
+              <td>${match.region}</td>
+              <td><span class="badge ${match.state}">${match.state}</span></td>
+              <td>${formatInstant(match.stateChangedAt)}</td>
+            </tr>`,
+        ),
+        { empty: 'None.' },
+      )}
       <p><a href="/admin/lookup${queryString({})}">Look up another id</a></p>`,
   });
 }

@@ -1,5 +1,5 @@
 import type { OutboxStats } from '@matchplane/outbox';
-import { formatInstant, formatSeconds, html, queryString } from './html';
+import { formatInstant, formatSeconds, html, queryString, table } from './html';
 import { page } from './console.layout';
 import type { ConsoleSession } from './console-session';
 
@@ -49,72 +49,42 @@ export function outboxPage(
         </div>
       </div>
       <h2>Blocked aggregates</h2>
-      ${
-        blockedAggregates.top.length === 0
-          ? html`<p class="muted">
-              None: every aggregate's next event is on its first attempt or delivered.
-            </p>`
-          : html`<table>
-              <thead>
-                <tr>
-                  <th>Aggregate</th>
-                  <th>Failing head</th>
-                  <th>Attempts</th>
-                  <th>Last error</th>
-                  <th>Next attempt</th>
-                  <th>Waiting behind</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${blockedAggregates.top.map(
-                  (blocked) =>
-                    html`<tr>
-                      <td>
-                        ${blocked.aggregateType}
-                        <a
-                          class="mono"
-                          href="/admin/lookup${queryString({ id: blocked.aggregateId })}"
-                          >${blocked.aggregateId}</a
-                        >
-                      </td>
-                      <td>
-                        <a href="/admin/dead-letters/${blocked.headId}">#${blocked.headId}</a>
-                        ${blocked.headEvent} r${blocked.headRevision}
-                      </td>
-                      <td>${blocked.attempts}</td>
-                      <td class="error-text">${blocked.lastError ?? '—'}</td>
-                      <td>${formatInstant(blocked.nextAttemptAt)}</td>
-                      <td>${blocked.waiting}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }
+      ${table(
+        ['Aggregate', 'Failing head', 'Attempts', 'Last error', 'Next attempt', 'Waiting behind'],
+        blockedAggregates.top.map(
+          (blocked) =>
+            html`<tr>
+              <td>
+                ${blocked.aggregateType}
+                <a class="mono" href="/admin/lookup${queryString({ id: blocked.aggregateId })}"
+                  >${blocked.aggregateId}</a
+                >
+              </td>
+              <td>
+                <a href="/admin/dead-letters/${blocked.headId}">#${blocked.headId}</a>
+                ${blocked.headEvent} r${blocked.headRevision}
+              </td>
+              <td>${blocked.attempts}</td>
+              <td class="error-text">${blocked.lastError ?? '—'}</td>
+              <td>${formatInstant(blocked.nextAttemptAt)}</td>
+              <td>${blocked.waiting}</td>
+            </tr>`,
+        ),
+        { empty: "None: every aggregate's next event is on its first attempt or delivered." },
+      )}
       <h2>Dead letters by event</h2>
-      ${
-        deadLetters.byEvent.length === 0
-          ? html`<p class="muted">No dead letters.</p>`
-          : html`<table>
-              <thead>
-                <tr>
-                  <th>Event</th>
-                  <th>Dead letters</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${deadLetters.byEvent.map(
-                  (row) =>
-                    html`<tr>
-                      <td>
-                        <a href="/admin/dead-letters${queryString({ event: row.event })}"
-                          >${row.event}</a
-                        >
-                      </td>
-                      <td>${row.count}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
-      }`,
+      ${table(
+        ['Event', 'Dead letters'],
+        deadLetters.byEvent.map(
+          (row) =>
+            html`<tr>
+              <td>
+                <a href="/admin/dead-letters${queryString({ event: row.event })}">${row.event}</a>
+              </td>
+              <td>${row.count}</td>
+            </tr>`,
+        ),
+        { empty: 'No dead letters.' },
+      )}`,
   });
 }

@@ -1,6 +1,6 @@
 import { csrfField, page } from './console.layout';
 import type { ConsoleSession } from './console-session';
-import { formatInstant, html } from './html';
+import { formatInstant, html, table } from './html';
 import type { RuleSetView } from '../rule-sets/rule-sets.admin';
 
 /**
@@ -40,45 +40,35 @@ ${options.draft ?? ''}</textarea>
         <input name="reason" placeholder="reason (required)" required />
         <button>Roll back to the version active before</button>
       </form>
-      <table>
-        <thead>
-          <tr>
-            <th>Version</th>
-            <th>Status</th>
-            <th>Rules</th>
-            <th>Why, by whom, when</th>
-            <th>Activate</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${options.ruleSets.map(
-            (ruleSet) =>
-              html`<tr data-version="${String(ruleSet.version)}">
-                <td>${String(ruleSet.version)}</td>
-                <td data-status>${ruleSet.status}</td>
-                <td><pre>${JSON.stringify(ruleSet.rules, null, 2)}</pre></td>
-                <td>
-                  ${ruleSet.reason} · ${ruleSet.createdBy} · ${when(ruleSet.createdAt)}
-                  ${ruleSet.activatedAt ? html` · active since ${when(ruleSet.activatedAt)}` : ''}
-                </td>
-                <td>
-                  ${
-                    ruleSet.status === 'active'
-                      ? ''
-                      : html`<form
-                          class="inline"
-                          method="post"
-                          action="/admin/rule-sets/${String(ruleSet.version)}/activate"
-                        >
-                          ${csrfField(session)}
-                          <input name="reason" placeholder="reason (required)" required />
-                          <button>Activate</button>
-                        </form>`
-                  }
-                </td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>`,
+      ${table(
+        ['Version', 'Status', 'Rules', 'Why, by whom, when', 'Activate'],
+        options.ruleSets.map(
+          (ruleSet) =>
+            html`<tr data-version="${String(ruleSet.version)}">
+              <td>${String(ruleSet.version)}</td>
+              <td data-status>${ruleSet.status}</td>
+              <td><pre>${JSON.stringify(ruleSet.rules, null, 2)}</pre></td>
+              <td>
+                ${ruleSet.reason} · ${ruleSet.createdBy} · ${when(ruleSet.createdAt)}
+                ${ruleSet.activatedAt ? html` · active since ${when(ruleSet.activatedAt)}` : ''}
+              </td>
+              <td>
+                ${
+                  ruleSet.status === 'active'
+                    ? ''
+                    : html`<form
+                        class="inline"
+                        method="post"
+                        action="/admin/rule-sets/${String(ruleSet.version)}/activate"
+                      >
+                        ${csrfField(session)}
+                        <input name="reason" placeholder="reason (required)" required />
+                        <button>Activate</button>
+                      </form>`
+                }
+              </td>
+            </tr>`,
+        ),
+      )}`,
   });
 }
