@@ -68,7 +68,7 @@ export function notificationPath(
     start: () => listener.onApplicationBootstrap(),
     close: async () => {
       await client.close();
-      channels.onApplicationShutdown();
+      await channels.onApplicationShutdown();
       await listener.onApplicationShutdown();
     },
   };
