@@ -4,6 +4,7 @@ import { MatchStore } from '@matchplane/matches';
 import {
   dispatcherEnv,
   startInProcessDispatcher,
+  countByStatus,
   type InProcessDispatcher,
 } from '../support/outbox-fixtures';
 import { MatchDriver, TestSocket, listen, notificationsUrl } from '../support/notification-clients';
@@ -112,6 +113,42 @@ describe('Targeted notifications on a Redis Cluster', () => {
     );
 
     await matches.advance(matchId);
+    await onA.waitForRevision(matchId, 2);
+    expect(onA.revisions(matchId)).toEqual([1, 2]);
+    onA.close();
+  });
+
+  it('catches a socket up on what its master published while the replica’s sharded subscriber was cut', async () => {
+    const [a, b] = await Promise.all([api.newPlayer(), api.newPlayer()]);
+    const onA = await TestSocket.ready(notificationsUrl(api.app), a.token);
+    const channel = playerNotificationChannel(api.prefix, a.playerId);
+    const owning = await owner(channel);
+    const node = perNode[owning]!;
+    // Revision 1 goes out: the dispatcher now holds its connection to the owning master.
+    const matchId = await matches.create([a.playerId, b.playerId]);
+    await onA.waitForRevision(matchId, 1);
+
+    // The master refuses new connections and drops the replica's subscriber: ioredis cannot
+    // resubscribe, and revision 2, published on the dispatcher's open connection, reaches nobody.
+    await node.config('SET', 'maxclients', '1');
+    try {
+      await node.client('KILL', 'TYPE', 'pubsub');
+      await matches.advance(matchId);
+      await waitFor(
+        async () =>
+          (await spublishes(node)) > 0 && (await subscriptions(channel))[owning]!.sharded === 0
+            ? true
+            : undefined,
+        { what: 'the subscriber to be gone' },
+      );
+      await waitFor(async () => ((await countByStatus(api.ds)).pending === 0 ? true : undefined), {
+        what: 'revision 2 to be delivered to nobody',
+      });
+      expect(onA.revisions(matchId)).toEqual([1]);
+    } finally {
+      await node.config('SET', 'maxclients', '10000');
+    }
+    // Subscribed again, the replica fills the socket in from history.
     await onA.waitForRevision(matchId, 2);
     expect(onA.revisions(matchId)).toEqual([1, 2]);
     onA.close();
