@@ -194,7 +194,7 @@ describe('Redis Cluster', () => {
       await path.start();
       await path.channels.follow(playerId);
       await path.transport.emit(notificationPattern(config.REDIS_KEY_PREFIX), notification);
-      await path.transport.emit(
+      await path.playerTransport.emit(
         playerNotificationChannel(config.REDIS_KEY_PREFIX, playerId),
         notification,
       );

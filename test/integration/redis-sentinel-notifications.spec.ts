@@ -74,7 +74,7 @@ describe('notifications through Sentinel across a killed and restarted master', 
     });
     const publish = async (event: StateNotification) => {
       await path.transport.emit(notificationPattern(config.REDIS_KEY_PREFIX), event);
-      await path.transport.emit(
+      await path.playerTransport.emit(
         playerNotificationChannel(config.REDIS_KEY_PREFIX, playerId),
         event,
       );

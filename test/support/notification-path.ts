@@ -42,9 +42,9 @@ export class RecordingSockets {
 
 /**
  * The notification path as the apps build it, on `redis` and `config`: the API's broadcast
- * listener and player-channel listener handing to `sockets`, and the dispatcher's publisher
- * (no reconnect of its own, auto-pipelined) behind its patient transport. `start` subscribes the
- * broadcast listener; `close` ends all three.
+ * listener and player-channel listener handing to `sockets`, and the dispatcher's publishers
+ * (no reconnect of its own, auto-pipelined) behind their patient transports. `start` subscribes the
+ * broadcast listener; `close` ends them all.
  */
 export function notificationPath(
   config: ServiceConfig,
@@ -56,18 +56,27 @@ export function notificationPath(
   const registry = sockets as unknown as PlayerSocketsRegistry;
   const listener = new NotificationFanoutListener(options, registry);
   const channels = new PlayerChannelsListener(options, redis, registry, new Registry());
-  const client: ClientProxy = ClientProxyFactory.create(
-    redisTransportClient(config, `${config.REDIS_KEY_PREFIX}:test-publisher`, {
-      reconnect: false,
-      autoPipelining: true,
-    }),
-  );
+  // As the dispatcher builds them for NOTIFY_FANOUT=broadcast and =targeted (sharded on a cluster).
+  const publisher = (sharded: boolean): ClientProxy =>
+    ClientProxyFactory.create(
+      redisTransportClient(config, `${config.REDIS_KEY_PREFIX}:test-publisher`, {
+        reconnect: false,
+        autoPipelining: true,
+        sharded,
+      }),
+    );
+  const client = publisher(false);
+  const playerClient = publisher(true);
   return {
     channels,
+    /** For the broadcast pattern. */
     transport: new PatientTransport(client, publishWaitMs),
+    /** For player channels. */
+    playerTransport: new PatientTransport(playerClient, publishWaitMs),
     start: () => listener.onApplicationBootstrap(),
     close: async () => {
       await client.close();
+      await playerClient.close();
       await channels.onApplicationShutdown();
       await listener.onApplicationShutdown();
     },

@@ -59,6 +59,24 @@ export class RedisClusterNodes {
     return this.servers.map((server) => `127.0.0.1:${server.port}`);
   }
 
+  /** Every master's port, in start order. */
+  get ports(): number[] {
+    return this.servers.map((server) => server.port);
+  }
+
+  /**
+   * SIGKILLs master `index`, runs `whileDown`, and starts it again on its port and directory: it
+   * rejoins with its slots from its nodes file (within the cluster's node timeout: no failover).
+   */
+  async restart(index: number, whileDown: () => Promise<void> = async () => {}): Promise<void> {
+    const server = this.servers[index];
+    if (server === undefined) throw new Error(`no master ${index}`);
+    await server.crash();
+    await whileDown();
+    await server.start();
+    await this.untilEveryNodeSeesOk();
+  }
+
   /** As REDIS_CLUSTER_NODES takes them. */
   get nodesVariable(): string {
     return this.addresses.join(',');

@@ -45,9 +45,11 @@ export class DispatcherModule {
             name: NOTIFICATIONS_CLIENT,
             // A settle starts many deliveries at once: their publishes leave in one write. A lost
             // connection fails its deliveries (retried by the outbox) and the next publish reconnects.
+            // Player channels are sharded under Redis Cluster; the broadcast pattern stays plain.
             ...redisTransportClient(config, `${config.REDIS_KEY_PREFIX}:dispatcher-notifications`, {
               reconnect: false,
               autoPipelining: true,
+              sharded: config.NOTIFY_FANOUT === 'targeted',
             }),
           },
         ]),

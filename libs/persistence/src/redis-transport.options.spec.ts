@@ -40,6 +40,21 @@ describe(redisTransportOptions.name, () => {
     // The Nest client drops a lost connection only when retryAttempts is absent, not merely 0.
     expect('retryAttempts' in options).toBe(false);
   });
+
+  it('publishes sharded, unpipelined, only under Redis Cluster', () => {
+    const sharded = { reconnect: false, autoPipelining: true, sharded: true };
+    const onCluster = redisTransportOptions(
+      { ...config, REDIS_CLUSTER_NODES: '10.0.0.1:7000,10.0.0.2:7000' },
+      'mp:dispatcher-notifications',
+      sharded,
+    );
+    expect(onCluster.cluster?.shardedPublish).toBe(true);
+    expect(onCluster.cluster?.options.enableAutoPipelining).toBe(false);
+    // A single server (or Sentinel master) has no shards: plain PUBLISH, no cluster options.
+    expect('cluster' in redisTransportOptions(config, 'mp:dispatcher-notifications', sharded)).toBe(
+      false,
+    );
+  });
 });
 
 describe(redisRetryDelayMs.name, () => {

@@ -1,4 +1,4 @@
-import { ClientRedis, ServerRedis } from '@nestjs/microservices';
+import { ClientRedis, ServerRedis, type ReadPacket } from '@nestjs/microservices';
 import { Cluster, type ClusterOptions } from 'ioredis';
 import type { HostAndPort } from '@matchplane/config';
 
@@ -6,6 +6,8 @@ import type { HostAndPort } from '@matchplane/config';
 export interface TransportCluster {
   readonly nodes: HostAndPort[];
   readonly options: ClusterOptions;
+  /** The client publishes with SPUBLISH (sharded pub/sub) instead of PUBLISH. */
+  readonly shardedPublish: boolean;
 }
 
 function clusterOf(options: object): TransportCluster | undefined {
@@ -37,11 +39,23 @@ export class TopologyServerRedis extends ServerRedis {
   }
 }
 
-/** Nest's Redis transport client, as {@link TopologyServerRedis}: use it as `customClass`. */
+/**
+ * Nest's Redis transport client, as {@link TopologyServerRedis}: use it as `customClass`. With
+ * `shardedPublish` an event goes out as SPUBLISH, to the one node owning its channel's slot, in
+ * the message Nest's PUBLISH would carry (a listener parses either alike).
+ */
 export class TopologyClientRedis extends ClientRedis {
   override createClient(): unknown {
     const cluster = clusterOf(this.options);
     if (cluster === undefined) return super.createClient() as unknown;
     return connectCluster(cluster, (times) => this.createRetryStrategy(times));
+  }
+
+  protected override dispatchEvent(packet: ReadPacket): Promise<unknown> {
+    if (clusterOf(this.options)?.shardedPublish !== true) return super.dispatchEvent(packet);
+    const message = JSON.stringify(this.serializer.serialize(packet));
+    // Nest types its clients loosely; connectCluster made this one.
+    const cluster = this.pubClient as unknown as Cluster;
+    return cluster.spublish(this.normalizePattern(packet.pattern as string), message);
   }
 }

@@ -56,11 +56,26 @@ export function connectRedis(
   return new Cluster(nodes, redisClusterOptions(config, node, cluster)) as unknown as Redis;
 }
 
-/** A second connection like `redis` (for a subscriber: it serves nothing else), named. */
-export function duplicateRedis(redis: Redis, connectionName: string): Redis {
+/** Whether `redis` (handed out typed as Redis by {@link connectRedis}) is a cluster client. */
+export function isRedisCluster(redis: Redis): boolean {
+  const connection: unknown = redis;
+  return connection instanceof Cluster;
+}
+
+/**
+ * A second connection like `redis` (for a subscriber: it serves nothing else), named. A cluster's
+ * duplicate takes `cluster` options too, such as `shardedSubscribers` (a subscriber per master,
+ * for SSUBSCRIBE).
+ */
+export function duplicateRedis(
+  redis: Redis,
+  connectionName: string,
+  cluster: ClusterOptions = {},
+): Redis {
   const connection: unknown = redis;
   if (!(connection instanceof Cluster)) return redis.duplicate({ connectionName });
   return connection.duplicate(undefined, {
+    ...cluster,
     redisOptions: { ...connection.options.redisOptions, connectionName },
   }) as unknown as Redis;
 }
@@ -102,6 +117,12 @@ export interface RedisTransportUse {
   readonly reconnect: boolean;
   /** Publishes started together leave in one write. */
   readonly autoPipelining?: boolean;
+  /**
+   * Under Redis Cluster, publish with SPUBLISH (sharded pub/sub: to the node owning the channel's
+   * slot) rather than PUBLISH (to every node): for channels heard with SSUBSCRIBE. Elsewhere plain
+   * PUBLISH, which a single server or a Sentinel master serves alike.
+   */
+  readonly sharded?: boolean;
 }
 
 /**
@@ -132,8 +153,12 @@ export function redisTransportOptions(
             options: redisClusterOptions(
               config,
               { connectionName },
-              { enableAutoPipelining: use.autoPipelining === true },
+              // Not for SPUBLISH: ioredis redirects a pipelined command answered MOVED without
+              // opening the connection it names, so after a master's restart (its connection
+              // dropped from the pool) every sharded publish to its slots failed with MOVED.
+              { enableAutoPipelining: use.autoPipelining === true && use.sharded !== true },
             ),
+            shardedPublish: use.sharded === true,
           } satisfies TransportCluster,
         }),
   };

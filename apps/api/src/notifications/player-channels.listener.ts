@@ -3,8 +3,9 @@ import Redis from 'ioredis';
 import { Counter, Gauge } from 'prom-client';
 import { isStateNotification, playerNotificationChannel } from '@matchplane/contracts';
 import { MetricsRegistry } from '@matchplane/observability';
-import { answerWithin, closeRedis, duplicateRedis } from '@matchplane/persistence';
+import { answerWithin, closeRedis } from '@matchplane/persistence';
 import { NotificationFanoutOptions } from './notification.options';
+import { PlayerChannelSubscriber } from './player-channel-subscriber';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
 
 /**
@@ -21,11 +22,12 @@ const CATCH_UP_LOOKBACK_MS = 5 * 60_000;
  * a socket of that player, on a connection of its own. An event is then published only to the
  * replicas of its recipients, instead of to every replica to filter (the broadcast pattern, which
  * NotificationFanoutListener still hears, so a dispatcher set either way reaches every socket).
+ * Under Redis Cluster the subscriptions are sharded ({@link PlayerChannelSubscriber}).
  */
 @Injectable()
 export class PlayerChannelsListener implements OnApplicationShutdown {
   private readonly logger = new Logger(PlayerChannelsListener.name);
-  private readonly subscriber: Redis;
+  private readonly subscriber: PlayerChannelSubscriber;
   private readonly channelPrefix: string;
   private readonly received: Counter;
   private readonly channels: Gauge;
@@ -40,7 +42,10 @@ export class PlayerChannelsListener implements OnApplicationShutdown {
   ) {
     this.channelPrefix = playerNotificationChannel(config.REDIS_KEY_PREFIX, '');
     // A subscribed connection serves nothing else: the process's connection, duplicated.
-    this.subscriber = duplicateRedis(redis, `${config.REDIS_KEY_PREFIX}:api-player-notifications`);
+    this.subscriber = PlayerChannelSubscriber.of(
+      redis,
+      `${config.REDIS_KEY_PREFIX}:api-player-notifications`,
+    );
     this.received = new Counter({
       name: 'notification_player_channel_events_total',
       help: 'Notifications this replica heard on the channel of a player it holds a socket of (targeted fan-out)',
@@ -52,8 +57,9 @@ export class PlayerChannelsListener implements OnApplicationShutdown {
       registers: [registry],
       collect: () => this.channels.set(this.sockets.playerCount),
     });
-    this.subscriber.on('message', (channel: string, message: string) =>
-      this.receive(channel, message),
+    this.subscriber.connection.on(
+      this.subscriber.messageEvent,
+      (channel: string, message: string) => this.receive(channel, message),
     );
     this.watch();
   }
@@ -65,7 +71,7 @@ export class PlayerChannelsListener implements OnApplicationShutdown {
    */
   async follow(playerId: string): Promise<void> {
     const askedAt = Date.now();
-    const subscribed = this.subscriber.subscribe(this.channelOf(playerId));
+    const subscribed = this.subscriber.subscribe([this.channelOf(playerId)]);
     try {
       await answerWithin(subscribed, FOLLOW_TIMEOUT_MS);
     } catch (error) {
@@ -90,7 +96,7 @@ export class PlayerChannelsListener implements OnApplicationShutdown {
   }
 
   onApplicationShutdown(): Promise<void> {
-    return closeRedis(this.subscriber);
+    return closeRedis(this.subscriber.connection);
   }
 
   private channelOf(playerId: string): string {
@@ -115,30 +121,33 @@ export class PlayerChannelsListener implements OnApplicationShutdown {
 
   /**
    * Pub/sub keeps nothing for a disconnected subscriber: once the connection is back, its players'
-   * channels are subscribed again and their sockets fill in from history.
+   * channels are subscribed again and their sockets fill in from history. A restore that fails
+   * (under Cluster, a master still down) waits for the next sign of recovery.
    */
   private watch(): void {
-    this.subscriber.on('error', (error: Error) => {
+    const connection = this.subscriber.connection;
+    connection.on('error', (error: Error) => {
       if (this.down) return;
       this.down = true;
       this.logger.warn(`player channels' connection lost (${error.message}); reconnecting`);
     });
-    this.subscriber.on('close', () => (this.lostAt ??= new Date()));
-    this.subscriber.on('ready', () => {
-      this.down = false;
-      if (!this.lostAt) return;
-      const since = new Date(this.lostAt.getTime() - CATCH_UP_LOOKBACK_MS);
-      this.lostAt = undefined;
-      const players = this.sockets.players();
-      const resubscribed =
-        players.length > 0
-          ? this.subscriber.subscribe(...players.map((id) => this.channelOf(id)))
-          : Promise.resolve();
-      resubscribed
-        .then(() => this.sockets.catchUpAll(since))
-        .catch((error: Error) =>
-          this.logger.warn(`restoring the player channels failed: ${error.message}`),
-        );
-    });
+    for (const event of this.subscriber.lostEvents)
+      connection.on(event, () => (this.lostAt ??= new Date()));
+    for (const event of this.subscriber.restoredEvents) connection.on(event, () => this.restore());
+  }
+
+  private restore(): void {
+    this.down = false;
+    const lostAt = this.lostAt;
+    if (!lostAt) return;
+    this.lostAt = undefined;
+    const since = new Date(lostAt.getTime() - CATCH_UP_LOOKBACK_MS);
+    this.subscriber
+      .subscribe(this.sockets.players().map((id) => this.channelOf(id)))
+      .then(() => this.sockets.catchUpAll(since))
+      .catch((error: Error) => {
+        this.lostAt ??= lostAt;
+        this.logger.warn(`restoring the player channels failed: ${error.message}`);
+      });
   }
 }
