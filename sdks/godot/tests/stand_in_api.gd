@@ -1,14 +1,15 @@
 # A scripted API for the HTTP tests (tests/http_test.gd, tests/server_test.gd): a TCP_Server on a
 # local port answering HTTP/1.1, one request per connection. Each route ("METHOD /v1/path") answers
 # its scripted answers in order, the last one repeating; an answer of status 0 closes the
-# connection without answering (a network failure). Every request is recorded.
+# connection without answering (a network failure); an answer may be held back delay_ms (a slow
+# server). Every request is recorded as it arrives.
 extends Node
 
 var port := 0
 var requests = []  # {method, path, headers (lower-case names), body}
 var _tcp := TCP_Server.new()
 var _connections = []
-var _answers = {}  # route -> [[status, body text, extra header lines], ...]
+var _answers = {}  # route -> [[status, body text, extra header lines, delay_ms], ...]
 
 
 # Listens on the first free port of 39100-39199; answers the port, or 0.
@@ -34,11 +35,11 @@ func reset() -> void:
 	requests.clear()
 
 
-# headers: extra header lines, e.g. ["Retry-After: 1"].
-func answer(route: String, status: int, body = {}, headers := []) -> void:
+# headers: extra header lines, e.g. ["Retry-After: 1"]; body: JSON text as written, or a value.
+func answer(route: String, status: int, body = {}, headers := [], delay_ms := 0) -> void:
 	if not _answers.has(route):
 		_answers[route] = []
-	_answers[route].append([status, to_json(body) if typeof(body) != TYPE_STRING else body, headers])
+	_answers[route].append([status, to_json(body) if typeof(body) != TYPE_STRING else body, headers, delay_ms])
 
 
 func find(route: String) -> Array:
@@ -54,6 +55,10 @@ func _process(_delta: float) -> void:
 	while _tcp.is_connection_available():
 		_connections.append({"peer": _tcp.take_connection(), "data": PoolByteArray()})
 	for c in _connections.duplicate():
+		if c.has("answer_at"):
+			if OS.get_ticks_msec() >= c.answer_at:
+				_respond(c, c.scripted)
+			continue
 		var available = c.peer.get_available_bytes()
 		if available > 0:
 			# Pool arrays are values: the grown copy is stored back.
@@ -77,16 +82,25 @@ func _process(_delta: float) -> void:
 		var request = {"method": request_line[0], "path": request_line[1], "headers": headers, "body": body}
 		requests.append(request)
 		var route = request.method + " " + request.path
-		var scripted = [404, to_json({"code": "NOT_SCRIPTED", "detail": route}), []]
+		var scripted = [404, to_json({"code": "NOT_SCRIPTED", "detail": route}), [], 0]
 		if _answers.has(route):
 			scripted = _answers[route][0] if _answers[route].size() == 1 else _answers[route].pop_front()
-		if scripted[0] > 0:
-			var kind = "application/json" if scripted[0] < 400 else "application/problem+json"
-			var bytes = scripted[1].to_utf8()
-			var extra = ""
-			for line in scripted[2]:
-				extra += line + "\r\n"
-			var head = "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %d\r\n%sConnection: close\r\n\r\n" % [scripted[0], kind, bytes.size(), extra]
-			c.peer.put_data(head.to_utf8() + bytes)
-		c.peer.disconnect_from_host()
-		_connections.erase(c)
+		if scripted[3] > 0:
+			c.answer_at = OS.get_ticks_msec() + scripted[3]
+			c.scripted = scripted
+		else:
+			_respond(c, scripted)
+
+
+# Writes the scripted answer (none for status 0) and closes.
+func _respond(c: Dictionary, scripted: Array) -> void:
+	if scripted[0] > 0:
+		var kind = "application/json" if scripted[0] < 400 else "application/problem+json"
+		var bytes = scripted[1].to_utf8()
+		var extra = ""
+		for line in scripted[2]:
+			extra += line + "\r\n"
+		var head = "HTTP/1.1 %d X\r\nContent-Type: %s\r\nContent-Length: %d\r\n%sConnection: close\r\n\r\n" % [scripted[0], kind, bytes.size(), extra]
+		c.peer.put_data(head.to_utf8() + bytes)
+	c.peer.disconnect_from_host()
+	_connections.erase(c)

@@ -18,6 +18,9 @@ const RETRY_SAFE = "safe"
 const RETRY_NEVER = "never"
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
+# Every request as it is sent, the API's and a probe edge's (what a game may log or count).
+signal request_sent(method, url)
+
 var endpoints  # api_endpoints.gd: the replicas, shared with the notification socket
 var api_url: String setget , get_api_url  # the current replica's base URL with its /v1/ prefix
 var timeout_seconds := 10.0
@@ -101,6 +104,7 @@ func request(method: int, url: String, headers: Array, body: String) -> Dictiona
 	http.use_threads = true
 	http.timeout = timeout_seconds
 	add_child(http)
+	emit_signal("request_sent", method, url)
 	var started = http.request(url, PoolStringArray(headers), true, method, body)
 	if started != OK:
 		http.queue_free()

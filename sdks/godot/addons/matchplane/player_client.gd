@@ -15,6 +15,7 @@ const GameConnection = preload("res://addons/matchplane/game_connection.gd")
 const TicketHeartbeats = preload("res://addons/matchplane/ticket_heartbeats.gd")
 const MatchPlay = preload("res://addons/matchplane/match_play.gd")
 const LobbyCalls = preload("res://addons/matchplane/lobby_calls.gd")
+const EdgeProber = preload("res://addons/matchplane/edge_prober.gd")
 const TERMINAL_MATCH_STATES = ["COMPLETED", "FAILED", "CANCELLED"]
 
 var session_token := ""
@@ -25,6 +26,7 @@ var last_queue_options = null  # the last queue_options() body: where probe() fi
 var lobbies
 
 var _api
+var _edges  # edge_prober.gd
 
 
 # base_urls: where the API is served, e.g. "https://mm.example.com" (the /v1 prefix is added), or
@@ -35,6 +37,7 @@ func _init(base_urls) -> void:
 	_api = ApiTransport.new(base_urls)
 	add_child(_api)
 	lobbies = LobbyCalls.new(self)
+	_edges = EdgeProber.new(_api, funcref(self, "_record_measurement"))
 
 
 # The current replica's base URL with its /v1/ prefix.
@@ -93,43 +96,36 @@ static func http_edge_of(queue_options, region: String) -> String:
 	return ""
 
 
-# Measures the round trip to a region `samples` times; answers the API's last answer (its
-# estimateMs covers the kept samples). Where the last queue options list an http(s) edge for the
-# region, the challenge and answer go to that edge (docs/PROBES.md) and its signed measurement to
-# the API; else both go to the API. Nothing here times anything: the server's clock does.
+# Measures the round trip to a region `samples` times (1 to EdgeProber.MAX_SAMPLES, else
+# INVALID_SAMPLES before any request); answers the API's last answer (its estimateMs covers the
+# kept samples). Where the last queue options list an http(s) edge for the region, the samples are
+# taken there in rounds (edge_prober.gd, docs/PROBES.md) and each signed measurement goes to the
+# API as it arrives; else challenges and answers go to the API. Nothing here times anything: the
+# server's clock does.
 func probe(region: String, samples := 3) -> Dictionary:
+	var problem = EdgeProber.samples_problem(samples)
+	if problem != "":
+		yield(get_tree(), "idle_frame")
+		return ApiTransport.failure(0, "INVALID_SAMPLES", problem, null)
 	var edge = http_edge_of(last_queue_options, region)
-	var last = ApiTransport.failure(0, "NO_SAMPLES", "samples must be positive", null)
+	if edge != "":
+		var measured = yield(_edges.probe(edge, player_id, region, samples), "completed")
+		return measured
+	var last = null
+	var path = "probes/" + region.percent_encode()
 	for _sample in range(samples):
-		if edge != "":
-			last = yield(_probe_at_edge(edge, region), "completed")
-		else:
-			var path = "probes/" + region.percent_encode()
-			last = yield(_send(HTTPClient.METHOD_POST, path + "/challenge", "", ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
-			if last.ok:
-				var answer = {"challengeId": last.body.challengeId, "nonce": last.body.nonce}
-				last = yield(_send(HTTPClient.METHOD_POST, path + "/answer", to_json(answer), ApiTransport.RETRY_NEVER), "completed")
+		last = yield(_send(HTTPClient.METHOD_POST, path + "/challenge", "", ApiTransport.RETRY_IDEMPOTENCY_KEY), "completed")
+		if last.ok:
+			var answer = {"challengeId": last.body.challengeId, "nonce": last.body.nonce}
+			last = yield(_send(HTTPClient.METHOD_POST, path + "/answer", to_json(answer), ApiTransport.RETRY_NEVER), "completed")
 		if not last.ok:
 			break
-	if samples < 1:
-		yield(get_tree(), "idle_frame")
 	return last
 
 
-func _probe_at_edge(edge: String, region: String) -> Dictionary:
-	var identity = "\"playerId\":%s,\"region\":%s" % [to_json(player_id), to_json(region)]
-	var base = edge.rstrip("/") + "/v1/probe/"
-	var challenge = yield(_api.request(HTTPClient.METHOD_POST, base + "challenges", [], "{" + identity + "}"), "completed")
-	if not challenge.ok:
-		return challenge
-	# The challenge goes back byte for byte: it is opaque to the client, and not re-serialising it
-	# keeps the client's turnaround (inside the RTT) short.
-	var body = "{" + identity + ",\"challenge\":" + challenge.text.strip_edges() + "}"
-	var measured = yield(_api.request(HTTPClient.METHOD_POST, base + "answers", [], body), "completed")
-	if not measured.ok:
-		return measured
-	# Each measurement expires within a minute: handed over as soon as it is taken.
-	var accepted = yield(_send(HTTPClient.METHOD_POST, "probes/measurements", measured.text.strip_edges(), ApiTransport.RETRY_NEVER), "completed")
+# An edge's signed measurement, handed to the API unchanged and sent once.
+func _record_measurement(measurement: String) -> Dictionary:
+	var accepted = yield(_send(HTTPClient.METHOD_POST, "probes/measurements", measurement, ApiTransport.RETRY_NEVER), "completed")
 	return accepted
 
 
