@@ -245,13 +245,14 @@ describe('regions: latency measured at each region’s own edge', () => {
     expect(match!.region).toBe('us-east');
   });
 
-  it('hands each measurement to the API as it arrives: more samples than the measurements outlive all count', async () => {
+  it('records a chain once it is recordWithinMs old: more samples than the measurements outlive all count', async () => {
     const client = new PlayerClient({ baseUrl: shortAgeBaseUrl });
     const { playerId } = await client.createSession();
     await client.queueOptions();
     const samples = 12;
     const started = Date.now();
-    const answer = await client.probe('eu-west', { samples });
+    // Chains end after half the measurements' lifetime and are recorded then.
+    const answer = await client.probe('eu-west', { samples, recordWithinMs: SHORT_MAX_AGE_MS / 2 });
     // Taken together, the first measurement would have been older than the API accepts.
     expect(Date.now() - started).toBeGreaterThan(SHORT_MAX_AGE_MS + REGIONS['eu-west']);
     expect(answer.region).toBe('eu-west');

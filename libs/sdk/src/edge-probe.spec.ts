@@ -63,7 +63,11 @@ function world({ rounds = true } = {}): { fetch: FetchLike; urls: string[] } {
 }
 
 /** Probes eu-west (its edge); answers the URLs called and the bodies sent. */
-async function probeAtEdge({ fetch, urls }: ReturnType<typeof world>, samples: number) {
+async function probeAtEdge(
+  { fetch, urls }: ReturnType<typeof world>,
+  samples: number,
+  recordWithinMs?: number,
+) {
   const sent: unknown[] = [];
   const recording: FetchLike = (url, init) => {
     if (typeof init.body === 'string') sent.push(JSON.parse(init.body));
@@ -72,7 +76,7 @@ async function probeAtEdge({ fetch, urls }: ReturnType<typeof world>, samples: n
   const client = new PlayerClient({ baseUrl: BASE_URL, fetch: recording });
   await client.createSession();
   await client.queueOptions();
-  await client.probe('eu-west', { samples });
+  await client.probe('eu-west', { samples, recordWithinMs });
   return { urls, sent };
 }
 
@@ -100,9 +104,9 @@ describe(EdgeProber.name, () => {
     ]);
   });
 
-  it('takes several samples in rounds, each measurement to the API once the next answer is sent', async () => {
+  it('takes several samples in rounds, then hands the measurements to the API with nothing on the wire', async () => {
     const { urls, sent } = await probeAtEdge(world(), 3);
-    expect(urls.slice(2)).toEqual([CHALLENGE, ROUND, ROUND, RECORD, ANSWER, RECORD, RECORD]);
+    expect(urls.slice(2)).toEqual([CHALLENGE, ROUND, ROUND, ANSWER, RECORD, RECORD, RECORD]);
     const answer = (nonce: string) => ({
       playerId: PLAYER,
       region: 'eu-west',
@@ -112,8 +116,8 @@ describe(EdgeProber.name, () => {
     expect(sent.slice(2)).toEqual([
       answer('n'),
       answer('n1'),
-      { measurementId: 'm0', echoed: answer('n') },
       answer('n2'),
+      { measurementId: 'm0', echoed: answer('n') },
       { measurementId: 'm1', echoed: answer('n1') },
       { measurementId: 'm', echoed: answer('n2') },
     ]);
@@ -137,19 +141,15 @@ describe(EdgeProber.name, () => {
     ]);
   });
 
-  it('ends a chain with a plain answer while the API is still recording, then starts a fresh one', async () => {
+  it('ends a chain once it is recordWithinMs old, records it, then starts a fresh one', async () => {
     const { fetch, urls } = world();
-    let releaseFirst: () => void = () => undefined;
-    let recorded = 0;
-    // The first measurement's recording is held until a plain answer is on its way: the second
-    // round's reply finds the API busy, so that chain ends there.
-    const slowApi: FetchLike = async (url, init) => {
-      if (url.endsWith('/v1/probes/measurements') && (recorded += 1) === 1)
-        await new Promise<void>((resolve) => (releaseFirst = resolve));
-      if (url.endsWith('/v1/probe/answers')) setTimeout(() => releaseFirst(), 10);
+    // Each round takes 100 ms: with 150 ms to record within, the third sample is a plain answer.
+    const slowEdge: FetchLike = async (url, init) => {
+      if (url.endsWith('/v1/probe/rounds'))
+        await new Promise((resolve) => setTimeout(resolve, 100));
       return fetch(url, init);
     };
-    await probeAtEdge({ fetch: slowApi, urls }, 4);
+    await probeAtEdge({ fetch: slowEdge, urls }, 5, 150);
     expect(urls.slice(2)).toEqual([
       CHALLENGE,
       ROUND,
@@ -159,7 +159,9 @@ describe(EdgeProber.name, () => {
       RECORD,
       RECORD,
       CHALLENGE,
+      ROUND,
       ANSWER,
+      RECORD,
       RECORD,
     ]);
   });
@@ -175,8 +177,8 @@ describe(EdgeProber.name, () => {
       (caught: unknown) => caught,
     );
     expect(error).toMatchObject({ status: 410, code: 'PROBE_MEASUREMENT_EXPIRED' });
-    // The chain ends at the answer sent while the refusal came back.
-    expect(urls.slice(2)).toEqual([CHALLENGE, ROUND, ROUND, RECORD, ANSWER]);
+    // The first chain's first measurement is refused: nothing more is sent.
+    expect(urls.slice(2)).toEqual([CHALLENGE, ROUND, ROUND, ROUND, ROUND, ANSWER, RECORD]);
   });
 
   it.each([0, -1, 2.5, MAX_PROBE_SAMPLES + 1, Infinity])(

@@ -57,6 +57,13 @@ export function installEdgePost(post: EdgePost | undefined): void {
  */
 export const MAX_PROBE_SAMPLES = 50;
 
+/**
+ * How old a chain of samples gets before it ends and its measurements go to the API: a third of
+ * the API's default PROBE_MEASUREMENT_MAX_AGE_MS (a minute). A deployment that shortens that sets
+ * the probe's `recordWithinMs` below it.
+ */
+export const DEFAULT_RECORD_WITHIN_MS = 20_000;
+
 /** Throws a RangeError naming the limits unless `samples` is an integer from 1 to MAX_PROBE_SAMPLES. */
 export function checkProbeSamples(samples: number): void {
   if (!Number.isInteger(samples) || samples < 1 || samples > MAX_PROBE_SAMPLES)
@@ -90,68 +97,78 @@ export class EdgeProber {
   }
 
   /**
-   * `samples` measurements at the edge, each handed to the API by `record` as it arrives (a
-   * measurement expires: PROBE_MEASUREMENT_MAX_AGE_MS, a minute by default); answers the API's last
-   * answer.
+   * `samples` measurements at the edge, handed to the API by `record` after each chain of rounds
+   * (see {@link measureChain}); answers the API's last answer. A measurement expires
+   * (PROBE_MEASUREMENT_MAX_AGE_MS, a minute by default): a chain ends once it is `recordWithinMs`
+   * old, so none waits longer than about that before it is recorded.
    */
   async probe(
-    target: { edge: string; region: string; samples: number; playerId: string | undefined },
+    target: {
+      edge: string;
+      region: string;
+      samples: number;
+      playerId: string | undefined;
+      recordWithinMs?: number;
+    },
     record: (measurement: SignedProbeMeasurement) => Promise<ProbeMeasurementResponse>,
   ): Promise<ProbeMeasurementResponse> {
     const { edge, region, playerId, samples } = target;
     if (!playerId)
       throw new Error("probing at a region's edge needs a session made by createSession");
     checkProbeSamples(samples);
-    const recordings = new MeasurementQueue(record);
-    await this.measureRounds(edge, playerId, region, samples, recordings);
-    // samples >= 1, so something was recorded.
-    return (await recordings.drained()) as ProbeMeasurementResponse;
-  }
-
-  /**
-   * `samples` measurements in chains: a challenge, then rounds (each answers the last challenge and
-   * brings the next one in the same reply), the last a plain answer; `samples` + 1 requests while
-   * the API keeps up. Each measurement is queued for the API once the next answer is on its way, so
-   * nothing runs between a challenge and its answer but the splice. A chain ends early (a plain
-   * answer, the queue drained, a fresh challenge) when the previous measurement is still being
-   * recorded (or refused), so none waits behind more than one recording and none expires in the
-   * queue. An edge without rounds (404) is probed a fresh challenge and an answer at a time.
-   */
-  private async measureRounds(
-    edgeUrl: string,
-    playerId: string,
-    region: string,
-    samples: number,
-    recordings: MeasurementQueue,
-  ): Promise<void> {
+    const recordWithinMs = target.recordWithinMs ?? DEFAULT_RECORD_WITHIN_MS;
+    let last: ProbeMeasurementResponse | undefined;
     let taken = 0;
     let edgeHasRounds = true;
     while (taken < samples) {
-      await recordings.drained();
-      let challengeJson = await this.challenge(edgeUrl, playerId, region);
-      let unrecorded: SignedProbeMeasurement | undefined;
-      for (;;) {
-        const body = answerBody(playerId, region, challengeJson);
-        const chained = edgeHasRounds && taken < samples - 1 && recordings.ready;
-        const reply = chained ? this.round(edgeUrl, body) : this.answer(edgeUrl, body);
-        if (unrecorded) recordings.add(unrecorded);
-        const answered = await reply;
-        if (answered === undefined) {
-          // Refused 404: an edge from before rounds. The challenge is a round trip old by now, so
-          // it is dropped rather than answered late.
-          edgeHasRounds = false;
-          break;
-        }
-        taken += 1;
-        if (!('challenge' in answered)) {
-          recordings.add(answered);
-          break;
-        }
-        unrecorded = answered.measurement;
-        // Parsed, unlike a challenge's own reply: the edge writes it canonically, and its MAC
-        // covers the fields, not the JSON text.
-        challengeJson = JSON.stringify(answered.challenge);
+      const chain = await this.measureChain(
+        { edgeUrl: edge, playerId, region, recordWithinMs },
+        samples - taken,
+        edgeHasRounds,
+      );
+      edgeHasRounds = chain.edgeHasRounds;
+      taken += chain.measurements.length;
+      // Recorded with no sample on the wire: a recording's answer arriving mid-sample would delay
+      // the client's turnaround, which is inside the RTT.
+      for (const measurement of chain.measurements) last = await record(measurement);
+    }
+    // samples >= 1, so something was recorded.
+    return last as ProbeMeasurementResponse;
+  }
+
+  /**
+   * Up to `wanted` measurements in one chain: a challenge, then rounds (each answers the last
+   * challenge and brings the next one in the same reply), the last a plain answer, so n samples in
+   * n + 1 requests. Nothing runs between a challenge and its answer but the splice. The chain ends
+   * early, with a plain answer, once it is `recordWithinMs` old. An edge without rounds (404) gives
+   * none here (the refused round's challenge is a round trip old: answered, it would read long);
+   * the chains after that are a fresh challenge and an answer each.
+   */
+  private async measureChain(
+    at: { edgeUrl: string; playerId: string; region: string; recordWithinMs: number },
+    wanted: number,
+    edgeHasRounds: boolean,
+  ): Promise<{ measurements: SignedProbeMeasurement[]; edgeHasRounds: boolean }> {
+    const { edgeUrl, playerId, region } = at;
+    const startedAt = Date.now();
+    const measurements: SignedProbeMeasurement[] = [];
+    let challengeJson = await this.challenge(edgeUrl, playerId, region);
+    for (;;) {
+      const body = answerBody(playerId, region, challengeJson);
+      const chained =
+        edgeHasRounds &&
+        measurements.length < wanted - 1 &&
+        Date.now() - startedAt < at.recordWithinMs;
+      if (!chained) {
+        measurements.push(await this.answer(edgeUrl, body));
+        return { measurements, edgeHasRounds };
       }
+      const round = await this.round(edgeUrl, body);
+      if (round === undefined) return { measurements, edgeHasRounds: false };
+      measurements.push(round.measurement);
+      // Parsed, unlike a challenge's own reply: the edge writes it canonically, and its MAC
+      // covers the fields, not the JSON text.
+      challengeJson = JSON.stringify(round.challenge);
     }
   }
 
@@ -202,49 +219,6 @@ export class EdgeProber {
       throw new MatchplaneApiError({ request, status: reply.status, problem });
     }
     return reply.text;
-  }
-}
-
-/**
- * Hands measurements to the API one at a time, in arrival order, off the edge's path: recording
- * runs while the next sample is on the wire. Keeps the API's last answer, or the first refusal
- * (after which nothing more is sent).
- */
-class MeasurementQueue {
-  private tail: Promise<void> = Promise.resolve();
-  private queued = 0;
-  private last: ProbeMeasurementResponse | undefined;
-  private refusal: { error: unknown } | undefined;
-
-  constructor(
-    private readonly record: (
-      measurement: SignedProbeMeasurement,
-    ) => Promise<ProbeMeasurementResponse>,
-  ) {}
-
-  /** Nothing queued or being recorded, and nothing refused. */
-  get ready(): boolean {
-    return this.queued === 0 && !this.refusal;
-  }
-
-  add(measurement: SignedProbeMeasurement): void {
-    this.queued += 1;
-    this.tail = this.tail.then(async () => {
-      try {
-        if (!this.refusal) this.last = await this.record(measurement);
-      } catch (error) {
-        this.refusal ??= { error };
-      } finally {
-        this.queued -= 1;
-      }
-    });
-  }
-
-  /** Waits for every queued measurement; answers the last answer or throws the first refusal. */
-  async drained(): Promise<ProbeMeasurementResponse | undefined> {
-    await this.tail;
-    if (this.refusal) throw this.refusal.error;
-    return this.last;
   }
 }
 

@@ -9,6 +9,7 @@ export * from './game-connection';
 export {
   EdgeProber,
   MAX_PROBE_SAMPLES,
+  DEFAULT_RECORD_WITHIN_MS,
   httpProbeEdge,
   installEdgePost,
   type EdgePost,

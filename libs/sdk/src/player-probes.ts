@@ -14,6 +14,12 @@ export interface ProbeOptions {
    * the server keeps a median of recent ones. Default 3.
    */
   samples?: number;
+  /**
+   * At an edge: how old a chain of samples gets before its measurements go to the API (default
+   * DEFAULT_RECORD_WITHIN_MS, 20 s); keep it below the API's PROBE_MEASUREMENT_MAX_AGE_MS.
+   * Measurements are recorded between chains, never while a sample is on the wire.
+   */
+  recordWithinMs?: number;
 }
 
 export interface ProbeAllResult {
@@ -49,13 +55,21 @@ export class ProbeCalls {
     checkProbeSamples(samples);
     const edge = httpProbeEdge(this.lastQueueOptions, region);
     if (edge !== undefined) {
-      return this.edges.probe({ edge, region, samples, playerId: this.playerId() }, (body) =>
-        this.calls.required({
-          method: 'POST',
-          path: PlayerRoutes.probeMeasurements,
-          body,
-          retry: 'never',
-        }),
+      return this.edges.probe(
+        {
+          edge,
+          region,
+          samples,
+          playerId: this.playerId(),
+          recordWithinMs: options.recordWithinMs,
+        },
+        (body) =>
+          this.calls.required({
+            method: 'POST',
+            path: PlayerRoutes.probeMeasurements,
+            body,
+            retry: 'never',
+          }),
       );
     }
     let last: ProbeAnswerResponse | undefined;
