@@ -55,6 +55,7 @@ import {
   type CpuSample,
 } from './bench.processes';
 import { percentiles, type Percentiles } from './delivery.recorder';
+import { ClusterWatch, startScratchCluster, statementTable } from './postgres-cost';
 
 // BENCH_TAG keeps concurrent runs (e.g. an old and a new build side by side) apart.
 const TAG = /^[a-z0-9_]{0,20}$/.test(process.env.BENCH_TAG ?? '')
@@ -130,6 +131,17 @@ const FLAGS: FlagSpec[] = [
     name: 'allocator-concurrency',
     description: "Jobs each allocator works on at once (0: the allocator's default)",
     int: { min: 0, max: 1_000, default: 0 },
+  },
+  {
+    name: 'pg-stats',
+    description:
+      "Run on a scratch PostgreSQL cluster of the bench's own with pg_stat_statements, and report each statement's cost per match of the burst",
+    switch: true,
+  },
+  {
+    name: 'results',
+    description: 'File the figures are written to',
+    string: { default: 'test/bench/results/allocation.json' },
   },
   { name: 'help', description: 'Print this and exit', switch: true },
 ];
@@ -815,10 +827,42 @@ async function main(): Promise<void> {
   const paced = Number(flags.paced);
   const rate = Number(flags.rate);
   const local = Number(flags.local);
-  const bench = new Bench(loadConfig(MigrateConfig), loadConfig(ServiceConfig));
-  installCleanup(() => bench.tearDown());
+  const pgStats = flags['pg-stats'] === true;
+  const scratch = pgStats ? await startScratchCluster() : undefined;
+  const migrate = loadConfig(
+    MigrateConfig,
+    scratch
+      ? {
+          ...process.env,
+          DATABASE_URL: undefined,
+          DATABASE_HOST: LOCALHOST,
+          DATABASE_PORT: String(scratch.port),
+          DATABASE_USER: scratch.user,
+          DATABASE_PASSWORD: undefined,
+          DATABASE_ADMIN_NAME: scratch.adminDatabase,
+        }
+      : process.env,
+  );
+  const bench = new Bench(migrate, loadConfig(ServiceConfig));
+  installCleanup(async () => {
+    await bench.tearDown();
+    await scratch?.destroy();
+  });
+  let watch: ClusterWatch | undefined;
   try {
     await bench.setUp();
+    if (scratch) progress(`--pg-stats: a scratch PostgreSQL cluster on port ${scratch.port}`);
+    watch = await ClusterWatch.open(
+      {
+        host: migrate.DATABASE_HOST,
+        port: migrate.DATABASE_PORT,
+        user: migrate.DATABASE_USER,
+        password: migrate.DATABASE_PASSWORD,
+        database: migrate.DATABASE_ADMIN_NAME,
+      },
+      DATABASE,
+      pgStats,
+    );
     const keyFile = bench.keyFile();
     const apiPort = await freePort();
     const apiUrl = `http://${LOCALHOST}:${apiPort}`;
@@ -851,9 +895,14 @@ async function main(): Promise<void> {
 
     progress(`static, burst: ${burst} matches at once`);
     const burstBefore = await bench.phaseStart();
+    const burstTicks = await watch.begin();
     const burstIds = await bench.commitMatches(burst, 0);
     const staticBurst = await bench.measure(burstIds, 120_000, burstBefore);
+    const burstPostgres = await watch.end(burstTicks, burstIds.length);
     progress(`  ${JSON.stringify(staticBurst)}`);
+    if (burstPostgres.statements) {
+      progress(`burst statements per match:\n${statementTable(burstPostgres.statements)}`);
+    }
 
     let staticPaced: PhaseFigures | undefined;
     if (paced > 0) {
@@ -916,6 +965,9 @@ async function main(): Promise<void> {
       // The burst against this machine's PostgreSQL (an allocation is several transactions).
       burst_fraction_of_writers_shape:
         Math.round((staticBurst.allocationsPerSecond / bench.writersShape.tps) * 10_000) / 10_000,
+      // The whole cluster's CPU over the burst (the matches' commits included), per match.
+      burst_postgres_cpu_ms_per_match: burstPostgres.postgresCpuMsPerEvent,
+      ...(burstPostgres.statements ? { burst_statements: burstPostgres.statements } : {}),
       targets: {
         burst_at_least_0_02_of_writers_shape:
           staticBurst.allocationsPerSecond >= 0.02 * bench.writersShape.tps,
@@ -938,12 +990,12 @@ async function main(): Promise<void> {
         : {}),
       ...(backfill ? { backfill } : {}),
     };
-    progress(
-      `results written to ${writeResults(REPO_ROOT, 'test/bench/results/allocation.json', result)}`,
-    );
+    progress(`results written to ${writeResults(REPO_ROOT, flags.results as string, result)}`);
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
+    await watch?.close();
     await bench.tearDown();
+    await scratch?.destroy();
   }
 }
 
