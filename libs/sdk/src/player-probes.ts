@@ -5,7 +5,13 @@ import {
   type ProbeChallengeResponse,
   type QueueOptionsResponse,
 } from '@matchplane/contracts';
-import { checkProbeSamples, httpProbeEdge, type EdgeProber } from './edge-probe';
+import {
+  checkProbeSamples,
+  checkRecordWithinMs,
+  DEFAULT_RECORD_WITHIN_MS,
+  httpProbeEdge,
+  type EdgeProber,
+} from './edge-probe';
 import type { PlayerCalls } from './player-calls';
 
 export interface ProbeOptions {
@@ -51,8 +57,10 @@ export class ProbeCalls {
   }
 
   async probe(region: string, options: ProbeOptions = {}): Promise<ProbeAnswerResponse> {
-    const samples = options.samples ?? 3;
+    // Checked here, the one way in (probeAll comes through here too), whichever path follows.
+    const { samples = 3, recordWithinMs = DEFAULT_RECORD_WITHIN_MS } = options;
     checkProbeSamples(samples);
+    checkRecordWithinMs(recordWithinMs);
     const edge = httpProbeEdge(this.lastQueueOptions, region);
     if (edge !== undefined) {
       return this.edges.probe(
@@ -61,7 +69,7 @@ export class ProbeCalls {
           region,
           samples,
           playerId: this.playerId(),
-          recordWithinMs: options.recordWithinMs,
+          recordWithinMs,
         },
         (body) =>
           this.calls.required({
