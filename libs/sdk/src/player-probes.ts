@@ -22,8 +22,9 @@ export interface ProbeOptions {
   samples?: number;
   /**
    * At an edge: how old a chain of samples gets before its measurements go to the API (default
-   * DEFAULT_RECORD_WITHIN_MS, 20 s); keep it below the API's PROBE_MEASUREMENT_MAX_AGE_MS.
-   * Measurements are recorded between chains, never while a sample is on the wire.
+   * DEFAULT_RECORD_WITHIN_MS, 20 s; positive and finite, a RangeError otherwise); keep it below
+   * the API's PROBE_MEASUREMENT_MAX_AGE_MS. Measurements are recorded between chains, never while
+   * a sample is on the wire.
    */
   recordWithinMs?: number;
 }
