@@ -1,7 +1,7 @@
 import type { QueueOptionsResponse } from '@matchplane/contracts';
 import { EdgeProber, httpProbeEdge, MAX_PROBE_SAMPLES } from './edge-probe';
 import type { FetchLike } from './http.transport';
-import { PlayerClient } from './player-client';
+import { PlayerClient, type ProbeOptions } from './player-client';
 import { MatchplaneApiError } from './sdk.errors';
 
 const BASE_URL = 'http://mm.test:8080';
@@ -181,20 +181,26 @@ describe(EdgeProber.name, () => {
     expect(urls.slice(2)).toEqual([CHALLENGE, ROUND, ROUND, ROUND, ROUND, ANSWER, RECORD]);
   });
 
-  it.each([0, -1, 2.5, MAX_PROBE_SAMPLES + 1, Infinity])(
-    'refuses %p samples before any request',
-    async (samples) => {
-      const { fetch, urls } = world();
-      const client = new PlayerClient({ baseUrl: BASE_URL, fetch });
-      await client.createSession();
-      await client.queueOptions();
-      await expect(client.probe('eu-west', { samples })).rejects.toThrow(RangeError);
-      await expect(client.probe('us-east', { samples })).rejects.toThrow(
-        `samples must be an integer from 1 to ${MAX_PROBE_SAMPLES}`,
-      );
-      expect(urls).toHaveLength(2);
-    },
-  );
+  const SAMPLES_LIMITS = `samples must be an integer from 1 to ${MAX_PROBE_SAMPLES}`;
+  const RECORD_WITHIN_LIMITS = 'recordWithinMs must be a positive number of milliseconds';
+  it.each<[ProbeOptions, string]>([
+    ...[0, -1, 2.5, MAX_PROBE_SAMPLES + 1, Infinity].map((samples): [ProbeOptions, string] => [
+      { samples },
+      SAMPLES_LIMITS,
+    ]),
+    ...[0, -1, NaN, Infinity].map((recordWithinMs): [ProbeOptions, string] => [
+      { recordWithinMs },
+      RECORD_WITHIN_LIMITS,
+    ]),
+  ])('refuses %p before any request, at an edge or at the API', async (probeOptions, limits) => {
+    const { fetch, urls } = world();
+    const client = new PlayerClient({ baseUrl: BASE_URL, fetch });
+    await client.createSession();
+    await client.queueOptions();
+    await expect(client.probe('eu-west', probeOptions)).rejects.toThrow(RangeError);
+    await expect(client.probe('us-east', probeOptions)).rejects.toThrow(limits);
+    expect(urls).toHaveLength(2);
+  });
 
   it('echoes the challenge to the edge and the measurement to the API unchanged', async () => {
     const { sent } = await probeAtEdge(world(), 1);
@@ -211,27 +217,29 @@ describe(EdgeProber.name, () => {
   it('sends the challenge back byte for byte, as the edge wrote it', async () => {
     // Key order, spacing and an integer past 2^53 would all change in a parse and re-serialise.
     const challengeText = '{ "z":1,"issuedAtUs":12345678901234567890,"a":"x" }';
+    const { fetch } = world();
     const bodies: string[] = [];
-    const fetch: FetchLike = (url, init) => {
-      bodies.push(init.body as string);
-      return Promise.resolve(
-        url.endsWith('/challenges')
-          ? new Response(challengeText, { status: 201 })
-          : json(200, { measurementId: 'm' }),
-      );
+    const edgeWriting: FetchLike = (url, init) => {
+      bodies.push(`${url} ${init.body as string}`);
+      return url === `${EDGE}/v1/probe/challenges`
+        ? Promise.resolve(new Response(challengeText, { status: 201 }))
+        : fetch(url, init);
     };
-    await new EdgeProber({ fetch }).measure(EDGE, PLAYER, 'eu-west');
-    expect(bodies[1]).toBe(
-      `{"playerId":"${PLAYER}","region":"eu-west","challenge":${challengeText}}`,
+    await probeAtEdge({ fetch: edgeWriting, urls: [] }, 1);
+    expect(bodies).toContain(
+      `${EDGE}/v1/probe/answers {"playerId":"${PLAYER}","region":"eu-west","challenge":${challengeText}}`,
     );
   });
 
   it("throws an edge's problem as a MatchplaneApiError with its code", async () => {
-    const fetch: FetchLike = () =>
-      Promise.resolve(json(410, { code: 'PROBE_EXPIRED', status: 410, detail: 'late' }));
-    const error = await new EdgeProber({ fetch })
-      .measure(EDGE, PLAYER, 'eu-west')
-      .catch((caught: unknown) => caught);
+    const { fetch, urls } = world();
+    const refusing: FetchLike = (url, init) =>
+      url.startsWith(EDGE)
+        ? Promise.resolve(json(410, { code: 'PROBE_EXPIRED', status: 410, detail: 'late' }))
+        : fetch(url, init);
+    const error = await probeAtEdge({ fetch: refusing, urls }, 1).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(MatchplaneApiError);
     expect(error).toMatchObject({ status: 410, code: 'PROBE_EXPIRED' });
   });

@@ -73,6 +73,18 @@ export function checkProbeSamples(samples: number): void {
 }
 
 /**
+ * Throws a RangeError unless `recordWithinMs` is a positive finite number: with NaN or Infinity a
+ * chain would never end (every sample unrecorded until the last), with 0 or less every chain
+ * would be one sample.
+ */
+export function checkRecordWithinMs(recordWithinMs: number): void {
+  if (!Number.isFinite(recordWithinMs) || recordWithinMs <= 0)
+    throw new RangeError(
+      `recordWithinMs must be a positive number of milliseconds, not ${String(recordWithinMs)}`,
+    );
+}
+
+/**
  * Measures RTT at a region's probe edge over HTTP: a challenge, then at once its answer; the edge
  * times the gap on its own clock and answers a signed measurement for the API. Nothing here times
  * anything: a client cannot make itself look closer than it is.
@@ -100,7 +112,8 @@ export class EdgeProber {
    * `samples` measurements at the edge, handed to the API by `record` after each chain of rounds
    * (see {@link measureChain}); answers the API's last answer. A measurement expires
    * (PROBE_MEASUREMENT_MAX_AGE_MS, a minute by default): a chain ends once it is `recordWithinMs`
-   * old, so none waits longer than about that before it is recorded.
+   * old, so none waits longer than about that before it is recorded. `samples` and
+   * `recordWithinMs` come checked from the client's probe (ProbeCalls), the one way in.
    */
   async probe(
     target: {
@@ -108,15 +121,13 @@ export class EdgeProber {
       region: string;
       samples: number;
       playerId: string | undefined;
-      recordWithinMs?: number;
+      recordWithinMs: number;
     },
     record: (measurement: SignedProbeMeasurement) => Promise<ProbeMeasurementResponse>,
   ): Promise<ProbeMeasurementResponse> {
-    const { edge, region, playerId, samples } = target;
+    const { edge, region, playerId, samples, recordWithinMs } = target;
     if (!playerId)
       throw new Error("probing at a region's edge needs a session made by createSession");
-    checkProbeSamples(samples);
-    const recordWithinMs = target.recordWithinMs ?? DEFAULT_RECORD_WITHIN_MS;
     let last: ProbeMeasurementResponse | undefined;
     let taken = 0;
     let edgeHasRounds = true;
@@ -170,15 +181,6 @@ export class EdgeProber {
       // covers the fields, not the JSON text.
       challengeJson = JSON.stringify(round.challenge);
     }
-  }
-
-  async measure(
-    edgeUrl: string,
-    playerId: string,
-    region: string,
-  ): Promise<SignedProbeMeasurement> {
-    const challengeJson = await this.challenge(edgeUrl, playerId, region);
-    return this.answer(edgeUrl, answerBody(playerId, region, challengeJson));
   }
 
   private challenge(edgeUrl: string, playerId: string, region: string): Promise<string> {

@@ -7,7 +7,6 @@ export * from './server-heartbeats';
 export * from './notification-subscriber';
 export * from './game-connection';
 export {
-  EdgeProber,
   MAX_PROBE_SAMPLES,
   DEFAULT_RECORD_WITHIN_MS,
   httpProbeEdge,

@@ -1,10 +1,22 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EdgeProber, installEdgePost } from './edge-probe';
+import type { ProbeMeasurementResponse, SignedProbeMeasurement } from '@matchplane/contracts';
+import { DEFAULT_RECORD_WITHIN_MS, EdgeProber, installEdgePost } from './edge-probe';
 import { nodeEdgePost } from './node-edge-post';
 import { MatchplaneApiError, MatchplaneNetworkError } from './sdk.errors';
 
 const PLAYER = '6f1c2a4e-0b7d-4c1e-9a53-2f8d1e7b4c90';
+
+/** One sample at `edge` as a client's probe takes it; answers the measurement it would record. */
+async function probeOnce(prober: EdgeProber, edge: string): Promise<SignedProbeMeasurement> {
+  let recorded: SignedProbeMeasurement | undefined;
+  const target = { edge, region: 'eu-west', samples: 1, playerId: PLAYER };
+  await prober.probe({ ...target, recordWithinMs: DEFAULT_RECORD_WITHIN_MS }, (measurement) => {
+    recorded = measurement;
+    return Promise.resolve({} as ProbeMeasurementResponse);
+  });
+  return recorded!;
+}
 
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
@@ -118,7 +130,7 @@ describe('nodeEdgePost', () => {
     installEdgePost(nodeEdgePost);
     await Promise.all([1, 2].map(() => nodeEdgePost(`${base}/other`, '{}', 5_000)));
     resetReuses = 2;
-    const network = new EdgeProber().measure(base, PLAYER, 'eu-west');
+    const network = probeOnce(new EdgeProber(), base);
     await expect(network).rejects.toMatchObject({
       constructor: MatchplaneNetworkError,
       timedOut: false,
@@ -137,7 +149,7 @@ describe('nodeEdgePost', () => {
     const fetchBefore = globalThis.fetch;
     globalThis.fetch = () => Promise.reject(new Error('fetch must not be used'));
     try {
-      const measurement = await new EdgeProber().measure(base, PLAYER, 'eu-west');
+      const measurement = await probeOnce(new EdgeProber(), base);
       expect(measurement).toEqual({
         measurementId: 'm1',
         echoed: { playerId: PLAYER, region: 'eu-west', challenge: { nonce: 'n1', sig: 's' } },
@@ -152,11 +164,11 @@ describe('nodeEdgePost', () => {
   it('turns a refusal into MatchplaneApiError and a timeout into a timed-out MatchplaneNetworkError', async () => {
     installEdgePost(nodeEdgePost);
     const prober = new EdgeProber({ requestTimeoutMs: 150 });
-    await expect(prober.measure(`${base}/refusing`, PLAYER, 'eu-west')).rejects.toMatchObject({
+    await expect(probeOnce(prober, `${base}/refusing`)).rejects.toMatchObject({
       constructor: MatchplaneApiError,
       status: 409,
     });
-    await expect(prober.measure(`${base}/silent`, PLAYER, 'eu-west')).rejects.toMatchObject({
+    await expect(probeOnce(prober, `${base}/silent`)).rejects.toMatchObject({
       constructor: MatchplaneNetworkError,
       timedOut: true,
     });

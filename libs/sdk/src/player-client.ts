@@ -179,9 +179,10 @@ export class PlayerClient {
    * Measures the round trip to `region`: per sample, a challenge and at once its answer (the
    * server times the gap). Returns the last answer, whose `estimateMs` covers all kept samples.
    * Where the last `queueOptions()` (probeAll fetches them) lists a probe edge for the region, the
-   * samples are taken there in rounds (each answer brings the next challenge) and each signed
-   * measurement goes to the API as it arrives; else to the API. `samples` is 1 to
-   * MAX_PROBE_SAMPLES (50), a RangeError otherwise.
+   * samples are taken there in rounds (each answer brings the next challenge) and the signed
+   * measurements go to the API after each chain, never while a sample is on the wire; else to the
+   * API. `samples` is 1 to MAX_PROBE_SAMPLES (50) and `recordWithinMs` positive, a RangeError
+   * before any request otherwise.
    */
   probe(region: string, options: ProbeOptions = {}): Promise<ProbeAnswerResponse> {
     return this.probes.probe(region, options);

@@ -5,7 +5,13 @@ import {
   type ProbeChallengeResponse,
   type QueueOptionsResponse,
 } from '@matchplane/contracts';
-import { checkProbeSamples, httpProbeEdge, type EdgeProber } from './edge-probe';
+import {
+  checkProbeSamples,
+  checkRecordWithinMs,
+  DEFAULT_RECORD_WITHIN_MS,
+  httpProbeEdge,
+  type EdgeProber,
+} from './edge-probe';
 import type { PlayerCalls } from './player-calls';
 
 export interface ProbeOptions {
@@ -16,8 +22,9 @@ export interface ProbeOptions {
   samples?: number;
   /**
    * At an edge: how old a chain of samples gets before its measurements go to the API (default
-   * DEFAULT_RECORD_WITHIN_MS, 20 s); keep it below the API's PROBE_MEASUREMENT_MAX_AGE_MS.
-   * Measurements are recorded between chains, never while a sample is on the wire.
+   * DEFAULT_RECORD_WITHIN_MS, 20 s; positive and finite, a RangeError otherwise); keep it below
+   * the API's PROBE_MEASUREMENT_MAX_AGE_MS. Measurements are recorded between chains, never while
+   * a sample is on the wire.
    */
   recordWithinMs?: number;
 }
@@ -51,8 +58,10 @@ export class ProbeCalls {
   }
 
   async probe(region: string, options: ProbeOptions = {}): Promise<ProbeAnswerResponse> {
-    const samples = options.samples ?? 3;
+    // Checked here, the one way in (probeAll comes through here too), whichever path follows.
+    const { samples = 3, recordWithinMs = DEFAULT_RECORD_WITHIN_MS } = options;
     checkProbeSamples(samples);
+    checkRecordWithinMs(recordWithinMs);
     const edge = httpProbeEdge(this.lastQueueOptions, region);
     if (edge !== undefined) {
       return this.edges.probe(
@@ -61,7 +70,7 @@ export class ProbeCalls {
           region,
           samples,
           playerId: this.playerId(),
-          recordWithinMs: options.recordWithinMs,
+          recordWithinMs,
         },
         (body) =>
           this.calls.required({

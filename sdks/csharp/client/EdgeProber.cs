@@ -5,6 +5,7 @@
 // make itself look closer than it is.
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Linq;
 using System.Net.Http;
 using System.Text;
@@ -31,6 +32,11 @@ namespace Matchplane.Client
             return urls.FirstOrDefault(url => url.StartsWith("http://", StringComparison.Ordinal) || url.StartsWith("https://", StringComparison.Ordinal));
         }
 
+        /// <summary>How old a chain of samples gets before it ends and its measurements go to the API:
+        /// a third of the API's default PROBE_MEASUREMENT_MAX_AGE_MS (a minute), as in the TypeScript
+        /// SDK. A deployment that shortens that passes a smaller recordWithinMs.</summary>
+        public const int DefaultRecordWithinMs = 20000;
+
         /// <summary>Throws ArgumentOutOfRangeException unless samples is from 1 to MaxSamples.</summary>
         public static void CheckSamples(int samples)
         {
@@ -38,68 +44,72 @@ namespace Matchplane.Client
                 throw new ArgumentOutOfRangeException("samples", samples, "samples must be from 1 to " + MaxSamples + " (the most the API keeps per region)");
         }
 
-        /// <summary>One sample: answers the signed measurement's JSON text, to be POSTed to the API as is.</summary>
-        public async Task<string> MeasureAsync(string edgeUrl, string playerId, string region)
+        /// <summary>Throws ArgumentOutOfRangeException unless recordWithinMs is positive: with 0 or
+        /// less every chain would be one sample.</summary>
+        public static void CheckRecordWithinMs(int recordWithinMs)
         {
-            string identity = Identity(playerId, region);
-            string challenge = await PostAsync(edgeUrl, "v1/probe/challenges", "{" + identity + "}").ConfigureAwait(false);
-            return await PostAsync(edgeUrl, "v1/probe/answers", AnswerBody(identity, challenge)).ConfigureAwait(false);
+            if (recordWithinMs <= 0)
+                throw new ArgumentOutOfRangeException("recordWithinMs", recordWithinMs, "recordWithinMs must be a positive number of milliseconds");
         }
 
         /// <summary>
-        /// `samples` measurements, each handed to `record` (the API) as it arrives, once the next
-        /// answer is on its way (a measurement expires: PROBE_MEASUREMENT_MAX_AGE_MS, a minute by
-        /// default); answers record's last answer. Taken in chains: a challenge, then rounds (each
-        /// answers the last challenge and brings the next), the last a plain answer, so `samples` + 1
-        /// requests while the API keeps up. A chain ends early (a plain answer, the recording awaited,
-        /// a fresh challenge) when the previous measurement is still being recorded, so none waits
-        /// behind more than one recording. An edge without rounds (404) is probed a fresh challenge
-        /// and an answer at a time. The first refusal of record is thrown.
+        /// `samples` measurements, handed to `record` (the API) after each chain, with no sample on
+        /// the wire: a recording's answer arriving mid-sample would delay the client's turnaround,
+        /// which is inside the RTT. Answers record's last answer; the first refusal is thrown. A
+        /// measurement expires (PROBE_MEASUREMENT_MAX_AGE_MS, a minute by default): a chain ends once
+        /// it is recordWithinMs old, so none waits longer than about that before it is recorded.
+        /// PlayerClient.ProbeAsync, the one way in, checks samples and recordWithinMs.
         /// </summary>
-        public async Task<T> ProbeAsync<T>(string edgeUrl, string playerId, string region, int samples, Func<string, Task<T>> record) where T : class
+        internal async Task<T> ProbeAsync<T>(string edgeUrl, string playerId, string region, int samples, int recordWithinMs, Func<string, Task<T>> record) where T : class
         {
-            CheckSamples(samples);
             string identity = Identity(playerId, region);
-            Task<T> recording = null;
+            T last = null;
             bool edgeHasRounds = true;
             int taken = 0;
             while (taken < samples)
             {
-                if (recording != null) await recording.ConfigureAwait(false);
-                string challenge = await PostAsync(edgeUrl, "v1/probe/challenges", "{" + identity + "}").ConfigureAwait(false);
-                string unrecorded = null;
-                while (true)
-                {
-                    string body = AnswerBody(identity, challenge);
-                    bool chained = edgeHasRounds && taken < samples - 1 && (recording == null || recording.Status == TaskStatus.RanToCompletion);
-                    Task<string> reply = chained ? RoundAsync(edgeUrl, body) : PostAsync(edgeUrl, "v1/probe/answers", body);
-                    if (unrecorded != null) recording = RecordAfterAsync(recording, unrecorded, record);
-                    string answered = await reply.ConfigureAwait(false);
-                    if (answered == null)
-                    {
-                        // Refused 404: an edge from before rounds. The challenge is a round trip old by
-                        // now, so it is dropped rather than answered late.
-                        edgeHasRounds = false;
-                        break;
-                    }
-                    taken++;
-                    if (!chained)
-                    {
-                        recording = RecordAfterAsync(recording, answered, record);
-                        break;
-                    }
-                    unrecorded = RawMember(answered, "measurement");
-                    challenge = RawMember(answered, "challenge");
-                }
+                Chain chain = await MeasureChainAsync(edgeUrl, identity, samples - taken, recordWithinMs, edgeHasRounds).ConfigureAwait(false);
+                edgeHasRounds = chain.EdgeHasRounds;
+                taken += chain.Measurements.Count;
+                foreach (string measurement in chain.Measurements) last = await record(measurement).ConfigureAwait(false);
             }
-            return await recording.ConfigureAwait(false);
+            return last;
         }
 
-        // One recording at a time, in arrival order; after a refusal nothing more is sent.
-        static async Task<T> RecordAfterAsync<T>(Task<T> previous, string measurement, Func<string, Task<T>> record)
+        sealed class Chain
         {
-            if (previous != null) await previous.ConfigureAwait(false);
-            return await record(measurement).ConfigureAwait(false);
+            public readonly List<string> Measurements = new List<string>();
+            public bool EdgeHasRounds;
+        }
+
+        // Up to `wanted` measurements in one chain: a challenge, then rounds (each answers the last
+        // challenge and brings the next), the last a plain answer, so n samples in n + 1 requests.
+        // The chain ends early, with a plain answer, once it is recordWithinMs old. An edge without
+        // rounds (404) gives none here: the refused round's challenge is a round trip old, and
+        // answered it would read long; the chains after that are a challenge and an answer each.
+        async Task<Chain> MeasureChainAsync(string edgeUrl, string identity, int wanted, int recordWithinMs, bool edgeHasRounds)
+        {
+            Stopwatch age = Stopwatch.StartNew();
+            var chain = new Chain { EdgeHasRounds = edgeHasRounds };
+            string challenge = await PostAsync(edgeUrl, "v1/probe/challenges", "{" + identity + "}").ConfigureAwait(false);
+            while (true)
+            {
+                string body = AnswerBody(identity, challenge);
+                bool chained = edgeHasRounds && chain.Measurements.Count < wanted - 1 && age.ElapsedMilliseconds < recordWithinMs;
+                if (!chained)
+                {
+                    chain.Measurements.Add(await PostAsync(edgeUrl, "v1/probe/answers", body).ConfigureAwait(false));
+                    return chain;
+                }
+                string round = await RoundAsync(edgeUrl, body).ConfigureAwait(false);
+                if (round == null)
+                {
+                    chain.EdgeHasRounds = false;
+                    return chain;
+                }
+                chain.Measurements.Add(RawMember(round, "measurement"));
+                challenge = RawMember(round, "challenge");
+            }
         }
 
         // A round's reply, or null where the edge has no rounds (404).

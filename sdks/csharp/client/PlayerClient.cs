@@ -85,20 +85,25 @@ namespace Matchplane.Client
         /// <summary>
         /// Measures the round trip to a region, `samples` times (1 to EdgeProber.MaxSamples, 50);
         /// answers the API's last answer (its estimateMs covers the kept samples). Where the last queue
-        /// options list an http(s) edge for the region, the samples are taken there in rounds
-        /// (EdgeProber.ProbeAsync) and each signed measurement goes to the API as it arrives (POST
-        /// /v1/probes/measurements); else challenge and answer go to the API. A challenge is retried
-        /// with its Idempotency-Key; an answer or a measurement is sent once (a retry would time the
-        /// backoff).
+        /// options list an http(s) edge for the region, the samples are taken there in rounds and the
+        /// signed measurements go to the API (POST /v1/probes/measurements) after each chain of
+        /// rounds, never while a sample is on the wire; a chain ends once it is `recordWithinMs` old
+        /// (default EdgeProber.DefaultRecordWithinMs, 20 s; keep it below the API's
+        /// PROBE_MEASUREMENT_MAX_AGE_MS). Else challenge and answer go to the API. A challenge is
+        /// retried with its Idempotency-Key; an answer or a measurement is sent once (a retry would
+        /// time the backoff). An out-of-range samples or recordWithinMs throws
+        /// ArgumentOutOfRangeException before any request.
         /// </summary>
-        public async Task<ProbeResult> ProbeAsync(string region, int samples = 3)
+        public async Task<ProbeResult> ProbeAsync(string region, int samples = 3, int recordWithinMs = EdgeProber.DefaultRecordWithinMs)
         {
+            // Checked here, the one way in (ProbeAllAsync comes through here too), whichever path follows.
             EdgeProber.CheckSamples(samples);
+            EdgeProber.CheckRecordWithinMs(recordWithinMs);
             string edge = EdgeProber.HttpEdgeOf(LastQueueOptions, region);
             if (edge != null)
             {
                 if (PlayerId == null) throw new InvalidOperationException("probing at a region's edge needs a session made by CreateSessionAsync");
-                return await _edges.ProbeAsync(edge, PlayerId, region, samples,
+                return await _edges.ProbeAsync(edge, PlayerId, region, samples, recordWithinMs,
                     measurement => SendAsync(HttpMethod.Post, "probes/measurements", measurement, RetryMode.Never, ProbeResult.From)).ConfigureAwait(false);
             }
             ProbeResult last = null;
@@ -115,14 +120,14 @@ namespace Matchplane.Client
         /// Probes each region in turn (so probes do not skew each other), by default every region of
         /// the queue options (fetched anew). A failing region lands in Failed, not thrown.
         /// </summary>
-        public async Task<ProbeAllResult> ProbeAllAsync(IEnumerable<string> regions = null, int samples = 3)
+        public async Task<ProbeAllResult> ProbeAllAsync(IEnumerable<string> regions = null, int samples = 3, int recordWithinMs = EdgeProber.DefaultRecordWithinMs)
         {
             QueueOptions options = await QueueOptionsAsync().ConfigureAwait(false);
             var targets = new List<string>(regions ?? options.Regions);
             var result = new ProbeAllResult();
             foreach (string region in targets)
             {
-                try { result.Measured[region] = await ProbeAsync(region, samples).ConfigureAwait(false); }
+                try { result.Measured[region] = await ProbeAsync(region, samples, recordWithinMs).ConfigureAwait(false); }
                 catch (Exception e) when (e is MatchplaneApiException || e is MatchplaneNetworkException || e is HttpRequestException || e is TaskCanceledException || e is FormatException)
                 {
                     result.Failed[region] = e;

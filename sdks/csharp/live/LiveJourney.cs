@@ -20,12 +20,13 @@ using System.Threading.Tasks;
 using Matchplane.Client;
 using Matchplane.JoinAuth;
 
-/// <summary>Records the probe edge's paths a client calls (the API's are /v1/probes/...).</summary>
-sealed class EdgeCallRecorder : DelegatingHandler
+/// <summary>Records the probe edge's paths a client calls (the API's are /v1/probes/...), and its
+/// recordings of measurements at the API as "measurements", in the order sent.</summary>
+sealed class ProbeCallRecorder : DelegatingHandler
 {
     readonly List<string> _paths = new List<string>();
 
-    public EdgeCallRecorder() : base(new HttpClientHandler()) { }
+    public ProbeCallRecorder() : base(new HttpClientHandler()) { }
 
     public List<string> Paths() { lock (_paths) return new List<string>(_paths); }
 
@@ -34,6 +35,7 @@ sealed class EdgeCallRecorder : DelegatingHandler
         string path = request.RequestUri.AbsolutePath;
         const string edgePrefix = "/v1/probe/";
         if (path.StartsWith(edgePrefix, StringComparison.Ordinal)) lock (_paths) _paths.Add(path.Substring(edgePrefix.Length));
+        else if (path.EndsWith("/v1/probes/measurements", StringComparison.Ordinal)) lock (_paths) _paths.Add("measurements");
         return base.SendAsync(request, cancellation);
     }
 }
@@ -103,8 +105,8 @@ static class LiveJourney
 
     static async Task<Outcome> PlayAsync(string[] apiUrls, string mode, string name)
     {
-        var edgeCalls = new EdgeCallRecorder();
-        var client = new PlayerClient(new ApiEndpoints(apiUrls), new HttpClient(edgeCalls) { Timeout = TimeSpan.FromSeconds(10) });
+        var probeCalls = new ProbeCallRecorder();
+        var client = new PlayerClient(new ApiEndpoints(apiUrls), new HttpClient(probeCalls) { Timeout = TimeSpan.FromSeconds(10) });
         Session session = await client.CreateSessionAsync().ConfigureAwait(false);
         Uri live = new ApiEndpoints(apiUrls[apiUrls.Length - 1]).Current;
         Check(client.ApiUrl == live, name + "'s client fails over to the replica that answers", client.ApiUrl.ToString());
@@ -116,10 +118,11 @@ static class LiveJourney
         ProbeResult measured;
         Check(probed.Measured.TryGetValue("eu-west", out measured) && measured.Region == "eu-west" && measured.MeasurementId != null && measured.SamplesMs.Count > 0,
             name + "'s edge measurement is accepted by the API");
-        // Three samples in rounds: each answer brings the next challenge, the last a plain answer.
-        string edgeRoute = string.Join(",", edgeCalls.Paths());
-        Check(edgeRoute == "challenges,rounds,rounds,answers" && measured != null && measured.SamplesMs.Count == 3,
-            name + " takes its three samples at the edge in rounds", edgeRoute);
+        // Three samples in rounds: each answer brings the next challenge, the last a plain answer;
+        // the measurements go to the API once the chain has ended, none while a sample is on the wire.
+        string probeRoute = string.Join(",", probeCalls.Paths());
+        Check(probeRoute == "challenges,rounds,rounds,answers,measurements,measurements,measurements" && measured != null && measured.SamplesMs.Count == 3,
+            name + " takes its three samples at the edge in rounds, then records them", probeRoute);
         QueueModeOption duel = client.LastQueueOptions.Modes.FirstOrDefault(m => m.Mode == mode);
         Check(duel != null && duel.TeamCount == 2 && duel.TeamSize == 1, name + " is offered " + mode + " for two teams of one");
 

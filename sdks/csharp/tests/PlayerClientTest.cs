@@ -158,28 +158,33 @@ static class PlayerClientTest
         return T.Summary();
     }
 
-    // eu's edge with rounds, on its own listener, and an API whose first recording takes 500 ms.
+    // eu's edge with rounds, on its own listener, each round taking 300 ms; both servers log their
+    // calls in one timeline, so where the recordings fall among the samples shows.
     static void ProbesInRounds()
     {
         const string player = "22222222-2222-4222-8222-222222222222";
         int issued = 0;
+        var timeline = new List<string>();
         // Written unlike MiniJson would: spacing, a brace and a key name inside strings, nesting.
         Func<int, string> challengeText = n => "{ \"v\":1,\"nonce\":\"n" + n + "\",\"note\":\"a \\\"}\\\" b\",\"x\":[1,{\"challenge\":2}] }";
         Func<int, string> measurementText = n => "{\"measurementId\":\"m" + n + "\",\"samplesMs\":[4.25], \"tag\":\"measurement\"}";
         var edge = new ApiStandIn(call =>
         {
+            lock (timeline) timeline.Add(call.Path.Substring("/v1/probe/".Length));
             if (call.Path == "/v1/probe/challenges") return new KeyValuePair<int, string>(201, challengeText(issued++));
             if (call.Path == "/v1/probe/rounds")
+            {
+                Thread.Sleep(300);
                 return new KeyValuePair<int, string>(200, "{\"measurement\": " + measurementText(issued - 1) + " ,\"challenge\":" + challengeText(issued++) + "}");
+            }
             return new KeyValuePair<int, string>(200, measurementText(issued - 1));
         });
-        int recordings = 0;
         var api = new ApiStandIn(call =>
         {
             if (call.Path == "/v1/sessions") return new KeyValuePair<int, string>(201, "{\"token\":\"s\",\"playerId\":\"" + player + "\",\"expiresAt\":\"2026-12-07T00:00:00Z\"}");
             if (call.Path == "/v1/queue/options")
                 return new KeyValuePair<int, string>(200, "{\"modes\":[],\"regions\":[\"eu\"],\"heartbeatIntervalMs\":5000,\"probeEdges\":{\"eu\":[\"" + edge.BaseUrl + "\"]}}");
-            if (Interlocked.Increment(ref recordings) == 1) Thread.Sleep(500);
+            lock (timeline) timeline.Add("RECORD");
             return new KeyValuePair<int, string>(200, "{\"measurementId\":\"m\",\"region\":\"eu\",\"rttMs\":4,\"estimateMs\":4,\"samplesMs\":[4]}");
         });
         try
@@ -187,12 +192,14 @@ static class PlayerClientTest
             var client = new PlayerClient(api.BaseUrl);
             client.CreateSessionAsync().Wait();
             client.QueueOptionsAsync().Wait();
-            ProbeResult result = client.ProbeAsync("eu", 5).Result;
+            // 500 ms to record within: the first chain is 600 ms old after its second round, so its
+            // third sample is a plain answer.
+            ProbeResult result = client.ProbeAsync("eu", 5, 500).Result;
             List<SeenCall> atEdge = edge.Calls();
-            string route = string.Join(",", atEdge.Select(c => c.Path.Substring("/v1/probe/".Length)));
-            // The second round's reply finds the first measurement still being recorded: that chain
-            // ends with a plain answer, and the next starts once the API has caught up.
-            T.Check(route == "challenges,rounds,rounds,answers,challenges,rounds,answers", "takes samples in rounds, a chain ending while the API is still recording", route);
+            string route;
+            lock (timeline) route = string.Join(",", timeline);
+            T.Check(route == "challenges,rounds,rounds,answers,RECORD,RECORD,RECORD,challenges,rounds,answers,RECORD,RECORD",
+                "takes samples in rounds and records a chain once it ends, nothing on the wire, a chain ending once it is recordWithinMs old", route);
             T.Check(atEdge[2].Body == "{\"playerId\":\"" + player + "\",\"region\":\"eu\",\"challenge\":" + challengeText(1) + "}" &&
                 atEdge[3].Body.EndsWith("\"challenge\":" + challengeText(2) + "}", StringComparison.Ordinal),
                 "answers each challenge a round brought byte for byte", atEdge[2].Body);
@@ -205,7 +212,12 @@ static class PlayerClientTest
                 try { client.ProbeAsync("eu", samples).Wait(); T.Check(false, samples + " samples is refused"); }
                 catch (AggregateException e) { T.Check(e.InnerException is ArgumentOutOfRangeException && e.InnerException.Message.Contains("from 1 to 50"), samples + " samples is refused", e.InnerException.Message); }
             }
-            T.Check(api.Calls().Count + edge.Calls().Count == before, "a refused sample count sends nothing");
+            foreach (int recordWithinMs in new[] { 0, -1 })
+            {
+                try { client.ProbeAsync("eu", 3, recordWithinMs).Wait(); T.Check(false, "recording within " + recordWithinMs + " ms is refused"); }
+                catch (AggregateException e) { T.Check(e.InnerException is ArgumentOutOfRangeException && e.InnerException.Message.Contains("positive number of milliseconds"), "recording within " + recordWithinMs + " ms is refused", e.InnerException.Message); }
+            }
+            T.Check(api.Calls().Count + edge.Calls().Count == before, "a refused sample count or recordWithinMs sends nothing");
         }
         catch (Exception e)
         {

@@ -125,18 +125,19 @@ func _journey(client, mode: String, name: String) -> Dictionary:
 	if replicas.size() > 1:
 		check(session.unanswered == 1 and client.api_url() == replicas[replicas.size() - 1].rstrip("/") + "/v1/",
 			name + "'s client fails over from the replica that is down to the one that answers", "%d unanswered, at %s" % [session.unanswered, client.api_url()])
-	var edge_paths = []
-	client.transport().connect("request_sent", self, "_collect_edge_path", [edge_paths])
+	var probe_paths = []
+	client.transport().connect("request_sent", self, "_collect_probe_path", [probe_paths])
 	var probed = yield(client.probe_all(["eu-west"]), "completed")
-	client.transport().disconnect("request_sent", self, "_collect_edge_path")
+	client.transport().disconnect("request_sent", self, "_collect_probe_path")
 	check(probed.failed.empty(), name + " probes eu-west", str(probed.failed))
 	check(PlayerClient.http_edge_of(client.last_queue_options, "eu-west") != "", name + " is offered eu-west's probe edge")
 	var measured = probed.measured.get("eu-west", {})
 	check(typeof(measured.get("estimateMs")) == TYPE_REAL, name + "'s edge measurement is accepted by the API", str(probed.measured))
-	# Three samples in rounds: each answer brings the next challenge, the last a plain answer.
-	var edge_route = PoolStringArray(edge_paths).join(",")
-	check(edge_route == "challenges,rounds,rounds,answers" and measured.get("samplesMs", []).size() == 3,
-		name + " takes its three samples at the edge in rounds", "%s, samples %s" % [edge_route, measured.get("samplesMs")])
+	# Three samples in rounds: each answer brings the next challenge, the last a plain answer; the
+	# measurements go to the API once the chain has ended, none while a sample is on the wire.
+	var probe_route = PoolStringArray(probe_paths).join(",")
+	check(probe_route == "challenges,rounds,rounds,answers,measurements,measurements,measurements" and measured.get("samplesMs", []).size() == 3,
+		name + " takes its three samples at the edge in rounds, then records them", "%s, samples %s" % [probe_route, measured.get("samplesMs")])
 	if flag("lobby"):
 		yield(lobby_steps.play(client, name, mode), "completed")
 
@@ -346,9 +347,9 @@ func _collect(item, into: Array) -> void:
 	into.append(item)
 
 
-# The probe edge's paths a client calls (the API's are /v1/probes/...).
-func _collect_edge_path(_method: int, url: String, into: Array) -> void:
-	var edge_prefix = "/v1/probe/"
-	var at = url.find(edge_prefix)
-	if at >= 0:
-		into.append(url.substr(at + edge_prefix.length(), url.length()))
+# The probe edge's paths a client calls (/v1/probe/...) and its recordings at the API
+# (/v1/probes/measurements), in the order sent.
+func _collect_probe_path(_method: int, url: String, into: Array) -> void:
+	for prefix in ["/v1/probe/", "/v1/probes/"]:
+		if url.find(prefix) >= 0:
+			into.append(url.substr(url.find(prefix) + prefix.length(), url.length()))

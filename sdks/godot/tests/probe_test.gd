@@ -1,9 +1,10 @@
 # Probes at a region's edge (edge_prober.gd) against two scripted servers (tests/stand_in_api.gd):
-# the API, whose first recording is slow, and the edge, with rounds and without (404). Samples are
-# taken in rounds, a chain ending while the API is still recording; each challenge a round brought
-# is answered byte for byte; every measurement is handed to the API byte for byte, in order; an
-# edge without rounds is probed in pairs from a fresh challenge; the API's first refusal ends the
-# probe; a sample count outside 1..50 sends nothing. Run headless:
+# the API and the edge, with rounds (slow ones) and without (404). Samples are taken in rounds and a
+# chain's measurements go to the API once it has ended, none while a sample is on the wire, a chain
+# ending once it is record_within_ms old; each challenge a round brought is answered byte for byte;
+# every measurement is handed to the API byte for byte, in order; an edge without rounds is probed
+# in pairs from a fresh challenge; the API's first refusal ends the probe; a sample count outside
+# 1..50 or a record_within_ms not positive sends nothing. Run headless:
 #   godot3-server --path sdks/godot -s tests/probe_test.gd
 # Prints each failed check and "godot-probe: N passed, M failed" last.
 extends "res://tests/checks.gd"
@@ -70,20 +71,24 @@ func probe_tests():
 	api.answer("GET /v1/queue/options", 200, {"regions": ["eu"], "heartbeatIntervalMs": 5000, "probeEdges": {"eu": ["udp://127.0.0.1:9", edge.url()]}})
 	yield(client.queue_options(), "completed")
 
-	# With rounds: the second round's reply finds the first measurement still being recorded, so that
-	# chain ends with a plain answer, and the next starts once the API has caught up.
+	# With rounds, each held back 300 ms, and 500 ms to record within: the first chain is 600 ms old
+	# after its second round, so its third sample is a plain answer. The client's requests, the
+	# edge's and the API's, in the order sent, show where the recordings fall.
 	api.reset()
-	api.answer("POST /v1/probes/measurements", 200, RECORDED, [], 500)
 	api.answer("POST /v1/probes/measurements", 200, RECORDED)
 	for n in [0, 3]:
 		edge.answer("POST /v1/probe/challenges", 201, challenge_text(n))
 	for n in [0, 1, 3]:
-		edge.answer("POST /v1/probe/rounds", 200, round_text(n))
+		edge.answer("POST /v1/probe/rounds", 200, round_text(n), [], 300)
 	for n in [2, 4]:
 		edge.answer("POST /v1/probe/answers", 200, measurement_text(n))
-	var probed = yield(client.probe("eu", 5), "completed")
+	var route = []
+	client.transport().connect("request_sent", self, "_collect_probe_path", [route])
+	var probed = yield(client.probe("eu", 5, 500), "completed")
+	client.transport().disconnect("request_sent", self, "_collect_probe_path")
 	check(probed.ok and probed.body.estimateMs == 4.0, "answers the API's last answer", str(probed))
-	check_equal(edge_route(), "challenges,rounds,rounds,answers,challenges,rounds,answers", "takes samples in rounds, a chain ending while the API is still recording")
+	check_equal(PoolStringArray(route).join(","), "challenges,rounds,rounds,answers,measurements,measurements,measurements,challenges,rounds,answers,measurements,measurements",
+		"takes samples in rounds and records a chain once it ends, nothing on the wire, a chain ending once it is record_within_ms old")
 	var sent = edge.requests
 	check(sent[0].body == "{\"playerId\":\"%s\",\"region\":\"eu\"}" % PLAYER and not sent[0].headers.has("authorization"),
 		"asks the edge for a challenge for this player and region, without the session token", str(sent[0]))
@@ -139,8 +144,20 @@ func probe_tests():
 	client.last_queue_options = null
 	probed = yield(client.probe("eu", 0), "completed")
 	check(not probed.ok and probed.code == "INVALID_SAMPLES", "0 samples at the API is refused", str(probed))
-	check(api.requests.empty() and edge.requests.empty(), "a refused sample count sends nothing", str(api.requests))
+	client.last_queue_options = {"probeEdges": {"eu": [edge.url()]}}
+	for record_within_ms in [0, -1]:
+		probed = yield(client.probe("eu", 3, record_within_ms), "completed")
+		check(not probed.ok and probed.code == "INVALID_RECORD_WITHIN_MS" and "positive number of milliseconds" in probed.message,
+			"recording within %d ms is refused" % record_within_ms, str(probed))
+	check(api.requests.empty() and edge.requests.empty(), "a refused sample count or record_within_ms sends nothing", str(api.requests))
 	client.queue_free()
+
+
+# The probe's paths, an edge's (/v1/probe/...) and the API's recordings, as the client sends them.
+func _collect_probe_path(_method: int, url: String, into: Array) -> void:
+	for prefix in ["/v1/probe/", "/v1/probes/"]:
+		if url.find(prefix) >= 0:
+			into.append(url.substr(url.find(prefix) + prefix.length(), url.length()))
 
 
 func raw_member_tests() -> void:

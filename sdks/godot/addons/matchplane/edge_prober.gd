@@ -9,13 +9,10 @@ const ApiTransport = preload("res://addons/matchplane/api_transport.gd")
 # The most samples one probe takes: the most the API keeps per player and region
 # (PROBE_SAMPLES_KEPT is at most 50); more would only be thrown away.
 const MAX_SAMPLES = 50
-
-
-# One measurement's hand-over to the API, in flight or done (answer: record's answer).
-class Recording:
-	signal finished
-	var done := false
-	var answer = null
+# How old a chain of samples gets before it ends and its measurements go to the API: a third of the
+# API's default PROBE_MEASUREMENT_MAX_AGE_MS (a minute), as in the TypeScript and C# SDKs. A
+# deployment that shortens that passes a smaller record_within_ms.
+const DEFAULT_RECORD_WITHIN_MS = 20000
 
 
 var _transport  # api_transport.gd: edge calls go through its request(), sent once
@@ -34,77 +31,70 @@ static func samples_problem(samples: int) -> String:
 	return "samples must be from 1 to %d (the most the API keeps per region), not %d" % [MAX_SAMPLES, samples]
 
 
-# `samples` (checked by the caller) measurements, each handed to record as it arrives, once the next
-# answer is on its way (a measurement expires: PROBE_MEASUREMENT_MAX_AGE_MS, a minute by default);
-# answers record's last answer. Taken in chains: a challenge, then rounds (each answers the last
-# challenge and brings the next), the last a plain answer, so `samples` + 1 requests while the API
-# keeps up. A chain ends early (a plain answer, the recording awaited, a fresh challenge) when the
-# previous measurement is still being recorded, so none waits behind more than one recording. An
-# edge without rounds (404) is probed a fresh challenge and an answer at a time. The first refusal,
-# of the edge or of record, is answered; a recording under way is awaited first.
-func probe(edge: String, player_id: String, region: String, samples: int) -> Dictionary:
+# "" when record_within_ms is positive, else why not (with 0 or less every chain would be one sample).
+static func record_within_problem(record_within_ms: int) -> String:
+	if record_within_ms > 0:
+		return ""
+	return "record_within_ms must be a positive number of milliseconds, not %d" % record_within_ms
+
+
+# `samples` measurements (samples and record_within_ms checked by the caller, player_client.gd's
+# probe), handed to record after each chain, with no sample on the wire: a recording's answer
+# arriving mid-sample would delay the client's turnaround, which is inside the RTT. Answers record's
+# last answer. A measurement expires (PROBE_MEASUREMENT_MAX_AGE_MS, a minute by default): a chain
+# ends once it is record_within_ms old, so none waits longer than about that before it is recorded.
+# The first failure, of the edge or of record, is answered; a chain's measurements are not recorded
+# after the edge failed it.
+func probe(edge: String, player_id: String, region: String, samples: int, record_within_ms: int) -> Dictionary:
 	var identity = "\"playerId\":%s,\"region\":%s" % [to_json(player_id), to_json(region)]
 	var base = edge.rstrip("/") + "/v1/probe/"
-	var recording = null
+	var last = null
 	var edge_has_rounds = true
 	var taken = 0
 	while taken < samples:
-		if recording != null:
-			if not recording.done:
-				yield(recording, "finished")
-			if not recording.answer.ok:
-				return recording.answer
-		var issued = yield(_transport.request(HTTPClient.METHOD_POST, base + "challenges", [], "{" + identity + "}"), "completed")
-		if not issued.ok:
-			return issued
-		var challenge: String = issued.text
-		var unrecorded := ""
-		while true:
-			var body = answer_body(identity, challenge)
-			var chained = edge_has_rounds and taken < samples - 1 and (recording == null or (recording.done and recording.answer.ok))
-			var reply = _transport.request(HTTPClient.METHOD_POST, base + ("rounds" if chained else "answers"), [], body)
-			if unrecorded != "":
-				recording = _record_after(recording, unrecorded)
-			var answered = yield(reply, "completed")
-			if chained and answered.status == 404:
-				# An edge from before rounds. The challenge is a round trip old by now, so it is
-				# dropped rather than answered late.
-				edge_has_rounds = false
-				break
-			if answered.ok and chained:
-				unrecorded = raw_member(answered.text, "measurement")
-				challenge = raw_member(answered.text, "challenge")
-				if unrecorded == "" or challenge == "":
-					answered = ApiTransport.failure(answered.status, "UNPARSABLE_ANSWER", "the edge's round has no measurement and challenge: " + answered.text, null)
-			if not answered.ok:
-				if recording != null and not recording.done:
-					yield(recording, "finished")
-				return answered
-			taken += 1
-			if not chained:
-				recording = _record_after(recording, answered.text.strip_edges())
-				break
-	if not recording.done:
-		yield(recording, "finished")
-	return recording.answer
+		var chain = yield(_measure_chain(base, identity, samples - taken, record_within_ms, edge_has_rounds), "completed")
+		if not chain.ok:
+			return chain
+		edge_has_rounds = chain.edge_has_rounds
+		taken += chain.measurements.size()
+		for measurement in chain.measurements:
+			last = yield(_record.call_func(measurement), "completed")
+			if not last.ok:
+				return last
+	return last
 
 
-# One recording at a time, in arrival order; after a refusal nothing more is sent.
-func _record_after(previous, measurement: String) -> Recording:
-	var recording = Recording.new()
-	_run_recording(previous, measurement, recording)
-	return recording
-
-
-func _run_recording(previous, measurement: String, recording: Recording) -> void:
-	if previous != null and not previous.done:
-		yield(previous, "finished")
-	if previous != null and not previous.answer.ok:
-		recording.answer = previous.answer
-	else:
-		recording.answer = yield(_record.call_func(measurement), "completed")
-	recording.done = true
-	recording.emit_signal("finished")
+# Up to `wanted` measurements in one chain: a challenge, then rounds (each answers the last challenge
+# and brings the next), the last a plain answer, so n samples in n + 1 requests. The chain ends
+# early, with a plain answer, once it is record_within_ms old. An edge without rounds (404) gives
+# none here: the refused round's challenge is a round trip old, and answered it would read long; the
+# chains after that are a challenge and an answer each. Answers {ok, measurements, edge_has_rounds}
+# or the edge's failure.
+func _measure_chain(base: String, identity: String, wanted: int, record_within_ms: int, edge_has_rounds: bool) -> Dictionary:
+	var started_ms = OS.get_ticks_msec()
+	var measurements = []
+	var issued = yield(_transport.request(HTTPClient.METHOD_POST, base + "challenges", [], "{" + identity + "}"), "completed")
+	if not issued.ok:
+		return issued
+	var challenge: String = issued.text
+	var chained = true
+	while chained:
+		var body = answer_body(identity, challenge)
+		chained = edge_has_rounds and measurements.size() < wanted - 1 and OS.get_ticks_msec() - started_ms < record_within_ms
+		var answered = yield(_transport.request(HTTPClient.METHOD_POST, base + ("rounds" if chained else "answers"), [], body), "completed")
+		if chained and answered.status == 404:
+			return {"ok": true, "measurements": measurements, "edge_has_rounds": false}
+		if not answered.ok:
+			return answered
+		if not chained:
+			measurements.append(answered.text.strip_edges())
+		else:
+			var measurement = raw_member(answered.text, "measurement")
+			challenge = raw_member(answered.text, "challenge")
+			if measurement == "" or challenge == "":
+				return ApiTransport.failure(answered.status, "UNPARSABLE_ANSWER", "the edge's round has no measurement and challenge: " + answered.text, null)
+			measurements.append(measurement)
+	return {"ok": true, "measurements": measurements, "edge_has_rounds": edge_has_rounds}
 
 
 # The challenge goes back byte for byte: it is opaque to the client, and not re-serialising it

@@ -99,17 +99,23 @@ static func http_edge_of(queue_options, region: String) -> String:
 # Measures the round trip to a region `samples` times (1 to EdgeProber.MAX_SAMPLES, else
 # INVALID_SAMPLES before any request); answers the API's last answer (its estimateMs covers the
 # kept samples). Where the last queue options list an http(s) edge for the region, the samples are
-# taken there in rounds (edge_prober.gd, docs/PROBES.md) and each signed measurement goes to the
-# API as it arrives; else challenges and answers go to the API. Nothing here times anything: the
-# server's clock does.
-func probe(region: String, samples := 3) -> Dictionary:
+# taken there in rounds (edge_prober.gd, docs/PROBES.md) and the signed measurements go to the API
+# after each chain, never while a sample is on the wire; a chain ends once it is record_within_ms
+# old (positive, else INVALID_RECORD_WITHIN_MS before any request; keep it below the API's
+# PROBE_MEASUREMENT_MAX_AGE_MS). Else challenges and answers go to the API. Nothing here times
+# anything: the server's clock does.
+func probe(region: String, samples := 3, record_within_ms := EdgeProber.DEFAULT_RECORD_WITHIN_MS) -> Dictionary:
+	# Checked here, the one way in (probe_all comes through here too), whichever path follows.
 	var problem = EdgeProber.samples_problem(samples)
+	var code = "INVALID_SAMPLES" if problem != "" else "INVALID_RECORD_WITHIN_MS"
+	if problem == "":
+		problem = EdgeProber.record_within_problem(record_within_ms)
 	if problem != "":
 		yield(get_tree(), "idle_frame")
-		return ApiTransport.failure(0, "INVALID_SAMPLES", problem, null)
+		return ApiTransport.failure(0, code, problem, null)
 	var edge = http_edge_of(last_queue_options, region)
 	if edge != "":
-		var measured = yield(_edges.probe(edge, player_id, region, samples), "completed")
+		var measured = yield(_edges.probe(edge, player_id, region, samples, record_within_ms), "completed")
 		return measured
 	var last = null
 	var path = "probes/" + region.percent_encode()
@@ -131,7 +137,7 @@ func _record_measurement(measurement: String) -> Dictionary:
 
 # Probes each region in turn (so probes do not skew each other), by default every region of the
 # queue options (fetched anew). Answers {measured: {region: answer body}, failed: {region: failure}}.
-func probe_all(regions = null, samples := 3) -> Dictionary:
+func probe_all(regions = null, samples := 3, record_within_ms := EdgeProber.DEFAULT_RECORD_WITHIN_MS) -> Dictionary:
 	var result = {"measured": {}, "failed": {}}
 	var options = yield(queue_options(), "completed")
 	if not options.ok:
@@ -139,7 +145,7 @@ func probe_all(regions = null, samples := 3) -> Dictionary:
 			result.failed[region] = options
 		return result
 	for region in (regions if regions != null else options.body.regions):
-		var answer = yield(probe(region, samples), "completed")
+		var answer = yield(probe(region, samples, record_within_ms), "completed")
 		if answer.ok:
 			result.measured[region] = answer.body
 		else:
