@@ -290,7 +290,7 @@ async function main(): Promise<void> {
   const playerId = randomUUID();
   const challengeAndAnswer = async () => {
     const challenge = await post(edgePort, '/v1/probe/challenges', { playerId, region: 'eu-west' });
-    // Echoed byte for byte as the SDK does (EdgeProber.measure): a client never re-serialises it.
+    // Echoed byte for byte as the SDK does (EdgeProber): a client never re-serialises it.
     const answer = await post(
       edgePort,
       '/v1/probe/answers',
