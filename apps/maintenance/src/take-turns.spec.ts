@@ -1,4 +1,5 @@
-import { takeTurns } from './take-turns';
+import type { DataSource } from 'typeorm';
+import { passOfTurns, takeTurns } from './take-turns';
 
 describe('takeTurns', () => {
   const far = () => performance.now() + 60_000;
@@ -52,5 +53,49 @@ describe('takeTurns', () => {
       },
     );
     expect([interrupted, turns]).toEqual(['interrupted', 1]);
+  });
+});
+
+describe('passOfTurns', () => {
+  const databaseClock = new Date('2026-01-01T00:00:00Z');
+  const dataSource = {
+    query: () => Promise.resolve([{ now: databaseClock }]),
+  } as unknown as DataSource;
+
+  it("measures from the database's clock, counts every turn and adds the pass's own figures to its report", async () => {
+    const told: Date[] = [];
+    let left = 3;
+    const report = await passOfTurns(
+      dataSource,
+      { budgetMs: 60_000 },
+      ['a'],
+      (_item, { at }) => {
+        told.push(at);
+        left -= 1;
+        return Promise.resolve(left > 0);
+      },
+      (outcome, at) => Promise.resolve({ concluded: [outcome, at] }),
+    );
+    expect(told).toEqual([databaseClock, databaseClock, databaseClock]);
+    expect(report).toEqual({
+      now: databaseClock,
+      outcome: 'complete',
+      durationMs: expect.any(Number) as number,
+      batches: 3,
+      concluded: ['complete', databaseClock],
+    });
+  });
+
+  it('measures from the instant it is given and counts the time its conclusion takes', async () => {
+    const given = new Date('2026-02-01T00:00:00Z');
+    const report = await passOfTurns(
+      dataSource,
+      { now: given, budgetMs: 60_000 },
+      [],
+      () => Promise.resolve(false),
+      () => new Promise<object>((resolve) => setTimeout(() => resolve({}), 30)),
+    );
+    expect(report.now).toBe(given);
+    expect(report.durationMs).toBeGreaterThanOrEqual(29);
   });
 });

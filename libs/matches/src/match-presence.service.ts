@@ -7,11 +7,11 @@ import {
   type MatchPresenceChange,
   type MatchSnapshot,
 } from '@matchplane/domain';
-import { envelopesFor, OutboxSignal, OutboxWriter } from '@matchplane/outbox';
+import { OutboxSignal, OutboxWriter } from '@matchplane/outbox';
 import { runInTransaction, type UnitOfWork } from '@matchplane/persistence';
 import type { NoShowPenaltyPolicy } from '@matchplane/players';
 import { MatchLifecycle } from './match-lifecycle.service';
-import { StaleMatchRevisionError } from './match.rows';
+import { writeNextMatchRevision } from './match.rows';
 import { MatchStore } from './match.store';
 
 /** A participant's presence as its roster row keeps it. */
@@ -198,25 +198,18 @@ export class MatchPresenceService {
     rejoinDeadline?: Date,
   ): Promise<MatchPresenceChange> {
     const change = changePresence(match, playerId, from, to, now, rejoinDeadline);
-    const statement = [match.id, match.revision, now, playerId, to, rejoinDeadline ?? null];
-    const events = this.outbox.appendSql(envelopesFor(change.events), statement, 'changed');
-    const rows = await unit.manager.query<{ revision: string }[]>(
-      `WITH changed AS (
-         UPDATE matches SET revision = revision + 1, updated_at = $3
-          WHERE id = $1 AND revision = $2
-          RETURNING revision
-       ), presence AS (
+    await writeNextMatchRevision(unit.manager, this.outbox, match, {
+      parameters: [match.id, match.revision, now, playerId, to, rejoinDeadline ?? null],
+      companion: `presence AS (
          UPDATE match_participants
             SET left_at = CASE $5::text WHEN 'LEFT' THEN $3::timestamptz WHEN 'REJOINED' THEN NULL ELSE left_at END,
                 rejoin_deadline = CASE $5::text WHEN 'LEFT' THEN $6::timestamptz WHEN 'REJOINED' THEN NULL ELSE rejoin_deadline END,
                 leave_count = leave_count + CASE $5::text WHEN 'LEFT' THEN 1 ELSE 0 END,
                 abandoned_at = CASE $5::text WHEN 'ABANDONED' THEN $3::timestamptz ELSE abandoned_at END
           WHERE match_id = $1 AND player_id = $4 AND EXISTS (SELECT 1 FROM changed)
-       ), appended AS (${events.sql})
-       SELECT revision FROM changed`,
-      [...statement, ...events.parameters],
-    );
-    if (rows.length !== 1) throw new StaleMatchRevisionError(match.id, match.revision);
+       )`,
+      events: change.events,
+    });
     this.signal.wakeAfter(unit);
     return change;
   }

@@ -1,5 +1,6 @@
 import {
   isMatchEndReason,
+  type DomainEvent,
   type LiveMatchState,
   type MatchParticipant,
   type NewMatch,
@@ -8,6 +9,7 @@ import {
 } from '@matchplane/domain';
 import type { EntityManager } from 'typeorm';
 import { CodedError, LibraryErrorCode } from '@matchplane/errors';
+import { envelopesFor, type OutboxWriter } from '@matchplane/outbox';
 
 /** How a match is stored: its row, the store's errors, and the claim of a stuck match. */
 
@@ -25,6 +27,36 @@ export class StaleMatchRevisionError extends CodedError<
     );
     this.name = 'StaleMatchRevisionError';
   }
+}
+
+/**
+ * One statement that moves the match on by one revision: its row's revision + 1 under `WHERE
+ * revision = $2` (`$1` its id, `$3` now, the first of `parameters`), `companion` (a CTE on the
+ * match's own rows, written `name AS (... WHERE ... EXISTS (SELECT 1 FROM changed))`) and
+ * `events`, both only when the revision moved. A concurrent writer's win is a
+ * {@link StaleMatchRevisionError} and nothing is written. The caller wakes the relay.
+ */
+export async function writeNextMatchRevision(
+  manager: EntityManager,
+  outbox: OutboxWriter,
+  match: Pick<MatchSnapshot, 'id' | 'revision'>,
+  step: {
+    readonly parameters: readonly unknown[];
+    readonly companion: string;
+    readonly events: readonly DomainEvent[];
+  },
+): Promise<void> {
+  const events = outbox.appendSql(envelopesFor(step.events), step.parameters, 'changed');
+  const rows = await manager.query<{ revision: string }[]>(
+    `WITH changed AS (
+       UPDATE matches SET revision = revision + 1, updated_at = $3
+        WHERE id = $1 AND revision = $2
+        RETURNING revision
+     ), ${step.companion}, appended AS (${events.sql})
+     SELECT revision FROM changed`,
+    [...step.parameters, ...events.parameters],
+  );
+  if (rows.length !== 1) throw new StaleMatchRevisionError(match.id, match.revision);
 }
 
 export class MatchNotFoundError extends CodedError<typeof LibraryErrorCode.MATCH_NOT_FOUND> {

@@ -23,6 +23,7 @@ import {
   type MatchRow,
   type NewMatchInput,
   type NewParticipant,
+  writeNextMatchRevision,
 } from './match.rows';
 
 /**
@@ -218,22 +219,16 @@ export class MatchStore {
       added.map((p) => p.rating),
       backfillRequestId,
     ];
-    const events = this.outbox.appendSql(envelopesFor(change.events), parameters, 'changed');
-    const rows = await unit.manager.query<{ revision: string }[]>(
-      `WITH changed AS (
-         UPDATE matches SET revision = revision + 1, updated_at = $3
-          WHERE id = $1 AND revision = $2
-          RETURNING revision
-       ), roster AS (
+    await writeNextMatchRevision(unit.manager, this.outbox, current, {
+      parameters,
+      companion: `roster AS (
          INSERT INTO match_participants (match_id, player_id, ticket_id, team, rating_at_match, backfill_request_id)
          SELECT $1, p.player_id, p.ticket_id, p.team, p.rating, $8
            FROM unnest($4::uuid[], $5::uuid[], $6::int[], $7::float8[]) AS p(player_id, ticket_id, team, rating)
           WHERE EXISTS (SELECT 1 FROM changed)
-       ), appended AS (${events.sql})
-       SELECT revision FROM changed`,
-      [...parameters, ...events.parameters],
-    );
-    if (rows.length !== 1) throw new StaleMatchRevisionError(current.id, current.revision);
+       )`,
+      events: change.events,
+    });
     this.signal.wakeAfter(unit);
     return change;
   }

@@ -21,25 +21,32 @@ import { TicketStateChangedSchema, ticketRules } from './ticket-events.schema';
 
 export { describeValue, isPlainObject, type EnvelopeProblem } from './event-schema.parts';
 
-type Schemas = { [E in EventType]: Schema };
-
-const PAYLOAD_SCHEMAS: Schemas = {
-  'match.state_changed': MatchStateChangedSchema,
-  'match.participants_added': MatchParticipantsAddedSchema,
-  'match.presence_changed': MatchPresenceChangedSchema,
-  'backfill.state_changed': BackfillStateChangedSchema,
-  'ticket.state_changed': TicketStateChangedSchema,
-  'rating.updated': RatingUpdatedSchema,
+/** Each event type's payload: its shape (the schema) and the rules that tie its fields together. */
+type PayloadContracts = {
+  [E in EventType]: {
+    readonly schema: Schema;
+    readonly rules: (payload: EventPayloads[E]) => EnvelopeProblem[];
+  };
 };
 
-const COMPILED_SCHEMAS: { [E in EventType]: CompiledSchema } = {
-  'match.state_changed': new CompiledSchema(MatchStateChangedSchema),
-  'match.participants_added': new CompiledSchema(MatchParticipantsAddedSchema),
-  'match.presence_changed': new CompiledSchema(MatchPresenceChangedSchema),
-  'backfill.state_changed': new CompiledSchema(BackfillStateChangedSchema),
-  'ticket.state_changed': new CompiledSchema(TicketStateChangedSchema),
-  'rating.updated': new CompiledSchema(RatingUpdatedSchema),
+const PAYLOAD_CONTRACTS: PayloadContracts = {
+  'match.state_changed': { schema: MatchStateChangedSchema, rules: matchRules },
+  'match.participants_added': {
+    schema: MatchParticipantsAddedSchema,
+    rules: participantsAddedRules,
+  },
+  'match.presence_changed': { schema: MatchPresenceChangedSchema, rules: presenceRules },
+  'backfill.state_changed': { schema: BackfillStateChangedSchema, rules: backfillRules },
+  'ticket.state_changed': { schema: TicketStateChangedSchema, rules: ticketRules },
+  'rating.updated': { schema: RatingUpdatedSchema, rules: ratingRules },
 };
+
+const COMPILED_SCHEMAS = Object.fromEntries(
+  Object.entries(PAYLOAD_CONTRACTS).map(([event, { schema }]) => [
+    event,
+    new CompiledSchema(schema),
+  ]),
+) as { [E in EventType]: CompiledSchema };
 
 /**
  * Everything wrong with `payload` as the payload of `event`, first its shape (class-validator,
@@ -63,7 +70,7 @@ export function shapeProblems(
   event: EventType,
   payload: Record<string, unknown>,
 ): EnvelopeProblem[] {
-  const instance = plainToInstance(PAYLOAD_SCHEMAS[event], payload);
+  const instance = plainToInstance(PAYLOAD_CONTRACTS[event].schema, payload);
   const errors = validateSync(instance, {
     whitelist: true,
     forbidNonWhitelisted: true,
@@ -82,21 +89,8 @@ function semanticProblems<E extends EventType>(
   event: E,
   payload: EventPayloads[E],
 ): EnvelopeProblem[] {
-  switch (event) {
-    case 'match.state_changed':
-      return matchRules(payload as EventPayloads['match.state_changed']);
-    case 'ticket.state_changed':
-      return ticketRules(payload as EventPayloads['ticket.state_changed']);
-    case 'rating.updated':
-      return ratingRules(payload as EventPayloads['rating.updated']);
-    case 'match.participants_added':
-      return participantsAddedRules(payload as EventPayloads['match.participants_added']);
-    case 'match.presence_changed':
-      return presenceRules(payload as EventPayloads['match.presence_changed']);
-    case 'backfill.state_changed':
-      return backfillRules(payload as EventPayloads['backfill.state_changed']);
-  }
-  return [];
+  const { rules }: PayloadContracts[E] = PAYLOAD_CONTRACTS[event];
+  return rules(payload);
 }
 
 function flatten(errors: readonly ValidationError[], parent: string): EnvelopeProblem[] {

@@ -6,7 +6,7 @@ import {
   type ReconciliationOptions,
   type ReconciliationStage,
 } from '@matchplane/persistence';
-import { databaseNow, takeTurns, type TurnsOutcome } from '../take-turns';
+import { passOfTurns, type TurnsOutcome, type TurnsPassReport } from '../take-turns';
 
 export interface ReconciliationPassOptions {
   /** The instant deadlines are measured from; by default the database's clock. */
@@ -24,11 +24,7 @@ export interface ReconciliationStageError {
   message: string;
 }
 
-export interface ReconciliationPassReport {
-  now: Date;
-  outcome: ReconciliationPassOutcome;
-  durationMs: number;
-  batches: number;
+export interface ReconciliationPassReport extends TurnsPassReport {
   /** Items this reconciler ended (each by the one replica that locked it), every stage's cases in order. */
   reconciled: Record<string, number>;
   /** Items that could not be ended; each is retried at the next pass. */
@@ -66,45 +62,37 @@ export class LifecycleReconciler {
   }
 
   async pass({ now, signal }: ReconciliationPassOptions = {}): Promise<ReconciliationPassReport> {
-    const started = performance.now();
-    const deadline = started + this.options.passBudgetMs;
-    const at = now ?? (await databaseNow(this.dataSource));
     const reconciled = Object.fromEntries(this.cases.map((name) => [name, 0]));
     const itemFailures: ReconciliationPassReport['itemFailures'] = [];
     const stageErrors: ReconciliationStageError[] = [];
     const skip = new Map(this.stages.map((stage) => [stage.name, new Set<string>()]));
-    let batches = 0;
 
-    const outcome = await takeTurns(this.stages, { deadline, signal }, async (stage) => {
-      const leftAlone = skip.get(stage.name) ?? new Set<string>();
-      batches += 1;
-      try {
-        const batch = await stage.batch(at, leftAlone);
-        for (const [name, count] of Object.entries(batch.reconciled)) {
-          reconciled[name] = (reconciled[name] ?? 0) + count;
+    return passOfTurns(
+      this.dataSource,
+      { now, signal, budgetMs: this.options.passBudgetMs },
+      this.stages,
+      async (stage, { at }) => {
+        const leftAlone = skip.get(stage.name) ?? new Set<string>();
+        try {
+          const batch = await stage.batch(at, leftAlone);
+          for (const [name, count] of Object.entries(batch.reconciled)) {
+            reconciled[name] = (reconciled[name] ?? 0) + count;
+          }
+          for (const failure of batch.failures) {
+            leftAlone.add(failure.id);
+            itemFailures.push({ stage: stage.name, ...failure });
+            this.logger.warn(
+              `${stage.name}: ${failure.id} left for the next pass (${failure.sqlState ?? 'no SQLSTATE'}): ${failure.message}`,
+            );
+          }
+          return batch.taken >= this.options.batchSize;
+        } catch (error) {
+          const message = error instanceof Error ? error.message || error.name : String(error);
+          stageErrors.push({ stage: stage.name, sqlState: sqlStateOf(error), message });
+          return false;
         }
-        for (const failure of batch.failures) {
-          leftAlone.add(failure.id);
-          itemFailures.push({ stage: stage.name, ...failure });
-          this.logger.warn(
-            `${stage.name}: ${failure.id} left for the next pass (${failure.sqlState ?? 'no SQLSTATE'}): ${failure.message}`,
-          );
-        }
-        return batch.taken >= this.options.batchSize;
-      } catch (error) {
-        const message = error instanceof Error ? error.message || error.name : String(error);
-        stageErrors.push({ stage: stage.name, sqlState: sqlStateOf(error), message });
-        return false;
-      }
-    });
-    return {
-      now: at,
-      outcome,
-      durationMs: Math.round(performance.now() - started),
-      batches,
-      reconciled,
-      itemFailures,
-      stageErrors,
-    };
+      },
+      () => Promise.resolve({ reconciled, itemFailures, stageErrors }),
+    );
   }
 }

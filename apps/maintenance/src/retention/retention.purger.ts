@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { sqlStateOf } from '@matchplane/persistence';
-import { databaseNow, takeTurns, type TurnsOutcome } from '../take-turns';
+import { passOfTurns, type TurnsOutcome, type TurnsPassReport } from '../take-turns';
 import { cutoffOf, type RetentionPolicy, type RetentionWindows } from './retention-policy';
 
 export interface RetentionPurgerOptions {
@@ -34,11 +34,7 @@ export interface RetentionPassError {
   message: string;
 }
 
-export interface RetentionPassReport {
-  now: Date;
-  outcome: RetentionPassOutcome;
-  durationMs: number;
-  batches: number;
+export interface RetentionPassReport extends TurnsPassReport {
   /** Batches followed by the longer pause. */
   pressuredBatches: number;
   /** Rows deleted by this purger (each row is counted by the one replica that deleted it). */
@@ -108,18 +104,15 @@ export class RetentionPurger {
   ) {}
 
   async pass({ now, signal }: RetentionPassOptions = {}): Promise<RetentionPassReport> {
-    const started = performance.now();
-    const deadline = started + this.options.passBudgetMs;
-    const at = now ?? (await databaseNow(this.dataSource));
     const purged = this.zeroes();
     const errors: RetentionPassError[] = [];
-    let batches = 0;
     let pressuredBatches = 0;
 
-    const outcome = await takeTurns(
+    return passOfTurns(
+      this.dataSource,
+      { now, signal, budgetMs: this.options.passBudgetMs },
       this.policies,
-      { deadline, signal },
-      async (policy, onlyOneLeft) => {
+      async (policy, { at, deadline, onlyOneLeft }) => {
         let deleted = 0;
         try {
           deleted = await this.purgeBatch(policy, at);
@@ -132,7 +125,6 @@ export class RetentionPurger {
             `purge of ${policy.name} stopped for this pass (${sqlState}): ${message}`,
           );
         }
-        batches += 1;
         purged[policy.name] = (purged[policy.name] ?? 0) + deleted;
         const more = deleted >= this.options.batchSize;
         // An empty batch held no locks worth pausing for, nor does the pass's last one.
@@ -145,20 +137,17 @@ export class RetentionPurger {
         await sleep(Math.min(pause, deadline - performance.now()), signal);
         return more;
       },
+      async (outcome, at) => {
+        const measured = outcome === 'interrupted' ? undefined : await this.measure(at);
+        return {
+          pressuredBatches,
+          purged,
+          ...(measured && { lagSeconds: measured.lagSeconds }),
+          idempotencyHoldSeconds: measured?.idempotencyHoldSeconds ?? 0,
+          errors,
+        };
+      },
     );
-
-    const measured = outcome === 'interrupted' ? undefined : await this.measure(at);
-    return {
-      now: at,
-      outcome,
-      durationMs: Math.round(performance.now() - started),
-      batches,
-      pressuredBatches,
-      purged,
-      ...(measured && { lagSeconds: measured.lagSeconds }),
-      idempotencyHoldSeconds: measured?.idempotencyHoldSeconds ?? 0,
-      errors,
-    };
   }
 
   /** One batch of one policy, run by its owner in a bounded transaction; returns the rows deleted. */

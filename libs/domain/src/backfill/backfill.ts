@@ -1,5 +1,5 @@
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
-import type { DomainEventOf } from '../shared/domain.event';
+import { stateChangeEnvelope, type DomainEventOf } from '../shared/domain.event';
 import { FIRST_REVISION, nextRevision } from '../shared/revision';
 import { assertNow, isLabel, isUuid } from '../shared/value.guards';
 
@@ -253,10 +253,7 @@ function stateChanged(
 ): BackfillStateChanged {
   return Object.freeze({
     event: BACKFILL_STATE_CHANGED,
-    aggregateType: 'backfill',
-    aggregateId: request.id,
-    revision: request.revision,
-    occurredAt: new Date(request.stateChangedAt.getTime()),
+    ...stateChangeEnvelope('backfill', request),
     // The match's players and the added ones: whom the request concerns.
     playerIds: Object.freeze([...new Set([...audience, ...request.playerIds])].sort()),
     payload: Object.freeze({

@@ -22,3 +22,22 @@ export interface DomainEventOf<E extends string, A extends AggregateType, P> {
   /** JSON-safe: it is stored as jsonb and read back as parsed JSON. */
   readonly payload: P;
 }
+
+/**
+ * The envelope fields of the event a state change of `aggregate` writes: its id, its revision
+ * after the change and when the change happened (a copy of the date: events are frozen, dates are not).
+ */
+export function stateChangeEnvelope<A extends AggregateType>(
+  aggregateType: A,
+  aggregate: { readonly id: string; readonly revision: number; readonly stateChangedAt: Date },
+): Pick<
+  DomainEventOf<string, A, unknown>,
+  'aggregateType' | 'aggregateId' | 'revision' | 'occurredAt'
+> {
+  return {
+    aggregateType,
+    aggregateId: aggregate.id,
+    revision: aggregate.revision,
+    occurredAt: new Date(aggregate.stateChangedAt.getTime()),
+  };
+}

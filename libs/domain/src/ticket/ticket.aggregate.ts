@@ -5,6 +5,7 @@ import {
 } from '../match/match-state.machine';
 import type { TicketAttributes } from '../matching/attribute-rules';
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
+import { stateChangeEnvelope } from '../shared/domain.event';
 import { FIRST_REVISION, nextRevision } from '../shared/revision';
 import { assertNow, isLabel, isUuid, isValidDate } from '../shared/value.guards';
 import { TICKET_STATE_CHANGED, type TicketStateChanged } from './ticket.events';
@@ -356,10 +357,7 @@ function ticketStateChanged(
 ): TicketStateChanged {
   return Object.freeze({
     event: TICKET_STATE_CHANGED,
-    aggregateType: 'ticket',
-    aggregateId: ticket.id,
-    revision: ticket.revision,
-    occurredAt: new Date(ticket.stateChangedAt.getTime()),
+    ...stateChangeEnvelope('ticket', ticket),
     playerIds: Object.freeze([ticket.playerId]),
     payload: Object.freeze({
       ticketId: ticket.id,
