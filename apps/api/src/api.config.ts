@@ -64,6 +64,20 @@ export class ApiConfig extends WithNoShowPenalty(ServiceConfig) {
 
   @EnvVar({
     description:
+      "How long (ms) a replica trusts a session it looked up without asking PostgreSQL again (never past the session's expiry). A sign-out evicts it on every replica as its announcement arrives; a lost announcement leaves it accepted elsewhere up to this long. Used only while the replica's revocation subscription is live. 0: every request looks its session up",
+  })
+  @IsIntInRange(0, 600_000)
+  SESSION_CACHE_TTL_MS = 60_000;
+
+  @EnvVar({
+    description:
+      'Sessions a replica keeps cached at most (SESSION_CACHE_TTL_MS); the least recently used goes first',
+  })
+  @IsIntInRange(1, 10_000_000)
+  SESSION_CACHE_MAX_ENTRIES = 100_000;
+
+  @EnvVar({
+    description:
       'How long a probe challenge may be answered (ms); a slower answer is no usable RTT',
   })
   @IsIntInRange(100, 60_000)

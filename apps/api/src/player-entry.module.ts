@@ -35,6 +35,10 @@ export class PlayerEntryModule {
       imports: [
         PlayersModule.forRoot({
           ttlSeconds: config.SESSION_TTL_SECONDS,
+          sessionCache: {
+            ttlMs: config.SESSION_CACHE_TTL_MS,
+            maxEntries: config.SESSION_CACHE_MAX_ENTRIES,
+          },
           verifiers,
           imports: options.verifierImports ?? [],
         }),

@@ -4,6 +4,7 @@ import { PLAYER_IDENTITY_VERIFIERS, type PlayerIdentityVerifier } from './player
 import { PlayerStore } from './player.store';
 import { SESSION_OPTIONS, SessionService, type SessionOptions } from './session.service';
 import { SessionStore } from './session.store';
+import { SESSION_CACHE_OPTIONS, SessionCache, type SessionCacheOptions } from './session-cache';
 
 export interface PlayersModuleOptions extends SessionOptions {
   /**
@@ -13,6 +14,8 @@ export interface PlayersModuleOptions extends SessionOptions {
   readonly verifiers?: readonly (Type<PlayerIdentityVerifier> | PlayerIdentityVerifier)[];
   /** Modules whose exported providers the verifier classes inject (a studio's own services). */
   readonly imports?: ModuleMetadata['imports'];
+  /** Live sessions kept in process (absent: none, every request looks its session up). */
+  readonly sessionCache?: SessionCacheOptions;
 }
 
 /** Owns `players` and `sessions`. */
@@ -33,6 +36,11 @@ export class PlayersModule {
         PlayerStore,
         SessionStore,
         SessionService,
+        SessionCache,
+        {
+          provide: SESSION_CACHE_OPTIONS,
+          useValue: options.sessionCache ?? { ttlMs: 0, maxEntries: 1 },
+        },
         GuestIdentityVerifier,
         ...classes,
         { provide: SESSION_OPTIONS, useValue: { ttlSeconds: options.ttlSeconds } },
@@ -42,7 +50,8 @@ export class PlayersModule {
           useFactory: (...resolved: PlayerIdentityVerifier[]) => [...resolved, ...instances],
         },
       ],
-      exports: [PlayerStore, SessionService],
+      // SessionCache: whoever holds the revocation subscription tells it what it hears.
+      exports: [PlayerStore, SessionService, SessionCache],
     };
   }
 }

@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { RequestBatcher, type BatchOutcome } from '@matchplane/persistence';
+import { SessionCache } from './session-cache';
 
 export interface AuthenticatedSession {
   readonly sessionId: string;
@@ -17,7 +18,11 @@ interface SessionLookup {
  * Owns `sessions`: token hashes with expiry and revocation.
  *
  * Every player request authenticates, so lookups that arrive together share one statement (see
- * RequestBatcher) instead of a round trip each. Nothing is cached: a revoked session is refused by
+ * RequestBatcher) instead of a round trip each, and a live session is then kept in the
+ * SessionCache (when there is one, and while it is active) for SESSION_CACHE_TTL_MS. Revoking
+ * here evicts at once; another replica evicts when the revocation announcement reaches it, so
+ * until then (or until the TTL, if the announcement was lost) it may still accept the token. See
+ * docs/decisions/2026-12-08-session-cache.md. Without the cache a revoked session is refused by
  * the very next lookup, on every replica.
  */
 @Injectable()
@@ -27,7 +32,10 @@ export class SessionStore {
     { maxBatchSize: 256, maxConcurrentBatches: 4 },
   );
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() private readonly cache?: SessionCache,
+  ) {}
 
   async create(
     manager: EntityManager,
@@ -43,8 +51,14 @@ export class SessionStore {
   }
 
   /** The live session of a token hash: unrevoked and unexpired at `now`. */
-  authenticate(tokenHash: Buffer, now: Date): Promise<AuthenticatedSession | undefined> {
-    return this.lookups.submit({ tokenHash, now });
+  async authenticate(tokenHash: Buffer, now: Date): Promise<AuthenticatedSession | undefined> {
+    const cached = this.cache?.get(tokenHash, now);
+    if (cached) return cached;
+    // Read before the lookup: a revocation heard while it is in flight makes its answer stale.
+    const epoch = this.cache?.epoch();
+    const session = await this.lookups.submit({ tokenHash, now });
+    if (session && epoch !== undefined) this.cache?.remember(tokenHash, session, now, epoch);
+    return session;
   }
 
   private async lookUp(
@@ -84,5 +98,6 @@ export class SessionStore {
       `UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`,
       [sessionId, now],
     );
+    this.cache?.revoked(sessionId);
   }
 }

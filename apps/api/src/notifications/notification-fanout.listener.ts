@@ -2,6 +2,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
@@ -15,6 +16,7 @@ import {
   type SessionRevokedNotification,
 } from '@matchplane/contracts';
 import { redisTransportOptions, TopologyServerRedis } from '@matchplane/persistence';
+import { SessionCache } from '@matchplane/players';
 import { PlayerSocketsRegistry } from './player-sockets.registry';
 
 const RETRY_BASE_MS = 250;
@@ -64,6 +66,8 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
   constructor(
     @Inject(NotificationFanoutOptions) private readonly config: NotificationFanoutOptions,
     private readonly sockets: PlayerSocketsRegistry,
+    // Absent where only the notification path is built (its tests): nothing to keep in step.
+    @Optional() private readonly sessionCache?: SessionCache,
   ) {
     this.pattern = notificationPattern(config.REDIS_KEY_PREFIX);
     this.revokedPattern = sessionRevokedPattern(config.REDIS_KEY_PREFIX);
@@ -75,6 +79,7 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    this.sessionCache?.subscriptionLost();
     clearTimeout(this.retry);
     await this.server?.close();
   }
@@ -94,6 +99,7 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
       const [, subscriber] = server.unwrap<[Redis, Redis]>();
       await subscriber.subscribe(this.pattern, this.revokedPattern);
       this.server = server;
+      this.sessionCache?.subscriptionLive();
       this.watch(subscriber);
       if (attempt > 0) this.restored(this.bootedAt);
     } catch (error) {
@@ -125,13 +131,20 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
   /** Pub/sub keeps nothing for a disconnected subscriber: after an outage, fill in from history. */
   private watch(subscriber: Redis): void {
     let lostAt: Date | undefined;
-    subscriber.on('close', () => (lostAt ??= new Date()));
+    subscriber.on('close', () => {
+      lostAt ??= new Date();
+      // Revocations announced from now on go unheard: cached sessions can no longer be trusted.
+      this.sessionCache?.subscriptionLost();
+    });
     subscriber.on('ready', () => {
       if (!lostAt) return;
       const since = lostAt;
       lostAt = undefined;
       subscriber.subscribe(this.pattern, this.revokedPattern).then(
-        () => this.restored(since),
+        () => {
+          this.sessionCache?.subscriptionLive();
+          this.restored(since);
+        },
         (error: Error) => this.logger.warn(`resubscribing failed: ${error.message}`),
       );
     });
@@ -154,6 +167,7 @@ export class NotificationFanoutListener implements OnApplicationBootstrap, OnApp
       this.logger.warn(`ignored a malformed revocation on ${this.revokedPattern}`);
       return;
     }
+    this.sessionCache?.revoked(sessionId);
     this.sockets.sessionRevoked(sessionId);
   }
 
