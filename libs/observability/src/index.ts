@@ -10,3 +10,4 @@ export * from './bootstrap';
 export * from './lifecycle.logger';
 export * from './tracing/trace-context';
 export * from './tracing/tracing';
+export * from './request-logging';

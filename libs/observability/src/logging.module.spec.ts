@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import type { LoggingConfig } from '@matchplane/config';
 import { createAppPino, PinoBootLogger } from './app-logger';
 import { LoggingModule, useAppLogger } from './logging.module';
+import { logRequests } from './request-logging';
 
 /** A pino destination that keeps every line, parsed. */
 function memory(): { stream: Writable; lines: Record<string, unknown>[] } {
@@ -26,10 +27,49 @@ const config = (level: LoggingConfig['LOG_LEVEL']): LoggingConfig => ({
 
 @Controller()
 class PingController {
+  private readonly logger = new Logger('Ping');
+
   @Get('ping')
   ping(): { ok: boolean } {
     return { ok: true };
   }
+
+  @Get('warn')
+  async warn(): Promise<{ ok: boolean }> {
+    await Promise.resolve();
+    this.logger.warn('something to look at');
+    return { ok: true };
+  }
+
+  @Get('health')
+  health(): { ok: boolean } {
+    return { ok: true };
+  }
+}
+
+/** An app with the logging of `level`, its lines kept in memory; `run` gets its inject. */
+async function withLoggingApp(
+  level: LoggingConfig['LOG_LEVEL'],
+  run: (app: NestFastifyApplication) => Promise<unknown>,
+): Promise<Record<string, unknown>[]> {
+  const { stream, lines } = memory();
+  const moduleRef = await Test.createTestingModule({
+    imports: [LoggingModule.forRoot(config(level), 'api', stream)],
+    controllers: [PingController],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), {
+    logger: false,
+  });
+  useAppLogger(app);
+  logRequests(app);
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  try {
+    await run(app);
+  } finally {
+    await app.close();
+  }
+  return lines;
 }
 
 describe('app logging', () => {
@@ -54,27 +94,15 @@ describe('app logging', () => {
   });
 
   it('logs a request in one short line: id, method, url and status, never a header', async () => {
-    const { stream, lines } = memory();
-    const moduleRef = await Test.createTestingModule({
-      imports: [LoggingModule.forRoot(config('info'), 'api', stream)],
-      controllers: [PingController],
-    }).compile();
-    const app = moduleRef.createNestApplication<NestFastifyApplication>(new FastifyAdapter(), {
-      logger: false,
-    });
-    useAppLogger(app);
-    await app.init();
-    await app.getHttpAdapter().getInstance().ready();
-    try {
+    const lines = await withLoggingApp('info', async (app) => {
       await app.inject({
         method: 'GET',
         url: '/ping',
         headers: { authorization: 'Bearer secret-token', 'user-agent': 'a'.repeat(500) },
       });
+      await app.inject({ method: 'GET', url: '/health' });
       new Logger('Routes').log('Mapped {/ping, GET} route', 'RouterExplorer');
-    } finally {
-      await app.close();
-    }
+    });
     const requestLines = lines.filter((line) => line.msg === 'request completed');
     expect(requestLines).toEqual([
       expect.objectContaining({
@@ -85,5 +113,18 @@ describe('app logging', () => {
     expect(JSON.stringify(lines)).not.toContain('secret-token');
     expect(JSON.stringify(lines)).not.toContain('user-agent');
     expect(lines.some((line) => line.context === 'RouterExplorer')).toBe(false);
+  });
+
+  it("binds a request's lines to it where the level drops the request line", async () => {
+    const lines = await withLoggingApp('warn', async (app) => {
+      await app.inject({ method: 'GET', url: '/ping' });
+      await app.inject({ method: 'GET', url: '/warn' });
+    });
+    expect(lines).toEqual([
+      expect.objectContaining({
+        msg: 'something to look at',
+        req: { id: expect.anything(), method: 'GET', url: '/warn' },
+      }),
+    ]);
   });
 });

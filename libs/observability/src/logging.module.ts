@@ -1,14 +1,9 @@
-import {
-  type DynamicModule,
-  type INestApplicationContext,
-  Module,
-  RequestMethod,
-} from '@nestjs/common';
+import { type DynamicModule, type INestApplicationContext, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DestinationStream } from 'pino';
 import type { LoggingConfig } from '@matchplane/config';
 import { AppLogger, createAppPino } from './app-logger';
+import { RequestLog } from './request-logging';
 
 @Module({})
 export class LoggingModule {
@@ -18,33 +13,18 @@ export class LoggingModule {
     /** Where the lines go instead of stdout (a test's memory stream). */
     to?: DestinationStream,
   ): DynamicModule {
+    const logger = createAppPino(config, appName, to);
     return {
       module: LoggingModule,
       imports: [
         LoggerModule.forRoot({
-          pinoHttp: {
-            logger: createAppPino(config, appName, to),
-            // One short line a request: what was asked and how it was answered, never every
-            // header (1.3 KB a line); the request id ties it to the request's other lines.
-            serializers: {
-              req: (request: IncomingMessage & { id?: unknown }) => ({
-                id: request.id,
-                method: request.method,
-                url: request.url,
-              }),
-              res: (response: ServerResponse) => ({ statusCode: response.statusCode }),
-            },
-          },
-          // Health probes and scrapes every few seconds would drown the request log.
-          exclude: [
-            { method: RequestMethod.GET, path: 'health' },
-            { method: RequestMethod.GET, path: 'live' },
-            { method: RequestMethod.GET, path: 'metrics' },
-          ],
+          pinoHttp: { logger },
+          // Requests are bound by logRequests (request-logging.ts), a Fastify hook, not middleware.
+          forRoutes: [],
         }),
       ],
-      providers: [AppLogger],
-      exports: [LoggerModule, AppLogger],
+      providers: [AppLogger, { provide: RequestLog, useValue: new RequestLog(logger) }],
+      exports: [LoggerModule, AppLogger, RequestLog],
     };
   }
 }

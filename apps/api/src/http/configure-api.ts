@@ -5,6 +5,7 @@ import { WsAdapter } from '@nestjs/platform-ws';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiConfig } from '../api.config';
 import { ErrorCode } from '@matchplane/contracts';
+import { logRequests } from '@matchplane/observability';
 import { CodedError } from '@matchplane/errors';
 import { describeJsonProblem, inspectJson, type JsonProblem } from './json-limits';
 import { ProblemFilter } from './problem.filter';
@@ -105,6 +106,7 @@ export function configureApi(app: NestFastifyApplication): void {
   );
   const fastify = app.getHttpAdapter().getInstance();
   traceRequests(fastify);
+  logRequests(app);
   // Security headers on every answer (problem+json included). The API serves JSON only (the
   // OpenAPI document, no Swagger UI page), so helmet's strict defaults cost nothing. Its
   // middleware is built once: @fastify/helmet built it (and parsed its policy) again for every
