@@ -146,7 +146,8 @@ function searchRegion(
   members.sort((a, b) => a.rank - b.rank);
   const cost = regionCost(members, region);
   if (!cost) return null;
-  return { region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0), sizes };
+  const teams = members.map((m) => teamOf.get(m) ?? 0);
+  return { region, members, worst: cost.worst, sum: cost.sum, teams, sizes };
 }
 
 interface GroupPacking {
@@ -260,15 +261,22 @@ export function regionCost(
   return { worst, sum };
 }
 
+/** The region compareOptions ranks first for `members` (-1 if none): a tie keeps the earlier. */
 function bestRegionOf(members: readonly Entry[], pool: ModePool): number {
-  let best: Option | null = null;
+  let best = -1;
+  let bestWorst = 0;
+  let bestSum = 0;
   for (let region = 0; region < pool.regions.length; region++) {
     const cost = regionCost(members, region);
     if (!cost) continue;
-    const option = { region, members, ...cost, teams: [], sizes: [] };
-    if (!best || compareOptions(option, best) < 0) best = option;
+    const better = cost.worst < bestWorst || (cost.worst === bestWorst && cost.sum < bestSum);
+    if (best < 0 || better) {
+      best = region;
+      bestWorst = cost.worst;
+      bestSum = cost.sum;
+    }
   }
-  return best?.region ?? -1;
+  return best;
 }
 
 /** Lower worst RTT, then lower sum, then region name (pool.regions is in name order). */

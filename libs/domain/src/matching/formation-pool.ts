@@ -188,7 +188,7 @@ export function buildPool(
       blocked: playersListed(members, 'blockedPlayerIds'),
       avoided: playersListed(members, 'avoidedPlayerIds'),
       roles,
-      slotPlayers: roles.filter((played) => played.some((role) => slotRoles.has(role))).length,
+      slotPlayers: roleRule ? slotPlayersOf(roles, slotRoles) : 0,
     });
     const entry = entries[entries.length - 1];
     if (entry?.blocked) pool.hasBlocks = true;
@@ -242,13 +242,19 @@ export function rttSumOf(entry: Entry, region: number): number {
 
 /** Switches `entry` on or off in every bucket of its pool, or in those of one `ceiling` only. */
 export function setActive(entry: Entry, active: boolean, ceiling?: number): void {
-  const { buckets, roleBuckets } = entry.pool;
-  for (const perCeiling of entry.slotPlayers === 0 ? [buckets] : [buckets, roleBuckets]) {
-    for (const ofRegion of perCeiling) {
-      if (ceiling === undefined)
-        for (const bucket of ofRegion) bucket.setActive(entry.rank, active);
-      else ofRegion[ceiling]?.setActive(entry.rank, active);
-    }
+  setActiveIn(entry.pool.buckets, entry.rank, active, ceiling);
+  if (entry.slotPlayers > 0) setActiveIn(entry.pool.roleBuckets, entry.rank, active, ceiling);
+}
+
+function setActiveIn(
+  buckets: ModePool['buckets'],
+  rank: number,
+  active: boolean,
+  ceiling: number | undefined,
+): void {
+  for (const ofRegion of buckets) {
+    if (ceiling === undefined) for (const bucket of ofRegion) bucket.setActive(rank, active);
+    else ofRegion[ceiling]?.setActive(rank, active);
   }
 }
 
@@ -274,7 +280,18 @@ function playersListed(
 ): ReadonlySet<string> | null {
   let listed: Set<string> | null = null;
   for (const member of members) {
-    for (const playerId of member[list] ?? []) (listed ??= new Set()).add(playerId);
+    const playerIds = member[list];
+    if (playerIds) for (const playerId of playerIds) (listed ??= new Set()).add(playerId);
   }
   return listed;
+}
+
+/** How many members play one of `slotRoles`: what the role buckets count. */
+function slotPlayersOf(
+  roles: readonly (readonly string[])[],
+  slotRoles: ReadonlySet<string>,
+): number {
+  let players = 0;
+  for (const played of roles) if (played.some((role) => slotRoles.has(role))) players++;
+  return players;
 }
