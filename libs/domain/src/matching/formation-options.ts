@@ -1,14 +1,11 @@
 /** The search an anchor runs: its best region's match, partners oldest first within its limits. */
 import { withinAttributeDistance } from './attribute-rules';
 import { matchShapesAt } from './match-size';
-import { balanceGroups, TeamPacking } from './party-teams';
+import { TeamPacking } from './party-teams';
 import { type RegionBucket } from './region-bucket';
-import { balanceSkillOf } from '../rating/skill-rating';
-import { compareText } from './unmatched-reason';
-import type { ProposedMatch } from './match-candidate';
 import { entryAt, rttOf, rttSumOf, setActive, type Entry, type ModePool } from './formation-pool';
 import { meetsChoice, type PairChoice } from './pair-rules';
-import { RolePacking, roleRuleAt, rolesOf, teamsFillSlots } from './role-slots';
+import { RolePacking, roleRuleAt } from './role-slots';
 
 export interface Option {
   readonly region: number;
@@ -282,60 +279,6 @@ function bestRegionOf(members: readonly Entry[], pool: ModePool): number {
 /** Lower worst RTT, then lower sum, then region name (pool.regions is in name order). */
 function compareOptions(a: Option, b: Option): number {
   return a.worst - b.worst || a.sum - b.sum || a.region - b.region;
-}
-
-export function proposal(anchor: Entry, option: Option): ProposedMatch {
-  const { pool } = anchor;
-  const regionName = pool.regions[option.region] ?? '';
-  const balanced = balanceGroups(
-    option.members.map((group) => ({ skills: group.members.map(balanceSkillOf) })),
-    option.sizes,
-    option.teams,
-  );
-  // Balance knows nothing of roles: a split that leaves a team's slot empty gives way to the
-  // search's packing, which fills every slot.
-  const rule = roleRuleAt(pool.rules, anchor.waitedMs);
-  const teams =
-    rule && !rolesHeld(option, balanced, (m) => rolesOf(m, rule), pool.slots)
-      ? option.teams
-      : balanced;
-  const participants = option.members
-    .flatMap((group, index) =>
-      group.members.map((member) =>
-        Object.freeze({
-          ticketId: member.ticketId,
-          playerId: member.playerId,
-          team: teams[index] ?? 0,
-          rating: member.rating,
-          rttMs: member.predictedRtt[regionName] ?? Number.NaN,
-          ...(member.party ? { partyId: member.party.id } : {}),
-        }),
-      ),
-    )
-    .sort((a, b) => a.team - b.team || compareText(a.playerId, b.playerId));
-  return Object.freeze({
-    mode: pool.rules.mode,
-    region: regionName,
-    participants: Object.freeze(participants),
-    worstRttMs: option.worst,
-    sumRttMs: option.sum,
-    anchorTicketId: anchor.candidate.ticketId,
-    maxRttMs: anchor.step.maxRttMs,
-    ratingWindow: anchor.step.ratingWindow,
-  });
-}
-
-function rolesHeld(
-  option: Option,
-  teams: readonly number[],
-  rolesOfMember: (member: Entry['members'][number]) => readonly string[],
-  slots: readonly string[],
-): boolean {
-  const byTeam = option.sizes.map(() => [] as (readonly string[])[]);
-  option.members.forEach((group, index) => {
-    byTeam[teams[index] ?? 0]?.push(...group.members.map(rolesOfMember));
-  });
-  return teamsFillSlots(byTeam, slots);
 }
 
 /** Which rules (indexes into the pool's distance and pair rules) refused a partner. */

@@ -99,7 +99,18 @@ export interface ModePool {
   hasAvoids: boolean;
   /** Every pool of the mode, this one included: an explanation looks at the others. */
   readonly siblings: readonly ModePool[];
+  /**
+   * What the pass has settled for each entry, by rank: {@link OPEN}, {@link MATCHED}, or
+   * {@link RETIRED}. Flags by rank rather than sets of entries: a pass settles most of them.
+   */
+  readonly settled: Uint8Array;
 }
+
+/** Not settled yet: may still anchor or join a match. */
+export const OPEN = 0;
+export const MATCHED = 1;
+/** Its player was matched through a ticket in another mode. */
+export const RETIRED = 2;
 
 export function buildPool(
   rules: ModeRules,
@@ -140,6 +151,7 @@ export function buildPool(
     hasBlocks: false,
     hasAvoids: false,
     siblings,
+    settled: new Uint8Array(accepted.length),
   };
   accepted.forEach(({ members, regions: measured, time }, rank) => {
     // The group's oldest ticket: its age, and its attributes (a party's members share them).
