@@ -90,7 +90,8 @@ function searchRegion(
   const bucket = pool.buckets[region]?.[ceiling];
   if (!bucket) return null;
   const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
-  if (bucket.count(lo, hi) < needed) return null;
+  const available = bucket.count(lo, hi);
+  if (available < needed) return null;
   // Oldest first, passing over a group that does not fit the room left (solos always fit).
   const packing = groupPacking(anchor, sizes, checkRoles);
   const anchorTeam = packing.add(anchor);
@@ -129,12 +130,18 @@ function searchRegion(
         roleBucket.count(roleLo, roleHi) < roles.openSlots,
     );
   } else {
+    // Each visit switches one group of the window off, so the players left unvisited (what
+    // bucket.count would say) are counted down here rather than read from the tree each step.
+    let unvisited = available;
     partners = bucket.takeOldestWhere(
       lo,
       hi,
-      take,
+      (rank) => {
+        unvisited -= entryAt(pool, rank).players;
+        return take(rank);
+      },
       // Done, or too few players left unvisited to fill it: stop rather than scan the window.
-      () => missing === 0 || bucket.count(lo, hi) < missing,
+      () => missing === 0 || unvisited < missing,
     );
   }
   if (missing > 0) return null;
