@@ -66,6 +66,22 @@ describe(RuleSetRecheck.name, () => {
     expect(ended).toEqual([[pool[1]!.ticketId], [pool[1]!.ticketId]]);
   });
 
+  it('passes on a ticket the version reads as it is without copying it, and copies one it fills', () => {
+    const recheck = new RuleSetRecheck(tickets, ruleSet);
+    const asItIs = candidate(1, 'pc');
+    const filled = { ...candidate(2, 'pc'), attributes: {} };
+    const withDefault = versionOf(4, ['pc']);
+    const schema = withDefault.attributes.get('duel');
+    const platform = schema?.attributes[0];
+    if (!schema || !platform) throw new Error('the duel schema declares platform');
+    const defaulted = { ...schema, attributes: [{ ...platform, default: 'pc' }] };
+    const active = { ...withDefault, attributes: new Map([['duel', defaulted]]) } as ActiveRules;
+    const { fitting } = recheck.sort('duel/all', active, 'duel', [asItIs, filled]);
+    expect(fitting[0]).toBe(asItIs);
+    expect(fitting[1]).not.toBe(filled);
+    expect(fitting[1]?.attributes).toEqual({ platform: 'pc' });
+  });
+
   it('ends nothing under a version the table no longer holds active, nor before it was read', async () => {
     ended.splice(0);
     const recheck = new RuleSetRecheck(tickets, ruleSet);

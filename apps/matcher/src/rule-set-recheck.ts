@@ -93,8 +93,11 @@ export class RuleSetRecheck {
         checked = { version: active.version, fit: ruleSetFit(candidate, rules, schema) };
       }
       now.set(candidate.ticketId, checked);
-      if (checked.fit.fits) fitting.push({ ...candidate, attributes: checked.fit.attributes });
-      else misfits.push({ ticketId: candidate.ticketId, problem: checked.fit.problem });
+      if (checked.fit.fits) {
+        // Most tickets fit as they are: kept, not copied, at every pass.
+        const { attributes, unchanged } = checked.fit;
+        fitting.push(unchanged ? candidate : { ...candidate, attributes });
+      } else misfits.push({ ticketId: candidate.ticketId, problem: checked.fit.problem });
     }
     this.checked.set(pool, now);
     return { fitting, misfits };

@@ -1,5 +1,7 @@
 import { DomainError } from '../shared/domain.error';
 import {
+  equalRuleKey,
+  equalRuleKeys,
   maxDistanceAt,
   parseModeAttributeSchema,
   resolveTicketAttributes,
@@ -386,5 +388,36 @@ describe('formMatches with attribute rules', () => {
       now,
     );
     expect(pairs(formation)).toEqual([[uuid(1, 1), uuid(1, 3)]]);
+  });
+});
+
+describe('equalRuleKeys', () => {
+  const rules = [
+    { kind: 'equal', attribute: 'build' },
+    { kind: 'equal', attribute: 'map' },
+  ] as const;
+
+  it('gives each ticket the key equalRuleKey gives it, one string per combination', () => {
+    const keyOf = equalRuleKeys(rules);
+    const tickets: unknown[] = [
+      { build: '1.5.0', map: 'dust' },
+      { map: 'dust', build: '1.5.0' },
+      { build: '1.5.0', map: 2 },
+      { build: '1.5.0', map: '2' },
+      { build: '1.5.0' },
+      { build: '1.5.0', map: null },
+      { build: '1.5.0', map: Number.NaN },
+      undefined,
+      { build: 1, map: 'dust' },
+    ];
+    for (const attributes of tickets) {
+      expect(keyOf(attributes)).toBe(equalRuleKey(rules, attributes));
+    }
+    expect(keyOf({ build: '1.5.0', map: 'dust' })).toBe(keyOf({ map: 'dust', build: '1.5.0' }));
+    expect(keyOf({ build: '1.5.0', map: 2 })).not.toBe(keyOf({ build: '1.5.0', map: '2' }));
+  });
+
+  it('gives every ticket the empty key without equal rules', () => {
+    expect(equalRuleKeys([])({ build: '1.5.0' })).toBe('');
   });
 });

@@ -1,14 +1,11 @@
 /** The search an anchor runs: its best region's match, partners oldest first within its limits. */
 import { withinAttributeDistance } from './attribute-rules';
 import { matchShapesAt } from './match-size';
-import { balanceGroups, TeamPacking } from './party-teams';
+import { TeamPacking } from './party-teams';
 import { type RegionBucket } from './region-bucket';
-import { balanceSkillOf } from '../rating/skill-rating';
-import { compareText } from './unmatched-reason';
-import type { ProposedMatch } from './match-candidate';
 import { entryAt, rttOf, rttSumOf, setActive, type Entry, type ModePool } from './formation-pool';
 import { meetsChoice, type PairChoice } from './pair-rules';
-import { RolePacking, roleRuleAt, rolesOf, teamsFillSlots } from './role-slots';
+import { RolePacking, roleRuleAt } from './role-slots';
 
 export interface Option {
   readonly region: number;
@@ -93,7 +90,8 @@ function searchRegion(
   const bucket = pool.buckets[region]?.[ceiling];
   if (!bucket) return null;
   const [lo, hi] = bucket.ratingRange(anchor.rating, step.ratingWindow);
-  if (bucket.count(lo, hi) < needed) return null;
+  const available = bucket.count(lo, hi);
+  if (available < needed) return null;
   // Oldest first, passing over a group that does not fit the room left (solos always fit).
   const packing = groupPacking(anchor, sizes, checkRoles);
   const anchorTeam = packing.add(anchor);
@@ -132,12 +130,18 @@ function searchRegion(
         roleBucket.count(roleLo, roleHi) < roles.openSlots,
     );
   } else {
+    // Each visit switches one group of the window off, so the players left unvisited (what
+    // bucket.count would say) are counted down here rather than read from the tree each step.
+    let unvisited = available;
     partners = bucket.takeOldestWhere(
       lo,
       hi,
-      take,
+      (rank) => {
+        unvisited -= entryAt(pool, rank).players;
+        return take(rank);
+      },
       // Done, or too few players left unvisited to fill it: stop rather than scan the window.
-      () => missing === 0 || bucket.count(lo, hi) < missing,
+      () => missing === 0 || unvisited < missing,
     );
   }
   if (missing > 0) return null;
@@ -146,7 +150,8 @@ function searchRegion(
   members.sort((a, b) => a.rank - b.rank);
   const cost = regionCost(members, region);
   if (!cost) return null;
-  return { region, members, ...cost, teams: members.map((m) => teamOf.get(m) ?? 0), sizes };
+  const teams = members.map((m) => teamOf.get(m) ?? 0);
+  return { region, members, worst: cost.worst, sum: cost.sum, teams, sizes };
 }
 
 interface GroupPacking {
@@ -260,74 +265,27 @@ export function regionCost(
   return { worst, sum };
 }
 
+/** The region compareOptions ranks first for `members` (-1 if none): a tie keeps the earlier. */
 function bestRegionOf(members: readonly Entry[], pool: ModePool): number {
-  let best: Option | null = null;
+  let best = -1;
+  let bestWorst = 0;
+  let bestSum = 0;
   for (let region = 0; region < pool.regions.length; region++) {
     const cost = regionCost(members, region);
     if (!cost) continue;
-    const option = { region, members, ...cost, teams: [], sizes: [] };
-    if (!best || compareOptions(option, best) < 0) best = option;
+    const better = cost.worst < bestWorst || (cost.worst === bestWorst && cost.sum < bestSum);
+    if (best < 0 || better) {
+      best = region;
+      bestWorst = cost.worst;
+      bestSum = cost.sum;
+    }
   }
-  return best?.region ?? -1;
+  return best;
 }
 
 /** Lower worst RTT, then lower sum, then region name (pool.regions is in name order). */
 function compareOptions(a: Option, b: Option): number {
   return a.worst - b.worst || a.sum - b.sum || a.region - b.region;
-}
-
-export function proposal(anchor: Entry, option: Option): ProposedMatch {
-  const { pool } = anchor;
-  const regionName = pool.regions[option.region] ?? '';
-  const balanced = balanceGroups(
-    option.members.map((group) => ({ skills: group.members.map(balanceSkillOf) })),
-    option.sizes,
-    option.teams,
-  );
-  // Balance knows nothing of roles: a split that leaves a team's slot empty gives way to the
-  // search's packing, which fills every slot.
-  const rule = roleRuleAt(pool.rules, anchor.waitedMs);
-  const teams =
-    rule && !rolesHeld(option, balanced, (m) => rolesOf(m, rule), pool.slots)
-      ? option.teams
-      : balanced;
-  const participants = option.members
-    .flatMap((group, index) =>
-      group.members.map((member) =>
-        Object.freeze({
-          ticketId: member.ticketId,
-          playerId: member.playerId,
-          team: teams[index] ?? 0,
-          rating: member.rating,
-          rttMs: member.predictedRtt[regionName] ?? Number.NaN,
-          ...(member.party ? { partyId: member.party.id } : {}),
-        }),
-      ),
-    )
-    .sort((a, b) => a.team - b.team || compareText(a.playerId, b.playerId));
-  return Object.freeze({
-    mode: pool.rules.mode,
-    region: regionName,
-    participants: Object.freeze(participants),
-    worstRttMs: option.worst,
-    sumRttMs: option.sum,
-    anchorTicketId: anchor.candidate.ticketId,
-    maxRttMs: anchor.step.maxRttMs,
-    ratingWindow: anchor.step.ratingWindow,
-  });
-}
-
-function rolesHeld(
-  option: Option,
-  teams: readonly number[],
-  rolesOfMember: (member: Entry['members'][number]) => readonly string[],
-  slots: readonly string[],
-): boolean {
-  const byTeam = option.sizes.map(() => [] as (readonly string[])[]);
-  option.members.forEach((group, index) => {
-    byTeam[teams[index] ?? 0]?.push(...group.members.map(rolesOfMember));
-  });
-  return teamsFillSlots(byTeam, slots);
 }
 
 /** Which rules (indexes into the pool's distance and pair rules) refused a partner. */

@@ -99,7 +99,18 @@ export interface ModePool {
   hasAvoids: boolean;
   /** Every pool of the mode, this one included: an explanation looks at the others. */
   readonly siblings: readonly ModePool[];
+  /**
+   * What the pass has settled for each entry, by rank: {@link OPEN}, {@link MATCHED}, or
+   * {@link RETIRED}. Flags by rank rather than sets of entries: a pass settles most of them.
+   */
+  readonly settled: Uint8Array;
 }
+
+/** Not settled yet: may still anchor or join a match. */
+export const OPEN = 0;
+export const MATCHED = 1;
+/** Its player was matched through a ticket in another mode. */
+export const RETIRED = 2;
 
 export function buildPool(
   rules: ModeRules,
@@ -140,6 +151,7 @@ export function buildPool(
     hasBlocks: false,
     hasAvoids: false,
     siblings,
+    settled: new Uint8Array(accepted.length),
   };
   accepted.forEach(({ members, regions: measured, time }, rank) => {
     // The group's oldest ticket: its age, and its attributes (a party's members share them).
@@ -188,7 +200,7 @@ export function buildPool(
       blocked: playersListed(members, 'blockedPlayerIds'),
       avoided: playersListed(members, 'avoidedPlayerIds'),
       roles,
-      slotPlayers: roles.filter((played) => played.some((role) => slotRoles.has(role))).length,
+      slotPlayers: roleRule ? slotPlayersOf(roles, slotRoles) : 0,
     });
     const entry = entries[entries.length - 1];
     if (entry?.blocked) pool.hasBlocks = true;
@@ -242,13 +254,19 @@ export function rttSumOf(entry: Entry, region: number): number {
 
 /** Switches `entry` on or off in every bucket of its pool, or in those of one `ceiling` only. */
 export function setActive(entry: Entry, active: boolean, ceiling?: number): void {
-  const { buckets, roleBuckets } = entry.pool;
-  for (const perCeiling of entry.slotPlayers === 0 ? [buckets] : [buckets, roleBuckets]) {
-    for (const ofRegion of perCeiling) {
-      if (ceiling === undefined)
-        for (const bucket of ofRegion) bucket.setActive(entry.rank, active);
-      else ofRegion[ceiling]?.setActive(entry.rank, active);
-    }
+  setActiveIn(entry.pool.buckets, entry.rank, active, ceiling);
+  if (entry.slotPlayers > 0) setActiveIn(entry.pool.roleBuckets, entry.rank, active, ceiling);
+}
+
+function setActiveIn(
+  buckets: ModePool['buckets'],
+  rank: number,
+  active: boolean,
+  ceiling: number | undefined,
+): void {
+  for (const ofRegion of buckets) {
+    if (ceiling === undefined) for (const bucket of ofRegion) bucket.setActive(rank, active);
+    else ofRegion[ceiling]?.setActive(rank, active);
   }
 }
 
@@ -274,7 +292,18 @@ function playersListed(
 ): ReadonlySet<string> | null {
   let listed: Set<string> | null = null;
   for (const member of members) {
-    for (const playerId of member[list] ?? []) (listed ??= new Set()).add(playerId);
+    const playerIds = member[list];
+    if (playerIds) for (const playerId of playerIds) (listed ??= new Set()).add(playerId);
   }
   return listed;
+}
+
+/** How many members play one of `slotRoles`: what the role buckets count. */
+function slotPlayersOf(
+  roles: readonly (readonly string[])[],
+  slotRoles: ReadonlySet<string>,
+): number {
+  let players = 0;
+  for (const played of roles) if (played.some((role) => slotRoles.has(role))) players++;
+  return players;
 }

@@ -4,10 +4,11 @@
  * formation-pool.ts. Every candidate lands in a pool or in the rejections.
  */
 import { measuredRegions } from '../candidate/candidate.policy';
-import { equalRuleKey } from './attribute-rules';
+import { equalRuleKeys } from './attribute-rules';
 import { partitioningEqualRules } from './pair-rules';
 import { DomainError, DomainErrorCode } from '../shared/domain.error';
-import { isLabel, isUuid, isValidDate } from '../shared/value.guards';
+import { isLabel, isValidDate } from '../shared/value.guards';
+import { candidateProblems } from './candidate-problems';
 import { type ModeRules } from './mode-rules';
 import {
   compareText,
@@ -47,6 +48,13 @@ export function screen(
   const ticketIds = new Set<string>();
   const rejected: { time: number; ticketId: string; reason: UnmatchedReason }[] = [];
   const accepted = new Map<string, Screened[]>();
+  // A pass meets a handful of region names, each on thousands of candidates: checked once each.
+  const labelChecks = new Map<string, boolean>();
+  const isLabelOnce = (region: string): boolean => {
+    let valid = labelChecks.get(region);
+    if (valid === undefined) labelChecks.set(region, (valid = isLabel(region)));
+    return valid;
+  };
   for (const candidate of candidates) {
     const ticketId: unknown = candidate.ticketId;
     if (typeof ticketId !== 'string' || ticketId.length === 0) {
@@ -77,9 +85,7 @@ export function screen(
     }
     // A region name the match could not be created with is no region at all.
     const measured = measuredRegions(candidate.predictedRtt);
-    const regions = measured.every((region) => isLabel(region))
-      ? measured
-      : measured.filter(isLabel);
+    const regions = measured.every(isLabelOnce) ? measured : measured.filter(isLabelOnce);
     if (regions.length === 0) {
       rejected.push({ time, ticketId, reason: noRegion() });
       continue;
@@ -115,10 +121,10 @@ export function screen(
     });
     // Equal rules split the mode: only tickets with the same values may meet (attribute-rules.ts).
     // One that becomes optional after a wait cannot: the search checks it (pair-rules.ts).
-    const equal = partitioningEqualRules(modeRules.attributeRules);
+    const keyOf = equalRuleKeys(partitioningEqualRules(modeRules.attributeRules));
     const partitions = new Map<string, typeof kept>();
     for (const item of kept) {
-      const key = equalRuleKey(equal, item.candidate.attributes);
+      const key = keyOf(item.candidate.attributes);
       const partition = partitions.get(key);
       if (partition) partition.push(item);
       else partitions.set(key, [item]);
@@ -187,39 +193,4 @@ function groupParties(
     }
     return false;
   });
-}
-
-function candidateProblems(candidate: MatchCandidate): string[] {
-  const problems: string[] = [];
-  if (!isUuid(candidate.ticketId)) problems.push('ticketId must be a canonical lowercase uuid');
-  if (!isUuid(candidate.playerId)) problems.push('playerId must be a canonical lowercase uuid');
-  if (typeof candidate.mode !== 'string') problems.push('mode must be a string');
-  if (typeof candidate.rating !== 'number' || !Number.isFinite(candidate.rating)) {
-    problems.push('rating must be a finite number');
-  }
-  const { ratingSigma } = candidate;
-  if (ratingSigma !== undefined && !(Number.isFinite(ratingSigma) && ratingSigma > 0)) {
-    problems.push('ratingSigma must be a finite number > 0 when present');
-  }
-  if (!isValidDate(candidate.enqueuedAt)) problems.push('enqueuedAt must be a valid Date');
-  for (const list of ['blockedPlayerIds', 'avoidedPlayerIds'] as const) {
-    const ids: unknown = candidate[list];
-    if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => isUuid(id)))) {
-      problems.push(`${list} must be a list of canonical lowercase uuids when present`);
-    }
-  }
-  if (candidate.party !== undefined) {
-    const party: unknown = candidate.party;
-    const { id, size } = (typeof party === 'object' && party !== null ? party : {}) as {
-      id?: unknown;
-      size?: unknown;
-    };
-    if (typeof id !== 'string' || !isUuid(id)) {
-      problems.push('party.id must be a canonical lowercase uuid');
-    }
-    if (typeof size !== 'number' || !Number.isInteger(size) || size < 1) {
-      problems.push('party.size must be an integer >= 1');
-    }
-  }
-  return problems;
 }

@@ -2,9 +2,18 @@ import { assertNow } from '../shared/value.guards';
 import { assertModeRules, type ModeRules } from './mode-rules';
 import { compareText, playerMatched, type UnmatchedReason } from './unmatched-reason';
 import type { MatchCandidate, MatchFormation, ProposedMatch } from './match-candidate';
-import { byAge, setActive, type Entry, type ModePool } from './formation-pool';
+import {
+  byAge,
+  MATCHED,
+  OPEN,
+  RETIRED,
+  setActive,
+  type Entry,
+  type ModePool,
+} from './formation-pool';
 import { screen } from './formation-screen';
-import { bestOption, proposal } from './formation-options';
+import { bestOption } from './formation-options';
+import { proposal } from './formation-proposal';
 import { explain } from './formation-explain';
 
 export type {
@@ -80,20 +89,17 @@ export function formMatches(
   const matches: ProposedMatch[] = [];
   const entriesOfPlayer = entriesOfPlayersInSeveralModes(pools, inSeveralModes);
   const matchedTicketOfPlayer = new Map<string, string>();
-  const inMatch = new Set<Entry>();
-  // Entries of a player matched through another of their entries (another mode's ticket).
-  const retired = new Set<Entry>();
 
   // Anchors across modes in one age order, so a player queued in two modes is first matched
   // through the older ticket.
   const anchors = pools.flatMap((pool) => pool.entries).sort(byAge);
   for (const anchor of anchors) {
-    if (inMatch.has(anchor) || retired.has(anchor)) continue;
+    if (anchor.pool.settled[anchor.rank] !== OPEN) continue;
     const option = bestOption(anchor);
     if (!option) continue;
     matches.push(proposal(anchor, option));
     for (const group of option.members) {
-      inMatch.add(group);
+      group.pool.settled[group.rank] = MATCHED;
       // bestOption switched the anchor off already.
       if (group !== anchor) setActive(group, false);
       for (const member of group.members) {
@@ -103,7 +109,7 @@ export function formMatches(
         for (const entry of others) {
           if (entry === group) continue;
           setActive(entry, false);
-          retired.add(entry);
+          entry.pool.settled[entry.rank] = RETIRED;
         }
       }
     }
@@ -111,7 +117,7 @@ export function formMatches(
 
   const unmatched: { time: number; ticketId: string; reason: UnmatchedReason }[] = [...rejected];
   for (const entry of anchors) {
-    if (inMatch.has(entry)) continue;
+    if (entry.pool.settled[entry.rank] === MATCHED) continue;
     const reason = explain(entry);
     for (const { ticketId, playerId, enqueuedAt } of entry.members) {
       const matchedTicketId = matchedTicketOfPlayer.get(playerId);

@@ -27,8 +27,11 @@ export function withinRatingWindow(rating: number, anchorRating: number, window:
  */
 export class RegionBucket {
   private readonly width: number;
-  private readonly oldest: Int32Array;
-  private readonly active: Int32Array;
+  /**
+   * Per tree node, side by side at 2 × node: the oldest active age rank under it (NONE if none),
+   * then its active players. Side by side, a walk up the tree reads one cache line per level.
+   */
+  private readonly nodes: Int32Array;
   private readonly ratings: Float64Array;
   private readonly slotOfRank: Int32Array;
   private readonly playersOfSlot: Int32Array;
@@ -56,8 +59,8 @@ export class RegionBucket {
     let width = 1;
     while (width < sorted.length) width *= 2;
     this.width = width;
-    this.oldest = new Int32Array(2 * width).fill(NONE);
-    this.active = new Int32Array(2 * width);
+    this.nodes = new Int32Array(4 * width);
+    for (let node = 0; node < 2 * width; node++) this.nodes[2 * node] = NONE;
     this.ratings = new Float64Array(sorted.length);
     this.slotOfRank = new Int32Array(rankCount).fill(-1);
     this.playersOfSlot = new Int32Array(sorted.length);
@@ -65,8 +68,8 @@ export class RegionBucket {
       this.ratings[slot] = member.rating;
       this.slotOfRank[member.rank] = slot;
       this.playersOfSlot[slot] = member.players ?? 1;
-      this.oldest[width + slot] = member.rank;
-      this.active[width + slot] = member.players ?? 1;
+      this.nodes[2 * (width + slot)] = member.rank;
+      this.nodes[2 * (width + slot) + 1] = member.players ?? 1;
     });
     for (let node = width - 1; node >= 1; node--) this.pull(node);
   }
@@ -90,8 +93,8 @@ export class RegionBucket {
   count(lo: number, hi: number): number {
     let total = 0;
     for (let left = lo + this.width, right = hi + this.width; left < right;) {
-      if (left & 1) total += this.active[left++] ?? 0;
-      if (right & 1) total += this.active[--right] ?? 0;
+      if (left & 1) total += this.nodes[2 * left++ + 1] ?? 0;
+      if (right & 1) total += this.nodes[2 * --right + 1] ?? 0;
       left >>= 1;
       right >>= 1;
     }
@@ -174,21 +177,37 @@ export class RegionBucket {
     return taken;
   }
 
-  /** Switches a ticket on or off; a ticket not in this bucket is ignored. */
+  /**
+   * Switches a ticket on or off; a ticket not in this bucket is ignored. A pass does this for
+   * every bucket of every ticket it matches, so the walk up is incremental: the counts move by
+   * the ticket's players, and the oldest ranks only as far up as they change.
+   */
   setActive(rank: number, active: boolean): void {
     const slot = this.slotOfRank[rank] ?? -1;
     if (slot < 0) return;
     let node = slot + this.width;
-    this.oldest[node] = active ? rank : NONE;
-    this.active[node] = active ? (this.playersOfSlot[slot] ?? 1) : 0;
-    for (node >>= 1; node >= 1; node >>= 1) this.pull(node);
+    const players = active ? (this.playersOfSlot[slot] ?? 1) : 0;
+    const oldestHere = active ? rank : NONE;
+    const delta = players - (this.nodes[2 * node + 1] ?? 0);
+    if (delta === 0 && this.nodes[2 * node] === oldestHere) return;
+    this.nodes[2 * node] = oldestHere;
+    this.nodes[2 * node + 1] = players;
+    let oldestChanges = true;
+    for (node >>= 1; node >= 1; node >>= 1) {
+      this.nodes[2 * node + 1] = (this.nodes[2 * node + 1] ?? 0) + delta;
+      if (!oldestChanges) continue;
+      const oldest = Math.min(this.nodes[4 * node] ?? NONE, this.nodes[4 * node + 2] ?? NONE);
+      // Unchanged here, so unchanged above: each node above is the least of this one and others.
+      if (this.nodes[2 * node] === oldest) oldestChanges = false;
+      else this.nodes[2 * node] = oldest;
+    }
   }
 
   private oldestIn(lo: number, hi: number): number {
     let best = NONE;
     for (let left = lo + this.width, right = hi + this.width; left < right;) {
-      if (left & 1) best = Math.min(best, this.oldest[left++] ?? NONE);
-      if (right & 1) best = Math.min(best, this.oldest[--right] ?? NONE);
+      if (left & 1) best = Math.min(best, this.nodes[2 * left++] ?? NONE);
+      if (right & 1) best = Math.min(best, this.nodes[2 * --right] ?? NONE);
       left >>= 1;
       right >>= 1;
     }
@@ -196,8 +215,10 @@ export class RegionBucket {
   }
 
   private pull(node: number): void {
-    this.oldest[node] = Math.min(this.oldest[2 * node] ?? NONE, this.oldest[2 * node + 1] ?? NONE);
-    this.active[node] = (this.active[2 * node] ?? 0) + (this.active[2 * node + 1] ?? 0);
+    // The children of `node` are 2 × node and 2 × node + 1, so their fields start at 4 × node.
+    const { nodes } = this;
+    nodes[2 * node] = Math.min(nodes[4 * node] ?? NONE, nodes[4 * node + 2] ?? NONE);
+    nodes[2 * node + 1] = (nodes[4 * node + 1] ?? 0) + (nodes[4 * node + 3] ?? 0);
   }
 
   /** The first slot whose rating satisfies `predicate`, which must hold on a suffix of slots. */

@@ -29,6 +29,7 @@ describe(ruleSetFit.name, () => {
     expect(ruleSetFit({ attributes: { platform: 'pc' } }, squad, version)).toEqual({
       fits: true,
       attributes: { platform: 'pc', pool: 'main' },
+      unchanged: false,
     });
   });
 
@@ -36,7 +37,18 @@ describe(ruleSetFit.name, () => {
     expect(ruleSetFit({ attributes: { platform: 'pc', build: '1.2' } }, squad, version)).toEqual({
       fits: true,
       attributes: { platform: 'pc', pool: 'main' },
+      unchanged: false,
     });
+  });
+
+  it('says a ticket that fits as it is is unchanged, so a pass can keep it rather than copy it', () => {
+    expect(ruleSetFit({ attributes: { pool: 'beta', platform: 'pc' } }, squad, version)).toEqual({
+      fits: true,
+      attributes: { platform: 'pc', pool: 'beta' },
+      unchanged: true,
+    });
+    const noAttributes = ruleSetFit({}, squad, schemaOf({}));
+    expect(noAttributes).toEqual({ fits: true, attributes: {}, unchanged: false });
   });
 
   it('refuses a value the version no longer declares, and a required attribute the ticket lacks, naming them', () => {

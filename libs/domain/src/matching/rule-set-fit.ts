@@ -11,7 +11,15 @@ import type { ModeRules } from './mode-rules';
  * reads them (defaults of attributes declared since filled in), or it does not, and why.
  */
 export type RuleSetFit =
-  | { readonly fits: true; readonly attributes: TicketAttributes }
+  | {
+      readonly fits: true;
+      readonly attributes: TicketAttributes;
+      /**
+       * The rule set reads the ticket's own attributes as they are (nothing filled, dropped or
+       * normalised): a caller may keep the ticket rather than copy it with `attributes`.
+       */
+      readonly unchanged: boolean;
+    }
   | { readonly fits: false; readonly problem: string };
 
 /**
@@ -37,7 +45,20 @@ export function ruleSetFit(
   const declared = new Set(schema.attributes.map((attribute) => attribute.name));
   const given = Object.entries(candidate.attributes ?? {}).filter(([name]) => declared.has(name));
   const resolved = resolveTicketAttributes(schema, Object.fromEntries(given));
-  if ('attributes' in resolved) return { fits: true, attributes: resolved.attributes };
+  if ('attributes' in resolved) {
+    const { attributes } = resolved;
+    return { fits: true, attributes, unchanged: sameAttributes(candidate.attributes, attributes) };
+  }
   const problem = resolved.problems.map(({ message }) => message).join('; ');
   return { fits: false, problem: `the ticket no longer fits mode ${rules.mode}: ${problem}` };
+}
+
+/** Whether `own` holds exactly the names and values of `read` (a missing `own` does not). */
+function sameAttributes(own: TicketAttributes | undefined, read: TicketAttributes): boolean {
+  if (own === undefined) return false;
+  const names = Object.keys(read);
+  if (Object.keys(own).length !== names.length) return false;
+  return names.every(
+    (name) => Object.prototype.hasOwnProperty.call(own, name) && own[name] === read[name],
+  );
 }
