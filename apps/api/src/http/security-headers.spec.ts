@@ -2,6 +2,7 @@ import { Controller, Get } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { loadConfig } from '@matchplane/config';
+import { LoggingModule } from '@matchplane/observability';
 import { ApiConfig } from '../api.config';
 import { configureApi, createApiAdapter } from './configure-api';
 
@@ -20,6 +21,8 @@ async function headersWith(plainHttp?: string): Promise<Record<string, unknown>>
     ...(plainHttp === undefined ? {} : { OPERATOR_CONSOLE_PLAIN_HTTP: plainHttp }),
   });
   const moduleRef = await Test.createTestingModule({
+    // As every API has it (ServiceRuntimeModule): configureApi hooks the request log in.
+    imports: [LoggingModule.forRoot(config, 'api')],
     controllers: [PageController],
     providers: [{ provide: ApiConfig, useValue: config }],
   }).compile();
